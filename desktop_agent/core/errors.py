@@ -1,0 +1,123 @@
+"""The core's exception hierarchy.
+
+Front ends map these types to sentences and actions (retry, pick another
+server); they never parse error strings. Every error the core raises is a
+:class:`AgentError`::
+
+    AgentError
+    ├── ConfigurationError (also ValueError)   invalid AgentOptions, duplicate tools
+    ├── APIError                               anything from talking to the model server
+    │   ├── ServerConnectionError              refused, reset, dropped mid-stream
+    │   │   └── RequestTimeoutError            no answer within the timeout
+    │   ├── AuthenticationError                401/403: wrong or missing API key
+    │   ├── ModelNotFoundError                 404 / unknown model
+    │   ├── ContextTooLongError                the prompt exceeds the model's context
+    │   ├── RateLimitError                     429 after retries
+    │   └── ServerError                        any other status, with status and body
+    ├── PromptBlockedError                     a UserPromptSubmit hook refused the prompt
+    ├── MaxTurnsExceededError                  query() beyond AgentOptions.max_turns
+    ├── TurnInProgressError                    query() while the previous turn still streams
+    └── ToolInputError                         tool arguments failed schema validation
+
+Messages never contain API keys or Authorization headers: response bodies are
+passed through :func:`redact` before they are kept.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SECRET_PATTERNS = [
+    re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE),
+    re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(\"?api[_-]?key\"?\s*[:=]\s*\"?)[^\s\",}]{4,}", re.IGNORECASE),
+]
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove API keys and bearer tokens from text that may be shown or logged.
+
+    Args:
+        text: Any text that came from a server or a request.
+        secrets: Known secret values (e.g. the configured API key) to blank out
+            wherever they appear, whatever their shape.
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret != "not-needed":
+            text = text.replace(secret, "[redacted]")
+    for pattern in _SECRET_PATTERNS:
+        if pattern.groups:
+            text = pattern.sub(lambda m: m.group(1) + "[redacted]", text)
+        else:
+            text = pattern.sub("[redacted]", text)
+    return text
+
+
+class AgentError(Exception):
+    """Base class of every error the core raises."""
+
+
+class ConfigurationError(AgentError, ValueError):
+    """Options or tools are invalid; raised at construction time."""
+
+
+class APIError(AgentError):
+    """Talking to the model server failed.
+
+    Attributes:
+        status: HTTP status code, or None when no response arrived.
+        body: The (redacted) response body, or an empty string.
+        base_url: The server the request went to.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, body: str = "", base_url: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.base_url = base_url
+
+
+class ServerConnectionError(APIError):
+    """The server could not be reached, or the connection dropped mid-stream."""
+
+
+class RequestTimeoutError(ServerConnectionError):
+    """The server did not answer within the configured timeout."""
+
+
+class AuthenticationError(APIError):
+    """The server refused the API key (401/403)."""
+
+
+class ModelNotFoundError(APIError):
+    """The server does not serve the requested model."""
+
+
+class ContextTooLongError(APIError):
+    """The conversation is longer than the model's context window."""
+
+
+class RateLimitError(APIError):
+    """The server kept answering 429 after every retry."""
+
+
+class ServerError(APIError):
+    """Any other error status from the server."""
+
+
+class PromptBlockedError(AgentError):
+    """A UserPromptSubmit hook refused the prompt; nothing was sent."""
+
+
+class MaxTurnsExceededError(AgentError):
+    """The client has used up ``AgentOptions.max_turns``."""
+
+
+class TurnInProgressError(AgentError):
+    """A new query was started while the previous turn is still running."""
+
+
+class ToolInputError(AgentError):
+    """Tool arguments do not match the tool's input schema."""

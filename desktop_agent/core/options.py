@@ -1,0 +1,120 @@
+"""AgentOptions: everything a query or a Client needs, checked on construction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import ConfigurationError
+from .hooks import Hooks, validate_hooks
+from .permissions import CanUseTool, PermissionRule
+from .retry import RetryPolicy
+from .tools import Tool
+
+TextDeltaMode = Literal["auto", "incremental", "cumulative"]
+
+
+@dataclass
+class AgentOptions:
+    """Settings for one agent.
+
+    Attributes:
+        system_prompt: Sent first in every request; not part of ``Client.history``.
+        model: The model id as the server knows it.
+        base_url: The server's OpenAI-compatible root, e.g. ``http://localhost:1234/v1``.
+        tools: Tools the model may call (names must be unique).
+        max_turns: User queries a Client accepts; None means unlimited.
+        max_tokens: Completion limit per request; None leaves it to the server.
+        temperature: Sampling temperature; None leaves it to the server.
+        timeout: Seconds to wait for the server (connect and between chunks).
+        api_key: Bearer token; local servers usually need none.
+        auto_execute_tools: Run tool calls and feed results back automatically.
+        max_tool_iterations: Rounds of tool execution per turn in auto mode.
+        hooks: ``{HOOK_...: [handler, ...]}``.
+        allowed_tools: Tool name globs that run without asking.
+        disallowed_tools: Tool name globs that never run.
+        permission_rules: Finer allow/ask/deny rules by name and arguments.
+        can_use_tool: Async approval callback for calls no rule settles.
+        approval_timeout: Seconds the approval callback may take; then deny.
+        tool_timeout: Default seconds one tool execution may take.
+        doom_loop_threshold: Identical consecutive calls that stop the loop (0 disables).
+        retry: Backoff policy for connection errors, 429 and 5xx.
+        text_delta_mode: ``auto`` detects servers that resend the whole text.
+        extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
+        extra_headers: Extra HTTP headers.
+        context_length: The model's context window, when known (for front ends).
+    """
+
+    model: str
+    base_url: str
+    system_prompt: str | None = None
+    tools: Sequence[Tool] = field(default_factory=list)
+    max_turns: int | None = 1
+    max_tokens: int | None = 4096
+    temperature: float | None = 0.7
+    timeout: float = 60.0
+    api_key: str = field(default="not-needed", repr=False)
+    auto_execute_tools: bool = False
+    max_tool_iterations: int = 5
+    hooks: Hooks | None = None
+    allowed_tools: Sequence[str] = field(default_factory=list)
+    disallowed_tools: Sequence[str] = field(default_factory=list)
+    permission_rules: Sequence[PermissionRule] = field(default_factory=list)
+    can_use_tool: CanUseTool | None = None
+    approval_timeout: float | None = 300.0
+    tool_timeout: float = 60.0
+    doom_loop_threshold: int = 3
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    text_delta_mode: TextDeltaMode = "auto"
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+    context_length: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ConfigurationError("model must be a non-empty model id")
+        if not isinstance(self.base_url, str) or not self.base_url.startswith(
+            ("http://", "https://")
+        ):
+            raise ConfigurationError(
+                f"base_url must start with http:// or https:// (got {self.base_url!r})"
+            )
+        self.base_url = self.base_url.rstrip("/")
+        for name in ("max_turns", "max_tokens", "context_length"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigurationError(f"{name} must be a positive integer or None, not {value!r}")
+        if not isinstance(self.max_tool_iterations, int) or self.max_tool_iterations < 0:
+            raise ConfigurationError("max_tool_iterations must be 0 or more")
+        if self.doom_loop_threshold < 0:
+            raise ConfigurationError("doom_loop_threshold must be 0 or more")
+        if self.timeout is None or self.timeout <= 0:
+            raise ConfigurationError("timeout must be a positive number of seconds")
+        if self.tool_timeout <= 0:
+            raise ConfigurationError("tool_timeout must be a positive number of seconds")
+        if self.approval_timeout is not None and self.approval_timeout <= 0:
+            raise ConfigurationError("approval_timeout must be positive or None")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ConfigurationError("temperature must be between 0 and 2")
+        if self.text_delta_mode not in ("auto", "incremental", "cumulative"):
+            raise ConfigurationError("text_delta_mode must be auto, incremental or cumulative")
+        self.tools = list(self.tools)
+        seen: set[str] = set()
+        for t in self.tools:
+            if not isinstance(t, Tool):
+                raise ConfigurationError(f"tools must be Tool objects, got {t!r}")
+            if t.name in seen:
+                raise ConfigurationError(f"duplicate tool name {t.name!r}")
+            seen.add(t.name)
+        try:
+            validate_hooks(self.hooks)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from exc
+
+    def tool_named(self, name: str) -> Tool | None:
+        """The tool called ``name``, if the agent has one."""
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None

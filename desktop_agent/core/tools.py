@@ -1,0 +1,326 @@
+"""Tools the model can call: definition, schema conversion and validation.
+
+A :class:`Tool` carries an OpenAI function schema and a handler. Handlers may
+be async or plain functions; plain functions run in a worker thread so that a
+slow tool never blocks the event loop that also drives the window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+import types as pytypes
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union, get_args, get_origin
+
+import jsonschema
+
+from .errors import ConfigurationError, ToolInputError
+
+Handler = Callable[[dict[str, Any]], Any] | Callable[[dict[str, Any]], Awaitable[Any]]
+
+_PY_TO_JSON: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
+
+_JSON_SCHEMA_KEYS = {"type", "properties", "$schema", "anyOf", "oneOf", "allOf", "$ref"}
+
+
+def _type_to_schema(py_type: Any) -> dict[str, Any]:
+    """Convert a Python annotation to a JSON Schema fragment."""
+    if py_type in _PY_TO_JSON:
+        return {"type": _PY_TO_JSON[py_type]}
+    if isinstance(py_type, str) and py_type in {"string", "integer", "number", "boolean",
+                                                "array", "object"}:
+        return {"type": py_type}
+    origin = get_origin(py_type)
+    args = get_args(py_type)
+    if origin in (list, tuple, set, frozenset):
+        schema: dict[str, Any] = {"type": "array"}
+        if args and args[0] is not Ellipsis:
+            schema["items"] = _type_to_schema(args[0])
+        return schema
+    if origin is dict:
+        return {"type": "object"}
+    if origin is typing.Literal:
+        return {"enum": list(args)}
+    if origin in (Union, pytypes.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        if len(non_none) == 1:
+            return _type_to_schema(non_none[0])
+        return {"anyOf": [_type_to_schema(a) for a in non_none]}
+    if py_type is Any or py_type is inspect.Parameter.empty:
+        return {}
+    raise ConfigurationError(f"cannot convert type {py_type!r} to a JSON Schema")
+
+
+def _is_optional_annotation(py_type: Any) -> bool:
+    return get_origin(py_type) in (Union, pytypes.UnionType) and type(None) in get_args(py_type)
+
+
+def convert_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Turn a tool's ``input_schema`` shorthand into a JSON Schema object.
+
+    Accepts a full JSON Schema (returned unchanged), or a mapping of parameter
+    name to a Python type, a JSON type name, or a dict with ``type`` and
+    optionally ``description``, ``default``, ``"required": False`` or
+    ``"optional": True``. Parameters are required unless marked optional or
+    given a default.
+    """
+    if not input_schema:
+        return {"type": "object", "properties": {}, "required": []}
+    if input_schema.get("type") == "object" or _JSON_SCHEMA_KEYS & {
+        k for k in input_schema if k != "type"
+    } and "properties" in input_schema:
+        return dict(input_schema)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, spec in input_schema.items():
+        optional = False
+        if isinstance(spec, Mapping):
+            prop = dict(spec)
+            if "type" in prop and not isinstance(prop["type"], str | list):
+                prop.update(_type_to_schema(prop.pop("type")))
+            if prop.pop("required", True) is False:
+                optional = True
+            if prop.pop("optional", False) is True:
+                optional = True
+            if "default" in prop:
+                optional = True
+        else:
+            prop = _type_to_schema(spec)
+            if _is_optional_annotation(spec):
+                optional = True
+        properties[name] = prop
+        if not optional:
+            required.append(name)
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_ARG_LINE = re.compile(r"^(\s*)(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into a summary and per-argument text."""
+    lines = inspect.cleandoc(doc).splitlines() if doc else []
+    summary: list[str] = []
+    args: dict[str, str] = {}
+    section = "summary"
+    current: str | None = None
+    arg_indent: int | None = None
+    for line in lines:
+        stripped = line.strip()
+        if re.fullmatch(r"(Args|Arguments|Parameters):", stripped):
+            section = "args"
+            continue
+        if re.fullmatch(r"(Returns|Raises|Yields|Examples?|Notes?|Attributes):", stripped):
+            section = "other"
+            continue
+        if section == "summary":
+            if not stripped and summary:
+                section = "description"
+            elif stripped:
+                summary.append(stripped)
+        elif section == "args" and stripped:
+            match = _ARG_LINE.match(line)
+            indent = len(line) - len(line.lstrip())
+            if match and (arg_indent is None or indent <= arg_indent):
+                arg_indent = indent
+                current = match.group(2)
+                args[current] = match.group(3).strip()
+            elif current:
+                args[current] = (args[current] + " " + stripped).strip()
+    return " ".join(summary), args
+
+
+def schema_from_function(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
+    """Derive (description, JSON Schema) from a function's hints and docstring."""
+    signature = inspect.signature(func)
+    hints = typing.get_type_hints(func)
+    description, arg_docs = _docstring_parts(func.__doc__ or "")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, param in signature.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = hints.get(name, Any)
+        prop = _type_to_schema(annotation)
+        if name in arg_docs:
+            prop["description"] = arg_docs[name]
+        if param.default is not inspect.Parameter.empty:
+            prop["default"] = param.default
+        elif not _is_optional_annotation(annotation):
+            required.append(name)
+        properties[name] = prop
+    return description, {"type": "object", "properties": properties, "required": required}
+
+
+def _takes_kwargs(func: Callable[..., Any]) -> bool:
+    """True when ``func`` takes named parameters rather than one args dict."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if len(params) == 1 and params[0].annotation in (dict, "dict", dict[str, Any],
+                                                     "dict[str, Any]"):
+        return False
+    if len(params) == 1 and params[0].name in {"args", "arguments", "params", "input"}:
+        return False
+    return True
+
+
+@dataclass
+class Tool:
+    """A function the model may call.
+
+    Attributes:
+        name: The name the model uses (letters, digits, ``_`` and ``-``).
+        description: What the tool does, for the model.
+        input_schema: The JSON Schema of the arguments object.
+        handler: ``handler(args)`` (sync or async), or a function taking the
+            arguments as keywords when ``kwargs_handler`` is true.
+        read_only: True when the tool changes nothing; rules may auto-allow it.
+        source: Where the tool comes from (``"builtin"``, an MCP server name...).
+        timeout: Seconds one execution may take; None uses the agent default.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Callable[..., Any]
+    read_only: bool = False
+    source: str | None = None
+    timeout: float | None = None
+    kwargs_handler: bool = False
+    _validator: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name or not all(c.isalnum() or c in "_-" for c in self.name):
+            raise ConfigurationError(
+                f"tool name {self.name!r} must be non-empty and use only letters, digits, _ or -"
+            )
+        self.input_schema = convert_schema(self.input_schema)
+        try:
+            validator_cls = jsonschema.validators.validator_for(self.input_schema)
+            validator_cls.check_schema(self.input_schema)
+        except jsonschema.SchemaError as exc:
+            raise ConfigurationError(f"tool {self.name!r} has an invalid schema: {exc.message}")\
+                from exc
+        self._validator = validator_cls(self.input_schema)
+
+    def to_openai_format(self) -> dict[str, Any]:
+        """The tool as an entry of the Chat Completions ``tools`` list."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+            },
+        }
+
+    def validate(self, args: Any) -> dict[str, Any]:
+        """Check arguments against the schema; raise :class:`ToolInputError` if they fail."""
+        if not isinstance(args, dict):
+            raise ToolInputError(f"arguments for {self.name} must be a JSON object, "
+                                 f"got {type(args).__name__}")
+        errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
+        if errors:
+            details = "; ".join(
+                (f"{'/'.join(str(p) for p in e.path)}: " if e.path else "") + e.message
+                for e in errors[:5]
+            )
+            raise ToolInputError(f"invalid arguments for {self.name}: {details}")
+        return args
+
+    async def execute(self, args: dict[str, Any]) -> Any:
+        """Validate ``args`` and run the handler, off the event loop if it is sync."""
+        args = self.validate(args)
+        handler = self.handler
+        if self.kwargs_handler:
+            if inspect.iscoroutinefunction(handler):
+                return await handler(**args)
+            return await asyncio.to_thread(handler, **args)
+        if inspect.iscoroutinefunction(handler):
+            return await handler(args)
+        result = await asyncio.to_thread(handler, args)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+
+def tool(
+    name: str | Callable[..., Any] | None = None,
+    description: str | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    *,
+    read_only: bool = False,
+    timeout: float | None = None,
+) -> Any:
+    """Decorate a function as a :class:`Tool`.
+
+    ``@tool("get_weather", "Weather for a city", {"city": str})`` wraps a
+    handler taking one arguments dict. Without a schema
+    (``@tool`` or ``@tool("name")``), the schema and description come from the
+    function's type hints and Google-style docstring, and the handler is called
+    with keyword arguments.
+    """
+
+    def wrap(func: Callable[..., Any]) -> Tool:
+        tool_name = name if isinstance(name, str) and name else func.__name__
+        if input_schema is None:
+            derived_description, schema = schema_from_function(func)
+            return Tool(
+                name=tool_name,
+                description=description or derived_description or tool_name,
+                input_schema=schema,
+                handler=func,
+                read_only=read_only,
+                timeout=timeout,
+                kwargs_handler=True,
+            )
+        return Tool(
+            name=tool_name,
+            description=description or inspect.getdoc(func) or tool_name,
+            input_schema=convert_schema(input_schema),
+            handler=func,
+            read_only=read_only,
+            timeout=timeout,
+            kwargs_handler=_takes_kwargs(func) and not _single_dict_param(func),
+        )
+
+    if callable(name):
+        func, name = name, None
+        return wrap(func)
+    return wrap
+
+
+def _single_dict_param(func: Callable[..., Any]) -> bool:
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    return len(params) == 1
+
+
+def tool_result_text(result: Any) -> str:
+    """Render a handler's return value as the text sent back to the model."""
+    if result is None:
+        return ""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, bytes):
+        return result.decode("utf-8", errors="replace")
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(result)

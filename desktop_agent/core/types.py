@@ -1,0 +1,102 @@
+"""Blocks and messages that the core yields to front ends.
+
+A turn streams as a sequence of blocks. Text and thinking arrive as *deltas*
+(each ``TextBlock`` holds the new piece only, in order); tool calls arrive
+whole, once their arguments are complete. Front ends append deltas and never
+parse provider chunks themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(slots=True)
+class TextBlock:
+    """A piece of the assistant's visible answer (a delta while streaming)."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class ThinkingBlock:
+    """A piece of the model's reasoning; never sent back to the server."""
+
+    text: str
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(slots=True)
+class ToolUseBlock:
+    """A complete tool call requested by the model."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(slots=True)
+class ToolUseError:
+    """A tool call that could not be used, or a stop of the tool loop.
+
+    Attributes:
+        error: What went wrong, in words a person can read.
+        raw_data: The raw argument buffer or input involved, if any.
+        tool_use_id: The call this error answers, when there is one.
+        name: The tool's name, when known.
+    """
+
+    error: str
+    raw_data: str | None = None
+    tool_use_id: str | None = None
+    name: str | None = None
+    type: Literal["tool_use_error"] = "tool_use_error"
+
+
+@dataclass(slots=True)
+class ToolResultBlock:
+    """The result of running a tool, as sent back to the model."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    name: str | None = None
+    type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(slots=True)
+class Usage:
+    """Figures for one turn.
+
+    Token counts are what the server reported (None when it reported nothing).
+    ``tokens_per_second`` prefers the server's own timing; otherwise it is
+    completion tokens over the time from first to last token.
+    """
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    time_to_first_token: float | None = None
+    tokens_per_second: float | None = None
+    type: Literal["usage"] = "usage"
+
+    @property
+    def total_tokens(self) -> int | None:
+        """Prompt plus completion tokens, when both are known."""
+        if self.prompt_tokens is None or self.completion_tokens is None:
+            return None
+        return self.prompt_tokens + self.completion_tokens
+
+
+Block = TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
+StreamItem = Block | Usage
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    """A group of blocks yielded by :func:`desktop_agent.query`."""
+
+    content: list[Block] = field(default_factory=list)
+    model: str | None = None
