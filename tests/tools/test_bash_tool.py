@@ -1,0 +1,132 @@
+"""The bash tool: separate bounded output, exit codes, timeouts that kill everything, secrets."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.core.builtin_tools import BuiltinToolError, builtin_tools
+from desktop_agent.core.builtin_tools.shell_tool import OUTPUT_CAP
+from desktop_agent.core.tools import Tool
+
+
+def _bash(workdir: Path, secrets: dict[str, str] | None = None) -> Tool:
+    return next(t for t in builtin_tools(workdir, env_secrets=secrets) if t.name == "bash")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def _wait_dead(pid: int) -> bool:
+    for _ in range(200):  # a bounded wait for the kernel to reap, not a timing assertion
+        if not _alive(pid):
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
+def _file_text(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
+async def _read_pid(pid_file: Path) -> int:
+    deadline = time.monotonic() + 10
+    text = ""
+    while not text and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        text = _file_text(pid_file)
+    return int(text)
+
+
+def test_bash_asks_by_default_and_defaults_to_sixty_seconds(tmp_path: Path) -> None:
+    bash = _bash(tmp_path)
+    assert bash.read_only is False
+    assert bash.input_schema["properties"]["timeout_seconds"]["default"] == 60
+
+
+async def test_exit_code_and_separate_streams(tmp_path: Path) -> None:
+    command = "echo out; echo err >&2; echo here > made-here.txt; exit 3"
+    out = await _bash(tmp_path).execute({"command": command})
+    assert out.startswith("exit code: 3\n")
+    stdout, stderr = out.split("stderr:\n")
+    assert "out\n" in stdout
+    assert _file_text(tmp_path / "made-here.txt") == "here"
+    assert stderr == "err\n"
+
+
+async def test_command_that_outlives_its_timeout_is_killed_with_its_children(
+    tmp_path: Path,
+) -> None:
+    command = "sleep 300 & echo $! > child.pid; echo started; sleep 300"
+    out = await _bash(tmp_path).execute({"command": command, "timeout_seconds": 1})
+    assert "timed out after 1 s" in out
+    assert "started" in out
+    child = int((tmp_path / "child.pid").read_text())
+    assert await _wait_dead(child), "the background child survived the timeout"
+
+
+async def test_ten_megabytes_of_output_are_capped(tmp_path: Path) -> None:
+    tracemalloc.start()
+    try:
+        out = await _bash(tmp_path).execute(
+            {"command": "head -c 10000000 /dev/zero | tr '\\0' 'a'; echo done >&2"}
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.startswith("exit code: 0\n")
+    assert f"[stdout truncated: {10_000_000 - OUTPUT_CAP} more bytes not shown]" in out
+    assert "a" * OUTPUT_CAP in out
+    assert "a" * (OUTPUT_CAP + 1) not in out
+    assert out.rstrip().endswith("stderr:\ndone")
+    assert peak < 3_000_000, f"reading 10 MB of output peaked at {peak} bytes of Python memory"
+
+
+async def test_secrets_reach_the_command_but_not_the_result(tmp_path: Path) -> None:
+    token = "ghp_0123456789abcdefSECRET"
+    bash = _bash(tmp_path, {"GITHUB_TOKEN": token})
+    assert "GITHUB_TOKEN" in bash.description
+    assert token not in bash.description
+    out = await bash.execute({"command": 'echo "token=$GITHUB_TOKEN"; echo "$GITHUB_TOKEN" >&2; '
+                                         'test "$GITHUB_TOKEN" = ' + token + ' && echo matches'})
+    assert token not in out
+    assert "token=[secret GITHUB_TOKEN redacted]" in out
+    assert "matches" in out
+
+
+async def test_a_secret_across_the_output_cap_is_not_half_shown(tmp_path: Path) -> None:
+    token = "s3cr3t-VALUE-0123456789"
+    pad = OUTPUT_CAP - 5
+    bash = _bash(tmp_path, {"TOKEN": token})
+    out = await bash.execute({"command": f"head -c {pad} /dev/zero | tr '\\0' 'x'; "
+                                         'printf "%s" "$TOKEN"; printf "tail"'})
+    assert "s3cr3" not in out
+    assert "[secret TOKEN redacted]" in out
+
+
+async def test_cancelling_the_call_kills_the_process_group(tmp_path: Path) -> None:
+    bash = _bash(tmp_path)
+    task = asyncio.create_task(bash.execute({"command": "echo $$ > shell.pid; sleep 300"}))
+    shell = await _read_pid(tmp_path / "shell.pid")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await _wait_dead(shell)
+
+
+async def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:
+    bash = _bash(tmp_path)
+    with pytest.raises(BuiltinToolError, match="empty"):
+        await bash.execute({"command": "  "})
+    with pytest.raises(BuiltinToolError, match="time limit"):
+        await bash.execute({"command": "true", "timeout_seconds": 10_000})
