@@ -1,0 +1,50 @@
+"""Errors the store raises, each with a sentence a person can read.
+
+::
+
+    StoreError
+    ├── DatabaseUnusableError     the file is not a database, is damaged, or is from a newer app
+    ├── StoreClosedError          the store was used after close()
+    ├── NotFoundError (KeyError)  no such conversation or message
+    ├── SecretInSettingsError (ValueError)  a key value where only a key *name* belongs
+    └── ImportFormatError (ValueError)      an import file is malformed or foreign
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of the store's errors."""
+
+
+class DatabaseUnusableError(StoreError):
+    """The database file cannot be opened safely; it is left untouched."""
+
+
+class StoreClosedError(StoreError):
+    """The store was used after :meth:`Store.close`."""
+
+
+class NotFoundError(StoreError, KeyError):
+    """No conversation or message with the given id."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class SecretInSettingsError(StoreError, ValueError):
+    """Settings carried what looks like a key value; keys belong in the keyring."""
+
+
+class ImportFormatError(StoreError, ValueError):
+    """An import file is not JSON, not one of the known formats, or is inconsistent.
+
+    Attributes:
+        source: The file name (or label) the problem is in.
+        problem: What is wrong, naming the place in the file.
+    """
+
+    def __init__(self, source: str, problem: str) -> None:
+        super().__init__(f"{source}: {problem}")
+        self.source = source
+        self.problem = problem

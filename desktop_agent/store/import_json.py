@@ -1,0 +1,208 @@
+"""Importing conversations: from our export format or a plain OpenAI-style file.
+
+Imports always create NEW conversations (fresh ids; nothing existing is
+touched). Every file is read and checked against the shipped JSON Schema and
+for tree consistency before anything is written, and all conversations of all
+files go in one transaction: a malformed or foreign file gets a message naming
+the file and the place of the problem, and nothing is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from desktop_agent.store.errors import ImportFormatError
+from desktop_agent.store.export_format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    export_validator,
+    openai_file_validator,
+)
+from desktop_agent.store.message_text import content_text
+from desktop_agent.store.records import ConversationRecord, NewConversation, NewMessage
+from desktop_agent.store.secret_scrub import scrub
+from desktop_agent.store.store import Store
+
+_TITLE_LENGTH = 60
+
+
+def _where(path: Iterable[Any]) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the top level"
+
+
+def _check_schema(validator: jsonschema.protocols.Validator, data: Any, source: str) -> None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if error is not None:
+        raise ImportFormatError(source, f"{_where(error.absolute_path)}: {error.message}")
+
+
+def _title_from(messages: list[dict[str, Any]], fallback: str) -> str:
+    for message in messages:
+        if message.get("role") == "user":
+            text = " ".join(content_text(message.get("content")).split())
+            if text:
+                return text if len(text) <= _TITLE_LENGTH else text[: _TITLE_LENGTH - 1] + "…"
+    return fallback
+
+
+def _from_export(data: dict[str, Any], source: str) -> list[NewConversation]:
+    _check_schema(export_validator(), data, source)
+    items = []
+    for index, conversation in enumerate(data["conversations"]):
+        seen: set[str] = set()
+        messages = []
+        for position, entry in enumerate(conversation["messages"]):
+            where = f"conversations[{index}].messages[{position}]"
+            if entry["id"] in seen:
+                raise ImportFormatError(source, f"{where}.id {entry['id']!r} appears twice")
+            parent = entry["parent_id"]
+            if parent is not None and parent not in seen:
+                raise ImportFormatError(
+                    source,
+                    f"{where}.parent_id {parent!r} is not the id of an earlier message "
+                    "in this conversation",
+                )
+            seen.add(entry["id"])
+            messages.append(
+                NewMessage(
+                    key=entry["id"],
+                    parent_key=parent,
+                    message=entry["message"],
+                    metadata=scrub(entry.get("metadata", {})),
+                    status=entry.get("status", "complete"),
+                    created_at=entry.get("created_at"),
+                )
+            )
+        leaf = conversation.get("active_leaf_id")
+        if leaf is not None and leaf not in seen:
+            raise ImportFormatError(
+                source,
+                f"conversations[{index}].active_leaf_id {leaf!r} is not one of its messages",
+            )
+        items.append(
+            NewConversation(
+                title=conversation["title"],
+                settings=scrub(conversation["settings"]),
+                messages=messages,
+                active_leaf_key=leaf,
+                created_at=conversation.get("created_at"),
+                updated_at=conversation.get("updated_at"),
+            )
+        )
+    return items
+
+
+def _from_openai(data: dict[str, Any], source: str) -> list[NewConversation]:
+    _check_schema(openai_file_validator(), data, source)
+    messages = list(data["messages"])
+    settings: dict[str, Any] = {}
+    if isinstance(data.get("model"), str):
+        settings["model"] = data["model"]
+    # The app keeps the system prompt in the settings, not in the history.
+    if messages[0]["role"] == "system" and isinstance(messages[0].get("content"), str):
+        settings["system_prompt"] = messages.pop(0)["content"]
+    chain = [
+        NewMessage(key=str(i), parent_key=str(i - 1) if i else None, message=m)
+        for i, m in enumerate(messages)
+    ]
+    title = _title_from(messages, Path(source).stem or "Imported chat")
+    return [NewConversation(title=title, settings=settings, messages=chain)]
+
+
+def parse_import(data: Any, source: str) -> list[NewConversation]:
+    """Check an import document and turn it into conversations to insert.
+
+    Args:
+        data: The parsed JSON.
+        source: The file name, used in error messages.
+
+    Raises:
+        ImportFormatError: The document is foreign, from a newer app, or invalid.
+    """
+    if not isinstance(data, dict):
+        kind = type(data).__name__.replace("list", "an array").replace("str", "a string")
+        raise ImportFormatError(
+            source,
+            f"holds {kind} at the top level, not a Desktop Agent export or an "
+            'OpenAI-style {"messages": [...]} object',
+        )
+    if "format" in data:
+        if data["format"] != FORMAT_NAME:
+            raise ImportFormatError(
+                source,
+                f"is a {str(data['format'])[:60]!r} file, not a Desktop Agent conversation export",
+            )
+        version = data.get("version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+            raise ImportFormatError(
+                source,
+                f"was written by a newer Desktop Agent (format version {version}; this "
+                f"version reads up to {FORMAT_VERSION}). Update the app to import it.",
+            )
+        return _from_export(data, source)
+    if "messages" in data:
+        return _from_openai(data, source)
+    raise ImportFormatError(
+        source,
+        'is neither a Desktop Agent export (no "format" field) nor an OpenAI-style '
+        'chat file (no "messages" list)',
+    )
+
+
+def read_import_file(path: Path | str) -> list[NewConversation]:
+    """Read and check one file.
+
+    Raises:
+        ImportFormatError: The file cannot be read, is not JSON, or is invalid.
+    """
+    path = Path(path)
+    source = path.name
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFormatError(source, f"cannot be read ({exc.strerror or exc})") from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(source, "is not UTF-8 text, so it is not a JSON export") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(
+            source, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from exc
+    return parse_import(data, source)
+
+
+def _insert(store: Store, items: list[NewConversation], source: str) -> list[ConversationRecord]:
+    try:
+        return store.insert_conversations(items)
+    except ValueError as exc:
+        raise ImportFormatError(source, str(exc)) from exc
+
+
+def import_data(store: Store, data: Any, source: str = "import") -> list[ConversationRecord]:
+    """Import an already-parsed document as new conversations (all or nothing)."""
+    return _insert(store, parse_import(data, source), source)
+
+
+def import_files(store: Store, paths: Iterable[Path | str]) -> list[ConversationRecord]:
+    """Import files as new conversations: all of them, or (on any problem) none.
+
+    Raises:
+        ImportFormatError: Naming the first bad file and what is wrong with it.
+    """
+    items: list[NewConversation] = []
+    names = []
+    for path in paths:
+        items.extend(read_import_file(path))
+        names.append(Path(path).name)
+    return _insert(store, items, ", ".join(names) or "import")
