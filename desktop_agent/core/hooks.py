@@ -66,7 +66,7 @@ class UserPromptSubmitEvent:
 
 
 HookEvent = PreToolUseEvent | PostToolUseEvent | UserPromptSubmitEvent
-HookHandler = Callable[[Any], "HookDecision | None | Awaitable[HookDecision | None]"]
+HookHandler = Callable[[Any], "HookDecision | Awaitable[HookDecision | None] | None"]
 Hooks = Mapping[str, Sequence[HookHandler]]
 
 

@@ -84,7 +84,8 @@ class AgentOptions:
         for name in ("max_turns", "max_tokens", "context_length"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
-                raise ConfigurationError(f"{name} must be a positive integer or None, not {value!r}")
+                raise ConfigurationError(
+                    f"{name} must be a positive integer or None, not {value!r}")
         if not isinstance(self.max_tool_iterations, int) or self.max_tool_iterations < 0:
             raise ConfigurationError("max_tool_iterations must be 0 or more")
         if self.doom_loop_threshold < 0:

@@ -78,9 +78,9 @@ def convert_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """
     if not input_schema:
         return {"type": "object", "properties": {}, "required": []}
-    if input_schema.get("type") == "object" or _JSON_SCHEMA_KEYS & {
+    if input_schema.get("type") == "object" or (_JSON_SCHEMA_KEYS & {
         k for k in input_schema if k != "type"
-    } and "properties" in input_schema:
+    } and "properties" in input_schema):
         return dict(input_schema)
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -164,18 +164,21 @@ def schema_from_function(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]
     return description, {"type": "object", "properties": properties, "required": required}
 
 
-def _takes_kwargs(func: Callable[..., Any]) -> bool:
-    """True when ``func`` takes named parameters rather than one args dict."""
+def _takes_kwargs(func: Callable[..., Any], schema: Mapping[str, Any]) -> bool:
+    """True when ``func`` wants the arguments as keywords rather than one dict.
+
+    The seed style is ``handler(args)``; a function whose single parameter is
+    itself one of the schema's properties (``def f(city)``), or that has
+    several parameters, is called with keywords.
+    """
     try:
         params = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
         return False
-    if len(params) == 1 and params[0].annotation in (dict, "dict", dict[str, Any],
-                                                     "dict[str, Any]"):
-        return False
-    if len(params) == 1 and params[0].name in {"args", "arguments", "params", "input"}:
-        return False
-    return True
+    if len(params) != 1:
+        return len(params) > 1
+    properties = schema.get("properties", {})
+    return params[0].name in properties and params[0].name not in {"args", "arguments"}
 
 
 @dataclass
@@ -288,28 +291,21 @@ def tool(
                 timeout=timeout,
                 kwargs_handler=True,
             )
+        schema = convert_schema(input_schema)
         return Tool(
             name=tool_name,
             description=description or inspect.getdoc(func) or tool_name,
-            input_schema=convert_schema(input_schema),
+            input_schema=schema,
             handler=func,
             read_only=read_only,
             timeout=timeout,
-            kwargs_handler=_takes_kwargs(func) and not _single_dict_param(func),
+            kwargs_handler=_takes_kwargs(func, schema),
         )
 
     if callable(name):
         func, name = name, None
         return wrap(func)
     return wrap
-
-
-def _single_dict_param(func: Callable[..., Any]) -> bool:
-    try:
-        params = list(inspect.signature(func).parameters.values())
-    except (TypeError, ValueError):
-        return True
-    return len(params) == 1
 
 
 def tool_result_text(result: Any) -> str:

@@ -58,12 +58,17 @@ class ToolUseError:
 
 @dataclass(slots=True)
 class ToolResultBlock:
-    """The result of running a tool, as sent back to the model."""
+    """The result of running a tool, as sent back to the model.
+
+    ``decision`` says how the call was settled (``rule``, ``approved``,
+    ``denied``, ``blocked``, ``auto``...), for transcripts and the store.
+    """
 
     tool_use_id: str
     content: str
     is_error: bool = False
     name: str | None = None
+    decision: str | None = None
     type: Literal["tool_result"] = "tool_result"
 
 

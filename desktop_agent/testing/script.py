@@ -201,6 +201,8 @@ def tool_calls(
         ids: Explicit call ids (None entries mean the server sends no id).
         late_ids: Send each id with the last fragment instead of the first.
         interleave: Alternate fragments of different calls.
+        delay: Seconds between chunks.
+        model: The model name in the chunks.
     """
     f = ChunkFactory(model)
     steps: list[Step] = [f.delta({"role": "assistant"})]

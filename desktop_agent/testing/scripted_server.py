@@ -167,7 +167,8 @@ class ScriptedServer:
                                                  writer)
                 if not keep_open:
                     return
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError,
+                asyncio.CancelledError):
             return
         finally:
             with contextlib.suppress(Exception):

@@ -1,0 +1,132 @@
+"""Running one round of tool calls: hooks, permission check, execution, results.
+
+Every path that runs a tool goes through :func:`run_tool_call`, so the
+permission check cannot be skipped: hooks first (they may block or rewrite
+the input), then rules, then the approval callback, then the handler with a
+timeout, then the post-tool hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ToolInputError
+from .hooks import (
+    HOOK_POST_TOOL_USE,
+    HOOK_PRE_TOOL_USE,
+    PostToolUseEvent,
+    PreToolUseEvent,
+    run_hooks,
+)
+from .options import AgentOptions
+from .permissions import (
+    PermissionResultAllow,
+    ToolPermissionContext,
+    ask_callback,
+    evaluate_rules,
+)
+from .tools import tool_result_text
+from .types import ToolResultBlock, ToolUseBlock, ToolUseError
+
+log = logging.getLogger("desktop_agent.tools")
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    """What running one call produced.
+
+    Attributes:
+        result: The result sent back to the model (``is_error`` marks failures).
+        error: A readable error for the front end when the call failed or was refused.
+        decision: How the call was settled: ``rule``/``approved``/``denied``/``blocked``
+            /``auto`` (no rule, no approver), for the transcript and the store.
+    """
+
+    result: ToolResultBlock
+    error: ToolUseError | None = None
+    decision: str = "auto"
+
+
+def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None) -> ToolOutcome:
+    raw_text = raw if isinstance(raw, str) or raw is None else json.dumps(raw, default=str)
+    return ToolOutcome(
+        ToolResultBlock(call.id, f"Error: {message}", is_error=True, name=call.name),
+        ToolUseError(message, raw_data=raw_text, tool_use_id=call.id, name=call.name),
+        decision,
+    )
+
+
+async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
+                        history: list[dict[str, Any]]) -> ToolOutcome:
+    """Run one tool call through hooks, permissions and the handler."""
+    tool = options.tool_named(call.name)
+    if tool is None:
+        available = ", ".join(t.name for t in options.tools) or "none"
+        return _failure(call, f"There is no tool named {call.name!r} (available: {available}).",
+                        "unknown", call.input)
+    tool_input = dict(call.input)
+
+    decision = await run_hooks(options.hooks, HOOK_PRE_TOOL_USE,
+                               PreToolUseEvent(call.name, tool_input, call.id, history))
+    if decision is not None:
+        if not decision.continue_:
+            reason = decision.reason or "blocked by a hook"
+            return _failure(call, f"The call to {call.name} was blocked: {reason}", "blocked",
+                            tool_input)
+        if decision.modified_input is not None:
+            tool_input = dict(decision.modified_input)
+
+    verdict = evaluate_rules(
+        options.permission_rules, call.name, tool_input, read_only=tool.read_only,
+        allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
+    settled_by = "rule"
+    if verdict.decision == "deny":
+        return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
+                        f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
+                        tool_input)
+    if verdict.decision != "allow":
+        if options.can_use_tool is None:
+            if verdict.decision == "ask":
+                return _failure(call, f"The call to {call.name} needs approval, but nobody is "
+                                "there to approve it.", "denied", tool_input)
+            settled_by = "auto"
+        else:
+            context = ToolPermissionContext(
+                tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
+                description=tool.description, rule=verdict.rule)
+            answer = await ask_callback(options.can_use_tool, call.name, tool_input, context,
+                                        options.approval_timeout)
+            if not isinstance(answer, PermissionResultAllow):
+                return _failure(call, answer.message, "denied", tool_input)
+            settled_by = "approved"
+            if answer.updated_input is not None:
+                tool_input = dict(answer.updated_input)
+
+    timeout = tool.timeout or options.tool_timeout
+    is_error = False
+    try:
+        value = await asyncio.wait_for(tool.execute(tool_input), timeout)
+        content = tool_result_text(value)
+    except ToolInputError as exc:
+        return _failure(call, str(exc), settled_by, tool_input)
+    except TimeoutError:
+        return _failure(call, f"{call.name} did not finish within {timeout:g} s.", settled_by,
+                        tool_input)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.info("tool %s failed: %s", call.name, exc, exc_info=True)
+        return _failure(call, f"{call.name} failed: {type(exc).__name__}: {exc}", settled_by,
+                        tool_input)
+
+    post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, PostToolUseEvent(
+        call.name, tool_input, call.id, content, is_error, history))
+    if post is not None and not post.continue_:
+        reason = post.reason or "withheld by a hook"
+        return _failure(call, f"The result of {call.name} was withheld: {reason}", settled_by)
+    return ToolOutcome(ToolResultBlock(call.id, content, is_error=False, name=call.name),
+                       None, settled_by)
