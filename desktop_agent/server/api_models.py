@@ -1,0 +1,282 @@
+"""Request and response bodies of the REST API.
+
+These pydantic models are the API's contract: FastAPI builds ``/openapi.json``
+from them, validates input against them and serialises output through them.
+Settings mirror the keys the store and the window use, so a conversation made
+here opens in the window with the same server, model and tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+EventType = Literal[
+    "message",
+    "text",
+    "thinking",
+    "tool_call",
+    "approval_requested",
+    "approval_resolved",
+    "tool_result",
+    "tool_error",
+    "error",
+    "usage",
+    "state",
+    "settings",
+]
+
+RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
+
+SECRET_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer: a sentence for people and a stable code for scripts."""
+
+    error: str
+    code: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ConversationSettings(BaseModel):
+    """How a conversation talks to its model; every key is optional.
+
+    ``api_key_name`` is the *name* of a keyring entry (for example
+    ``api:LM Studio`` or ``conv:<id>:OPENAI_KEY``), never a key.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = Field(
+        default=None, max_length=2000, pattern=r"^https?://[^\s]+$",
+        description="The model server's OpenAI-compatible root, e.g. http://127.0.0.1:1234/v1",
+    )
+    model: str | None = Field(default=None, min_length=1, max_length=500)
+    api_key_name: str | None = Field(default=None, min_length=1, max_length=500)
+    system_prompt: str | None = Field(default=None, max_length=200_000)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
+    tools: list[str] | None = Field(default=None, max_length=200)
+    max_tool_iterations: int | None = Field(default=None, ge=0, le=100)
+    workdir: str | None = Field(default=None, min_length=1, max_length=4000)
+    context_length: int | None = Field(default=None, ge=1, le=100_000_000)
+    confirm_tools: bool | None = Field(
+        default=None, description="Confirmation mode: tool calls wait for approve/reject."
+    )
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_names_are_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            for name in value:
+                if not name or len(name) > 200:
+                    raise ValueError("tool names must be 1 to 200 characters")
+        return value
+
+
+class ConversationCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(default="New chat", min_length=1, max_length=500)
+    settings: ConversationSettings = Field(default_factory=ConversationSettings)
+
+
+class ConversationUpdate(BaseModel):
+    """A partial update: keys left out stay as they are, ``null`` clears a setting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    settings: ConversationSettings | None = None
+
+
+class ConversationOut(BaseModel):
+    id: str
+    title: str
+    created_at: float
+    updated_at: float
+    settings: dict[str, Any]
+    state: RunState
+    confirm_tools: bool
+    pending_approvals: int
+    workdir: str
+
+
+class ConversationList(BaseModel):
+    conversations: list[ConversationOut]
+
+
+class DeleteResult(BaseModel):
+    deleted: bool
+    workdir_deleted: bool
+    note: str | None = None
+
+
+class MessageCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, max_length=1_000_000)
+
+
+class MessageOut(BaseModel):
+    id: str
+    parent_id: str | None
+    role: str
+    message: dict[str, Any]
+    status: str
+    created_at: float
+
+
+class MessageList(BaseModel):
+    messages: list[MessageOut]
+
+
+class RunRequest(BaseModel):
+    """Start a turn; with ``message`` the text is sent first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str | None = Field(default=None, min_length=1, max_length=1_000_000)
+
+
+class RunStatus(BaseModel):
+    conversation_id: str
+    state: RunState
+
+
+class InterruptResult(BaseModel):
+    interrupted: bool
+    state: RunState
+
+
+class ConfirmationMode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool
+
+
+class ApprovalOut(BaseModel):
+    tool_use_id: str
+    tool_name: str
+    input: dict[str, Any]
+    read_only: bool
+    source: str | None
+    description: str
+    requested_at: float
+
+
+class ApprovalList(BaseModel):
+    approvals: list[ApprovalOut]
+
+
+class ApproveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input: dict[str, Any] | None = Field(
+        default=None, description="Edited tool input to run instead of the model's."
+    )
+
+
+class RejectRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(default="The user rejected this tool call.", min_length=1,
+                        max_length=10_000)
+
+
+class ApprovalDecision(BaseModel):
+    tool_use_id: str
+    decision: Literal["approved", "rejected"]
+
+
+class EventOut(BaseModel):
+    id: int
+    type: EventType
+    data: dict[str, Any]
+    created_at: float
+
+
+class EventPage(BaseModel):
+    events: list[EventOut]
+    next_after: int = Field(description="Pass as `after` to read the next page.")
+    has_more: bool
+
+
+class CallbackCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(pattern=r"^https?://[^\s]+$", max_length=2000)
+    event_types: list[EventType] | None = Field(
+        default=None, description="Only these event types are posted; null means all."
+    )
+
+
+class CallbackOut(BaseModel):
+    id: str
+    url: str
+    event_types: list[EventType] | None
+    delivered: int
+    failed: int
+    pending: int
+    last_error: str | None
+
+
+class CallbackList(BaseModel):
+    callbacks: list[CallbackOut]
+
+
+class FileEntry(BaseModel):
+    path: str
+    name: str
+    is_dir: bool
+    size: int
+    modified: float
+
+
+class FileList(BaseModel):
+    path: str
+    entries: list[FileEntry]
+
+
+class FileWritten(BaseModel):
+    path: str
+    size: int
+
+
+class CommandRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, max_length=100_000)
+    timeout: float = Field(default=60.0, gt=0, le=600)
+
+
+class CommandResult(BaseModel):
+    exit_code: int | None = Field(description="None when the command was killed on timeout.")
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool
+    truncated: bool
+
+
+class SecretSet(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: str = Field(min_length=1, max_length=100_000)
+
+
+class SecretNames(BaseModel):
+    names: list[str]
+
+
+class SecretStored(BaseModel):
+    name: str
+    persisted: bool = Field(
+        description="True if kept in the OS keyring; false if held for this session only."
+    )
+
+
+class Alive(BaseModel):
+    status: Literal["ok"]

@@ -1,0 +1,135 @@
+"""The FastAPI app: ``create_app(store, ...)`` wires services, routers, auth and errors.
+
+The app is built around a Store passed in (the window's store in production,
+a temporary one in tests), so the REST server and the window share
+conversations. Everything with a lifetime (runners, callback workers, the
+event writer) is stopped in the app's lifespan, on purpose and in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fastapi import Depends, FastAPI
+
+from desktop_agent import paths
+
+from .api_errors import install_error_handlers
+from .api_models import Alive
+from .app_services import AppServices
+from .auth import require_key
+from .callbacks import BackoffPolicy, CallbackDispatcher
+from .conversation_runner import RunnerRegistry
+from .event_log import EventLog
+from .routes import callbacks, commands, conversations, events, files, secrets, turns
+from .tool_catalogue import ToolCatalogue
+
+if TYPE_CHECKING:
+    from desktop_agent.core.tools import Tool
+    from desktop_agent.store import Store
+
+log = logging.getLogger("desktop_agent.server")
+
+DEFAULT_UPLOAD_LIMIT = 50 * 1024 * 1024
+
+
+def _database_path(store: Store) -> Path:
+    for attribute in ("path", "database_path"):
+        value = getattr(store, attribute, None)
+        if isinstance(value, str | Path) and str(value) not in ("", ":memory:"):
+            return Path(value)
+    return paths.database_path()
+
+
+def create_app(
+    store: Store,
+    *,
+    master_key: str | None,
+    database_path: Path | None = None,
+    workdirs_root: Path | None = None,
+    extra_tools: Sequence[Tool] = (),
+    upload_limit: int = DEFAULT_UPLOAD_LIMIT,
+    approval_timeout: float = 300.0,
+    callback_policy: BackoffPolicy | None = None,
+) -> FastAPI:
+    """Build the REST app over ``store``.
+
+    Args:
+        store: The conversation store (shared with the window).
+        master_key: The bearer key every route but ``/alive`` requires; None
+            disables auth (the CLI allows that only on loopback).
+        database_path: SQLite file for the event log; defaults to the store's file.
+        workdirs_root: Parent of per-conversation workdirs; defaults to the data folder's.
+        extra_tools: Tools conversations may name besides the built-in ones.
+        upload_limit: Largest accepted upload, in bytes.
+        approval_timeout: Seconds a tool call waits for a decision in confirmation mode.
+        callback_policy: Retry policy for HTTP callbacks.
+    """
+    db_path = database_path or _database_path(store)
+    root = workdirs_root or paths.workdirs_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    event_log = EventLog(db_path)
+    dispatcher = CallbackDispatcher(callback_policy)
+    event_log.listeners.append(dispatcher.on_event)
+    svc = AppServices(
+        store=store,
+        events=event_log,
+        callbacks=dispatcher,
+        tools=ToolCatalogue(root / ".tool-catalogue", extra_tools),
+        workdirs_root=root,
+        upload_limit=upload_limit,
+        approval_timeout=approval_timeout,
+    )
+    svc.runners = RunnerRegistry(svc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await _prune_deleted(svc)
+        try:
+            yield
+        finally:
+            await svc.runners.close()
+            await svc.callbacks.close()
+            await asyncio.to_thread(svc.events.close)
+
+    app = FastAPI(
+        title="Desktop Agent",
+        summary="Drive Desktop Agent conversations over HTTP: the same agent as the window.",
+        version=_version(),
+        lifespan=lifespan,
+    )
+    app.state.services = svc
+    app.state.master_key = master_key
+    install_error_handlers(app)
+
+    @app.get("/alive", response_model=Alive, tags=["health"])
+    async def alive() -> Alive:
+        """Liveness probe; the only route that needs no key."""
+        return Alive(status="ok")
+
+    protected = [Depends(require_key)]
+    for module in (conversations, turns, events, callbacks, files, commands, secrets):
+        app.include_router(module.router, dependencies=protected)
+    return app
+
+
+async def _prune_deleted(svc: AppServices) -> None:
+    """Drop stored events of conversations deleted while the server was down."""
+    for conversation_id in svc.events.stored_conversations():
+        record = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
+        if record is None:
+            svc.events.forget(conversation_id)
+
+
+def _version() -> str:
+    try:
+        from desktop_agent import __version__
+
+        return str(__version__)
+    except ImportError:
+        return "0"

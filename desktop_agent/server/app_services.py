@@ -1,0 +1,76 @@
+"""What the routes share: the store, the event log, callbacks, runners and limits.
+
+One :class:`AppServices` lives on ``app.state.services``; routes reach it
+through :func:`services`. Keeping it in one object (rather than module
+globals) lets a test or a script run several apps in one process.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request
+
+from .api_errors import not_found
+from .callbacks import CallbackDispatcher
+from .event_log import EventLog
+from .tool_catalogue import ToolCatalogue
+
+if TYPE_CHECKING:
+    from desktop_agent.store import ConversationRecord, Store
+
+    from .conversation_runner import RunnerRegistry
+
+
+@dataclass
+class AppServices:
+    """Shared state of one server app.
+
+    Attributes:
+        store: The same Store the window uses.
+        events: Every conversation's event log.
+        callbacks: The HTTP callback dispatcher.
+        runners: One runner per conversation that has been driven.
+        tools: The tool names conversations may use.
+        workdirs_root: Parent of the default per-conversation workdirs.
+        upload_limit: Largest accepted upload, in bytes.
+        approval_timeout: Seconds a tool call waits for approve/reject; then deny.
+    """
+
+    store: Store
+    events: EventLog
+    callbacks: CallbackDispatcher
+    tools: ToolCatalogue
+    workdirs_root: Path
+    upload_limit: int
+    approval_timeout: float
+    runners: RunnerRegistry = field(init=False)
+
+    def conversation(self, conversation_id: str) -> ConversationRecord:
+        """The record, or a 404 ApiError."""
+        record = self.store.get_conversation(conversation_id)
+        if record is None:
+            raise not_found("conversation", conversation_id)
+        return record
+
+    def workdir_of(self, record: ConversationRecord) -> Path:
+        """The conversation's workdir: its ``workdir`` setting or a folder of its own."""
+        chosen: Any = (record.settings or {}).get("workdir")
+        if isinstance(chosen, str) and chosen.strip():
+            return Path(chosen).expanduser()
+        return self.workdirs_root / record.id
+
+    def is_managed_workdir(self, path: Path) -> bool:
+        """True for workdirs the server made itself (the only ones it will delete)."""
+        try:
+            return path.resolve().parent == self.workdirs_root.resolve()
+        except OSError:
+            return False
+
+
+def services(request: Request) -> AppServices:
+    """FastAPI dependency: the app's shared services."""
+    value: AppServices = request.app.state.services
+    return value

@@ -1,0 +1,81 @@
+"""Bearer-key authentication for every route except ``GET /alive``.
+
+The master key comes from ``DESKTOP_AGENT_MASTER_KEY``. It is compared in
+constant time so response timing says nothing about how much of a guess was
+right. Running without a key is allowed only on a loopback address, where the
+only callers are programs on this machine.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from .api_errors import ApiError
+
+MASTER_KEY_ENV = "DESKTOP_AGENT_MASTER_KEY"
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+
+bearer_scheme = HTTPBearer(
+    auto_error=False,
+    scheme_name="MasterKey",
+    description="The server's master key from DESKTOP_AGENT_MASTER_KEY.",
+)
+
+
+def master_key_from_env() -> str | None:
+    """The configured master key, or None when unset or blank."""
+    value = os.environ.get(MASTER_KEY_ENV, "").strip()
+    return value or None
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class StartupRefused(Exception):
+    """The server must not start with this combination of key and host."""
+
+
+def check_startup(master_key: str | None, host: str, no_auth: bool) -> None:
+    """Refuse a configuration that would expose the API without a key."""
+    if no_auth:
+        if not is_loopback(host):
+            raise StartupRefused(
+                f"--no-auth is only allowed on a loopback address such as 127.0.0.1, "
+                f"not {host!r}; set {MASTER_KEY_ENV} to serve on other addresses."
+            )
+        return
+    if not master_key:
+        raise StartupRefused(
+            f"No master key: set {MASTER_KEY_ENV} to a long random string, "
+            "or pass --no-auth to run without one on 127.0.0.1."
+        )
+
+
+async def require_key(
+    request: Request,
+    credentials: HTTPAuthorizationCredentials | None = Depends(bearer_scheme),  # noqa: B008
+) -> None:
+    """Dependency on every protected route: 401 unless the bearer key matches."""
+    expected: str | None = request.app.state.master_key
+    if expected is None:  # --no-auth on loopback
+        return
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise ApiError(
+            401, "unauthorized", "Missing bearer key: send 'Authorization: Bearer <key>'.",
+            headers=_CHALLENGE,
+        )
+    given = credentials.credentials.encode("utf-8", "surrogatepass")
+    if not hmac.compare_digest(given, expected.encode("utf-8")):
+        raise ApiError(401, "unauthorized", "Wrong bearer key.", headers=_CHALLENGE)

@@ -1,0 +1,82 @@
+"""``desktop-agent serve``: run the REST API on uvicorn.
+
+Examples::
+
+    DESKTOP_AGENT_MASTER_KEY=$(openssl rand -hex 32) desktop-agent serve
+    desktop-agent serve --no-auth                 # 127.0.0.1 only
+    DESKTOP_AGENT_MASTER_KEY=... desktop-agent serve --host 0.0.0.0 --port 9000
+
+Data lives in the same folder as the window's (``DESKTOP_AGENT_DATA_DIR``
+honoured), so conversations made over the API appear in the window. Only the
+standard library is imported at the top; FastAPI and uvicorn load when the
+command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+
+log = logging.getLogger("desktop_agent.server.cli")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``serve`` subcommand."""
+    serve = subparsers.add_parser(
+        "serve",
+        help="run the agent as a REST API (headless)",
+        description="Serve conversations over HTTP. Every route except GET /alive needs "
+        "'Authorization: Bearer <key>' with the key from DESKTOP_AGENT_MASTER_KEY.",
+    )
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind (default 127.0.0.1, this machine only)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--no-auth", action="store_true",
+                       help="run without a master key (allowed on 127.0.0.1 only)")
+    serve.add_argument("--log-level", default="info",
+                       choices=["critical", "error", "warning", "info", "debug"],
+                       help="uvicorn log level (default info)")
+    serve.set_defaults(handler=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Check the key and host, open the store, and serve until stopped."""
+    from .auth import StartupRefused, check_startup, master_key_from_env
+
+    key = master_key_from_env()
+    try:
+        check_startup(key, args.host, args.no_auth)
+    except StartupRefused as exc:
+        print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
+        return EXIT_ERROR
+    if not 0 < args.port < 65536:
+        print("desktop-agent serve: --port must be between 1 and 65535", file=sys.stderr)  # noqa: T201
+        return EXIT_ERROR
+
+    import uvicorn
+
+    from desktop_agent.store import Store, StoreError
+
+    from .app import create_app
+
+    try:
+        store = Store.open()
+    except StoreError as exc:
+        print(f"desktop-agent serve: cannot open the conversation store: {exc}",  # noqa: T201
+              file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        app = create_app(store, master_key=None if args.no_auth else key)
+        config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                                timeout_graceful_shutdown=5, server_header=False)
+        server = uvicorn.Server(config)
+        if args.no_auth:
+            log.warning("serving WITHOUT a master key on %s (--no-auth)", args.host)
+        server.run()
+        return EXIT_OK if server.started else EXIT_ERROR
+    finally:
+        store.close()

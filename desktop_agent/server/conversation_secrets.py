@@ -1,0 +1,55 @@
+"""Per-conversation secrets (e.g. ``GITHUB_TOKEN``) kept by ``desktop_agent.secrets``.
+
+A secret named ``NAME`` in conversation ``ID`` is stored under the keyring name
+``conv:ID:NAME``. This module only ever hands values to the command runner's
+environment; routes see names.
+"""
+
+from __future__ import annotations
+
+from desktop_agent import secrets
+
+
+def keyring_name(conversation_id: str, name: str) -> str:
+    """The keyring entry for a conversation secret."""
+    return f"conv:{conversation_id}:{name}"
+
+
+def _prefix(conversation_id: str) -> str:
+    return f"conv:{conversation_id}:"
+
+
+def set_conversation_secret(conversation_id: str, name: str, value: str) -> bool:
+    """Store a value; True if it is in the OS keyring, False if kept for this session."""
+    return secrets.set_secret(keyring_name(conversation_id, name), value)
+
+
+def conversation_secret_names(conversation_id: str) -> list[str]:
+    """Names (not values) of the conversation's secrets, sorted."""
+    prefix = _prefix(conversation_id)
+    names = secrets.list_secret_names(prefix)
+    return sorted(n[len(prefix):] for n in names if n.startswith(prefix))
+
+
+def delete_conversation_secret(conversation_id: str, name: str) -> bool:
+    """Remove one secret; False if there was none."""
+    if name not in conversation_secret_names(conversation_id):
+        return False
+    secrets.delete_secret(keyring_name(conversation_id, name))
+    return True
+
+
+def conversation_environment(conversation_id: str) -> dict[str, str]:
+    """``{NAME: value}`` for injecting into a command's environment."""
+    env: dict[str, str] = {}
+    for name in conversation_secret_names(conversation_id):
+        value = secrets.get_secret(keyring_name(conversation_id, name))
+        if value is not None:
+            env[name] = value
+    return env
+
+
+def delete_all(conversation_id: str) -> None:
+    """Remove every secret of a deleted conversation."""
+    for name in conversation_secret_names(conversation_id):
+        secrets.delete_secret(keyring_name(conversation_id, name))

@@ -1,0 +1,50 @@
+"""Run a shell command in the conversation's workdir, with its secrets in the environment."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from fastapi import APIRouter, Depends
+
+from desktop_agent.core.builtin_tools.shell_tool import run_command
+from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
+
+from ..api_errors import ApiError
+from ..api_models import CommandRequest, CommandResult, ErrorBody
+from ..app_services import AppServices, services
+from ..conversation_secrets import conversation_environment
+from ..workdir_paths import open_workdir
+
+router = APIRouter(tags=["commands"])
+
+OUTPUT_CAP = 1_000_000
+"""Bytes of stdout and of stderr returned; the rest is cut and flagged."""
+
+
+@router.post("/conversations/{conversation_id}/commands", response_model=CommandResult,
+             responses={404: {"model": ErrorBody, "description": "No such conversation."}})
+async def run_shell_command(conversation_id: str, body: CommandRequest,
+                            svc: AppServices = Depends(services)) -> CommandResult:  # noqa: B008
+    """Run ``bash -c command`` in the workdir; on timeout its whole process group is killed.
+
+    Secret values are blanked out of the output, so a command that prints one
+    does not leak it through the API.
+    """
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    workdir = open_workdir(svc.workdir_of(record))
+    env = await asyncio.to_thread(conversation_environment, conversation_id)
+    started = time.monotonic()
+    try:
+        result = await run_command(body.command, workdir, timeout=body.timeout, env_secrets=env,
+                                   output_cap=OUTPUT_CAP)
+    except BuiltinToolError as exc:
+        raise ApiError(422, "command_refused", str(exc)) from exc
+    return CommandResult(
+        exit_code=None if result.timed_out else result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        duration=time.monotonic() - started,
+        timed_out=result.timed_out,
+        truncated=bool(result.stdout_dropped or result.stderr_dropped),
+    )

@@ -1,0 +1,191 @@
+"""Conversations: create, list, get, update settings, delete; and their messages.
+
+Conversations are rows of the same store the window uses, so one made here
+shows up in the window's sidebar, and vice versa.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, status
+
+from desktop_agent.store import ConversationRecord
+
+from .. import conversation_secrets
+from ..api_errors import ApiError
+from ..api_models import (
+    ConversationCreate,
+    ConversationList,
+    ConversationOut,
+    ConversationUpdate,
+    DeleteResult,
+    ErrorBody,
+    MessageCreate,
+    MessageList,
+    MessageOut,
+)
+from ..app_services import AppServices, services
+
+router = APIRouter(tags=["conversations"])
+
+NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation."}}
+
+
+def conversation_out(svc: AppServices, record: ConversationRecord) -> ConversationOut:
+    """The API view of a record, with the runner's live state."""
+    runner = svc.runners.peek(record.id)
+    settings = dict(record.settings or {})
+    confirm = runner.confirm_tools if runner else bool(settings.get("confirm_tools", True))
+    return ConversationOut(
+        id=record.id,
+        title=record.title,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        settings=settings,
+        state=runner.state if runner else "idle",  # type: ignore[arg-type]
+        confirm_tools=confirm,
+        pending_approvals=len(runner.approvals.all()) if runner else 0,
+        workdir=str(svc.workdir_of(record)),
+    )
+
+
+def check_settings(svc: AppServices, settings: dict[str, Any]) -> None:
+    """Refuse settings the API cannot honour, with a sentence saying why."""
+    unknown = svc.tools.unknown(settings.get("tools") or [])
+    if unknown:
+        raise ApiError(422, "unknown_tool",
+                       f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
+                       f"Available: {', '.join(svc.tools.names)}.")
+    workdir = settings.get("workdir")
+    if workdir is not None and not Path(workdir).expanduser().is_absolute():
+        raise ApiError(422, "bad_workdir", "workdir must be an absolute path on the server.")
+
+
+def message_out(record: Any) -> MessageOut:
+    return MessageOut(id=record.id, parent_id=record.parent_id, role=record.role,
+                      message=record.message, status=record.status,
+                      created_at=record.created_at)
+
+
+@router.post("/conversations", status_code=status.HTTP_201_CREATED,
+             response_model=ConversationOut)
+async def create_conversation(body: ConversationCreate,
+                              svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
+    """Create a conversation (it appears in the window too)."""
+    settings = body.settings.model_dump(exclude_none=True)
+    check_settings(svc, settings)
+    record = await asyncio.to_thread(svc.store.create_conversation, title=body.title,
+                                     settings=settings)
+    return conversation_out(svc, record)
+
+
+@router.get("/conversations", response_model=ConversationList)
+async def list_conversations(
+    limit: int = Query(100, ge=1, le=1000),
+    offset: int = Query(0, ge=0, le=1_000_000_000),
+    query: str | None = Query(None, max_length=1000, description="Filter by title text."),
+    svc: AppServices = Depends(services),  # noqa: B008
+) -> ConversationList:
+    """Conversations, most recently updated first."""
+    records = await asyncio.to_thread(svc.store.list_conversations, limit=limit, offset=offset,
+                                      query=query or None)
+    return ConversationList(conversations=[conversation_out(svc, r) for r in records])
+
+
+@router.get("/conversations/{conversation_id}", response_model=ConversationOut,
+            responses=NOT_FOUND)
+async def get_conversation(conversation_id: str,
+                           svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
+    """One conversation with its settings and run state."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    return conversation_out(svc, record)
+
+
+@router.patch("/conversations/{conversation_id}", response_model=ConversationOut,
+              responses=NOT_FOUND)
+async def update_conversation(conversation_id: str, body: ConversationUpdate,
+                              svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
+    """Change the title or settings; takes effect from the next turn (model, key, tools...)."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    settings = dict(record.settings or {})
+    changed: list[str] = []
+    if body.settings is not None:
+        for key, value in body.settings.model_dump(exclude_unset=True).items():
+            changed.append(key)
+            if value is None:
+                settings.pop(key, None)
+            else:
+                settings[key] = value
+        check_settings(svc, settings)
+    await asyncio.to_thread(svc.store.update_conversation, conversation_id, title=body.title,
+                            settings=settings if body.settings is not None else None)
+    runner = svc.runners.peek(conversation_id)
+    if runner is not None and "confirm_tools" in changed:
+        runner.confirm_tools = bool(settings.get("confirm_tools", True))
+    if changed or body.title is not None:
+        svc.events.append(conversation_id, "settings",
+                          {"changed": sorted(changed), "title_changed": body.title is not None})
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    return conversation_out(svc, record)
+
+
+@router.delete("/conversations/{conversation_id}", response_model=DeleteResult,
+               responses=NOT_FOUND)
+async def delete_conversation(
+    conversation_id: str,
+    delete_workdir: bool = Query(False, description="Also delete the server-made workdir."),
+    svc: AppServices = Depends(services),  # noqa: B008
+) -> DeleteResult:
+    """Delete a conversation, its events, callbacks and secrets; the workdir stays unless asked."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    await svc.runners.discard(conversation_id)
+    await svc.callbacks.remove_conversation(conversation_id)
+    await asyncio.to_thread(svc.store.delete_conversation, conversation_id)
+    svc.events.forget(conversation_id)
+    await asyncio.to_thread(conversation_secrets.delete_all, conversation_id)
+    workdir = svc.workdir_of(record)
+    removed, note = False, None
+    if delete_workdir:
+        if svc.is_managed_workdir(workdir):
+            await asyncio.to_thread(shutil.rmtree, workdir, True)
+            removed = not workdir.exists()
+        else:
+            note = "The workdir was chosen in the settings, so the server left it in place."
+    return DeleteResult(deleted=True, workdir_deleted=removed, note=note)
+
+
+@router.get("/conversations/{conversation_id}/messages", response_model=MessageList,
+            responses=NOT_FOUND)
+async def list_messages(
+    conversation_id: str,
+    limit: int | None = Query(None, ge=1, le=10_000, description="Only the last N."),
+    svc: AppServices = Depends(services),  # noqa: B008
+) -> MessageList:
+    """The active branch, oldest first."""
+    await asyncio.to_thread(svc.conversation, conversation_id)
+    records = await asyncio.to_thread(svc.store.active_path, conversation_id, limit)
+    return MessageList(messages=[message_out(r) for r in records])
+
+
+@router.post("/conversations/{conversation_id}/messages", status_code=status.HTTP_201_CREATED,
+             response_model=MessageOut,
+             responses={**NOT_FOUND, 409: {"model": ErrorBody, "description": "A turn runs."}})
+async def send_message(conversation_id: str, body: MessageCreate,
+                       svc: AppServices = Depends(services)) -> MessageOut:  # noqa: B008
+    """Add a user message; ``POST .../run`` answers it."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    runner = svc.runners.get(conversation_id, record.settings or {})
+    if runner.busy:
+        raise ApiError(409, "turn_running",
+                       "A turn is running; wait for it or interrupt it before sending.")
+    added = await asyncio.to_thread(svc.store.add_message, conversation_id,
+                                    {"role": "user", "content": body.content})
+    runner.emit("message", {"id": added.id, "role": "user", "status": added.status,
+                            "content": body.content})
+    return message_out(added)
+
+

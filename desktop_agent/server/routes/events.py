@@ -1,0 +1,102 @@
+"""Events: pages of a conversation's log, and a Server-Sent Events stream of it.
+
+The stream sends each event with its id (``id:`` line). A client that
+reconnects with ``Last-Event-ID`` (or ``?after=``) continues right after the
+last event it received: the stream reads the log by id, so nothing is lost or
+sent twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from ..api_errors import ApiError
+from ..api_models import ErrorBody, EventOut, EventPage, EventType
+from ..app_services import AppServices, services
+
+router = APIRouter(tags=["events"])
+
+MAX_PAGE = 1000
+KEEPALIVE_SECONDS = 15.0
+
+NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation."}}
+
+
+def _type_filter(types: list[EventType] | None) -> frozenset[str] | None:
+    return frozenset(types) if types else None
+
+
+@router.get("/conversations/{conversation_id}/events", response_model=EventPage,
+            responses=NOT_FOUND)
+async def list_events(
+    conversation_id: str,
+    after: int = Query(0, ge=0, le=2**62, description="Return events with a larger id."),
+    limit: int = Query(100, ge=1, le=MAX_PAGE),
+    types: list[EventType] | None = Query(None, description="Only these event types."),  # noqa: B008
+    svc: AppServices = Depends(services),  # noqa: B008
+) -> EventPage:
+    """A page of events, oldest first; pass ``next_after`` as ``after`` for the next page."""
+    await asyncio.to_thread(svc.conversation, conversation_id)
+    events, next_after, has_more = await svc.events.list(conversation_id, after, limit,
+                                                         _type_filter(types))
+    return EventPage(
+        events=[EventOut(id=e.id, type=e.type, data=e.data, created_at=e.created_at)  # type: ignore[arg-type]
+                for e in events],
+        next_after=next_after,
+        has_more=has_more,
+    )
+
+
+@router.get(
+    "/conversations/{conversation_id}/events/stream",
+    responses={
+        200: {"description": "A text/event-stream of events; each has an `id:` line.",
+              "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+        **NOT_FOUND,
+    },
+)
+async def stream_events(
+    request: Request,
+    conversation_id: str,
+    after: int | None = Query(None, ge=0, le=2**62,
+                              description="Start after this id (instead of Last-Event-ID)."),
+    types: list[EventType] | None = Query(None, description="Only these event types."),  # noqa: B008
+    last_event_id: str | None = Header(None, alias="Last-Event-ID", max_length=30),
+    svc: AppServices = Depends(services),  # noqa: B008
+) -> EventSourceResponse:
+    """Follow the conversation live; without a resume point the stream starts at the beginning."""
+    await asyncio.to_thread(svc.conversation, conversation_id)
+    start = after
+    if last_event_id is not None and last_event_id.strip():
+        try:
+            start = int(last_event_id.strip())
+        except ValueError:
+            raise ApiError(400, "bad_last_event_id",
+                           "Last-Event-ID must be the integer id of an event.") from None
+        if start < 0:
+            raise ApiError(400, "bad_last_event_id", "Last-Event-ID must not be negative.")
+    wanted = _type_filter(types)
+
+    async def follow() -> AsyncIterator[ServerSentEvent]:
+        cursor = start or 0
+        while True:
+            events, next_after, _ = await svc.events.list(conversation_id, cursor, 500, wanted)
+            for event in events:
+                yield ServerSentEvent(data=json.dumps(event.to_dict(), ensure_ascii=False),
+                                      event=event.type, id=str(event.id))
+            if next_after > cursor:
+                cursor = next_after
+                continue
+            if await request.is_disconnected():
+                return
+            if not await svc.events.wait_beyond(conversation_id, cursor, KEEPALIVE_SECONDS):
+                gone = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
+                if gone is None:
+                    return
+
+    return EventSourceResponse(follow(), ping=int(KEEPALIVE_SECONDS))

@@ -1,0 +1,54 @@
+"""Per-conversation secrets: set, list names, delete. Values never leave the keyring here."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Depends, Path, Response, status
+
+from .. import conversation_secrets
+from ..api_errors import ApiError
+from ..api_models import SECRET_NAME_PATTERN, ErrorBody, SecretNames, SecretSet, SecretStored
+from ..app_services import AppServices, services
+
+router = APIRouter(tags=["secrets"])
+
+NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation or secret."}}
+SecretName = Path(pattern=SECRET_NAME_PATTERN,
+                  description="An environment variable name, e.g. GITHUB_TOKEN.")
+
+
+@router.get("/conversations/{conversation_id}/secrets", response_model=SecretNames,
+            responses=NOT_FOUND)
+async def list_secrets(conversation_id: str,
+                       svc: AppServices = Depends(services)) -> SecretNames:  # noqa: B008
+    """Names of the conversation's secrets (never their values)."""
+    await asyncio.to_thread(svc.conversation, conversation_id)
+    names = await asyncio.to_thread(conversation_secrets.conversation_secret_names,
+                                    conversation_id)
+    return SecretNames(names=names)
+
+
+@router.put("/conversations/{conversation_id}/secrets/{name}", response_model=SecretStored,
+            responses=NOT_FOUND)
+async def set_secret(conversation_id: str, body: SecretSet, name: str = SecretName,
+                     svc: AppServices = Depends(services)) -> SecretStored:  # noqa: B008
+    """Store a secret; commands and the bash tool get it as the environment variable ``name``."""
+    await asyncio.to_thread(svc.conversation, conversation_id)
+    persisted = await asyncio.to_thread(conversation_secrets.set_conversation_secret,
+                                        conversation_id, name, body.value)
+    return SecretStored(name=name, persisted=persisted)
+
+
+@router.delete("/conversations/{conversation_id}/secrets/{name}",
+               status_code=status.HTTP_204_NO_CONTENT, response_class=Response,
+               responses=NOT_FOUND)
+async def delete_secret(conversation_id: str, name: str = SecretName,
+                        svc: AppServices = Depends(services)) -> Response:  # noqa: B008
+    """Forget a secret."""
+    await asyncio.to_thread(svc.conversation, conversation_id)
+    removed = await asyncio.to_thread(conversation_secrets.delete_conversation_secret,
+                                      conversation_id, name)
+    if not removed:
+        raise ApiError(404, "not_found", f"No secret named {name!r} in this conversation.")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,103 @@
+"""Running turns: run, interrupt, confirmation mode, and tool approvals."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Depends, status
+
+from ..api_errors import ApiError
+from ..api_models import (
+    ApprovalDecision,
+    ApprovalList,
+    ApprovalOut,
+    ApproveRequest,
+    ConfirmationMode,
+    ErrorBody,
+    InterruptResult,
+    RejectRequest,
+    RunRequest,
+    RunStatus,
+)
+from ..app_services import AppServices, services
+from ..conversation_runner import ConversationRunner
+
+router = APIRouter(tags=["turns"])
+
+NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation or request."}}
+
+
+async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunner:
+    """The conversation's runner (404 if the conversation does not exist)."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    return svc.runners.get(conversation_id, record.settings or {})
+
+
+@router.post(
+    "/conversations/{conversation_id}/run", status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunStatus,
+    responses={**NOT_FOUND, 409: {"model": ErrorBody,
+                                  "description": "A turn runs, or nothing to answer."}},
+)
+async def run_turn(conversation_id: str, body: RunRequest | None = None,
+                   svc: AppServices = Depends(services)) -> RunStatus:  # noqa: B008
+    """Start a turn in the background and return at once; follow it through the events."""
+    runner = await runner_for(svc, conversation_id)
+    await runner.start_turn(body.message if body is not None else None)
+    return RunStatus(conversation_id=conversation_id, state=runner.state)  # type: ignore[arg-type]
+
+
+@router.post("/conversations/{conversation_id}/interrupt", response_model=InterruptResult,
+             responses=NOT_FOUND)
+async def interrupt_turn(conversation_id: str,
+                         svc: AppServices = Depends(services)) -> InterruptResult:  # noqa: B008
+    """Stop the running turn, keeping what streamed so far (no-op when idle)."""
+    runner = await runner_for(svc, conversation_id)
+    stopped = await runner.interrupt()
+    return InterruptResult(interrupted=stopped, state=runner.state)  # type: ignore[arg-type]
+
+
+@router.put("/conversations/{conversation_id}/confirmation", response_model=ConfirmationMode,
+            responses=NOT_FOUND)
+async def set_confirmation(conversation_id: str, body: ConfirmationMode,
+                           svc: AppServices = Depends(services)) -> ConfirmationMode:  # noqa: B008
+    """Turn confirmation mode on (tool calls wait for approval) or off (they run)."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    runner = svc.runners.get(conversation_id, record.settings or {})
+    settings = {**(record.settings or {}), "confirm_tools": body.enabled}
+    await asyncio.to_thread(svc.store.update_conversation, conversation_id, settings=settings)
+    runner.confirm_tools = body.enabled
+    runner.emit("settings", {"changed": ["confirm_tools"], "confirm_tools": body.enabled})
+    return ConfirmationMode(enabled=body.enabled)
+
+
+@router.get("/conversations/{conversation_id}/approvals", response_model=ApprovalList,
+            responses=NOT_FOUND)
+async def list_approvals(conversation_id: str,
+                         svc: AppServices = Depends(services)) -> ApprovalList:  # noqa: B008
+    """Tool calls waiting for approve or reject."""
+    runner = await runner_for(svc, conversation_id)
+    return ApprovalList(approvals=[ApprovalOut(**p.to_dict()) for p in runner.approvals.all()])
+
+
+@router.post("/conversations/{conversation_id}/approvals/{tool_use_id}/approve",
+             response_model=ApprovalDecision, responses=NOT_FOUND)
+async def approve_call(conversation_id: str, tool_use_id: str, body: ApproveRequest | None = None,
+                       svc: AppServices = Depends(services)) -> ApprovalDecision:  # noqa: B008
+    """Let a waiting call run, optionally with edited input."""
+    runner = await runner_for(svc, conversation_id)
+    if not runner.approve(tool_use_id, body.input if body is not None else None):
+        raise ApiError(404, "not_found", f"No tool call {tool_use_id!r} is waiting for approval.")
+    return ApprovalDecision(tool_use_id=tool_use_id, decision="approved")
+
+
+@router.post("/conversations/{conversation_id}/approvals/{tool_use_id}/reject",
+             response_model=ApprovalDecision, responses=NOT_FOUND)
+async def reject_call(conversation_id: str, tool_use_id: str, body: RejectRequest | None = None,
+                      svc: AppServices = Depends(services)) -> ApprovalDecision:  # noqa: B008
+    """Refuse a waiting call; the reason is sent to the model as the tool's error."""
+    runner = await runner_for(svc, conversation_id)
+    reason = body.reason if body is not None else RejectRequest().reason
+    if not runner.reject(tool_use_id, reason):
+        raise ApiError(404, "not_found", f"No tool call {tool_use_id!r} is waiting for approval.")
+    return ApprovalDecision(tool_use_id=tool_use_id, decision="rejected")
