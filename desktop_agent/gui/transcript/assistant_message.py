@@ -1,0 +1,352 @@
+"""The widget for one assistant turn, fed incrementally from its item.
+
+Why this shape: a turn is a column of parts in arrival order: reasoning
+sections, rendered markdown, code blocks, tool cards. Finished markdown blocks
+are rendered once (markdown-it to HTML) and collected into "chunk" documents
+of bounded size, so adding a block re-lays out at most one small chunk; the
+block still being written is shown in a separate tail view that is redrawn
+each frame from just that block. Code streams as plain text into its own
+widget and is highlighted when its fence closes. Nothing here ever re-renders
+the whole message.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from desktop_agent.gui.transcript.block_splitter import (
+    CodeClosed,
+    CodeOpened,
+    CodeText,
+    ProseClosed,
+    StreamingBlockSplitter,
+)
+from desktop_agent.gui.transcript.code_block import CodeBlockWidget
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.items import AssistantItem, TextRun, ToolCallPart, ToolErrorPart
+from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer, plain_text_html
+from desktop_agent.gui.transcript.text_views import FittedTextBrowser
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.gui.transcript.thinking_section import ThinkingSection
+from desktop_agent.gui.transcript.tool_card import ToolCard
+
+#: Finished markdown (source characters) gathered into one document before a new one starts.
+CHUNK_CHARS = 1200
+#: The open block is rendered as markdown each frame up to this size, as plain text beyond.
+TAIL_MARKDOWN_CHARS = 1500
+
+PROSE_STYLE = """
+p { margin-top: 0px; margin-bottom: 8px; }
+h1, h2, h3, h4, h5, h6 { margin-top: 6px; margin-bottom: 6px; }
+ul, ol { margin-top: 0px; margin-bottom: 8px; }
+li { margin-bottom: 2px; }
+pre { margin: 0px; }
+"""
+
+
+def prose_view(parent: QWidget | None = None) -> FittedTextBrowser:
+    """A text view for rendered markdown with the transcript's paragraph spacing."""
+    view = FittedTextBrowser(parent)
+    view.setObjectName("prose")
+    view.document().setDefaultStyleSheet(PROSE_STYLE)
+    return view
+
+
+class AssistantMessageWidget(QWidget):
+    """Shows an :class:`AssistantItem`; call :meth:`sync` after the item grows.
+
+    Signals:
+        copy_requested(str): Copy was clicked (the text is already on the clipboard).
+        regenerate_requested(): Regenerate was clicked.
+    """
+
+    copy_requested = Signal(str)
+    regenerate_requested = Signal()
+
+    def __init__(
+        self,
+        item: AssistantItem,
+        theme: TranscriptTheme,
+        renderer: MarkdownRenderer,
+        scheduler: FrameScheduler | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("assistantMessage")
+        self.item = item
+        self._theme = theme
+        self._renderer = renderer
+        self._scheduler = scheduler
+        # Reading position in the item.
+        self._part_index = 0
+        self._piece_index = 0
+        self._revision = -1
+        self._ended = False
+        # Open text run state.
+        self._run_kind: str | None = None
+        self._splitter: StreamingBlockSplitter | None = None
+        self._thinking: ThinkingSection | None = None
+        self._code: CodeBlockWidget | None = None
+        self._chunk: FittedTextBrowser | None = None
+        self._chunk_html: list[str] = []
+        self._chunk_chars = 0
+        self._tail: FittedTextBrowser | None = None
+        self._tail_text = ""
+        self._cards: dict[str, ToolCard] = {}
+        self._waiting_cards: list[tuple[ToolCallPart, ToolCard]] = []
+
+        role = QLabel("Assistant", self)
+        role.setObjectName("roleLabel")
+        self._status = QLabel(self)
+        self._status.setObjectName("statusNote")
+        role_row = QHBoxLayout()
+        role_row.setContentsMargins(0, 0, 0, 0)
+        role_row.addWidget(role)
+        role_row.addWidget(self._status)
+        role_row.addStretch(1)
+
+        self._body = QVBoxLayout()
+        self._body.setContentsMargins(0, 0, 0, 0)
+        self._body.setSpacing(6)
+
+        self._actions = QWidget(self)
+        self.copy_button = self._action_button("Copy", self._copy)
+        self.regenerate_button = self._action_button("Regenerate", self.regenerate_requested.emit)
+        actions_layout = QHBoxLayout(self._actions)
+        actions_layout.setContentsMargins(0, 0, 0, 0)
+        actions_layout.setSpacing(2)
+        actions_layout.addWidget(self.copy_button)
+        actions_layout.addWidget(self.regenerate_button)
+        actions_layout.addStretch(1)
+        self._actions.setVisible(False)
+        self.regenerate_button.setVisible(False)
+        self._regenerate_allowed = False
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(role_row)
+        layout.addLayout(self._body)
+        layout.addWidget(self._actions)
+        self.sync()
+
+    # -- public ---------------------------------------------------------------
+
+    @property
+    def ended(self) -> bool:
+        """True once the turn's final render is done."""
+        return self._ended
+
+    def set_regenerate_visible(self, visible: bool) -> None:
+        """Offer Regenerate (the view does so on the last finished turn only)."""
+        self._regenerate_allowed = visible
+        self.regenerate_button.setVisible(visible and self._ended)
+
+    def sync(self) -> None:
+        """Show whatever the item gained since the last call."""
+        parts = self.item.parts
+        while self._part_index < len(parts):
+            part = parts[self._part_index]
+            if isinstance(part, TextRun):
+                if self._piece_index < len(part.pieces):
+                    new_text = "".join(part.pieces[self._piece_index :])
+                    self._piece_index = len(part.pieces)
+                    self._append_run(part.kind, new_text)
+                if self._part_index == len(parts) - 1 and self.item.open:
+                    break  # the run may still grow
+                self._close_run()
+            elif isinstance(part, ToolCallPart):
+                self._close_run()
+                self._add_card(part)
+            elif isinstance(part, ToolErrorPart):
+                self._close_run()
+                self._add_tool_error(part.text)
+            self._part_index += 1
+            self._piece_index = 0
+        if self._revision != self.item.revision:
+            self._revision = self.item.revision
+            self._update_cards()
+        self._update_tail()
+        if not self.item.open and not self._ended:
+            self._end()
+
+    def plain_text(self) -> str:
+        """Everything visible in the turn as plain text (reasoning, answer, tool names)."""
+        texts: list[str] = []
+        for index in range(self._body.count()):
+            widget = self._body.itemAt(index).widget()
+            if isinstance(widget, CodeBlockWidget):
+                texts.append(widget.code())
+            elif isinstance(widget, ThinkingSection):
+                texts.append(widget.text())
+            elif isinstance(widget, ToolCard):
+                texts.append(widget.tool_name)
+            elif isinstance(widget, FittedTextBrowser):
+                texts.append(widget.toPlainText())
+            elif isinstance(widget, QLabel):
+                texts.append(widget.text())
+        return "\n".join(text for text in texts if text)
+
+    def body_widgets(self) -> list[QWidget]:
+        """The part widgets in display order (for inspection)."""
+        found = []
+        for index in range(self._body.count()):
+            widget = self._body.itemAt(index).widget()
+            if widget is not None:
+                found.append(widget)
+        return found
+
+    # -- text runs ------------------------------------------------------------
+
+    def _append_run(self, kind: str, text: str) -> None:
+        if self._run_kind != kind:
+            self._close_run()
+            self._run_kind = kind
+            if kind == "thinking":
+                self._thinking = ThinkingSection(self)
+                self._insert(self._thinking)
+            else:
+                self._fold_thinking()
+                self._splitter = StreamingBlockSplitter()
+        if kind == "thinking":
+            assert self._thinking is not None
+            self._thinking.append(text)
+            return
+        assert self._splitter is not None
+        self._apply_events(self._splitter.feed(text))
+
+    def _close_run(self) -> None:
+        if self._splitter is not None:
+            self._apply_events(self._splitter.finish())
+            self._splitter = None
+            self._chunk = None  # prose after this run starts a fresh chunk
+            self._update_tail()
+        if self._thinking is not None and self._run_kind == "thinking":
+            self._thinking.finish()
+        self._run_kind = None
+
+    def _fold_thinking(self) -> None:
+        if self._thinking is not None and self._thinking.header_button.text() != "Reasoning":
+            self._thinking.finish()
+
+    def _apply_events(self, events: list) -> None:  # type: ignore[type-arg]
+        for event in events:
+            if isinstance(event, ProseClosed):
+                self._add_prose(event.text)
+            elif isinstance(event, CodeOpened):
+                self._chunk = None
+                self._code = CodeBlockWidget(event.language, self._theme, self._scheduler, self)
+                self._code.copied.connect(self.copy_requested.emit)
+                self._insert(self._code)
+            elif isinstance(event, CodeText) and self._code is not None:
+                self._code.append(event.text)
+            elif isinstance(event, CodeClosed) and self._code is not None:
+                self._code.finish()
+                self._code = None
+
+    def _add_prose(self, markdown: str) -> None:
+        html = self._renderer.render(markdown)
+        if self._chunk is None or self._chunk_chars >= CHUNK_CHARS:
+            self._chunk = prose_view(self)
+            self._chunk_html = []
+            self._chunk_chars = 0
+            self._insert(self._chunk)
+        self._chunk_html.append(html)
+        self._chunk_chars += len(markdown)
+        self._chunk.setHtml("".join(self._chunk_html))
+
+    def _update_tail(self) -> None:
+        tail = self._splitter.prose_tail() if self._splitter is not None else ""
+        if tail == self._tail_text:
+            return
+        self._tail_text = tail
+        if not tail.strip():
+            if self._tail is not None:
+                self._tail.setVisible(False)
+                self._tail.clear()
+            return
+        if self._tail is None:
+            self._tail = prose_view(self)
+            self._body.addWidget(self._tail)
+        if len(tail) <= TAIL_MARKDOWN_CHARS:
+            self._tail.setHtml(self._renderer.render(tail))
+        else:
+            self._tail.setHtml(plain_text_html(tail))
+        self._tail.setVisible(True)
+
+    def _insert(self, widget: QWidget) -> None:
+        """Add a part widget at the end, keeping the tail view last."""
+        index = self._body.count()
+        if self._tail is not None:
+            index = self._body.indexOf(self._tail)
+        self._body.insertWidget(index, widget)
+
+    # -- tools ----------------------------------------------------------------
+
+    def _add_card(self, part: ToolCallPart) -> None:
+        card = ToolCard(
+            part.tool_use_id,
+            part.name,
+            part.arguments,
+            self._theme,
+            source=part.source,
+            scheduler=self._scheduler,
+            parent=self,
+        )
+        card.arguments_view.copied.connect(self.copy_requested.emit)
+        self._cards[part.tool_use_id] = card
+        self._insert(card)
+        if part.result is not None:
+            card.set_result(part.result, part.is_error)
+        else:
+            self._waiting_cards.append((part, card))
+
+    def _update_cards(self) -> None:
+        still_waiting = []
+        for part, card in self._waiting_cards:
+            if part.result is not None:
+                card.set_result(part.result, part.is_error)
+            else:
+                still_waiting.append((part, card))
+        self._waiting_cards = still_waiting
+
+    def _add_tool_error(self, text: str) -> None:
+        label = QLabel(text, self)
+        label.setObjectName("toolError")
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._insert(label)
+
+    # -- end and actions --------------------------------------------------------
+
+    def _end(self) -> None:
+        self._close_run()
+        self._fold_thinking()
+        self._update_tail()
+        if self._tail is not None:
+            self._body.removeWidget(self._tail)
+            self._tail.deleteLater()
+            self._tail = None
+        for _part, card in self._waiting_cards:
+            if self.item.interrupted:
+                card.detail_label.setText("stopped")
+        self._ended = True
+        if self.item.interrupted:
+            self._status.setText("· stopped")
+        self._actions.setVisible(True)
+        self.regenerate_button.setVisible(self._regenerate_allowed)
+
+    def _action_button(self, text: str, slot: object) -> QToolButton:
+        button = QToolButton(self)
+        button.setObjectName("actionButton")
+        button.setText(text)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.clicked.connect(slot)
+        return button
+
+    def _copy(self) -> None:
+        text = self.item.markdown()
+        QGuiApplication.clipboard().setText(text)
+        self.copy_requested.emit(text)

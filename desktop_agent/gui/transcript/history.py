@@ -1,0 +1,135 @@
+"""Stored conversation messages (OpenAI format) into transcript items.
+
+Why: the store and ``Client.history`` keep OpenAI-style message dicts; the
+transcript shows turns. An assistant message, the tool messages answering its
+calls and the assistant messages that follow them (automatic tool rounds) form
+one assistant turn, exactly as they looked while streaming.
+
+Accepted entries: a message dict (``role``, ``content``, ``tool_calls``,
+``tool_call_id``, optionally ``reasoning_content`` or ``reasoning``), the same
+dict with extra keys ``id``, ``metadata`` and ``status``, or any object with
+``message``, ``metadata``, ``id`` and ``status`` attributes (the store's
+``MessageRecord``). Metadata may hold ``thinking`` (str), ``interrupted``
+(bool), ``is_error`` (bool, on tool messages), ``source`` (str, on tool
+messages) and ``error`` (str, shown as an error after the message).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from desktop_agent.gui.transcript.items import (
+    AssistantItem,
+    ErrorItem,
+    TextRun,
+    ToolCallPart,
+    ToolErrorPart,
+    TranscriptItem,
+    UserItem,
+)
+
+log = logging.getLogger("desktop_agent.gui.transcript")
+
+
+def _unpack(entry: Any) -> tuple[dict[str, Any], dict[str, Any], str | None, str]:
+    if isinstance(entry, dict):
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else entry
+        metadata = entry.get("metadata") or {}
+        return message, dict(metadata), entry.get("id"), str(entry.get("status") or "complete")
+    message = getattr(entry, "message", None)
+    if not isinstance(message, dict):
+        raise TypeError(f"not a message: {type(entry).__name__}")
+    metadata = getattr(entry, "metadata", None) or {}
+    status = getattr(entry, "status", None) or "complete"
+    return message, dict(metadata), getattr(entry, "id", None), str(status)
+
+
+def content_text(content: Any) -> str:
+    """Text of an OpenAI ``content`` field (a string or a list of parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text":
+                texts.append(str(part.get("text", "")))
+            elif isinstance(part, dict) and part.get("type") == "image_url":
+                texts.append("[image]")
+            elif isinstance(part, str):
+                texts.append(part)
+        return "\n".join(texts)
+    return str(content)
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return raw
+    return raw if raw is not None else {}
+
+
+def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:
+    """Group stored messages into items; ``new_key()`` names items without an id."""
+    items: list[TranscriptItem] = []
+    turn: AssistantItem | None = None
+    for entry in entries:
+        try:
+            message, metadata, message_id, status = _unpack(entry)
+        except TypeError:
+            log.warning("Skipped a history entry that is not a message")
+            continue
+        role = message.get("role")
+        key = str(message_id) if message_id is not None else new_key()
+        if role == "user":
+            turn = None
+            items.append(UserItem(key, content_text(message.get("content"))))
+        elif role == "assistant":
+            if turn is None:
+                turn = AssistantItem(key, open=False)
+                items.append(turn)
+            thinking = (
+                metadata.get("thinking")
+                or message.get("reasoning_content")
+                or message.get("reasoning")
+            )
+            if thinking:
+                turn.parts.append(TextRun("thinking", [str(thinking)]))
+            text = content_text(message.get("content"))
+            if text:
+                turn.parts.append(TextRun("text", [text]))
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                turn.parts.append(
+                    ToolCallPart(
+                        str(call.get("id", "")),
+                        str(function.get("name", "tool")),
+                        _arguments(function.get("arguments")),
+                    )
+                )
+            turn.interrupted = bool(metadata.get("interrupted")) or status == "interrupted"
+        elif role == "tool":
+            call_id = str(message.get("tool_call_id", ""))
+            result = content_text(message.get("content"))
+            part = turn.find_tool_call(call_id) if turn is not None else None
+            if part is None:
+                if turn is None:
+                    turn = AssistantItem(key, open=False)
+                    items.append(turn)
+                turn.parts.append(ToolErrorPart(f"Result for an unknown call: {result}"))
+                continue
+            part.result = result
+            part.is_error = bool(metadata.get("is_error"))
+            part.source = metadata.get("source") or part.source
+        else:
+            continue  # system prompts and unknown roles are not shown
+        if metadata.get("error"):
+            turn = None
+            items.append(ErrorItem(new_key(), str(metadata["error"]), retry=False))
+    return items

@@ -1,0 +1,103 @@
+"""What the transcript shows, as plain data, separate from the widgets.
+
+Why: a conversation can hold thousands of messages but only the ones near the
+viewport have widgets. Each item keeps everything needed to (re)build its
+widget at any time: when it scrolls into range, when the palette changes, or
+while it is still streaming. Streamed pieces are appended to lists (O(1));
+a widget remembers how far it has read, so it only ever reads new pieces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class UserItem:
+    """A message the person sent."""
+
+    key: str
+    text: str
+
+
+@dataclass
+class ErrorItem:
+    """An error in words, optionally with a Retry action."""
+
+    key: str
+    text: str
+    retry: bool = True
+
+
+@dataclass
+class TextRun:
+    """Consecutive answer (``kind="text"``) or reasoning (``"thinking"``) pieces."""
+
+    kind: str
+    pieces: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        """All pieces joined."""
+        return "".join(self.pieces)
+
+
+@dataclass
+class ToolCallPart:
+    """A tool call and, once known, its result or error."""
+
+    tool_use_id: str
+    name: str
+    arguments: Any
+    source: str | None = None
+    result: str | None = None
+    is_error: bool = False
+
+
+@dataclass
+class ToolErrorPart:
+    """A tool problem not tied to a card shown here (e.g. an unusable call)."""
+
+    text: str
+
+
+AssistantPart = TextRun | ToolCallPart | ToolErrorPart
+
+
+@dataclass
+class AssistantItem:
+    """One assistant turn: reasoning, text and tool calls in arrival order.
+
+    ``revision`` counts changes other than appended pieces (a tool result
+    arriving, the turn ending) so widgets know to look again.
+    """
+
+    key: str
+    parts: list[AssistantPart] = field(default_factory=list)
+    open: bool = True
+    interrupted: bool = False
+    revision: int = 0
+
+    def append(self, kind: str, delta: str) -> None:
+        """Add a text or thinking piece, starting a new run if the kind changes."""
+        last = self.parts[-1] if self.parts else None
+        if isinstance(last, TextRun) and last.kind == kind:
+            last.pieces.append(delta)
+        else:
+            self.parts.append(TextRun(kind, [delta]))
+
+    def find_tool_call(self, tool_use_id: str) -> ToolCallPart | None:
+        """The call with this id in this turn, if any (searched from the end)."""
+        for part in reversed(self.parts):
+            if isinstance(part, ToolCallPart) and part.tool_use_id == tool_use_id:
+                return part
+        return None
+
+    def markdown(self) -> str:
+        """The answer text (no reasoning, no tool details), for Copy."""
+        return "\n\n".join(
+            part.text() for part in self.parts if isinstance(part, TextRun) and part.kind == "text"
+        ).strip()
+
+
+TranscriptItem = UserItem | ErrorItem | AssistantItem

@@ -1,0 +1,143 @@
+"""The person's messages (right-aligned bubbles) and error notices."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics, QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.gui.transcript.items import ErrorItem, UserItem
+from desktop_agent.gui.transcript.text_views import FittedTextBrowser
+
+#: A bubble takes at most this share of the transcript's width.
+BUBBLE_WIDTH_SHARE = 0.8
+_BUBBLE_PADDING = 28
+
+
+class UserMessageWidget(QWidget):
+    """A sent message in a bubble that hugs its text, with Copy and Edit actions.
+
+    Signals:
+        edit_requested(str, str): item key and text, when Edit is clicked.
+        copy_requested(str): Copy was clicked (the text is already on the clipboard).
+    """
+
+    edit_requested = Signal(str, str)
+    copy_requested = Signal(str)
+
+    def __init__(self, item: UserItem, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("userMessage")
+        self.item = item
+        self.bubble = QFrame(self)
+        self.bubble.setObjectName("userBubble")
+        self.text_view = FittedTextBrowser(self.bubble)
+        self.text_view.setObjectName("userText")
+        self.text_view.setPlainText(item.text)
+        bubble_layout = QVBoxLayout(self.bubble)
+        bubble_layout.setContentsMargins(12, 8, 12, 8)
+        bubble_layout.addWidget(self.text_view)
+
+        role = QLabel("You", self)
+        role.setObjectName("roleLabel")
+        self.copy_button = self._action_button("Copy", self._copy)
+        self.edit_button = self._action_button("Edit", self._edit)
+
+        role_row = QHBoxLayout()
+        role_row.addStretch(1)
+        role_row.addWidget(role)
+        bubble_row = QHBoxLayout()
+        bubble_row.addStretch(1)
+        bubble_row.addWidget(self.bubble)
+        actions_row = QHBoxLayout()
+        actions_row.setSpacing(2)
+        actions_row.addStretch(1)
+        actions_row.addWidget(self.copy_button)
+        actions_row.addWidget(self.edit_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(role_row)
+        layout.addLayout(bubble_row)
+        layout.addLayout(actions_row)
+        self._natural_width = self._measure_text_width()
+
+    def plain_text(self) -> str:
+        """The message text."""
+        return self.item.text
+
+    def _measure_text_width(self) -> int:
+        metrics = QFontMetrics(self.text_view.font())
+        widest = max((metrics.horizontalAdvance(line) for line in self.item.text.splitlines()),
+                     default=0)
+        return widest + 2 * int(self.text_view.document().documentMargin()) + 4
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Keep the bubble as narrow as its text, up to a share of the width."""
+        super().resizeEvent(event)
+        limit = int(event.size().width() * BUBBLE_WIDTH_SHARE)
+        self.bubble.setFixedWidth(max(60, min(self._natural_width + _BUBBLE_PADDING, limit)))
+
+    def _action_button(self, text: str, slot: object) -> QToolButton:
+        button = QToolButton(self)
+        button.setObjectName("actionButton")
+        button.setText(text)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.clicked.connect(slot)
+        return button
+
+    def _edit(self) -> None:
+        self.edit_requested.emit(self.item.key, self.item.text)
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.item.text)
+        self.copy_requested.emit(self.item.text)
+
+
+class ErrorNoticeWidget(QFrame):
+    """An error in words, with a Retry button when retrying makes sense.
+
+    Signals:
+        retry_requested(): Retry was clicked.
+    """
+
+    retry_requested = Signal()
+
+    def __init__(self, item: ErrorItem, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("errorNotice")
+        self.item = item
+        icon = QLabel(self)
+        size = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
+        icon.setPixmap(
+            self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning).pixmap(size, size)
+        )
+        icon.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.message_label = QLabel(item.text, self)
+        self.message_label.setObjectName("errorText")
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.retry_button = QPushButton("Retry", self)
+        self.retry_button.setObjectName("retryButton")
+        self.retry_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.retry_button.clicked.connect(self.retry_requested.emit)
+        self.retry_button.setVisible(item.retry)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 10, 12, 10)
+        layout.setSpacing(10)
+        layout.addWidget(icon)
+        layout.addWidget(self.message_label, 1)
+        layout.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignTop)
+
+    def plain_text(self) -> str:
+        """The error text."""
+        return self.item.text

@@ -1,0 +1,108 @@
+"""A compact card for one tool call: name and status, expandable details.
+
+Why: tool calls are frequent and their arguments and output can be long; the
+card keeps the conversation readable (one line per call) while the details
+stay one click away, arguments as formatted JSON and output as text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from desktop_agent.gui.transcript.code_block import CodeBlockWidget
+from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.text_views import FittedTextBrowser
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+#: Output beyond this many characters is cut in the card (the model got all of it).
+OUTPUT_DISPLAY_LIMIT = 20_000
+
+
+def format_arguments(arguments: Any) -> str:
+    """Arguments as indented JSON (or as given when they are not JSON-able)."""
+    try:
+        return json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=False)
+    except (TypeError, ValueError):
+        return str(arguments)
+
+
+class ToolCard(CollapsibleSection):
+    """Shows a tool call; :meth:`set_result` or :meth:`set_error` completes it.
+
+    Signals:
+        toggled(bool): the details were shown or hidden (from CollapsibleSection).
+    """
+
+    def __init__(
+        self,
+        tool_use_id: str,
+        name: str,
+        arguments: Any,
+        theme: TranscriptTheme,
+        *,
+        source: str | None = None,
+        scheduler: FrameScheduler | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        body = QWidget()
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(18, 2, 0, 4)
+        body_layout.setSpacing(4)
+        super().__init__(name, body, parent)
+        self.setObjectName("toolCard")
+        self.tool_use_id = tool_use_id
+        self.tool_name = name
+        self.arguments_text = format_arguments(arguments)
+        self.output_text: str | None = None
+        self.is_error = False
+
+        arguments_label = QLabel("Arguments", body)
+        arguments_label.setObjectName("cardCaption")
+        self.arguments_view = CodeBlockWidget("json", theme, scheduler, body)
+        self.arguments_view.append(self.arguments_text)
+        self.arguments_view.finish()
+        self._output_label = QLabel("Output", body)
+        self._output_label.setObjectName("cardCaption")
+        self.output_view = FittedTextBrowser(body)
+        self.output_view.setObjectName("toolOutput")
+        self.output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self._output_label.setVisible(False)
+        self.output_view.setVisible(False)
+        body_layout.addWidget(arguments_label)
+        body_layout.addWidget(self.arguments_view)
+        body_layout.addWidget(self._output_label)
+        body_layout.addWidget(self.output_view)
+
+        self.header_button.setToolTip(f"Tool call {tool_use_id}")
+        self._source = source
+        self._set_status("running…")
+
+    def set_result(self, content: str, is_error: bool = False) -> None:
+        """Fill the output; an error result marks the card as failed."""
+        self.output_text = content
+        self.is_error = is_error
+        shown = content
+        if len(content) > OUTPUT_DISPLAY_LIMIT:
+            hidden = len(content) - OUTPUT_DISPLAY_LIMIT
+            shown = f"{content[:OUTPUT_DISPLAY_LIMIT]}\n… ({hidden:,} more characters)"
+        self.output_view.setPlainText(shown or "(no output)")
+        self._output_label.setText("Error" if is_error else "Output")
+        self._output_label.setVisible(True)
+        self.output_view.setVisible(True)
+        self._set_status("failed" if is_error else "done")
+
+    def set_error(self, text: str) -> None:
+        """The call could not run (unusable, denied or failed)."""
+        self.set_result(text, is_error=True)
+
+    def _set_status(self, status: str) -> None:
+        parts = [part for part in (self._source, status) if part]
+        self.detail_label.setText(" · ".join(parts))
+        self.setProperty("failed", self.is_error)
+        self.style().unpolish(self)
+        self.style().polish(self)

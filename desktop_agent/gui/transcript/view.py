@@ -1,0 +1,496 @@
+"""TranscriptView: one conversation's messages, streaming, in a scroll area.
+
+Design (why a windowed column of real widgets): a transcript needs real
+interactive parts (copy buttons, folding sections, selectable text, links),
+which a QListView delegate can only paint, not host. So messages are real
+widgets in a QScrollArea, but only a window of them exists at any time: the
+conversation is kept as plain data items (``items.py``), widgets are made for
+the last ``PAGE_SIZE`` items when history loads, and more are made a page at a
+time as the person scrolls towards either edge of the window, while widgets
+beyond ``MAX_RENDERED`` on the far side are dropped. Opening 10,000 messages
+therefore builds a few dozen widgets, and the scroll position is kept anchored
+to what the person is looking at while pages come and go. (The scroll bar
+measures the rendered window, not the whole conversation; chat apps share
+this trade-off.)
+
+Streaming: pieces are appended to the open item at once (O(1)) and shown once
+per frame by a :class:`FrameScheduler`; the item's widget reads only the new
+pieces (see ``assistant_message.py``). While :attr:`follows_end` is true the
+view keeps the newest text in sight; scrolling up stops that until the person
+scrolls back to the end.
+
+The view holds no business logic: it displays what it is told and reports
+clicks through signals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
+
+from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.history import items_from_messages
+from desktop_agent.gui.transcript.items import (
+    AssistantItem,
+    ErrorItem,
+    ToolCallPart,
+    ToolErrorPart,
+    TranscriptItem,
+    UserItem,
+)
+from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
+from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
+from desktop_agent.gui.transcript.style_sheet import transcript_style_sheet
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+log = logging.getLogger("desktop_agent.gui.transcript")
+
+#: Items rendered at once when history loads or the person scrolls to a window edge.
+PAGE_SIZE = 30
+#: Most item widgets kept alive; beyond this, the far side of the window is dropped.
+MAX_RENDERED = 90
+#: Largest readable line length: the column is centred beyond this width.
+COLUMN_MAX_WIDTH = 920
+#: How close (pixels) to the end still counts as "at the end".
+END_SLACK = 4
+#: Tool results are matched against at most this many recent items.
+TOOL_RESULT_SEARCH_DEPTH = 50
+
+
+class TranscriptView(QScrollArea):
+    """The streaming transcript of one conversation.
+
+    Signals:
+        retry_requested(): Retry was clicked on an error.
+        edit_requested(str, str): Edit was clicked on a user message (item key, text).
+        regenerate_requested(): Regenerate was clicked on the last answer.
+        copy_requested(str): something was copied (it is already on the clipboard).
+        follows_end_changed(bool): :attr:`follows_end` changed.
+    """
+
+    retry_requested = Signal()
+    edit_requested = Signal(str, str)
+    regenerate_requested = Signal()
+    copy_requested = Signal(str)
+    follows_end_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._content = QWidget()
+        self._content.setObjectName("transcriptContent")
+        self._column = QWidget(self._content)
+        self._column.setMaximumWidth(COLUMN_MAX_WIDTH)
+        self._column_layout = QVBoxLayout(self._column)
+        self._column_layout.setContentsMargins(20, 16, 20, 24)
+        self._column_layout.setSpacing(18)
+        self._column_layout.addStretch(1)
+        outer = QHBoxLayout(self._content)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addStretch(0)
+        outer.addWidget(self._column, 1)
+        outer.addStretch(0)
+        self.setWidget(self._content)
+
+        self._keys = itertools.count(1)
+        self._items: list[TranscriptItem] = []
+        self._widgets: dict[str, QWidget] = {}
+        self._lo = 0
+        self._hi = 0
+        self._open: AssistantItem | None = None
+        self._dirty: set[str] = set()
+        self._regenerate_key: str | None = None
+        self._follows_end = True
+        self._adjusting = False
+        self._anchor: tuple[QWidget, int] | None = None
+        self._paging = False
+
+        self._scheduler = FrameScheduler(self)
+        self._scheduler.add_frame_hook(self._show_pending)
+        self._theme = TranscriptTheme.from_palette(self.palette())
+        self._renderer = MarkdownRenderer(self._theme)
+        self._content.setStyleSheet(transcript_style_sheet(self._theme))
+
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._on_range_changed)
+        bar.valueChanged.connect(self._on_value_changed)
+
+    # -- the API the window uses ---------------------------------------------
+
+    def clear(self) -> None:
+        """Remove everything (e.g. before showing another conversation)."""
+        for key in list(self._widgets):
+            self._drop_widget(key)
+        self._items = []
+        self._lo = self._hi = 0
+        self._open = None
+        self._dirty.clear()
+        self._regenerate_key = None
+        self._anchor = None
+        self._set_follows_end(True)
+
+    def add_user_message(self, text: str, message_id: str | None = None) -> str:
+        """Show a sent message; returns its item key (``message_id`` if given)."""
+        item = UserItem(self._key(message_id), text)
+        self._append_item(item)
+        return item.key
+
+    def begin_assistant_message(self, message_id: str | None = None) -> str:
+        """Start a streaming answer; returns its item key."""
+        if self._open is not None:
+            self.end_assistant_message()
+        item = AssistantItem(self._key(message_id))
+        self._open = item
+        self._append_item(item)
+        self._update_regenerate()
+        return item.key
+
+    def append_text(self, delta: str) -> None:
+        """Add a piece of answer text (shown at the next frame)."""
+        if delta:
+            self._ensure_open().append("text", delta)
+            self._mark_dirty(self._open)
+
+    def append_thinking(self, delta: str) -> None:
+        """Add a piece of reasoning text (shown at the next frame)."""
+        if delta:
+            self._ensure_open().append("thinking", delta)
+            self._mark_dirty(self._open)
+
+    def add_tool_call(
+        self, tool_use_id: str, name: str, input: dict[str, Any], source: str | None = None
+    ) -> None:
+        """Show a tool call as a compact card."""
+        item = self._ensure_open()
+        item.parts.append(ToolCallPart(tool_use_id, name, input, source))
+        self._mark_dirty(item)
+
+    def set_tool_result(self, tool_use_id: str, content: str, is_error: bool = False) -> None:
+        """Fill in the output of the card for ``tool_use_id``."""
+        found = self._find_tool_call(tool_use_id)
+        if found is None:
+            log.debug("No card for tool result %s; shown as a note", tool_use_id)
+            self._ensure_open().parts.append(ToolErrorPart(content) if is_error else ToolErrorPart(
+                f"Tool result: {content}"))
+            self._mark_dirty(self._open)
+            return
+        item, part = found
+        part.result = content
+        part.is_error = is_error
+        item.revision += 1
+        self._mark_dirty(item)
+
+    def add_tool_error(self, text: str, tool_use_id: str | None = None) -> None:
+        """Show a tool problem: on its card when known, else as a line in the answer."""
+        found = self._find_tool_call(tool_use_id) if tool_use_id else None
+        if found is not None:
+            item, part = found
+            part.result = text
+            part.is_error = True
+            item.revision += 1
+            self._mark_dirty(item)
+            return
+        item = self._ensure_open()
+        item.parts.append(ToolErrorPart(text))
+        self._mark_dirty(item)
+
+    def end_assistant_message(self, interrupted: bool = False) -> None:
+        """Finish the open answer and render its last blocks now."""
+        item = self._open
+        if item is None:
+            return
+        item.open = False
+        item.interrupted = interrupted
+        item.revision += 1
+        self._open = None
+        self._dirty.discard(item.key)
+        widget = self._widgets.get(item.key)
+        if isinstance(widget, AssistantMessageWidget):
+            widget.sync()
+        self._update_regenerate()
+
+    def add_error(self, text: str, retry: bool = True) -> str:
+        """Show an error in words, with Retry if ``retry``; ends an open answer first."""
+        if self._open is not None:
+            self.end_assistant_message(interrupted=True)
+        item = ErrorItem(self._key(None), text, retry)
+        self._append_item(item)
+        return item.key
+
+    def load_messages(self, messages: Iterable[Any]) -> None:
+        """Show stored history (OpenAI message dicts, optionally with metadata).
+
+        Only the last page gets widgets; see the module docstring.
+        """
+        self.clear()
+        self._items = items_from_messages(messages, lambda: self._key(None))
+        self._lo = self._hi = len(self._items)
+        self._render_before(max(0, len(self._items) - PAGE_SIZE))
+        self._hi = len(self._items)
+        self._update_regenerate()
+        self._set_follows_end(True)
+        self.scroll_to_end()
+
+    @property
+    def follows_end(self) -> bool:
+        """True while the view keeps the end in sight."""
+        return self._follows_end
+
+    def scroll_to_end(self) -> None:
+        """Jump to the newest message and follow the end again."""
+        if self._hi < len(self._items):
+            for key in [item.key for item in self._items[self._lo : self._hi]]:
+                self._drop_widget(key)
+            start = max(0, len(self._items) - PAGE_SIZE)
+            self._lo = self._hi = len(self._items)
+            self._render_before(start)
+        self._anchor = None
+        self._set_follows_end(True)
+        self._scroll_to_maximum()
+
+    def flush(self) -> None:
+        """Show every pending piece now instead of at the next frame."""
+        self._show_pending()
+
+    # -- inspection (tests, the window's own checks) --------------------------
+
+    def item_keys(self) -> list[str]:
+        """Keys of all items in order (rendered or not)."""
+        return [item.key for item in self._items]
+
+    def rendered_item_count(self) -> int:
+        """How many items currently have widgets."""
+        return len(self._widgets)
+
+    def item_widget(self, key: str) -> QWidget | None:
+        """The widget showing item ``key``, if it is rendered."""
+        return self._widgets.get(key)
+
+    def item_text(self, key: str) -> str:
+        """The text item ``key`` shows right now ("" if it is not rendered)."""
+        widget = self._widgets.get(key)
+        text = getattr(widget, "plain_text", None)
+        return text() if callable(text) else ""
+
+    @property
+    def scheduler(self) -> FrameScheduler:
+        """The frame scheduler (exposed so callers can finish pending formatting)."""
+        return self._scheduler
+
+    # -- items and widgets ------------------------------------------------------
+
+    def _key(self, message_id: str | None) -> str:
+        return str(message_id) if message_id is not None else f"item-{next(self._keys)}"
+
+    def _ensure_open(self) -> AssistantItem:
+        if self._open is None:
+            self.begin_assistant_message()
+        assert self._open is not None
+        return self._open
+
+    def _mark_dirty(self, item: AssistantItem | None) -> None:
+        if item is not None and item.key in self._widgets:
+            self._dirty.add(item.key)
+            self._scheduler.request_frame()
+
+    def _show_pending(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for key in dirty:
+            widget = self._widgets.get(key)
+            if isinstance(widget, AssistantMessageWidget):
+                widget.sync()
+
+    def _find_tool_call(self, tool_use_id: str | None) -> tuple[AssistantItem, ToolCallPart] | None:
+        if not tool_use_id:
+            return None
+        for item in reversed(self._items[-TOOL_RESULT_SEARCH_DEPTH:]):
+            if isinstance(item, AssistantItem):
+                part = item.find_tool_call(tool_use_id)
+                if part is not None:
+                    return item, part
+        return None
+
+    def _append_item(self, item: TranscriptItem) -> None:
+        at_end = self._hi == len(self._items)
+        self._items.append(item)
+        if not at_end:
+            return  # the person is reading older pages; it renders when they come back
+        self._column_layout.insertWidget(self._column_layout.count() - 1, self._make_widget(item))
+        self._hi += 1
+        if self._hi - self._lo > MAX_RENDERED and self._follows_end:
+            self._drop_range(self._lo, self._hi - MAX_RENDERED)
+            self._lo = self._hi - MAX_RENDERED
+
+    def _render_before(self, start: int) -> None:
+        """Make widgets for items[start:lo] at the top of the window."""
+        for offset, item in enumerate(self._items[start : self._lo]):
+            self._column_layout.insertWidget(offset, self._make_widget(item))
+        self._lo = min(self._lo, start)
+
+    def _render_after(self, stop: int) -> None:
+        """Make widgets for items[hi:stop] at the bottom of the window."""
+        for item in self._items[self._hi : stop]:
+            self._column_layout.insertWidget(
+                self._column_layout.count() - 1, self._make_widget(item)
+            )
+        self._hi = max(self._hi, stop)
+
+    def _drop_range(self, start: int, stop: int) -> None:
+        for item in self._items[start:stop]:
+            self._drop_widget(item.key)
+
+    def _drop_widget(self, key: str) -> None:
+        widget = self._widgets.pop(key, None)
+        if widget is not None:
+            self._column_layout.removeWidget(widget)
+            widget.hide()
+            widget.deleteLater()
+
+    def _make_widget(self, item: TranscriptItem) -> QWidget:
+        widget: QWidget
+        if isinstance(item, UserItem):
+            user = UserMessageWidget(item, self._column)
+            user.edit_requested.connect(self.edit_requested.emit)
+            user.copy_requested.connect(self.copy_requested.emit)
+            widget = user
+        elif isinstance(item, ErrorItem):
+            error = ErrorNoticeWidget(item, self._column)
+            error.retry_requested.connect(self.retry_requested.emit)
+            widget = error
+        else:
+            answer = AssistantMessageWidget(
+                item, self._theme, self._renderer, self._scheduler, self._column
+            )
+            answer.copy_requested.connect(self.copy_requested.emit)
+            answer.regenerate_requested.connect(self.regenerate_requested.emit)
+            answer.set_regenerate_visible(item.key == self._regenerate_key)
+            widget = answer
+        self._widgets[item.key] = widget
+        return widget
+
+    def _update_regenerate(self) -> None:
+        """Offer Regenerate on the last answer only, and not while one streams."""
+        last = None
+        if self._open is None:
+            for item in reversed(self._items):
+                if isinstance(item, AssistantItem):
+                    last = item.key
+                    break
+                if isinstance(item, UserItem):
+                    break
+        if last == self._regenerate_key:
+            return
+        for key, visible in ((self._regenerate_key, False), (last, True)):
+            widget = self._widgets.get(key) if key else None
+            if isinstance(widget, AssistantMessageWidget):
+                widget.set_regenerate_visible(visible)
+        self._regenerate_key = last
+
+    # -- scrolling ----------------------------------------------------------------
+
+    def _set_follows_end(self, follows: bool) -> None:
+        if follows != self._follows_end:
+            self._follows_end = follows
+            self.follows_end_changed.emit(follows)
+
+    def _set_scroll_value(self, value: int) -> None:
+        self._adjusting = True
+        try:
+            self.verticalScrollBar().setValue(value)
+        finally:
+            self._adjusting = False
+
+    def _scroll_to_maximum(self) -> None:
+        self._set_scroll_value(self.verticalScrollBar().maximum())
+
+    def _widget_top(self, widget: QWidget) -> int:
+        return widget.mapTo(self._content, QPoint(0, 0)).y()
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follows_end:
+            self._set_scroll_value(maximum)
+        elif self._anchor is not None:
+            widget, offset = self._anchor
+            self._set_scroll_value(self._widget_top(widget) - offset)
+
+    def _on_value_changed(self, value: int) -> None:
+        if self._adjusting:
+            return
+        self._anchor = None
+        bar = self.verticalScrollBar()
+        at_end = value >= bar.maximum() - END_SLACK
+        self._set_follows_end(at_end and self._hi == len(self._items))
+        if self._paging:
+            return
+        margin = self.viewport().height()
+        if value <= margin and self._lo > 0:
+            self._start_paging(self._page_up)
+        elif value >= bar.maximum() - margin and self._hi < len(self._items):
+            self._start_paging(self._page_down)
+
+    def _start_paging(self, page: Any) -> None:
+        self._paging = True
+        QTimer.singleShot(0, page)
+
+    def _finish_paging(self) -> None:
+        # Let the new widgets settle their heights before paging again.
+        QTimer.singleShot(50, self._end_paging)
+
+    def _end_paging(self) -> None:
+        self._paging = False
+
+    def _page_up(self) -> None:
+        if self._lo <= 0 or not self._widgets:
+            self._paging = False
+            return
+        first = self._widgets[self._items[self._lo].key]
+        self._anchor = (first, self._widget_top(first) - self.verticalScrollBar().value())
+        self._render_before(max(0, self._lo - PAGE_SIZE))
+        excess = (self._hi - self._lo) - MAX_RENDERED
+        dropped = self._items[self._hi - excess : self._hi] if excess > 0 else []
+        if dropped and not any(item is self._open for item in dropped):
+            self._drop_range(self._hi - excess, self._hi)
+            self._hi -= excess
+        self._finish_paging()
+
+    def _page_down(self) -> None:
+        if self._hi >= len(self._items) or not self._widgets:
+            self._paging = False
+            return
+        last = self._widgets[self._items[self._hi - 1].key]
+        self._anchor = (last, self._widget_top(last) - self.verticalScrollBar().value())
+        self._render_after(min(len(self._items), self._hi + PAGE_SIZE))
+        excess = (self._hi - self._lo) - MAX_RENDERED
+        if excess > 0:
+            self._drop_range(self._lo, self._lo + excess)
+            self._lo += excess
+        self._finish_paging()
+
+    # -- palette --------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Follow palette changes (light/dark) by re-theming and rebuilding the window."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            theme = TranscriptTheme.from_palette(self.palette())
+            if theme != self._theme:
+                self._apply_theme(theme)
+
+    def _apply_theme(self, theme: TranscriptTheme) -> None:
+        self._theme = theme
+        self._renderer = MarkdownRenderer(theme)
+        self._content.setStyleSheet(transcript_style_sheet(theme))
+        window = self._items[self._lo : self._hi]
+        for item in window:
+            self._drop_widget(item.key)
+        for index, item in enumerate(window):
+            self._column_layout.insertWidget(index, self._make_widget(item))
