@@ -154,6 +154,9 @@ class Client:
             if decision.modified_prompt is not None:
                 text = decision.modified_prompt
         if not text.strip():
+            if decision is not None and decision.modified_prompt is not None:
+                raise errors.PromptBlockedError(
+                    "a hook replaced the prompt with an empty one; nothing was sent")
             raise errors.ConfigurationError("the prompt is empty")
         self._answer_open_calls(NOT_EXECUTED_UNANSWERED)
         self._history.append({"role": "user", "content": text})

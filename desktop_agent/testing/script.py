@@ -41,6 +41,18 @@ class Pause:
 
 
 @dataclass(slots=True)
+class Gate:
+    """Hold the stream until a test sets ``event`` (a ``threading.Event``).
+
+    Lets a test observe the client *while* the server is mid-reply, without
+    timing assumptions. ``timeout`` bounds the wait so a failing test ends.
+    """
+
+    event: Any
+    timeout: float = 10.0
+
+
+@dataclass(slots=True)
 class Drop:
     """Abort the connection without finishing the response."""
 
@@ -54,7 +66,7 @@ class Status:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Step = Chunk | Raw | Pause | Drop | Status
+Step = Chunk | Raw | Pause | Gate | Drop | Status
 DONE = Raw(b"data: [DONE]\n\n")
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import script as scripts
-from .script import Chunk, Drop, Pause, Raw, Script, Status
+from .script import Chunk, Drop, Gate, Pause, Raw, Script, Status
 
 Responder = Callable[[dict[str, Any]], Script]
 
@@ -250,6 +250,10 @@ class ScriptedServer:
             elif isinstance(step, Pause):
                 await writer.drain()
                 await asyncio.sleep(step.seconds)
+            elif isinstance(step, Gate):
+                await writer.drain()
+                await asyncio.get_running_loop().run_in_executor(
+                    None, step.event.wait, step.timeout)
             elif isinstance(step, Drop):
                 await writer.drain()
                 writer.transport.abort()
