@@ -243,7 +243,8 @@ class ConversationRunner:
             return await pending.future
         except asyncio.CancelledError:
             # The core's approval timeout (a deny) or the turn being stopped.
-            if not pending.future.done():
+            # Awaiting the future directly means cancellation cancelled it too.
+            if not pending.future.done() or pending.future.cancelled():
                 pending.future.cancel()
                 decision = "cancelled" if self._interrupt_requested else "timed_out"
                 self.emit("approval_resolved", {"tool_use_id": pending.tool_use_id,

@@ -1,0 +1,124 @@
+"""Harness: the REST app on real uvicorn (127.0.0.1, free port) over a real SQLite store.
+
+The model is the scripted OpenAI-compatible server from ``desktop_agent.testing``;
+the API is driven with httpx over real HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from desktop_agent import tool
+from desktop_agent.server import create_app
+from desktop_agent.server.callbacks import BackoffPolicy
+from desktop_agent.store import Store
+
+MASTER_KEY = "test-master-key-0123456789abcdef"
+WAIT = 15.0
+
+
+@tool("get_weather", "The weather in a city.", {"city": str})
+def get_weather(args: dict[str, Any]) -> str:
+    return f"Sunny in {args['city']}"
+
+
+def free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+@dataclass
+class RunningApi:
+    """A served app and a client that carries the key."""
+
+    base_url: str
+    client: httpx.Client
+    store: Store
+    database: Path
+    workdirs: Path
+    server: uvicorn.Server
+    thread: threading.Thread
+    responses: list[httpx.Response] = field(default_factory=list)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(20)
+        self.client.close()
+
+    # -- helpers used by many tests ------------------------------------------------
+    def create(self, **settings: Any) -> dict[str, Any]:
+        response = self.client.post("/conversations", json={"title": "API chat",
+                                                             "settings": settings})
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def events(self, conversation_id: str, after: int = 0, **params: Any) -> list[dict[str, Any]]:
+        collected: list[dict[str, Any]] = []
+        while True:
+            page = self.client.get(f"/conversations/{conversation_id}/events",
+                                   params={"after": after, "limit": 1000, **params}).json()
+            collected += page["events"]
+            after = page["next_after"]
+            if not page["has_more"]:
+                return collected
+
+    def wait_for_event(self, conversation_id: str,
+                       predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            for event in self.events(conversation_id):
+                if predicate(event):
+                    return event
+            time.sleep(0.02)
+        raise AssertionError(f"no matching event in {WAIT} s: "
+                             f"{json.dumps(self.events(conversation_id))[:2000]}")
+
+    def wait_idle(self, conversation_id: str, after: int = 0) -> dict[str, Any]:
+        return self.wait_for_event(conversation_id, lambda e: e["id"] > after
+                                   and e["type"] == "state" and e["data"]["state"] == "idle")
+
+
+def start_api(tmp_path: Path, store: Store | None = None, **app_options: Any) -> RunningApi:
+    database = tmp_path / "conversations.sqlite3"
+    store = store or Store.open(database)
+    workdirs = tmp_path / "workdirs"
+    app_options.setdefault("extra_tools", [get_weather])
+    app_options.setdefault("callback_policy", BackoffPolicy(attempts=5, base=0.05, cap=0.5,
+                                                            timeout=5.0))
+    app_options.setdefault("master_key", MASTER_KEY)
+    app = create_app(store, workdirs_root=workdirs, **app_options)
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1,
+                            lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + WAIT
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.01)
+    base_url = f"http://127.0.0.1:{port}"
+    running = RunningApi(base_url, httpx.Client(base_url=base_url, timeout=WAIT), store,
+                         database, workdirs, server, thread)
+    headers = {"Authorization": f"Bearer {MASTER_KEY}"} if app_options["master_key"] else {}
+    running.client = httpx.Client(
+        base_url=base_url, timeout=WAIT, headers=headers,
+        event_hooks={"response": [lambda r: (r.read(), running.responses.append(r))
+                                  if not r.headers.get("content-type", "").startswith(
+                                      "text/event-stream") else None]},
+    )
+    return running
