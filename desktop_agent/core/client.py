@@ -261,6 +261,24 @@ class Client:
 
     async def _stream_once(self, aggregator: StreamAggregator,
                            usage: _UsageTotals) -> AsyncIterator[Block]:
+        """One request, retried if the connection drops before any content arrived."""
+        attempt = 0
+        while True:
+            try:
+                async for block in self._stream_attempt(aggregator, usage):
+                    yield block
+                return
+            except errors.ServerConnectionError as exc:
+                retry = self.options.retry
+                if (not getattr(exc, "mid_stream", False) or aggregator.content_chunks
+                        or self._interrupt_requested or attempt >= retry.max_retries):
+                    raise
+                attempt += 1
+                log.info("connection dropped before any content; retry %d", attempt)
+                await asyncio.sleep(retry.delay(attempt))
+
+    async def _stream_attempt(self, aggregator: StreamAggregator,
+                              usage: _UsageTotals) -> AsyncIterator[Block]:
         """One request: stream its blocks; on interrupt keep what arrived."""
         options = self.options
         request = self._build_request()
@@ -311,6 +329,7 @@ class Client:
             # keep the partial reply in history, then let the caller see the error
             if aggregator.text or aggregator.tool_blocks:
                 self._append_assistant(aggregator, [], [])
+                self.turn_metadata["dropped"] = True
             raise
         finally:
             if stream is not None:

@@ -68,6 +68,7 @@ class APIError(AgentError):
         status: HTTP status code, or None when no response arrived.
         body: The (redacted) response body, or an empty string.
         base_url: The server the request went to.
+        mid_stream: True when the reply had started streaming before the failure.
     """
 
     def __init__(
@@ -77,6 +78,7 @@ class APIError(AgentError):
         self.status = status
         self.body = body
         self.base_url = base_url
+        self.mid_stream = False  # raised while reading a reply that had started
 
 
 class ServerConnectionError(APIError):

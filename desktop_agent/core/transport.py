@@ -166,9 +166,11 @@ class ChatStream:
         except http_errors as exc:
             timeout = isinstance(exc, _http_error_types("TimeoutException"))
             error_type = errors.RequestTimeoutError if timeout else errors.ServerConnectionError
-            raise error_type(
+            error = error_type(
                 f"The connection to {self._base_url} dropped mid-reply "
-                f"({type(exc).__name__}).", base_url=self._base_url) from exc
+                f"({type(exc).__name__}).", base_url=self._base_url)
+            error.mid_stream = True  # the client may retry if nothing had arrived yet
+            raise error from exc
 
     def _decode(self, payload: str) -> dict[str, Any] | None:
         try:

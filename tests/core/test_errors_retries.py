@@ -143,3 +143,11 @@ def test_retry_policy_backoff():
     assert policy.delay(1, retry_after=60) == 5
     jittered = RetryPolicy(initial_delay=1)
     assert all(0.5 <= jittered.delay(1) <= 1 for _ in range(20))
+
+
+async def test_drop_before_any_content_is_retried(server, make_options):
+    from desktop_agent.testing.script import Drop, Script
+    server.enqueue(Script([Drop()]), script.text("second try"))
+    items, _ = await run(make_options())
+    assert text_of(items) == "second try"
+    assert len(server.requests) == 2
