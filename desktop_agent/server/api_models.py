@@ -192,7 +192,10 @@ class ApprovalDecision(BaseModel):
 
 
 class EventOut(BaseModel):
+    """One event; the same shape in pages, on the SSE stream and in callback POSTs."""
+
     id: int
+    conversation_id: str
     type: EventType
     data: dict[str, Any]
     created_at: float

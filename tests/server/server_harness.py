@@ -122,3 +122,34 @@ def start_api(tmp_path: Path, store: Store | None = None, **app_options: Any) ->
                                       "text/event-stream") else None]},
     )
     return running
+
+
+class SseReader:
+    """Reads Server-Sent Events from a streaming httpx response, one event at a time."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        self._lines = response.iter_lines()
+
+    def next_event(self) -> dict[str, Any]:
+        fields: dict[str, str] = {}
+        for line in self._lines:
+            if line == "":
+                if "data" in fields:
+                    return {"id": int(fields["id"]), "event": fields.get("event"),
+                            **json.loads(fields["data"])}
+                fields = {}
+                continue
+            if line.startswith(":"):
+                continue  # keep-alive comment
+            name, _, value = line.partition(":")
+            fields[name] = value[1:] if value.startswith(" ") else value
+        raise AssertionError("the event stream ended")
+
+    def read_until(self, predicate: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        events = []
+        while True:
+            event = self.next_event()
+            events.append(event)
+            if predicate(event):
+                return events

@@ -36,7 +36,7 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
     env = await asyncio.to_thread(conversation_environment, conversation_id)
     started = time.monotonic()
     try:
-        result = await run_command(body.command, workdir, timeout=body.timeout, env_secrets=env,
+        result = await run_command(body.command, workdir, time_limit=body.timeout, env_secrets=env,
                                    output_cap=OUTPUT_CAP)
     except BuiltinToolError as exc:
         raise ApiError(422, "command_refused", str(exc)) from exc

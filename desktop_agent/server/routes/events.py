@@ -45,8 +45,7 @@ async def list_events(
     events, next_after, has_more = await svc.events.list(conversation_id, after, limit,
                                                          _type_filter(types))
     return EventPage(
-        events=[EventOut(id=e.id, type=e.type, data=e.data, created_at=e.created_at)  # type: ignore[arg-type]
-                for e in events],
+        events=[EventOut(**e.to_dict()) for e in events],
         next_after=next_after,
         has_more=has_more,
     )

@@ -1,0 +1,104 @@
+"""The event log: pagination bounds, SSE with Last-Event-ID resume, survival of a restart."""
+
+from __future__ import annotations
+
+import httpx
+from server_harness import MASTER_KEY, RunningApi, SseReader, start_api
+
+from desktop_agent.store import Store
+from desktop_agent.testing import script
+
+
+def _stream(api: RunningApi, cid: str, **headers: str):
+    return httpx.stream("GET", f"{api.base_url}/conversations/{cid}/events/stream",
+                        headers={"Authorization": f"Bearer {MASTER_KEY}", **headers},
+                        timeout=15)
+
+
+def _one_turn(api: RunningApi, model_server, cid: str, text: str, after: int = 0) -> dict:
+    model_server.enqueue(script.text(text, pieces=len(text.split())))
+    assert api.client.post(f"/conversations/{cid}/run", json={"message": "go"}).status_code == 202
+    return api.wait_idle(cid, after=after)
+
+
+def test_pages_cover_the_log_once_and_limit_is_bounded(api: RunningApi, model_server):
+    cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+    _one_turn(api, model_server, cid, "one two three four five six seven")
+    everything = api.events(cid)
+    pages, after = [], 0
+    while True:
+        page = api.client.get(f"/conversations/{cid}/events",
+                              params={"after": after, "limit": 3}).json()
+        assert len(page["events"]) <= 3
+        pages += page["events"]
+        after = page["next_after"]
+        if not page["has_more"]:
+            break
+    assert [e["id"] for e in pages] == [e["id"] for e in everything]
+    for limit in (0, 1001, -5):
+        answer = api.client.get(f"/conversations/{cid}/events", params={"limit": limit})
+        assert answer.status_code == 422
+        assert answer.json()["code"] == "invalid_request"
+    only_text = api.events(cid, types="text")
+    assert {e["type"] for e in only_text} == {"text"}
+    assert "".join(e["data"]["text"] for e in only_text) == "one two three four five six seven"
+
+
+def test_sse_resume_with_last_event_id_loses_and_repeats_nothing(api: RunningApi, model_server):
+    cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+    first_idle = _one_turn(api, model_server, cid, "a b c d e f g h i j")
+    logged = api.events(cid)
+
+    with _stream(api, cid) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        reader = SseReader(response)
+        seen = [reader.next_event() for _ in range(5)]
+    assert [e["id"] for e in seen] == [1, 2, 3, 4, 5]
+    assert seen == [{**e, "event": e["type"]} for e in logged[:5]]
+
+    # Reconnect after event 5 while a second turn is still to come.
+    with _stream(api, cid, **{"Last-Event-ID": "5"}) as response:
+        reader = SseReader(response)
+        caught_up = reader.read_until(lambda e: e["id"] == first_idle["id"])
+        model_server.enqueue(script.text("live one two three", pieces=4))
+        assert api.client.post(f"/conversations/{cid}/run",
+                               json={"message": "again"}).status_code == 202
+        live = reader.read_until(lambda e: e["type"] == "state" and e["data"]["state"] == "idle")
+    ids = [e["id"] for e in seen + caught_up + live]
+    assert ids == list(range(1, ids[-1] + 1)), "ids must be contiguous: no loss, no duplicates"
+    assert "".join(e["data"]["text"] for e in live if e["type"] == "text") == "live one two three"
+    assert [e["id"] for e in api.events(cid)] == ids
+
+    with _stream(api, cid) as response:
+        pass
+    with httpx.stream("GET", f"{api.base_url}/conversations/{cid}/events/stream",
+                      params={"after": ids[-2]},
+                      headers={"Authorization": f"Bearer {MASTER_KEY}"}, timeout=15) as response:
+        assert SseReader(response).next_event()["id"] == ids[-1]
+    bad = api.client.get(f"/conversations/{cid}/events/stream",
+                         headers={"Last-Event-ID": "seven"})
+    assert bad.status_code == 400
+
+
+def test_events_survive_a_restart_and_ids_continue(tmp_path, data_dir, model_server):
+    api = start_api(tmp_path)
+    try:
+        cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+        idle = _one_turn(api, model_server, cid, "before the restart")
+        before = api.events(cid)
+    finally:
+        api.stop()
+        api.store.close()
+    assert before[-1]["id"] == idle["id"]
+
+    again = start_api(tmp_path, store=Store.open(tmp_path / "conversations.sqlite3"))
+    try:
+        assert again.events(cid) == before
+        _one_turn(again, model_server, cid, "after it", after=idle["id"])
+        after = again.events(cid)
+        assert [e["id"] for e in after] == list(range(1, len(after) + 1))
+        assert after[:len(before)] == before
+    finally:
+        again.stop()
+        again.store.close()
