@@ -69,8 +69,10 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
 
 
 @pytest.fixture
-def start_llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., LlamaServer]]:
-    """Start extra servers owned by one test (e.g. with ``api_key=`` or to kill); all stop after it."""
+def start_llama_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., LlamaServer]]:
+    """Start extra servers owned by one test (``api_key=``, or to kill); they stop after it."""
     _require_llama()
     started: list[LlamaServer] = []
 

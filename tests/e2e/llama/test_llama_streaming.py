@@ -1,0 +1,94 @@
+"""Text streams from a real llama.cpp server through ``query()`` and ``Client``."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+
+import httpx
+import pytest
+from agent_fixtures import llama_options
+from llama_process import LlamaServer
+
+from desktop_agent import Client, TextBlock, Usage, query
+
+pytestmark = pytest.mark.e2e
+
+PROMPT = "Write two sentences about the sea."
+EVAL_LINE = re.compile(r"(?<!prompt )\beval time =.*?([0-9.]+) tokens per second")
+
+
+def _server_eval_speeds(server: LlamaServer) -> list[float]:
+    """The generation speeds llama-server printed, one per finished request."""
+    text = server.log_path.read_text(errors="replace")
+    return [float(m.group(1)) for m in EVAL_LINE.finditer(text)]
+
+
+async def _speeds_after(server: LlamaServer, seen: int) -> list[float]:
+    """Wait (bounded) until the server's log shows a request beyond the first ``seen``."""
+    deadline = time.monotonic() + 10
+    speeds = _server_eval_speeds(server)
+    while len(speeds) <= seen and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        speeds = _server_eval_speeds(server)
+    return speeds
+
+
+async def test_query_streams_real_text_in_pieces(llama_server: LlamaServer) -> None:
+    texts: list[str] = []
+    async for message in query(PROMPT, llama_options(llama_server, max_tokens=32)):
+        assert message.model == "smollm2"
+        for block in message.content:
+            assert isinstance(block, TextBlock)
+            texts.append(block.text)
+
+    assert len(texts) > 1, "the reply should arrive token by token, not in one piece"
+    assert "".join(texts).strip()
+
+
+async def test_client_reports_the_servers_usage_and_speed(llama_server: LlamaServer) -> None:
+    seen = len(_server_eval_speeds(llama_server))
+    items = []
+    async with Client(llama_options(llama_server, max_tokens=32)) as client:
+        await client.query(PROMPT)
+        async for item in client.receive_messages():
+            items.append(item)
+        history = client.history
+
+    *blocks, usage = items
+    assert isinstance(usage, Usage)
+    texts = [b.text for b in blocks if isinstance(b, TextBlock)]
+    assert len(texts) > 1 and len(texts) == len(blocks)
+    reply = "".join(texts)
+    assert history == [{"role": "user", "content": PROMPT},
+                       {"role": "assistant", "content": reply}]
+
+    # Token counts are the server's: the same prompt counted by the server directly.
+    async with httpx.AsyncClient(timeout=30) as http:
+        raw = await http.post(f"{llama_server.base_url}/chat/completions", json={
+            "model": "smollm2", "messages": [{"role": "user", "content": PROMPT}],
+            "max_tokens": 1})
+    assert usage.prompt_tokens == raw.json()["usage"]["prompt_tokens"]
+    assert usage.completion_tokens is not None and 0 < usage.completion_tokens <= 32
+    assert usage.time_to_first_token is not None and usage.time_to_first_token > 0
+    # Tokens per second is the server's own figure (llama.cpp's `timings`), which its
+    # log prints with two decimals for the same request.
+    speeds = await _speeds_after(llama_server, seen)
+    assert usage.tokens_per_second is not None
+    assert usage.tokens_per_second == pytest.approx(speeds[seen], abs=0.01)
+
+
+async def test_client_keeps_a_multi_turn_conversation(llama_server: LlamaServer) -> None:
+    async with Client(llama_options(llama_server, max_tokens=16)) as client:
+        for prompt in ("Hello!", "What did I just say?"):
+            await client.query(prompt)
+            async for _item in client.receive_messages():
+                pass
+        history = client.history
+
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+    assert all(m["content"].strip() for m in history)
+    assert client.last_usage is not None and client.last_usage.prompt_tokens is not None
+    # the second request carried the first exchange
+    assert client.last_usage.prompt_tokens > 20
