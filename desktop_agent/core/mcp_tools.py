@@ -226,7 +226,10 @@ class McpServerConnection:
         return list(self._stderr.lines) if self._stderr else []
 
     def status(self, tool_names: list[str]) -> McpServerStatus:
-        return McpServerStatus(self.name, self.config.transport, self.state, self.error,
+        state = self.state
+        if state == "running" and self._is_dead():
+            state = "crashed"  # noticed here already; the restart happens on next use
+        return McpServerStatus(self.name, self.config.transport, state, self.error,
                                self.stderr_tail(), tool_names, self.restarts)
 
     def _redact(self, text: str) -> str:
@@ -282,16 +285,16 @@ class McpServerConnection:
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(ready), self.startup_timeout)
         except TimeoutError:
-            await self._stop_task()
+            await self._stop_task(cancel=True)
             self.state = "failed"
             self.error = f"did not start within {self.startup_timeout:g} s"
             raise self._failure(self.error) from None
         except asyncio.CancelledError:
-            await self._stop_task()
+            await self._stop_task(cancel=True)
             self.state = "stopped"
             raise
         except Exception as exc:
-            await self._stop_task()
+            await self._stop_task(cancel=True)
             self.state = "failed"
             self.error = f"could not start: {self._redact(_describe(exc))}"
             raise self._failure(self.error) from None
@@ -415,6 +418,8 @@ class McpServerConnection:
         except TimeoutError:
             raise self._failure(f"gave no answer to {tool} within {timeout:g} s") from None
         except MCPError as exc:
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                raise self._failure(f"gave no answer to {tool} within {timeout:g} s") from None
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._lost = True
                 self.state = "crashed"
@@ -424,17 +429,29 @@ class McpServerConnection:
                 f"MCP server {self.name!r} refused {tool}: {exc}")) from None
         return result
 
-    async def _stop_task(self) -> None:
+    async def _stop_task(self, *, cancel: bool = False) -> None:
+        """End the session task: politely via the queue, or by cancelling it.
+
+        A task still starting up never reads the queue, so it is cancelled
+        (``cancel=True``); the transports then stop the server in their own
+        shielded cleanup.
+        """
         task, self._task = self._task, None
         if task is None or task.done():
             return
-        self._jobs.put_nowait(None)
+        if cancel:
+            task.cancel()
+        else:
+            self._jobs.put_nowait(None)
         try:
             await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
         except TimeoutError:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
         except Exception as exc:  # the session already failed; it is gone either way
             log.debug("MCP server %s stopped with %s", self.name, exc)
 
