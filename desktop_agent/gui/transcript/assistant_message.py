@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.block_splitter import (
     CodeClosed,
@@ -27,15 +27,20 @@ from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.items import AssistantItem, TextRun, ToolCallPart, ToolErrorPart
 from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer, plain_text_html
+from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.thinking_section import ThinkingSection
 from desktop_agent.gui.transcript.tool_card import ToolCard
+from desktop_agent.gui.transcript.widget_style import action_button, muted_label, role_label
 
 #: Finished markdown (source characters) gathered into one document before a new one starts.
 CHUNK_CHARS = 1200
 #: The open block is rendered as markdown each frame up to this size, as plain text beyond.
 TAIL_MARKDOWN_CHARS = 1500
+#: Part widgets per page. Parts sit in pages so a change near the end re-lays out
+#: one page and the list of pages, not every part of a very long answer.
+PARTS_PER_PAGE = 16
 
 PROSE_STYLE = """
 p { margin-top: 0px; margin-bottom: 8px; }
@@ -49,7 +54,6 @@ pre { margin: 0px; }
 def prose_view(parent: QWidget | None = None) -> FittedTextBrowser:
     """A text view for rendered markdown with the transcript's paragraph spacing."""
     view = FittedTextBrowser(parent)
-    view.setObjectName("prose")
     view.document().setDefaultStyleSheet(PROSE_STYLE)
     return view
 
@@ -74,7 +78,6 @@ class AssistantMessageWidget(QWidget):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setObjectName("assistantMessage")
         self.item = item
         self._theme = theme
         self._renderer = renderer
@@ -94,13 +97,12 @@ class AssistantMessageWidget(QWidget):
         self._chunk_chars = 0
         self._tail: FittedTextBrowser | None = None
         self._tail_text = ""
+        self._pages: list[QVBoxLayout] = []
         self._cards: dict[str, ToolCard] = {}
         self._waiting_cards: list[tuple[ToolCallPart, ToolCard]] = []
 
-        role = QLabel("Assistant", self)
-        role.setObjectName("roleLabel")
-        self._status = QLabel(self)
-        self._status.setObjectName("statusNote")
+        role = role_label("Assistant", theme, self)
+        self._status = muted_label("", theme, self, scale=0.92)
         role_row = QHBoxLayout()
         role_row.setContentsMargins(0, 0, 0, 0)
         role_row.addWidget(role)
@@ -112,8 +114,10 @@ class AssistantMessageWidget(QWidget):
         self._body.setSpacing(6)
 
         self._actions = QWidget(self)
-        self.copy_button = self._action_button("Copy", self._copy)
-        self.regenerate_button = self._action_button("Regenerate", self.regenerate_requested.emit)
+        self.copy_button = action_button("Copy", theme, self._actions, self._copy)
+        self.regenerate_button = action_button(
+            "Regenerate", theme, self._actions, self.regenerate_requested.emit
+        )
         actions_layout = QHBoxLayout(self._actions)
         actions_layout.setContentsMargins(0, 0, 0, 0)
         actions_layout.setSpacing(2)
@@ -175,8 +179,7 @@ class AssistantMessageWidget(QWidget):
     def plain_text(self) -> str:
         """Everything visible in the turn as plain text (reasoning, answer, tool names)."""
         texts: list[str] = []
-        for index in range(self._body.count()):
-            widget = self._body.itemAt(index).widget()
+        for widget in self.body_widgets():
             if isinstance(widget, CodeBlockWidget):
                 texts.append(widget.code())
             elif isinstance(widget, ThinkingSection):
@@ -192,10 +195,13 @@ class AssistantMessageWidget(QWidget):
     def body_widgets(self) -> list[QWidget]:
         """The part widgets in display order (for inspection)."""
         found = []
-        for index in range(self._body.count()):
-            widget = self._body.itemAt(index).widget()
-            if widget is not None:
-                found.append(widget)
+        for page in self._pages:
+            for index in range(page.count()):
+                widget = page.itemAt(index).widget()
+                if widget is not None:
+                    found.append(widget)
+        if self._tail is not None and self._tail.isVisibleTo(self):
+            found.append(self._tail)
         return found
 
     # -- text runs ------------------------------------------------------------
@@ -205,7 +211,7 @@ class AssistantMessageWidget(QWidget):
             self._close_run()
             self._run_kind = kind
             if kind == "thinking":
-                self._thinking = ThinkingSection(self)
+                self._thinking = ThinkingSection(self._theme, self)
                 self._insert(self._thinking)
             else:
                 self._fold_thinking()
@@ -277,11 +283,18 @@ class AssistantMessageWidget(QWidget):
         self._tail.setVisible(True)
 
     def _insert(self, widget: QWidget) -> None:
-        """Add a part widget at the end, keeping the tail view last."""
-        index = self._body.count()
-        if self._tail is not None:
-            index = self._body.indexOf(self._tail)
-        self._body.insertWidget(index, widget)
+        """Add a part widget at the end (in the last page), keeping the tail view last."""
+        if not self._pages or self._pages[-1].count() >= PARTS_PER_PAGE:
+            page = QWidget(self)
+            page_layout = QVBoxLayout(page)
+            page_layout.setContentsMargins(0, 0, 0, 0)
+            page_layout.setSpacing(self._body.spacing())
+            index = self._body.count()
+            if self._tail is not None:
+                index = self._body.indexOf(self._tail)
+            self._body.insertWidget(index, page)
+            self._pages.append(page_layout)
+        self._pages[-1].addWidget(widget)
 
     # -- tools ----------------------------------------------------------------
 
@@ -314,7 +327,7 @@ class AssistantMessageWidget(QWidget):
 
     def _add_tool_error(self, text: str) -> None:
         label = QLabel(text, self)
-        label.setObjectName("toolError")
+        set_text_color(label, self._theme.error_text)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._insert(label)
@@ -337,14 +350,6 @@ class AssistantMessageWidget(QWidget):
             self._status.setText("· stopped")
         self._actions.setVisible(True)
         self.regenerate_button.setVisible(self._regenerate_allowed)
-
-    def _action_button(self, text: str, slot: object) -> QToolButton:
-        button = QToolButton(self)
-        button.setObjectName("actionButton")
-        button.setText(text)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        button.clicked.connect(slot)
-        return button
 
     def _copy(self) -> None:
         text = self.item.markdown()

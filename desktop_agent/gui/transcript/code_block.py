@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.code_highlight import highlight_job
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
 from desktop_agent.gui.transcript.text_views import FittedPlainText
 from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.gui.transcript.widget_style import action_button, muted_label
+
+_HEADER_HEIGHT = 28
 
 
-class CodeBlockWidget(QFrame):
+class CodeBlockWidget(PaintedPanel):
     """Shows code as it streams (plain), then highlighted once the block closes.
 
     Signals:
@@ -36,18 +42,21 @@ class CodeBlockWidget(QFrame):
         self._finished = False
         self.highlighted = False
 
+        self.set_panel_colors(
+            theme.code_background,
+            theme.border,
+            header_fill=theme.code_header,
+            header_height=_HEADER_HEIGHT,
+        )
         header = QWidget(self)
-        header.setObjectName("codeHeader")
-        self._label = QLabel(language or "code", header)
-        self._label.setObjectName("codeLanguage")
-        self.copy_button = QToolButton(header)
+        header.setFixedHeight(_HEADER_HEIGHT)
+        self._label = muted_label(language or "code", theme, header, scale=0.85)
+        self._label.setAlignment(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
+        self.copy_button = action_button("Copy", theme, header, self._copy)
         self.copy_button.setObjectName("codeCopy")
-        self.copy_button.setText("Copy")
         self.copy_button.setToolTip("Copy code")
-        self.copy_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.copy_button.clicked.connect(self._copy)
         header_layout = QHBoxLayout(header)
-        header_layout.setContentsMargins(10, 3, 6, 3)
+        header_layout.setContentsMargins(10, 0, 4, 0)
         header_layout.addWidget(self._label)
         header_layout.addStretch(1)
         header_layout.addWidget(self.copy_button)
@@ -55,9 +64,10 @@ class CodeBlockWidget(QFrame):
         self.code_view = FittedPlainText(self)
         self.code_view.setObjectName("codeBody")
         self.code_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        set_text_color(self.code_view, theme.text)
 
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(1, 0, 1, 1)
         layout.setSpacing(0)
         layout.addWidget(header)
         layout.addWidget(self.code_view)
@@ -87,7 +97,7 @@ class CodeBlockWidget(QFrame):
         else:
             self._scheduler.add_job(job)
 
-    def _highlight(self):  # type: ignore[no-untyped-def]
+    def _highlight(self) -> Iterator[object]:
         document = self.code_view.document()
         yield from highlight_job(
             document, document.toPlainText(), self._language, self._theme.code_style

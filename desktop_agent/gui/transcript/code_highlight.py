@@ -10,7 +10,9 @@ so the code never flickers or reflows.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -20,18 +22,42 @@ from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument
 
+from desktop_agent.gui.transcript.frame_scheduler import WAIT
+
 TOKENS_PER_STEP = 64
 
+# Building a pygments lexer compiles its regular expressions the first time a
+# language is seen (tens of milliseconds for Python), which would freeze the
+# window mid-stream. Lexers are therefore built on a worker thread, once per
+# language, and shared: a lexer keeps no state between get_tokens calls.
+_lexer_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lexer-loader")
+_lexers: dict[str, Future[Lexer]] = {}
+_lexers_lock = threading.Lock()
 
-def lexer_for(language: str) -> Lexer:
-    """The pygments lexer for a fence's info word; plain text if unknown."""
-    name = language.strip().lower()
+
+def _build_lexer(name: str) -> Lexer:
     if name:
         try:
             return get_lexer_by_name(name, stripnl=False, ensurenl=False)
         except ClassNotFound:
             pass
     return TextLexer()
+
+
+def lexer_future(language: str) -> Future[Lexer]:
+    """The lexer for a fence's info word (plain text if unknown), loading in the background."""
+    name = language.strip().lower()
+    with _lexers_lock:
+        future = _lexers.get(name)
+        if future is None:
+            future = _lexer_pool.submit(_build_lexer, name)
+            _lexers[name] = future
+    return future
+
+
+def lexer_for(language: str) -> Lexer:
+    """The lexer for a fence's info word, waiting for it if needed."""
+    return lexer_future(language).result()
 
 
 @functools.lru_cache(maxsize=8)
@@ -58,16 +84,20 @@ def _utf16_length(text: str) -> int:
 
 def highlight_job(
     document: QTextDocument, code: str, language: str, style_name: str
-) -> Iterator[None]:
+) -> Iterator[object]:
     """Colour ``code`` (already the document's text) step by step.
 
     Yields after every few dozen tokens; drive it with ``FrameScheduler``.
     """
+    loading = lexer_future(language)
+    while not loading.done():
+        yield WAIT
+    lexer = loading.result()
     formats = _style_formats(style_name)
     cursor = QTextCursor(document)
     position = 0
     in_step = 0
-    for _index, token_type, value in lexer_for(language).get_tokens_unprocessed(code):
+    for _index, token_type, value in lexer.get_tokens_unprocessed(code):
         length = _utf16_length(value)
         fmt = None
         kind: _TokenType | None = token_type

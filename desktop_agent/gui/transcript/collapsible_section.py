@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QVBoxLayout, QWidget
+
+from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.gui.transcript.widget_style import muted_label, scaled_font
 
 
-class CollapsibleSection(QFrame):
+class CollapsibleSection(PaintedPanel):
     """A header button that shows or hides a body widget.
 
     Signals:
@@ -15,18 +19,21 @@ class CollapsibleSection(QFrame):
 
     toggled = Signal(bool)
 
-    def __init__(self, title: str, body: QWidget, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, title: str, body: QWidget, theme: TranscriptTheme, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.header_button = QToolButton(self)
-        self.header_button.setObjectName("sectionHeader")
+        self.header_button.setAutoRaise(True)
+        self.header_button.setFont(scaled_font(self.header_button, bold=True))
+        set_text_color(self.header_button, theme.text)
         self.header_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.header_button.setCheckable(True)
         self.header_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.header_button.setArrowType(Qt.ArrowType.RightArrow)
         self.header_button.setText(title)
-        self.header_button.toggled.connect(self._apply_expanded)
-        self.detail_label = QLabel(self)
-        self.detail_label.setObjectName("sectionDetail")
+        self.header_button.clicked.connect(self._toggle)
+        self._expanded = False
+        self.detail_label = muted_label("", theme, self)
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
         header.setSpacing(6)
@@ -44,17 +51,22 @@ class CollapsibleSection(QFrame):
     @property
     def expanded(self) -> bool:
         """Whether the body is shown."""
-        return self.header_button.isChecked()
+        return self._expanded
 
     def set_expanded(self, expanded: bool) -> None:
         """Show or hide the body."""
-        self.header_button.setChecked(expanded)
+        if expanded != self._expanded:
+            self._apply_expanded(expanded)
 
     def set_title(self, title: str) -> None:
         """Change the header text."""
         self.header_button.setText(title)
 
+    def _toggle(self) -> None:
+        self._apply_expanded(not self._expanded)
+
     def _apply_expanded(self, expanded: bool) -> None:
+        self._expanded = expanded
         self.header_button.setArrowType(
             Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow
         )

@@ -19,11 +19,28 @@ from PySide6.QtCore import QObject, QTimer
 log = logging.getLogger("desktop_agent.gui.transcript")
 
 FRAME_MS = 16
-SLICE_BUDGET_S = 0.005
+#: Time a frame may spend on sliced jobs, counted from the frame's start.
+FRAME_BUDGET_S = 0.006
+#: Jobs always get at least this much, so formatting finishes even in busy frames.
+MIN_JOB_SLICE_S = 0.001
+
+
+class _Wait:
+    """What a job yields when it cannot progress yet (e.g. waiting on a thread)."""
+
+
+#: Yield this from a job to be skipped until the next frame.
+WAIT = _Wait()
 
 
 class FrameScheduler(QObject):
-    """Runs frame hooks, then sliced background jobs, on a single-shot timer."""
+    """Runs frame hooks, then sliced background jobs, on a single-shot timer.
+
+    Attributes:
+        frames_run: frames run so far.
+        busy_seconds: time spent inside frames (hooks and jobs), for benchmarks.
+        longest_frame_seconds: the slowest frame so far.
+    """
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -32,7 +49,10 @@ class FrameScheduler(QObject):
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self.run_frame)
         self._hooks: list[Callable[[], None]] = []
-        self._jobs: deque[Iterator[None]] = deque()
+        self._jobs: deque[Iterator[object]] = deque()
+        self.frames_run = 0
+        self.busy_seconds = 0.0
+        self.longest_frame_seconds = 0.0
 
     def add_frame_hook(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` at the start of every frame that runs."""
@@ -43,8 +63,11 @@ class FrameScheduler(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
-    def add_job(self, job: Iterator[None]) -> None:
-        """Run ``job`` (a generator that yields between small steps) over frames."""
+    def add_job(self, job: Iterator[object]) -> None:
+        """Run ``job`` over frames: a generator that yields after each small step.
+
+        A job that yields :data:`WAIT` is not resumed again in the same frame.
+        """
         self._jobs.append(job)
         self.request_frame()
 
@@ -55,20 +78,31 @@ class FrameScheduler(QObject):
 
     def run_frame(self) -> None:
         """Run the hooks, then jobs until the slice budget is spent."""
+        started = time.perf_counter()
         for hook in self._hooks:
             hook()
-        deadline = time.perf_counter() + SLICE_BUDGET_S
+        deadline = max(started + FRAME_BUDGET_S, time.perf_counter() + MIN_JOB_SLICE_S)
+        waiting: list[Iterator[object]] = []
         while self._jobs and time.perf_counter() < deadline:
             job = self._jobs[0]
             try:
-                next(job)
+                step = next(job)
             except StopIteration:
                 self._jobs.popleft()
+                continue
             except Exception:
                 log.exception("A display job failed; the text stays unformatted")
                 self._jobs.popleft()
+                continue
+            if step is WAIT:
+                waiting.append(self._jobs.popleft())
+        self._jobs.extend(waiting)
         if self._jobs:
             self.request_frame()
+        spent = time.perf_counter() - started
+        self.frames_run += 1
+        self.busy_seconds += spent
+        self.longest_frame_seconds = max(self.longest_frame_seconds, spent)
 
     def run_all_jobs(self) -> None:
         """Finish every pending job now (for callers that need the final look)."""

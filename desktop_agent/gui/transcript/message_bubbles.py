@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QStyle,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.items import ErrorItem, UserItem
+from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.gui.transcript.widget_style import action_button, role_label
 
 #: A bubble takes at most this share of the transcript's width.
 BUBBLE_WIDTH_SHARE = 0.8
@@ -34,23 +28,23 @@ class UserMessageWidget(QWidget):
     edit_requested = Signal(str, str)
     copy_requested = Signal(str)
 
-    def __init__(self, item: UserItem, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, item: UserItem, theme: TranscriptTheme, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
-        self.setObjectName("userMessage")
         self.item = item
-        self.bubble = QFrame(self)
-        self.bubble.setObjectName("userBubble")
+        self.bubble = PaintedPanel(self)
+        self.bubble.set_panel_colors(theme.user_bubble, radius=14)
         self.text_view = FittedTextBrowser(self.bubble)
-        self.text_view.setObjectName("userText")
+        set_text_color(self.text_view, theme.user_bubble_text)
         self.text_view.setPlainText(item.text)
         bubble_layout = QVBoxLayout(self.bubble)
         bubble_layout.setContentsMargins(12, 8, 12, 8)
         bubble_layout.addWidget(self.text_view)
 
-        role = QLabel("You", self)
-        role.setObjectName("roleLabel")
-        self.copy_button = self._action_button("Copy", self._copy)
-        self.edit_button = self._action_button("Edit", self._edit)
+        role = role_label("You", theme, self)
+        self.copy_button = action_button("Copy", theme, self, self._copy)
+        self.edit_button = action_button("Edit", theme, self, self._edit)
 
         role_row = QHBoxLayout()
         role_row.addStretch(1)
@@ -87,14 +81,6 @@ class UserMessageWidget(QWidget):
         limit = int(event.size().width() * BUBBLE_WIDTH_SHARE)
         self.bubble.setFixedWidth(max(60, min(self._natural_width + _BUBBLE_PADDING, limit)))
 
-    def _action_button(self, text: str, slot: object) -> QToolButton:
-        button = QToolButton(self)
-        button.setObjectName("actionButton")
-        button.setText(text)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        button.clicked.connect(slot)
-        return button
-
     def _edit(self) -> None:
         self.edit_requested.emit(self.item.key, self.item.text)
 
@@ -103,7 +89,7 @@ class UserMessageWidget(QWidget):
         self.copy_requested.emit(self.item.text)
 
 
-class ErrorNoticeWidget(QFrame):
+class ErrorNoticeWidget(PaintedPanel):
     """An error in words, with a Retry button when retrying makes sense.
 
     Signals:
@@ -112,9 +98,11 @@ class ErrorNoticeWidget(QFrame):
 
     retry_requested = Signal()
 
-    def __init__(self, item: ErrorItem, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, item: ErrorItem, theme: TranscriptTheme, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
-        self.setObjectName("errorNotice")
+        self.set_panel_colors(theme.error_background, theme.error_text)
         self.item = item
         icon = QLabel(self)
         size = self.style().pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)
@@ -123,11 +111,10 @@ class ErrorNoticeWidget(QFrame):
         )
         icon.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.message_label = QLabel(item.text, self)
-        self.message_label.setObjectName("errorText")
+        set_text_color(self.message_label, theme.text)
         self.message_label.setWordWrap(True)
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.retry_button = QPushButton("Retry", self)
-        self.retry_button.setObjectName("retryButton")
         self.retry_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.retry_button.clicked.connect(self.retry_requested.emit)
         self.retry_button.setVisible(item.retry)

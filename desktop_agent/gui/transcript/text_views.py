@@ -14,6 +14,8 @@ from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import QDesktopServices, QTextCursor, QWheelEvent
 from PySide6.QtWidgets import QFrame, QPlainTextEdit, QSizePolicy, QTextBrowser, QWidget
 
+from desktop_agent.gui.transcript.painted_panel import make_transparent
+
 _SAFE_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 
 
@@ -34,7 +36,8 @@ class FittedTextBrowser(QTextBrowser):
         self.anchorClicked.connect(self._open_link)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
         self.document().setDocumentMargin(2)
-        self.viewport().setAutoFillBackground(False)
+        make_transparent(self)
+        make_transparent(self.viewport())
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
 
@@ -86,6 +89,8 @@ class FittedPlainText(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().setDocumentMargin(8)
+        make_transparent(self)
+        make_transparent(self.viewport())
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self.horizontalScrollBar().rangeChanged.connect(self._fit_height)
         self._fit_height()

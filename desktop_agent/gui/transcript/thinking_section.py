@@ -10,17 +10,19 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWidget
 
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
+from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
+from desktop_agent.gui.transcript.theme import TranscriptTheme
 
 
 class ThinkingSection(CollapsibleSection):
     """Collapsible reasoning text; appends are O(size of the piece)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, theme: TranscriptTheme, parent: QWidget | None = None) -> None:
         self.text_view = FittedTextBrowser()
-        self.text_view.setObjectName("thinkingText")
-        super().__init__("Thinking…", self.text_view, parent)
-        self.setObjectName("thinking")
+        set_text_color(self.text_view, theme.muted_text)
+        super().__init__("Thinking…", self.text_view, theme, parent)
+        self.set_left_bar(theme.border)
         self._chars = 0
         self.set_expanded(True)
 

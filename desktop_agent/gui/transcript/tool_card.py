@@ -11,13 +11,15 @@ import json
 from typing import Any
 
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.painted_panel import PaintedPanel
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.gui.transcript.widget_style import muted_label
 
 #: Output beyond this many characters is cut in the card (the model got all of it).
 OUTPUT_DISPLAY_LIMIT = 20_000
@@ -53,30 +55,34 @@ class ToolCard(CollapsibleSection):
         body_layout = QVBoxLayout(body)
         body_layout.setContentsMargins(18, 2, 0, 4)
         body_layout.setSpacing(4)
-        super().__init__(name, body, parent)
-        self.setObjectName("toolCard")
+        super().__init__(name, body, theme, parent)
+        self._theme = theme
+        self.set_panel_colors(theme.card_background, theme.border)
         self.tool_use_id = tool_use_id
         self.tool_name = name
         self.arguments_text = format_arguments(arguments)
         self.output_text: str | None = None
         self.is_error = False
 
-        arguments_label = QLabel("Arguments", body)
-        arguments_label.setObjectName("cardCaption")
+        arguments_label = muted_label("Arguments", theme, body, bold=True, scale=0.85)
         self.arguments_view = CodeBlockWidget("json", theme, scheduler, body)
         self.arguments_view.append(self.arguments_text)
         self.arguments_view.finish()
-        self._output_label = QLabel("Output", body)
-        self._output_label.setObjectName("cardCaption")
-        self.output_view = FittedTextBrowser(body)
-        self.output_view.setObjectName("toolOutput")
+        self._output_label = muted_label("Output", theme, body, bold=True, scale=0.85)
+        self._output_panel = PaintedPanel(body)
+        self._output_panel.set_panel_colors(theme.code_background, radius=6)
+        self.output_view = FittedTextBrowser(self._output_panel)
+        self.output_view.document().setDocumentMargin(8)
+        output_layout = QVBoxLayout(self._output_panel)
+        output_layout.setContentsMargins(0, 0, 0, 0)
+        output_layout.addWidget(self.output_view)
         self.output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self._output_label.setVisible(False)
-        self.output_view.setVisible(False)
+        self._output_panel.setVisible(False)
         body_layout.addWidget(arguments_label)
         body_layout.addWidget(self.arguments_view)
         body_layout.addWidget(self._output_label)
-        body_layout.addWidget(self.output_view)
+        body_layout.addWidget(self._output_panel)
 
         self.header_button.setToolTip(f"Tool call {tool_use_id}")
         self._source = source
@@ -93,7 +99,7 @@ class ToolCard(CollapsibleSection):
         self.output_view.setPlainText(shown or "(no output)")
         self._output_label.setText("Error" if is_error else "Output")
         self._output_label.setVisible(True)
-        self.output_view.setVisible(True)
+        self._output_panel.setVisible(True)
         self._set_status("failed" if is_error else "done")
 
     def set_error(self, text: str) -> None:
@@ -103,6 +109,5 @@ class ToolCard(CollapsibleSection):
     def _set_status(self, status: str) -> None:
         parts = [part for part in (self._source, status) if part]
         self.detail_label.setText(" · ".join(parts))
-        self.setProperty("failed", self.is_error)
-        self.style().unpolish(self)
-        self.style().polish(self)
+        border = self._theme.error_text if self.is_error else self._theme.border
+        self.set_panel_colors(self._theme.card_background, border)

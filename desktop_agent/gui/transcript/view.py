@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
@@ -46,7 +47,7 @@ from desktop_agent.gui.transcript.items import (
 )
 from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
 from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
-from desktop_agent.gui.transcript.style_sheet import transcript_style_sheet
+from desktop_agent.gui.transcript.none_refcount_guard import guard_none_refcount
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -81,6 +82,7 @@ class TranscriptView(QScrollArea):
     follows_end_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
+        guard_none_refcount()
         super().__init__(parent)
         self.setObjectName("transcript")
         self.setWidgetResizable(True)
@@ -118,7 +120,7 @@ class TranscriptView(QScrollArea):
         self._scheduler.add_frame_hook(self._show_pending)
         self._theme = TranscriptTheme.from_palette(self.palette())
         self._renderer = MarkdownRenderer(self._theme)
-        self._content.setStyleSheet(transcript_style_sheet(self._theme))
+        self._apply_content_style()
 
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
@@ -282,6 +284,11 @@ class TranscriptView(QScrollArea):
         return text() if callable(text) else ""
 
     @property
+    def theme(self) -> TranscriptTheme:
+        """The colours in use (derived from the current palette)."""
+        return self._theme
+
+    @property
     def scheduler(self) -> FrameScheduler:
         """The frame scheduler (exposed so callers can finish pending formatting)."""
         return self._scheduler
@@ -358,12 +365,12 @@ class TranscriptView(QScrollArea):
     def _make_widget(self, item: TranscriptItem) -> QWidget:
         widget: QWidget
         if isinstance(item, UserItem):
-            user = UserMessageWidget(item, self._column)
+            user = UserMessageWidget(item, self._theme, self._column)
             user.edit_requested.connect(self.edit_requested.emit)
             user.copy_requested.connect(self.copy_requested.emit)
             widget = user
         elif isinstance(item, ErrorItem):
-            error = ErrorNoticeWidget(item, self._column)
+            error = ErrorNoticeWidget(item, self._theme, self._column)
             error.retry_requested.connect(self.retry_requested.emit)
             widget = error
         else:
@@ -485,10 +492,18 @@ class TranscriptView(QScrollArea):
             if theme != self._theme:
                 self._apply_theme(theme)
 
+    def _apply_content_style(self) -> None:
+        # An opaque, palette-filled content widget lets Qt scroll by moving
+        # pixels and repaint only the newly exposed strip.
+        palette = self._content.palette()
+        palette.setColor(QPalette.ColorRole.Window, QColor(self._theme.background))
+        self._content.setPalette(palette)
+        self._content.setAutoFillBackground(True)
+
     def _apply_theme(self, theme: TranscriptTheme) -> None:
         self._theme = theme
         self._renderer = MarkdownRenderer(theme)
-        self._content.setStyleSheet(transcript_style_sheet(theme))
+        self._apply_content_style()
         window = self._items[self._lo : self._hi]
         for item in window:
             self._drop_widget(item.key)

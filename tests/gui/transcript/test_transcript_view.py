@@ -1,0 +1,199 @@
+"""TranscriptView as a whole: scrolling, actions, history and themes."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
+from desktop_agent.gui.transcript.tool_card import ToolCard
+from desktop_agent.gui.transcript.view import MAX_RENDERED, PAGE_SIZE
+
+
+def fill(view, count: int) -> None:
+    for index in range(count):
+        view.add_user_message(f"Question {index}")
+        view.begin_assistant_message()
+        view.append_text(f"Answer {index}\n\nwith a second paragraph.")
+        view.end_assistant_message()
+
+
+def at_bottom(view) -> bool:
+    bar = view.verticalScrollBar()
+    return bar.value() >= bar.maximum() - 4
+
+
+def test_view_follows_the_end_until_scrolled_up_and_again_at_the_end(view, qtbot):
+    fill(view, 15)
+    qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 0 and at_bottom(view))
+    assert view.follows_end
+
+    key = view.begin_assistant_message()
+    view.append_text("Streaming line one\n\n")
+    qtbot.waitUntil(lambda: "Streaming line one" in view.item_text(key))
+    qtbot.waitUntil(lambda: at_bottom(view))
+
+    with qtbot.waitSignal(view.follows_end_changed, timeout=2000) as changed:
+        view.verticalScrollBar().setValue(0)  # what dragging the scroll bar up does
+    assert changed.args == [False]
+    assert not view.follows_end
+    for index in range(30):
+        view.append_text(f"more text {index}\n\n")
+    qtbot.waitUntil(lambda: "more text 29" in view.item_text(key))
+    assert view.verticalScrollBar().value() == 0  # the reader's place is kept
+    assert not view.follows_end
+
+    view.verticalScrollBar().setValue(view.verticalScrollBar().maximum())
+    assert view.follows_end
+    view.append_text("last words")
+    view.end_assistant_message()
+    qtbot.waitUntil(lambda: at_bottom(view))
+
+
+def test_retry_button_emits_retry_requested(view, qtbot):
+    view.add_user_message("hello")
+    key = view.add_error("Could not reach the server (connection refused).")
+    notice = view.item_widget(key)
+    assert isinstance(notice, ErrorNoticeWidget)
+    assert "connection refused" in view.item_text(key)
+    qtbot.waitUntil(notice.retry_button.isVisible)
+    with qtbot.waitSignal(view.retry_requested, timeout=2000):
+        qtbot.mouseClick(notice.retry_button, Qt.MouseButton.LeftButton)
+
+
+def test_error_without_retry_has_no_retry_button(view, qtbot):
+    key = view.add_error("The model is not loaded.", retry=False)
+    notice = view.item_widget(key)
+    qtbot.wait(10)
+    assert not notice.retry_button.isVisible()
+
+
+def test_edit_emits_key_and_text_and_regenerate_sits_on_last_answer(view, qtbot):
+    user_key = view.add_user_message("What is 2+2?", message_id="m1")
+    assert user_key == "m1"
+    first = view.begin_assistant_message()
+    view.append_text("4")
+    view.end_assistant_message()
+    view.add_user_message("And 3+3?")
+    second = view.begin_assistant_message()
+    view.append_text("6")
+    second_widget = view.item_widget(second)
+    qtbot.waitUntil(second_widget.isVisible)
+    assert not second_widget.regenerate_button.isVisible()  # not while streaming
+    view.end_assistant_message()
+    first_widget = view.item_widget(first)
+    assert not first_widget.regenerate_button.isVisible()
+    qtbot.waitUntil(second_widget.regenerate_button.isVisible)
+    with qtbot.waitSignal(view.regenerate_requested, timeout=2000):
+        qtbot.mouseClick(second_widget.regenerate_button, Qt.MouseButton.LeftButton)
+
+    user_widget = view.item_widget("m1")
+    assert isinstance(user_widget, UserMessageWidget)
+    with qtbot.waitSignal(view.edit_requested, timeout=2000) as edit:
+        qtbot.mouseClick(user_widget.edit_button, Qt.MouseButton.LeftButton)
+    assert edit.args == ["m1", "What is 2+2?"]
+
+
+def test_copy_answer_puts_markdown_on_clipboard(view, qtbot):
+    key = view.begin_assistant_message()
+    view.append_text("Use **bold** here.")
+    view.end_assistant_message()
+    widget = view.item_widget(key)
+    qtbot.waitUntil(widget.copy_button.isVisible)
+    with qtbot.waitSignal(view.copy_requested, timeout=2000) as copied:
+        qtbot.mouseClick(widget.copy_button, Qt.MouseButton.LeftButton)
+    assert copied.args == ["Use **bold** here."]
+    assert QGuiApplication.clipboard().text() == "Use **bold** here."
+
+
+def history(count: int) -> list[dict]:
+    messages = []
+    for index in range(count // 2):
+        messages.append({"role": "user", "content": f"question {index}"})
+        messages.append({"role": "assistant", "content": f"answer **{index}**"})
+    return messages
+
+
+def test_loading_5000_messages_renders_a_bounded_window(view, qtbot):
+    view.load_messages(history(5000))
+    assert len(view.item_keys()) == 5000
+    assert view.rendered_item_count() <= PAGE_SIZE
+    last = view.item_keys()[-1]
+    assert "answer 2499" in view.item_text(last)
+    assert view.item_text(view.item_keys()[0]) == ""  # not rendered
+    qtbot.waitUntil(lambda: at_bottom(view) and view.follows_end)
+
+    # Scrolling to the top repeatedly loads older pages but never everything.
+    earliest_seen = len(view.item_keys())
+    for _ in range(6):
+        view.verticalScrollBar().setValue(0)
+        qtbot.wait(80)
+        rendered = [i for i, k in enumerate(view.item_keys()) if view.item_widget(k) is not None]
+        earliest_seen = min(earliest_seen, rendered[0])
+        assert view.rendered_item_count() <= MAX_RENDERED
+    assert earliest_seen < 5000 - 2 * PAGE_SIZE
+    assert not view.follows_end
+
+    view.scroll_to_end()
+    assert view.follows_end
+    assert "answer 2499" in view.item_text(last)
+    assert view.rendered_item_count() <= MAX_RENDERED
+
+
+def test_history_groups_tool_rounds_into_one_answer(view):
+    view.load_messages(
+        [
+            {"role": "system", "content": "be brief"},
+            {"id": "u1", "role": "user", "content": "Weather in Paris?"},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "I should call the tool.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "Sunny"},
+            {"role": "assistant", "content": "It is sunny in Paris."},
+        ]
+    )
+    assert view.item_keys() == ["u1", "a1"]
+    answer = view.item_widget("a1")
+    assert isinstance(answer, AssistantMessageWidget)
+    cards = [w for w in answer.body_widgets() if isinstance(w, ToolCard)]
+    assert len(cards) == 1
+    assert cards[0].output_text == "Sunny"
+    text = view.item_text("a1")
+    assert "I should call the tool." in text
+    assert "It is sunny in Paris." in text
+
+
+def test_history_skips_entries_that_are_not_messages(view):
+    view.load_messages(
+        [{"role": "user", "content": "hi"}, 42, {"role": "assistant", "content": "yo"}]
+    )
+    assert len(view.item_keys()) == 2
+
+
+def test_dark_palette_switches_colours_and_code_style(view, qtbot):
+    key = view.begin_assistant_message()
+    view.append_text("```python\nx = 1\n```\n")
+    view.end_assistant_message()
+    assert not view.theme.dark
+    palette = QPalette(view.palette())
+    palette.setColor(QPalette.ColorRole.Window, QColor("#1e1f22"))
+    palette.setColor(QPalette.ColorRole.WindowText, QColor("#e6e6e6"))
+    palette.setColor(QPalette.ColorRole.Base, QColor("#2b2d30"))
+    palette.setColor(QPalette.ColorRole.Text, QColor("#e6e6e6"))
+    view.setPalette(palette)
+    assert view.theme.dark
+    assert view.theme.code_style == "github-dark"
+    assert "x = 1" in view.item_text(key)  # rebuilt in the new colours
+    content = view.widget()
+    assert content.palette().color(QPalette.ColorRole.Window).name() == "#1e1f22"
