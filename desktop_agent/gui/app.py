@@ -1,0 +1,91 @@
+"""Start the window: QApplication, the qasync loop, the error sink, the store.
+
+The window is shown (and painted) before anything heavy is loaded; the openai
+SDK is warmed up in a worker thread right after the first paint so the first
+message does not wait for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+log = logging.getLogger("desktop_agent.gui.app")
+
+APP_NAME = "Desktop Agent"
+WARM_UP_MODULES = ("openai", "desktop_agent.core.transport")
+
+
+def create_application(argv: Sequence[str]) -> object:
+    """The QApplication (created once), themed to follow the system."""
+    from PySide6.QtWidgets import QApplication
+
+    from .theme import follow_system_theme
+
+    app = QApplication.instance() or QApplication(list(argv))
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName("desktop-agent")
+    app.setApplicationDisplayName(APP_NAME)
+    follow_system_theme(app)  # type: ignore[arg-type]
+    return app
+
+
+def _warm_up() -> None:
+    """Import what the first turn needs, off the UI thread."""
+    for name in WARM_UP_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # a missing optional module only costs time later
+            log.debug("warm-up import of %s failed: %s", name, exc)
+
+
+def run_app(argv: Sequence[str]) -> int:
+    """Open the main window and run until it closes; returns the exit status."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QMessageBox
+
+    app = create_application(argv)
+    import qasync  # after PySide6, so qasync picks the right binding
+
+    from .error_sink import ErrorSink
+    from .main_window import MainWindow
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    sink = ErrorSink()
+    sink.install(loop)
+    app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]
+
+    from desktop_agent.store import DatabaseUnusableError, Store
+
+    try:
+        store = Store.open()
+    except DatabaseUnusableError as exc:
+        QMessageBox.critical(None, APP_NAME, f"The conversation database cannot be opened: "
+                             f"{exc}\n\nNothing was changed.")
+        return 1
+
+    window = MainWindow(store)
+    sink.reported.connect(window.show_error_notice)
+    window.show()
+    QTimer.singleShot(0, lambda: loop.run_in_executor(None, _warm_up))
+
+    async def until_closed() -> None:
+        closed = asyncio.Event()
+        window.closed.connect(closed.set)
+        await closed.wait()
+
+    try:
+        with loop:
+            loop.run_until_complete(until_closed())
+    finally:
+        sink.uninstall()
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_app(sys.argv))

@@ -1,0 +1,363 @@
+"""The "Approvals" dock: tool calls waiting for a person, from every tab.
+
+It shows the queue, the selected request's conversation, tool and arguments
+(formatted JSON the person may edit), and the four answers. It only displays
+and resolves requests through the :class:`ApprovalQueue`; what an answer
+means is up to the conversation's controller.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .approval_queue import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalQueue,
+    ApprovalRequest,
+    RequestState,
+)
+
+log = logging.getLogger("desktop_agent.gui.approvals")
+
+ALLOW_SHORTCUT = "Ctrl+Shift+Return"
+DENY_SHORTCUT = "Ctrl+Shift+Backspace"
+
+
+def _format_countdown(seconds: float) -> str:
+    seconds = max(0, int(seconds + 0.999))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class ApprovalDock(QDockWidget):
+    """Dockable panel listing approval requests.
+
+    Signals:
+        request_shown(str): A request of this conversation id became visible
+            (the window may switch to its tab).
+    """
+
+    request_shown = Signal(str)
+
+    def __init__(self, queue: ApprovalQueue, parent: QWidget | None = None) -> None:
+        super().__init__("Approvals", parent)
+        self.setObjectName("approvalsDock")
+        self._queue = queue
+        self._items: dict[int, QListWidgetItem] = {}
+        self._requests_by_number: dict[int, ApprovalRequest] = {}
+        self._shown: ApprovalRequest | None = None
+
+        body = QWidget()
+        outer = QVBoxLayout(body)
+        outer.setContentsMargins(8, 8, 8, 8)
+        self._stack = QStackedWidget()
+        outer.addWidget(self._stack)
+
+        empty = QLabel("No tool is waiting for approval.\n\nWhen a model asks to run a tool, "
+                       "the request appears here.")
+        empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        empty.setWordWrap(True)
+        empty.setEnabled(False)
+        self._stack.addWidget(empty)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        self._list = QListWidget()
+        self._list.setObjectName("approvalList")
+        self._list.currentItemChanged.connect(self._on_current_changed)
+        splitter.addWidget(self._list)
+        splitter.addWidget(self._build_detail())
+        splitter.setStretchFactor(1, 3)
+        self._stack.addWidget(splitter)
+        self.setWidget(body)
+
+        self._tick = QTimer(self)
+        self._tick.setInterval(500)
+        self._tick.timeout.connect(self._update_countdown)
+
+        QShortcut(QKeySequence(ALLOW_SHORTCUT), self, self.allow_once,
+                  context=Qt.ShortcutContext.WindowShortcut)
+        QShortcut(QKeySequence(DENY_SHORTCUT), self, self.deny,
+                  context=Qt.ShortcutContext.WindowShortcut)
+
+        queue.added.connect(self._on_added)
+        queue.changed.connect(self._on_changed)
+        for request in queue.requests():
+            self._on_added(request)
+        self._refresh_stack()
+
+    # -- layout -------------------------------------------------------------
+
+    def _build_detail(self) -> QWidget:
+        detail = QWidget()
+        layout = QVBoxLayout(detail)
+        layout.setContentsMargins(0, 6, 0, 0)
+        layout.setSpacing(6)
+        self._title = QLabel()
+        self._title.setTextFormat(Qt.TextFormat.RichText)
+        self._title.setWordWrap(True)
+        self._conversation = QLabel()
+        self._conversation.setWordWrap(True)
+        self._description = QLabel()
+        self._description.setWordWrap(True)
+        self._state = QLabel()
+        self._state.setWordWrap(True)
+        self._state.setObjectName("approvalState")
+        self._arguments = QPlainTextEdit()
+        self._arguments.setObjectName("approvalArguments")
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._arguments.setFont(mono)
+        self._arguments.setTabChangesFocus(True)
+        self._arguments.textChanged.connect(self._validate_arguments)
+        self._json_error = QLabel()
+        self._json_error.setObjectName("approvalJsonError")
+        self._json_error.setStyleSheet("color: #d9534f;")
+        self._json_error.setWordWrap(True)
+        self._json_error.hide()
+        self._reason = QLineEdit()
+        self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
+        self._reason.returnPressed.connect(self.deny)
+
+        style = self.style()
+        self.deny_button = QPushButton(
+            style.standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton), "&Deny")
+        self.deny_button.setToolTip(f"Do not run the tool ({DENY_SHORTCUT})")
+        self.deny_button.clicked.connect(self.deny)
+        self.allow_button = QPushButton(
+            style.standardIcon(QStyle.StandardPixmap.SP_DialogApplyButton), "&Allow once")
+        self.allow_button.setToolTip(f"Run the tool this time ({ALLOW_SHORTCUT})")
+        self.allow_button.clicked.connect(self.allow_once)
+        self.allow_conversation_button = QPushButton("Allow for this &conversation")
+        self.allow_conversation_button.clicked.connect(self.allow_for_conversation)
+        self.allow_always_button = QPushButton("Al&ways allow this tool")
+        self.allow_always_button.setToolTip("Remember in the settings; revoke it there")
+        self.allow_always_button.clicked.connect(self.allow_always)
+        self.dismiss_button = QPushButton("Dis&miss")
+        self.dismiss_button.clicked.connect(self._dismiss)
+
+        row1 = QHBoxLayout()
+        row1.addWidget(self.deny_button)
+        row1.addStretch(1)
+        row1.addWidget(self.allow_button)
+        row2 = QHBoxLayout()
+        row2.addWidget(self.allow_conversation_button)
+        row2.addWidget(self.allow_always_button)
+        row2.addStretch(1)
+        row2.addWidget(self.dismiss_button)
+
+        layout.addWidget(self._title)
+        layout.addWidget(self._conversation)
+        layout.addWidget(self._description)
+        layout.addWidget(QLabel("Arguments (JSON, editable before running):"))
+        layout.addWidget(self._arguments, 1)
+        layout.addWidget(self._json_error)
+        layout.addWidget(self._reason)
+        layout.addWidget(self._state)
+        layout.addLayout(row1)
+        layout.addLayout(row2)
+        return detail
+
+    # -- queue events -------------------------------------------------------
+
+    def _on_added(self, request: ApprovalRequest) -> None:
+        item = QListWidgetItem(self._item_text(request))
+        item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxQuestion))
+        item.setData(Qt.ItemDataRole.UserRole, request.number)
+        self._list.addItem(item)
+        self._items[request.number] = item
+        self._requests_by_number[request.number] = request
+        if self._shown is None or not self._shown.pending:
+            self._list.setCurrentItem(item)
+        self._refresh_stack()
+        if request.timeout is not None and not self._tick.isActive():
+            self._tick.start()
+
+    def _on_changed(self, request: ApprovalRequest) -> None:
+        item = self._items.get(request.number)
+        if item is None:
+            return
+        if request.state is RequestState.EXPIRED:
+            item.setText(self._item_text(request))
+            item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
+            if self._shown is request:
+                self._show(request)
+            return
+        if request not in self._queue.requests():
+            self._remove_item(request)
+
+    def _remove_item(self, request: ApprovalRequest) -> None:
+        item = self._items.pop(request.number, None)
+        self._requests_by_number.pop(request.number, None)
+        if item is not None:
+            row = self._list.row(item)
+            self._list.takeItem(row)
+        if self._shown is request:
+            self._shown = None
+            self._select_next_pending()
+        self._refresh_stack()
+
+    def _select_next_pending(self) -> None:
+        for i in range(self._list.count()):
+            request = self._request_of(self._list.item(i))
+            if request is not None and request.pending:
+                self._list.setCurrentRow(i)
+                return
+        if self._list.count():
+            self._list.setCurrentRow(0)
+
+    def _request_of(self, item: QListWidgetItem | None) -> ApprovalRequest | None:
+        if item is None:
+            return None
+        return self._requests_by_number.get(item.data(Qt.ItemDataRole.UserRole))
+
+    def _refresh_stack(self) -> None:
+        self._stack.setCurrentIndex(1 if self._list.count() else 0)
+        if not any(r.pending and r.timeout is not None for r in self._queue.requests()):
+            self._tick.stop()
+
+    @staticmethod
+    def _item_text(request: ApprovalRequest) -> str:
+        prefix = "Expired · " if request.state is RequestState.EXPIRED else ""
+        return f"{prefix}{request.tool_name} — {request.conversation_title}"
+
+    # -- detail -------------------------------------------------------------
+
+    def _on_current_changed(self, current: QListWidgetItem | None, _previous: object) -> None:
+        request = self._request_of(current)
+        if request is not None:
+            self._show(request)
+
+    def _show(self, request: ApprovalRequest) -> None:
+        changed = self._shown is not request
+        self._shown = request
+        source = f" <span style='color:gray'>({request.source})</span>" if request.source else ""
+        self._title.setText(f"<b>{_escape(request.tool_name)}</b>{source}")
+        self._conversation.setText(f"Conversation: {request.conversation_title}")
+        self._description.setText(request.description)
+        self._description.setVisible(bool(request.description))
+        if changed:
+            self._arguments.setPlainText(
+                json.dumps(request.tool_input, indent=2, ensure_ascii=False))
+            self._reason.clear()
+        pending = request.pending
+        for widget in (self._arguments, self._reason, self.deny_button, self.allow_button,
+                       self.allow_conversation_button, self.allow_always_button):
+            widget.setEnabled(pending)
+        self.dismiss_button.setVisible(not pending)
+        self._update_countdown()
+        if pending and changed:
+            self.request_shown.emit(request.conversation_id)
+
+    def _update_countdown(self) -> None:
+        request = self._shown
+        if request is None:
+            return
+        if request.state is RequestState.EXPIRED:
+            self._state.setText("Expired: no answer in time, so the tool was denied and "
+                                "the model was told.")
+            self._state.setStyleSheet("color: #d9534f; font-weight: bold;")
+        elif request.deadline is not None:
+            left = request.deadline - time.monotonic()
+            self._state.setText(f"Denied automatically in {_format_countdown(left)} "
+                                "if not answered.")
+            self._state.setStyleSheet("")
+        else:
+            self._state.clear()
+
+    def _validate_arguments(self) -> None:
+        self._parsed_arguments()
+
+    def _parsed_arguments(self) -> dict[str, object] | None:
+        """The edited arguments, or None (with a visible message) when they are not valid."""
+        text = self._arguments.toPlainText()
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self._json_error.setText(
+                f"The arguments are not valid JSON (line {exc.lineno}, column {exc.colno}: "
+                f"{exc.msg}). Fix them, or deny the call.")
+            self._json_error.show()
+            return None
+        if not isinstance(value, dict):
+            self._json_error.setText("The arguments must be a JSON object ({ ... }).")
+            self._json_error.show()
+            return None
+        self._json_error.hide()
+        return value
+
+    # -- answers (also the keyboard shortcuts) -------------------------------
+
+    def current_request(self) -> ApprovalRequest | None:
+        """The request shown in the detail panel."""
+        return self._shown
+
+    def set_arguments_text(self, text: str) -> None:
+        """Replace the argument editor's text (as if the person typed it)."""
+        self._arguments.setPlainText(text)
+
+    def set_reason(self, text: str) -> None:
+        """Fill in the deny reason."""
+        self._reason.setText(text)
+
+    def json_error(self) -> str:
+        """The visible message about invalid arguments ('' when they are valid)."""
+        return self._json_error.text() if not self._json_error.isHidden() else ""
+
+    def allow_once(self) -> bool:
+        """Run the shown request's tool this time."""
+        return self._answer(ApprovalChoice.ALLOW_ONCE)
+
+    def allow_for_conversation(self) -> bool:
+        """Run it, and this tool again in the same conversation without asking."""
+        return self._answer(ApprovalChoice.ALLOW_CONVERSATION)
+
+    def allow_always(self) -> bool:
+        """Run it, and remember to always allow this tool."""
+        return self._answer(ApprovalChoice.ALLOW_ALWAYS)
+
+    def deny(self) -> bool:
+        """Refuse the call; the reason (if any) goes to the model."""
+        return self._answer(ApprovalChoice.DENY)
+
+    def _answer(self, choice: ApprovalChoice) -> bool:
+        request = self._shown
+        if request is None or not request.pending:
+            return False
+        updated = None
+        if choice is not ApprovalChoice.DENY:
+            parsed = self._parsed_arguments()
+            if parsed is None:
+                self._arguments.setFocus()
+                return False
+            if parsed != request.tool_input:
+                updated = parsed
+        decision = ApprovalDecision(choice, self._reason.text().strip(), updated)
+        log.info("approval %s for %s", choice.value, request.tool_name)
+        return self._queue.answer(request, decision)
+
+    def _dismiss(self) -> None:
+        if self._shown is not None and not self._shown.pending:
+            self._queue.discard(self._shown)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

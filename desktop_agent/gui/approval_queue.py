@@ -1,0 +1,175 @@
+"""Tool-approval requests waiting for a person, shared by every conversation.
+
+A conversation's controller puts an :class:`ApprovalRequest` in the queue and
+awaits its future; the approval dock shows the queue and resolves a request
+when the person clicks. The controller decides what an answer means (rules,
+remembered approvals); the queue only carries requests and their state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+
+class ApprovalChoice(enum.Enum):
+    """The four answers the dock offers."""
+
+    DENY = "deny"
+    ALLOW_ONCE = "allow_once"
+    ALLOW_CONVERSATION = "allow_conversation"
+    ALLOW_ALWAYS = "allow_always"
+
+
+class RequestState(enum.Enum):
+    """Where a request is in its life."""
+
+    PENDING = "pending"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """A person's answer to one request.
+
+    Attributes:
+        choice: Which button was used.
+        reason: For a deny: why, sent to the model (may be empty).
+        updated_input: Edited arguments, or None when they were not changed.
+    """
+
+    choice: ApprovalChoice
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the tool may run."""
+        return self.choice is not ApprovalChoice.DENY
+
+
+_ids = itertools.count(1)
+
+
+@dataclass(eq=False)
+class ApprovalRequest:
+    """One tool call waiting for a person.
+
+    Attributes:
+        conversation_id: The conversation the call belongs to.
+        conversation_title: Its title when the request was made.
+        tool_name: The tool the model wants to run.
+        tool_input: The model's arguments.
+        tool_use_id: The call's id.
+        description: The tool's description.
+        source: Where the tool comes from (``builtin`` or an MCP server).
+        read_only: Whether the tool says it changes nothing.
+        timeout: Seconds before the request is denied automatically (None: never).
+    """
+
+    conversation_id: str
+    conversation_title: str
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    description: str = ""
+    source: str | None = None
+    read_only: bool = False
+    timeout: float | None = None
+    number: int = field(default_factory=lambda: next(_ids))
+    created: float = field(default_factory=time.monotonic)
+    state: RequestState = RequestState.PENDING
+    future: asyncio.Future[ApprovalDecision] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future())
+
+    @property
+    def deadline(self) -> float | None:
+        """``time.monotonic()`` value at which the request expires."""
+        return None if self.timeout is None else self.created + self.timeout
+
+    @property
+    def pending(self) -> bool:
+        """Whether the request still waits for an answer."""
+        return self.state is RequestState.PENDING
+
+
+class ApprovalQueue(QObject):
+    """Requests from all conversations, in arrival order.
+
+    Signals:
+        added(object): A new :class:`ApprovalRequest` waits.
+        changed(object): A request was answered, expired or cancelled.
+        pending_count_changed(str, int): conversation id, its pending requests.
+    """
+
+    added = Signal(object)
+    changed = Signal(object)
+    pending_count_changed = Signal(str, int)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._requests: list[ApprovalRequest] = []
+
+    def requests(self) -> list[ApprovalRequest]:
+        """All requests still listed (pending first in arrival order, then finished)."""
+        return list(self._requests)
+
+    def pending(self, conversation_id: str | None = None) -> list[ApprovalRequest]:
+        """Pending requests, optionally of one conversation."""
+        return [r for r in self._requests if r.pending and (
+            conversation_id is None or r.conversation_id == conversation_id)]
+
+    def submit(self, request: ApprovalRequest) -> None:
+        """List a new request; the dock shows it."""
+        self._requests.append(request)
+        self.added.emit(request)
+        self._count_changed(request.conversation_id)
+
+    def answer(self, request: ApprovalRequest, decision: ApprovalDecision) -> bool:
+        """Resolve a pending request with the person's decision (False if too late)."""
+        if not request.pending or request.future.done():
+            return False
+        request.state = RequestState.ANSWERED
+        request.future.set_result(decision)
+        self.discard(request)
+        return True
+
+    def expire(self, request: ApprovalRequest) -> None:
+        """Mark a request as denied by timeout; it stays listed so the person sees it."""
+        if request.pending:
+            request.state = RequestState.EXPIRED
+            if not request.future.done():
+                request.future.cancel()
+            self.changed.emit(request)
+            self._count_changed(request.conversation_id)
+
+    def cancel(self, request: ApprovalRequest) -> None:
+        """Withdraw a request (its conversation closed or its turn stopped)."""
+        if request.pending:
+            request.state = RequestState.CANCELLED
+            if not request.future.done():
+                request.future.cancel()
+        self.discard(request)
+
+    def cancel_conversation(self, conversation_id: str) -> None:
+        """Withdraw every request of one conversation (deny them)."""
+        for request in [r for r in self._requests if r.conversation_id == conversation_id]:
+            self.cancel(request)
+
+    def discard(self, request: ApprovalRequest) -> None:
+        """Remove a finished request from the list."""
+        if request in self._requests:
+            self._requests.remove(request)
+        self.changed.emit(request)
+        self._count_changed(request.conversation_id)
+
+    def _count_changed(self, conversation_id: str) -> None:
+        self.pending_count_changed.emit(conversation_id, len(self.pending(conversation_id)))

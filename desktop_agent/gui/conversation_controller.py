@@ -1,0 +1,724 @@
+"""One conversation's brain: its Client, its running turn, its autosave.
+
+The controller is the only thing a conversation's widgets talk to. It owns
+the core :class:`~desktop_agent.core.client.Client` and the task running the
+current turn (kept referenced, cancelled on close), turns the core's blocks
+into Qt signals, writes every message to the store as it happens (a streaming
+reply is checkpointed while it grows), and answers the core's approval
+callback by queueing a request for the approval dock and awaiting it.
+
+The core is imported lazily (inside the first turn) so the window paints
+before the openai SDK loads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from desktop_agent.store import StreamingReplyWriter
+
+from . import permission_settings
+from .approval_queue import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalQueue,
+    ApprovalRequest,
+    RequestState,
+)
+from .error_messages import describe_error
+from .tool_catalog import ToolCatalog
+
+if TYPE_CHECKING:
+    from desktop_agent.core.client import Client
+    from desktop_agent.core.permissions import ToolPermissionContext
+    from desktop_agent.store import ConversationRecord, MessageRecord, Store
+
+log = logging.getLogger("desktop_agent.gui.conversation")
+
+CHECKPOINT_INTERVAL_MS = 500
+DEFAULT_TITLE = "New chat"
+TITLE_LENGTH = 48
+
+
+@dataclass(slots=True)
+class TurnFigures:
+    """What the status line shows for a conversation.
+
+    Attributes:
+        model: The model id in use ('' when none is chosen).
+        tokens_per_second: Speed of the last reply.
+        time_to_first_token: Seconds until the last reply's first token.
+        context_used: Tokens the conversation takes (server figure or estimate).
+        context_length: The model's context window, when known.
+    """
+
+    model: str = ""
+    tokens_per_second: float | None = None
+    time_to_first_token: float | None = None
+    context_used: int | None = None
+    context_length: int | None = None
+
+
+@dataclass(slots=True)
+class _Segment:
+    """One assistant message being streamed (text, thinking, tool calls)."""
+
+    writer: StreamingReplyWriter
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    closed: bool = False
+
+    @property
+    def record_id(self) -> str:
+        return self.writer.message_id
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.writer.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = list(self.tool_calls)
+        elif message["content"] is None:
+            message["content"] = ""
+        return message
+
+
+class ConversationController(QObject):
+    """Runs one conversation and keeps its store record up to date.
+
+    Signals:
+        title_changed(str): The conversation's title changed.
+        settings_changed(dict): Its settings changed (server, model, sampling...).
+        busy_changed(bool): A turn started (True) or ended (False).
+        transcript_reset(list): Show these stored messages instead of what is shown
+            (each a dict: ``id``, ``role``, ``message``, ``metadata``, ``status``).
+        user_message(str, str): A user message was sent (text, message id).
+        assistant_started(str): An assistant reply begins (message id).
+        text_delta(str): A piece of the answer.
+        thinking_delta(str): A piece of reasoning.
+        tool_call(str, str, object, object): id, name, input dict, source.
+        tool_result(str, str, bool): id, content, is_error.
+        tool_error(str, object): text, tool use id or None.
+        assistant_finished(bool): The reply ended (True: it was interrupted).
+        error(str, bool): A turn failed: sentence, whether Retry makes sense.
+        figures_changed(object): New :class:`TurnFigures`.
+        pending_approvals_changed(int): Requests of this conversation waiting.
+        approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
+    """
+
+    title_changed = Signal(str)
+    settings_changed = Signal(dict)
+    busy_changed = Signal(bool)
+    transcript_reset = Signal(list)
+    user_message = Signal(str, str)
+    assistant_started = Signal(str)
+    text_delta = Signal(str)
+    thinking_delta = Signal(str)
+    tool_call = Signal(str, str, object, object)
+    tool_result = Signal(str, str, bool)
+    tool_error = Signal(str, object)
+    assistant_finished = Signal(bool)
+    error = Signal(str, bool)
+    figures_changed = Signal(object)
+    pending_approvals_changed = Signal(int)
+    approval_requested = Signal(object)
+
+    def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
+                 tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._store = store
+        self._record = record
+        self._approvals = approvals
+        self._tools = tools or ToolCatalog()
+        self._approval_timeout = approval_timeout
+        self._client: Client | None = None
+        self._client_stack: contextlib.AsyncExitStack | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop_task: asyncio.Future[None] | None = None
+        self._closed = False
+        self._path: list[MessageRecord] = store.active_path(record.id)
+        self._segment: _Segment | None = None
+        self._transcript_open = False
+        self._tool_records: dict[str, str] = {}
+        self._shown_errors: set[str] = set()
+        self._bad_calls: list[tuple[str, str, str]] = []
+        self._written: list[str] = []
+        self._decisions: dict[str, dict[str, Any]] = {}
+        self._figures = TurnFigures(model=str(record.settings.get("model") or ""),
+                                    context_length=record.settings.get("context_length"))
+        self._checkpoint_timer = QTimer(self)
+        self._checkpoint_timer.setInterval(CHECKPOINT_INTERVAL_MS)
+        self._checkpoint_timer.timeout.connect(self._checkpoint)
+        approvals.pending_count_changed.connect(self._on_pending_count)
+
+    # -- properties ----------------------------------------------------------
+
+    @property
+    def conversation_id(self) -> str:
+        """The store id of this conversation."""
+        return self._record.id
+
+    @property
+    def title(self) -> str:
+        """The conversation's title."""
+        return self._record.title
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """A copy of the conversation's settings."""
+        return dict(self._record.settings)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """The task running the current turn, if any."""
+        return self._task
+
+    @property
+    def figures(self) -> TurnFigures:
+        """The latest status-line figures."""
+        return self._figures
+
+    @property
+    def has_server(self) -> bool:
+        """Whether a server and a model are chosen."""
+        s = self._record.settings
+        return bool(s.get("base_url") and s.get("model"))
+
+    def stored_messages(self) -> list[dict[str, Any]]:
+        """The active branch as shown in the transcript."""
+        return [self._view_dict(r) for r in self._path]
+
+    def session_allowed_tools(self) -> list[str]:
+        """Tools allowed for this conversation without asking."""
+        return list(self._record.settings.get("allowed_tools") or [])
+
+    # -- settings ------------------------------------------------------------
+
+    def rename(self, title: str) -> None:
+        """Give the conversation a new title (blank titles are ignored)."""
+        title = " ".join(title.split())
+        if not title or title == self._record.title:
+            return
+        self._record = self._store.update_conversation(self._record.id, title=title)
+        self.title_changed.emit(title)
+
+    def update_settings(self, **changes: Any) -> None:
+        """Change settings (None removes a key); takes effect from the next turn."""
+        settings = dict(self._record.settings)
+        for key, value in changes.items():
+            if value is None:
+                settings.pop(key, None)
+            else:
+                settings[key] = value
+        if settings == self._record.settings:
+            return
+        self._record = self._store.update_conversation(self._record.id, settings=settings)
+        self._figures.model = str(settings.get("model") or "")
+        self._figures.context_length = settings.get("context_length")
+        self.settings_changed.emit(dict(settings))
+        self.figures_changed.emit(self._figures)
+
+    def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
+                   context_length: int | None = None) -> None:
+        """Use this server and model from the next turn (mid-conversation too)."""
+        self.update_settings(base_url=base_url, model=model, api_key_name=api_key_name,
+                             context_length=context_length)
+
+    def revoke_conversation_approval(self, tool_name: str) -> None:
+        """Stop allowing a tool without asking in this conversation."""
+        allowed = [t for t in self.session_allowed_tools() if t != tool_name]
+        self.update_settings(allowed_tools=allowed or None)
+
+    # -- user actions --------------------------------------------------------
+
+    def send(self, text: str) -> bool:
+        """Send a user message and stream the reply (False when busy or empty)."""
+        text = text.strip()
+        if not text or self.busy or self._closed:
+            return False
+        if not self.has_server:
+            self.error.emit("Pick a server and a model first (toolbar: Server).", False)
+            return False
+        base = self._history(self._path)
+        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+                                         parent_id=self._leaf_id())
+        self._path.append(record)
+        self.user_message.emit(text, record.id)
+        if self._record.title == DEFAULT_TITLE:
+            self.rename(_title_from(text))
+        self._start_turn(text, base)
+        return True
+
+    def retry(self) -> bool:
+        """Run the last user message again (after an error); a new branch in the store."""
+        return self._rerun_last_user()
+
+    def regenerate(self) -> bool:
+        """Answer the last user message again; the old answer stays as a sibling branch."""
+        return self._rerun_last_user()
+
+    def edit_and_resend(self, message_id: str, text: str) -> bool:
+        """Replace a user message with ``text`` (a sibling branch) and answer it."""
+        text = text.strip()
+        if not text or self.busy or self._closed:
+            return False
+        index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
+        if index is None or self._path[index].role != "user":
+            return False
+        old = self._path[index]
+        prefix = self._path[:index]
+        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+                                         parent_id=old.parent_id,
+                                         new_root=old.parent_id is None)
+        self._path = [*prefix, record]
+        self.transcript_reset.emit(self.stored_messages())
+        self._start_turn(text, self._history(prefix))
+        return True
+
+    def stop(self) -> None:
+        """Stop the running turn; the partial reply is kept and marked interrupted."""
+        if not self.busy:
+            return
+        self._approvals.cancel_conversation(self._record.id)
+        if self._client is not None:
+            self._stop_task = asyncio.ensure_future(self._interrupt())
+
+    async def _interrupt(self) -> None:
+        client, task = self._client, self._task
+        if client is None or task is None:
+            return
+        try:
+            await client.interrupt()
+        except Exception as exc:  # the turn may have ended meanwhile
+            log.debug("interrupt failed: %s", exc)
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(asyncio.shield(task), 2.0)
+        if not task.done():
+            task.cancel()
+
+    async def close(self) -> None:
+        """Deny pending approvals, cancel the turn and release the client."""
+        if self._closed:
+            return
+        self._closed = True
+        self._approvals.cancel_conversation(self._record.id)
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._checkpoint_timer.stop()
+        if self._client_stack is not None:
+            with contextlib.suppress(Exception):
+                await self._client_stack.aclose()
+        self._client = None
+        self._client_stack = None
+
+    # -- turns -----------------------------------------------------------------
+
+    def _rerun_last_user(self) -> bool:
+        if self.busy or self._closed:
+            return False
+        index = next((i for i in range(len(self._path) - 1, -1, -1)
+                      if self._path[i].role == "user"), None)
+        if index is None:
+            return False
+        user = self._path[index]
+        self._store.set_active_leaf(self._record.id, user.id)
+        self._path = self._path[:index + 1]
+        self.transcript_reset.emit(self.stored_messages())
+        self._start_turn(str(user.message.get("content") or ""), self._history(self._path[:index]))
+        return True
+
+    def _start_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+        self._task = asyncio.ensure_future(self._run_turn(prompt, base_history))
+        self.busy_changed.emit(True)
+
+    async def _run_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+        written: list[str] = []
+        self._written = written
+        self._bad_calls = []
+        self._tool_records.clear()
+        self._shown_errors.clear()
+        self._decisions.clear()
+        client: Client | None = None
+        try:
+            client = await self._prepare_client()
+            client.message_history = base_history
+            await client.query(prompt)
+            async for item in client.receive_messages():
+                self._handle(item, written)
+            interrupted = bool(client.turn_metadata.get("interrupted"))
+            self._finish_segment("interrupted" if interrupted else "complete")
+            self._answer_open_calls("Not executed: the user interrupted the turn."
+                                    if interrupted else
+                                    "Not executed: no result was provided for this call.",
+                                    written)
+            self._reconcile(client, base_history, written)
+            self._end_transcript_message(interrupted)
+        except asyncio.CancelledError:
+            self._finish_segment("interrupted")
+            self._end_transcript_message(True)
+            raise
+        except Exception as exc:
+            description = describe_error(exc)
+            log.info("turn failed in %s: %s", self._record.id, type(exc).__name__,
+                     exc_info=not _is_core_error(exc))
+            self._finish_segment("error")
+            self._end_transcript_message(True)
+            self.error.emit(description.sentence, description.can_retry)
+        finally:
+            self._checkpoint_timer.stop()
+            self._task = None
+            if not self._closed:
+                self.busy_changed.emit(False)
+
+    async def _prepare_client(self) -> Client:
+        """The conversation's client with options built from its current settings."""
+        options = self._build_options()
+        if self._client is None:
+            from desktop_agent.core.client import Client
+
+            stack = contextlib.AsyncExitStack()
+            self._client = await stack.enter_async_context(Client(options))
+            self._client_stack = stack
+        else:
+            self._client.update_options(options)
+        return self._client
+
+    def _build_options(self) -> Any:
+        from desktop_agent.core.options import AgentOptions
+
+        s = self._record.settings
+        api_key = "not-needed"
+        if s.get("api_key_name"):
+            from desktop_agent.secrets import get_secret
+
+            api_key = get_secret(str(s["api_key_name"])) or "not-needed"
+        timeout = self._approval_timeout
+        return AgentOptions(
+            model=str(s.get("model") or ""),
+            base_url=str(s.get("base_url") or ""),
+            system_prompt=s.get("system_prompt") or None,
+            tools=self._tools.tools_for(self._record.id, s),
+            max_turns=None,
+            max_tokens=s.get("max_tokens", 4096),
+            temperature=s.get("temperature", 0.7),
+            api_key=api_key,
+            auto_execute_tools=True,
+            max_tool_iterations=int(s.get("max_tool_iterations", 10)),
+            permission_rules=permission_settings.load_rules(),
+            can_use_tool=self._can_use_tool,
+            approval_timeout=None if timeout is None else timeout + 30.0,
+            context_length=s.get("context_length"),
+        )
+
+    # -- blocks ----------------------------------------------------------------
+
+    def _handle(self, item: Any, written: list[str]) -> None:
+        from desktop_agent.core.types import (
+            TextBlock,
+            ThinkingBlock,
+            ToolResultBlock,
+            ToolUseBlock,
+            ToolUseError,
+            Usage,
+        )
+
+        if isinstance(item, TextBlock | ThinkingBlock):
+            segment = self._open_segment(written)
+            if isinstance(item, TextBlock):
+                segment.writer.append_text(item.text)
+                self.text_delta.emit(item.text)
+            else:
+                segment.writer.append_thinking(item.text)
+                self.thinking_delta.emit(item.text)
+        elif isinstance(item, ToolUseBlock):
+            segment = self._open_segment(written)
+            segment.tool_calls.append({
+                "id": item.id, "type": "function",
+                "function": {"name": item.name, "arguments": json.dumps(item.input)}})
+            segment.writer.flush()
+            tool = self._tool_source(item.name)
+            self.tool_call.emit(item.id, item.name, dict(item.input), tool)
+        elif isinstance(item, ToolResultBlock):
+            self._finish_segment("complete")
+            self._record_tool_message(item.tool_use_id, item.content, item.is_error,
+                                      item.name, written)
+            if item.tool_use_id not in self._shown_errors:
+                self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
+        elif isinstance(item, ToolUseError):
+            self._on_tool_error(item, written)
+        elif isinstance(item, Usage):
+            self._on_usage(item)
+
+    def _on_tool_error(self, item: Any, written: list[str]) -> None:
+        segment = self._segment
+        known = segment is not None and any(c["id"] == item.tool_use_id
+                                            for c in segment.tool_calls)
+        if item.tool_use_id and item.name and not known:
+            # A call whose arguments could not be used: the core keeps it in the
+            # assistant message (as {}) and answers it with an error result.
+            segment = self._open_segment(written)
+            segment.tool_calls.append({"id": item.tool_use_id, "type": "function",
+                                       "function": {"name": item.name, "arguments": "{}"}})
+            self._bad_calls.append((item.tool_use_id, item.name,
+                                    f"Error: {item.error} Raw arguments: "
+                                    f"{(item.raw_data or '')[:500]}"))
+            self._shown_errors.add(item.tool_use_id)
+        elif item.tool_use_id:
+            self._finish_segment("complete")
+            self._shown_errors.add(item.tool_use_id)
+        else:
+            # The tool loop stopped: calls still open get a "not executed" answer.
+            self._finish_segment("complete")
+            self._answer_open_calls(item.error, written)
+        self.tool_error.emit(item.error, item.tool_use_id)
+
+    def _answer_open_calls(self, text: str, written: list[str]) -> None:
+        """Store an answer for every call of this turn that has none (as the core does)."""
+        for record_id in list(written):
+            record = next((r for r in self._path if r.id == record_id), None)
+            if record is None or record.role != "assistant":
+                continue
+            for call in record.message.get("tool_calls") or []:
+                if call["id"] not in self._tool_records:
+                    self._record_tool_message(call["id"], text, True,
+                                              call["function"]["name"], written)
+
+    def _open_segment(self, written: list[str]) -> _Segment:
+        if self._segment is not None and not self._segment.closed:
+            return self._segment
+        writer = StreamingReplyWriter(
+            self._store, self._record.id, parent_id=self._leaf_id(),
+            metadata={"model": self._figures.model, "started_at": time.time()},
+            interval=CHECKPOINT_INTERVAL_MS / 1000)
+        self._path.append(writer.record)
+        written.append(writer.message_id)
+        self._segment = _Segment(writer)
+        if not self._transcript_open:
+            # One transcript message per turn: tool rounds continue the same reply.
+            self._transcript_open = True
+            self.assistant_started.emit(writer.message_id)
+        self._checkpoint_timer.start()
+        return self._segment
+
+    def _checkpoint(self) -> None:
+        segment = self._segment
+        if segment is not None and not segment.closed:
+            segment.writer.flush()
+
+    def _finish_segment(self, status: str) -> None:
+        segment = self._segment
+        if segment is None or segment.closed:
+            return
+        segment.closed = True
+        self._checkpoint_timer.stop()
+        metadata: dict[str, Any] = {"finished_at": time.time()}
+        if segment.tool_calls:
+            metadata["tool_calls"] = {c["id"]: {"name": c["function"]["name"]}
+                                      for c in segment.tool_calls}
+        record = segment.writer.finish(segment.message(), metadata, status)
+        self._replace_in_path(record)
+        bad_calls, self._bad_calls = self._bad_calls, []
+        for tool_use_id, name, content in bad_calls:
+            self._record_tool_message(tool_use_id, content, True, name, self._written)
+
+    def _end_transcript_message(self, interrupted: bool) -> None:
+        if self._transcript_open:
+            self._transcript_open = False
+            self.assistant_finished.emit(interrupted)
+
+    def _record_tool_message(self, tool_use_id: str, content: str, is_error: bool,
+                             name: str | None, written: list[str]) -> None:
+        metadata: dict[str, Any] = {"name": name, "is_error": is_error}
+        if tool_use_id in self._decisions:
+            metadata["approval"] = self._decisions[tool_use_id]
+        message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
+        existing = self._tool_records.get(tool_use_id)
+        if existing is not None:
+            self._complete(existing, message, metadata)
+            return
+        record = self._store.add_message(self._record.id, message, parent_id=self._leaf_id(),
+                                         metadata=metadata)
+        self._path.append(record)
+        written.append(record.id)
+        self._tool_records[tool_use_id] = record.id
+
+    def _reconcile(self, client: Client, base: list[dict[str, Any]], written: list[str]) -> None:
+        """Make stored messages equal what the server saw (the client's history is the truth)."""
+        sent = client.history[len(base) + 1:]
+        if len(sent) != len(written):
+            log.debug("history has %d new messages, store %d; keeping the store's",
+                      len(sent), len(written))
+            return
+        for record_id, message in zip(written, sent, strict=True):
+            record = next((r for r in self._path if r.id == record_id), None)
+            if record is None or record.role != message.get("role"):
+                return
+            if record.message != message:
+                self._complete(record_id, message, dict(record.metadata), record.status)
+
+    def _on_usage(self, usage: Any) -> None:
+        self._figures.tokens_per_second = usage.tokens_per_second
+        self._figures.time_to_first_token = usage.time_to_first_token
+        if usage.prompt_tokens is not None and usage.completion_tokens is not None:
+            self._figures.context_used = usage.prompt_tokens + usage.completion_tokens
+        else:
+            self._figures.context_used = self._estimate_context()
+        last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
+        if last is not None:
+            self._replace_in_path(self._store.update_message_metadata(last.id, {"usage": {
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "time_to_first_token": usage.time_to_first_token,
+                "tokens_per_second": usage.tokens_per_second,
+            }}))
+        self.figures_changed.emit(self._figures)
+
+    def _estimate_context(self) -> int | None:
+        try:
+            from desktop_agent.core.context import estimate_tokens
+        except ImportError:
+            return None
+        try:
+            return int(estimate_tokens(self._history(self._path)))
+        except Exception as exc:  # an estimate must never break a turn
+            log.debug("token estimate failed: %s", exc)
+            return None
+
+    # -- approvals -------------------------------------------------------------
+
+    async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any],
+                            context: ToolPermissionContext) -> Any:
+        from desktop_agent.core.permissions import (
+            PermissionResultAllow,
+            PermissionResultDeny,
+            evaluate_rules,
+        )
+
+        if self._record.settings.get("auto_execute"):
+            self._decisions[context.tool_use_id] = {"decision": "auto_execute"}
+            return PermissionResultAllow()
+        if tool_name in self.session_allowed_tools():
+            self._decisions[context.tool_use_id] = {"decision": "allowed_for_conversation"}
+            return PermissionResultAllow()
+        verdict = evaluate_rules(permission_settings.load_rules(), tool_name, tool_input,
+                                 read_only=context.read_only)
+        if verdict.decision == "allow":
+            self._decisions[context.tool_use_id] = {"decision": "allowed_by_rule"}
+            return PermissionResultAllow()
+        request = ApprovalRequest(
+            conversation_id=self._record.id, conversation_title=self._record.title,
+            tool_name=tool_name, tool_input=dict(tool_input), tool_use_id=context.tool_use_id,
+            description=context.description, source=context.source,
+            read_only=context.read_only, timeout=self._approval_timeout)
+        self._approvals.submit(request)
+        self.approval_requested.emit(request)
+        try:
+            decision = await asyncio.wait_for(asyncio.shield(request.future),
+                                              self._approval_timeout)
+        except TimeoutError:
+            self._approvals.expire(request)
+            seconds = f"{self._approval_timeout:g}"
+            self._decisions[context.tool_use_id] = {"decision": "expired"}
+            return PermissionResultDeny(
+                message=f"Nobody approved the call within {seconds} s, so it was not run.")
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if request.state is RequestState.CANCELLED and not (task and task.cancelling()):
+                self._decisions[context.tool_use_id] = {"decision": "cancelled"}
+                return PermissionResultDeny(
+                    message="The person stopped the conversation; the call was not run.")
+            self._approvals.cancel(request)
+            raise
+        return self._apply_decision(decision, tool_name, context.tool_use_id,
+                                    PermissionResultAllow, PermissionResultDeny)
+
+    def _apply_decision(self, decision: ApprovalDecision, tool_name: str, tool_use_id: str,
+                        allow: Any, deny: Any) -> Any:
+        record: dict[str, Any] = {"decision": decision.choice.value}
+        if decision.updated_input is not None:
+            record["edited_input"] = decision.updated_input
+        if decision.reason:
+            record["reason"] = decision.reason
+        self._decisions[tool_use_id] = record
+        if decision.choice is ApprovalChoice.DENY:
+            reason = decision.reason or "no reason given"
+            return deny(message=f"The user denied this call to {tool_name}: {reason}")
+        if decision.choice is ApprovalChoice.ALLOW_CONVERSATION:
+            allowed = self.session_allowed_tools()
+            if tool_name not in allowed:
+                self.update_settings(allowed_tools=[*allowed, tool_name])
+        elif decision.choice is ApprovalChoice.ALLOW_ALWAYS:
+            from desktop_agent.core.permissions import PermissionRule
+
+            permission_settings.add_rule(PermissionRule(tool_name, "allow"))
+        return allow(updated_input=decision.updated_input)
+
+    def _on_pending_count(self, conversation_id: str, count: int) -> None:
+        if conversation_id == self._record.id:
+            self.pending_approvals_changed.emit(count)
+
+    # -- store helpers ---------------------------------------------------------
+
+    def _leaf_id(self) -> str | None:
+        return self._path[-1].id if self._path else None
+
+    def _complete(self, record_id: str, message: dict[str, Any], metadata: dict[str, Any],
+                  status: str = "complete") -> None:
+        """Write a finished message and keep the in-memory path in step."""
+        self._replace_in_path(self._store.complete_message(record_id, message, metadata,
+                                                           status=status))
+
+    def _replace_in_path(self, record: MessageRecord) -> None:
+        for i, old in enumerate(self._path):
+            if old.id == record.id:
+                self._path[i] = record
+                return
+
+    def _tool_source(self, name: str) -> str | None:
+        client = self._client
+        if client is None:
+            return None
+        found = client.options.tool_named(name)
+        return found.source if found is not None else None
+
+    @staticmethod
+    def _history(path: list[MessageRecord]) -> list[dict[str, Any]]:
+        """What the model sees: stored messages, minus failed empty partial replies."""
+        history = []
+        for record in path:
+            if record.status == "error" and not (record.message.get("content") or
+                                                 record.message.get("tool_calls")):
+                continue
+            history.append(dict(record.message))
+        return history
+
+    @staticmethod
+    def _view_dict(record: MessageRecord) -> dict[str, Any]:
+        return {"id": record.id, "role": record.role, "message": dict(record.message),
+                "metadata": dict(record.metadata), "status": record.status}
+
+
+
+def _title_from(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def _is_core_error(exc: BaseException) -> bool:
+    from desktop_agent.core.errors import AgentError
+
+    return isinstance(exc, AgentError)

@@ -1,0 +1,114 @@
+"""The "Conversations" dock: every conversation, newest first, searchable.
+
+Typing in the search field filters by title and message text (the store's
+full-text search); double-click or Enter opens a conversation in a tab.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+if TYPE_CHECKING:
+    from desktop_agent.store import Store
+
+PAGE_SIZE = 200
+SEARCH_DELAY_MS = 200
+
+
+def _age(epoch: float, now: float) -> str:
+    seconds = max(0.0, now - epoch)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return time.strftime("%Y-%m-%d", time.localtime(epoch))
+
+
+class ConversationSidebar(QDockWidget):
+    """Lists conversations from the store.
+
+    Signals:
+        open_requested(str): The person wants this conversation id in a tab.
+    """
+
+    open_requested = Signal(str)
+
+    def __init__(self, store: Store, parent: QWidget | None = None) -> None:
+        super().__init__("Conversations", parent)
+        self.setObjectName("conversationsDock")
+        self._store = store
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setSpacing(6)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search conversations")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(lambda _t: self._debounce.start())
+        self.search.returnPressed.connect(self._open_first)
+        layout.addWidget(self.search)
+        self.list = QListWidget()
+        self.list.setObjectName("conversationList")
+        self.list.itemActivated.connect(self._on_activated)
+        layout.addWidget(self.list, 1)
+        self.empty = QLabel()
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setEnabled(False)
+        layout.addWidget(self.empty)
+        self.setWidget(body)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(SEARCH_DELAY_MS)
+        self._debounce.timeout.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Reload the list (newest first), applying the search text."""
+        query = self.search.text().strip() or None
+        records = self._store.list_conversations(limit=PAGE_SIZE, query=query)
+        current = self.list.currentItem()
+        selected = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+        self.list.clear()
+        now = time.time()
+        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView)
+        for record in records:
+            item = QListWidgetItem(icon, f"{record.title}\n{_age(record.updated_at, now)}")
+            item.setData(Qt.ItemDataRole.UserRole, record.id)
+            item.setToolTip(record.title)
+            self.list.addItem(item)
+            if record.id == selected:
+                self.list.setCurrentItem(item)
+        if records:
+            self.empty.hide()
+        else:
+            self.empty.setText("No conversation matches your search." if query else
+                               "No conversations yet. Press Ctrl+T to start one.")
+            self.empty.show()
+
+    def conversation_ids(self) -> list[str]:
+        """The ids listed, top to bottom."""
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole)
+                for i in range(self.list.count())]
+
+    def _on_activated(self, item: QListWidgetItem) -> None:
+        self.open_requested.emit(item.data(Qt.ItemDataRole.UserRole))
+
+    def _open_first(self) -> None:
+        if self.list.count():
+            self._on_activated(self.list.currentItem() or self.list.item(0))

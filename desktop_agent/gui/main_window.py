@@ -1,0 +1,692 @@
+"""The main window: conversation tabs, the Approvals and Conversations docks, menus.
+
+The window creates one :class:`ConversationController` per open tab and wires
+it to a :class:`ConversationTab`; it owns the shared approval queue, the
+server catalog and the store. It restores geometry, dock layout and open tabs
+on start and saves them on close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QStackedWidget,
+    QStyle,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from . import conversation_transfer
+from .approval_dock import ApprovalDock
+from .approval_queue import ApprovalQueue, ApprovalRequest
+from .conversation_controller import DEFAULT_TITLE, ConversationController
+from .conversation_sidebar import ConversationSidebar
+from .conversation_tab import ConversationTab
+from .notifications import ApprovalNotifier
+from .server_catalog import ServerCatalog
+from .server_picker import ServerPicker
+from .settings_dialog import ConversationSettingsDialog
+from .tool_catalog import ToolCatalog
+
+if TYPE_CHECKING:
+    from desktop_agent.store import Store
+
+log = logging.getLogger("desktop_agent.gui.window")
+
+OPEN_TABS_KEY = "open_tabs"
+LAST_SERVER_KEY = "last_server"
+
+
+class NoticeBar(QWidget):
+    """A dismissible line at the top of the window for unexpected errors (non-modal)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("noticeBar")
+        self.setAutoFillBackground(True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        icon = QLabel()
+        icon.setPixmap(self.style().standardIcon(
+            QStyle.StandardPixmap.SP_MessageBoxWarning).pixmap(20, 20))
+        layout.addWidget(icon)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        layout.addWidget(self.label, 1)
+        close = QToolButton()
+        close.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCloseButton))
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.hide)
+        layout.addWidget(close)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        """Show (or replace) the notice."""
+        self.label.setText(text)
+        self.show()
+
+
+class MainWindow(QMainWindow):
+    """Desktop Agent's window.
+
+    Args:
+        store: The open conversation store.
+        tools: Which tools conversations may offer (default: the built-in ones).
+        approval_timeout: Seconds before an unanswered approval is denied.
+        discover_on_start: Search for local servers when the window opens.
+        window_settings: Where geometry and dock layout are kept (default: an ini
+            file in the data folder).
+
+    Signals:
+        tab_opened(str): A conversation id got a tab.
+        closed(): The window closed and every conversation was shut down.
+    """
+
+    tab_opened = Signal(str)
+    closed = Signal()
+
+    def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
+                 approval_timeout: float | None = 300.0, discover_on_start: bool = True,
+                 window_settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("Desktop Agent")
+        self.setObjectName("mainWindow")
+        self.resize(1200, 800)
+        self.store = store
+        self.tools = tools or ToolCatalog()
+        self.approval_timeout = approval_timeout
+        self.controllers: dict[str, ConversationController] = {}
+        self._closing_tasks: set[asyncio.Future[None]] = set()
+        self._closed = False
+        self._window_settings = window_settings or _default_window_settings()
+
+        self.approvals = ApprovalQueue(self)
+        self.catalog = ServerCatalog(store, self)
+        self.catalog.servers_changed.connect(self._on_servers_changed)
+        self.catalog.discovery_started.connect(self._refresh_notices)
+
+        self.notice = NoticeBar()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("conversationTabs")
+        self.tabs.setMovable(True)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabCloseRequested.connect(lambda i: self.close_tab(i))
+        self.tabs.currentChanged.connect(self._on_current_tab)
+        self.tabs.tabBarDoubleClicked.connect(self._rename_tab_at)
+        self._stack = QStackedWidget()
+        self._stack.addWidget(self._build_empty_state())
+        self._stack.addWidget(self.tabs)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.notice)
+        layout.addWidget(self._stack, 1)
+        self.setCentralWidget(central)
+
+        self.approval_dock = ApprovalDock(self.approvals, self)
+        self.approval_dock.request_shown.connect(self._on_request_shown)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.approval_dock)
+        self.sidebar = ConversationSidebar(store, self)
+        self.sidebar.open_requested.connect(self.open_conversation)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
+        self.resizeDocks([self.sidebar, self.approval_dock], [230, 360],
+                         Qt.Orientation.Horizontal)
+        self.notifier = ApprovalNotifier(self, self.style().standardIcon(
+            QStyle.StandardPixmap.SP_MessageBoxQuestion))
+        self.approvals.pending_count_changed.connect(self._on_pending_count)
+
+        self._sidebar_refresh = QTimer(self)
+        self._sidebar_refresh.setSingleShot(True)
+        self._sidebar_refresh.setInterval(300)
+        self._sidebar_refresh.timeout.connect(self.sidebar.refresh)
+
+        self._build_actions()
+        self.statusBar().showMessage("Ready")
+        self._restore_layout()
+        self.restore_tabs()
+        self._update_empty_state()
+        if discover_on_start:
+            QTimer.singleShot(0, self.catalog.refresh)
+
+    # -- building ---------------------------------------------------------------
+
+    def _build_empty_state(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addStretch(1)
+        title = QLabel("No conversation is open")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        font = title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        title.setFont(font)
+        hint = QLabel("Start a new one, or open one from the Conversations list.")
+        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        hint.setEnabled(False)
+        button = QPushButton("New conversation (Ctrl+T)")
+        button.clicked.connect(lambda: self.new_conversation())
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(button)
+        row.addStretch(1)
+        layout.addWidget(title)
+        layout.addWidget(hint)
+        layout.addLayout(row)
+        layout.addStretch(2)
+        return page
+
+    def _action(self, text: str, slot: Any, shortcut: Any = None,
+                icon: QStyle.StandardPixmap | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if icon is not None:
+            action.setIcon(self.style().standardIcon(icon))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setToolTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        sp = QStyle.StandardPixmap
+        self.new_action = self._action("&New conversation", self.new_conversation,
+                                       QKeySequence.StandardKey.AddTab, sp.SP_FileIcon)
+        self.new_action.setShortcut(QKeySequence("Ctrl+T"))
+        self.close_action = self._action("&Close tab", self.close_current_tab, "Ctrl+W",
+                                         sp.SP_DialogCloseButton)
+        self.import_action = self._action("&Import…", self._ask_import, "Ctrl+O",
+                                          sp.SP_DialogOpenButton)
+        self.export_action = self._action("&Export conversation…", self._ask_export_current,
+                                          "Ctrl+S", sp.SP_DialogSaveButton)
+        self.export_md_action = self._action("Export as &Markdown…", self._ask_export_markdown)
+        self.export_all_action = self._action("Export &all conversations…", self._ask_export_all)
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.stop_action = self._action("&Stop reply", self.stop_current, None,
+                                        sp.SP_MediaStop, "Stop the reply (Esc)")
+        self.regenerate_action = self._action("&Regenerate answer", self.regenerate_current,
+                                              "Ctrl+R", sp.SP_BrowserReload)
+        self.rename_action = self._action("Re&name…", self.rename_current, "F2")
+        self.settings_action = self._action("Conversation &settings…", self.open_settings,
+                                            "Ctrl+,", sp.SP_FileDialogDetailedView)
+        self.server_action = self._action("Choose &server and model…", self.open_server_picker,
+                                          "Ctrl+L", sp.SP_ComputerIcon)
+        self.rediscover_action = self._action("Search for servers again", self.catalog.refresh,
+                                              None, sp.SP_BrowserReload)
+        self.focus_approvals_action = self._action("Go to &approvals", self._focus_approvals,
+                                                   "Ctrl+Shift+A")
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        for a in (self.new_action, self.close_action, None, self.import_action,
+                  self.export_action, self.export_md_action, self.export_all_action, None,
+                  self.quit_action):
+            file_menu.addSeparator() if a is None else file_menu.addAction(a)
+        conv_menu = menu.addMenu("&Conversation")
+        for a in (self.stop_action, self.regenerate_action, None, self.rename_action,
+                  self.settings_action):
+            conv_menu.addSeparator() if a is None else conv_menu.addAction(a)
+        server_menu = menu.addMenu("&Server")
+        server_menu.addAction(self.server_action)
+        server_menu.addAction(self.rediscover_action)
+        view_menu = menu.addMenu("&View")
+        view_menu.addAction(self.approval_dock.toggleViewAction())
+        view_menu.addAction(self.sidebar.toggleViewAction())
+        view_menu.addAction(self.focus_approvals_action)
+
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.addAction(self.new_action)
+        toolbar.addSeparator()
+        self.server_button = QToolButton()
+        self.server_button.setObjectName("serverButton")
+        self.server_button.setDefaultAction(self.server_action)
+        self.server_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.addWidget(self.server_button)
+        toolbar.addAction(self.settings_action)
+        toolbar.addSeparator()
+        toolbar.addAction(self.regenerate_action)
+        toolbar.addAction(self.stop_action)
+        self._update_actions()
+
+    # -- tabs -------------------------------------------------------------------
+
+    def current_controller(self) -> ConversationController | None:
+        """The controller of the visible tab."""
+        tab = self.tabs.currentWidget()
+        return tab.controller if isinstance(tab, ConversationTab) else None
+
+    def current_tab(self) -> ConversationTab | None:
+        """The visible tab."""
+        tab = self.tabs.currentWidget()
+        return tab if isinstance(tab, ConversationTab) else None
+
+    def tab_for(self, conversation_id: str) -> ConversationTab | None:
+        """The tab showing a conversation, if it is open."""
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
+            if isinstance(tab, ConversationTab) and tab.controller.conversation_id == \
+                    conversation_id:
+                return tab
+        return None
+
+    def new_conversation(self) -> ConversationController:
+        """Create a conversation (with the last used server and model) and show it."""
+        settings: dict[str, Any] = {}
+        last = self.store.get_setting(LAST_SERVER_KEY) or {}
+        pre = self.catalog.preselection
+        if pre.base_url and pre.model:
+            settings = {"base_url": pre.base_url, "model": pre.model}
+        elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
+            settings = {k: v for k, v in last.items() if v is not None}
+        record = self.store.create_conversation(title=DEFAULT_TITLE, settings=settings)
+        controller = self._open_record(record)
+        self._sidebar_refresh.start()
+        return controller
+
+    def open_conversation(self, conversation_id: str) -> ConversationController | None:
+        """Show a stored conversation (switches to its tab if already open)."""
+        tab = self.tab_for(conversation_id)
+        if tab is not None:
+            self.tabs.setCurrentWidget(tab)
+            return tab.controller
+        record = self.store.get_conversation(conversation_id)
+        if record is None:
+            self.statusBar().showMessage("That conversation no longer exists.", 5000)
+            return None
+        return self._open_record(record)
+
+    def _open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
+        controller = ConversationController(self.store, record, self.approvals, self.tools,
+                                            approval_timeout=self.approval_timeout, parent=self)
+        self.controllers[record.id] = controller
+        tab = ConversationTab(controller)
+        tab.choose_server_requested.connect(self.open_server_picker)
+        tab.retry_discovery_requested.connect(self.catalog.refresh)
+        tab.enter_url_requested.connect(lambda: self.open_server_picker(focus_url=True))
+        index = self.tabs.addTab(tab, record.title)
+        controller.title_changed.connect(lambda _t, c=controller: self._update_tab_title(c))
+        controller.title_changed.connect(lambda _t: self._sidebar_refresh.start())
+        controller.busy_changed.connect(lambda _b, c=controller: self._update_tab_title(c))
+        controller.busy_changed.connect(lambda _b: self._update_actions())
+        controller.busy_changed.connect(lambda _b: self._sidebar_refresh.start())
+        controller.settings_changed.connect(lambda _s: self._refresh_notices())
+        controller.settings_changed.connect(lambda _s: self._update_server_button())
+        controller.approval_requested.connect(self._on_approval_requested)
+        if make_current:
+            self.tabs.setCurrentIndex(index)
+        self._update_empty_state()
+        self._save_open_tabs()
+        self._refresh_notices()
+        self.tab_opened.emit(record.id)
+        return controller
+
+    def close_current_tab(self) -> None:
+        """Close the visible tab (Ctrl+W)."""
+        if self.tabs.count():
+            self.close_tab(self.tabs.currentIndex())
+
+    def close_tab(self, index: int) -> None:
+        """Close a tab: deny its pending approvals, stop its turn, forget empty chats."""
+        tab = self.tabs.widget(index)
+        if not isinstance(tab, ConversationTab):
+            return
+        controller = tab.controller
+        self.tabs.removeTab(index)
+        self.controllers.pop(controller.conversation_id, None)
+        task = asyncio.ensure_future(self._dispose(controller, tab))
+        self._closing_tasks.add(task)
+        task.add_done_callback(self._closing_tasks.discard)
+        self._update_empty_state()
+        self._save_open_tabs()
+
+    async def _dispose(self, controller: ConversationController, tab: ConversationTab) -> None:
+        await controller.close()
+        if not controller.stored_messages() and controller.title == DEFAULT_TITLE:
+            with contextlib.suppress(Exception):
+                self.store.delete_conversation(controller.conversation_id)
+        tab.deleteLater()
+        controller.deleteLater()
+        if not self._closed:
+            self._sidebar_refresh.start()
+
+
+    def _update_tab_title(self, controller: ConversationController) -> None:
+        tab = self.tab_for(controller.conversation_id)
+        if tab is None:
+            return
+        index = self.tabs.indexOf(tab)
+        pending = len(self.approvals.pending(controller.conversation_id))
+        title = controller.title
+        if len(title) > 28:
+            title = title[:27] + "…"
+        if pending:
+            title = f"● {title} ({pending})"
+        self.tabs.setTabText(index, title)
+        self.tabs.setTabToolTip(index, controller.title + (
+            f" — {pending} tool call(s) wait for approval" if pending else ""))
+        icon = QStyle.StandardPixmap.SP_MessageBoxQuestion if pending else (
+            QStyle.StandardPixmap.SP_MediaPlay if controller.busy else None)
+        self.tabs.setTabIcon(index, self.style().standardIcon(icon) if icon else _no_icon())
+
+    def tab_badge(self, conversation_id: str) -> str:
+        """The text of a conversation's tab (shows the pending-approval badge)."""
+        tab = self.tab_for(conversation_id)
+        return self.tabs.tabText(self.tabs.indexOf(tab)) if tab is not None else ""
+
+    def _on_current_tab(self, _index: int) -> None:
+        self._update_actions()
+        self._update_server_button()
+        self._refresh_notices()
+        tab = self.current_tab()
+        if tab is not None:
+            tab.focus_composer()
+
+    def _update_empty_state(self) -> None:
+        self._stack.setCurrentIndex(1 if self.tabs.count() else 0)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        controller = self.current_controller()
+        has = controller is not None
+        busy = bool(controller and controller.busy)
+        for action in (self.close_action, self.export_action, self.export_md_action,
+                       self.rename_action, self.settings_action, self.server_action):
+            action.setEnabled(has)
+        self.stop_action.setEnabled(busy)
+        self.regenerate_action.setEnabled(has and not busy)
+
+    def _update_server_button(self) -> None:
+        controller = self.current_controller()
+        model = controller.settings.get("model") if controller else None
+        self.server_action.setText(f"Model: {model}" if model else "Choose server and model…")
+
+    # -- conversation actions ------------------------------------------------------
+
+    def stop_current(self) -> None:
+        """Stop the visible conversation's reply."""
+        if (c := self.current_controller()) is not None:
+            c.stop()
+
+    def regenerate_current(self) -> None:
+        """Answer the last message of the visible conversation again."""
+        if (c := self.current_controller()) is not None:
+            c.regenerate()
+
+    def rename_current(self) -> None:
+        """Ask for a new title for the visible conversation."""
+        self._rename_tab_at(self.tabs.currentIndex())
+
+    def _rename_tab_at(self, index: int) -> None:
+        tab = self.tabs.widget(index)
+        if not isinstance(tab, ConversationTab):
+            return
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Rename conversation")
+        dialog.setLabelText("Title:")
+        dialog.setTextValue(tab.controller.title)
+        dialog.textValueSelected.connect(tab.controller.rename)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def open_settings(self) -> ConversationSettingsDialog | None:
+        """Open the visible conversation's settings (non-modal)."""
+        controller = self.current_controller()
+        if controller is None:
+            return None
+        dialog = ConversationSettingsDialog(controller.title, controller.settings,
+                                            self.tools.tool_names(), self)
+        dialog.applied.connect(lambda changes: controller.update_settings(**changes))
+        dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
+
+    def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
+        """Open the server and model picker for the visible conversation."""
+        controller = self.current_controller() or self.new_conversation()
+        picker = ServerPicker(self.catalog, self)
+        picker.set_current(controller.settings.get("base_url"), controller.settings.get("model"))
+        picker.chosen.connect(lambda url, model, key, ctx: self.use_server(
+            controller, url, model, key, ctx))
+        picker.finished.connect(picker.deleteLater)
+        picker.open()
+        if focus_url:
+            picker.focus_url()
+        if not self.catalog.searched and not self.catalog.searching:
+            self.catalog.refresh()
+        self.picker = picker
+        return picker
+
+    def use_server(self, controller: ConversationController, base_url: str, model: str,
+                   api_key_name: str | None = None, context_length: int | None = None) -> None:
+        """Point a conversation at a server and model, and remember it for new ones."""
+        controller.set_server(base_url, model, api_key_name=api_key_name,
+                              context_length=context_length)
+        self.store.set_setting(LAST_SERVER_KEY, {"base_url": base_url, "model": model,
+                                                 "api_key_name": api_key_name,
+                                                 "context_length": context_length})
+        self.statusBar().showMessage(f"Using {model} at {base_url}", 5000)
+
+    # -- servers --------------------------------------------------------------------
+
+    def _on_servers_changed(self, _servers: list[Any]) -> None:
+        self._refresh_notices()
+        for controller in self.controllers.values():
+            settings = controller.settings
+            server = self.catalog.find(str(settings.get("base_url") or ""))
+            if server is not None and settings.get("context_length") is None:
+                found = server.model(str(settings.get("model") or ""))
+                if found is not None and found.context_length:
+                    controller.update_settings(context_length=found.context_length)
+
+    def _refresh_notices(self) -> None:
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
+            if not isinstance(tab, ConversationTab):
+                continue
+            if tab.controller.has_server:
+                tab.notice.show_state("hidden")
+            elif self.catalog.searching or not self.catalog.searched:
+                tab.notice.show_state("searching")
+            elif not self.catalog.up_servers():
+                tab.notice.show_state("nothing_running")
+            else:
+                tab.notice.show_state("choose")
+
+    # -- approvals -------------------------------------------------------------------
+
+    def _on_pending_count(self, conversation_id: str, _count: int) -> None:
+        controller = self.controllers.get(conversation_id)
+        if controller is not None:
+            self._update_tab_title(controller)
+
+    def _on_approval_requested(self, request: ApprovalRequest) -> None:
+        if self.approval_dock.isHidden():
+            self.approval_dock.show()
+        self.approval_dock.raise_()
+        self.notifier.notify(request.conversation_title, request.tool_name)
+
+    def _on_request_shown(self, conversation_id: str) -> None:
+        log.debug("approval request of %s shown", conversation_id)
+
+    def _focus_approvals(self) -> None:
+        self.approval_dock.show()
+        self.approval_dock.raise_()
+        self.approval_dock.setFocus()
+        tab = self.tab_for(self.approvals.pending()[0].conversation_id) \
+            if self.approvals.pending() else None
+        if tab is not None:
+            self.tabs.setCurrentWidget(tab)
+
+    # -- export / import ---------------------------------------------------------------
+
+    def export_conversations(self, path: str, conversation_ids: list[str] | None) -> \
+            conversation_transfer.TransferResult:
+        """Export to a JSON file (None: all conversations) and report in the status bar."""
+        result = conversation_transfer.export_json(self.store, path, conversation_ids)
+        self._report(result.ok, result.message)
+        return result
+
+    def export_markdown(self, path: str, conversation_id: str) -> \
+            conversation_transfer.TransferResult:
+        """Save one conversation as Markdown."""
+        result = conversation_transfer.export_markdown(self.store, path, conversation_id)
+        self._report(result.ok, result.message)
+        return result
+
+    def import_files(self, paths: list[str]) -> conversation_transfer.TransferResult:
+        """Import files as new conversations and open them in tabs."""
+        result = conversation_transfer.import_files(self.store, paths)
+        self._report(result.ok, result.message)
+        for record in result.imported:
+            self._open_record(record)
+        self.sidebar.refresh()
+        return result
+
+    def _report(self, ok: bool, message: str) -> None:
+        self.statusBar().showMessage(message, 8000)
+        if not ok:
+            self.notice.show_message(message)
+
+    def _file_dialog(self, title: str, save: bool, name_filter: str, default: str,
+                     on_done: Any) -> None:
+        dialog = QFileDialog(self, title)
+        dialog.setNameFilter(name_filter)
+        if save:
+            dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+            dialog.selectFile(default)
+        else:
+            dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.filesSelected.connect(on_done)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def _ask_import(self) -> None:
+        self._file_dialog("Import conversations", False, "JSON files (*.json)", "",
+                          lambda paths: self.import_files(list(paths)))
+
+    def _ask_export_current(self) -> None:
+        controller = self.current_controller()
+        if controller is not None:
+            self._file_dialog("Export conversation", True, "JSON files (*.json)",
+                              _file_name(controller.title, ".json"),
+                              lambda paths, c=controller: self.export_conversations(
+                                  paths[0], [c.conversation_id]))
+
+    def _ask_export_markdown(self) -> None:
+        controller = self.current_controller()
+        if controller is not None:
+            self._file_dialog("Export as Markdown", True, "Markdown (*.md)",
+                              _file_name(controller.title, ".md"),
+                              lambda paths, c=controller: self.export_markdown(
+                                  paths[0], c.conversation_id))
+
+    def _ask_export_all(self) -> None:
+        self._file_dialog("Export all conversations", True, "JSON files (*.json)",
+                          "desktop-agent-export.json",
+                          lambda paths: self.export_conversations(paths[0], None))
+
+    # -- state ----------------------------------------------------------------------------
+
+    def restore_tabs(self) -> None:
+        """Reopen the tabs that were open last time (or one new conversation)."""
+        saved = self.store.get_setting(OPEN_TABS_KEY) or {}
+        ids = [i for i in saved.get("ids", []) if isinstance(i, str)]
+        current = saved.get("current")
+        for conversation_id in ids:
+            record = self.store.get_conversation(conversation_id)
+            if record is not None:
+                self._open_record(record, make_current=False)
+        if current and (tab := self.tab_for(current)) is not None:
+            self.tabs.setCurrentWidget(tab)
+        if not self.tabs.count() and not saved:
+            self.new_conversation()
+
+    def _save_open_tabs(self) -> None:
+        if self._closed:
+            return
+        ids = [self.tabs.widget(i).controller.conversation_id  # type: ignore[attr-defined]
+               for i in range(self.tabs.count())]
+        current = self.current_controller()
+        self.store.set_setting(OPEN_TABS_KEY, {
+            "ids": ids, "current": current.conversation_id if current else None})
+
+    def _restore_layout(self) -> None:
+        geometry = self._window_settings.value("geometry")
+        state = self._window_settings.value("window_state")
+        if isinstance(geometry, QByteArray | bytes):
+            self.restoreGeometry(QByteArray(geometry))
+        if isinstance(state, QByteArray | bytes):
+            self.restoreState(QByteArray(state))
+
+    def save_state(self) -> None:
+        """Save geometry, dock layout and open tabs (tab order as shown)."""
+        self._save_open_tabs()
+        self._window_settings.setValue("geometry", self.saveGeometry())
+        self._window_settings.setValue("window_state", self.saveState())
+        self._window_settings.sync()
+
+    def show_error_notice(self, text: str) -> None:
+        """Show an unexpected error without blocking (the error sink calls this)."""
+        self.notice.show_message(text)
+
+    async def shutdown(self) -> None:
+        """Deny pending approvals, cancel every turn and discovery, release clients."""
+        if not self._closed:
+            self.save_state()
+        self._closed = True
+        self._sidebar_refresh.stop()
+        await self.catalog.close()
+        controllers = list(self.controllers.values())
+        self.controllers.clear()
+        await asyncio.gather(*(c.close() for c in controllers), return_exceptions=True)
+        others = [t for t in self._closing_tasks if t is not asyncio.current_task()]
+        if others:
+            await asyncio.gather(*others, return_exceptions=True)
+        self.closed.emit()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Save state and deny pending approvals before the window goes."""
+        if not self._closed:
+            self.save_state()
+            for controller in self.controllers.values():
+                self.approvals.cancel_conversation(controller.conversation_id)
+            self._closed = True
+            task = asyncio.ensure_future(self.shutdown())
+            self._closing_tasks.add(task)
+        super().closeEvent(event)
+
+
+def _default_window_settings() -> QSettings:
+    from desktop_agent.paths import data_dir
+
+    return QSettings(str(data_dir() / "window.ini"), QSettings.Format.IniFormat)
+
+
+def _file_name(title: str, suffix: str) -> str:
+    safe = "".join(c if c.isalnum() or c in " -_" else "_" for c in title).strip() or "chat"
+    return safe[:60] + suffix
+
+
+def _no_icon() -> Any:
+    from PySide6.QtGui import QIcon
+
+    return QIcon()

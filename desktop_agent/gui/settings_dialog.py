@@ -1,0 +1,168 @@
+"""Per-conversation settings, and the remembered approvals that can be revoked.
+
+The dialog edits a copy of the settings and emits the changes; the window
+hands them to the conversation's controller. Revoking a remembered approval
+is applied at once (it only ever makes the app ask more).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.core.permissions import PermissionRule
+
+from . import permission_settings
+
+_ROLE = Qt.ItemDataRole.UserRole
+
+
+class ConversationSettingsDialog(QDialog):
+    """Edits one conversation's settings.
+
+    Signals:
+        applied(dict): The changed settings (keys with None are removed).
+        conversation_approval_revoked(str): A tool no longer allowed in this conversation.
+    """
+
+    applied = Signal(dict)
+    conversation_approval_revoked = Signal(str)
+
+    def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Settings — {title}")
+        self.setObjectName("conversationSettings")
+        self.resize(520, 620)
+        self._settings = dict(settings)
+        layout = QVBoxLayout(self)
+
+        model = QGroupBox("Model")
+        form = QFormLayout(model)
+        server = settings.get("base_url") or "none chosen"
+        form.addRow("Server", QLabel(f"{server}"))
+        form.addRow("Model", QLabel(str(settings.get("model") or "none chosen")))
+        self.system_prompt = QPlainTextEdit(str(settings.get("system_prompt") or ""))
+        self.system_prompt.setPlaceholderText("Instructions sent before every message (optional)")
+        self.system_prompt.setMaximumHeight(110)
+        form.addRow("System prompt", self.system_prompt)
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setValue(float(settings.get("temperature", 0.7)))
+        form.addRow("Temperature", self.temperature)
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(1, 1_000_000)
+        self.max_tokens.setValue(int(settings.get("max_tokens", 4096)))
+        form.addRow("Max tokens per reply", self.max_tokens)
+        layout.addWidget(model)
+
+        tools = QGroupBox("Tools")
+        tools_layout = QVBoxLayout(tools)
+        enabled = settings.get("tools")
+        self.tool_boxes: dict[str, QCheckBox] = {}
+        grid = QHBoxLayout()
+        columns = [QVBoxLayout(), QVBoxLayout()]
+        for i, name in enumerate(tool_names):
+            box = QCheckBox(name)
+            box.setChecked(enabled is None or name in enabled)
+            self.tool_boxes[name] = box
+            columns[i % 2].addWidget(box)
+        for column in columns:
+            column.addStretch(1)
+            grid.addLayout(column)
+        tools_layout.addLayout(grid)
+        self.auto_execute = QCheckBox("Run tools without asking (auto-execute)")
+        self.auto_execute.setChecked(bool(settings.get("auto_execute", False)))
+        self.auto_execute.setToolTip("Deny rules still apply. Off: every call waits in the "
+                                     "Approvals panel.")
+        tools_layout.addWidget(self.auto_execute)
+        layout.addWidget(tools)
+
+        remembered = QGroupBox("Remembered approvals")
+        r_layout = QVBoxLayout(remembered)
+        self.approvals = QListWidget()
+        self.approvals.setObjectName("rememberedApprovals")
+        r_layout.addWidget(self.approvals)
+        revoke_row = QHBoxLayout()
+        revoke_row.addStretch(1)
+        self.revoke_button = QPushButton("Revoke")
+        self.revoke_button.clicked.connect(self._revoke_selected)
+        revoke_row.addWidget(self.revoke_button)
+        r_layout.addLayout(revoke_row)
+        layout.addWidget(remembered, 1)
+        self._fill_approvals()
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._apply)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def _fill_approvals(self) -> None:
+        self.approvals.clear()
+        for name in self._settings.get("allowed_tools") or []:
+            item = QListWidgetItem(f"{name} — allowed in this conversation")
+            item.setData(_ROLE, ("conversation", name))
+            self.approvals.addItem(item)
+        for rule in permission_settings.load_rules():
+            if rule.decision != "allow":
+                continue
+            args = ", ".join(f"{k}={v}" for k, v in rule.arguments.items())
+            suffix = f" ({args})" if args else ""
+            item = QListWidgetItem(f"{rule.tool}{suffix} — always allowed (all conversations)")
+            item.setData(_ROLE, ("rule", rule.to_dict()))
+            self.approvals.addItem(item)
+        if not self.approvals.count():
+            item = QListWidgetItem("No remembered approvals: every tool call asks first.")
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.approvals.addItem(item)
+        self.revoke_button.setEnabled(self.approvals.count() > 0)
+
+    def _revoke_selected(self) -> None:
+        item = self.approvals.currentItem()
+        data = item.data(_ROLE) if item is not None else None
+        if not data:
+            return
+        kind, value = data
+        if kind == "conversation":
+            self._settings["allowed_tools"] = [
+                t for t in self._settings.get("allowed_tools") or [] if t != value]
+            self.conversation_approval_revoked.emit(value)
+        else:
+            permission_settings.remove_rule(PermissionRule.from_dict(value))
+        self._fill_approvals()
+
+    def changes(self) -> dict[str, Any]:
+        """The settings as edited (None for keys to remove)."""
+        chosen = [name for name, box in self.tool_boxes.items() if box.isChecked()]
+        all_on = len(chosen) == len(self.tool_boxes)
+        return {
+            "system_prompt": self.system_prompt.toPlainText().strip() or None,
+            "temperature": round(self.temperature.value(), 2),
+            "max_tokens": self.max_tokens.value(),
+            "tools": None if all_on else chosen,
+            "auto_execute": self.auto_execute.isChecked(),
+        }
+
+    def _apply(self) -> None:
+        self.applied.emit(self.changes())
+        self.accept()

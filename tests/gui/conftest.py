@@ -1,0 +1,191 @@
+"""Fixtures for window tests: a qasync loop on the test's QApplication, the real
+main window over a temporary data folder, and a scripted model server.
+
+pytest-qt knows nothing of qasync, so ``qasync_loop`` creates the QEventLoop
+as "already running" (Qt's own event processing drives asyncio callbacks while
+qtbot waits), collects exceptions the loop reports and fails the test with
+them at teardown. Qt warnings fail tests too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QSettings, QtMsgType
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+WAIT_MS = 10_000
+
+#: Messages of the headless "offscreen" platform itself, not of our widgets.
+PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",
+                  "This plugin does not support raise()",
+                  "This plugin does not support grabbing the keyboard")
+
+
+@pytest.fixture(autouse=True)
+def fail_on_qt_warnings(qtlog: Any) -> Iterator[None]:
+    """Any Qt warning, critical or fatal message fails the test."""
+    yield
+    bad = [r for r in qtlog.records
+           if r.type in (QtMsgType.QtWarningMsg, QtMsgType.QtCriticalMsg, QtMsgType.QtFatalMsg)
+           and not r.message.startswith(PLATFORM_NOISE)]
+    if bad:
+        pytest.fail("Qt warnings: " + "; ".join(r.message for r in bad))
+
+
+@pytest.fixture
+def qasync_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync event loop on the test's QApplication, torn down with the test."""
+    import qasync
+
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    errors: list[dict[str, Any]] = []
+
+    def collect(_loop: Any, context: dict[str, Any]) -> None:
+        errors.append(context)
+
+    loop.set_exception_handler(collect)
+    yield loop
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        deadline = loop.time() + 5
+        while any(not t.done() for t in pending) and loop.time() < deadline:
+            qapp.processEvents()
+    # loop.stop() would call QApplication.exit(), which leaves Qt's "quit now"
+    # flag set and stops timers (hence asyncio callbacks) in later tests; the
+    # loop never ran exec() here, so only its own flag needs resetting.
+    loop._QEventLoop__is_running = False
+    asyncio.events._set_running_loop(None)
+    loop.close()
+    asyncio.set_event_loop(None)
+    if errors:
+        details = "; ".join(
+            f"{c.get('message')}: " + "".join(traceback.format_exception(c["exception"]))
+            if c.get("exception") else str(c.get("message")) for c in errors)
+        raise AssertionError(f"exceptions reached the event loop: {details}")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private data folder (database, config, window.ini) for the test."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
+    monkeypatch.delenv("DESKTOP_AGENT_BASE_URL", raising=False)
+    monkeypatch.delenv("DESKTOP_AGENT_MODEL", raising=False)
+    return folder
+
+
+@pytest.fixture
+def store(data_dir: Path) -> Iterator[Any]:
+    from desktop_agent.store import Store
+
+    opened = Store.open()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def server() -> Iterator[Any]:
+    from desktop_agent.testing import ScriptedServer
+
+    with ScriptedServer() as running:
+        yield running
+
+
+class WeatherTool:
+    """A tool that records the arguments it really received."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def build(self) -> Any:
+        from desktop_agent.core.tools import tool
+
+        @tool("get_weather", "The weather for a city", {"city": str})
+        async def get_weather(args: dict[str, Any]) -> str:
+            self.calls.append(dict(args))
+            return f"Sunny and 21 °C in {args['city']}"
+
+        return get_weather
+
+
+@pytest.fixture
+def weather() -> WeatherTool:
+    return WeatherTool()
+
+
+@pytest.fixture
+def make_window(qtbot: Any, qasync_loop: Any, store: Any, data_dir: Path,
+                weather: WeatherTool) -> Iterator[Callable[..., Any]]:
+    """Build the real main window (several times for restart tests)."""
+    from desktop_agent.gui.main_window import MainWindow
+    from desktop_agent.gui.tool_catalog import ToolCatalog
+
+    windows: list[Any] = []
+
+    def make(approval_timeout: float | None = 60.0, discover: bool = False,
+             the_store: Any = None) -> Any:
+        window = MainWindow(
+            the_store or store, tools=ToolCatalog([weather.build()], include_builtin=False),
+            approval_timeout=approval_timeout, discover_on_start=discover,
+            window_settings=QSettings(str(data_dir / "window.ini"), QSettings.Format.IniFormat))
+        # Not qtbot.addWidget: pytest-qt would delete the window before this
+        # fixture's teardown has shut its conversations down.
+        window.show()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        if not window._closed:
+            window.close()
+        task = asyncio.ensure_future(window.shutdown())
+        qtbot.waitUntil(task.done, timeout=WAIT_MS)
+        window.deleteLater()
+    qtbot.wait(10)
+
+
+def use_server(window: Any, server: Any, model: str = "test-model") -> Any:
+    """Point the visible conversation at the scripted server."""
+    controller = window.current_controller() or window.new_conversation()
+    window.use_server(controller, server.base_url, model, None, 8192)
+    return controller
+
+
+def send(qtbot: Any, window: Any, text: str) -> None:
+    """Type a message in the visible tab and press Enter, as a person would."""
+    from PySide6.QtCore import Qt
+
+    tab = window.current_tab()
+    tab.composer.setFocus()
+    qtbot.keyClicks(tab.composer, text)
+    qtbot.keyClick(tab.composer, Qt.Key.Key_Return)
+
+
+def wait_idle(qtbot: Any, controller: Any) -> None:
+    """Wait until the conversation's turn has ended."""
+    qtbot.waitUntil(lambda: not controller.busy, timeout=WAIT_MS)
+
+
+def last_assistant_text(window: Any, controller: Any = None) -> str:
+    """The text the transcript shows for the last assistant reply."""
+    tab = window.tab_for(controller.conversation_id) if controller else window.current_tab()
+    view = tab.transcript
+    view.flush()
+    for key in reversed(view.item_keys()):
+        text = view.item_text(key)
+        record = next((r for r in tab.controller.stored_messages() if r["id"] == key), None)
+        if record is not None and record["role"] == "assistant":
+            return text
+    return ""

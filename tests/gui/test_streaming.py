@@ -1,0 +1,89 @@
+"""Sending, streaming, stopping, and several tabs at once, in the real window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
+from PySide6.QtCore import Qt
+
+from desktop_agent.testing import script
+
+LONG_ANSWER = " ".join(f"word{i}" for i in range(60))
+
+
+def test_answer_grows_in_the_transcript_while_it_streams(qtbot: Any, make_window: Any,
+                                                         server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text(LONG_ANSWER, pieces=30, delay=0.03))
+    send(qtbot, window, "Tell me something long")
+
+    seen: list[str] = []
+
+    def grew_to_the_end() -> bool:
+        text = last_assistant_text(window)
+        if text and (not seen or seen[-1] != text):
+            seen.append(text)
+        return "word59" in text and not controller.busy
+
+    qtbot.waitUntil(grew_to_the_end, timeout=WAIT_MS)
+    partial = [t for t in seen if "word59" not in t]
+    assert len(partial) >= 3, f"the answer did not grow piece by piece: {seen}"
+    assert all(len(a) < len(b) for a, b in zip(seen, seen[1:], strict=False))
+    assert window.current_tab().composer.toPlainText() == ""
+    stored = controller.stored_messages()
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    assert stored[1]["message"]["content"] == LONG_ANSWER
+    assert stored[1]["status"] == "complete"
+    assert server.requests[0]["messages"][-1]["content"] == "Tell me something long"
+    assert controller.title == "Tell me something long"
+    assert "Tell me something long" in window.tabs.tabText(window.tabs.currentIndex())
+    status = window.current_tab().status_line
+    assert status.model_label.text() == "Model: test-model"
+    assert "tok/s" in status.speed_label.text() and "—" not in status.speed_label.text()
+    assert "/ 8,192" in status.context_label.text()
+
+
+def test_escape_stops_a_long_reply_and_keeps_the_partial_text(qtbot: Any, make_window: Any,
+                                                              server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text(" ".join(f"w{i}" for i in range(400)), pieces=400, delay=0.02))
+    send(qtbot, window, "Go on forever")
+    qtbot.waitUntil(lambda: "w5" in last_assistant_text(window), timeout=WAIT_MS)
+    assert controller.busy
+    qtbot.keyClick(window.current_tab().composer, Qt.Key.Key_Escape)
+    wait_idle(qtbot, controller)
+    reply = controller.stored_messages()[-1]
+    assert reply["role"] == "assistant"
+    assert reply["status"] == "interrupted"
+    assert reply["message"]["content"].startswith("w0 w1")
+    assert "w399" not in reply["message"]["content"]
+    shown = last_assistant_text(window)
+    assert shown.startswith("w0 w1") and "w399" not in shown
+    # The window is usable again: the next message gets an answer.
+    server.enqueue(script.text("Still here"))
+    send(qtbot, window, "Are you there?")
+    qtbot.waitUntil(lambda: "Still here" in last_assistant_text(window), timeout=WAIT_MS)
+
+
+def test_two_tabs_stream_at_the_same_time(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    first = use_server(window, server)
+    second = window.new_conversation()
+    use_server(window, server)
+    server.enqueue(script.text(" ".join(f"a{i}" for i in range(40)), pieces=40, delay=0.03),
+                   script.text(" ".join(f"b{i}" for i in range(40)), pieces=40, delay=0.03))
+    window.tabs.setCurrentWidget(window.tab_for(first.conversation_id))
+    send(qtbot, window, "first tab")
+    window.tabs.setCurrentWidget(window.tab_for(second.conversation_id))
+    send(qtbot, window, "second tab")
+    qtbot.waitUntil(lambda: first.busy and second.busy and
+                    "a3" in last_assistant_text(window, first) and
+                    "b3" in last_assistant_text(window, second), timeout=WAIT_MS)
+    wait_idle(qtbot, first)
+    wait_idle(qtbot, second)
+    assert "a39" in last_assistant_text(window, first)
+    assert "b39" in last_assistant_text(window, second)
+    assert "b1" not in last_assistant_text(window, first)
