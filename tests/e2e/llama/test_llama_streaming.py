@@ -35,6 +35,20 @@ async def _speeds_after(server: LlamaServer, seen: int) -> list[float]:
     return speeds
 
 
+def _log_count(server: LlamaServer, text: str) -> int:
+    return server.log_path.read_text(errors="replace").count(text)
+
+
+async def _log_grows(server: LlamaServer, text: str, before: int) -> bool:
+    """Wait (bounded) until ``text`` appears in the server's log more than ``before`` times."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _log_count(server, text) > before:
+            return True
+        await asyncio.sleep(0.05)
+    return False
+
+
 async def test_query_streams_real_text_in_pieces(llama_server: LlamaServer) -> None:
     texts: list[str] = []
     async for message in query(PROMPT, llama_options(llama_server, max_tokens=32)):
@@ -92,3 +106,31 @@ async def test_client_keeps_a_multi_turn_conversation(llama_server: LlamaServer)
     assert client.last_usage is not None and client.last_usage.prompt_tokens is not None
     # the second request carried the first exchange
     assert client.last_usage.prompt_tokens > 20
+
+
+async def test_interrupt_keeps_the_partial_reply_and_the_next_turn_works(
+        llama_server: LlamaServer) -> None:
+    received: list[str] = []
+    cancels = _log_count(llama_server, "cancel task")
+    async with Client(llama_options(llama_server, max_tokens=400)) as client:
+        await client.query("Write a long story about a dragon who learns to bake bread.")
+        async for item in client.receive_messages():
+            if isinstance(item, TextBlock):
+                received.append(item.text)
+                if len(received) == 5:
+                    await client.interrupt()
+        partial = client.history
+        interrupted = client.turn_metadata["interrupted"]
+        # llama-server saw the connection close and stopped generating for it
+        assert await _log_grows(llama_server, "cancel task", cancels)
+
+        client.update_options(llama_options(llama_server, max_tokens=16))
+        await client.query("Thanks!")
+        items = [item async for item in client.receive_messages()]
+        history = client.history
+
+    assert interrupted and len(received) >= 5
+    assert partial[-1] == {"role": "assistant", "content": "".join(received)}
+    assert client.last_usage is not None and client.last_usage.completion_tokens
+    assert any(isinstance(i, TextBlock) for i in items)
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
