@@ -1,33 +1,17 @@
-"""MCP servers as tools: each configured server's tools become core :class:`Tool` s.
+"""One MCP server: its session task, its stderr, its restart budget.
 
-A tool ``search`` on server ``github`` is offered to the model as
-``github__search``, with the server's input schema and description, its
-``readOnlyHint`` as ``read_only`` and the server's name as ``source``, so it
-passes through the same rules and approval dock as the built-in tools.
-
-:class:`McpServerPool` owns the connections. Servers start lazily (on the first
-``list_tools()`` or call), each in a task of its own: the SDK's transports are
-anyio context managers that must be entered and left in one task, so every
-session lives inside one long-lived task and calls reach it through a queue.
-A server that dies is restarted once; after that it stays failed until
-:meth:`McpServerPool.restart`. Each stdio server's stderr is kept (last lines,
-secrets blanked) so the window can show why it failed. One broken server never
-blocks the others, and ``aclose()`` stops them all.
+The SDK's transports are anyio context managers that must be entered and
+left in one task, so each session lives inside one long-lived task
+(:meth:`McpServerConnection._serve`) and requests reach it through a queue;
+each request runs in that task's task group and answers through a future.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import io
-import json
 import logging
-import os
-import re
-import threading
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Literal
@@ -39,9 +23,9 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from .errors import AgentError, ConfigurationError
-from .tool_config import McpServerConfig, SecretLookup, ToolConfig, resolve_values
-from .tools import Tool
+from ..errors import AgentError
+from ..tool_config import McpServerConfig, SecretLookup, resolve_values
+from .stderr_tail import StderrTail
 
 log = logging.getLogger("desktop_agent.mcp")
 
@@ -55,17 +39,12 @@ DEFAULT_STDERR_LINES = 200
 MAX_RESTARTS = 1
 #: Seconds a server may take to shut down before its task is cancelled.
 STOP_TIMEOUT = 10.0
-_MAX_NAME = 64
 
 ServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped", "disabled"]
 
 
 class McpServerError(AgentError):
     """An MCP server could not start, stopped, or did not answer in time."""
-
-
-class McpToolError(AgentError):
-    """An MCP tool ran and reported an error (``isError``); the message is its output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,83 +69,6 @@ class McpServerStatus:
     stderr: list[str]
     tools: list[str]
     restarts: int
-
-
-def core_tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
-    """``<server>__<tool>`` made safe for the model: allowed characters, at most 64 long."""
-    name = f"{re.sub(r'[^A-Za-z0-9_-]', '_', server)}__{re.sub(r'[^A-Za-z0-9_-]', '_', tool)}"
-    taken = set(taken)
-    if len(name) <= _MAX_NAME and name not in taken:
-        return name
-    digest = hashlib.sha1(f"{server}\x00{tool}".encode()).hexdigest()[:8]
-    return f"{name[:_MAX_NAME - 9]}_{digest}"
-
-
-def render_result(result: mcp_types.CallToolResult) -> str:
-    """The text the model gets from an MCP tool result.
-
-    Text blocks are joined; images, audio and binary resources are described,
-    not inlined. Structured content is used when the server sent no text (the
-    spec asks servers to mirror it as text, so using both would repeat it).
-    """
-    parts: list[str] = []
-    for block in result.content:
-        if isinstance(block, mcp_types.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            kind = "image" if isinstance(block, mcp_types.ImageContent) else "audio"
-            parts.append(f"[{kind} {block.mime_type}, about {len(block.data) * 3 // 4} bytes]")
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, mcp_types.TextResourceContents):
-                parts.append(f"[resource {resource.uri}]\n{resource.text}")
-            else:
-                parts.append(f"[resource {resource.uri}, {resource.mime_type or 'binary'}]")
-        elif isinstance(block, mcp_types.ResourceLink):
-            parts.append(f"[link {block.name}: {block.uri}]")
-    text = "\n".join(parts)
-    if not parts and result.structured_content is not None:
-        text = json.dumps(result.structured_content, ensure_ascii=False)
-    return text
-
-
-class _StderrTail:
-    """A pipe for a server's stderr and a thread keeping its last lines.
-
-    A thread rather than an event-loop reader because it works the same on
-    every platform and the loop never waits on it. EOF means every writer,
-    normally the server process, has gone.
-    """
-
-    def __init__(self, lines: int, secrets: Iterable[str]) -> None:
-        self.lines: deque[str] = deque(maxlen=lines)
-        self.closed = threading.Event()
-        self._secrets = [s for s in secrets if len(s) >= 3]
-        read_fd, write_fd = os.pipe()
-        self.writer: io.TextIOWrapper | None = open(  # noqa: SIM115 - handed to the child
-            write_fd, "w", encoding="utf-8", errors="replace", closefd=True)
-        self._reader = threading.Thread(target=self._read, args=(read_fd,), daemon=True,
-                                        name="mcp-stderr")
-        self._reader.start()
-
-    def _read(self, fd: int) -> None:
-        try:
-            with open(fd, encoding="utf-8", errors="replace") as stream:
-                for line in stream:
-                    for secret in self._secrets:
-                        line = line.replace(secret, "[redacted]")
-                    self.lines.append(line.rstrip("\r\n"))
-        except (OSError, ValueError):  # the pipe went away; nothing more to keep
-            pass
-        finally:
-            self.closed.set()
-
-    def close_writer(self) -> None:
-        """Drop our copy of the write end, so EOF arrives when the server exits."""
-        if self.writer is not None:
-            with contextlib.suppress(OSError):
-                self.writer.close()
-            self.writer = None
 
 
 @dataclass(eq=False)
@@ -210,7 +112,7 @@ class McpServerConnection:
         self.call_timeout = config.timeout or call_timeout
         self._secret_lookup = secret_lookup
         self._stderr_lines = stderr_lines
-        self._stderr: _StderrTail | None = None
+        self._stderr: StderrTail | None = None
         self._secrets: list[str] = []
         self._task: asyncio.Task[None] | None = None
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
@@ -223,7 +125,7 @@ class McpServerConnection:
 
     def stderr_tail(self) -> list[str]:
         """The last lines of the server's stderr, oldest first."""
-        return list(self._stderr.lines) if self._stderr else []
+        return self._stderr.snapshot() if self._stderr else []
 
     def status(self, tool_names: list[str]) -> McpServerStatus:
         state = self.state
@@ -231,6 +133,10 @@ class McpServerConnection:
             state = "crashed"  # noticed here already; the restart happens on next use
         return McpServerStatus(self.name, self.config.transport, state, self.error,
                                self.stderr_tail(), tool_names, self.restarts)
+
+    def redact(self, text: str) -> str:
+        """Blank out this server's secrets (env or header values) in ``text``."""
+        return self._redact(text)
 
     def _redact(self, text: str) -> str:
         for secret in self._secrets:
@@ -304,7 +210,7 @@ class McpServerConnection:
     @contextlib.asynccontextmanager
     async def _stdio_transport(self, env: dict[str, str]) -> AsyncIterator[Any]:
         assert self.config.command is not None
-        self._stderr = _StderrTail(self._stderr_lines, self._secrets)
+        self._stderr = StderrTail(self._stderr_lines, self._secrets)
         params = StdioServerParameters(command=self.config.command, args=list(self.config.args),
                                        env=env or None, cwd=self.config.cwd)
         try:
@@ -461,142 +367,3 @@ class McpServerConnection:
             await self._stop_task()
             if self.state != "disabled":
                 self.state = state
-
-
-class McpServerPool:
-    """All configured MCP servers, offered to the agent as core tools.
-
-    ``await pool.list_tools()`` starts every enabled server concurrently and
-    returns the tools of those that came up; ``pool.status()`` tells why the
-    others did not. Use ``async with McpServerPool(...)`` or call ``aclose()``.
-    """
-
-    def __init__(
-        self,
-        servers: Mapping[str, McpServerConfig] | Iterable[McpServerConfig],
-        *,
-        secret_lookup: SecretLookup | None = None,
-        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-        call_timeout: float = DEFAULT_CALL_TIMEOUT,
-        stderr_lines: int = DEFAULT_STDERR_LINES,
-    ) -> None:
-        configs = list(servers.values()) if isinstance(servers, Mapping) else list(servers)
-        self._connections: dict[str, McpServerConnection] = {}
-        for config in configs:
-            if config.name in self._connections:
-                raise ConfigurationError(f"two MCP servers are named {config.name!r}")
-            self._connections[config.name] = McpServerConnection(
-                config, secret_lookup=secret_lookup, startup_timeout=startup_timeout,
-                call_timeout=call_timeout, stderr_lines=stderr_lines)
-        self._tools: dict[str, list[Tool]] = {}
-        self._closed = False
-
-    @classmethod
-    def from_config(cls, config: ToolConfig, **options: Any) -> McpServerPool:
-        """A pool for the servers of a loaded config file."""
-        return cls(config.mcp_servers, **options)
-
-    @property
-    def server_names(self) -> list[str]:
-        return list(self._connections)
-
-    async def __aenter__(self) -> McpServerPool:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    def _connection(self, server: str) -> McpServerConnection:
-        if self._closed:
-            raise McpServerError("the MCP servers have been shut down")
-        try:
-            return self._connections[server]
-        except KeyError:
-            raise McpServerError(f"no MCP server named {server!r} is configured") from None
-
-    async def server_tools(self, server: str) -> list[Tool]:
-        """The core tools of one server, starting it if needed."""
-        connection = self._connection(server)
-        await connection.ensure_running()
-        if server not in self._tools:
-            taken = {t.name for tools in self._tools.values() for t in tools}
-            self._tools[server] = self._make_tools(connection, taken)
-        return list(self._tools[server])
-
-    async def list_tools(self, servers: Iterable[str] | None = None) -> list[Tool]:
-        """Tools of every enabled server that starts; failures are logged and kept in status."""
-        names = [n for n in (servers if servers is not None else self._connections)
-                 if self._connection(n).config.enabled]
-        results = await asyncio.gather(*(self.server_tools(n) for n in names),
-                                       return_exceptions=True)
-        tools: list[Tool] = []
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, BaseException):
-                if not isinstance(result, Exception):
-                    raise result
-                log.warning("MCP server %s unavailable: %s", name, result)
-                continue
-            tools.extend(result)
-        return tools
-
-    def _make_tools(self, connection: McpServerConnection, taken: set[str]) -> list[Tool]:
-        made: list[Tool] = []
-        for remote in connection.tools:
-            name = core_tool_name(connection.name, remote.name, taken)
-            taken.add(name)
-            schema = dict(remote.input_schema or {})
-            schema.setdefault("type", "object")
-            read_only = bool(remote.annotations and remote.annotations.read_only_hint)
-            try:
-                made.append(Tool(
-                    name=name,
-                    description=remote.description or remote.title or remote.name,
-                    input_schema=schema,
-                    handler=self._handler(connection.name, remote.name),
-                    read_only=read_only,
-                    source=connection.name,
-                    timeout=connection.call_timeout + 5.0,
-                ))
-            except ConfigurationError as exc:
-                log.warning("skipping MCP tool %s of %s: %s", remote.name, connection.name, exc)
-        return made
-
-    def _handler(self, server: str, tool: str) -> Callable[[dict[str, Any]], Awaitable[str]]:
-        async def call(arguments: dict[str, Any]) -> str:
-            return await self.call_tool(server, tool, arguments)
-
-        return call
-
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> str:
-        """Run ``tool`` on ``server`` and return its text for the model.
-
-        Raises:
-            McpToolError: The tool reported an error (its text is the message).
-            McpServerError: The server failed, stopped or did not answer in time.
-        """
-        result = await self._connection(server).call_tool(tool, arguments)
-        text = render_result(result)
-        if result.is_error:
-            raise McpToolError(text or f"{tool} reported an error")
-        return text
-
-    def status(self) -> list[McpServerStatus]:
-        """Every server's state, error and stderr tail, for the window."""
-        return [c.status([t.name for t in self._tools.get(name, [])])
-                for name, c in self._connections.items()]
-
-    async def restart(self, server: str) -> None:
-        """Stop and start a server again (the window's retry), resetting its restart budget."""
-        connection = self._connection(server)
-        await connection.stop()
-        connection.restarts = 0
-        connection.state = "idle"
-        await connection.ensure_running()
-
-    async def aclose(self) -> None:
-        """Shut every server down, concurrently; safe to call twice."""
-        if self._closed:
-            return
-        self._closed = True
-        await asyncio.gather(*(c.stop() for c in self._connections.values()),
-                             return_exceptions=True)
