@@ -169,3 +169,11 @@ def test_add_rule_replaces_the_old_decision_and_remove_rule_removes() -> None:
     rules = add_rule([ask, other], allow)
     assert rules == [other, allow]
     assert remove_rule(rules, other) == [allow]
+
+
+def test_the_example_config_loads() -> None:
+    example = Path(__file__).parents[2] / "examples" / "mcp_config.json"
+    config = load_tool_config(example)
+    assert config.mcp_servers["time"].enabled
+    assert config.mcp_servers["github"].secret_names() == ["mcp:github"]
+    assert [r.decision for r in config.permissions] == ["allow", "allow", "deny", "ask"]
