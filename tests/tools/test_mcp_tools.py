@@ -6,7 +6,9 @@ import asyncio
 import json
 import os
 import sys
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import mcp_types
 import pytest
@@ -266,3 +268,26 @@ def test_duplicate_server_names_are_refused(stdio_server: StdioServer) -> None:
 def test_a_server_needs_a_command_or_a_url() -> None:
     with pytest.raises(ToolConfigError):
         McpServerConfig("nothing")
+
+
+async def test_secret_references_are_read_from_the_app_secret_store(
+    stdio_server: StdioServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_agent import secrets
+
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path))
+    name = f"tests:mcp-token-{uuid.uuid4().hex}"
+    value = f"value-{uuid.uuid4().hex}"
+    secrets.set_secret(name, value)
+    try:
+        config = stdio_server("test", "--print-env", "API_TOKEN",
+                              env={"API_TOKEN": SecretRef(name)})
+        async with McpServerPool([config]) as pool:  # default lookup: desktop_agent.secrets
+            await pool.list_tools()
+            for _ in range(100):
+                if pool.status()[0].stderr:
+                    break
+                await asyncio.sleep(0.05)
+            assert pool.status()[0].stderr == ["API_TOKEN=[redacted]"]
+    finally:
+        secrets.delete_secret(name)

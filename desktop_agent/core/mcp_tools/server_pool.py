@@ -154,6 +154,7 @@ class McpServerPool:
         """Stop and start a server again (the window's retry), resetting its restart budget."""
         connection = self._connection(server)
         await connection.stop()
+        self._tools.pop(server, None)  # its tool list may have changed
         connection.restarts = 0
         connection.state = "idle"
         await connection.ensure_running()
