@@ -50,7 +50,7 @@ def describe_error(exc: BaseException) -> ErrorDescription:
             f"{_server(exc)} did not answer in time. It may still be loading the model.",
             (retry, pick))
     if isinstance(exc, errors.ServerConnectionError):
-        if exc.status is None and "drop" not in str(exc).lower():
+        if not getattr(exc, "mid_stream", False):
             return ErrorDescription(
                 f"Could not reach {_server(exc)}. Is the server running?", (retry, pick))
         return ErrorDescription(

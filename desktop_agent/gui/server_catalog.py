@@ -103,6 +103,7 @@ class ServerCatalog(QObject):
         self._task: asyncio.Task[None] | None = None
         self.preselection = Preselection.from_environment()
         self.searched = False
+        self._searching = False
 
     @property
     def servers(self) -> list[ServerEntry]:
@@ -112,7 +113,7 @@ class ServerCatalog(QObject):
     @property
     def searching(self) -> bool:
         """Whether a search is running."""
-        return self._task is not None and not self._task.done()
+        return self._searching
 
     def up_servers(self) -> list[ServerEntry]:
         """Servers that answered and serve at least one chat model."""
@@ -159,6 +160,7 @@ class ServerCatalog(QObject):
         """Start a search in the background (a running one is replaced)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+        self._searching = True
         self.discovery_started.emit()
         self._task = asyncio.ensure_future(self._search())
 
@@ -173,6 +175,7 @@ class ServerCatalog(QObject):
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        self._searching = False
 
     async def _search(self) -> None:
         try:
@@ -187,6 +190,7 @@ class ServerCatalog(QObject):
             servers = []
         self._servers = [s for s in servers if s.base_url]
         self.searched = True
+        self._searching = False
         self.servers_changed.emit(self.servers)
 
     async def _gather(self) -> list[ServerEntry]:
@@ -234,16 +238,23 @@ class ServerCatalog(QObject):
 
 def normalise_url(text: str) -> str:
     """A server root URL from what a person typed (adds http:// and /v1 when missing)."""
-    url = text.strip().rstrip("/")
+    from urllib.parse import urlsplit
+
+    url = text.strip()
     if not url:
         raise ValueError("Enter the server's URL, for example http://localhost:1234/v1.")
     if "://" not in url:
         url = "http://" + url
-    if not url.startswith(("http://", "https://")):
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        raise ValueError(f"That is not a URL ({exc}).") from exc
+    if parts.scheme not in ("http", "https"):
         raise ValueError("The URL must start with http:// or https://.")
-    host = url.split("://", 1)[1]
-    if not host or host.startswith("/"):
+    if not host:
         raise ValueError("The URL needs a host name, for example http://localhost:1234/v1.")
-    if "/" not in host:
+    url = url.rstrip("/")
+    if parts.path in ("", "/"):
         url += "/v1"
     return url

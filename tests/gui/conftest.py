@@ -10,6 +10,7 @@ them at teardown. Qt warnings fail tests too.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import traceback
 from collections.abc import Callable, Iterator
@@ -67,6 +68,13 @@ def qasync_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     loop._QEventLoop__is_running = False
     asyncio.events._set_running_loop(None)
     loop.close()
+    # Kill the loop's leftover Qt timers now, in the GUI thread: a garbage
+    # collection in another thread (the scripted server's) must not be the one
+    # that destroys a QObject with live timers.
+    timer = loop._timer
+    for timer_id in list(timer._SimpleTimer__callbacks):
+        timer.killTimer(timer_id)
+    gc.collect()
     asyncio.set_event_loop(None)
     if errors:
         details = "; ".join(

@@ -1,0 +1,180 @@
+"""Tool approval through the dock: edit, deny with a reason, time out, close."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
+from PySide6.QtCore import Qt
+
+from desktop_agent.gui.approval_queue import RequestState
+from desktop_agent.testing import script
+
+
+def _tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in request["messages"] if m["role"] == "tool"]
+
+
+def _tool_card(window: Any, name: str) -> Any:
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+
+    window.current_tab().transcript.flush()
+    cards = [c for c in window.current_tab().findChildren(ToolCard) if c.tool_name == name]
+    assert cards, f"no card for {name}"
+    return cards[-1]
+
+
+def _wait_for_request(qtbot: Any, window: Any) -> Any:
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    return window.approval_dock.current_request()
+
+
+def test_approving_with_edited_arguments_runs_the_tool_with_them(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})]),
+                   script.text("It is sunny in Lyon."))
+    send(qtbot, window, "Weather please")
+    request = _wait_for_request(qtbot, window)
+    dock = window.approval_dock
+
+    assert request.tool_name == "get_weather"
+    assert "Weather please" in dock._conversation.text()
+    assert json.loads(dock._arguments.toPlainText()) == {"city": "Paris"}
+    assert "●" in window.tab_badge(controller.conversation_id)
+
+    # A broken edit is refused with a clear message, and nothing runs.
+    dock.set_arguments_text('{"city": "Lyon"')
+    qtbot.mouseClick(dock.allow_button, Qt.MouseButton.LeftButton)
+    assert "not valid JSON" in dock.json_error()
+    assert request.pending and weather.calls == []
+
+    dock.set_arguments_text('{\n  "city": "Lyon"\n}')
+    assert dock.json_error() == ""
+    qtbot.mouseClick(dock.allow_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+
+    assert weather.calls == [{"city": "Lyon"}]
+    assert "Lyon" in _tool_messages(server.requests[1])[0]["content"]
+    assert "It is sunny in Lyon." in last_assistant_text(window)
+    assert "●" not in window.tab_badge(controller.conversation_id)
+    tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
+    assert tool_record["metadata"]["approval"]["decision"] == "allow_once"
+    assert tool_record["metadata"]["approval"]["edited_input"] == {"city": "Lyon"}
+
+
+def test_denying_with_a_reason_tells_the_model(qtbot: Any, make_window: Any, server: Any,
+                                               weather: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Oslo"})]),
+                   script.text("Understood, I will not check."))
+    send(qtbot, window, "Weather in Oslo?")
+    _wait_for_request(qtbot, window)
+    dock = window.approval_dock
+    dock.set_reason("no network calls today")
+    qtbot.mouseClick(dock.deny_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+
+    assert weather.calls == []
+    assert "no network calls today" in _tool_card(window, "get_weather").output_text
+    sent = _tool_messages(server.requests[1])[0]["content"]
+    assert "no network calls today" in sent
+    assert "Understood" in last_assistant_text(window)
+    tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
+    assert tool_record["metadata"]["approval"] == {"decision": "deny",
+                                                  "reason": "no network calls today"}
+
+
+def test_keyboard_shortcut_allows_once(qtbot: Any, make_window: Any, server: Any,
+                                       weather: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Rome"})]), script.text("Done."))
+    send(qtbot, window, "Rome?")
+    _wait_for_request(qtbot, window)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
+    qtbot.keyClick(window.approval_dock, Qt.Key.Key_Return,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    wait_idle(qtbot, controller)
+    assert weather.calls == [{"city": "Rome"}]
+
+
+def test_an_unanswered_request_expires_and_is_denied_visibly(qtbot: Any, make_window: Any,
+                                                             server: Any, weather: Any) -> None:
+    window = make_window(approval_timeout=0.5)
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Bern"})]),
+                   script.text("Nobody answered, so I did not check."))
+    send(qtbot, window, "Bern?")
+    request = _wait_for_request(qtbot, window)
+    wait_idle(qtbot, controller)
+
+    assert request.state is RequestState.EXPIRED
+    assert weather.calls == []
+    assert "Expired" in window.approval_dock._state.text()
+    assert not window.approval_dock.allow_button.isEnabled()
+    assert "Nobody approved" in _tool_messages(server.requests[1])[0]["content"]
+    card = _tool_card(window, "get_weather")
+    assert card.is_error and "Nobody approved" in card.output_text
+    tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
+    assert tool_record["metadata"]["approval"] == {"decision": "expired"}
+    qtbot.mouseClick(window.approval_dock.dismiss_button, Qt.MouseButton.LeftButton)
+    assert window.approvals.requests() == []
+
+
+def test_allow_for_this_conversation_stops_asking(qtbot: Any, make_window: Any, server: Any,
+                                                  weather: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Kyiv"})]), script.text("One."),
+                   script.tool_calls([("get_weather", {"city": "Riga"})]), script.text("Two."))
+    send(qtbot, window, "first")
+    _wait_for_request(qtbot, window)
+    qtbot.mouseClick(window.approval_dock.allow_conversation_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+    send(qtbot, window, "second")
+    wait_idle(qtbot, controller)
+    assert weather.calls == [{"city": "Kyiv"}, {"city": "Riga"}]
+    assert controller.session_allowed_tools() == ["get_weather"]
+
+
+def test_always_allow_writes_a_rule_that_settings_can_revoke(
+        qtbot: Any, make_window: Any, server: Any, weather: Any, data_dir: Any) -> None:
+    from desktop_agent.gui import permission_settings
+
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Lima"})]), script.text("Ok."))
+    send(qtbot, window, "Lima?")
+    _wait_for_request(qtbot, window)
+    qtbot.mouseClick(window.approval_dock.allow_always_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+    rules = permission_settings.load_rules()
+    assert [(r.tool, r.decision) for r in rules] == [("get_weather", "allow")]
+    assert json.loads((data_dir / "config.json").read_text())["permissions"]
+
+    dialog = window.open_settings()
+    items = [dialog.approvals.item(i).text() for i in range(dialog.approvals.count())]
+    assert any("get_weather" in t and "always" in t for t in items)
+    dialog.approvals.setCurrentRow(0)
+    qtbot.mouseClick(dialog.revoke_button, Qt.MouseButton.LeftButton)
+    assert permission_settings.load_rules() == []
+    dialog.reject()
+
+
+def test_closing_the_tab_denies_its_pending_request(qtbot: Any, make_window: Any, server: Any,
+                                                    weather: Any) -> None:
+    window = make_window()
+    use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Quito"})]), script.text("Ok."))
+    send(qtbot, window, "Quito?")
+    request = _wait_for_request(qtbot, window)
+    window.close_current_tab()
+    qtbot.waitUntil(lambda: not window._closing_tasks, timeout=WAIT_MS)
+    assert request.state is RequestState.CANCELLED
+    assert window.approvals.requests() == []
+    assert weather.calls == []

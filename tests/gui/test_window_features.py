@@ -1,0 +1,217 @@
+"""Errors and Retry, branches, the server picker, restore, export and import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
+from PySide6.QtCore import Qt
+
+from desktop_agent.testing import script
+
+
+def _error_widgets(window: Any) -> list[Any]:
+    from desktop_agent.gui.transcript.message_bubbles import ErrorBubble
+
+    window.current_tab().transcript.flush()
+    return window.current_tab().findChildren(ErrorBubble)
+
+
+def test_dropped_connection_shows_words_and_retry_recovers(qtbot: Any, make_window: Any,
+                                                           server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.dropped("The answer starts but"))
+    send(qtbot, window, "Explain")
+    wait_idle(qtbot, controller)
+    tab = window.current_tab()
+    keys = tab.transcript.item_keys()
+    error_text = tab.transcript.item_text(keys[-1])
+    assert "connection to the model server dropped" in error_text
+    assert "Traceback" not in error_text
+    failed = controller.stored_messages()[-1]
+    assert failed["status"] == "error"
+    assert failed["message"]["content"] == "The answer starts but"
+
+    server.enqueue(script.text("A complete answer."))
+    tab.transcript.retry_requested.emit()
+    wait_idle(qtbot, controller)
+    assert "A complete answer." in last_assistant_text(window)
+    path = controller.stored_messages()
+    assert [m["role"] for m in path] == ["user", "assistant"]
+    assert path[1]["message"]["content"] == "A complete answer."
+    # The failed reply stays in the store as a sibling branch.
+    siblings = window.store.siblings(path[1]["id"])
+    assert {s.status for s in siblings} >= {"error", "complete"}
+    # The retried request carried the question once, not twice.
+    assert [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "user"] == \
+        ["Explain"]
+
+
+def test_unreachable_server_says_so_in_words(qtbot: Any, make_window: Any) -> None:
+    window = make_window()
+    controller = window.current_controller()
+    window.use_server(controller, "http://127.0.0.1:9/v1", "m")
+    send(qtbot, window, "hello?")
+    wait_idle(qtbot, controller)
+    tab = window.current_tab()
+    text = tab.transcript.item_text(tab.transcript.item_keys()[-1])
+    assert "Could not reach http://127.0.0.1:9/v1" in text
+
+
+def test_regenerate_and_edit_create_branches(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text("First answer."), script.text("Second answer."),
+                   script.text("Answer to the edit."))
+    send(qtbot, window, "Question")
+    wait_idle(qtbot, controller)
+    first = controller.stored_messages()[1]
+    window.regenerate_action.trigger()
+    wait_idle(qtbot, controller)
+    second = controller.stored_messages()[1]
+    assert second["message"]["content"] == "Second answer."
+    assert {s.id for s in window.store.siblings(second["id"])} == {first["id"], second["id"]}
+    assert "Second answer." in last_assistant_text(window)
+
+    user_id = controller.stored_messages()[0]["id"]
+    window.current_tab().transcript.edit_requested.emit(user_id, "Edited question")
+    wait_idle(qtbot, controller)
+    path = controller.stored_messages()
+    assert [m["message"]["content"] for m in path] == ["Edited question", "Answer to the edit."]
+    assert len(window.store.siblings(path[0]["id"])) == 2
+    assert server.requests[-1]["messages"][-1]["content"] == "Edited question"
+
+
+def test_picker_lists_the_running_server_and_its_models(qtbot: Any, make_window: Any,
+                                                        server: Any, monkeypatch: Any) -> None:
+    server.models = ["test-model", "other-model"]
+    monkeypatch.setenv("DESKTOP_AGENT_BASE_URL", server.base_url)
+    window = make_window()
+    tab = window.current_tab()
+    picker = window.open_server_picker()
+    qtbot.waitUntil(lambda: window.catalog.searched and not window.catalog.searching,
+                    timeout=WAIT_MS)
+    entry = window.catalog.find(server.base_url)
+    assert entry is not None and entry.up
+    assert [m.id for m in entry.models] == ["test-model", "other-model"]
+    assert tab.notice.isVisible() and "Choose a server" in tab.notice.message.text()
+    assert picker.select_model(server.base_url, "other-model")
+    qtbot.mouseClick(picker.use_button, Qt.MouseButton.LeftButton)
+    controller = window.current_controller()
+    assert controller.settings["model"] == "other-model"
+    assert controller.settings["base_url"] == server.base_url
+    assert not tab.notice.isVisible()
+    assert window.server_action.text() == "Model: other-model"
+    assert tab.status_line.model_label.text() == "Model: other-model"
+    # The choice sticks for new conversations.
+    assert window.new_conversation().settings["model"] == "other-model"
+
+
+def test_nothing_running_offers_retry_and_url(qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window(discover=True)
+    tab = window.current_tab()
+    qtbot.waitUntil(lambda: window.catalog.searched and not window.catalog.searching,
+                    timeout=WAIT_MS)
+    if window.catalog.up_servers():  # a real local server runs on this machine
+        return
+    assert tab.notice.isVisible()
+    assert "No model server is running" in tab.notice.message.text()
+    assert tab.notice.retry_button.isVisible() and tab.notice.url_button.isVisible()
+    qtbot.mouseClick(tab.notice.url_button, Qt.MouseButton.LeftButton)
+    picker = window.picker
+    assert picker.isVisible()
+    picker.url_edit.setText("nonsense://")
+    qtbot.mouseClick(picker.add_button, Qt.MouseButton.LeftButton)
+    assert "must start with http" in picker._custom_message.text()
+    picker.url_edit.setText(server.base_url)
+    qtbot.mouseClick(picker.add_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.catalog.find(server.base_url) is not None, timeout=WAIT_MS)
+    assert window.catalog.find(server.base_url).up
+    assert picker.select_model(server.base_url, "test-model")
+    picker.reject()
+
+
+def test_tabs_and_conversations_come_back_after_a_restart(qtbot: Any, make_window: Any,
+                                                          server: Any) -> None:
+    window = make_window()
+    first = use_server(window, server)
+    send(qtbot, window, "Remember me")
+    wait_idle(qtbot, first)
+    second = window.new_conversation()
+    use_server(window, server)
+    send(qtbot, window, "And me")
+    wait_idle(qtbot, second)
+    window.tabs.setCurrentIndex(0)
+    ids = [first.conversation_id, second.conversation_id]
+    window.close()
+    qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)
+
+    again = make_window()
+    assert [again.tabs.widget(i).controller.conversation_id
+            for i in range(again.tabs.count())] == ids
+    assert again.current_controller().conversation_id == first.conversation_id
+    assert "You said: Remember me" in last_assistant_text(again)
+    assert again.tabs.tabText(1).startswith("And me")
+    assert again.sidebar.conversation_ids()[:2] == [second.conversation_id,
+                                                    first.conversation_id]
+    again.sidebar.search.setText("Remember")
+    qtbot.waitUntil(lambda: again.sidebar.conversation_ids() == [first.conversation_id],
+                    timeout=WAIT_MS)
+
+
+def test_export_then_import_from_the_window(qtbot: Any, make_window: Any, server: Any,
+                                            tmp_path: Path) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    send(qtbot, window, "Keep this")
+    wait_idle(qtbot, controller)
+    target = tmp_path / "export.json"
+    result = window.export_conversations(str(target), [controller.conversation_id])
+    assert result.ok and "Exported 1 conversation" in window.statusBar().currentMessage()
+    document = json.loads(target.read_text())
+    assert len(document["conversations"]) == 1
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    before = window.store.count_conversations()
+    failed = window.import_files([str(bad)])
+    assert not failed.ok and "bad.json" in failed.message and "not valid JSON" in failed.message
+    assert window.notice.isVisible()
+    assert window.store.count_conversations() == before
+
+    imported = window.import_files([str(target)])
+    assert imported.ok and len(imported.imported) == 1
+    new = window.current_controller()
+    assert new.conversation_id != controller.conversation_id
+    assert [m["message"]["content"] for m in new.stored_messages()] == \
+        [m["message"]["content"] for m in controller.stored_messages()]
+
+    markdown = tmp_path / "chat.md"
+    assert window.export_markdown(str(markdown), controller.conversation_id).ok
+    assert "Keep this" in markdown.read_text()
+
+
+def test_unexpected_errors_show_a_notice_and_the_app_keeps_running(
+        qtbot: Any, make_window: Any, qasync_loop: Any) -> None:
+    from desktop_agent.gui.error_sink import ErrorSink
+
+    window = make_window()
+    sink = ErrorSink()
+    sink.install(qasync_loop)
+    sink.reported.connect(window.show_error_notice)
+    try:
+        async def broken() -> None:
+            raise RuntimeError("boom from a task")
+
+        task = asyncio.ensure_future(broken())
+        del task
+        qtbot.waitUntil(lambda: window.notice.isVisible(), timeout=WAIT_MS)
+        assert "RuntimeError" in window.notice.label.text()
+        assert "Traceback" not in window.notice.label.text()
+    finally:
+        sink.uninstall()
+        qasync_loop.set_exception_handler(None)
