@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Callable
@@ -291,3 +292,26 @@ async def test_secret_references_are_read_from_the_app_secret_store(
             assert pool.status()[0].stderr == ["API_TOKEN=[redacted]"]
     finally:
         secrets.delete_secret(name)
+
+
+def _npm_filesystem_server() -> str | None:
+    return os.environ.get("MCP_FILESYSTEM_SERVER") or shutil.which("mcp-server-filesystem")
+
+
+@pytest.mark.skipif(_npm_filesystem_server() is None,
+                    reason="npm package @modelcontextprotocol/server-filesystem not installed "
+                           "(npm install -g @modelcontextprotocol/server-filesystem)")
+async def test_published_npm_filesystem_server_with_the_older_handshake(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello from fs")
+    command = _npm_filesystem_server()
+    assert command is not None
+    config = McpServerConfig("fs", command=command, args=(str(tmp_path),))
+    async with McpServerPool([config]) as pool:
+        tools = _by_name(await pool.list_tools())
+        assert tools["fs__read_text_file"].read_only is True
+        assert tools["fs__write_file"].read_only is False
+        text = await tools["fs__read_text_file"].execute({"path": str(tmp_path / "a.txt")})
+        assert text == "hello from fs"
+        with pytest.raises(McpToolError, match="outside allowed directories"):
+            await tools["fs__read_text_file"].execute({"path": "/etc/hostname"})
+        assert any("running on stdio" in line for line in pool.status()[0].stderr)
