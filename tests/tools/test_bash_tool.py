@@ -6,11 +6,17 @@ import asyncio
 import os
 import time
 import tracemalloc
+import uuid
 from pathlib import Path
 
 import pytest
 
-from desktop_agent.core.builtin_tools import BuiltinToolError, builtin_tools
+from desktop_agent.core.builtin_tools import (
+    BuiltinToolError,
+    builtin_tools,
+    conversation_env_secrets,
+    secret_name,
+)
 from desktop_agent.core.builtin_tools.shell_tool import OUTPUT_CAP
 from desktop_agent.core.tools import Tool
 
@@ -130,3 +136,24 @@ async def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:
         await bash.execute({"command": "  "})
     with pytest.raises(BuiltinToolError, match="time limit"):
         await bash.execute({"command": "true", "timeout_seconds": 10_000})
+
+
+async def test_conversation_secrets_come_from_the_app_secret_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop_agent import secrets
+
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path))
+    conversation = f"test-{uuid.uuid4().hex}"
+    value = f"deploy-{uuid.uuid4().hex}"
+    stored = [secret_name(conversation, "DEPLOY_KEY"), secret_name(conversation, "bad name")]
+    for name in stored:
+        secrets.set_secret(name, value)
+    try:
+        env = conversation_env_secrets(conversation)
+        assert env == {"DEPLOY_KEY": value}
+        out = await _bash(tmp_path, env).execute({"command": 'echo "key: $DEPLOY_KEY"'})
+        assert out == "exit code: 0\nstdout:\nkey: [secret DEPLOY_KEY redacted]\n"
+    finally:
+        for name in stored:
+            secrets.delete_secret(name)

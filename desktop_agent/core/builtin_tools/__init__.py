@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 
 from ..tools import Tool
+from .conversation_secrets import conversation_env_secrets, secret_name
 from .declare import BUILTIN_SOURCE
 from .file_tools import file_tools
 from .search_tools import search_tools
@@ -57,5 +58,7 @@ __all__ = [
     "OutsideWorkdirError",
     "Workdir",
     "builtin_tools",
+    "conversation_env_secrets",
     "run_command",
+    "secret_name",
 ]
