@@ -428,6 +428,8 @@ class TranscriptView(QScrollArea):
         elif self._anchor is not None:
             widget, offset = self._anchor
             self._set_scroll_value(self._widget_top(widget) - offset)
+        if not self._paging and self._lo > 0 and maximum < self.viewport().height():
+            self._start_paging(self._page_up)  # too little to scroll: fill the screen first
 
     def _on_value_changed(self, value: int) -> None:
         if self._adjusting:
@@ -436,12 +438,16 @@ class TranscriptView(QScrollArea):
         bar = self.verticalScrollBar()
         at_end = value >= bar.maximum() - END_SLACK
         self._set_follows_end(at_end and self._hi == len(self._items))
-        if self._paging:
-            return
+        if not self._paging:
+            self._page_if_near_edge()
+
+    def _page_if_near_edge(self) -> None:
+        """Render the next page when the view is within a screen of the window's edge."""
+        bar = self.verticalScrollBar()
         margin = self.viewport().height()
-        if value <= margin and self._lo > 0:
+        if bar.value() <= margin and self._lo > 0:
             self._start_paging(self._page_up)
-        elif value >= bar.maximum() - margin and self._hi < len(self._items):
+        elif bar.value() >= bar.maximum() - margin and self._hi < len(self._items):
             self._start_paging(self._page_down)
 
     def _start_paging(self, page: Any) -> None:
@@ -454,6 +460,8 @@ class TranscriptView(QScrollArea):
 
     def _end_paging(self) -> None:
         self._paging = False
+        if not self._follows_end:
+            self._page_if_near_edge()  # still at an edge: keep filling
 
     def _page_up(self) -> None:
         if self._lo <= 0 or not self._widgets:
