@@ -8,10 +8,11 @@ message does not wait for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 log = logging.getLogger("desktop_agent.gui.app")
 
@@ -31,6 +32,28 @@ def create_application(argv: Sequence[str]) -> object:
     app.setApplicationDisplayName(APP_NAME)
     follow_system_theme(app)  # type: ignore[arg-type]
     return app
+
+
+@contextlib.contextmanager
+def finalize_async_generators_on(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """Let the loop close abandoned async generators, as ``asyncio.run`` does.
+
+    qasync does not install asyncio's async-generator hooks, so a stream
+    generator dropped half-read (an HTTP response body, say) would be finalised
+    by the garbage collector outside any task, with errors on stderr. With the
+    hooks, the loop schedules ``aclose()`` on itself; at the end the remaining
+    ones are shut down while the loop still runs.
+    """
+    base = asyncio.BaseEventLoop
+    previous = sys.get_asyncgen_hooks()
+    sys.set_asyncgen_hooks(
+        firstiter=lambda agen: base._asyncgen_firstiter_hook(loop, agen),  # type: ignore[attr-defined]
+        finalizer=lambda agen: base._asyncgen_finalizer_hook(loop, agen))  # type: ignore[attr-defined]
+    try:
+        yield
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        sys.set_asyncgen_hooks(*previous)
 
 
 def _warm_up() -> None:
@@ -79,7 +102,7 @@ def run_app(argv: Sequence[str]) -> int:
         await closed.wait()
 
     try:
-        with loop:
+        with loop, finalize_async_generators_on(loop):
             loop.run_until_complete(until_closed())
     finally:
         sink.uninstall()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import sys
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,7 +55,16 @@ def qasync_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
         errors.append(context)
 
     loop.set_exception_handler(collect)
+    hooks = sys.get_asyncgen_hooks()
+    base = asyncio.BaseEventLoop
+    sys.set_asyncgen_hooks(firstiter=lambda agen: base._asyncgen_firstiter_hook(loop, agen),
+                           finalizer=lambda agen: base._asyncgen_finalizer_hook(loop, agen))
     yield loop
+    closing = loop.create_task(loop.shutdown_asyncgens())
+    deadline = loop.time() + 5
+    while not closing.done() and loop.time() < deadline:
+        qapp.processEvents()
+    sys.set_asyncgen_hooks(*hooks)
     pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
     for task in pending:
         task.cancel()

@@ -1,0 +1,126 @@
+"""``desktop-agent --smoke-test``: prove the installed app (or frozen binary) works.
+
+Opens the real main window over a throw-away data folder, runs one scripted
+turn against a :class:`~desktop_agent.testing.ScriptedServer` started for the
+purpose: the model calls a tool, the approval dock is answered
+programmatically (Allow once), the tool runs, its result reaches the model,
+and the final answer reaches the transcript. Exit status 0 only if every step
+worked; otherwise the traceback is printed and the status is 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import traceback
+from typing import Any
+
+SMOKE_TIMEOUT = 60.0
+FINAL_ANSWER = "The smoke test tool answered: pong."
+
+
+class SmokeTestFailure(AssertionError):
+    """A step of the smoke test did not do what it should."""
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SmokeTestFailure(message)
+
+
+async def _wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise SmokeTestFailure(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def _run(app: Any) -> None:
+    from desktop_agent.core.tools import tool
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer, script
+
+    from .main_window import MainWindow
+    from .tool_catalog import ToolCatalog
+
+    received: list[dict[str, Any]] = []
+
+    @tool("smoke_ping", "Answers pong", {"message": str})
+    async def smoke_ping(args: dict[str, Any]) -> str:
+        received.append(dict(args))
+        return "pong"
+
+    with ScriptedServer() as server:
+        server.enqueue(script.tool_calls([("smoke_ping", {"message": "ping"})]),
+                       script.text(FINAL_ANSWER, pieces=6))
+        store = Store.open()
+        window = MainWindow(store, tools=ToolCatalog([smoke_ping], include_builtin=False),
+                            approval_timeout=30.0, discover_on_start=False)
+        try:
+            window.show()
+            app.processEvents()
+            controller = window.current_controller() or window.new_conversation()
+            window.use_server(controller, server.base_url, "test-model")
+            _check(controller.send("Run the smoke test"), "the message was not accepted")
+            await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
+            request = window.approval_dock.current_request()
+            _check(request is not None and request.tool_name == "smoke_ping",
+                   f"the dock shows the wrong request: {request}")
+            _check(window.approval_dock.allow_once(), "the dock did not accept Allow once")
+            await _wait_for(lambda: not controller.busy, "the end of the turn")
+            _check(received == [{"message": "ping"}], f"the tool received {received}")
+            _check(len(server.requests) == 2, f"{len(server.requests)} requests, expected 2")
+            tool_results = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+            _check(bool(tool_results) and tool_results[0]["content"] == "pong",
+                   f"the model did not get the tool result: {tool_results}")
+            tab = window.current_tab()
+            _check(tab is not None, "no tab is open")
+            tab.transcript.flush()
+            shown = " ".join(tab.transcript.item_text(k) for k in tab.transcript.item_keys())
+            _check(FINAL_ANSWER in shown, f"the transcript shows {shown!r}")
+            stored = [m["role"] for m in controller.stored_messages()]
+            _check(stored == ["user", "assistant", "tool", "assistant"],
+                   f"the store holds {stored}")
+        finally:
+            window.close()
+            await window.shutdown()
+            store.close()
+
+
+def run_smoke_test() -> int:
+    """Run the smoke test; 0 when every step worked, 1 (with the traceback) otherwise."""
+    previous = os.environ.get("DESKTOP_AGENT_DATA_DIR")
+    with tempfile.TemporaryDirectory(prefix="desktop-agent-smoke-") as folder:
+        os.environ["DESKTOP_AGENT_DATA_DIR"] = folder
+        try:
+            from PySide6.QtWidgets import QApplication
+
+            app = QApplication.instance() or QApplication(sys.argv[:1])
+            app.setQuitOnLastWindowClosed(False)  # the loop ends when the test ends
+            import qasync
+
+            from .app import finalize_async_generators_on
+
+            loop = qasync.QEventLoop(app)
+            asyncio.set_event_loop(loop)
+            with loop, finalize_async_generators_on(loop):
+                loop.run_until_complete(asyncio.wait_for(_run(app), SMOKE_TIMEOUT))
+        except BaseException:
+            traceback.print_exc()
+            return 1
+        finally:
+            if previous is None:
+                os.environ.pop("DESKTOP_AGENT_DATA_DIR", None)
+            else:
+                os.environ["DESKTOP_AGENT_DATA_DIR"] = previous
+    sys.stdout.write("smoke test passed: window, scripted turn, tool approval, transcript, "
+                     "store\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_smoke_test())
