@@ -89,7 +89,8 @@ def test_reasoning_is_shown_then_folds_and_can_be_reopened(view, qtbot):
     section = next(
         w for w in answer_widget(view, key).body_widgets() if isinstance(w, ThinkingSection)
     )
-    assert section.expanded and section.body.isVisible()
+    assert section.expanded
+    qtbot.waitUntil(section.body.isVisible, timeout=3000)  # open while the model thinks
     view.append_text("It is sunny.")
     view.end_assistant_message()
     assert not section.expanded and not section.body.isVisible()
