@@ -315,3 +315,12 @@ async def test_published_npm_filesystem_server_with_the_older_handshake(tmp_path
         with pytest.raises(McpToolError, match="outside allowed directories"):
             await tools["fs__read_text_file"].execute({"path": "/etc/hostname"})
         assert any("running on stdio" in line for line in pool.status()[0].stderr)
+
+
+async def test_a_disabled_server_is_never_started(stdio_server: StdioServer) -> None:
+    async with McpServerPool([stdio_server("off", enabled=False), stdio_server("on")]) as pool:
+        tools = await pool.list_tools()
+        assert {t.source for t in tools} == {"on"}
+        assert {s.name: s.state for s in pool.status()} == {"off": "disabled", "on": "running"}
+        with pytest.raises(McpServerError, match="'off' is disabled"):
+            await pool.server_tools("off")

@@ -333,6 +333,11 @@ class McpServerConnection:
                 raise self._failure(self.error) from None
             raise McpServerError(self._redact(
                 f"MCP server {self.name!r} refused {tool}: {exc}")) from None
+        except McpServerError:
+            raise
+        except Exception as exc:  # a malformed answer or a transport failure
+            log.info("MCP call %s on %s failed", tool, self.name, exc_info=True)
+            raise self._failure(f"failed on {tool}: {_describe(exc)}") from None
         return result
 
     async def _stop_task(self, *, cancel: bool = False) -> None:
