@@ -434,3 +434,16 @@ def add_rule(rules: Iterable[PermissionRule], rule: PermissionRule) -> list[Perm
 def remove_rule(rules: Iterable[PermissionRule], rule: PermissionRule) -> list[PermissionRule]:
     """``rules`` without ``rule``."""
     return [r for r in rules if r != rule]
+
+
+def save_global_rule(rule: PermissionRule,
+                     path: str | os.PathLike[str] | None = None) -> ToolConfig:
+    """Add ``rule`` to the config file's global rules (an "Always allow" everywhere).
+
+    The file is re-read first so that edits made meanwhile (by hand or by
+    another window) are kept; a malformed file raises and is left untouched.
+    """
+    config = load_tool_config(path)
+    config.permissions = add_rule(config.permissions, rule)
+    save_tool_config(config, path)
+    return config

@@ -23,6 +23,7 @@ from desktop_agent.core.tool_config import (
     remove_rule,
     resolve_values,
     rules_from_list,
+    save_global_rule,
     save_tool_config,
     with_conversation_rules,
 )
@@ -177,3 +178,17 @@ def test_the_example_config_loads() -> None:
     assert config.mcp_servers["time"].enabled
     assert config.mcp_servers["github"].secret_names() == ["mcp:github"]
     assert [r.decision for r in config.permissions] == ["allow", "allow", "deny", "ask"]
+
+
+def test_always_allow_everywhere_is_saved_to_the_file_keeping_hand_edits(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(EXAMPLE))
+    save_global_rule(always_allow_rule("github__search"), path)
+    saved = json.loads(path.read_text())
+    assert saved["theme"] == "dark"
+    assert saved["permissions"][-1] == {"tool": "github__search", "decision": "allow"}
+    assert len(saved["permissions"]) == 3
+    path.write_text("{broken")
+    with pytest.raises(ToolConfigError):
+        save_global_rule(always_allow_rule("x"), path)
+    assert path.read_text() == "{broken"
