@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QStyle,
     QVBoxLayout,
     QWidget,
@@ -22,6 +23,9 @@ from PySide6.QtWidgets import (
 from .conversation_controller import ConversationController
 from .status_line import StatusLine
 from .transcript import TranscriptView
+
+MIN_LINES = 2
+MAX_LINES = 8
 
 
 class Composer(QPlainTextEdit):
@@ -40,9 +44,16 @@ class Composer(QPlainTextEdit):
         self.setObjectName("composer")
         self.setPlaceholderText("Message the model — Enter to send, Shift+Enter for a new line")
         self.setTabChangesFocus(True)
-        line = self.fontMetrics().lineSpacing()
-        self.setMinimumHeight(line * 2 + 16)
-        self.setMaximumHeight(line * 8 + 16)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.document().contentsChanged.connect(self._fit_height)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """Grow with the text from two to eight lines, then scroll."""
+        lines = max(MIN_LINES, min(MAX_LINES, int(self.document().size().height())))
+        margins = self.contentsMargins()
+        extra = int(2 * self.document().documentMargin()) + margins.top() + margins.bottom()
+        self.setFixedHeight(lines * self.fontMetrics().lineSpacing() + extra + 4)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Send on Enter unless Shift (or an input method) asks for a new line."""

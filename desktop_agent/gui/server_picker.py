@@ -84,7 +84,8 @@ class ServerPicker(QDialog):
         form.addRow("API key", self.key_edit)
         row = QHBoxLayout()
         row.addWidget(self._custom_message, 1)
-        row.addWidget(self.add_button)
+        row.addStretch(0)
+        row.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignRight)
         form.addRow(row)
         layout.addWidget(custom)
 
