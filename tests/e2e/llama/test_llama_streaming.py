@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -61,8 +62,10 @@ async def test_query_streams_real_text_in_pieces(llama_server: LlamaServer) -> N
     assert "".join(texts).strip()
 
 
-async def test_client_reports_the_servers_usage_and_speed(llama_server: LlamaServer) -> None:
-    seen = len(_server_eval_speeds(llama_server))
+async def test_client_reports_the_servers_usage_and_speed(
+        start_llama_server: Callable[..., LlamaServer]) -> None:
+    # A server of its own, so the first speed in its log belongs to this request.
+    llama_server = start_llama_server()
     items = []
     async with Client(llama_options(llama_server, max_tokens=32)) as client:
         await client.query(PROMPT)
@@ -88,9 +91,9 @@ async def test_client_reports_the_servers_usage_and_speed(llama_server: LlamaSer
     assert usage.time_to_first_token is not None and usage.time_to_first_token > 0
     # Tokens per second is the server's own figure (llama.cpp's `timings`), which its
     # log prints with two decimals for the same request.
-    speeds = await _speeds_after(llama_server, seen)
+    speeds = await _speeds_after(llama_server, 0)
     assert usage.tokens_per_second is not None
-    assert usage.tokens_per_second == pytest.approx(speeds[seen], abs=0.01)
+    assert usage.tokens_per_second == pytest.approx(speeds[0], abs=0.01)
 
 
 async def test_client_keeps_a_multi_turn_conversation(llama_server: LlamaServer) -> None:
