@@ -171,8 +171,12 @@ async def test_glob_finds_files_but_never_outside(tools: dict[str, Tool]) -> Non
     assert "notes.md" in found
     assert not any("secret" in line for line in found)
     assert "escape_file" not in found
-    out = await tools["glob"].execute({"pattern": "escape_dir/*"})
-    assert out == "no paths match 'escape_dir/*'"
+    for pattern in ["*/*", "*/**", "**/secret*"]:
+        out = await tools["glob"].execute({"pattern": pattern})
+        assert "secret.txt" not in out
+    with pytest.raises(OutsideWorkdirError, match="'escape_dir' is outside"):
+        await tools["glob"].execute({"pattern": "escape_dir/*"})
+    assert await tools["glob"].execute({"pattern": "*.py", "path": "src"}) == "src/app.py"
     for pattern in ["../*", "/etc/*"]:
         with pytest.raises(BuiltinToolError):
             await tools["glob"].execute({"pattern": pattern})
@@ -212,3 +216,23 @@ def test_symlink_loop_is_refused_clearly(workdir: Path) -> None:
 
     with pytest.raises(BuiltinToolError):
         Workdir(workdir).resolve("loop/x")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("src/*.py", "src/app.py", True),
+        ("src/*.py", "src/deep/app.py", False),
+        ("**/*.py", "app.py", True),
+        ("**/*.py", "a/b/app.py", True),
+        ("a/**", "a/b/c", True),
+        ("file?.txt", "file1.txt", True),
+        ("file[!0-9].txt", "file1.txt", False),
+        ("file[ab].txt", "fileb.txt", True),
+        ("*.md", "notes.md.bak", False),
+    ],
+)
+def test_glob_patterns(pattern: str, path: str, matches: bool) -> None:
+    from desktop_agent.core.builtin_tools.search_tools import glob_regex
+
+    assert bool(glob_regex(pattern).match(path)) is matches

@@ -29,37 +29,99 @@ MAX_GREP_LINE_CHARS = 400
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
 
 
-def _check_pattern(pattern: str) -> None:
+def _check_pattern(pattern: str) -> str:
     if not pattern.strip():
         raise BuiltinToolError("a glob pattern is required")
-    pure = PurePosixPath(pattern.replace("\\", "/"))
+    posix = pattern.replace("\\", "/")
+    pure = PurePosixPath(posix)
     if pure.is_absolute() or Path(pattern).is_absolute():
         raise BuiltinToolError("glob patterns are relative to the working directory")
     if ".." in pure.parts:
         raise BuiltinToolError("glob patterns may not contain '..'")
+    return posix.lstrip("./") if posix.startswith("./") else posix
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a ``/``-separated glob: ``**`` spans folders, ``*`` and ``?`` do not."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (close := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1:close]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = close + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def _literal_prefix(pattern: str) -> str:
+    parts: list[str] = []
+    for part in pattern.split("/")[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        parts.append(part)
+    return "/".join(parts)
 
 
 def find_paths(workdir: Workdir, pattern: str, path: str = ".") -> str:
-    """Paths under ``path`` matching a glob such as ``**/*.py``."""
-    _check_pattern(pattern)
+    """Paths under ``path`` matching a glob such as ``**/*.py``.
+
+    Walks the workdir itself (never following symlinked folders) rather than
+    using :meth:`Path.glob`, which would descend into a planted link and list
+    a whole outside tree before the results could be filtered.
+    """
+    pattern = _check_pattern(pattern)
     base = workdir.resolve(path)
     if not base.is_dir():
         raise BuiltinToolError(f"{path!r} is not a folder")
+    regex = glob_regex(pattern)
+    prefix = _literal_prefix(pattern)
+    start = workdir.resolve(str(PurePosixPath(path) / prefix)) if prefix else base
     found: list[str] = []
     more = False
-    for match in sorted(base.glob(pattern)):
-        if not workdir.contains(match):
+    for candidate, is_dir in _walk_entries(start, pattern):
+        relative = candidate.relative_to(base).as_posix()
+        if not regex.match(relative) or not workdir.contains(candidate):
             continue
         if len(found) >= MAX_GLOB_RESULTS:
             more = True
             break
-        shown = workdir.display(match)
-        found.append(shown + "/" if match.is_dir() else shown)
+        shown = workdir.display(candidate)
+        found.append(shown + "/" if is_dir else shown)
     if not found:
         return f"no paths match {pattern!r}"
     if more:
         found.append(f"[more than {MAX_GLOB_RESULTS} matches; narrow the pattern]")
     return "\n".join(found)
+
+
+def _walk_entries(start: Path, pattern: str) -> Iterator[tuple[Path, bool]]:
+    """Every file and folder under ``start``, in sorted order, without following links."""
+    if not start.is_dir():
+        return
+    for folder, dirs, files in os.walk(start, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in pattern)
+        here = Path(folder)
+        for name in dirs:
+            yield here / name, not (here / name).is_symlink()
+        for name in sorted(files):
+            yield here / name, False
 
 
 def _walk_files(workdir: Workdir, base: Path, include: str | None) -> Iterator[Path]:
