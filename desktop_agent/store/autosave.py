@@ -24,6 +24,7 @@ class StreamingReplyWriter:
         record: The stored message (status "streaming" until finished).
         text: The reply text so far.
         thinking: The reasoning text so far ("" when the model shows none).
+        saved_chars: How much of ``text`` is on disk (for a "saved" indicator).
     """
 
     def __init__(
@@ -41,6 +42,7 @@ class StreamingReplyWriter:
         self._role = role
         self.text = ""
         self.thinking = ""
+        self.saved_chars = 0
         self._dirty = False
         self._finished = False
         self.record: MessageRecord = store.add_message(
@@ -72,6 +74,7 @@ class StreamingReplyWriter:
         if self._dirty and not self._finished:
             self._store.checkpoint_message(self.record.id, self.text, self.thinking or None)
             self._dirty = False
+            self.saved_chars = len(self.text)
         self._last_save = time.monotonic()
 
     def finish(
@@ -96,6 +99,7 @@ class StreamingReplyWriter:
         final = message if message is not None else {"role": self._role, "content": self.text}
         self.record = self._store.complete_message(self.record.id, final, final_meta, status)
         self._finished = True
+        self.saved_chars = len(self.text)
         return self.record
 
     def _changed(self) -> None:

@@ -145,9 +145,13 @@ def _backup(conn: sqlite3.Connection, path: Path, version: int) -> None:
     target = path.with_name(f"{path.name}.v{version}.bak")
     if target.exists():
         return
-    # VACUUM INTO cannot run inside a transaction; the backup API can, and reads
-    # the committed state this transaction holds its lock on.
-    with sqlite3.connect(target) as copy:
-        conn.backup(copy)
-    copy.close()
+    # A second, read-only connection copies the committed state: WAL lets it read
+    # while this transaction holds the write lock (nothing is written yet).
+    source = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    copy = sqlite3.connect(target)
+    try:
+        source.backup(copy)
+    finally:
+        copy.close()
+        source.close()
     logger.info("saved a copy of the schema-v%d database as %s", version, target)

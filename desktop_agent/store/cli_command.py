@@ -1,0 +1,190 @@
+"""``desktop-agent export`` and ``desktop-agent import``.
+
+Examples::
+
+    desktop-agent export --list
+    desktop-agent export --all -o conversations.json
+    desktop-agent export 3f2a9c 77b1 -o two.json          # ids or unique id prefixes
+    desktop-agent export 3f2a9c --format markdown -o chat.md
+    desktop-agent import conversations.json chat-from-elsewhere.json
+
+Only the standard library is imported at the top, so ``desktop-agent --help``
+stays fast; the store loads inside the handlers. Problems print one sentence
+on stderr and exit with status 1; nothing is half-written or half-imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desktop_agent.store.store import Store
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+
+
+class _CommandError(Exception):
+    """A problem to report as one line, without a traceback."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``export`` and ``import`` subcommands."""
+    export = subparsers.add_parser(
+        "export",
+        help="export conversations to JSON (or one to Markdown)",
+        description="Export conversations to the documented JSON format (docs/export-format.md) "
+        "or to Markdown for reading. API keys are never included.",
+    )
+    export.add_argument(
+        "ids", nargs="*", metavar="ID", help="conversation ids (or unique prefixes)"
+    )
+    export.add_argument("--all", action="store_true", help="export every conversation")
+    export.add_argument("--list", action="store_true", help="list conversations and their ids")
+    export.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="file to write (for Markdown with several ids: a folder); default: standard output",
+    )
+    export.add_argument("--format", choices=("json", "markdown"), default="json")
+    _add_database_option(export)
+    export.set_defaults(handler=run_export)
+
+    importer = subparsers.add_parser(
+        "import",
+        help="import conversations from JSON files",
+        description='Import Desktop Agent exports or OpenAI-style {"messages": [...]} files as '
+        "new conversations. If any file is malformed, nothing is imported.",
+    )
+    importer.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    _add_database_option(importer)
+    importer.set_defaults(handler=run_import)
+
+
+def _add_database_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database",
+        type=Path,
+        help="conversation database to use (default: the app's; see DESKTOP_AGENT_DATA_DIR)",
+    )
+
+
+def _fail(command: str, message: str) -> int:
+    sys.stderr.write(f"desktop-agent {command}: error: {message}\n")
+    return EXIT_ERROR
+
+
+def _open_store(args: argparse.Namespace) -> Store:
+    from desktop_agent.store.store import Store
+
+    return Store.open(args.database)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Handle ``desktop-agent export``."""
+    from desktop_agent.store.errors import StoreError
+
+    try:
+        with _open_store(args) as store:
+            if args.list:
+                _print_list(store)
+                return EXIT_OK
+            return _export(store, args)
+    except (_CommandError, StoreError, OSError) as exc:
+        return _fail("export", str(exc))
+
+
+def _print_list(store: Store) -> None:
+    conversations = store.list_conversations(limit=-1)
+    if not conversations:
+        sys.stdout.write("No conversations yet.\n")
+    for record in conversations:
+        when = datetime.datetime.fromtimestamp(record.updated_at).strftime("%Y-%m-%d %H:%M")
+        sys.stdout.write(f"{record.id}  {when}  {record.title}\n")
+
+
+def _resolve_ids(store: Store, wanted: list[str]) -> list[str]:
+    """Full ids for the given ids or unique prefixes, in the order given."""
+    all_ids = [c.id for c in store.list_conversations(limit=-1)]
+    resolved = []
+    for text in wanted:
+        matches = [i for i in all_ids if i == text] or [i for i in all_ids if i.startswith(text)]
+        if not matches:
+            raise _CommandError(f"no conversation has the id {text!r} (see --list)")
+        if len(matches) > 1:
+            raise _CommandError(f"{text!r} matches {len(matches)} conversations; give more of it")
+        resolved.append(matches[0])
+    return resolved
+
+
+def _export(store: Store, args: argparse.Namespace) -> int:
+    if args.all and args.ids:
+        raise _CommandError("give conversation ids or --all, not both")
+    if not args.all and not args.ids:
+        raise _CommandError("name the conversations to export, or pass --all (see --list)")
+    ids = [c.id for c in store.list_conversations(limit=-1)] if args.all else None
+    ids = ids if ids is not None else _resolve_ids(store, args.ids)
+    if args.format == "markdown":
+        return _export_markdown(store, ids, args.output)
+    from desktop_agent.store.export_json import export_json_text, write_text_atomically
+
+    text = export_json_text(store, ids)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_text_atomically(args.output, text)
+        sys.stderr.write(f"Exported {len(ids)} conversation(s) to {args.output}\n")
+    return EXIT_OK
+
+
+def _slug(title: str) -> str:
+    slug = re.sub(r"[^\w\-]+", "-", title.strip().lower()).strip("-")
+    return slug[:50] or "conversation"
+
+
+def _export_markdown(store: Store, ids: list[str], output: Path | None) -> int:
+    from desktop_agent.store.export_json import write_text_atomically
+    from desktop_agent.store.markdown_export import conversation_to_markdown
+
+    documents = [(i, conversation_to_markdown(store, i)) for i in ids]
+    if output is None:
+        sys.stdout.write("\n\n".join(text for _, text in documents))
+        return EXIT_OK
+    if len(documents) == 1 and not output.is_dir():
+        write_text_atomically(output, documents[0][1])
+        sys.stderr.write(f"Exported 1 conversation to {output}\n")
+        return EXIT_OK
+    if not output.is_dir():
+        raise _CommandError(
+            f"{output} is not a folder; Markdown export of several conversations "
+            "writes one file each into a folder"
+        )
+    for conversation_id, text in documents:
+        record = store.get_conversation(conversation_id)
+        title = record.title if record else "conversation"
+        target = output / f"{_slug(title)}-{conversation_id[:8]}.md"
+        write_text_atomically(target, text)
+    sys.stderr.write(f"Exported {len(documents)} conversation(s) to {output}\n")
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Handle ``desktop-agent import``."""
+    from desktop_agent.store.errors import StoreError
+    from desktop_agent.store.import_json import import_files
+
+    try:
+        with _open_store(args) as store:
+            records = import_files(store, args.files)
+    except (StoreError, OSError) as exc:
+        return _fail("import", f"{exc}. Nothing was imported.")
+    for record in records:
+        sys.stdout.write(f"Imported {record.title!r} as {record.id}\n")
+    sys.stderr.write(f"Imported {len(records)} conversation(s).\n")
+    return EXIT_OK

@@ -1,0 +1,176 @@
+"""Fixtures for the store and secrets tests: real SQLite files, real keyrings."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+
+from desktop_agent import secrets
+from desktop_agent.store import Store
+
+HERE = Path(__file__).parent
+PROCESS_TIMEOUT = 60
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty app data folder for this test (DESKTOP_AGENT_DATA_DIR)."""
+    folder = tmp_path / "data"
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store.open(tmp_path / "conversations.sqlite3") as opened:
+        yield opened
+
+
+def run_helper(script: str, *args: str, **kwargs: object) -> subprocess.Popen[str]:
+    """Start one of the helper scripts next to this file as a real subprocess."""
+    env = dict(os.environ)
+    root = str(HERE.parent.parent)
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen(  # type: ignore[call-overload,no-any-return]
+        [sys.executable, str(HERE / script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def helper_process():
+    """Start a helper script next to this file as a real subprocess (see run_helper)."""
+    return run_helper
+
+
+@pytest.fixture
+def restore_keyring() -> Iterator[None]:
+    """Put back the process's keyring backend and forget session secrets afterwards."""
+    previous = keyring.get_keyring()
+    yield
+    keyring.set_keyring(previous)
+    secrets.default_vault()._session.clear()
+
+
+@pytest.fixture
+def no_keyring(restore_keyring: None, data_dir: Path) -> None:
+    """The headless-Linux situation: no keyring backend at all."""
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+
+
+class SecretServiceSession:
+    """A private D-Bus session bus with an unlocked gnome-keyring on it."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.address = ""
+
+    def start(self) -> None:
+        for tool in ("dbus-daemon", "gnome-keyring-daemon"):
+            if shutil.which(tool) is None:
+                pytest.skip(
+                    f"{tool} is not installed (apt-get install gnome-keyring dbus-x11); "
+                    "the real Secret Service tests need it"
+                )
+        runtime = self.home / "run"
+        runtime.mkdir(parents=True, mode=0o700)
+        env = dict(
+            os.environ,
+            HOME=str(self.home),
+            XDG_DATA_HOME=str(self.home / "data"),
+            XDG_RUNTIME_DIR=str(runtime),
+        )
+        bus = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.processes.append(bus)
+        assert bus.stdout is not None
+        self.address = bus.stdout.readline().decode().strip()
+        if not self.address:
+            self.stop()
+            pytest.skip("dbus-daemon did not start a session bus")
+        env["DBUS_SESSION_BUS_ADDRESS"] = self.address
+        daemon = subprocess.Popen(
+            ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.processes.append(daemon)
+        assert daemon.stdin is not None
+        daemon.stdin.write(b"test-keyring-password")
+        daemon.stdin.close()
+
+    def wait_ready(self, backend: keyring.backend.KeyringBackend) -> None:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                backend.set_password("desktop-agent-probe", "probe", "ok")
+                backend.delete_password("desktop-agent-probe", "probe")
+                return
+            except Exception as exc:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    pytest.skip(f"gnome-keyring-daemon did not become usable: {exc}")
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        self.processes.clear()
+
+
+@pytest.fixture(scope="session")
+def secret_service_bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Start a session bus + unlocked gnome-keyring once; yields the bus address."""
+    if sys.platform != "linux":
+        pytest.skip("the Secret Service exists on Linux only")
+    session = SecretServiceSession(tmp_path_factory.mktemp("keyring-home"))
+    session.start()
+    try:
+        from keyring.backends import SecretService
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("DBUS_SESSION_BUS_ADDRESS", session.address)
+            session.wait_ready(SecretService.Keyring())
+        yield session.address
+    finally:
+        session.stop()
+
+
+@pytest.fixture
+def secret_service(
+    secret_service_bus: str,
+    restore_keyring: None,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Use the real Secret Service (gnome-keyring) as the keyring for this test."""
+    from keyring.backends import SecretService
+
+    monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", secret_service_bus)
+    keyring.set_keyring(SecretService.Keyring())

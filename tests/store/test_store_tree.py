@@ -1,0 +1,262 @@
+"""Conversations, the message tree, paging, search and app settings on a real SQLite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_agent.store import (
+    NotFoundError,
+    SecretInSettingsError,
+    Store,
+    StoreClosedError,
+    StreamingReplyWriter,
+)
+
+
+def _texts(records):
+    return [r.message["content"] for r in records]
+
+
+def test_messages_survive_reopening_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    with Store.open(path) as store:
+        conv = store.create_conversation("Trip", {"model": "qwen", "temperature": 0.2})
+        store.add_message(conv.id, {"role": "user", "content": "Plan a trip"})
+        store.add_message(
+            conv.id,
+            {"role": "assistant", "content": "Sure", "tool_calls": None},
+            metadata={"model": "qwen", "usage": {"prompt_tokens": 5, "completion_tokens": 1}},
+        )
+    with Store.open(path) as store:
+        again = store.get_conversation(conv.id)
+        assert again is not None
+        assert again.title == "Trip"
+        assert again.settings == {"model": "qwen", "temperature": 0.2}
+        path_records = store.active_path(conv.id)
+        assert _texts(path_records) == ["Plan a trip", "Sure"]
+        assert path_records[1].metadata["usage"]["completion_tokens"] == 1
+        assert path_records[1].parent_id == path_records[0].id
+
+
+def test_journal_is_wal(store: Store) -> None:
+    with store._reading() as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_regenerating_adds_a_sibling_branch_and_remembers_the_active_one(store: Store) -> None:
+    conv = store.create_conversation()
+    question = store.add_message(conv.id, {"role": "user", "content": "Q"})
+    first = store.add_message(conv.id, {"role": "assistant", "content": "A1"})
+    store.add_message(conv.id, {"role": "user", "content": "follow-up"})
+    second = store.add_message(
+        conv.id, {"role": "assistant", "content": "A2"}, parent_id=question.id
+    )
+
+    assert _texts(store.active_path(conv.id)) == ["Q", "A2"]
+    assert [s.id for s in store.siblings(first.id)] == [first.id, second.id]
+
+    # Switch back to the first branch: its newest leaf comes back with it.
+    store.set_active_leaf(conv.id, store.latest_leaf(first.id))
+    assert _texts(store.active_path(conv.id)) == ["Q", "A1", "follow-up"]
+    assert store.get_conversation(conv.id).active_leaf_id == store.latest_leaf(first.id)
+    assert store.count_messages(conv.id) == 4
+
+
+def test_editing_the_first_message_starts_a_new_root(store: Store) -> None:
+    conv = store.create_conversation()
+    original = store.add_message(conv.id, {"role": "user", "content": "hello"})
+    store.add_message(conv.id, {"role": "assistant", "content": "hi"})
+    edited = store.add_message(conv.id, {"role": "user", "content": "hello, edited"}, new_root=True)
+    assert _texts(store.active_path(conv.id)) == ["hello, edited"]
+    assert [r.id for r in store.siblings(original.id)] == [original.id, edited.id]
+    assert [r.id for r in store.children(None, conv.id)] == [original.id, edited.id]
+
+
+def test_last_page_of_a_long_branch_and_paging_in_older_messages(store: Store) -> None:
+    conv = store.create_conversation()
+    for i in range(250):
+        store.add_message(conv.id, {"role": "user", "content": f"m{i}"})
+    page = store.active_path(conv.id, limit=50)
+    assert _texts(page) == [f"m{i}" for i in range(200, 250)]
+    assert page[0].depth == 200  # 200 older messages exist
+    older = store.active_path(conv.id, limit=50, before=page[0].id)
+    assert _texts(older) == [f"m{i}" for i in range(150, 200)]
+    oldest = store.active_path(conv.id, limit=500, before=page[0].id)
+    assert len(oldest) == 200 and oldest[0].depth == 0
+    assert len(store.active_path(conv.id)) == 250
+
+
+def test_streaming_reply_is_checkpointed_then_completed(store: Store) -> None:
+    conv = store.create_conversation()
+    store.add_message(conv.id, {"role": "user", "content": "story"})
+    writer = StreamingReplyWriter(store, conv.id, interval=0)
+    writer.append_thinking("let me think")
+    writer.append_text("Once upon")
+    stored = store.get_message(writer.message_id)
+    assert stored.status == "streaming"
+    assert stored.message["content"] == "Once upon"
+    assert stored.metadata["thinking"] == "let me think"
+    assert writer.saved_chars == len("Once upon")
+
+    writer.append_text(" a time")
+    done = writer.finish(metadata={"model": "m", "usage": {"completion_tokens": 3}})
+    assert done.status == "complete"
+    final = store.get_message(writer.message_id)
+    assert final.message == {"role": "assistant", "content": "Once upon a time"}
+    assert final.metadata == {
+        "thinking": "let me think",
+        "model": "m",
+        "usage": {"completion_tokens": 3},
+    }
+    # A checkpoint arriving after completion must not undo the final text.
+    store.checkpoint_message(writer.message_id, "Once")
+    assert store.get_message(writer.message_id).message["content"] == "Once upon a time"
+
+
+def test_writer_with_a_long_interval_saves_on_finish_only(store: Store) -> None:
+    conv = store.create_conversation()
+    writer = StreamingReplyWriter(store, conv.id, interval=3600)
+    writer.append_text("abc")
+    assert store.get_message(writer.message_id).message["content"] == ""
+    writer.flush()
+    assert store.get_message(writer.message_id).message["content"] == "abc"
+
+
+def test_tool_call_and_result_with_approval_metadata(store: Store) -> None:
+    conv = store.create_conversation()
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+            }
+        ],
+    }
+    assistant = store.add_message(conv.id, call)
+    store.update_message_metadata(
+        assistant.id,
+        {
+            "tool_calls": {
+                "call_1": {"status": "ok", "approval": {"decision": "allow", "by": "user"}}
+            }
+        },
+    )
+    store.add_message(
+        conv.id, {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "18C"}
+    )
+    path = store.active_path(conv.id)
+    assert path[0].metadata["tool_calls"]["call_1"]["approval"]["decision"] == "allow"
+    assert path[1].message["tool_call_id"] == "call_1"
+    # Tool names and arguments are searchable.
+    assert [h.message_id for h in store.search("Paris")] == [assistant.id]
+
+
+def test_search_finds_words_across_conversations_and_tolerates_syntax(store: Store) -> None:
+    a = store.create_conversation("Cooking")
+    b = store.create_conversation("Travel")
+    store.add_message(a.id, {"role": "user", "content": "How long to boil an egg?"})
+    hit = store.add_message(b.id, {"role": "user", "content": "Trains from Zürich to Milano"})
+    assert [h.message_id for h in store.search("zurich milan")] == [hit.id]  # diacritics, prefix
+    assert "[Zürich]" in store.search("zurich")[0].snippet
+    assert store.search('"unbalanced AND (') == []  # typed text never breaks the query language
+    assert store.search("   ") == []
+    assert [c.id for c in store.list_conversations(query="egg")] == [a.id]
+    assert [c.id for c in store.list_conversations(query="trav")] == [b.id]  # title match
+    assert [c.id for c in store.list_conversations(query="100%")] == []
+
+
+def test_list_is_newest_first_and_pages(store: Store) -> None:
+    ids = [store.create_conversation(f"c{i}").id for i in range(5)]
+    store.add_message(ids[1], {"role": "user", "content": "bump"})
+    listed = [c.id for c in store.list_conversations()]
+    assert listed[0] == ids[1]
+    assert listed[1:] == [ids[4], ids[3], ids[2], ids[0]]
+    assert [c.id for c in store.list_conversations(limit=2, offset=1)] == [ids[4], ids[3]]
+    assert store.count_conversations() == 5
+
+
+def test_update_and_delete_conversation(store: Store) -> None:
+    conv = store.create_conversation("old")
+    store.add_message(conv.id, {"role": "user", "content": "findme"})
+    updated = store.update_conversation(conv.id, title="new", settings={"model": "x"})
+    assert (updated.title, updated.settings) == ("new", {"model": "x"})
+    store.delete_conversation(conv.id)
+    assert store.get_conversation(conv.id) is None
+    assert store.search("findme") == []
+    with pytest.raises(NotFoundError):
+        store.active_path(conv.id)
+
+
+def test_unknown_ids_raise_not_found(store: Store) -> None:
+    conv = store.create_conversation()
+    with pytest.raises(NotFoundError):
+        store.add_message("nope", {"role": "user", "content": "x"})
+    with pytest.raises(NotFoundError):
+        store.add_message(conv.id, {"role": "user", "content": "x"}, parent_id="nope")
+    with pytest.raises(NotFoundError):
+        store.set_active_leaf(conv.id, "nope")
+    with pytest.raises(NotFoundError):
+        store.checkpoint_message("nope", "x")
+    with pytest.raises(ValueError, match="role"):
+        store.add_message(conv.id, {"content": "no role"})
+    assert store.count_messages(conv.id) == 0
+
+
+def test_a_message_from_another_conversation_cannot_be_a_parent(store: Store) -> None:
+    a = store.create_conversation()
+    b = store.create_conversation()
+    m = store.add_message(a.id, {"role": "user", "content": "x"})
+    with pytest.raises(NotFoundError):
+        store.add_message(b.id, {"role": "user", "content": "y"}, parent_id=m.id)
+
+
+def test_key_values_are_refused_in_settings_and_redacted_in_metadata(store: Store) -> None:
+    with pytest.raises(SecretInSettingsError, match="api_key") as caught:
+        store.create_conversation("x", {"api_key": "abcd-1234-efgh"})
+    assert "abcd-1234-efgh" not in str(caught.value)
+    assert store.count_conversations() == 0
+    conv = store.create_conversation("x", {"api_key_name": "api:LM Studio"})
+    with pytest.raises(SecretInSettingsError):
+        store.update_conversation(conv.id, settings={"extra_body": {"auth": "Bearer abcdefghijkl"}})
+    with pytest.raises(SecretInSettingsError):
+        store.set_setting("github_token", "ghp_" + "a" * 30)
+    m = store.add_message(
+        conv.id,
+        {"role": "user", "content": "hi"},
+        metadata={"request": {"headers": {"Authorization": "Bearer sk-abcdefghijklmnopqrstu"}}},
+    )
+    assert store.get_message(m.id).metadata == {
+        "request": {"headers": {"Authorization": "[redacted]"}}
+    }
+
+
+def test_app_settings_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with Store.open(path) as store:
+        assert store.get_setting("open_tabs", []) == []
+        store.set_setting("open_tabs", {"ids": ["a", "b"], "current": 1})
+        store.set_setting("open_tabs", {"ids": ["b"], "current": 0})
+    with Store.open(path) as store:
+        assert store.get_setting("open_tabs") == {"ids": ["b"], "current": 0}
+        store.delete_setting("open_tabs")
+        assert store.get_setting("open_tabs", "gone") == "gone"
+
+
+def test_closed_store_says_so(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "x.sqlite3")
+    store.close()
+    store.close()
+    with pytest.raises(StoreClosedError):
+        store.list_conversations()
+
+
+def test_default_location_follows_the_data_dir_variable(data_dir: Path) -> None:
+    with Store.open() as store:
+        store.create_conversation("here")
+        assert store.path == data_dir / "conversations.sqlite3"
+    assert (data_dir / "conversations.sqlite3").is_file()
