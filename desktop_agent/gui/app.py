@@ -67,7 +67,6 @@ def _warm_up() -> None:
 
 def run_app(argv: Sequence[str]) -> int:
     """Open the main window and run until it closes; returns the exit status."""
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QMessageBox
 
     app = create_application(argv)
@@ -93,8 +92,8 @@ def run_app(argv: Sequence[str]) -> int:
 
     window = MainWindow(store)
     sink.reported.connect(window.show_error_notice)
+    window.first_painted.connect(lambda: loop.run_in_executor(None, _warm_up))
     window.show()
-    QTimer.singleShot(0, lambda: loop.run_in_executor(None, _warm_up))
 
     async def until_closed() -> None:
         closed = asyncio.Event()

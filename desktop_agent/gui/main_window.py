@@ -13,7 +13,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -94,10 +94,12 @@ class MainWindow(QMainWindow):
     Signals:
         tab_opened(str): A conversation id got a tab.
         closed(): The window closed and every conversation was shut down.
+        first_painted(): The window has painted once; heavy work may start now.
     """
 
     tab_opened = Signal(str)
     closed = Signal()
+    first_painted = Signal()
 
     def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
                  approval_timeout: float | None = 300.0, discover_on_start: bool = True,
@@ -128,6 +130,7 @@ class MainWindow(QMainWindow):
         self.tabs.tabCloseRequested.connect(lambda i: self.close_tab(i))
         self.tabs.currentChanged.connect(self._on_current_tab)
         self.tabs.tabBarDoubleClicked.connect(self._rename_tab_at)
+        self.tabs.tabBar().tabMoved.connect(lambda _a, _b: self._save_open_tabs())
         self._stack = QStackedWidget()
         self._stack.addWidget(self._build_empty_state())
         self._stack.addWidget(self.tabs)
@@ -161,8 +164,19 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self.restore_tabs()
         self._update_empty_state()
+        self._painted = False
+        self.installEventFilter(self)
         if discover_on_start:
-            QTimer.singleShot(0, self.catalog.refresh)
+            # Discovery imports httpx and the provider code: only after the first paint.
+            self.first_painted.connect(self.catalog.refresh)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Notice the first paint, then stop watching."""
+        if watched is self and event.type() == QEvent.Type.Paint and not self._painted:
+            self._painted = True
+            self.removeEventFilter(self)
+            QTimer.singleShot(0, self.first_painted.emit)
+        return super().eventFilter(watched, event)
 
     # -- building ---------------------------------------------------------------
 

@@ -44,6 +44,8 @@ def test_approving_with_edited_arguments_runs_the_tool_with_them(
     assert "Weather please" in dock._conversation.text()
     assert json.loads(dock._arguments.toPlainText()) == {"city": "Paris"}
     assert "●" in window.tab_badge(controller.conversation_id)
+    # In the background, a notification goes out too.
+    assert window.notifier.sent == (0 if window.isActiveWindow() else 1)
 
     # A broken edit is refused with a clear message, and nothing runs.
     dock.set_arguments_text('{"city": "Lyon"')

@@ -145,8 +145,10 @@ def test_tabs_and_conversations_come_back_after_a_restart(qtbot: Any, make_windo
     use_server(window, server)
     send(qtbot, window, "And me")
     wait_idle(qtbot, second)
-    window.tabs.setCurrentIndex(0)
-    ids = [first.conversation_id, second.conversation_id]
+    window.tabs.tabBar().moveTab(1, 0)  # reorder: the second conversation first
+    window.tabs.setCurrentIndex(1)
+    window.approval_dock.hide()
+    ids = [second.conversation_id, first.conversation_id]
     window.close()
     qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)
 
@@ -155,7 +157,8 @@ def test_tabs_and_conversations_come_back_after_a_restart(qtbot: Any, make_windo
             for i in range(again.tabs.count())] == ids
     assert again.current_controller().conversation_id == first.conversation_id
     assert "You said: Remember me" in last_assistant_text(again)
-    assert again.tabs.tabText(1).startswith("And me")
+    assert again.tabs.tabText(0).startswith("And me")
+    assert again.approval_dock.isHidden() and not again.sidebar.isHidden()
     assert again.sidebar.conversation_ids()[:2] == [second.conversation_id,
                                                     first.conversation_id]
     again.sidebar.search.setText("Remember")
