@@ -23,6 +23,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -105,7 +106,7 @@ class LlamaServer:
     log_path: Path
     api_key: str | None = None
     model: str = MODEL_ALIAS
-    _log_file: object = field(default=None, repr=False)
+    _log_file: IO[bytes] | None = field(default=None, repr=False)
 
     @property
     def root_url(self) -> str:
@@ -140,9 +141,8 @@ class LlamaServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
-        close = getattr(self._log_file, "close", None)
-        if close is not None:
-            close()
+        if self._log_file is not None:
+            self._log_file.close()
 
 
 def start_server(
