@@ -25,7 +25,7 @@ from desktop_agent.store.export_format import (
 )
 from desktop_agent.store.message_text import content_text
 from desktop_agent.store.records import ConversationRecord, NewConversation, NewMessage
-from desktop_agent.store.secret_scrub import scrub
+from desktop_agent.store.secret_scrub import redact_shapes, scrub
 from desktop_agent.store.store import Store
 
 _TITLE_LENGTH = 60
@@ -38,10 +38,50 @@ def _where(path: Iterable[Any]) -> str:
     return text or "the top level"
 
 
+_JSON_TYPES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
+
+
+def _short(value: Any) -> str:
+    """A value for an error message: short, and never a key."""
+    text = redact_shapes(json.dumps(value, ensure_ascii=False))
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _describe(error: jsonschema.exceptions.ValidationError) -> str:
+    """What a schema error means, without echoing large or secret values."""
+    kind, expected, instance = error.validator, error.validator_value, error.instance
+    if kind == "not":
+        return (
+            "holds an API key; conversation settings may only name a key kept in the "
+            "keyring (api_key_name)"
+        )
+    if kind == "type":
+        wanted = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        return f"should be of type {wanted}, not {_JSON_TYPES.get(type(instance), 'that')}"
+    if kind == "enum":
+        return f"{_short(instance)} is not one of {', '.join(map(str, expected))}"
+    if kind == "const":
+        return f"should be {_short(expected)}, not {_short(instance)}"
+    if kind in ("minItems", "minLength"):
+        return "should not be empty"
+    if kind == "required":
+        return error.message
+    message = redact_shapes(error.message)
+    return message if len(message) <= 200 else message[:199] + "…"
+
+
 def _check_schema(validator: jsonschema.protocols.Validator, data: Any, source: str) -> None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if error is not None:
-        raise ImportFormatError(source, f"{_where(error.absolute_path)}: {error.message}")
+        raise ImportFormatError(source, f"{_where(error.absolute_path)}: {_describe(error)}")
 
 
 def _title_from(messages: list[dict[str, Any]], fallback: str) -> str:
