@@ -180,3 +180,48 @@ def test_closing_the_tab_denies_its_pending_request(qtbot: Any, make_window: Any
     assert request.state is RequestState.CANCELLED
     assert window.approvals.requests() == []
     assert weather.calls == []
+
+
+def test_stop_while_waiting_for_approval_denies_and_ends_the_turn(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Porto"})]))
+    send(qtbot, window, "Porto?")
+    request = _wait_for_request(qtbot, window)
+    qtbot.keyClick(window.current_tab().composer, Qt.Key.Key_Escape)
+    wait_idle(qtbot, controller)
+    assert request.state is RequestState.CANCELLED
+    assert window.approvals.requests() == []
+    assert weather.calls == []
+    assert len(server.requests) == 1  # nothing more was asked of the model
+    roles = [m["role"] for m in controller.stored_messages()]
+    assert roles == ["user", "assistant", "tool"]
+
+
+def test_a_tool_conversation_continues_correctly_after_a_restart(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Graz"})],
+                                     text_before="Checking."),
+                   script.text("Graz is sunny."))
+    send(qtbot, window, "Graz?")
+    _wait_for_request(qtbot, window)
+    window.approval_dock.allow_once()
+    wait_idle(qtbot, controller)
+    sent_during_turn = server.requests[1]["messages"]
+    window.close()
+    qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)
+
+    again = make_window()
+    restored = again.current_controller()
+    assert restored.conversation_id == controller.conversation_id
+    send(qtbot, again, "And tomorrow?")
+    wait_idle(qtbot, restored)
+    history = server.requests[-1]["messages"]
+    # The restored history is exactly what the model saw, plus its answer and the new message.
+    assert history[:len(sent_during_turn)] == sent_during_turn
+    assert history[len(sent_during_turn)] == {"role": "assistant", "content": "Graz is sunny."}
+    assert history[-1] == {"role": "user", "content": "And tomorrow?"}
+    assert _tool_card(again, "get_weather").output_text.startswith("Sunny and 21")
