@@ -35,7 +35,7 @@ from desktop_agent.gui.transcript.tool_card import ToolCard
 from desktop_agent.gui.transcript.widget_style import action_button, muted_label, role_label
 
 #: Finished markdown (source characters) gathered into one document before a new one starts.
-CHUNK_CHARS = 1200
+CHUNK_CHARS = 600
 #: The open block is rendered as markdown each frame up to this size, as plain text beyond.
 TAIL_MARKDOWN_CHARS = 1500
 #: Part widgets per page. Parts sit in pages so a change near the end re-lays out

@@ -48,6 +48,7 @@ from desktop_agent.gui.transcript.items import (
 from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
 from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
 from desktop_agent.gui.transcript.none_refcount_guard import guard_none_refcount
+from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -88,6 +89,8 @@ class TranscriptView(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._scroll_bar = SlimScrollBar(self)
+        self.setVerticalScrollBar(self._scroll_bar)
         self._content = QWidget()
         self._content.setObjectName("transcriptContent")
         self._column = QWidget(self._content)
@@ -501,12 +504,15 @@ class TranscriptView(QScrollArea):
                 self._apply_theme(theme)
 
     def _apply_content_style(self) -> None:
-        # An opaque, palette-filled content widget lets Qt scroll by moving
-        # pixels and repaint only the newly exposed strip.
+        # An opaque, palette-filled content widget with static contents lets Qt
+        # scroll by moving pixels and, when the content grows, repaint only the
+        # newly exposed strip rather than the whole viewport every frame.
         palette = self._content.palette()
         palette.setColor(QPalette.ColorRole.Window, QColor(self._theme.background))
         self._content.setPalette(palette)
         self._content.setAutoFillBackground(True)
+        self._content.setAttribute(Qt.WidgetAttribute.WA_StaticContents, True)
+        self._scroll_bar.set_handle_color(self._theme.muted_text)
 
     def _apply_theme(self, theme: TranscriptTheme) -> None:
         self._theme = theme
