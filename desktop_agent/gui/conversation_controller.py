@@ -291,8 +291,11 @@ class ConversationController(QObject):
         if not self.busy:
             return
         self._approvals.cancel_conversation(self._record.id)
-        if self._client is not None:
+        if self._client is not None and self._client.is_running:
             self._stop_task = asyncio.ensure_future(self._interrupt())
+        elif self._task is not None:
+            # Not streaming yet (still connecting or loading): nothing to keep.
+            self._task.cancel()
 
     async def _interrupt(self) -> None:
         client, task = self._client, self._task

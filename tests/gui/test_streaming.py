@@ -87,3 +87,44 @@ def test_two_tabs_stream_at_the_same_time(qtbot: Any, make_window: Any, server: 
     assert "a39" in last_assistant_text(window, first)
     assert "b39" in last_assistant_text(window, second)
     assert "b1" not in last_assistant_text(window, first)
+
+
+def test_stop_before_the_first_token_cancels_cleanly(qtbot: Any, make_window: Any,
+                                                     server: Any) -> None:
+    from desktop_agent.testing.script import Pause, Script
+
+    window = make_window()
+    controller = use_server(window, server)
+    slow = script.text("late answer")
+    server.enqueue(Script([Pause(5.0), *slow.steps]))
+    send(qtbot, window, "Slow one")
+    qtbot.wait(200)
+    assert controller.busy
+    window.stop_action.trigger()
+    wait_idle(qtbot, controller)
+    assert [m["role"] for m in controller.stored_messages()] == ["user"]
+    assert window.current_tab().send_button.isEnabled()
+
+
+def test_a_streaming_reply_is_checkpointed_to_disk_while_it_grows(
+        qtbot: Any, make_window: Any, server: Any, data_dir: Any) -> None:
+    from desktop_agent.store import Store
+
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text(" ".join(f"c{i}" for i in range(80)), pieces=80, delay=0.03))
+    send(qtbot, window, "Stream slowly")
+    qtbot.waitUntil(lambda: "c12" in last_assistant_text(window), timeout=WAIT_MS)
+    reader = Store.open(data_dir / "conversations.sqlite3", recover=False)
+    try:
+        # Another connection (as after a crash) sees the partial reply on disk.
+        qtbot.waitUntil(lambda: "c10" in (reader.active_path(
+            controller.conversation_id)[-1].message.get("content") or ""), timeout=WAIT_MS)
+        partial = reader.active_path(controller.conversation_id)[-1]
+        assert partial.status == "streaming"
+        assert "c79" not in partial.message["content"]
+        wait_idle(qtbot, controller)
+        final = reader.active_path(controller.conversation_id)[-1]
+        assert final.status == "complete" and final.message["content"].endswith("c79")
+    finally:
+        reader.close()
