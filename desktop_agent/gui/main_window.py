@@ -501,7 +501,27 @@ class MainWindow(QMainWindow):
 
     # -- servers --------------------------------------------------------------------
 
+    def _preselected_choice(self) -> tuple[str, str, int | None] | None:
+        """The server and model named by DESKTOP_AGENT_BASE_URL / _MODEL, once found."""
+        pre = self.catalog.preselection
+        if not (pre.base_url or pre.model):
+            return None
+        servers = sorted(self.catalog.up_servers(),
+                         key=lambda s: s.base_url.rstrip("/") != (pre.base_url or ""))
+        for server in servers:
+            if pre.base_url and server.base_url.rstrip("/") != pre.base_url:
+                continue
+            found = server.model(pre.model) if pre.model else server.models[0]
+            if found is not None:
+                return server.base_url, found.id, found.context_length
+        return None
+
     def _on_servers_changed(self, _servers: list[Any]) -> None:
+        choice = self._preselected_choice()
+        if choice is not None:
+            for controller in list(self.controllers.values()):
+                if not controller.has_server:
+                    self.use_server(controller, choice[0], choice[1], None, choice[2])
         self._refresh_notices()
         for controller in self.controllers.values():
             settings = controller.settings

@@ -87,12 +87,12 @@ def test_regenerate_and_edit_create_branches(qtbot: Any, make_window: Any, serve
 
 
 def test_picker_lists_the_running_server_and_its_models(qtbot: Any, make_window: Any,
-                                                        server: Any, monkeypatch: Any) -> None:
+                                                        server: Any) -> None:
     server.models = ["test-model", "other-model"]
-    monkeypatch.setenv("DESKTOP_AGENT_BASE_URL", server.base_url)
     window = make_window()
     tab = window.current_tab()
     picker = window.open_server_picker()
+    window.catalog.add_custom(server.base_url)
     qtbot.waitUntil(lambda: window.catalog.searched and not window.catalog.searching,
                     timeout=WAIT_MS)
     entry = window.catalog.find(server.base_url)
@@ -109,6 +109,20 @@ def test_picker_lists_the_running_server_and_its_models(qtbot: Any, make_window:
     assert tab.status_line.model_label.text() == "Model: other-model"
     # The choice sticks for new conversations.
     assert window.new_conversation().settings["model"] == "other-model"
+
+
+def test_environment_preselects_server_and_model(qtbot: Any, make_window: Any, server: Any,
+                                                monkeypatch: Any) -> None:
+    server.models = ["first-model", "wanted-model"]
+    monkeypatch.setenv("DESKTOP_AGENT_BASE_URL", server.base_url)
+    window = make_window(discover=True)
+    controller = window.current_controller()
+    qtbot.waitUntil(lambda: controller.has_server, timeout=WAIT_MS)
+    assert controller.settings["base_url"] == server.base_url
+    assert controller.settings["model"] == "first-model"
+    monkeypatch.setenv("DESKTOP_AGENT_MODEL", "wanted-model")
+    again = make_window()
+    assert again.new_conversation().settings["model"] == "wanted-model"
 
 
 def test_nothing_running_offers_retry_and_url(qtbot: Any, make_window: Any, server: Any) -> None:
@@ -218,3 +232,36 @@ def test_unexpected_errors_show_a_notice_and_the_app_keeps_running(
     finally:
         sink.uninstall()
         qasync_loop.set_exception_handler(None)
+
+
+def test_file_menu_export_and_import_go_through_file_dialogs(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QApplication, QFileDialog
+
+    window = make_window()
+    controller = use_server(window, server)
+    send(qtbot, window, "Menu export")
+    wait_idle(qtbot, controller)
+
+    def visible_dialog() -> QFileDialog:
+        dialogs = [w for w in QApplication.topLevelWidgets()
+                   if isinstance(w, QFileDialog) and w.isVisible()]
+        assert len(dialogs) == 1
+        return dialogs[0]
+
+    target = tmp_path / "from-menu.json"
+    window.export_all_action.trigger()
+    dialog = visible_dialog()
+    assert dialog.acceptMode() == QFileDialog.AcceptMode.AcceptSave
+    dialog.filesSelected.emit([str(target)])
+    dialog.reject()
+    assert target.exists()
+    assert "Exported" in window.statusBar().currentMessage()
+
+    window.import_action.trigger()
+    dialog = visible_dialog()
+    dialog.filesSelected.emit([str(target)])
+    dialog.reject()
+    assert window.tabs.count() == 2
+    assert window.current_controller().stored_messages()[0]["message"]["content"] == \
+        "Menu export"
