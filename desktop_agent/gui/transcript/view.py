@@ -37,6 +37,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWi
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.history import items_from_messages
+from desktop_agent.gui.transcript.item_window import ItemWindow
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
     ErrorItem,
@@ -107,10 +108,7 @@ class TranscriptView(QScrollArea):
         self.setWidget(self._content)
 
         self._keys = itertools.count(1)
-        self._items: list[TranscriptItem] = []
-        self._widgets: dict[str, QWidget] = {}
-        self._lo = 0
-        self._hi = 0
+        self._window = ItemWindow(self._column_layout, self._make_widget)
         self._open: AssistantItem | None = None
         self._dirty: set[str] = set()
         self._regenerate_key: str | None = None
@@ -133,10 +131,7 @@ class TranscriptView(QScrollArea):
 
     def clear(self) -> None:
         """Remove everything (e.g. before showing another conversation)."""
-        for key in list(self._widgets):
-            self._drop_widget(key)
-        self._items = []
-        self._lo = self._hi = 0
+        self._window.clear()
         self._open = None
         self._dirty.clear()
         self._regenerate_key = None
@@ -218,7 +213,7 @@ class TranscriptView(QScrollArea):
         item.revision += 1
         self._open = None
         self._dirty.discard(item.key)
-        widget = self._widgets.get(item.key)
+        widget = self._window.widgets.get(item.key)
         if isinstance(widget, AssistantMessageWidget):
             widget.sync()
         self._update_regenerate()
@@ -237,10 +232,8 @@ class TranscriptView(QScrollArea):
         Only the last page gets widgets; see the module docstring.
         """
         self.clear()
-        self._items = items_from_messages(messages, lambda: self._key(None))
-        self._lo = self._hi = len(self._items)
-        self._render_before(max(0, len(self._items) - PAGE_SIZE))
-        self._hi = len(self._items)
+        items = items_from_messages(messages, lambda: self._key(None))
+        self._window.reset(items, max(0, len(items) - PAGE_SIZE))
         self._update_regenerate()
         self._set_follows_end(True)
         self.scroll_to_end()
@@ -252,12 +245,9 @@ class TranscriptView(QScrollArea):
 
     def scroll_to_end(self) -> None:
         """Jump to the newest message and follow the end again."""
-        if self._hi < len(self._items):
-            for key in [item.key for item in self._items[self._lo : self._hi]]:
-                self._drop_widget(key)
-            start = max(0, len(self._items) - PAGE_SIZE)
-            self._lo = self._hi = len(self._items)
-            self._render_before(start)
+        if not self._window.includes_end:
+            items = self._window.items
+            self._window.reset(items, max(0, len(items) - PAGE_SIZE))
         self._anchor = None
         self._set_follows_end(True)
         self._scroll_to_maximum()
@@ -270,19 +260,19 @@ class TranscriptView(QScrollArea):
 
     def item_keys(self) -> list[str]:
         """Keys of all items in order (rendered or not)."""
-        return [item.key for item in self._items]
+        return [item.key for item in self._window.items]
 
     def rendered_item_count(self) -> int:
         """How many items currently have widgets."""
-        return len(self._widgets)
+        return len(self._window.widgets)
 
     def item_widget(self, key: str) -> QWidget | None:
         """The widget showing item ``key``, if it is rendered."""
-        return self._widgets.get(key)
+        return self._window.widgets.get(key)
 
     def item_text(self, key: str) -> str:
         """The text item ``key`` shows right now ("" if it is not rendered)."""
-        widget = self._widgets.get(key)
+        widget = self._window.widgets.get(key)
         text = getattr(widget, "plain_text", None)
         return text() if callable(text) else ""
 
@@ -308,21 +298,21 @@ class TranscriptView(QScrollArea):
         return self._open
 
     def _mark_dirty(self, item: AssistantItem | None) -> None:
-        if item is not None and item.key in self._widgets:
+        if item is not None and item.key in self._window.widgets:
             self._dirty.add(item.key)
             self._scheduler.request_frame()
 
     def _show_pending(self) -> None:
         dirty, self._dirty = self._dirty, set()
         for key in dirty:
-            widget = self._widgets.get(key)
+            widget = self._window.widgets.get(key)
             if isinstance(widget, AssistantMessageWidget):
                 widget.sync()
 
     def _find_tool_call(self, tool_use_id: str | None) -> tuple[AssistantItem, ToolCallPart] | None:
         if not tool_use_id:
             return None
-        for item in reversed(self._items[-TOOL_RESULT_SEARCH_DEPTH:]):
+        for item in reversed(self._window.items[-TOOL_RESULT_SEARCH_DEPTH:]):
             if isinstance(item, AssistantItem):
                 part = item.find_tool_call(tool_use_id)
                 if part is not None:
@@ -330,40 +320,10 @@ class TranscriptView(QScrollArea):
         return None
 
     def _append_item(self, item: TranscriptItem) -> None:
-        at_end = self._hi == len(self._items)
-        self._items.append(item)
-        if not at_end:
-            return  # the person is reading older pages; it renders when they come back
-        self._column_layout.insertWidget(self._column_layout.count() - 1, self._make_widget(item))
-        self._hi += 1
-        if self._hi - self._lo > MAX_RENDERED and self._follows_end:
-            self._drop_range(self._lo, self._hi - MAX_RENDERED)
-            self._lo = self._hi - MAX_RENDERED
-
-    def _render_before(self, start: int) -> None:
-        """Make widgets for items[start:lo] at the top of the window."""
-        for offset, item in enumerate(self._items[start : self._lo]):
-            self._column_layout.insertWidget(offset, self._make_widget(item))
-        self._lo = min(self._lo, start)
-
-    def _render_after(self, stop: int) -> None:
-        """Make widgets for items[hi:stop] at the bottom of the window."""
-        for item in self._items[self._hi : stop]:
-            self._column_layout.insertWidget(
-                self._column_layout.count() - 1, self._make_widget(item)
-            )
-        self._hi = max(self._hi, stop)
-
-    def _drop_range(self, start: int, stop: int) -> None:
-        for item in self._items[start:stop]:
-            self._drop_widget(item.key)
-
-    def _drop_widget(self, key: str) -> None:
-        widget = self._widgets.pop(key, None)
-        if widget is not None:
-            self._column_layout.removeWidget(widget)
-            widget.hide()
-            widget.deleteLater()
+        # Not rendered when the person is reading older pages; it renders when they come back.
+        rendered = self._window.append(item)
+        if rendered and self._window.size > MAX_RENDERED and self._follows_end:
+            self._window.drop_top(self._window.size - MAX_RENDERED)
 
     def _make_widget(self, item: TranscriptItem) -> QWidget:
         widget: QWidget
@@ -384,14 +344,13 @@ class TranscriptView(QScrollArea):
             answer.regenerate_requested.connect(self.regenerate_requested.emit)
             answer.set_regenerate_visible(item.key == self._regenerate_key)
             widget = answer
-        self._widgets[item.key] = widget
         return widget
 
     def _update_regenerate(self) -> None:
         """Offer Regenerate on the last answer only, and not while one streams."""
         last = None
         if self._open is None:
-            for item in reversed(self._items):
+            for item in reversed(self._window.items):
                 if isinstance(item, AssistantItem):
                     last = item.key
                     break
@@ -400,7 +359,7 @@ class TranscriptView(QScrollArea):
         if last == self._regenerate_key:
             return
         for key, visible in ((self._regenerate_key, False), (last, True)):
-            widget = self._widgets.get(key) if key else None
+            widget = self._window.widgets.get(key) if key else None
             if isinstance(widget, AssistantMessageWidget):
                 widget.set_regenerate_visible(visible)
         self._regenerate_key = last
@@ -431,7 +390,7 @@ class TranscriptView(QScrollArea):
         elif self._anchor is not None:
             widget, offset = self._anchor
             self._set_scroll_value(self._widget_top(widget) - offset)
-        if not self._paging and self._lo > 0 and maximum < self.viewport().height():
+        if not self._paging and self._window.lo > 0 and maximum < self.viewport().height():
             self._start_paging(self._page_up)  # too little to scroll: fill the screen first
 
     def _on_value_changed(self, value: int) -> None:
@@ -440,7 +399,7 @@ class TranscriptView(QScrollArea):
         self._anchor = None
         bar = self.verticalScrollBar()
         at_end = value >= bar.maximum() - END_SLACK
-        self._set_follows_end(at_end and self._hi == len(self._items))
+        self._set_follows_end(at_end and self._window.includes_end)
         if not self._paging:
             self._page_if_near_edge()
 
@@ -448,9 +407,9 @@ class TranscriptView(QScrollArea):
         """Render the next page when the view is within a screen of the window's edge."""
         bar = self.verticalScrollBar()
         margin = self.viewport().height()
-        if bar.value() <= margin and self._lo > 0:
+        if bar.value() <= margin and self._window.lo > 0:
             self._start_paging(self._page_up)
-        elif bar.value() >= bar.maximum() - margin and self._hi < len(self._items):
+        elif bar.value() >= bar.maximum() - margin and not self._window.includes_end:
             self._start_paging(self._page_down)
 
     def _start_paging(self, page: Any) -> None:
@@ -467,30 +426,30 @@ class TranscriptView(QScrollArea):
             self._page_if_near_edge()  # still at an edge: keep filling
 
     def _page_up(self) -> None:
-        if self._lo <= 0 or not self._widgets:
+        window = self._window
+        if window.lo <= 0 or not window.widgets:
             self._paging = False
             return
-        first = self._widgets[self._items[self._lo].key]
+        first = window.widgets[window.items[window.lo].key]
         self._anchor = (first, self._widget_top(first) - self.verticalScrollBar().value())
-        self._render_before(max(0, self._lo - PAGE_SIZE))
-        excess = (self._hi - self._lo) - MAX_RENDERED
-        dropped = self._items[self._hi - excess : self._hi] if excess > 0 else []
+        window.render_before(max(0, window.lo - PAGE_SIZE))
+        excess = window.size - MAX_RENDERED
+        dropped = window.items[window.hi - excess : window.hi] if excess > 0 else []
         if dropped and not any(item is self._open for item in dropped):
-            self._drop_range(self._hi - excess, self._hi)
-            self._hi -= excess
+            window.drop_bottom(excess)
         self._finish_paging()
 
     def _page_down(self) -> None:
-        if self._hi >= len(self._items) or not self._widgets:
+        window = self._window
+        if window.includes_end or not window.widgets:
             self._paging = False
             return
-        last = self._widgets[self._items[self._hi - 1].key]
+        last = window.widgets[window.items[window.hi - 1].key]
         self._anchor = (last, self._widget_top(last) - self.verticalScrollBar().value())
-        self._render_after(min(len(self._items), self._hi + PAGE_SIZE))
-        excess = (self._hi - self._lo) - MAX_RENDERED
+        window.render_after(min(len(window.items), window.hi + PAGE_SIZE))
+        excess = window.size - MAX_RENDERED
         if excess > 0:
-            self._drop_range(self._lo, self._lo + excess)
-            self._lo += excess
+            window.drop_top(excess)
         self._finish_paging()
 
     # -- palette --------------------------------------------------------------------
@@ -518,8 +477,4 @@ class TranscriptView(QScrollArea):
         self._theme = theme
         self._renderer = MarkdownRenderer(theme)
         self._apply_content_style()
-        window = self._items[self._lo : self._hi]
-        for item in window:
-            self._drop_widget(item.key)
-        for index, item in enumerate(window):
-            self._column_layout.insertWidget(index, self._make_widget(item))
+        self._window.rebuild()
