@@ -40,6 +40,7 @@ from desktop_agent.store.records import (
 )
 from desktop_agent.store.search_query import fts_query, like_pattern
 from desktop_agent.store.secret_scrub import find_secret, scrub
+from desktop_agent.store.wal_checkpointer import SAFETY_NET_PAGES, WalCheckpointer
 
 logger = logging.getLogger("desktop_agent.store")
 
@@ -117,6 +118,9 @@ class Store:
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
         self.path = path
+        conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
+        self._checkpointer = WalCheckpointer(path)
+        self._checkpointer.start()
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -147,6 +151,7 @@ class Store:
 
     def close(self) -> None:
         """Close the file; later calls raise :class:`StoreClosedError`. Idempotent."""
+        self._checkpointer.stop()
         with self._lock:
             if self._conn is not None:
                 try:
@@ -589,7 +594,12 @@ class Store:
     def search(
         self, text: str, limit: int = 50, conversation_id: str | None = None
     ) -> list[SearchHit]:
-        """Messages containing all typed words (the last as a prefix), best match first."""
+        """Messages containing all typed words (the last as a prefix), newest first.
+
+        Newest first (not by relevance) because it is what a person scanning their
+        history expects, and because it lets SQLite stop after ``limit`` matches:
+        ranking would score every match of a common word first.
+        """
         match = fts_query(text)
         if match is None:
             return []
@@ -603,7 +613,7 @@ class Store:
         if conversation_id is not None:
             sql += " AND m.conversation_id = ?"
             params.append(conversation_id)
-        sql += " ORDER BY rank LIMIT ?"
+        sql += " ORDER BY message_search.rowid DESC LIMIT ?"
         params.append(limit)
         with self._reading() as conn:
             return [SearchHit(*row) for row in conn.execute(sql, params).fetchall()]
