@@ -7,6 +7,7 @@ from PySide6.QtGui import QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.items import ErrorItem, UserItem
+from desktop_agent.gui.transcript.message_editor import MessageEditor
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
@@ -20,8 +21,10 @@ _BUBBLE_PADDING = 28
 class UserMessageWidget(QWidget):
     """A sent message in a bubble that hugs its text, with Copy and Edit actions.
 
+    Edit swaps the bubble for an inline editor; sending from it emits the new text.
+
     Signals:
-        edit_requested(str, str): item key and text, when Edit is clicked.
+        edit_requested(str, str): item key and the edited text, when an edit is sent.
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
     """
 
@@ -44,7 +47,11 @@ class UserMessageWidget(QWidget):
 
         role = role_label("You", theme, self)
         self.copy_button = action_button("Copy", theme, self, self._copy)
-        self.edit_button = action_button("Edit", theme, self, self._edit)
+        self.edit_button = action_button("Edit", theme, self, self.start_editing)
+        self.editor = MessageEditor(theme, self)
+        self.editor.setVisible(False)
+        self.editor.submitted.connect(self._send_edit)
+        self.editor.cancelled.connect(self.stop_editing)
 
         role_row = QHBoxLayout()
         role_row.addStretch(1)
@@ -52,6 +59,7 @@ class UserMessageWidget(QWidget):
         bubble_row = QHBoxLayout()
         bubble_row.addStretch(1)
         bubble_row.addWidget(self.bubble)
+        bubble_row.addWidget(self.editor, 4)
         actions_row = QHBoxLayout()
         actions_row.setSpacing(2)
         actions_row.addStretch(1)
@@ -81,8 +89,29 @@ class UserMessageWidget(QWidget):
         limit = int(event.size().width() * BUBBLE_WIDTH_SHARE)
         self.bubble.setFixedWidth(max(60, min(self._natural_width + _BUBBLE_PADDING, limit)))
 
-    def _edit(self) -> None:
-        self.edit_requested.emit(self.item.key, self.item.text)
+    @property
+    def editing(self) -> bool:
+        """Whether the inline editor is open."""
+        return not self.editor.isHidden()
+
+    def start_editing(self) -> None:
+        """Replace the bubble with an editor holding the message text."""
+        self.bubble.setVisible(False)
+        self.edit_button.setVisible(False)
+        self.copy_button.setVisible(False)
+        self.editor.setVisible(True)
+        self.editor.start(self.item.text)
+
+    def stop_editing(self) -> None:
+        """Close the editor and show the bubble again."""
+        self.editor.setVisible(False)
+        self.bubble.setVisible(True)
+        self.edit_button.setVisible(True)
+        self.copy_button.setVisible(True)
+
+    def _send_edit(self, text: str) -> None:
+        self.stop_editing()
+        self.edit_requested.emit(self.item.key, text)
 
     def _copy(self) -> None:
         QGuiApplication.clipboard().setText(self.item.text)

@@ -90,9 +90,27 @@ def test_edit_emits_key_and_text_and_regenerate_sits_on_last_answer(view, qtbot)
 
     user_widget = view.item_widget("m1")
     assert isinstance(user_widget, UserMessageWidget)
+    qtbot.mouseClick(user_widget.edit_button, Qt.MouseButton.LeftButton)
+    assert user_widget.editing
+    editor = user_widget.editor.text_box
+    assert editor.toPlainText() == "What is 2+2?"
+    editor.selectAll()
+    qtbot.keyClicks(editor, "What is 2+3?")
     with qtbot.waitSignal(view.edit_requested, timeout=2000) as edit:
-        qtbot.mouseClick(user_widget.edit_button, Qt.MouseButton.LeftButton)
-    assert edit.args == ["m1", "What is 2+2?"]
+        qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert edit.args == ["m1", "What is 2+3?"]
+    assert not user_widget.editing
+
+
+def test_cancelled_edit_sends_nothing(view, qtbot):
+    key = view.add_user_message("Keep me")
+    user_widget = view.item_widget(key)
+    qtbot.mouseClick(user_widget.edit_button, Qt.MouseButton.LeftButton)
+    with qtbot.assertNotEmitted(view.edit_requested):
+        qtbot.keyClicks(user_widget.editor.text_box, " changed")
+        qtbot.keyClick(user_widget.editor.text_box, Qt.Key.Key_Escape)
+    assert not user_widget.editing
+    assert view.item_text(key) == "Keep me"
 
 
 def test_copy_answer_puts_markdown_on_clipboard(view, qtbot):
