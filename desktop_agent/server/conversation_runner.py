@@ -162,24 +162,40 @@ class ConversationRunner:
             **optional,
         )
 
+    async def _ready_client(self, options: AgentOptions) -> Client:
+        """The conversation's Client, kept across turns, with this turn's options.
+
+        Keeping it keeps its HTTP connection pool warm. Building the SDK client
+        costs tens of milliseconds (TLS setup), so the first one is built in a
+        worker thread rather than stalling every other conversation's stream.
+        """
+        if self._client is None:
+            client = Client(options)
+            build = getattr(client, "_client", None)
+            if callable(build):
+                await asyncio.to_thread(build)
+            self._client = client
+        else:
+            self._client.update_options(options)
+        return self._client
+
     async def _run_turn(self, history: list[dict[str, Any]]) -> None:
         recorder = TurnRecorder(self._services.store, self.conversation_id, self.emit,
                                 len(history))
         outcome = "complete"
+        client: Client | None = None
         try:
-            options = await self._options()
-            async with Client(options) as client:
-                self._client = client
-                client.message_history = history
-                if self._interrupt_requested:
-                    outcome = "interrupted"
-                    return
-                async for item in client.receive_messages():
-                    await self._handle(item, client, recorder)
-                if client.turn_metadata.get("interrupted"):
-                    outcome = "interrupted"
-                await recorder.sync(client.history, final_status=(
-                    "interrupted" if outcome == "interrupted" else "complete"))
+            client = await self._ready_client(await self._options())
+            client.message_history = history
+            if self._interrupt_requested:
+                outcome = "interrupted"
+                return
+            async for item in client.receive_messages():
+                await self._handle(item, client, recorder)
+            if client.turn_metadata.get("interrupted"):
+                outcome = "interrupted"
+            await recorder.sync(client.history, final_status=(
+                "interrupted" if outcome == "interrupted" else "complete"))
         except asyncio.CancelledError:
             outcome = "interrupted"
             recorder.abandon("interrupted")
@@ -187,8 +203,7 @@ class ConversationRunner:
         except errors.AgentError as exc:
             outcome = "error"
             self.emit("error", _describe(exc))
-            client_history = self._client.history if self._client is not None else None
-            await recorder.finish_after_error(client_history)
+            await recorder.finish_after_error(client.history if client is not None else None)
         except Exception as exc:
             outcome = "error"
             log.exception("turn failed unexpectedly in %s", self.conversation_id)
@@ -196,7 +211,6 @@ class ConversationRunner:
                                 f"The turn failed unexpectedly ({type(exc).__name__})."})
             await recorder.finish_after_error(None)
         finally:
-            self._client = None
             for tool_use_id in self.approvals.deny_all("The turn ended before an answer."):
                 self.emit("approval_resolved", {"tool_use_id": tool_use_id,
                                                 "decision": "cancelled"})
@@ -292,13 +306,16 @@ class ConversationRunner:
         return True
 
     async def close(self) -> None:
-        """Cancel any running turn (server shutdown or conversation deleted)."""
+        """Cancel any running turn and close the Client (shutdown or deletion)."""
         task = self._task
         if task is not None and not task.done():
             self._interrupt_requested = True
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
 
 
 def _worth_sending(message: dict[str, Any]) -> bool:

@@ -113,19 +113,24 @@ class _DiskWriter(threading.Thread):
         finally:
             conn.close()
 
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, rows: list[Any]) -> None:
+        if rows:
+            conn.executemany("INSERT OR REPLACE INTO server_events VALUES (?, ?, ?, ?, ?)", rows)
+
     def _write(self, conn: sqlite3.Connection, batch: list[tuple[str, Any]]) -> None:
         for attempt in range(5):
             try:
                 conn.execute("BEGIN IMMEDIATE")
+                inserts: list[Any] = []
                 for kind, payload in batch:
                     if kind == "insert":
-                        conn.execute(
-                            "INSERT OR REPLACE INTO server_events VALUES (?, ?, ?, ?, ?)", payload
-                        )
-                    else:
-                        conn.execute(
-                            "DELETE FROM server_events WHERE conversation_id = ?", (payload,)
-                        )
+                        inserts.append(payload)
+                        continue
+                    self._insert(conn, inserts)
+                    inserts = []
+                    conn.execute("DELETE FROM server_events WHERE conversation_id = ?", (payload,))
+                self._insert(conn, inserts)
                 conn.execute("COMMIT")
                 break
             except sqlite3.Error as exc:

@@ -1,0 +1,211 @@
+"""Load on the REST server: many conversations streaming at once through SSE.
+
+Starts ``desktop-agent serve`` as a subprocess (its own interpreter, as in
+production) on a temporary data folder, and the scripted model server from
+``desktop_agent.testing`` in another subprocess, so this process only reads
+the streams. ``--conversations`` clients each
+create a conversation, open its SSE stream, start a turn and read until the
+turn ends. Every reply streams ``--tokens`` text pieces.
+
+Prints:
+- events per second delivered over SSE (all conversations together);
+- added latency per event, p50/p99: the time from the server appending an
+  event to its log to the client reading it from the stream (same machine,
+  same clock), i.e. what the event log + SSE path adds per event;
+- turn time through the server versus the same turns run directly with the
+  core ``Client`` in-process, and their ratio (the server's whole overhead:
+  HTTP, store writes, event log, SSE).
+
+Usage::
+
+    python bench/server_load.py [--conversations 50] [--tokens 200] [--delay 0.005]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from desktop_agent import AgentOptions, Client
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def _one_conversation(client: httpx.AsyncClient, base_url: str, model_url: str,
+                            latencies: list[float], counts: list[int],
+                            turn_times: list[float], start: asyncio.Event) -> None:
+    made = await client.post("/conversations", json={
+        "title": "load", "settings": {"base_url": model_url, "model": "test-model"}})
+    cid = made.raise_for_status().json()["id"]
+    async with client.stream("GET", f"/conversations/{cid}/events/stream",
+                             timeout=httpx.Timeout(120.0)) as response:
+        response.raise_for_status()
+        await start.wait()
+        began = time.perf_counter()
+        ran = await client.post(f"/conversations/{cid}/run", json={"message": "go"})
+        ran.raise_for_status()
+        received = 0
+        data_line = None
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                data_line = line[5:].strip()
+            elif line == "" and data_line is not None:
+                now = time.time()
+                event = json.loads(data_line)
+                data_line = None
+                received += 1
+                latencies.append(now - event["created_at"])
+                if event["type"] == "state" and event["data"].get("state") == "idle":
+                    break
+        turn_times.append(time.perf_counter() - began)
+        counts.append(received)
+
+
+async def _through_server(base_url: str, key: str, model_url: str,
+                          conversations: int) -> tuple[float, list[float], list[int], list[float]]:
+    latencies: list[float] = []
+    counts: list[int] = []
+    turn_times: list[float] = []
+    start = asyncio.Event()
+    size = conversations * 3
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
+                                 limits=limits, timeout=60) as client:
+        tasks = [asyncio.create_task(_one_conversation(client, base_url, model_url, latencies,
+                                                       counts, turn_times, start))
+                 for _ in range(conversations)]
+        await asyncio.sleep(2.0)  # let every stream connect before the turns start
+        began = time.perf_counter()
+        start.set()
+        await asyncio.gather(*tasks)
+        wall = time.perf_counter() - began
+    return wall, latencies, counts, turn_times
+
+
+async def _direct(model_url: str, conversations: int) -> tuple[float, list[float]]:
+    """The same turns with the core alone; Clients are built before the clock starts
+    (as the server keeps one warm Client per conversation)."""
+    turn_times: list[float] = []
+    clients = [Client(AgentOptions(model="test-model", base_url=model_url))
+               for _ in range(conversations)]
+    for client in clients:
+        client._client()  # build the SDK client (TLS setup) outside the measurement
+
+    async def one(client: Client) -> None:
+        began = time.perf_counter()
+        await client.query("go")
+        async for _ in client.receive_messages():
+            pass
+        turn_times.append(time.perf_counter() - began)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(one(c) for c in clients))
+    wall = time.perf_counter() - began
+    for client in clients:
+        await client.close()
+    return wall, turn_times
+
+
+_MODEL_SERVER = """
+import sys
+from desktop_agent.testing import ScriptedServer, script
+tokens, delay = int(sys.argv[1]), float(sys.argv[2])
+words = " ".join(f"w{n}" for n in range(tokens))
+with ScriptedServer() as server:
+    server.responder = lambda _body: script.text(words, delay=delay)
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+"""
+
+
+def _start_model_server(tokens: int, delay: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(tokens), str(delay)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def _start_server(data_dir: Path, port: int, key: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
+           "DESKTOP_AGENT_MASTER_KEY": key}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
+         "--log-level", "warning"], env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/alive", timeout=1).status_code == 200:
+                return process
+        except httpx.TransportError:
+            time.sleep(0.1)
+        if process.poll() is not None:
+            raise SystemExit("desktop-agent serve exited before it was up")
+    process.kill()
+    raise SystemExit("desktop-agent serve did not come up within 60 s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=50)
+    parser.add_argument("--tokens", type=int, default=200, help="text pieces per reply")
+    parser.add_argument("--delay", type=float, default=0.005,
+                        help="seconds between chunks from the model server")
+    args = parser.parse_args()
+
+    key = secrets.token_hex(16)
+    port = _free_port()
+    model, model_url = _start_model_server(args.tokens, args.delay)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            server = _start_server(Path(tmp), port, key)
+            try:
+                wall, latencies, counts, server_turns = asyncio.run(_through_server(
+                    f"http://127.0.0.1:{port}", key, model_url, args.conversations))
+            finally:
+                server.terminate()
+                server.wait(30)
+        direct_wall, direct_turns = asyncio.run(_direct(model_url, args.conversations))
+    finally:
+        model.communicate("", timeout=30)
+
+    events = sum(counts)
+    ms = [value * 1000 for value in latencies]
+    print(f"conversations: {args.conversations}, text pieces per reply: {args.tokens}, "
+          f"model chunk delay: {args.delay * 1000:g} ms")
+    print(f"events delivered over SSE: {events} ({events / args.conversations:.0f} per turn)")
+    print(f"events per second (all streams): {events / wall:,.0f}")
+    print(f"added latency per event (log append -> client read): "
+          f"p50 {statistics.median(ms):.2f} ms, p99 {_percentile(ms, 0.99):.2f} ms, "
+          f"max {max(ms):.2f} ms")
+    server_mean = statistics.mean(server_turns)
+    direct_mean = statistics.mean(direct_turns)
+    print(f"turn time, mean: through the server {server_mean:.3f} s, "
+          f"direct Client {direct_mean:.3f} s, ratio {server_mean / direct_mean:.2f}")
+    print(f"wall time for all turns: through the server {wall:.2f} s, "
+          f"direct {direct_wall:.2f} s, ratio {wall / direct_wall:.2f}")
+
+
+if __name__ == "__main__":
+    main()
