@@ -30,7 +30,8 @@ def data_dir() -> Path:
         if override
         else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False, roaming=False))
     )
-    folder.mkdir(parents=True, exist_ok=True)
+    # Private to the user: it holds their conversations (never keys, but still theirs).
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder
 
 

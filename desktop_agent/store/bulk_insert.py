@@ -88,7 +88,7 @@ def insert_all(conn: sqlite3.Connection, items: list[NewConversation]) -> list[C
                     f"conversation {index + 1}: the active message {item.active_leaf_key!r} "
                     "is not one of its messages"
                 )
-            leaf = new_ids[item.active_leaf_key][0]
+            leaf: str | None = new_ids[item.active_leaf_key][0]
         else:
             leaf = last_id
         conn.execute(

@@ -32,7 +32,7 @@ def _validator(definition: str | None) -> jsonschema.protocols.Validator:
     if definition is not None:
         schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
     cls = jsonschema.validators.validator_for(export_schema())
-    return cls(schema)  # type: ignore[no-any-return]
+    return cls(schema)
 
 
 def export_validator() -> jsonschema.protocols.Validator:

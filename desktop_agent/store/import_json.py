@@ -73,7 +73,7 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> str:
     if kind in ("minItems", "minLength"):
         return "should not be empty"
     if kind == "required":
-        return error.message
+        return str(error.message)
     message = redact_shapes(error.message)
     return message if len(message) <= 200 else message[:199] + "…"
 

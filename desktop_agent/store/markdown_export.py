@@ -46,15 +46,29 @@ def _when(epoch: float) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
+_DECISION_WORDS = {
+    "allow": "approved",
+    "allow_once": "approved once",
+    "allow_conversation": "approved for this conversation",
+    "allowed_for_conversation": "approved for this conversation",
+    "allow_always": "always allowed",
+    "allowed_by_rule": "allowed by a rule",
+    "auto_execute": "ran without asking (auto-execute)",
+    "deny": "denied",
+    "timeout": "denied (no answer in time)",
+    "expired": "denied (no answer in time)",
+    "cancelled": "cancelled",
+}
+
+
 def _approval_text(approval: Any) -> str:
     if not isinstance(approval, dict) or "decision" not in approval:
         return ""
-    decision = {"allow": "approved", "deny": "denied", "timeout": "denied (no answer in time)"}.get(
-        str(approval["decision"]), str(approval["decision"])
-    )
+    decision = str(approval["decision"])
+    words = _DECISION_WORDS.get(decision, decision.replace("_", " "))
     by = f" by {approval['by']}" if approval.get("by") else ""
-    note = f": {approval['message']}" if approval.get("message") else ""
-    return f"{decision}{by}{note}"
+    note = approval.get("reason") or approval.get("message")
+    return f"{words}{by}: {note}" if note else f"{words}{by}"
 
 
 def _arguments(raw: Any) -> str:

@@ -75,7 +75,7 @@ def _build_rich_conversation(store: Store) -> str:
     store.add_message(
         conv.id,
         {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "18°C, sun"},
-        metadata={"approval": {"decision": "allow", "by": "user"}},
+        metadata={"approval": {"decision": "allow_once", "reason": "looks safe"}},
     )
     store.add_message(conv.id, {"role": "assistant", "content": "It is 18°C and sunny."})
     assert call.parent_id == question.id
@@ -236,6 +236,7 @@ def test_markdown_shows_the_active_branch_with_tools_thinking_and_approvals(stor
     assert "**Tool call** `get_weather` (approved by user)" in text
     assert '"city": "Paris"' in text
     assert "## Tool result: get_weather" in text and "18°C, sun" in text
+    assert "*Approval: approved once: looks safe*" in text
     assert "It is 18°C and sunny." in text
     assert "I cannot know." not in text  # the other branch is not in the reading copy
     assert "1 message(s) on other branches" in text
