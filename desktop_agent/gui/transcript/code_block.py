@@ -98,7 +98,10 @@ class CodeBlockWidget(PaintedPanel):
             self._scheduler.add_job(job)
 
     def _highlight(self) -> Iterator[object]:
-        document = self.code_view.document()
+        try:
+            document = self.code_view.document()
+        except RuntimeError:
+            return  # deleted (scrolled out of the window or cleared) before its turn
         yield from highlight_job(
             document, document.toPlainText(), self._language, self._theme.code_style
         )

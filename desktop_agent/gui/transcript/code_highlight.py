@@ -94,7 +94,10 @@ def highlight_job(
         yield WAIT
     lexer = loading.result()
     formats = _style_formats(style_name)
-    cursor = QTextCursor(document)
+    try:
+        cursor = QTextCursor(document)
+    except RuntimeError:
+        return  # the block left the screen (its widget was deleted) before its turn
     position = 0
     in_step = 0
     for _index, token_type, value in lexer.get_tokens_unprocessed(code):
@@ -113,3 +116,5 @@ def highlight_job(
         if in_step >= TOKENS_PER_STEP:
             in_step = 0
             yield
+            if cursor.isNull():
+                return  # the document was deleted while waiting for the next frame

@@ -231,3 +231,39 @@ def test_a_long_session_of_qt_calls_does_not_exhaust_none(view):
     for _ in range(30_000):
         label.setObjectName("transcriptContent")
     assert label.objectName() == "transcriptContent"
+
+
+def test_loads_records_from_a_real_store(view, tmp_path):
+    from desktop_agent.store import Store
+
+    store = Store.open(tmp_path / "history.sqlite3")
+    try:
+        conversation = store.create_conversation(title="Weather")
+        store.add_message(conversation.id, {"role": "user", "content": "Weather in Paris?"})
+        store.add_message(
+            conversation.id,
+            {"role": "assistant", "content": "It is **sunny**, mostly"},
+            metadata={"thinking": "Checking the forecast."},
+            status="interrupted",
+        )
+        records = store.active_path(conversation.id)
+    finally:
+        store.close()
+    view.load_messages(records)
+    user_key, answer_key = view.item_keys()
+    assert user_key == records[0].id
+    assert view.item_text(user_key) == "Weather in Paris?"
+    answer = view.item_widget(answer_key)
+    assert "Checking the forecast." in view.item_text(answer_key)
+    assert "It is sunny, mostly" in view.item_text(answer_key)
+    assert answer.item.interrupted
+
+
+def test_clearing_while_code_is_being_highlighted_is_harmless(view, qtbot, caplog):
+    view.begin_assistant_message()
+    view.append_text("```python\n" + "value = compute(1, 2)\n" * 400 + "```\n")
+    view.end_assistant_message()
+    assert view.scheduler.pending_jobs > 0
+    view.clear()
+    qtbot.waitUntil(lambda: view.scheduler.pending_jobs == 0, timeout=5000)
+    assert "failed" not in caplog.text
