@@ -15,30 +15,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from desktop_agent.store import StreamingReplyWriter
-
 from . import permission_settings
-from .approval_queue import (
-    ApprovalChoice,
-    ApprovalDecision,
-    ApprovalQueue,
-    ApprovalRequest,
-    RequestState,
-)
+from .approval_gate import ApprovalGate
+from .approval_queue import ApprovalQueue
 from .error_messages import describe_error
 from .tool_catalog import ToolCatalog
+from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
-    from desktop_agent.core.permissions import ToolPermissionContext
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
@@ -65,27 +56,6 @@ class TurnFigures:
     time_to_first_token: float | None = None
     context_used: int | None = None
     context_length: int | None = None
-
-
-@dataclass(slots=True)
-class _Segment:
-    """One assistant message being streamed (text, thinking, tool calls)."""
-
-    writer: StreamingReplyWriter
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    closed: bool = False
-
-    @property
-    def record_id(self) -> str:
-        return self.writer.message_id
-
-    def message(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": self.writer.text or None}
-        if self.tool_calls:
-            message["tool_calls"] = list(self.tool_calls)
-        elif message["content"] is None:
-            message["content"] = ""
-        return message
 
 
 class ConversationController(QObject):
@@ -143,13 +113,12 @@ class ConversationController(QObject):
         self._stop_task: asyncio.Future[None] | None = None
         self._closed = False
         self._path: list[MessageRecord] = store.active_path(record.id)
-        self._segment: _Segment | None = None
+        self._recorder: TurnRecorder | None = None
         self._transcript_open = False
-        self._tool_records: dict[str, str] = {}
-        self._shown_errors: set[str] = set()
-        self._bad_calls: list[tuple[str, str, str]] = []
-        self._written: list[str] = []
-        self._decisions: dict[str, dict[str, Any]] = {}
+        self.approval_gate = ApprovalGate(
+            record.id, approvals, approval_timeout, settings=lambda: self._record.settings,
+            title=lambda: self._record.title, allow_in_conversation=self._allow_in_conversation,
+            on_request=self.approval_requested.emit)
         self._figures = TurnFigures(model=str(record.settings.get("model") or ""),
                                     context_length=record.settings.get("context_length"))
         self._checkpoint_timer = QTimer(self)
@@ -349,40 +318,35 @@ class ConversationController(QObject):
         self.busy_changed.emit(True)
 
     async def _run_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
-        written: list[str] = []
-        self._written = written
-        self._bad_calls = []
-        self._tool_records.clear()
-        self._shown_errors.clear()
-        self._decisions.clear()
-        client: Client | None = None
+        self.approval_gate.forget_decisions()
+        recorder = TurnRecorder(self._store, self._record.id, self._path, self._figures.model,
+                                self.approval_gate.decision_of)
+        self._recorder = recorder
+        self._checkpoint_timer.start()
         try:
             client = await self._prepare_client()
             client.message_history = base_history
             await client.query(prompt)
             async for item in client.receive_messages():
-                self._handle(item, written)
+                self._handle(item, recorder)
             interrupted = bool(client.turn_metadata.get("interrupted"))
-            self._finish_segment("interrupted" if interrupted else "complete")
-            self._answer_open_calls("Not executed: the user interrupted the turn."
-                                    if interrupted else
-                                    "Not executed: no result was provided for this call.",
-                                    written)
-            self._reconcile(client, base_history, written)
+            recorder.finish("interrupted" if interrupted else "complete", client.history,
+                            len(base_history))
             self._end_transcript_message(interrupted)
         except asyncio.CancelledError:
-            self._finish_segment("interrupted")
+            recorder.finish("interrupted")
             self._end_transcript_message(True)
             raise
         except Exception as exc:
             description = describe_error(exc)
             log.info("turn failed in %s: %s", self._record.id, type(exc).__name__,
                      exc_info=not _is_core_error(exc))
-            self._finish_segment("error")
+            recorder.finish("error")
             self._end_transcript_message(True)
             self.error.emit(description.sentence, description.can_retry)
         finally:
             self._checkpoint_timer.stop()
+            self._recorder = None
             self._task = None
             if not self._closed:
                 self.busy_changed.emit(False)
@@ -422,14 +386,16 @@ class ConversationController(QObject):
             auto_execute_tools=True,
             max_tool_iterations=int(s.get("max_tool_iterations", 10)),
             permission_rules=permission_settings.load_rules(),
-            can_use_tool=self._can_use_tool,
+            can_use_tool=self.approval_gate,
+            # The gate times out (visibly) first; the core's limit is a backstop.
             approval_timeout=None if timeout is None else timeout + 30.0,
             context_length=s.get("context_length"),
         )
 
     # -- blocks ----------------------------------------------------------------
 
-    def _handle(self, item: Any, written: list[str]) -> None:
+    def _handle(self, item: Any, recorder: TurnRecorder) -> None:
+        """Write one block to the store, then tell the widgets."""
         from desktop_agent.core.types import (
             TextBlock,
             ThinkingBlock,
@@ -439,163 +405,61 @@ class ConversationController(QObject):
             Usage,
         )
 
-        if isinstance(item, TextBlock | ThinkingBlock):
-            segment = self._open_segment(written)
-            if isinstance(item, TextBlock):
-                segment.writer.append_text(item.text)
-                self.text_delta.emit(item.text)
-            else:
-                segment.writer.append_thinking(item.text)
-                self.thinking_delta.emit(item.text)
+        if isinstance(item, TextBlock):
+            self._started(recorder.text(item.text))
+            self.text_delta.emit(item.text)
+        elif isinstance(item, ThinkingBlock):
+            self._started(recorder.thinking(item.text))
+            self.thinking_delta.emit(item.text)
         elif isinstance(item, ToolUseBlock):
-            segment = self._open_segment(written)
-            segment.tool_calls.append({
-                "id": item.id, "type": "function",
-                "function": {"name": item.name, "arguments": json.dumps(item.input)}})
-            segment.writer.flush()
-            tool = self._tool_source(item.name)
-            self.tool_call.emit(item.id, item.name, dict(item.input), tool)
+            self._started(recorder.tool_call(item.id, item.name, dict(item.input)))
+            self.tool_call.emit(item.id, item.name, dict(item.input),
+                                self._tool_source(item.name))
         elif isinstance(item, ToolResultBlock):
-            self._finish_segment("complete")
-            self._record_tool_message(item.tool_use_id, item.content, item.is_error,
-                                      item.name, written)
-            if item.tool_use_id not in self._shown_errors:
+            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name)
+            if item.tool_use_id not in recorder.errors_shown:
                 self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
         elif isinstance(item, ToolUseError):
-            self._on_tool_error(item, written)
+            self._started(recorder.tool_error(item.error, item.tool_use_id, item.name,
+                                              item.raw_data))
+            self.tool_error.emit(item.error, item.tool_use_id)
         elif isinstance(item, Usage):
-            self._on_usage(item)
+            self._on_usage(item, recorder)
 
-    def _on_tool_error(self, item: Any, written: list[str]) -> None:
-        segment = self._segment
-        known = segment is not None and any(c["id"] == item.tool_use_id
-                                            for c in segment.tool_calls)
-        if item.tool_use_id and item.name and not known:
-            # A call whose arguments could not be used: the core keeps it in the
-            # assistant message (as {}) and answers it with an error result.
-            segment = self._open_segment(written)
-            segment.tool_calls.append({"id": item.tool_use_id, "type": "function",
-                                       "function": {"name": item.name, "arguments": "{}"}})
-            self._bad_calls.append((item.tool_use_id, item.name,
-                                    f"Error: {item.error} Raw arguments: "
-                                    f"{(item.raw_data or '')[:500]}"))
-            self._shown_errors.add(item.tool_use_id)
-        elif item.tool_use_id:
-            self._finish_segment("complete")
-            self._shown_errors.add(item.tool_use_id)
-        else:
-            # The tool loop stopped: calls still open get a "not executed" answer.
-            self._finish_segment("complete")
-            self._answer_open_calls(item.error, written)
-        self.tool_error.emit(item.error, item.tool_use_id)
-
-    def _answer_open_calls(self, text: str, written: list[str]) -> None:
-        """Store an answer for every call of this turn that has none (as the core does)."""
-        for record_id in list(written):
-            record = next((r for r in self._path if r.id == record_id), None)
-            if record is None or record.role != "assistant":
-                continue
-            for call in record.message.get("tool_calls") or []:
-                if call["id"] not in self._tool_records:
-                    self._record_tool_message(call["id"], text, True,
-                                              call["function"]["name"], written)
-
-    def _open_segment(self, written: list[str]) -> _Segment:
-        if self._segment is not None and not self._segment.closed:
-            return self._segment
-        writer = StreamingReplyWriter(
-            self._store, self._record.id, parent_id=self._leaf_id(),
-            metadata={"model": self._figures.model, "started_at": time.time()},
-            interval=CHECKPOINT_INTERVAL_MS / 1000)
-        self._path.append(writer.record)
-        written.append(writer.message_id)
-        self._segment = _Segment(writer)
-        if not self._transcript_open:
-            # One transcript message per turn: tool rounds continue the same reply.
+    def _started(self, message_id: str | None) -> None:
+        """A new reply was opened; the transcript shows one reply per turn."""
+        if message_id is not None and not self._transcript_open:
             self._transcript_open = True
-            self.assistant_started.emit(writer.message_id)
-        self._checkpoint_timer.start()
-        return self._segment
+            self.assistant_started.emit(message_id)
 
     def _checkpoint(self) -> None:
-        segment = self._segment
-        if segment is not None and not segment.closed:
-            segment.writer.flush()
-
-    def _finish_segment(self, status: str) -> None:
-        segment = self._segment
-        if segment is None or segment.closed:
-            return
-        segment.closed = True
-        self._checkpoint_timer.stop()
-        metadata: dict[str, Any] = {"finished_at": time.time()}
-        if segment.tool_calls:
-            metadata["tool_calls"] = {c["id"]: {"name": c["function"]["name"]}
-                                      for c in segment.tool_calls}
-        record = segment.writer.finish(segment.message(), metadata, status)
-        self._replace_in_path(record)
-        bad_calls, self._bad_calls = self._bad_calls, []
-        for tool_use_id, name, content in bad_calls:
-            self._record_tool_message(tool_use_id, content, True, name, self._written)
+        if self._recorder is not None:
+            self._recorder.flush()
 
     def _end_transcript_message(self, interrupted: bool) -> None:
         if self._transcript_open:
             self._transcript_open = False
             self.assistant_finished.emit(interrupted)
 
-    def _record_tool_message(self, tool_use_id: str, content: str, is_error: bool,
-                             name: str | None, written: list[str]) -> None:
-        metadata: dict[str, Any] = {"name": name, "is_error": is_error}
-        if tool_use_id in self._decisions:
-            metadata["approval"] = self._decisions[tool_use_id]
-        message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
-        existing = self._tool_records.get(tool_use_id)
-        if existing is not None:
-            self._complete(existing, message, metadata)
-            return
-        record = self._store.add_message(self._record.id, message, parent_id=self._leaf_id(),
-                                         metadata=metadata)
-        self._path.append(record)
-        written.append(record.id)
-        self._tool_records[tool_use_id] = record.id
-
-    def _reconcile(self, client: Client, base: list[dict[str, Any]], written: list[str]) -> None:
-        """Make stored messages equal what the server saw (the client's history is the truth)."""
-        sent = client.history[len(base) + 1:]
-        if len(sent) != len(written):
-            log.debug("history has %d new messages, store %d; keeping the store's",
-                      len(sent), len(written))
-            return
-        for record_id, message in zip(written, sent, strict=True):
-            record = next((r for r in self._path if r.id == record_id), None)
-            if record is None or record.role != message.get("role"):
-                return
-            if record.message != message:
-                self._complete(record_id, message, dict(record.metadata), record.status)
-
-    def _on_usage(self, usage: Any) -> None:
+    def _on_usage(self, usage: Any, recorder: TurnRecorder) -> None:
         self._figures.tokens_per_second = usage.tokens_per_second
         self._figures.time_to_first_token = usage.time_to_first_token
         if usage.prompt_tokens is not None and usage.completion_tokens is not None:
             self._figures.context_used = usage.prompt_tokens + usage.completion_tokens
         else:
             self._figures.context_used = self._estimate_context()
-        last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
-        if last is not None:
-            self._replace_in_path(self._store.update_message_metadata(last.id, {"usage": {
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "time_to_first_token": usage.time_to_first_token,
-                "tokens_per_second": usage.tokens_per_second,
-            }}))
+        recorder.usage({
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "time_to_first_token": usage.time_to_first_token,
+            "tokens_per_second": usage.tokens_per_second,
+        })
         self.figures_changed.emit(self._figures)
 
     def _estimate_context(self) -> int | None:
         try:
             from desktop_agent.core.context import estimate_tokens
-        except ImportError:
-            return None
-        try:
+
             return int(estimate_tokens(self._history(self._path)))
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
@@ -603,93 +467,19 @@ class ConversationController(QObject):
 
     # -- approvals -------------------------------------------------------------
 
-    async def _can_use_tool(self, tool_name: str, tool_input: dict[str, Any],
-                            context: ToolPermissionContext) -> Any:
-        from desktop_agent.core.permissions import (
-            PermissionResultAllow,
-            PermissionResultDeny,
-            evaluate_rules,
-        )
-
-        if self._record.settings.get("auto_execute"):
-            self._decisions[context.tool_use_id] = {"decision": "auto_execute"}
-            return PermissionResultAllow()
-        if tool_name in self.session_allowed_tools():
-            self._decisions[context.tool_use_id] = {"decision": "allowed_for_conversation"}
-            return PermissionResultAllow()
-        verdict = evaluate_rules(permission_settings.load_rules(), tool_name, tool_input,
-                                 read_only=context.read_only)
-        if verdict.decision == "allow":
-            self._decisions[context.tool_use_id] = {"decision": "allowed_by_rule"}
-            return PermissionResultAllow()
-        request = ApprovalRequest(
-            conversation_id=self._record.id, conversation_title=self._record.title,
-            tool_name=tool_name, tool_input=dict(tool_input), tool_use_id=context.tool_use_id,
-            description=context.description, source=context.source,
-            read_only=context.read_only, timeout=self._approval_timeout)
-        self._approvals.submit(request)
-        self.approval_requested.emit(request)
-        try:
-            decision = await asyncio.wait_for(asyncio.shield(request.future),
-                                              self._approval_timeout)
-        except TimeoutError:
-            self._approvals.expire(request)
-            seconds = f"{self._approval_timeout:g}"
-            self._decisions[context.tool_use_id] = {"decision": "expired"}
-            return PermissionResultDeny(
-                message=f"Nobody approved the call within {seconds} s, so it was not run.")
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if request.state is RequestState.CANCELLED and not (task and task.cancelling()):
-                self._decisions[context.tool_use_id] = {"decision": "cancelled"}
-                return PermissionResultDeny(
-                    message="The person stopped the conversation; the call was not run.")
-            self._approvals.cancel(request)
-            raise
-        return self._apply_decision(decision, tool_name, context.tool_use_id,
-                                    PermissionResultAllow, PermissionResultDeny)
-
-    def _apply_decision(self, decision: ApprovalDecision, tool_name: str, tool_use_id: str,
-                        allow: Any, deny: Any) -> Any:
-        record: dict[str, Any] = {"decision": decision.choice.value}
-        if decision.updated_input is not None:
-            record["edited_input"] = decision.updated_input
-        if decision.reason:
-            record["reason"] = decision.reason
-        self._decisions[tool_use_id] = record
-        if decision.choice is ApprovalChoice.DENY:
-            reason = decision.reason or "no reason given"
-            return deny(message=f"The user denied this call to {tool_name}: {reason}")
-        if decision.choice is ApprovalChoice.ALLOW_CONVERSATION:
-            allowed = self.session_allowed_tools()
-            if tool_name not in allowed:
-                self.update_settings(allowed_tools=[*allowed, tool_name])
-        elif decision.choice is ApprovalChoice.ALLOW_ALWAYS:
-            from desktop_agent.core.permissions import PermissionRule
-
-            permission_settings.add_rule(PermissionRule(tool_name, "allow"))
-        return allow(updated_input=decision.updated_input)
+    def _allow_in_conversation(self, tool_name: str) -> None:
+        allowed = self.session_allowed_tools()
+        if tool_name not in allowed:
+            self.update_settings(allowed_tools=[*allowed, tool_name])
 
     def _on_pending_count(self, conversation_id: str, count: int) -> None:
         if conversation_id == self._record.id:
             self.pending_approvals_changed.emit(count)
 
-    # -- store helpers ---------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------
 
     def _leaf_id(self) -> str | None:
         return self._path[-1].id if self._path else None
-
-    def _complete(self, record_id: str, message: dict[str, Any], metadata: dict[str, Any],
-                  status: str = "complete") -> None:
-        """Write a finished message and keep the in-memory path in step."""
-        self._replace_in_path(self._store.complete_message(record_id, message, metadata,
-                                                           status=status))
-
-    def _replace_in_path(self, record: MessageRecord) -> None:
-        for i, old in enumerate(self._path):
-            if old.id == record.id:
-                self._path[i] = record
-                return
 
     def _tool_source(self, name: str) -> str | None:
         client = self._client

@@ -14,18 +14,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QFileDialog,
-    QHBoxLayout,
     QInputDialog,
-    QLabel,
     QMainWindow,
-    QPushButton,
     QStackedWidget,
     QStyle,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +36,9 @@ from .server_catalog import ServerCatalog
 from .server_picker import ServerPicker
 from .settings_dialog import ConversationSettingsDialog
 from .tool_catalog import ToolCatalog
+from .transfer_dialogs import ask_for_files, file_name_for
+from .window_actions import build_actions
+from .window_pages import EmptyStatePage, NoticeBar
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store
@@ -49,35 +47,6 @@ log = logging.getLogger("desktop_agent.gui.window")
 
 OPEN_TABS_KEY = "open_tabs"
 LAST_SERVER_KEY = "last_server"
-
-
-class NoticeBar(QWidget):
-    """A dismissible line at the top of the window for unexpected errors (non-modal)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("noticeBar")
-        self.setAutoFillBackground(True)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 10, 6)
-        icon = QLabel()
-        icon.setPixmap(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_MessageBoxWarning).pixmap(20, 20))
-        layout.addWidget(icon)
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        layout.addWidget(self.label, 1)
-        close = QToolButton()
-        close.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCloseButton))
-        close.setToolTip("Dismiss")
-        close.clicked.connect(self.hide)
-        layout.addWidget(close)
-        self.hide()
-
-    def show_message(self, text: str) -> None:
-        """Show (or replace) the notice."""
-        self.label.setText(text)
-        self.show()
 
 
 class MainWindow(QMainWindow):
@@ -132,7 +101,9 @@ class MainWindow(QMainWindow):
         self.tabs.tabBarDoubleClicked.connect(self._rename_tab_at)
         self.tabs.tabBar().tabMoved.connect(lambda _a, _b: self._save_open_tabs())
         self._stack = QStackedWidget()
-        self._stack.addWidget(self._build_empty_state())
+        self.empty_page = EmptyStatePage()
+        self.empty_page.new_requested.connect(lambda: self.new_conversation())
+        self._stack.addWidget(self.empty_page)
         self._stack.addWidget(self.tabs)
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -159,7 +130,8 @@ class MainWindow(QMainWindow):
         self._sidebar_refresh.setInterval(300)
         self._sidebar_refresh.timeout.connect(self.sidebar.refresh)
 
-        self._build_actions()
+        build_actions(self)
+        self._update_actions()
         self.statusBar().showMessage("Ready")
         self._restore_layout()
         self.restore_tabs()
@@ -179,106 +151,6 @@ class MainWindow(QMainWindow):
         return super().eventFilter(watched, event)
 
     # -- building ---------------------------------------------------------------
-
-    def _build_empty_state(self) -> QWidget:
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addStretch(1)
-        title = QLabel("No conversation is open")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        font = title.font()
-        font.setPointSizeF(font.pointSizeF() * 1.4)
-        title.setFont(font)
-        hint = QLabel("Start a new one, or open one from the Conversations list.")
-        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        hint.setEnabled(False)
-        button = QPushButton("New conversation (Ctrl+T)")
-        button.clicked.connect(lambda: self.new_conversation())
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(button)
-        row.addStretch(1)
-        layout.addWidget(title)
-        layout.addWidget(hint)
-        layout.addLayout(row)
-        layout.addStretch(2)
-        return page
-
-    def _action(self, text: str, slot: Any, shortcut: Any = None,
-                icon: QStyle.StandardPixmap | None = None, tip: str = "") -> QAction:
-        action = QAction(text, self)
-        if icon is not None:
-            action.setIcon(self.style().standardIcon(icon))
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setToolTip(tip)
-        action.triggered.connect(lambda _checked=False: slot())
-        self.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        sp = QStyle.StandardPixmap
-        self.new_action = self._action("&New conversation", self.new_conversation,
-                                       QKeySequence.StandardKey.AddTab, sp.SP_FileIcon)
-        self.new_action.setShortcut(QKeySequence("Ctrl+T"))
-        self.close_action = self._action("&Close tab", self.close_current_tab, "Ctrl+W",
-                                         sp.SP_DialogCloseButton)
-        self.import_action = self._action("&Import…", self._ask_import, "Ctrl+O",
-                                          sp.SP_DialogOpenButton)
-        self.export_action = self._action("&Export conversation…", self._ask_export_current,
-                                          "Ctrl+S", sp.SP_DialogSaveButton)
-        self.export_md_action = self._action("Export as &Markdown…", self._ask_export_markdown)
-        self.export_all_action = self._action("Export &all conversations…", self._ask_export_all)
-        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.stop_action = self._action("&Stop reply", self.stop_current, None,
-                                        sp.SP_MediaStop, "Stop the reply (Esc)")
-        self.regenerate_action = self._action("&Regenerate answer", self.regenerate_current,
-                                              "Ctrl+R", sp.SP_BrowserReload)
-        self.rename_action = self._action("Re&name…", self.rename_current, "F2")
-        self.settings_action = self._action("Conversation &settings…", self.open_settings,
-                                            "Ctrl+,", sp.SP_FileDialogDetailedView)
-        self.server_action = self._action("Choose &server and model…", self.open_server_picker,
-                                          "Ctrl+L", sp.SP_ComputerIcon)
-        self.rediscover_action = self._action("Search for servers again", self.catalog.refresh,
-                                              None, sp.SP_BrowserReload)
-        self.focus_approvals_action = self._action("Go to &approvals", self._focus_approvals,
-                                                   "Ctrl+Shift+A")
-
-        menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
-        for a in (self.new_action, self.close_action, None, self.import_action,
-                  self.export_action, self.export_md_action, self.export_all_action, None,
-                  self.quit_action):
-            file_menu.addSeparator() if a is None else file_menu.addAction(a)
-        conv_menu = menu.addMenu("&Conversation")
-        for a in (self.stop_action, self.regenerate_action, None, self.rename_action,
-                  self.settings_action):
-            conv_menu.addSeparator() if a is None else conv_menu.addAction(a)
-        server_menu = menu.addMenu("&Server")
-        server_menu.addAction(self.server_action)
-        server_menu.addAction(self.rediscover_action)
-        view_menu = menu.addMenu("&View")
-        view_menu.addAction(self.approval_dock.toggleViewAction())
-        view_menu.addAction(self.sidebar.toggleViewAction())
-        view_menu.addAction(self.focus_approvals_action)
-
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("mainToolbar")
-        toolbar.setMovable(False)
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        toolbar.addAction(self.new_action)
-        toolbar.addSeparator()
-        self.server_button = QToolButton()
-        self.server_button.setObjectName("serverButton")
-        self.server_button.setDefaultAction(self.server_action)
-        self.server_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        toolbar.addWidget(self.server_button)
-        toolbar.addAction(self.settings_action)
-        toolbar.addSeparator()
-        toolbar.addAction(self.regenerate_action)
-        toolbar.addAction(self.stop_action)
-        self._update_actions()
 
     # -- tabs -------------------------------------------------------------------
 
@@ -501,23 +373,8 @@ class MainWindow(QMainWindow):
 
     # -- servers --------------------------------------------------------------------
 
-    def _preselected_choice(self) -> tuple[str, str, int | None] | None:
-        """The server and model named by DESKTOP_AGENT_BASE_URL / _MODEL, once found."""
-        pre = self.catalog.preselection
-        if not (pre.base_url or pre.model):
-            return None
-        servers = sorted(self.catalog.up_servers(),
-                         key=lambda s: s.base_url.rstrip("/") != (pre.base_url or ""))
-        for server in servers:
-            if pre.base_url and server.base_url.rstrip("/") != pre.base_url:
-                continue
-            found = server.model(pre.model) if pre.model else server.models[0]
-            if found is not None:
-                return server.base_url, found.id, found.context_length
-        return None
-
     def _on_servers_changed(self, _servers: list[Any]) -> None:
-        choice = self._preselected_choice()
+        choice = self.catalog.preselected_choice()
         if choice is not None:
             for controller in list(self.controllers.values()):
                 if not controller.has_server:
@@ -561,7 +418,8 @@ class MainWindow(QMainWindow):
     def _on_request_shown(self, conversation_id: str) -> None:
         log.debug("approval request of %s shown", conversation_id)
 
-    def _focus_approvals(self) -> None:
+    def focus_approvals(self) -> None:
+        """Show the Approvals dock and the tab of the oldest pending request."""
         self.approval_dock.show()
         self.approval_dock.raise_()
         self.approval_dock.setFocus()
@@ -600,41 +458,32 @@ class MainWindow(QMainWindow):
         if not ok:
             self.notice.show_message(message)
 
-    def _file_dialog(self, title: str, save: bool, name_filter: str, default: str,
-                     on_done: Any) -> None:
-        dialog = QFileDialog(self, title)
-        dialog.setNameFilter(name_filter)
-        if save:
-            dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-            dialog.selectFile(default)
-        else:
-            dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
-        dialog.filesSelected.connect(on_done)
-        dialog.finished.connect(dialog.deleteLater)
-        dialog.open()
-
-    def _ask_import(self) -> None:
-        self._file_dialog("Import conversations", False, "JSON files (*.json)", "",
+    def ask_import(self) -> None:
+        """Choose files to import (File → Import)."""
+        ask_for_files(self, "Import conversations", False, "JSON files (*.json)", "",
                           lambda paths: self.import_files(list(paths)))
 
-    def _ask_export_current(self) -> None:
+    def ask_export_current(self) -> None:
+        """Choose where to export the visible conversation."""
         controller = self.current_controller()
         if controller is not None:
-            self._file_dialog("Export conversation", True, "JSON files (*.json)",
-                              _file_name(controller.title, ".json"),
+            ask_for_files(self, "Export conversation", True, "JSON files (*.json)",
+                              file_name_for(controller.title, ".json"),
                               lambda paths, c=controller: self.export_conversations(
                                   paths[0], [c.conversation_id]))
 
-    def _ask_export_markdown(self) -> None:
+    def ask_export_markdown(self) -> None:
+        """Choose where to save the visible conversation as Markdown."""
         controller = self.current_controller()
         if controller is not None:
-            self._file_dialog("Export as Markdown", True, "Markdown (*.md)",
-                              _file_name(controller.title, ".md"),
+            ask_for_files(self, "Export as Markdown", True, "Markdown (*.md)",
+                              file_name_for(controller.title, ".md"),
                               lambda paths, c=controller: self.export_markdown(
                                   paths[0], c.conversation_id))
 
-    def _ask_export_all(self) -> None:
-        self._file_dialog("Export all conversations", True, "JSON files (*.json)",
+    def ask_export_all(self) -> None:
+        """Choose where to export every conversation."""
+        ask_for_files(self, "Export all conversations", True, "JSON files (*.json)",
                           "desktop-agent-export.json",
                           lambda paths: self.export_conversations(paths[0], None))
 
@@ -713,11 +562,6 @@ def _default_window_settings() -> QSettings:
     from desktop_agent.paths import data_dir
 
     return QSettings(str(data_dir() / "window.ini"), QSettings.Format.IniFormat)
-
-
-def _file_name(title: str, suffix: str) -> str:
-    safe = "".join(c if c.isalnum() or c in " -_" else "_" for c in title).strip() or "chat"
-    return safe[:60] + suffix
 
 
 def _no_icon() -> Any:

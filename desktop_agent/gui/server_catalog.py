@@ -119,6 +119,23 @@ class ServerCatalog(QObject):
         """Servers that answered and serve at least one chat model."""
         return [s for s in self._servers if s.up and s.models]
 
+    def preselected_choice(self) -> tuple[str, str, int | None] | None:
+        """(URL, model, context length) named by DESKTOP_AGENT_BASE_URL/_MODEL, once found.
+
+        With only the URL set, its first chat model; with only the model set, the
+        first running server that has it.
+        """
+        pre = self.preselection
+        if not (pre.base_url or pre.model):
+            return None
+        for server in self.up_servers():
+            if pre.base_url and server.base_url.rstrip("/") != pre.base_url:
+                continue
+            found = server.model(pre.model) if pre.model else server.models[0]
+            if found is not None:
+                return server.base_url, found.id, found.context_length
+        return None
+
     def find(self, base_url: str) -> ServerEntry | None:
         """The listed server at ``base_url``."""
         base_url = base_url.rstrip("/")

@@ -1,0 +1,235 @@
+"""Writing one turn to the store as it streams (no Qt here).
+
+Every message is written when it happens: an assistant reply is added as
+"streaming" at its first piece and checkpointed as it grows (through the
+store's :class:`~desktop_agent.store.StreamingReplyWriter`), completed when
+its tool calls run or the turn ends; each tool result is written with the
+approval decision in its metadata. At the end, the stored messages are made
+equal to what the client actually sent (its history is the truth), so a
+restored conversation continues exactly where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.store import StreamingReplyWriter
+
+if TYPE_CHECKING:
+    from desktop_agent.store import MessageRecord, Store
+
+log = logging.getLogger("desktop_agent.gui.conversation")
+
+CHECKPOINT_INTERVAL = 0.5
+NOT_EXECUTED_INTERRUPT = "Not executed: the user interrupted the turn."
+NOT_EXECUTED_UNANSWERED = "Not executed: no result was provided for this call."
+
+
+@dataclass(slots=True)
+class _Segment:
+    """One assistant message being streamed (text, thinking, tool calls)."""
+
+    writer: StreamingReplyWriter
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    closed: bool = False
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.writer.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = list(self.tool_calls)
+        elif message["content"] is None:
+            message["content"] = ""
+        return message
+
+    def has_call(self, tool_use_id: str | None) -> bool:
+        return any(c["id"] == tool_use_id for c in self.tool_calls)
+
+
+class TurnRecorder:
+    """Mirrors one turn's blocks into the store, keeping the active path in step.
+
+    Args:
+        store: The conversation store.
+        conversation_id: The conversation being written.
+        path: The active branch (root first); extended and updated in place.
+        model: The model id, kept in each reply's metadata.
+        decision_of: The approval decision recorded for a tool call id, if any.
+    """
+
+    def __init__(self, store: Store, conversation_id: str, path: list[MessageRecord],
+                 model: str, decision_of: Callable[[str], dict[str, Any] | None]) -> None:
+        self._store = store
+        self._conversation_id = conversation_id
+        self._path = path
+        self._model = model
+        self._decision_of = decision_of
+        self._segment: _Segment | None = None
+        self._tool_records: dict[str, str] = {}
+        self._bad_calls: list[tuple[str, str, str]] = []
+        self.written: list[str] = []
+        self.errors_shown: set[str] = set()
+
+    # -- blocks -----------------------------------------------------------------
+
+    def text(self, delta: str) -> str | None:
+        """Add answer text; returns the new reply's id when this piece opened one."""
+        segment, opened = self._open_segment()
+        segment.writer.append_text(delta)
+        return opened
+
+    def thinking(self, delta: str) -> str | None:
+        """Add reasoning text; returns the new reply's id when this piece opened one."""
+        segment, opened = self._open_segment()
+        segment.writer.append_thinking(delta)
+        return opened
+
+    def tool_call(self, tool_use_id: str, name: str, arguments: dict[str, Any]) -> str | None:
+        """Add a complete tool call to the reply being streamed."""
+        segment, opened = self._open_segment()
+        segment.tool_calls.append({"id": tool_use_id, "type": "function",
+                                   "function": {"name": name,
+                                                "arguments": json.dumps(arguments)}})
+        segment.writer.flush()
+        return opened
+
+    def tool_result(self, tool_use_id: str, content: str, is_error: bool,
+                    name: str | None) -> None:
+        """A tool ran (or was refused): its reply is complete; store the result."""
+        self.finish_segment("complete")
+        self._tool_message(tool_use_id, content, is_error, name)
+
+    def tool_error(self, error: str, tool_use_id: str | None, name: str | None,
+                   raw_data: str | None) -> str | None:
+        """A call that could not be used, a refused call, or a stop of the tool loop.
+
+        Returns the new reply's id when the error opened one.
+        """
+        segment = self._segment
+        opened = None
+        if tool_use_id and name and not (segment is not None and segment.has_call(tool_use_id)):
+            # Unusable arguments: the core keeps the call in the assistant message
+            # (as {}) and answers it with an error result after the message.
+            segment, opened = self._open_segment()
+            segment.tool_calls.append({"id": tool_use_id, "type": "function",
+                                       "function": {"name": name, "arguments": "{}"}})
+            self._bad_calls.append((tool_use_id, name, f"Error: {error} Raw arguments: "
+                                                       f"{(raw_data or '')[:500]}"))
+        elif not tool_use_id:
+            # The loop stopped: calls still open get a "not executed" answer.
+            self.finish_segment("complete")
+            self.answer_open_calls(error)
+        else:
+            self.finish_segment("complete")
+        if tool_use_id:
+            self.errors_shown.add(tool_use_id)
+        return opened
+
+    def usage(self, figures: dict[str, Any]) -> None:
+        """Keep the turn's figures in the last reply's metadata."""
+        last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
+        if last is not None:
+            self._replace(self._store.update_message_metadata(last.id, {"usage": figures}))
+
+    def flush(self) -> None:
+        """Save the partial reply now (the controller's timer calls this)."""
+        if self._segment is not None and not self._segment.closed:
+            self._segment.writer.flush()
+
+    # -- ending -----------------------------------------------------------------
+
+    def finish_segment(self, status: str) -> None:
+        """Complete the reply being streamed with ``status``."""
+        segment = self._segment
+        if segment is None or segment.closed:
+            return
+        segment.closed = True
+        metadata: dict[str, Any] = {"finished_at": time.time()}
+        if segment.tool_calls:
+            metadata["tool_calls"] = {c["id"]: {"name": c["function"]["name"]}
+                                      for c in segment.tool_calls}
+        self._replace(segment.writer.finish(segment.message(), metadata, status))
+        bad_calls, self._bad_calls = self._bad_calls, []
+        for tool_use_id, name, content in bad_calls:
+            self._tool_message(tool_use_id, content, True, name)
+
+    def answer_open_calls(self, text: str) -> None:
+        """Store an answer for every call of this turn that has none (as the core does)."""
+        for record_id in list(self.written):
+            record = self._find(record_id)
+            if record is None or record.role != "assistant":
+                continue
+            for call in record.message.get("tool_calls") or []:
+                if call["id"] not in self._tool_records:
+                    self._tool_message(call["id"], text, True, call["function"]["name"])
+
+    def finish(self, status: str, history: list[dict[str, Any]] | None = None,
+               base_length: int = 0) -> None:
+        """End the turn; with the client's history, make the stored messages equal it."""
+        self.finish_segment(status)
+        if status == "error":
+            return
+        self.answer_open_calls(NOT_EXECUTED_INTERRUPT if status == "interrupted"
+                               else NOT_EXECUTED_UNANSWERED)
+        if history is not None:
+            self._reconcile(history[base_length + 1:])
+
+    def _reconcile(self, sent: list[dict[str, Any]]) -> None:
+        if len(sent) != len(self.written):
+            log.debug("history has %d new messages, the store %d; keeping the store's",
+                      len(sent), len(self.written))
+            return
+        for record_id, message in zip(self.written, sent, strict=True):
+            record = self._find(record_id)
+            if record is None or record.role != message.get("role"):
+                return
+            if record.message != message:
+                self._replace(self._store.complete_message(
+                    record_id, message, dict(record.metadata), status=record.status))
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _open_segment(self) -> tuple[_Segment, str | None]:
+        if self._segment is not None and not self._segment.closed:
+            return self._segment, None
+        writer = StreamingReplyWriter(
+            self._store, self._conversation_id, parent_id=self._leaf_id(),
+            metadata={"model": self._model, "started_at": time.time()},
+            interval=CHECKPOINT_INTERVAL)
+        self._path.append(writer.record)
+        self.written.append(writer.message_id)
+        self._segment = _Segment(writer)
+        return self._segment, writer.message_id
+
+    def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
+                      name: str | None) -> None:
+        metadata: dict[str, Any] = {"name": name, "is_error": is_error}
+        decision = self._decision_of(tool_use_id)
+        if decision is not None:
+            metadata["approval"] = decision
+        message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
+        existing = self._tool_records.get(tool_use_id)
+        if existing is not None:
+            self._replace(self._store.complete_message(existing, message, metadata))
+            return
+        record = self._store.add_message(self._conversation_id, message,
+                                         parent_id=self._leaf_id(), metadata=metadata)
+        self._path.append(record)
+        self.written.append(record.id)
+        self._tool_records[tool_use_id] = record.id
+
+    def _leaf_id(self) -> str | None:
+        return self._path[-1].id if self._path else None
+
+    def _find(self, record_id: str) -> MessageRecord | None:
+        return next((r for r in self._path if r.id == record_id), None)
+
+    def _replace(self, record: MessageRecord) -> None:
+        for i, old in enumerate(self._path):
+            if old.id == record.id:
+                self._path[i] = record
+                return

@@ -1,0 +1,94 @@
+"""The main window's actions, menus and toolbar, built in one place.
+
+Each action becomes an attribute of the window (``window.new_action``...),
+so tests and the window's own code trigger exactly what a menu click does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QStyle, QToolButton
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+_SP = QStyle.StandardPixmap
+
+
+def _action(window: MainWindow, text: str, slot: Callable[[], Any], shortcut: Any = None,
+            icon: QStyle.StandardPixmap | None = None, tip: str = "") -> QAction:
+    action = QAction(text, window)
+    if icon is not None:
+        action.setIcon(window.style().standardIcon(icon))
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setToolTip(tip)
+    action.triggered.connect(lambda _checked=False: slot())
+    window.addAction(action)
+    return action
+
+
+def _fill(menu: QMenu, actions: Sequence[QAction | None]) -> None:
+    for action in actions:
+        if action is None:
+            menu.addSeparator()
+        else:
+            menu.addAction(action)
+
+
+def build_actions(window: MainWindow) -> None:
+    """Create the window's actions (as attributes), then its menus and toolbar."""
+    w = window
+    w.new_action = _action(w, "&New conversation", w.new_conversation, "Ctrl+T", _SP.SP_FileIcon)
+    w.close_action = _action(w, "&Close tab", w.close_current_tab, "Ctrl+W",
+                             _SP.SP_DialogCloseButton)
+    w.import_action = _action(w, "&Import…", w.ask_import, "Ctrl+O", _SP.SP_DialogOpenButton)
+    w.export_action = _action(w, "&Export conversation…", w.ask_export_current, "Ctrl+S",
+                              _SP.SP_DialogSaveButton)
+    w.export_md_action = _action(w, "Export as &Markdown…", w.ask_export_markdown)
+    w.export_all_action = _action(w, "Export &all conversations…", w.ask_export_all)
+    w.quit_action = _action(w, "&Quit", w.close, QKeySequence.StandardKey.Quit)
+    w.stop_action = _action(w, "&Stop reply", w.stop_current, None, _SP.SP_MediaStop,
+                            "Stop the reply (Esc)")
+    w.regenerate_action = _action(w, "&Regenerate answer", w.regenerate_current, "Ctrl+R",
+                                  _SP.SP_BrowserReload)
+    w.rename_action = _action(w, "Re&name…", w.rename_current, "F2")
+    w.settings_action = _action(w, "Conversation &settings…", w.open_settings, "Ctrl+,",
+                                _SP.SP_FileDialogDetailedView)
+    w.server_action = _action(w, "Choose &server and model…", w.open_server_picker, "Ctrl+L",
+                              _SP.SP_ComputerIcon)
+    w.rediscover_action = _action(w, "Search for servers again", w.catalog.refresh, None,
+                                  _SP.SP_BrowserReload)
+    w.focus_approvals_action = _action(w, "Go to &approvals", w.focus_approvals,
+                                       "Ctrl+Shift+A")
+
+    menu = w.menuBar()
+    _fill(menu.addMenu("&File"), [w.new_action, w.close_action, None, w.import_action,
+                                  w.export_action, w.export_md_action, w.export_all_action,
+                                  None, w.quit_action])
+    _fill(menu.addMenu("&Conversation"), [w.stop_action, w.regenerate_action, None,
+                                          w.rename_action, w.settings_action])
+    _fill(menu.addMenu("&Server"), [w.server_action, w.rediscover_action])
+    _fill(menu.addMenu("&View"), [w.approval_dock.toggleViewAction(),
+                                  w.sidebar.toggleViewAction(), w.focus_approvals_action])
+
+    toolbar = w.addToolBar("Main")
+    toolbar.setObjectName("mainToolbar")
+    toolbar.setMovable(False)
+    toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    toolbar.addAction(w.new_action)
+    toolbar.addSeparator()
+    w.server_button = QToolButton()
+    w.server_button.setObjectName("serverButton")
+    w.server_button.setDefaultAction(w.server_action)
+    w.server_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    toolbar.addWidget(w.server_button)
+    toolbar.addAction(w.settings_action)
+    toolbar.addSeparator()
+    toolbar.addAction(w.regenerate_action)
+    toolbar.addAction(w.stop_action)
