@@ -197,7 +197,8 @@ class AssistantMessageWidget(QWidget):
         found = []
         for page in self._pages:
             for index in range(page.count()):
-                widget = page.itemAt(index).widget()
+                layout_item = page.itemAt(index)
+                widget = layout_item.widget() if layout_item is not None else None
                 if widget is not None:
                     found.append(widget)
         if self._tail is not None and self._tail.isVisibleTo(self):

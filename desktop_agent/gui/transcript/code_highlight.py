@@ -115,6 +115,6 @@ def highlight_job(
         in_step += 1
         if in_step >= TOKENS_PER_STEP:
             in_step = 0
-            yield
+            yield None
             if cursor.isNull():
                 return  # the document was deleted while waiting for the next frame

@@ -36,15 +36,19 @@ log = logging.getLogger("desktop_agent.gui.transcript")
 
 def _unpack(entry: Any) -> tuple[dict[str, Any], dict[str, Any], str | None, str]:
     if isinstance(entry, dict):
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else entry
+        wrapped = entry.get("message")
+        message: dict[str, Any] = wrapped if isinstance(wrapped, dict) else entry
         metadata = entry.get("metadata") or {}
-        return message, dict(metadata), entry.get("id"), str(entry.get("status") or "complete")
-    message = getattr(entry, "message", None)
-    if not isinstance(message, dict):
+        message_id = entry.get("id")
+        status = str(entry.get("status") or "complete")
+        return message, dict(metadata), None if message_id is None else str(message_id), status
+    stored = getattr(entry, "message", None)
+    if not isinstance(stored, dict):
         raise TypeError(f"not a message: {type(entry).__name__}")
     metadata = getattr(entry, "metadata", None) or {}
     status = getattr(entry, "status", None) or "complete"
-    return message, dict(metadata), getattr(entry, "id", None), str(status)
+    record_id = getattr(entry, "id", None)
+    return stored, dict(metadata), None if record_id is None else str(record_id), str(status)
 
 
 def content_text(content: Any) -> str:

@@ -39,11 +39,12 @@ class MarkdownRenderer:
         }
         # Stored directly (not via add_render_rule, which would rebind them to
         # the renderer) so the rules keep this object and its theme.
-        self._md.renderer.rules.update(rules)
+        renderer: Any = self._md.renderer
+        renderer.rules.update(rules)
 
     def render(self, markdown: str) -> str:
         """Return the HTML for ``markdown`` (one or more blocks)."""
-        return self._md.render(markdown)
+        return str(self._md.render(markdown))
 
     # -- render rules (signature fixed by markdown-it) -----------------------
 
