@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI
+from fastapi.responses import JSONResponse
 
 from desktop_agent import paths
 
@@ -102,6 +103,10 @@ def create_app(
         summary="Drive Desktop Agent conversations over HTTP: the same agent as the window.",
         version=_version(),
         lifespan=lifespan,
+        # The spec is served below behind the key; no unauthenticated docs pages.
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.services = svc
     app.state.master_key = master_key
@@ -115,6 +120,12 @@ def create_app(
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets):
         app.include_router(module.router, dependencies=protected)
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=protected)
+    async def openapi_spec() -> JSONResponse:
+        """The OpenAPI document (behind the key like everything but /alive)."""
+        return JSONResponse(app.openapi())
+
     return app
 
 

@@ -230,3 +230,21 @@ def test_crud_unknown_ids_and_delete_keeps_workdir_unless_asked(api: RunningApi,
     gone = api.client.delete(f"/conversations/{second['id']}", params={"delete_workdir": True})
     assert gone.json()["workdir_deleted"] is True
     assert not (api.workdirs / second["id"]).exists()
+
+
+def test_thinking_streams_as_its_own_events_and_is_kept_out_of_the_reply(
+        api: RunningApi, model_server):
+    model_server.enqueue(script.thinking("Let me think about it.", "The answer is 4."))
+    cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+    api.client.post(f"/conversations/{cid}/run", json={"message": "2+2?"})
+    api.wait_idle(cid)
+    events = api.events(cid)
+    thinking = "".join(e["data"]["text"] for e in events if e["type"] == "thinking")
+    assert thinking == "Let me think about it."
+    assert _text(events) == "The answer is 4."
+    reply = api.client.get(f"/conversations/{cid}/messages").json()["messages"][-1]
+    assert reply["message"]["content"] == "The answer is 4."
+    with Store.open(api.database) as window_store:
+        stored = window_store.active_path(cid)[-1]
+        assert stored.metadata["thinking"] == "Let me think about it."
+        assert stored.metadata["usage"]["completion_tokens"] == 10
