@@ -4,21 +4,72 @@ The GUI's controller (or the REST server) creates one writer per reply, feeds
 it the text and thinking deltas as they arrive, and calls :meth:`finish` with
 the final message. The writer saves the partial reply whenever at least
 ``interval`` seconds passed since the last save, so the cost is one small
-write per interval whatever the token rate, and ``kill -9`` loses at most the
-last interval of text.
+write per interval whatever the token rate.
+
+A delta that arrives just after a save and is followed by silence (the model
+pauses, a tool call waits for approval) would otherwise stay unsaved until
+the next delta; a shared background thread saves such a writer once its
+interval is up. So ``kill -9`` loses at most the last interval of text, always.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
+import weakref
 from typing import Any
 
+from desktop_agent.store.errors import StoreClosedError
 from desktop_agent.store.records import MessageRecord
 from desktop_agent.store.store import Store
+
+logger = logging.getLogger("desktop_agent.store.autosave")
+
+
+class _DeadlineSaver:
+    """One daemon thread that saves writers left unsaved past their interval."""
+
+    def __init__(self) -> None:
+        self._due: weakref.WeakKeyDictionary[StreamingReplyWriter, float] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, writer: StreamingReplyWriter, at: float) -> None:
+        with self._wake:
+            if writer not in self._due:
+                self._due[writer] = at
+                self._wake.notify()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="reply-autosave", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                now = time.monotonic()
+                ready = [w for w, at in list(self._due.items()) if at <= now]
+                for writer in ready:
+                    del self._due[writer]
+                if not ready:
+                    upcoming = min(list(self._due.values()), default=None)
+                    self._wake.wait(None if upcoming is None else max(upcoming - now, 0.001))
+                    continue
+            for writer in ready:  # outside the condition: saving takes the store's lock
+                writer._save_if_pending()
+
+
+_saver = _DeadlineSaver()
 
 
 class StreamingReplyWriter:
     """Accumulates one streaming reply and saves it as it grows.
+
+    Safe to feed from one thread while the background saver runs.
 
     Attributes:
         record: The stored message (status "streaming" until finished).
@@ -40,6 +91,7 @@ class StreamingReplyWriter:
         self._store = store
         self._interval = interval
         self._role = role
+        self._lock = threading.RLock()
         self.text = ""
         self.thinking = ""
         self.saved_chars = 0
@@ -61,21 +113,24 @@ class StreamingReplyWriter:
 
     def append_text(self, delta: str) -> None:
         """Add streamed reply text; saves if the interval has passed."""
-        self.text += delta
-        self._changed()
+        with self._lock:
+            self.text += delta
+            self._changed()
 
     def append_thinking(self, delta: str) -> None:
         """Add streamed reasoning text; saves if the interval has passed."""
-        self.thinking += delta
-        self._changed()
+        with self._lock:
+            self.thinking += delta
+            self._changed()
 
     def flush(self) -> None:
         """Save the partial reply now (e.g. before a tool call blocks for approval)."""
-        if self._dirty and not self._finished:
-            self._store.checkpoint_message(self.record.id, self.text, self.thinking or None)
-            self._dirty = False
-            self.saved_chars = len(self.text)
-        self._last_save = time.monotonic()
+        with self._lock:
+            if self._dirty and not self._finished:
+                self._store.checkpoint_message(self.record.id, self.text, self.thinking or None)
+                self._dirty = False
+                self.saved_chars = len(self.text)
+            self._last_save = time.monotonic()
 
     def finish(
         self,
@@ -93,16 +148,36 @@ class StreamingReplyWriter:
             status: ``"complete"``, or ``"interrupted"`` when the person pressed
                 Stop, or ``"error"`` when the stream failed.
         """
-        final_meta = dict(metadata or {})
-        if self.thinking and "thinking" not in final_meta:
-            final_meta["thinking"] = self.thinking
-        final = message if message is not None else {"role": self._role, "content": self.text}
-        self.record = self._store.complete_message(self.record.id, final, final_meta, status)
-        self._finished = True
-        self.saved_chars = len(self.text)
-        return self.record
+        with self._lock:
+            final_meta = dict(metadata or {})
+            if self.thinking and "thinking" not in final_meta:
+                final_meta["thinking"] = self.thinking
+            final = message if message is not None else {"role": self._role, "content": self.text}
+            self.record = self._store.complete_message(self.record.id, final, final_meta, status)
+            self._finished = True
+            self._dirty = False
+            self.saved_chars = len(self.text)
+            return self.record
 
     def _changed(self) -> None:
         self._dirty = True
-        if time.monotonic() - self._last_save >= self._interval:
+        due = self._last_save + self._interval
+        if time.monotonic() >= due:
             self.flush()
+        else:
+            _saver.schedule(self, due)
+
+    def _save_if_pending(self) -> None:
+        """Called by the background saver when this writer's interval is up."""
+        with self._lock:
+            if not self._dirty or self._finished:
+                return
+            if time.monotonic() < self._last_save + self._interval:
+                _saver.schedule(self, self._last_save + self._interval)
+                return
+            try:
+                self.flush()
+            except StoreClosedError:
+                self._finished = True  # the app is shutting down; finish() will not come
+            except Exception:
+                logger.exception("could not autosave a streaming reply")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from desktop_agent.store import (
+    NewConversation,
+    NewMessage,
     NotFoundError,
     SecretInSettingsError,
     Store,
@@ -88,6 +91,46 @@ def test_last_page_of_a_long_branch_and_paging_in_older_messages(store: Store) -
     assert len(store.active_path(conv.id)) == 250
 
 
+def _work_to_open(store: Store, conversation_id: str, limit: int | None) -> int:
+    """SQLite virtual-machine steps spent reading the active branch (a size, not a time)."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    with store._reading() as conn:
+        conn.set_progress_handler(count, 1)
+    try:
+        store.active_path(conversation_id, limit=limit)
+    finally:
+        with store._reading() as conn:
+            conn.set_progress_handler(None, 1)
+    return steps
+
+
+def test_opening_a_long_conversation_reads_only_the_last_page(store: Store) -> None:
+    def chain(n: int) -> NewConversation:
+        return NewConversation(
+            title=f"{n}",
+            settings={},
+            messages=[
+                NewMessage(str(i), str(i - 1) if i else None, {"role": "user", "content": f"m{i}"})
+                for i in range(n)
+            ],
+        )
+
+    short, long = store.insert_conversations([chain(100), chain(10_000)])
+    page_short = _work_to_open(store, short.id, 50)
+    page_long = _work_to_open(store, long.id, 50)
+    whole_long = _work_to_open(store, long.id, None)
+    # The first page of 10,000 messages costs what the first page of 100 costs...
+    assert page_long <= page_short * 1.2
+    # ...and a small fraction of reading the whole branch.
+    assert page_long * 20 < whole_long
+
+
 def test_streaming_reply_is_checkpointed_then_completed(store: Store) -> None:
     conv = store.create_conversation()
     store.add_message(conv.id, {"role": "user", "content": "story"})
@@ -113,6 +156,20 @@ def test_streaming_reply_is_checkpointed_then_completed(store: Store) -> None:
     # A checkpoint arriving after completion must not undo the final text.
     store.checkpoint_message(writer.message_id, "Once")
     assert store.get_message(writer.message_id).message["content"] == "Once upon a time"
+
+
+def test_a_pause_after_a_delta_still_saves_it_within_the_interval(store: Store) -> None:
+    conv = store.create_conversation()
+    writer = StreamingReplyWriter(store, conv.id, interval=0.2)
+    writer.append_text("first ")  # saved at once? no: the interval has not passed yet
+    writer.append_text("words")
+    # No more deltas arrive (the model pauses); the background saver writes it anyway.
+    deadline = time.monotonic() + 30
+    while store.get_message(writer.message_id).message["content"] != "first words":
+        assert time.monotonic() < deadline, "the paused reply was never saved"
+        time.sleep(0.02)
+    assert writer.saved_chars == len("first words")
+    writer.finish()
 
 
 def test_writer_with_a_long_interval_saves_on_finish_only(store: Store) -> None:
