@@ -36,6 +36,7 @@ class MarkdownRenderer:
             "fence": self._code_block,
             "blockquote_open": self._blockquote_open,
             "hr": self._hr,
+            "image": self._image,
         }
         # Stored directly (not via add_render_rule, which would rebind them to
         # the renderer) so the rules keep this object and its theme.
@@ -83,8 +84,19 @@ class MarkdownRenderer:
     def _blockquote_open(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         return f'<blockquote style="color: {self._theme.muted_text};">'
 
+    def _image(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+        # Images become links: the transcript never loads files or URLs on its own.
+        token = tokens[idx]
+        source = str(token.attrGet("src") or "")
+        label = html.escape(token.content or "image")
+        return f'<a href="{_escape_attribute(source)}">[image: {label}]</a>'
+
     def _hr(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         return f'<hr style="background-color: {self._theme.border};"/>'
+
+
+def _escape_attribute(value: str) -> str:
+    return html.escape(value, quote=True)
 
 
 def plain_text_html(text: str) -> str:

@@ -44,4 +44,4 @@ def guard_none_refcount() -> None:
     _checked = True
     if void_calls_leak_none():
         ctypes.c_ssize_t.from_address(id(None)).value += _RESERVE
-        log.warning("PySide6 drops references to None on void calls; applied the workaround")
+        log.info("PySide6 drops references to None on void calls; applied the workaround")

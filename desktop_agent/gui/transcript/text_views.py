@@ -41,6 +41,10 @@ class FittedTextBrowser(QTextBrowser):
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
 
+    def loadResource(self, kind: int, url: QUrl) -> object:
+        """Load nothing: model output must not make the app read files or URLs."""
+        return None
+
     def append_plain(self, text: str) -> None:
         """Append ``text`` at the end without touching what is already there."""
         cursor = QTextCursor(self.document())

@@ -128,3 +128,14 @@ def test_tool_error_marks_the_card_failed(view):
     assert card.is_error
     assert "failed" in card.detail_label.text()
     assert card.output_view.toPlainText() == "Denied: not now"
+
+
+def test_markdown_images_and_raw_html_are_not_loaded_or_interpreted(view):
+    key = view.begin_assistant_message()
+    view.append_text("![chart](https://example.com/c.png)\n\n![secret](file:///etc/passwd)")
+    view.append_text("\n\n<b>raw</b> text")
+    view.end_assistant_message()
+    shown = view.item_text(key)
+    assert "[image: chart]" in shown  # a link to click, never fetched
+    assert "![secret](file:///etc/passwd)" in shown  # file links are refused outright
+    assert "<b>raw</b> text" in shown  # shown as typed, not as bold markup
