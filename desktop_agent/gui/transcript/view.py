@@ -108,6 +108,7 @@ class TranscriptView(QScrollArea):
         self.setWidget(self._content)
 
         self._keys = itertools.count(1)
+        self._keys_in_use: set[str] = set()
         self._window = ItemWindow(self._column_layout, self._make_widget)
         self._open: AssistantItem | None = None
         self._dirty: set[str] = set()
@@ -132,6 +133,7 @@ class TranscriptView(QScrollArea):
     def clear(self) -> None:
         """Remove everything (e.g. before showing another conversation)."""
         self._window.clear()
+        self._keys_in_use.clear()
         self._open = None
         self._dirty.clear()
         self._regenerate_key = None
@@ -234,6 +236,7 @@ class TranscriptView(QScrollArea):
         self.clear()
         items = items_from_messages(messages, lambda: self._key(None))
         self._window.reset(items, max(0, len(items) - PAGE_SIZE))
+        self._keys_in_use = {item.key for item in items}
         self._update_regenerate()
         self._set_follows_end(True)
         self.scroll_to_end()
@@ -289,7 +292,12 @@ class TranscriptView(QScrollArea):
     # -- items and widgets ------------------------------------------------------
 
     def _key(self, message_id: str | None) -> str:
-        return str(message_id) if message_id is not None else f"item-{next(self._keys)}"
+        """The item key: ``message_id`` when given, made unique if it is already shown."""
+        key = str(message_id) if message_id is not None else f"item-{next(self._keys)}"
+        while key in self._keys_in_use:
+            key = f"{key}+"
+        self._keys_in_use.add(key)
+        return key
 
     def _ensure_open(self) -> AssistantItem:
         if self._open is None:

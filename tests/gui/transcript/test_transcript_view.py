@@ -267,3 +267,12 @@ def test_clearing_while_code_is_being_highlighted_is_harmless(view, qtbot, caplo
     view.clear()
     qtbot.waitUntil(lambda: view.scheduler.pending_jobs == 0, timeout=5000)
     assert "failed" not in caplog.text
+
+
+def test_a_repeated_message_id_gets_its_own_item(view):
+    first = view.add_user_message("one", message_id="same")
+    second = view.add_user_message("two", message_id="same")
+    assert first == "same" and second != first
+    assert view.item_text(first) == "one"
+    assert view.item_text(second) == "two"
+    assert view.rendered_item_count() == 2
