@@ -2,7 +2,7 @@
 
 Every event a conversation produces (text deltas, tool calls, approvals,
 results, errors, usage, state changes) is appended here once and read by
-everyone else: the list route pages through it, SSE streams follow it, and the
+everyone else: the events route pages through it, SSE streams follow it, and the
 callback dispatcher posts it. Because readers pull by id (``after=N``) instead
 of being pushed copies, a reader that reconnects with ``Last-Event-ID`` gets
 exactly the events after the one it saw: none lost, none twice.
@@ -227,7 +227,7 @@ class EventLog:
             del tail.events[:cut]
             tail.base += cut
 
-    async def list(
+    async def page(
         self, conversation_id: str, after: int = 0, limit: int = 100,
         types: frozenset[str] | None = None,
     ) -> tuple[list[Event], int, bool]:

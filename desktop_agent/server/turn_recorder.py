@@ -110,7 +110,7 @@ class TurnRecorder:
                              default=-1)
         for index, message in enumerate(new):
             final = final_status is not None and index == last_assistant
-            status = final_status if final and final_status != "complete" else "complete"
+            status = final_status if final and final_status is not None else "complete"
             if message.get("role") == "assistant" and self._open_id is not None:
                 message_id = self._open_id
                 await asyncio.to_thread(self._store.complete_message, message_id, message,

@@ -31,13 +31,13 @@ async def test_pages_span_disk_and_memory_without_gaps(tmp_path, monkeypatch):
         assert log._tails["c1"].base > 1, "old events must have left memory for this test"
         seen, after = [], 0
         while True:
-            page, after, more = await log.list("c1", after, 7)
+            page, after, more = await log.page("c1", after, 7)
             seen += page
             if not more:
                 break
         assert [e.data["text"] for e in seen] == [str(n) for n in range(130)]
         assert [e.id for e in seen] == list(range(1, 131))
-        filtered, _, _ = await log.list("c1", 0, 1000, frozenset({"state"}))
+        filtered, _, _ = await log.page("c1", 0, 1000, frozenset({"state"}))
         assert filtered == []
     finally:
         log.close()
@@ -57,7 +57,7 @@ async def test_waiters_wake_on_append_and_forget_removes_the_log(tmp_path):
         assert await asyncio.wait_for(waiter, 5) is True
         assert await log.wait_beyond("c2", 1, 0.01) is False
         log.forget("c2")
-        assert (await log.list("c2"))[0] == []
+        assert (await log.page("c2"))[0] == []
     finally:
         log.close()
     reopened = EventLog(tmp_path / "db.sqlite3")

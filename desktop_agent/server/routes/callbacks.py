@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from fastapi import APIRouter, Depends, Response, status
 
@@ -13,7 +14,9 @@ from ..callbacks import Callback
 
 router = APIRouter(tags=["callbacks"])
 
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation or callback."}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such conversation or callback."},
+}
 MAX_CALLBACKS = 20
 
 

@@ -32,7 +32,9 @@ from ..app_services import AppServices, services
 
 router = APIRouter(tags=["conversations"])
 
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation."}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such conversation."},
+}
 
 
 def conversation_out(svc: AppServices, record: ConversationRecord) -> ConversationOut:

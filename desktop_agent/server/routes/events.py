@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -24,7 +25,9 @@ router = APIRouter(tags=["events"])
 MAX_PAGE = 1000
 KEEPALIVE_SECONDS = 15.0
 
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation."}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such conversation."},
+}
 
 
 def _type_filter(types: list[EventType] | None) -> frozenset[str] | None:
@@ -42,7 +45,7 @@ async def list_events(
 ) -> EventPage:
     """A page of events, oldest first; pass ``next_after`` as ``after`` for the next page."""
     await asyncio.to_thread(svc.conversation, conversation_id)
-    events, next_after, has_more = await svc.events.list(conversation_id, after, limit,
+    events, next_after, has_more = await svc.events.page(conversation_id, after, limit,
                                                          _type_filter(types))
     return EventPage(
         events=[EventOut(**e.to_dict()) for e in events],
@@ -84,7 +87,7 @@ async def stream_events(
     async def follow() -> AsyncIterator[ServerSentEvent]:
         cursor = start or 0
         while True:
-            events, next_after, _ = await svc.events.list(conversation_id, cursor, 500, wanted)
+            events, next_after, _ = await svc.events.page(conversation_id, cursor, 500, wanted)
             for event in events:
                 yield ServerSentEvent(data=json.dumps(event.to_dict(), ensure_ascii=False),
                                       event=event.type, id=str(event.id))

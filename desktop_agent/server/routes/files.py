@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path as FsPath
+from typing import Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, Response, UploadFile, status
 from fastapi.responses import FileResponse
@@ -25,7 +26,7 @@ from ..workdir_paths import confined_path, open_workdir
 
 router = APIRouter(tags=["files"])
 
-ERRORS = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The path is absolute, climbs out or is a link out."},
     404: {"model": ErrorBody, "description": "No such conversation or file."},
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Response, status
 
@@ -13,7 +14,9 @@ from ..app_services import AppServices, services
 
 router = APIRouter(tags=["secrets"])
 
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation or secret."}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such conversation or secret."},
+}
 SecretName = Path(pattern=SECRET_NAME_PATTERN,
                   description="An environment variable name, e.g. GITHUB_TOKEN.")
 

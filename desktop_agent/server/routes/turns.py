@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from fastapi import APIRouter, Depends, status
 
@@ -24,7 +25,9 @@ from ..conversation_runner import ConversationRunner
 
 router = APIRouter(tags=["turns"])
 
-NOT_FOUND = {404: {"model": ErrorBody, "description": "No such conversation or request."}}
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such conversation or request."},
+}
 
 
 async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunner:
