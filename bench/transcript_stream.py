@@ -267,10 +267,7 @@ def main() -> int:
           f"(laid out and painted; {history_widgets} item widgets made)")
     print(f"content check:            {len(code_blocks)}/{expected_code_blocks} code blocks, "
           f"{highlighted} highlighted, last words shown: {tail_shown}")
-    sys.stdout.flush()
-    # Skip interpreter teardown: PySide6 6.12 can crash while garbage-collecting
-    # widgets at exit, which says nothing about the figures above.
-    os._exit(0 if complete else 1)
+    return 0 if complete else 1
 
 
 if __name__ == "__main__":
