@@ -88,6 +88,7 @@ class SecretVault:
         self._session: dict[str, str] = {}
         self._lock = threading.RLock()
         self._last_failure: str | None = None
+        self._failed_backend: object | None = None
 
     # -- status -----------------------------------------------------------------
 
@@ -96,9 +97,10 @@ class SecretVault:
         backend = keyring.get_keyring()
         name = _backend_name(backend)
         reason = _unusable_reason(backend)
-        if reason is None and self._last_failure is None:
+        failure = self._last_failure if self._failed_backend is backend else None
+        if reason is None and failure is None:
             return KeyringStatus(True, name, f"API keys are kept in the system keyring ({name}).")
-        why = reason or self._last_failure or "the keyring is unavailable"
+        why = reason or failure or "the keyring is unavailable"
         return KeyringStatus(
             False,
             name,
@@ -122,7 +124,7 @@ class SecretVault:
                 except Exception as exc:  # any backend failure means "session only"
                     self._note_failure("set", name, exc)
                 else:
-                    self._last_failure = None
+                    self._last_failure = self._failed_backend = None
                     self._session.pop(name, None)
                     self._update_index(add=name)
                     return True
@@ -180,6 +182,7 @@ class SecretVault:
         # but may be long: keep its first line.
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         self._last_failure = f"the system keyring refused to {action} a key ({detail})"
+        self._failed_backend = keyring.get_keyring()
         logger.warning("keyring could not %s secret %r: %s", action, name, detail)
 
     def _index_path(self) -> Path:

@@ -63,7 +63,9 @@ def restore_keyring() -> Iterator[None]:
     previous = keyring.get_keyring()
     yield
     keyring.set_keyring(previous)
-    secrets.default_vault()._session.clear()
+    vault = secrets.default_vault()
+    vault._session.clear()
+    vault._last_failure = vault._failed_backend = None
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import keyring
 import keyring.backend
+import keyring.errors
 import pytest
 
 from desktop_agent import secrets
@@ -73,6 +74,38 @@ def test_a_plaintext_file_keyring_is_not_used(
     assert not (tmp_path / "keys.txt").exists()
     assert "stores files on disk" in secrets.keyring_status().message
     assert secrets.get_secret("api:x") == "plain-value-1234"
+
+
+class _LockedKeyring(keyring.backend.KeyringBackend):
+    """A keyring that exists but refuses (a locked collection, a dead D-Bus)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.KeyringLocked("Failed to unlock the collection!")
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise keyring.errors.KeyringLocked("Failed to unlock the collection!")
+
+    def delete_password(self, service: str, username: str) -> None:
+        raise keyring.errors.KeyringLocked("Failed to unlock the collection!")
+
+
+def test_a_keyring_that_refuses_falls_back_to_the_session(
+    restore_keyring: None, data_dir: Path
+) -> None:
+    keyring.set_keyring(_LockedKeyring())
+    value = "locked-" + uuid.uuid4().hex
+    assert secrets.set_secret("api:vLLM", value) is False
+    assert secrets.get_secret("api:vLLM") == value
+    status = secrets.keyring_status()
+    assert status.available is False
+    assert "refused" in status.message and "this session only" in status.message
+    assert value not in status.message
+    for file in data_dir.rglob("*") if data_dir.exists() else []:
+        assert value.encode() not in file.read_bytes()
+    secrets.delete_secret("api:vLLM")
+    assert secrets.get_secret("api:vLLM") is None
 
 
 def test_names_must_be_text(no_keyring: None) -> None:
