@@ -129,3 +129,15 @@ def test_serve_command_serves_the_api_with_the_key(data_dir):
         _, err = process.communicate(timeout=30)
     assert key not in err
     assert (data_dir / "conversations.sqlite3").exists()
+
+
+def test_registering_the_serve_command_imports_nothing_heavy():
+    code = ("import argparse, sys\n"
+            "import desktop_agent.server.cli_command as c\n"
+            "c.register(argparse.ArgumentParser().add_subparsers())\n"
+            "heavy = [m for m in ('fastapi', 'uvicorn', 'starlette', 'pydantic', 'openai')"
+            " if m in sys.modules]\n"
+            "print(heavy)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.strip() == "[]"

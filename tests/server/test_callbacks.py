@@ -111,3 +111,10 @@ def test_callback_urls_must_be_http(api: RunningApi):
     for url in ("file:///etc/passwd", "ftp://x", "not a url"):
         answer = api.client.post(f"/conversations/{cid}/callbacks", json={"url": url})
         assert answer.status_code == 422
+
+
+def test_backoff_doubles_and_is_capped():
+    from desktop_agent.server.callbacks import BackoffPolicy
+
+    policy = BackoffPolicy(attempts=8, base=0.5, cap=4.0)
+    assert [policy.delay(n) for n in range(1, 6)] == [0.5, 1.0, 2.0, 4.0, 4.0]
