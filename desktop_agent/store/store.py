@@ -20,6 +20,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -121,6 +122,8 @@ class Store:
         conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
         self._checkpointer = WalCheckpointer(path)
         self._checkpointer.start()
+        # A store dropped without close() must not leave its thread running.
+        weakref.finalize(self, self._checkpointer.stop_soon)
 
     # -- lifecycle ----------------------------------------------------------------
 

@@ -36,6 +36,10 @@ class WalCheckpointer:
         """Begin checkpointing in the background."""
         self._thread.start()
 
+    def stop_soon(self) -> None:
+        """Ask the thread to end without waiting for it (safe from a finalizer)."""
+        self._stop.set()
+
     def stop(self) -> None:
         """Stop the thread (after its current checkpoint, if any) and wait for it."""
         self._stop.set()
