@@ -10,6 +10,7 @@ the SDK's own model parsing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -135,6 +136,8 @@ class ChatStream:
         self._manager = manager
         self._response = response
         self._base_url = base_url
+        self._lines: AsyncIterator[str] = response.iter_lines().__aiter__()
+        self._saw_done = False
         self.malformed_chunks = 0
 
     async def chunks(self) -> AsyncIterator[dict[str, Any]]:
@@ -142,7 +145,7 @@ class ChatStream:
         http_errors = _http_error_types("HTTPError", "StreamError")
         data_lines: list[str] = []
         try:
-            async for line in self._response.iter_lines():
+            async for line in self._lines:
                 if line.startswith("data:"):
                     data_lines.append(line[5:].lstrip(" ") if len(line) > 5 else "")
                     if len(data_lines) == 1 and line.endswith("}"):
@@ -159,6 +162,7 @@ class ChatStream:
                 payload = "\n".join(data_lines)
                 data_lines.clear()
                 if payload.strip() == "[DONE]":
+                    self._saw_done = True
                     return
                 chunk = self._decode(payload)
                 if chunk is not None:
@@ -190,8 +194,20 @@ class ChatStream:
         return chunk
 
     async def close(self) -> None:
-        """Release the HTTP response (also on cancellation)."""
+        """Release the HTTP response (also on cancellation).
+
+        After ``[DONE]`` the rest of the body (normally just the chunked
+        terminator) is read briefly, so the connection goes back to the pool
+        instead of being thrown away; an interrupted reply is closed at once.
+        """
+        if self._saw_done:
+            with contextlib.suppress(Exception):  # best effort: we close either way
+                await asyncio.wait_for(self._drain(), 0.5)
         await self._manager.__aexit__(None, None, None)
+
+    async def _drain(self) -> None:
+        async for _ in self._lines:
+            pass
 
 
 async def open_stream(

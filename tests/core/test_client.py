@@ -349,3 +349,11 @@ async def test_interrupt_during_approval_leaves_no_open_calls(server, make_optio
         await asyncio.wait_for(task, 2)
         history = client.history
     assert history[-1]["role"] == "tool" and "interrupted" in history[-1]["content"]
+
+
+async def test_connections_are_reused_across_turns(server, make_options):
+    async with Client(make_options()) as client:
+        for n in range(5):
+            await client.query(f"turn {n}")
+            await collect(client)
+    assert server.connections_opened == 1
