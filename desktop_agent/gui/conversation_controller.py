@@ -164,6 +164,11 @@ class ConversationController(QObject):
         s = self._record.settings
         return bool(s.get("base_url") and s.get("model"))
 
+    @property
+    def can_regenerate(self) -> bool:
+        """Whether there is a user message to answer again."""
+        return not self.busy and any(r.role == "user" for r in self._path)
+
     def stored_messages(self) -> list[dict[str, Any]]:
         """The active branch as shown in the transcript."""
         return [self._view_dict(r) for r in self._path]

@@ -73,7 +73,7 @@ class ConversationSidebar(QDockWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
         self.empty.setEnabled(False)
-        layout.addWidget(self.empty)
+        layout.addWidget(self.empty, 1)
         self.setWidget(body)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -97,6 +97,7 @@ class ConversationSidebar(QDockWidget):
             self.list.addItem(item)
             if record.id == selected:
                 self.list.setCurrentItem(item)
+        self.list.setVisible(bool(records))
         if records:
             self.empty.hide()
         else:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
+    QStackedWidget,
     QStyle,
     QVBoxLayout,
     QWidget,
@@ -150,7 +151,15 @@ class ConversationTab(QWidget):
         layout.addWidget(self.notice)
 
         self.transcript = TranscriptView()
-        layout.addWidget(self.transcript, 1)
+        self.empty_hint = QLabel()
+        self.empty_hint.setObjectName("emptyConversationHint")
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_hint.setWordWrap(True)
+        self.empty_hint.setEnabled(False)
+        self._pages = QStackedWidget()
+        self._pages.addWidget(self.empty_hint)
+        self._pages.addWidget(self.transcript)
+        layout.addWidget(self._pages, 1)
 
         bottom = QWidget()
         bottom_layout = QHBoxLayout(bottom)
@@ -184,6 +193,7 @@ class ConversationTab(QWidget):
 
         self._connect(controller)
         self.transcript.load_messages(controller.stored_messages())
+        self._update_empty_hint()
         self.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
 
@@ -203,6 +213,11 @@ class ConversationTab(QWidget):
             interrupted=interrupted))
         c.error.connect(lambda text, retry: t.add_error(text, retry=retry))
         c.busy_changed.connect(self._on_busy)
+        c.busy_changed.connect(lambda _b: self._update_empty_hint())
+        c.settings_changed.connect(lambda _s: self._update_empty_hint())
+        c.transcript_reset.connect(lambda _m: self._update_empty_hint())
+        c.user_message.connect(lambda _t, _m: self._update_empty_hint())
+        c.error.connect(lambda _t, _r: self._update_empty_hint())
         c.figures_changed.connect(self.status_line.show_figures)
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
@@ -212,6 +227,17 @@ class ConversationTab(QWidget):
         """Hand the composer's text to the controller; clear it if it was taken."""
         if self.controller.send(self.composer.toPlainText()):
             self.composer.clear()
+
+    def _update_empty_hint(self) -> None:
+        """A new conversation shows what to do instead of an empty page."""
+        empty = not self.transcript.item_keys() and not self.controller.busy
+        if empty:
+            model = self.controller.settings.get("model")
+            self.empty_hint.setText(
+                f"Start the conversation with {model}.\n\nType a message below and press "
+                "Enter. Tool calls wait for your approval in the Approvals panel."
+                if model else "Choose a server and a model, then type a message below.")
+        self._pages.setCurrentWidget(self.empty_hint if empty else self.transcript)
 
     def _on_busy(self, busy: bool) -> None:
         self.stop_button.setEnabled(busy)

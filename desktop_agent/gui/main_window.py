@@ -184,7 +184,7 @@ class MainWindow(QMainWindow):
             settings = {k: v for k, v in last.items() if v is not None}
         record = self.store.create_conversation(title=DEFAULT_TITLE, settings=settings)
         controller = self._open_record(record)
-        self._sidebar_refresh.start()
+        self.sidebar.refresh()
         return controller
 
     def open_conversation(self, conversation_id: str) -> ConversationController | None:
@@ -297,7 +297,7 @@ class MainWindow(QMainWindow):
                        self.rename_action, self.settings_action, self.server_action):
             action.setEnabled(has)
         self.stop_action.setEnabled(busy)
-        self.regenerate_action.setEnabled(has and not busy)
+        self.regenerate_action.setEnabled(bool(controller and controller.can_regenerate))
 
     def _update_server_button(self) -> None:
         controller = self.current_controller()

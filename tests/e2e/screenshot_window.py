@@ -78,11 +78,11 @@ async def _pause(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-async def _wait_for(condition: Any, timeout: float = 20.0) -> None:
+async def _wait_for(condition: Any, what: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise TimeoutError("the window did not reach the expected state")
+            raise TimeoutError(f"the window did not reach the expected state: {what}")
         await asyncio.sleep(0.02)
 
 
@@ -121,9 +121,9 @@ async def play(app: Any, out: Path) -> list[Path]:
         controller.send("How should we refactor the client?")
         tab = window.current_tab()
         await _wait_for(lambda: "Effort" in " ".join(
-            tab.transcript.item_text(k) for k in tab.transcript.item_keys()))
+            tab.transcript.item_text(k) for k in tab.transcript.item_keys()), "streaming")
         shot("01-streaming.png")
-        await _wait_for(lambda: not controller.busy)
+        await _wait_for(lambda: not controller.busy, "the first answer")
         shot("02-answer.png")
 
         server.enqueue(script.tool_calls([("read_file", {"path": "desktop_agent/core/client.py"})],
@@ -131,16 +131,16 @@ async def play(app: Any, out: Path) -> list[Path]:
                        script.text("The interrupt method only sets a flag; the reader task "
                                    "is cancelled by `interrupt()`."))
         controller.send("Check how interrupt works in client.py")
-        await _wait_for(lambda: bool(window.approvals.pending()))
+        await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
         await _pause(0.3)
         shot("03-approval-pending.png")
         window.approval_dock.allow_once()
-        await _wait_for(lambda: not controller.busy)
+        await _wait_for(lambda: not controller.busy, "the tool turn")
         shot("04-tool-result.png")
 
         server.enqueue(script.dropped("Streaming was going fine until"))
         controller.send("And what happens when the server goes away?")
-        await _wait_for(lambda: not controller.busy)
+        await _wait_for(lambda: not controller.busy, "the dropped reply")
         await _pause(0.2)
         shot("05-error.png")
 
@@ -154,7 +154,8 @@ async def play(app: Any, out: Path) -> list[Path]:
         picker = window.open_server_picker()
         window.catalog.preselection.base_url = server.base_url
         window.catalog.add_custom(server.base_url)
-        await _wait_for(lambda: window.catalog.searched and not window.catalog.searching)
+        await _wait_for(lambda: window.catalog.searched and not window.catalog.searching,
+                        "server discovery")
         await _pause(0.3)
         picker.grab().save(str(out / "07-server-picker.png"))
         saved.append(out / "07-server-picker.png")

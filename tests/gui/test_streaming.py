@@ -16,8 +16,12 @@ def test_answer_grows_in_the_transcript_while_it_streams(qtbot: Any, make_window
                                                          server: Any) -> None:
     window = make_window()
     controller = use_server(window, server)
+    hint = window.current_tab().empty_hint
+    assert hint.isVisible() and "Start the conversation with test-model" in hint.text()
+    assert not window.regenerate_action.isEnabled()
     server.enqueue(script.text(LONG_ANSWER, pieces=30, delay=0.03))
     send(qtbot, window, "Tell me something long")
+    assert not hint.isVisible()
 
     seen: list[str] = []
 
@@ -43,6 +47,7 @@ def test_answer_grows_in_the_transcript_while_it_streams(qtbot: Any, make_window
     assert status.model_label.text() == "Model: test-model"
     assert "tok/s" in status.speed_label.text() and "—" not in status.speed_label.text()
     assert "/ 8,192" in status.context_label.text()
+    assert window.regenerate_action.isEnabled()
 
 
 def test_escape_stops_a_long_reply_and_keeps_the_partial_text(qtbot: Any, make_window: Any,
