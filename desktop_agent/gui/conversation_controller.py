@@ -461,6 +461,20 @@ class ConversationController(QObject):
         })
         self.figures_changed.emit(self._figures)
 
+    async def estimate_context(self) -> None:
+        """Fill in "context used" for a conversation opened from the store.
+
+        Counting tokens loads the tokenizer, so it runs in a worker thread after
+        the window has painted; a turn's own figures win if one ends meanwhile.
+        """
+        if self._figures.context_used is not None or not self._path:
+            return
+        loop = asyncio.get_running_loop()
+        used = await loop.run_in_executor(None, self._estimate_context)
+        if used is not None and self._figures.context_used is None and not self._closed:
+            self._figures.context_used = used
+            self.figures_changed.emit(self._figures)
+
     def _estimate_context(self) -> int | None:
         try:
             from desktop_agent.core.context import estimate_tokens

@@ -141,6 +141,7 @@ class MainWindow(QMainWindow):
         if discover_on_start:
             # Discovery imports httpx and the provider code: only after the first paint.
             self.first_painted.connect(self.catalog.refresh)
+        self.first_painted.connect(self._estimate_restored_contexts)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """Notice the first paint, then stop watching."""
@@ -372,6 +373,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Using {model} at {base_url}", 5000)
 
     # -- servers --------------------------------------------------------------------
+
+    def _estimate_restored_contexts(self) -> None:
+        for controller in self.controllers.values():
+            task = asyncio.ensure_future(controller.estimate_context())
+            self._closing_tasks.add(task)
+            task.add_done_callback(self._closing_tasks.discard)
 
     def _on_servers_changed(self, _servers: list[Any]) -> None:
         choice = self.catalog.preselected_choice()

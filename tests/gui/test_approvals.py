@@ -225,3 +225,33 @@ def test_a_tool_conversation_continues_correctly_after_a_restart(
     assert history[len(sent_during_turn)] == {"role": "assistant", "content": "Graz is sunny."}
     assert history[-1] == {"role": "user", "content": "And tomorrow?"}
     assert _tool_card(again, "get_weather").output_text.startswith("Sunny and 21")
+
+
+def test_requests_from_two_tabs_queue_in_the_dock(qtbot: Any, make_window: Any, server: Any,
+                                                  weather: Any) -> None:
+    window = make_window()
+    first = use_server(window, server)
+    second = window.new_conversation()
+    use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Tromsø"})]),
+                   script.tool_calls([("get_weather", {"city": "Malmö"})]),
+                   script.text("Done one."), script.text("Done two."))
+    window.tabs.setCurrentWidget(window.tab_for(first.conversation_id))
+    send(qtbot, window, "north")
+    qtbot.waitUntil(lambda: len(window.approvals.pending()) == 1, timeout=WAIT_MS)
+    window.tabs.setCurrentWidget(window.tab_for(second.conversation_id))
+    send(qtbot, window, "south")
+    qtbot.waitUntil(lambda: len(window.approvals.pending()) == 2, timeout=WAIT_MS)
+    dock = window.approval_dock
+    assert dock._list.count() == 2
+    assert "●" in window.tab_badge(first.conversation_id)
+    assert "●" in window.tab_badge(second.conversation_id)
+    shown = dock.current_request()
+    assert shown.conversation_id == first.conversation_id  # the oldest stays shown
+    dock.deny()
+    qtbot.waitUntil(lambda: not first.busy, timeout=WAIT_MS)
+    assert dock.current_request().conversation_id == second.conversation_id
+    assert "●" not in window.tab_badge(first.conversation_id)
+    dock.allow_once()
+    wait_idle(qtbot, second)
+    assert weather.calls == [{"city": "Malmö"}]

@@ -173,6 +173,9 @@ def test_tabs_and_conversations_come_back_after_a_restart(qtbot: Any, make_windo
     assert "You said: Remember me" in last_assistant_text(again)
     assert again.tabs.tabText(0).startswith("And me")
     assert again.approval_dock.isHidden() and not again.sidebar.isHidden()
+    # Context use of restored conversations is estimated after the first paint.
+    status = again.current_tab().status_line
+    qtbot.waitUntil(lambda: "context —" not in status.context_label.text(), timeout=WAIT_MS)
     assert again.sidebar.conversation_ids()[:2] == [second.conversation_id,
                                                     first.conversation_id]
     again.sidebar.search.setText("Remember")
