@@ -132,12 +132,14 @@ class CallbackDispatcher:
             await self._deliver(callback, event)
 
     async def _deliver(self, callback: Callback, event: Event) -> None:
-        headers = {"X-Desktop-Agent-Event-Id": str(event.id),
+        headers = {"Content-Type": "application/json",
+                   "X-Desktop-Agent-Event-Id": str(event.id),
                    "X-Desktop-Agent-Callback-Id": callback.id}
+        body = event.to_json().encode()
         for attempt in range(1, self.policy.attempts + 1):
             started = time.monotonic()
             try:
-                response = await self._http().post(callback.url, json=event.to_dict(),
+                response = await self._http().post(callback.url, content=body,
                                                    headers=headers)
                 if response.status_code < 300:
                     callback.delivered += 1

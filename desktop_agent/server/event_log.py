@@ -58,11 +58,23 @@ class Event:
     type: str
     data: dict[str, Any]
     created_at: float
+    data_json: str
+    """``data`` as JSON text, encoded once and reused for disk and SSE."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape used by the list route, SSE and callbacks."""
+        """The JSON shape used by the events route, SSE and callbacks."""
         return {"id": self.id, "conversation_id": self.conversation_id, "type": self.type,
                 "data": self.data, "created_at": self.created_at}
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text, without encoding ``data`` again."""
+        return (f'{{"id": {self.id}, "conversation_id": {json.dumps(self.conversation_id)}, '
+                f'"type": {json.dumps(self.type)}, "data": {self.data_json}, '
+                f'"created_at": {self.created_at!r}}}')
+
+    def sse_frame(self) -> bytes:
+        """The event as one Server-Sent Events frame with its id."""
+        return (f"id: {self.id}\nevent: {self.type}\ndata: {self.to_json()}\n\n").encode()
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -200,10 +212,10 @@ class EventLog:
         tail = self._tail(conversation_id)
         event_id = self._last_ids.get(conversation_id, 0) + 1
         self._last_ids[conversation_id] = event_id
-        event = Event(event_id, conversation_id, event_type, data, time.time())
+        data_json = json.dumps(data, ensure_ascii=False, default=str)
+        event = Event(event_id, conversation_id, event_type, data, time.time(), data_json)
         tail.events.append(event)
-        self._writer.queue.put(("insert", (conversation_id, event_id, event_type,
-                                           json.dumps(data, ensure_ascii=False, default=str),
+        self._writer.queue.put(("insert", (conversation_id, event_id, event_type, data_json,
                                            event.created_at)))
         self._trim(tail, conversation_id)
         if tail.signal is not None:
@@ -260,7 +272,7 @@ class EventLog:
             start = after + 1 - base
             return tail.events[start:start + limit]
         rows = await asyncio.to_thread(self._read_disk, conversation_id, after, base, limit)
-        events = [Event(int(r[0]), conversation_id, r[1], json.loads(r[2]), float(r[3]))
+        events = [Event(int(r[0]), conversation_id, r[1], json.loads(r[2]), float(r[3]), r[2])
                   for r in rows]
         if len(events) < limit and tail is not None:
             start = (events[-1].id + 1 if events else base) - tail.base

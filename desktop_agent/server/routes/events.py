@@ -9,12 +9,11 @@ sent twice.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 
 from ..api_errors import ApiError
 from ..api_models import ErrorBody, EventOut, EventPage, EventType
@@ -84,13 +83,13 @@ async def stream_events(
             raise ApiError(400, "bad_last_event_id", "Last-Event-ID must not be negative.")
     wanted = _type_filter(types)
 
-    async def follow() -> AsyncIterator[ServerSentEvent]:
+    async def follow() -> AsyncIterator[bytes]:
         cursor = start or 0
         while True:
             events, next_after, _ = await svc.events.page(conversation_id, cursor, 500, wanted)
-            for event in events:
-                yield ServerSentEvent(data=json.dumps(event.to_dict(), ensure_ascii=False),
-                                      event=event.type, id=str(event.id))
+            if events:
+                # Everything already waiting goes out in one write.
+                yield b"".join(event.sse_frame() for event in events)
             if next_after > cursor:
                 cursor = next_after
                 continue
