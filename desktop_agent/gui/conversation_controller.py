@@ -358,7 +358,14 @@ class ConversationController(QObject):
 
     async def _prepare_client(self) -> Client:
         """The conversation's client with options built from its current settings."""
-        options = self._build_options()
+        api_key = "not-needed"
+        key_name = self._record.settings.get("api_key_name")
+        if key_name:
+            from desktop_agent.secrets import get_secret
+
+            # A keyring may wait on D-Bus or an unlock prompt: never on the UI thread.
+            api_key = await asyncio.to_thread(get_secret, str(key_name)) or "not-needed"
+        options = self._build_options(api_key)
         if self._client is None:
             from desktop_agent.core.client import Client
 
@@ -369,15 +376,10 @@ class ConversationController(QObject):
             self._client.update_options(options)
         return self._client
 
-    def _build_options(self) -> Any:
+    def _build_options(self, api_key: str) -> Any:
         from desktop_agent.core.options import AgentOptions
 
         s = self._record.settings
-        api_key = "not-needed"
-        if s.get("api_key_name"):
-            from desktop_agent.secrets import get_secret
-
-            api_key = get_secret(str(s["api_key_name"])) or "not-needed"
         timeout = self._approval_timeout
         return AgentOptions(
             model=str(s.get("model") or ""),

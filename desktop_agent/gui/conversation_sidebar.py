@@ -9,13 +9,16 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
+    QMessageBox,
     QStyle,
     QVBoxLayout,
     QWidget,
@@ -44,9 +47,11 @@ class ConversationSidebar(QDockWidget):
 
     Signals:
         open_requested(str): The person wants this conversation id in a tab.
+        delete_requested(str): The person confirmed deleting this conversation.
     """
 
     open_requested = Signal(str)
+    delete_requested = Signal(str)
 
     def __init__(self, store: Store, parent: QWidget | None = None) -> None:
         super().__init__("Conversations", parent)
@@ -68,6 +73,14 @@ class ConversationSidebar(QDockWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setSpacing(2)
         self.list.itemActivated.connect(self._on_activated)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.customContextMenuRequested.connect(self._show_menu)
+        delete = QAction("Delete…", self.list)
+        delete.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        delete.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.triggered.connect(self.ask_delete_current)
+        self.list.addAction(delete)
+        self._delete_action = delete
         layout.addWidget(self.list, 1)
         self.empty = QLabel()
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -109,6 +122,35 @@ class ConversationSidebar(QDockWidget):
         """The ids listed, top to bottom."""
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole)
                 for i in range(self.list.count())]
+
+    def _show_menu(self, position: QPoint) -> None:
+        item = self.list.itemAt(position)
+        if item is None:
+            return
+        self.list.setCurrentItem(item)
+        menu = QMenu(self)
+        menu.addAction("Open", lambda: self._on_activated(item))
+        menu.addAction(self._delete_action)
+        menu.popup(self.list.viewport().mapToGlobal(position))
+
+    def ask_delete_current(self) -> QMessageBox | None:
+        """Ask (without blocking) whether to delete the selected conversation."""
+        item = self.list.currentItem()
+        if item is None:
+            return None
+        conversation_id = item.data(Qt.ItemDataRole.UserRole)
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
+                          f"Delete “{item.toolTip()}” and all its messages? This cannot be "
+                          "undone; export it first to keep a copy.",
+                          QMessageBox.StandardButton.Cancel, self)
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.buttonClicked.connect(
+            lambda button: self.delete_requested.emit(conversation_id)
+            if button is delete else None)
+        box.finished.connect(box.deleteLater)
+        box.open()
+        return box
 
     def _on_activated(self, item: QListWidgetItem) -> None:
         self.open_requested.emit(item.data(Qt.ItemDataRole.UserRole))

@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.approval_dock)
         self.sidebar = ConversationSidebar(store, self)
         self.sidebar.open_requested.connect(self.open_conversation)
+        self.sidebar.delete_requested.connect(self.delete_conversation)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
         self.resizeDocks([self.sidebar, self.approval_dock], [230, 360],
                          Qt.Orientation.Horizontal)
@@ -225,29 +226,52 @@ class MainWindow(QMainWindow):
         self.tab_opened.emit(record.id)
         return controller
 
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Close the conversation's tab (denying its approvals) and delete it from the store."""
+        tab = self.tab_for(conversation_id)
+        closing = self.close_tab(self.tabs.indexOf(tab)) if tab is not None else None
+
+        async def delete_after_close() -> None:
+            if closing is not None:
+                await closing  # its turn writes its last words before the rows go
+            self.store.delete_conversation(conversation_id)
+            if not self._closed:
+                self.sidebar.refresh()
+                self.statusBar().showMessage("Conversation deleted.", 5000)
+
+        self._track(asyncio.ensure_future(delete_after_close()))
+
+    def _track(self, task: asyncio.Future[Any]) -> None:
+        """Keep a reference to a background task until it is done (shutdown awaits it)."""
+        self._closing_tasks.add(task)
+        task.add_done_callback(self._closing_tasks.discard)
+
     def close_current_tab(self) -> None:
         """Close the visible tab (Ctrl+W)."""
         if self.tabs.count():
             self.close_tab(self.tabs.currentIndex())
 
-    def close_tab(self, index: int) -> None:
-        """Close a tab: deny its pending approvals, stop its turn, forget empty chats."""
+    def close_tab(self, index: int) -> asyncio.Future[None] | None:
+        """Close a tab: deny its pending approvals, stop its turn, forget empty chats.
+
+        Returns the task that shuts the conversation down.
+        """
         tab = self.tabs.widget(index)
         if not isinstance(tab, ConversationTab):
-            return
+            return None
         controller = tab.controller
         self.tabs.removeTab(index)
         self.controllers.pop(controller.conversation_id, None)
         task = asyncio.ensure_future(self._dispose(controller, tab))
-        self._closing_tasks.add(task)
-        task.add_done_callback(self._closing_tasks.discard)
+        self._track(task)
         self._update_empty_state()
         self._save_open_tabs()
+        return task
 
     async def _dispose(self, controller: ConversationController, tab: ConversationTab) -> None:
         await controller.close()
         if not controller.stored_messages() and controller.title == DEFAULT_TITLE:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # already deleted, or the store closed
                 self.store.delete_conversation(controller.conversation_id)
         tab.deleteLater()
         controller.deleteLater()
@@ -376,9 +400,7 @@ class MainWindow(QMainWindow):
 
     def _estimate_restored_contexts(self) -> None:
         for controller in self.controllers.values():
-            task = asyncio.ensure_future(controller.estimate_context())
-            self._closing_tasks.add(task)
-            task.add_done_callback(self._closing_tasks.discard)
+            self._track(asyncio.ensure_future(controller.estimate_context()))
 
     def _on_servers_changed(self, _servers: list[Any]) -> None:
         choice = self.catalog.preselected_choice()
@@ -560,8 +582,7 @@ class MainWindow(QMainWindow):
             for controller in self.controllers.values():
                 self.approvals.cancel_conversation(controller.conversation_id)
             self._closed = True
-            task = asyncio.ensure_future(self.shutdown())
-            self._closing_tasks.add(task)
+            self._track(asyncio.ensure_future(self.shutdown()))
         super().closeEvent(event)
 
 

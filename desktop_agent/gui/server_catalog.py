@@ -241,7 +241,7 @@ class ServerCatalog(QObject):
         if key_name:
             from desktop_agent.secrets import get_secret
 
-            api_key = get_secret(key_name)
+            api_key = await asyncio.to_thread(get_secret, key_name)
         info = await providers.probe_server(url, name="Custom", api_key=api_key,
                                             timeout=OVERALL_TIMEOUT / 4)
         if key_name and api_key is None:

@@ -268,3 +268,28 @@ def test_file_menu_export_and_import_go_through_file_dialogs(
     assert window.tabs.count() == 2
     assert window.current_controller().stored_messages()[0]["message"]["content"] == \
         "Menu export"
+
+
+def test_deleting_a_conversation_from_the_sidebar(qtbot: Any, make_window: Any,
+                                                  server: Any) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    window = make_window()
+    controller = use_server(window, server)
+    send(qtbot, window, "Delete me later")
+    wait_idle(qtbot, controller)
+    conversation_id = controller.conversation_id
+    window.sidebar.refresh()
+    window.sidebar.list.setCurrentRow(window.sidebar.conversation_ids().index(conversation_id))
+    box = window.sidebar.ask_delete_current()
+    assert "Delete me later" in box.text()
+    # Cancel keeps it.
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert window.store.get_conversation(conversation_id) is not None
+    box = window.sidebar.ask_delete_current()
+    delete = next(b for b in box.buttons() if b.text() == "Delete")
+    delete.click()
+    qtbot.waitUntil(lambda: window.store.get_conversation(conversation_id) is None,
+                    timeout=WAIT_MS)
+    assert window.tab_for(conversation_id) is None
+    assert conversation_id not in window.sidebar.conversation_ids()
