@@ -232,6 +232,21 @@ def test_unexpected_errors_show_a_notice_and_the_app_keeps_running(
         qtbot.waitUntil(lambda: window.notice.isVisible(), timeout=WAIT_MS)
         assert "RuntimeError" in window.notice.label.text()
         assert "Traceback" not in window.notice.label.text()
+        window.notice.hide()
+
+        import threading
+
+        def broken_thread() -> None:
+            raise ValueError("boom from a thread")
+
+        worker = threading.Thread(target=broken_thread, name="worker")
+        worker.start()
+        worker.join()
+        qtbot.waitUntil(lambda: window.notice.isVisible(), timeout=WAIT_MS)
+        assert "ValueError in thread worker" in window.notice.label.text()
+        assert sink.count == 2
+        # The window still works.
+        assert window.new_conversation() is not None
     finally:
         sink.uninstall()
         qasync_loop.set_exception_handler(None)
