@@ -12,6 +12,7 @@ Prints:
 - added latency per event, p50/p99: the time from the server appending an
   event to its log to the client reading it from the stream (same machine,
   same clock), i.e. what the event log + SSE path adds per event;
+- the server process's CPU time per event (less sensitive to a busy machine);
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
   HTTP, store writes, event log, SSE).
@@ -140,6 +141,15 @@ with ScriptedServer() as server:
 """
 
 
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process (Linux /proc), or None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _start_model_server(tokens: int, delay: float) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(tokens), str(delay)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -180,9 +190,11 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             server = _start_server(Path(tmp), port, key)
+            cpu_before = _cpu_seconds(server.pid)
             try:
                 wall, latencies, counts, server_turns = asyncio.run(_through_server(
                     f"http://127.0.0.1:{port}", key, model_url, args.conversations))
+                cpu_after = _cpu_seconds(server.pid)
             finally:
                 server.terminate()
                 server.wait(30)
@@ -196,6 +208,10 @@ def main() -> None:
           f"model chunk delay: {args.delay * 1000:g} ms")
     print(f"events delivered over SSE: {events} ({events / args.conversations:.0f} per turn)")
     print(f"events per second (all streams): {events / wall:,.0f}")
+    if cpu_before is not None and cpu_after is not None:
+        cpu = cpu_after - cpu_before
+        print(f"server CPU time: {cpu:.2f} s in total, {cpu / events * 1e6:.0f} µs per event "
+              f"(includes creating the conversations and the model streams it reads)")
     print(f"added latency per event (log append -> client read): "
           f"p50 {statistics.median(ms):.2f} ms, p99 {_percentile(ms, 0.99):.2f} ms, "
           f"max {max(ms):.2f} ms")
