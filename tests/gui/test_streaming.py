@@ -133,3 +133,19 @@ def test_a_streaming_reply_is_checkpointed_to_disk_while_it_grows(
         assert final.status == "complete" and final.message["content"].endswith("c79")
     finally:
         reader.close()
+
+
+def test_switching_model_mid_conversation_keeps_the_history(qtbot: Any, make_window: Any,
+                                                            server: Any) -> None:
+    server.models = ["test-model", "bigger-model"]
+    window = make_window()
+    controller = use_server(window, server)
+    send(qtbot, window, "First question")
+    wait_idle(qtbot, controller)
+    use_server(window, server, model="bigger-model")
+    send(qtbot, window, "Second question")
+    wait_idle(qtbot, controller)
+    assert [r["model"] for r in server.requests] == ["test-model", "bigger-model"]
+    assert [m["content"] for m in server.requests[-1]["messages"]] == [
+        "First question", "You said: First question", "Second question"]
+    assert window.current_tab().status_line.model_label.text() == "Model: bigger-model"
