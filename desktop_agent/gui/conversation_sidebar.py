@@ -48,10 +48,12 @@ class ConversationSidebar(QDockWidget):
     Signals:
         open_requested(str): The person wants this conversation id in a tab.
         delete_requested(str): The person confirmed deleting this conversation.
+        export_requested(list): Export these conversation ids (the selection).
     """
 
     open_requested = Signal(str)
     delete_requested = Signal(str)
+    export_requested = Signal(list)
 
     def __init__(self, store: Store, parent: QWidget | None = None) -> None:
         super().__init__("Conversations", parent)
@@ -73,6 +75,7 @@ class ConversationSidebar(QDockWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setSpacing(2)
         self.list.itemActivated.connect(self._on_activated)
+        self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._show_menu)
         delete = QAction("Delete…", self.list)
@@ -118,6 +121,11 @@ class ConversationSidebar(QDockWidget):
                                "No conversations yet. Press Ctrl+T to start one.")
             self.empty.show()
 
+    def selected_ids(self) -> list[str]:
+        """The selected conversations, top to bottom."""
+        return [self.list.item(i).data(Qt.ItemDataRole.UserRole)
+                for i in range(self.list.count()) if self.list.item(i).isSelected()]
+
     def conversation_ids(self) -> list[str]:
         """The ids listed, top to bottom."""
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole)
@@ -127,9 +135,14 @@ class ConversationSidebar(QDockWidget):
         item = self.list.itemAt(position)
         if item is None:
             return
-        self.list.setCurrentItem(item)
+        if not item.isSelected():
+            self.list.setCurrentItem(item)
         menu = QMenu(self)
         menu.addAction("Open", lambda: self._on_activated(item))
+        selected = self.selected_ids()
+        noun = "conversation" if len(selected) == 1 else f"{len(selected)} conversations"
+        menu.addAction(f"Export {noun}…", lambda: self.export_requested.emit(selected))
+        menu.addSeparator()
         menu.addAction(self._delete_action)
         menu.popup(self.list.viewport().mapToGlobal(position))
 

@@ -119,6 +119,7 @@ class MainWindow(QMainWindow):
         self.sidebar = ConversationSidebar(store, self)
         self.sidebar.open_requested.connect(self.open_conversation)
         self.sidebar.delete_requested.connect(self.delete_conversation)
+        self.sidebar.export_requested.connect(self.ask_export_selected)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
         self.resizeDocks([self.sidebar, self.approval_dock], [230, 360],
                          Qt.Orientation.Horizontal)
@@ -509,6 +510,13 @@ class MainWindow(QMainWindow):
                               file_name_for(controller.title, ".md"),
                               lambda paths, c=controller: self.export_markdown(
                                   paths[0], c.conversation_id))
+
+    def ask_export_selected(self, conversation_ids: list[str]) -> None:
+        """Choose where to export the conversations selected in the sidebar."""
+        if conversation_ids:
+            ask_for_files(self, "Export conversations", True, "JSON files (*.json)",
+                          "desktop-agent-conversations.json",
+                          lambda paths: self.export_conversations(paths[0], conversation_ids))
 
     def ask_export_all(self) -> None:
         """Choose where to export every conversation."""

@@ -276,6 +276,21 @@ def test_file_menu_export_and_import_go_through_file_dialogs(
     assert target.exists()
     assert "Exported" in window.statusBar().currentMessage()
 
+    # Several conversations selected in the sidebar export together.
+    second = window.new_conversation()
+    window.sidebar.refresh()
+    window.sidebar.list.selectAll()
+    assert set(window.sidebar.selected_ids()) == {controller.conversation_id,
+                                                  second.conversation_id}
+    window.ask_export_selected(window.sidebar.selected_ids())
+    several = tmp_path / "several.json"
+    dialog = visible_dialog()
+    dialog.filesSelected.emit([str(several)])
+    dialog.reject()
+    assert len(json.loads(several.read_text())["conversations"]) == 2
+    window.close_current_tab()
+    qtbot.waitUntil(lambda: not window._closing_tasks, timeout=WAIT_MS)
+
     window.import_action.trigger()
     dialog = visible_dialog()
     dialog.filesSelected.emit([str(target)])
