@@ -13,6 +13,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 log = logging.getLogger("desktop_agent.gui.app")
 
@@ -30,8 +31,23 @@ def create_application(argv: Sequence[str]) -> object:
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("desktop-agent")
     app.setApplicationDisplayName(APP_NAME)
+    app.setWindowIcon(app_icon())
     follow_system_theme(app)  # type: ignore[arg-type]
     return app
+
+
+def app_icon() -> Any:
+    """The app's icon in every size shipped in ``resources/icons`` (empty if none)."""
+    from PySide6.QtGui import QIcon
+
+    from desktop_agent.resource_files import resource_path
+
+    icon = QIcon()
+    for size in (16, 24, 32, 48, 64, 128, 256, 512):
+        path = resource_path(f"icons/desktop-agent-{size}.png")
+        if path.exists():
+            icon.addFile(str(path))
+    return icon
 
 
 @contextlib.contextmanager

@@ -295,6 +295,8 @@ class ConversationController(QObject):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self._stop_task is not None and not self._stop_task.done():
+            self._stop_task.cancel()
         self._checkpoint_timer.stop()
         if self._client_stack is not None:
             with contextlib.suppress(Exception):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QInputDialog,
     QMainWindow,
     QStackedWidget,
@@ -123,8 +124,10 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
         self.resizeDocks([self.sidebar, self.approval_dock], [230, 360],
                          Qt.Orientation.Horizontal)
-        self.notifier = ApprovalNotifier(self, self.style().standardIcon(
-            QStyle.StandardPixmap.SP_MessageBoxQuestion))
+        icon = QApplication.windowIcon()
+        self.notifier = ApprovalNotifier(self, icon if not icon.isNull() else
+                                         self.style().standardIcon(
+                                             QStyle.StandardPixmap.SP_MessageBoxQuestion))
         self.approvals.pending_count_changed.connect(self._on_pending_count)
 
         self._sidebar_refresh = QTimer(self)
