@@ -53,11 +53,10 @@ class ApprovalDock(QDockWidget):
     """Dockable panel listing approval requests.
 
     Signals:
-        request_shown(str): A request of this conversation id became visible
-            (the window may switch to its tab).
+        conversation_requested(str): The person clicked a request; show its conversation.
     """
 
-    request_shown = Signal(str)
+    conversation_requested = Signal(str)
 
     def __init__(self, queue: ApprovalQueue, parent: QWidget | None = None) -> None:
         super().__init__("Approvals", parent)
@@ -85,6 +84,7 @@ class ApprovalDock(QDockWidget):
         self._list.setObjectName("approvalList")
         self._list.setMinimumHeight(60)
         self._list.currentItemChanged.connect(self._on_current_changed)
+        self._list.itemClicked.connect(self._on_clicked)
         splitter.addWidget(self._list)
         splitter.addWidget(self._build_detail())
         splitter.setStretchFactor(0, 0)
@@ -249,10 +249,17 @@ class ApprovalDock(QDockWidget):
         if request is not None:
             self._show(request)
 
+    def _on_clicked(self, item: QListWidgetItem) -> None:
+        request = self._request_of(item)
+        if request is not None:
+            self.conversation_requested.emit(request.conversation_id)
+
     def _show(self, request: ApprovalRequest) -> None:
         changed = self._shown is not request
         self._shown = request
-        source = f" <span style='color:gray'>({request.source})</span>" if request.source else ""
+        facts = [f for f in (request.source, "read-only" if request.read_only else None) if f]
+        source = f" <span style='color:gray'>({_escape(' · '.join(facts))})</span>" \
+            if facts else ""
         self._title.setText(f"<b>{_escape(request.tool_name)}</b>{source}")
         self._conversation.setText(f"Conversation: {request.conversation_title}")
         self._description.setText(request.description)
@@ -267,8 +274,6 @@ class ApprovalDock(QDockWidget):
             widget.setEnabled(pending)
         self.dismiss_button.setVisible(not pending)
         self._update_countdown()
-        if pending and changed:
-            self.request_shown.emit(request.conversation_id)
 
     def _update_countdown(self) -> None:
         request = self._shown

@@ -115,7 +115,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self.approval_dock = ApprovalDock(self.approvals, self)
-        self.approval_dock.request_shown.connect(self._on_request_shown)
+        self.approval_dock.conversation_requested.connect(self.open_conversation)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.approval_dock)
         self.sidebar = ConversationSidebar(store, self)
         self.sidebar.open_requested.connect(self.open_conversation)
@@ -447,9 +447,6 @@ class MainWindow(QMainWindow):
             self.approval_dock.show()
         self.approval_dock.raise_()
         self.notifier.notify(request.conversation_title, request.tool_name)
-
-    def _on_request_shown(self, conversation_id: str) -> None:
-        log.debug("approval request of %s shown", conversation_id)
 
     def focus_approvals(self) -> None:
         """Show the Approvals dock and the tab of the oldest pending request."""

@@ -248,6 +248,12 @@ def test_requests_from_two_tabs_queue_in_the_dock(qtbot: Any, make_window: Any, 
     assert "●" in window.tab_badge(second.conversation_id)
     shown = dock.current_request()
     assert shown.conversation_id == first.conversation_id  # the oldest stays shown
+    # Clicking a request shows its conversation.
+    assert window.current_controller() is second
+    first_item = dock._list.item(0)
+    qtbot.mouseClick(dock._list.viewport(), Qt.MouseButton.LeftButton,
+                     pos=dock._list.visualItemRect(first_item).center())
+    assert window.current_controller() is first
     dock.deny()
     qtbot.waitUntil(lambda: not first.busy, timeout=WAIT_MS)
     assert dock.current_request().conversation_id == second.conversation_id
