@@ -13,7 +13,10 @@ import importlib
 import logging
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
 
 log = logging.getLogger("desktop_agent.gui.app")
 
@@ -21,18 +24,19 @@ APP_NAME = "Desktop Agent"
 WARM_UP_MODULES = ("openai", "desktop_agent.core.transport")
 
 
-def create_application(argv: Sequence[str]) -> object:
+def create_application(argv: Sequence[str]) -> QApplication:
     """The QApplication (created once), themed to follow the system."""
     from PySide6.QtWidgets import QApplication
 
     from .theme import follow_system_theme
 
-    app = QApplication.instance() or QApplication(list(argv))
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(list(argv))
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("desktop-agent")
     app.setApplicationDisplayName(APP_NAME)
     app.setWindowIcon(app_icon())
-    follow_system_theme(app)  # type: ignore[arg-type]
+    follow_system_theme(app)
     return app
 
 
@@ -95,7 +99,7 @@ def run_app(argv: Sequence[str]) -> int:
     asyncio.set_event_loop(loop)
     sink = ErrorSink()
     sink.install(loop)
-    app.setQuitOnLastWindowClosed(False)  # type: ignore[attr-defined]
+    app.setQuitOnLastWindowClosed(False)
 
     from desktop_agent.store import DatabaseUnusableError, Store
 

@@ -366,7 +366,8 @@ class ConversationController(QObject):
             from desktop_agent.secrets import get_secret
 
             # A keyring may wait on D-Bus or an unlock prompt: never on the UI thread.
-            api_key = await asyncio.to_thread(get_secret, str(key_name)) or "not-needed"
+            found: str | None = await asyncio.to_thread(get_secret, str(key_name))
+            api_key = found or "not-needed"
         options = self._build_options(api_key)
         if self._client is None:
             from desktop_agent.core.client import Client

@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QInputDialog,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QStackedWidget,
     QStyle,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -70,6 +71,23 @@ class MainWindow(QMainWindow):
     tab_opened = Signal(str)
     closed = Signal()
     first_painted = Signal()
+
+    # Built by window_actions.build_actions:
+    new_action: QAction
+    close_action: QAction
+    import_action: QAction
+    export_action: QAction
+    export_md_action: QAction
+    export_all_action: QAction
+    quit_action: QAction
+    stop_action: QAction
+    regenerate_action: QAction
+    rename_action: QAction
+    settings_action: QAction
+    server_action: QAction
+    rediscover_action: QAction
+    focus_approvals_action: QAction
+    server_button: QToolButton
 
     def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
                  approval_timeout: float | None = 300.0, discover_on_start: bool = True,
@@ -497,19 +515,19 @@ class MainWindow(QMainWindow):
         """Choose where to export the visible conversation."""
         controller = self.current_controller()
         if controller is not None:
+            conversation_id = controller.conversation_id
             ask_for_files(self, "Export conversation", True, "JSON files (*.json)",
-                              file_name_for(controller.title, ".json"),
-                              lambda paths, c=controller: self.export_conversations(
-                                  paths[0], [c.conversation_id]))
+                          file_name_for(controller.title, ".json"),
+                          lambda paths: self.export_conversations(paths[0], [conversation_id]))
 
     def ask_export_markdown(self) -> None:
         """Choose where to save the visible conversation as Markdown."""
         controller = self.current_controller()
         if controller is not None:
+            conversation_id = controller.conversation_id
             ask_for_files(self, "Export as Markdown", True, "Markdown (*.md)",
-                              file_name_for(controller.title, ".md"),
-                              lambda paths, c=controller: self.export_markdown(
-                                  paths[0], c.conversation_id))
+                          file_name_for(controller.title, ".md"),
+                          lambda paths: self.export_markdown(paths[0], conversation_id))
 
     def ask_export_selected(self, conversation_ids: list[str]) -> None:
         """Choose where to export the conversations selected in the sidebar."""
@@ -543,8 +561,8 @@ class MainWindow(QMainWindow):
     def _save_open_tabs(self) -> None:
         if self._closed:
             return
-        ids = [self.tabs.widget(i).controller.conversation_id  # type: ignore[attr-defined]
-               for i in range(self.tabs.count())]
+        tabs = [self.tabs.widget(i) for i in range(self.tabs.count())]
+        ids = [t.controller.conversation_id for t in tabs if isinstance(t, ConversationTab)]
         current = self.current_controller()
         self.store.set_setting(OPEN_TABS_KEY, {
             "ids": ids, "current": current.conversation_id if current else None})

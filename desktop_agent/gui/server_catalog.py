@@ -223,7 +223,7 @@ class ServerCatalog(QObject):
             log.warning("discovery failed: %s", discovered)
             return found
         env_url = self.preselection.base_url
-        for info in discovered:
+        for info in list(discovered):  # type: ignore[call-overload]
             url = info.base_url.rstrip("/")
             if url in known:
                 continue

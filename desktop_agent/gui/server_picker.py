@@ -170,10 +170,11 @@ class ServerPicker(QDialog):
             return
         for i in range(self._tree.topLevelItemCount()):
             top = self._tree.topLevelItem(i)
-            for j in range(top.childCount()):
-                data = top.child(j).data(0, _ROLE)
-                if data and (data[0], data[1]) == self._current:
-                    self._tree.setCurrentItem(top.child(j))
+            children = [top.child(j) for j in range(top.childCount())] if top else []
+            for child in children:
+                data = child.data(0, _ROLE) if child is not None else None
+                if child is not None and data and (data[0], data[1]) == self._current:
+                    self._tree.setCurrentItem(child)
                     return
 
     def _update_buttons(self, *_args: object) -> None:
@@ -185,7 +186,10 @@ class ServerPicker(QDialog):
         """The highlighted model: (base URL, model, key name, context length)."""
         item = self._tree.currentItem()
         data = item.data(0, _ROLE) if item is not None else None
-        return tuple(data) if data else None  # type: ignore[return-value]
+        if not data:
+            return None
+        base_url, model, key_name, context_length = data
+        return str(base_url), str(model), key_name, context_length
 
     def select_model(self, base_url: str, model: str) -> bool:
         """Highlight a model by server URL and id (keyboard users and tests)."""

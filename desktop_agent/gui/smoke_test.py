@@ -49,7 +49,7 @@ async def _run(app: Any) -> None:
 
     received: list[dict[str, Any]] = []
 
-    @tool("smoke_ping", "Answers pong", {"message": str})
+    @tool("smoke_ping", "Answers pong", {"message": str})  # type: ignore[untyped-decorator]
     async def smoke_ping(args: dict[str, Any]) -> str:
         received.append(dict(args))
         return "pong"
@@ -78,7 +78,8 @@ async def _run(app: Any) -> None:
             _check(bool(tool_results) and tool_results[0]["content"] == "pong",
                    f"the model did not get the tool result: {tool_results}")
             tab = window.current_tab()
-            _check(tab is not None, "no tab is open")
+            if tab is None:
+                raise SmokeTestFailure("no tab is open")
             tab.transcript.flush()
             shown = " ".join(tab.transcript.item_text(k) for k in tab.transcript.item_keys())
             _check(FINAL_ANSWER in shown, f"the transcript shows {shown!r}")
@@ -99,7 +100,9 @@ def run_smoke_test() -> int:
         try:
             from PySide6.QtWidgets import QApplication
 
-            app = QApplication.instance() or QApplication(sys.argv[:1])
+            existing = QApplication.instance()
+            app = existing if isinstance(existing, QApplication) else \
+                QApplication(sys.argv[:1])
             app.setQuitOnLastWindowClosed(False)  # the loop ends when the test ends
             import qasync
 

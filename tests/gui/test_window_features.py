@@ -13,13 +13,6 @@ from PySide6.QtCore import Qt
 from desktop_agent.testing import script
 
 
-def _error_widgets(window: Any) -> list[Any]:
-    from desktop_agent.gui.transcript.message_bubbles import ErrorBubble
-
-    window.current_tab().transcript.flush()
-    return window.current_tab().findChildren(ErrorBubble)
-
-
 def test_dropped_connection_shows_words_and_retry_recovers(qtbot: Any, make_window: Any,
                                                            server: Any) -> None:
     window = make_window()
