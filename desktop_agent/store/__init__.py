@@ -9,6 +9,7 @@ streams; :mod:`desktop_agent.store.export_json`,
 
 from desktop_agent.store.autosave import StreamingReplyWriter
 from desktop_agent.store.errors import (
+    DatabaseAccessError,
     DatabaseUnusableError,
     ImportFormatError,
     NotFoundError,
@@ -30,6 +31,7 @@ from desktop_agent.store.store import Store
 
 __all__ = [
     "ConversationRecord",
+    "DatabaseAccessError",
     "DatabaseUnusableError",
     "ImportFormatError",
     "MessageRecord",

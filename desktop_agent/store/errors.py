@@ -4,6 +4,7 @@
 
     StoreError
     ├── DatabaseUnusableError     the file is not a database, is damaged, or is from a newer app
+    ├── DatabaseAccessError       a read or write failed (disk full, read-only, locked too long)
     ├── StoreClosedError          the store was used after close()
     ├── NotFoundError (KeyError)  no such conversation or message
     ├── SecretInSettingsError (ValueError)  a key value where only a key *name* belongs
@@ -19,6 +20,10 @@ class StoreError(Exception):
 
 class DatabaseUnusableError(StoreError):
     """The database file cannot be opened safely; it is left untouched."""
+
+
+class DatabaseAccessError(StoreError):
+    """A read or write failed; the transaction was rolled back, so nothing half-changed."""
 
 
 class StoreClosedError(StoreError):

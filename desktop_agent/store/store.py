@@ -29,7 +29,12 @@ from typing import Any
 from desktop_agent import paths
 from desktop_agent.store import schema
 from desktop_agent.store.connection import check_is_ours, connect
-from desktop_agent.store.errors import NotFoundError, SecretInSettingsError, StoreClosedError
+from desktop_agent.store.errors import (
+    DatabaseAccessError,
+    NotFoundError,
+    SecretInSettingsError,
+    StoreClosedError,
+)
 from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.process_liveness import current_writer, writer_alive
 from desktop_agent.store.records import (
@@ -174,7 +179,13 @@ class Store:
         with self._lock:
             if self._conn is None:
                 raise StoreClosedError("the conversation store is closed")
-            yield self._conn
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:  # disk full, read-only, locked for too long...
+                raise DatabaseAccessError(
+                    f"The conversation database {self.path} could not be used ({exc}). "
+                    "Nothing was changed by this action."
+                ) from exc
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:

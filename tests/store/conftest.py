@@ -74,6 +74,21 @@ def no_keyring(restore_keyring: None, data_dir: Path) -> None:
     keyring.set_keyring(keyring.backends.fail.Keyring())
 
 
+_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:dir={socket_dir}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
 class SecretServiceSession:
     """A private D-Bus session bus with an unlocked gnome-keyring on it."""
 
@@ -97,8 +112,12 @@ class SecretServiceSession:
             XDG_DATA_HOME=str(self.home / "data"),
             XDG_RUNTIME_DIR=str(runtime),
         )
+        # A bus without service activation: otherwise an early request would make
+        # D-Bus start a second, locked gnome-keyring that wins the race.
+        config = self.home / "session-bus.conf"
+        config.write_text(_BUS_CONFIG.format(socket_dir=runtime), encoding="utf-8")
         bus = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+            ["dbus-daemon", f"--config-file={config}", "--nofork", "--print-address=1"],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
@@ -124,6 +143,14 @@ class SecretServiceSession:
 
     def wait_ready(self, backend: keyring.backend.KeyringBackend) -> None:
         deadline = time.monotonic() + 15
+        # First wait for the daemon to have unlocked its "login" collection as the
+        # default: asking the keyring earlier makes it try to create one, which
+        # needs a password prompt nobody can answer here.
+        while not self._default_collection_unlocked():
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.skip("gnome-keyring-daemon did not unlock a default collection in time")
+            time.sleep(0.1)
         while True:
             try:
                 backend.set_password("desktop-agent-probe", "probe", "ok")
@@ -134,6 +161,21 @@ class SecretServiceSession:
                     self.stop()
                     pytest.skip(f"gnome-keyring-daemon did not become usable: {exc}")
                 time.sleep(0.1)
+
+    def _default_collection_unlocked(self) -> bool:
+        import secretstorage
+
+        try:
+            connection = secretstorage.dbus_init()
+        except Exception:
+            return False
+        try:
+            collection = secretstorage.Collection(connection)  # the "default" alias
+            return not collection.is_locked()
+        except Exception:  # no such alias yet, or the service is not on the bus yet
+            return False
+        finally:
+            connection.close()
 
     def stop(self) -> None:
         for process in reversed(self.processes):

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from desktop_agent.store import (
     ImportFormatError,
     Store,
     conversation_to_markdown,
     export_conversations,
+    import_data,
     import_files,
     write_export_file,
 )
@@ -240,3 +244,48 @@ def test_markdown_shows_the_active_branch_with_tools_thinking_and_approvals(stor
     assert "It is 18°C and sunny." in text
     assert "I cannot know." not in text  # the other branch is not in the reading copy
     assert "1 message(s) on other branches" in text
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_tree_shapes = st.lists(
+    st.tuples(
+        st.integers(min_value=-1, max_value=30),  # parent: an earlier message, or a root
+        st.sampled_from(["user", "assistant", "tool"]),
+        _text,
+        st.dictionaries(st.sampled_from(["model", "thinking", "note"]), _text, max_size=3),
+        st.sampled_from(["complete", "interrupted", "error"]),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=_tree_shapes, title=_text, leaf_pick=st.integers(min_value=0, max_value=100))
+def test_any_tree_survives_export_and_import(shape, title: str, leaf_pick: int) -> None:
+    with tempfile.TemporaryDirectory() as folder, Store.open(Path(folder) / "db") as store:
+        conv = store.create_conversation(title or "untitled", {"model": "m"})
+        ids: list[str] = []
+        for parent_index, role, content, metadata, status in shape:
+            if parent_index < 0 or not ids:
+                record = store.add_message(
+                    conv.id,
+                    {"role": role, "content": content},
+                    metadata=metadata,
+                    status=status,
+                    new_root=True,
+                )
+            else:
+                record = store.add_message(
+                    conv.id,
+                    {"role": role, "content": content},
+                    parent_id=ids[parent_index % len(ids)],
+                    metadata=metadata,
+                    status=status,
+                )
+            ids.append(record.id)
+        store.set_active_leaf(conv.id, ids[leaf_pick % len(ids)])
+
+        document = json.loads(json.dumps(export_conversations(store, [conv.id], secret_values=[])))
+        (copy,) = import_data(store, document)
+        assert _tree(store, copy.id) == _tree(store, conv.id)

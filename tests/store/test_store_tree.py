@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.store import (
+    DatabaseAccessError,
     NewConversation,
     NewMessage,
     NotFoundError,
@@ -302,6 +303,20 @@ def test_app_settings_round_trip(tmp_path: Path) -> None:
         assert store.get_setting("open_tabs") == {"ids": ["b"], "current": 0}
         store.delete_setting("open_tabs")
         assert store.get_setting("open_tabs", "gone") == "gone"
+
+
+def test_a_failed_write_says_so_and_changes_nothing(store: Store) -> None:
+    conv = store.create_conversation()
+    store.add_message(conv.id, {"role": "user", "content": "kept"})
+    with store._reading() as conn:
+        conn.execute("PRAGMA query_only = 1")  # the disk refuses writes from now on
+    with pytest.raises(DatabaseAccessError, match="could not be used"):
+        store.add_message(conv.id, {"role": "user", "content": "lost?"})
+    with store._reading() as conn:
+        conn.execute("PRAGMA query_only = 0")
+    assert _texts(store.active_path(conv.id)) == ["kept"]
+    store.add_message(conv.id, {"role": "user", "content": "works again"})
+    assert store.count_messages(conv.id) == 2
 
 
 def test_closed_store_says_so(tmp_path: Path) -> None:
