@@ -101,7 +101,7 @@ class SecretServiceSession:
         for tool in ("dbus-daemon", "gnome-keyring-daemon"):
             if shutil.which(tool) is None:
                 pytest.skip(
-                    f"{tool} is not installed (apt-get install gnome-keyring dbus-x11); "
+                    f"{tool} is not installed (apt-get install gnome-keyring dbus); "
                     "the real Secret Service tests need it"
                 )
         runtime = self.home / "run"

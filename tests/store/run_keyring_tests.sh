@@ -16,10 +16,10 @@ done
 if [ "$need_install" = 1 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-keyring dbus-x11 libsecret-tools
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-keyring dbus libsecret-tools
     else
         echo "gnome-keyring-daemon/dbus-daemon missing: the Secret Service tests will be skipped." >&2
-        echo "Install them with: sudo apt-get install gnome-keyring dbus-x11 libsecret-tools" >&2
+        echo "Install them with: sudo apt-get install gnome-keyring dbus libsecret-tools" >&2
     fi
 fi
 exec python3 -m pytest tests/store/test_secrets.py -q -rs "$@"
