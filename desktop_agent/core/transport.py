@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +54,17 @@ def _http_error_types(*names: str) -> tuple[type[BaseException], ...]:
     return tuple(getattr(m, n) for m in http_modules() for n in names if hasattr(m, n))
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for the process.
+
+    Building one loads the system's CA certificates (tens of milliseconds);
+    without sharing, every new Client paid that on the event loop, which a
+    window or a server starting many conversations feels.
+    """
+    return ssl.create_default_context()
+
+
 def make_openai_client(base_url: str, api_key: str, timeout: float,
                        headers: Mapping[str, str] | None = None) -> openai.AsyncOpenAI:
     """An SDK client with its own retries off: :func:`open_stream` owns retrying."""
@@ -63,6 +76,7 @@ def make_openai_client(base_url: str, api_key: str, timeout: float,
         timeout=timeout,
         max_retries=0,
         default_headers=dict(headers or {}),
+        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
     )
 
 

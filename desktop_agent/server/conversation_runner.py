@@ -165,16 +165,11 @@ class ConversationRunner:
     async def _ready_client(self, options: AgentOptions) -> Client:
         """The conversation's Client, kept across turns, with this turn's options.
 
-        Keeping it keeps its HTTP connection pool warm. Building the SDK client
-        costs tens of milliseconds (TLS setup), so the first one is built in a
-        worker thread rather than stalling every other conversation's stream.
+        Keeping it keeps its HTTP connection pool warm (the core shares one TLS
+        context per process, so building a Client costs well under a millisecond).
         """
         if self._client is None:
-            client = Client(options)
-            build = getattr(client, "_client", None)
-            if callable(build):
-                await asyncio.to_thread(build)
-            self._client = client
+            self._client = Client(options)
         else:
             self._client.update_options(options)
         return self._client
