@@ -36,7 +36,7 @@ def insert_all(conn: sqlite3.Connection, items: list[NewConversation]) -> list[C
             raise ValueError(f"conversation {index + 1}: settings hold a key-like value")
         conversation_id = uuid.uuid4().hex
         created = item.created_at if item.created_at is not None else now
-        updated = item.updated_at if item.updated_at is not None else created
+        updated = item.updated_at if item.updated_at is not None else now
         conn.execute(
             "INSERT INTO conversations(id, title, created_at, updated_at, settings)"
             " VALUES (?, ?, ?, ?, ?)",

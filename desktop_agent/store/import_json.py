@@ -134,7 +134,7 @@ def _from_export(data: dict[str, Any], source: str) -> list[NewConversation]:
                 messages=messages,
                 active_leaf_key=leaf,
                 created_at=conversation.get("created_at"),
-                updated_at=conversation.get("updated_at"),
+                # updated_at is left to "now" so the import shows at the top of the list.
             )
         )
     return items

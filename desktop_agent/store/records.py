@@ -111,7 +111,7 @@ class NewConversation:
         messages: Parents before children.
         active_leaf_key: The source id of the active leaf; None means the last message.
         created_at: Epoch seconds; None means now.
-        updated_at: Epoch seconds; None means ``created_at``.
+        updated_at: Epoch seconds; None means now (an import shows at the top of the list).
     """
 
     title: str

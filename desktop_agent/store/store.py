@@ -231,7 +231,7 @@ class Store:
         """Conversations, most recently updated first.
 
         Args:
-            limit: Page size.
+            limit: Page size (-1 for all).
             offset: Page start.
             query: Typed search text: keeps conversations whose title contains it
                 or whose messages contain all its words (the last as a prefix).

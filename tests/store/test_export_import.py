@@ -128,6 +128,8 @@ def test_export_then_import_gives_equal_conversations(store: Store, tmp_path: Pa
     assert _tree(store, imported[0].id) == _tree(store, original)
     assert _tree(store, imported[1].id) == _tree(store, second)
     assert store.count_conversations() == 4
+    # The imports are what the list shows first.
+    assert {c.id for c in store.list_conversations(limit=2)} == {r.id for r in imported}
     # The import kept the branch structure: the regenerated sibling is still there.
     active_question = store.active_path(imported[0].id)[0]
     assert len(store.children(active_question.id)) == 2
