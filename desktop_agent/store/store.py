@@ -154,7 +154,11 @@ class Store:
             raise
         store = cls(conn, path)
         if recover:
-            store.recover_interrupted()
+            try:
+                store.recover_interrupted()
+            except BaseException:
+                store.close()
+                raise
         return store
 
     def close(self) -> None:
@@ -164,6 +168,8 @@ class Store:
             if self._conn is not None:
                 try:
                     self._conn.execute("PRAGMA optimize")
+                except sqlite3.Error as exc:  # e.g. a read-only file: nothing to tidy
+                    logger.debug("PRAGMA optimize skipped: %s", exc)
                 finally:
                     self._conn.close()
                     self._conn = None
@@ -194,10 +200,12 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite rolls some failures back by itself (disk full, I/O errors).
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     # -- conversations --------------------------------------------------------------
 
