@@ -291,7 +291,8 @@ class Store:
                 (time.time(), conversation_id),
             )
         record = self.get_conversation(conversation_id)
-        assert record is not None
+        if record is None:  # deleted by another thread or process meanwhile
+            raise NotFoundError(f"no conversation {conversation_id}")
         return record
 
     def delete_conversation(self, conversation_id: str) -> None:
