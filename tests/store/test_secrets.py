@@ -222,3 +222,34 @@ def test_a_planted_key_is_nowhere_on_disk_or_in_exports(
     assert _scan([p for p in data_dir.rglob("*") if p.is_file()], [shaped, plain]) == []
     secrets.delete_secret("api:LM Studio")
     secrets.delete_secret("conv:1:GITHUB_TOKEN")
+
+
+def test_a_fresh_process_without_a_keyring_says_so(tmp_path: Path) -> None:
+    """The headless-Linux start-up path, in a new interpreter as the app would run."""
+    import os
+    import sys
+
+    env = dict(os.environ, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+    env["DESKTOP_AGENT_DATA_DIR"] = str(tmp_path / "data")
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    script = (
+        "from desktop_agent import secrets\n"
+        "print(secrets.set_secret('api:x', 'fresh-process-value'))\n"
+        "print(secrets.get_secret('api:x'))\n"
+        "print(secrets.keyring_status().message)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    persisted, value, message = done.stdout.splitlines()
+    assert (persisted, value) == ("False", "fresh-process-value")
+    assert "this session only" in message
+    for file in (tmp_path / "data").rglob("*"):
+        assert b"fresh-process-value" not in file.read_bytes()
