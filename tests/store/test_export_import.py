@@ -119,6 +119,7 @@ def test_export_then_import_gives_equal_conversations(store: Store, tmp_path: Pa
     assert write_export_file(store, out, [original, second]) == 2
 
     document = json.loads(out.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(export_schema())  # the shipped schema is sound
     jsonschema.validate(document, export_schema())
     assert document["format"] == "desktop-agent-conversations" and document["version"] == 1
 
