@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from desktop_agent.core.permissions import (
     PermissionResultAllow,
     PermissionResultDeny,
-    PermissionRule,
     evaluate_rules,
 )
+from desktop_agent.core.tool_config import always_allow_rule
 
 from . import permission_settings
 from .approval_queue import (
@@ -48,12 +48,14 @@ class ApprovalGate:
         title: Returns the conversation's current title.
         allow_in_conversation: Remembers a tool as allowed for this conversation.
         on_request: Told about each new request (for notifications).
+        on_problem: Told, in words, when a remembered approval could not be saved.
     """
 
     def __init__(self, conversation_id: str, queue: ApprovalQueue, timeout: float | None, *,
                  settings: Callable[[], dict[str, Any]], title: Callable[[], str],
                  allow_in_conversation: Callable[[str], None],
-                 on_request: Callable[[ApprovalRequest], None]) -> None:
+                 on_request: Callable[[ApprovalRequest], None],
+                 on_problem: Callable[[str], None] = lambda _text: None) -> None:
         self._conversation_id = conversation_id
         self._queue = queue
         self.timeout = timeout
@@ -61,6 +63,7 @@ class ApprovalGate:
         self._title = title
         self._allow_in_conversation = allow_in_conversation
         self._on_request = on_request
+        self._on_problem = on_problem
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -79,7 +82,9 @@ class ApprovalGate:
         if settings.get("auto_execute"):
             self._decisions[call_id] = {"decision": "auto_execute"}
             return PermissionResultAllow()
-        if tool_name in (settings.get("allowed_tools") or []):
+        # Rules were settled by the core at the start of the turn; these checks see
+        # approvals remembered since (a later call in the same turn).
+        if tool_name in permission_settings.conversation_allowed_tools(settings):
             self._decisions[call_id] = {"decision": "allowed_for_conversation"}
             return PermissionResultAllow()
         verdict = evaluate_rules(permission_settings.load_rules(), tool_name, tool_input,
@@ -131,6 +136,12 @@ class ApprovalGate:
         if decision.choice is ApprovalChoice.ALLOW_CONVERSATION:
             self._allow_in_conversation(tool_name)
         elif decision.choice is ApprovalChoice.ALLOW_ALWAYS:
-            permission_settings.add_rule(PermissionRule(tool_name, "allow"))
-            log.info("%s is now always allowed", tool_name)
+            try:
+                permission_settings.add_rule(always_allow_rule(tool_name))
+            except permission_settings.PermissionSettingsError as exc:
+                record["not_saved"] = str(exc)
+                self._on_problem(f"“Always allow {tool_name}” ran the tool this time, but "
+                                 f"could not be remembered. {exc}")
+            else:
+                log.info("%s is now always allowed", tool_name)
         return PermissionResultAllow(updated_input=decision.updated_input)

@@ -79,6 +79,8 @@ class ConversationController(QObject):
         figures_changed(object): New :class:`TurnFigures`.
         pending_approvals_changed(int): Requests of this conversation waiting.
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
+        notice(str): Something the person should know that is not part of the
+            transcript (e.g. a remembered approval could not be saved).
     """
 
     title_changed = Signal(str)
@@ -97,6 +99,7 @@ class ConversationController(QObject):
     figures_changed = Signal(object)
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
+    notice = Signal(str)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
@@ -118,7 +121,7 @@ class ConversationController(QObject):
         self.approval_gate = ApprovalGate(
             record.id, approvals, approval_timeout, settings=lambda: self._record.settings,
             title=lambda: self._record.title, allow_in_conversation=self._allow_in_conversation,
-            on_request=self.approval_requested.emit)
+            on_request=self.approval_requested.emit, on_problem=self.notice.emit)
         self._figures = TurnFigures(model=str(record.settings.get("model") or ""),
                                     context_length=record.settings.get("context_length"))
         self._checkpoint_timer = QTimer(self)
@@ -175,7 +178,7 @@ class ConversationController(QObject):
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""
-        return list(self._record.settings.get("allowed_tools") or [])
+        return permission_settings.conversation_allowed_tools(self._record.settings)
 
     # -- settings ------------------------------------------------------------
 
@@ -195,6 +198,9 @@ class ConversationController(QObject):
                 settings.pop(key, None)
             else:
                 settings[key] = value
+        self._save_settings(settings)
+
+    def _save_settings(self, settings: dict[str, Any]) -> None:
         if settings == self._record.settings:
             return
         self._record = self._store.update_conversation(self._record.id, settings=settings)
@@ -211,8 +217,8 @@ class ConversationController(QObject):
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
-        allowed = [t for t in self.session_allowed_tools() if t != tool_name]
-        self.update_settings(allowed_tools=allowed or None)
+        self._save_settings(permission_settings.without_conversation_allow(
+            self._record.settings, tool_name))
 
     # -- user actions --------------------------------------------------------
 
@@ -395,7 +401,7 @@ class ConversationController(QObject):
             api_key=api_key,
             auto_execute_tools=True,
             max_tool_iterations=int(s.get("max_tool_iterations", 10)),
-            permission_rules=permission_settings.load_rules(),
+            permission_rules=permission_settings.effective_rules(s),
             can_use_tool=self.approval_gate,
             # The gate times out (visibly) first; the core's limit is a backstop.
             approval_timeout=None if timeout is None else timeout + 30.0,
@@ -426,7 +432,8 @@ class ConversationController(QObject):
             self.tool_call.emit(item.id, item.name, dict(item.input),
                                 self._tool_source(item.name))
         elif isinstance(item, ToolResultBlock):
-            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name)
+            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
+                                 item.decision)
             if item.tool_use_id not in recorder.errors_shown:
                 self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
         elif isinstance(item, ToolUseError):
@@ -492,9 +499,9 @@ class ConversationController(QObject):
     # -- approvals -------------------------------------------------------------
 
     def _allow_in_conversation(self, tool_name: str) -> None:
-        allowed = self.session_allowed_tools()
-        if tool_name not in allowed:
-            self.update_settings(allowed_tools=[*allowed, tool_name])
+        if tool_name not in self.session_allowed_tools():
+            self._save_settings(permission_settings.with_conversation_allow(
+                self._record.settings, tool_name))
 
     def _on_pending_count(self, conversation_id: str, count: int) -> None:
         if conversation_id == self._record.id:

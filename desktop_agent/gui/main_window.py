@@ -240,6 +240,7 @@ class MainWindow(QMainWindow):
         controller.settings_changed.connect(lambda _s: self._refresh_notices())
         controller.settings_changed.connect(lambda _s: self._update_server_button())
         controller.approval_requested.connect(self._on_approval_requested)
+        controller.notice.connect(self.notice.show_message)
         if make_current:
             self.tabs.setCurrentIndex(index)
         self._update_empty_state()

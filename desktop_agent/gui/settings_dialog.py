@@ -108,6 +108,16 @@ class ConversationSettingsDialog(QDialog):
         self.revoke_button.clicked.connect(self._revoke_selected)
         revoke_row.addWidget(self.revoke_button)
         r_layout.addLayout(revoke_row)
+        self.problem = QLabel()
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #d9534f;")
+        self.problem.hide()
+        r_layout.addWidget(self.problem)
+        config_problem = permission_settings.config_problem()
+        if config_problem:
+            self.problem.setText(f"The config file cannot be used, so no remembered approval "
+                                 f"applies and every call asks: {config_problem}")
+            self.problem.show()
         layout.addWidget(remembered, 1)
         self._fill_approvals()
 
@@ -119,7 +129,7 @@ class ConversationSettingsDialog(QDialog):
 
     def _fill_approvals(self) -> None:
         self.approvals.clear()
-        for name in self._settings.get("allowed_tools") or []:
+        for name in permission_settings.conversation_allowed_tools(self._settings):
             item = QListWidgetItem(f"{name} — allowed in this conversation")
             item.setData(_ROLE, ("conversation", name))
             self.approvals.addItem(item)
@@ -144,11 +154,14 @@ class ConversationSettingsDialog(QDialog):
             return
         kind, value = data
         if kind == "conversation":
-            self._settings["allowed_tools"] = [
-                t for t in self._settings.get("allowed_tools") or [] if t != value]
+            self._settings = permission_settings.without_conversation_allow(self._settings, value)
             self.conversation_approval_revoked.emit(value)
         else:
-            permission_settings.remove_rule(PermissionRule.from_dict(value))
+            try:
+                permission_settings.remove_rule(PermissionRule.from_dict(value))
+            except permission_settings.PermissionSettingsError as exc:
+                self.problem.setText(str(exc))
+                self.problem.show()
         self._fill_approvals()
 
     def changes(self) -> dict[str, Any]:

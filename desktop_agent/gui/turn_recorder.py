@@ -98,10 +98,14 @@ class TurnRecorder:
         return opened
 
     def tool_result(self, tool_use_id: str, content: str, is_error: bool,
-                    name: str | None) -> None:
-        """A tool ran (or was refused): its reply is complete; store the result."""
+                    name: str | None, settled_by: str | None = None) -> None:
+        """A tool ran (or was refused): its reply is complete; store the result.
+
+        ``settled_by`` is the core's word for how the call was decided (``rule``,
+        ``auto``, ``denied``...), kept when nobody was asked.
+        """
         self.finish_segment("complete")
-        self._tool_message(tool_use_id, content, is_error, name)
+        self._tool_message(tool_use_id, content, is_error, name, settled_by)
 
     def tool_error(self, error: str, tool_use_id: str | None, name: str | None,
                    raw_data: str | None) -> str | None:
@@ -206,11 +210,14 @@ class TurnRecorder:
         return self._segment, writer.message_id
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
-                      name: str | None) -> None:
+                      name: str | None, settled_by: str | None = None) -> None:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error}
         decision = self._decision_of(tool_use_id)
         if decision is not None:
             metadata["approval"] = decision
+        elif settled_by:
+            by = "rule" if settled_by in ("rule", "denied") else "auto"
+            metadata["approval"] = {"decision": settled_by, "by": by}
         message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
         existing = self._tool_records.get(tool_use_id)
         if existing is not None:

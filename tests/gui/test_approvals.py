@@ -142,6 +142,15 @@ def test_allow_for_this_conversation_stops_asking(qtbot: Any, make_window: Any, 
     wait_idle(qtbot, controller)
     assert weather.calls == [{"city": "Kyiv"}, {"city": "Riga"}]
     assert controller.session_allowed_tools() == ["get_weather"]
+    stored = window.store.get_conversation(controller.conversation_id).settings
+    assert stored["permission_rules"] == [{"tool": "get_weather", "decision": "allow"}]
+    # The second call was settled by the rule, without a request in the dock.
+    first_result, second_result = [m for m in controller.stored_messages()
+                                   if m["role"] == "tool"]
+    assert first_result["metadata"]["approval"]["decision"] == "allow_conversation"
+    assert second_result["metadata"]["approval"] == {"decision": "rule", "by": "rule"}
+    controller.revoke_conversation_approval("get_weather")
+    assert controller.session_allowed_tools() == []
 
 
 def test_always_allow_writes_a_rule_that_settings_can_revoke(
@@ -261,3 +270,23 @@ def test_requests_from_two_tabs_queue_in_the_dock(qtbot: Any, make_window: Any, 
     dock.allow_once()
     wait_idle(qtbot, second)
     assert weather.calls == [{"city": "Malmö"}]
+
+
+def test_a_malformed_config_file_asks_and_is_never_overwritten(
+        qtbot: Any, make_window: Any, server: Any, weather: Any, data_dir: Any) -> None:
+    config = data_dir / "config.json"
+    config.write_text('{"permissions": [{"tool": "get_weather", "decision": "allow"}')
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Faro"})]), script.text("Ok."))
+    send(qtbot, window, "Faro?")
+    _wait_for_request(qtbot, window)  # the broken allow rule does not apply: it asks
+    window.approval_dock.allow_always()
+    wait_idle(qtbot, controller)
+    assert weather.calls == [{"city": "Faro"}]
+    assert window.notice.isVisible()
+    assert "could not be remembered" in window.notice.label.text()
+    assert config.read_text() == '{"permissions": [{"tool": "get_weather", "decision": "allow"}'
+    dialog = window.open_settings()
+    assert dialog.problem.isVisible() and "every call asks" in dialog.problem.text()
+    dialog.reject()
