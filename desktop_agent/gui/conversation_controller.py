@@ -118,6 +118,7 @@ class ConversationController(QObject):
         self._path: list[MessageRecord] = store.active_path(record.id)
         self._recorder: TurnRecorder | None = None
         self._transcript_open = False
+        self._reported_tool_problems: list[str] = []
         self.approval_gate = ApprovalGate(
             record.id, approvals, approval_timeout, settings=lambda: self._record.settings,
             title=lambda: self._record.title, allow_in_conversation=self._allow_in_conversation,
@@ -374,7 +375,12 @@ class ConversationController(QObject):
             # A keyring may wait on D-Bus or an unlock prompt: never on the UI thread.
             found: str | None = await asyncio.to_thread(get_secret, str(key_name))
             api_key = found or "not-needed"
-        options = self._build_options(api_key)
+        tools = await self._tools.tools_for(self._record.id, self._record.settings)
+        problems = self._tools.mcp_problems()
+        if problems and problems != self._reported_tool_problems:
+            self._reported_tool_problems = problems
+            self.notice.emit(" ".join(problems))
+        options = self._build_options(api_key, tools)
         if self._client is None:
             from desktop_agent.core.client import Client
 
@@ -385,7 +391,7 @@ class ConversationController(QObject):
             self._client.update_options(options)
         return self._client
 
-    def _build_options(self, api_key: str) -> Any:
+    def _build_options(self, api_key: str, tools: list[Any]) -> Any:
         from desktop_agent.core.options import AgentOptions
 
         s = self._record.settings
@@ -394,7 +400,7 @@ class ConversationController(QObject):
             model=str(s.get("model") or ""),
             base_url=str(s.get("base_url") or ""),
             system_prompt=s.get("system_prompt") or None,
-            tools=self._tools.tools_for(self._record.id, s),
+            tools=tools,
             max_turns=None,
             max_tokens=s.get("max_tokens", 4096),
             temperature=s.get("temperature", 0.7),

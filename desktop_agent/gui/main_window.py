@@ -600,6 +600,10 @@ class MainWindow(QMainWindow):
         others = [t for t in self._closing_tasks if t is not asyncio.current_task()]
         if others:
             await asyncio.gather(*others, return_exceptions=True)
+        try:
+            await self.tools.aclose()
+        except Exception as exc:  # a server that will not stop must not block closing
+            log.warning("MCP servers did not stop cleanly: %s", exc)
         self.closed.emit()
 
     def closeEvent(self, event: QCloseEvent) -> None:

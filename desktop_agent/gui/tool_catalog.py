@@ -1,11 +1,13 @@
 """Which tools a conversation may offer its model.
 
 The window offers the built-in workdir tools (files, search, shell) confined
-to the conversation's work folder, plus any tools the app was started with
-(the smoke test and the tests add their own). A conversation's settings pick
-a subset by name (``settings["tools"]``); without that key every tool is on.
-The core is imported here only when tools are first needed, after the window
-has painted.
+to the conversation's work folder, the tools of the MCP servers listed in
+``config.json`` (started on first use, shared by every conversation, named
+``<server>__<tool>``), and any tools the app was started with (the smoke test
+and the tests add their own). A conversation's settings pick a subset by name
+(``settings["tools"]``); without that key every tool is on. The core and the
+MCP SDK are imported only when tools are first needed, after the window has
+painted.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from desktop_agent.core.mcp_tools import McpServerPool
     from desktop_agent.core.tools import Tool
 
 log = logging.getLogger("desktop_agent.gui.tools")
@@ -25,25 +28,41 @@ class ToolCatalog:
     """Builds the tool list for a conversation.
 
     Args:
-        extra_tools: Tools offered besides the built-in ones.
+        extra_tools: Tools offered besides the built-in and MCP ones.
         include_builtin: Whether the built-in workdir tools are offered.
+        include_mcp: Whether the MCP servers of ``config.json`` are offered.
+        config_path: The config file (default: the data folder's ``config.json``).
+
+    Attributes:
+        problem: Why the MCP servers could not be read from the config, if so.
     """
 
-    def __init__(self, extra_tools: Sequence[Tool] = (), *, include_builtin: bool = True) -> None:
+    def __init__(self, extra_tools: Sequence[Tool] = (), *, include_builtin: bool = True,
+                 include_mcp: bool = True, config_path: Path | None = None) -> None:
         self._extra = list(extra_tools)
         self._include_builtin = include_builtin
+        self._include_mcp = include_mcp
+        self._config_path = config_path
+        self._pool: McpServerPool | None = None
+        self._pool_loaded = False
+        self._mcp_names: list[str] = []
+        self.problem: str | None = None
 
     def tool_names(self) -> list[str]:
-        """Names of every tool a conversation could enable, for the settings dialog."""
+        """Names of every tool a conversation could enable, for the settings dialog.
+
+        MCP tools are listed once their servers have started (after a first turn).
+        """
         names: list[str] = []
         if self._include_builtin:
             from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES
 
             names.extend(BUILTIN_TOOL_NAMES)
         names.extend(t.name for t in self._extra if t.name not in names)
+        names.extend(n for n in self._mcp_names if n not in names)
         return names
 
-    def tools_for(self, conversation_id: str, settings: dict[str, Any]) -> list[Tool]:
+    async def tools_for(self, conversation_id: str, settings: dict[str, Any]) -> list[Tool]:
         """The tools enabled in ``settings``, bound to the conversation's work folder."""
         wanted = settings.get("tools")
         enabled = set(wanted) if isinstance(wanted, list) else None
@@ -56,6 +75,48 @@ class ToolCatalog:
                 tools.extend(builtin_tools(self.workdir(conversation_id, settings),
                                            include=include))
         tools.extend(t for t in self._extra if enabled is None or t.name in enabled)
+        taken = {t.name for t in tools}
+        tools.extend(t for t in await self._mcp_tools()
+                     if (enabled is None or t.name in enabled) and t.name not in taken)
+        return tools
+
+    def mcp_problems(self) -> list[str]:
+        """One sentence per configured MCP server that is not running, and why."""
+        problems = [self.problem] if self.problem else []
+        if self._pool is not None:
+            for status in self._pool.status():
+                if status.error:
+                    problems.append(f"MCP server {status.name}: {status.error}")
+        return problems
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers this catalog started."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.aclose()
+
+    async def _mcp_tools(self) -> list[Tool]:
+        if not self._include_mcp:
+            return []
+        if not self._pool_loaded:
+            self._pool_loaded = True
+            from desktop_agent.core.tool_config import ToolConfigError, load_tool_config
+
+            try:
+                config = load_tool_config(self._config_path)
+            except ToolConfigError as exc:
+                self.problem = f"MCP servers are off: {exc}"
+                log.warning("%s", self.problem)
+                return []
+            if not any(s.enabled for s in config.mcp_servers.values()):
+                return []
+            from desktop_agent.core.mcp_tools import McpServerPool
+
+            self._pool = McpServerPool.from_config(config)
+        if self._pool is None:
+            return []
+        tools = await self._pool.list_tools()
+        self._mcp_names = [t.name for t in tools]
         return tools
 
     @staticmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 from PySide6.QtCore import Qt
 
@@ -290,3 +291,28 @@ def test_a_malformed_config_file_asks_and_is_never_overwritten(
     dialog = window.open_settings()
     assert dialog.problem.isVisible() and "every call asks" in dialog.problem.text()
     dialog.reject()
+
+
+def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, server: Any,
+                                              data_dir: Any) -> None:
+    import sys
+
+    pytest.importorskip("mcp_server_time")
+    (data_dir / "config.json").write_text(json.dumps({"mcpServers": {"time": {
+        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}}))
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("time__get_current_time", {"timezone": "Europe/Paris"})]),
+                   script.text("It is later in Paris."))
+    send(qtbot, window, "What time is it in Paris?")
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=30_000)
+    request = window.approval_dock.current_request()
+    assert (request.tool_name, request.source) == ("time__get_current_time", "time")
+    assert "(time · read-only)" in window.approval_dock._title.text()
+    window.approval_dock.allow_once()
+    wait_idle(qtbot, controller)
+    offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert "time__get_current_time" in offered
+    result = json.loads(_tool_messages(server.requests[1])[0]["content"])
+    assert result["timezone"] == "Europe/Paris"
+    assert "time__get_current_time" in window.tools.tool_names()
