@@ -78,19 +78,24 @@ def test_two_tabs_stream_at_the_same_time(qtbot: Any, make_window: Any, server: 
     first = use_server(window, server)
     second = window.new_conversation()
     use_server(window, server)
-    server.enqueue(script.text(" ".join(f"a{i}" for i in range(40)), pieces=40, delay=0.03),
-                   script.text(" ".join(f"b{i}" for i in range(40)), pieces=40, delay=0.03))
+
+    def reply(body: dict[str, Any]) -> Any:
+        letter = "a" if body["messages"][-1]["content"] == "first tab" else "b"
+        return script.text(" ".join(f"{letter}{i}" for i in range(60)), pieces=60, delay=0.05)
+
+    server.responder = reply
     window.tabs.setCurrentWidget(window.tab_for(first.conversation_id))
     send(qtbot, window, "first tab")
     window.tabs.setCurrentWidget(window.tab_for(second.conversation_id))
     send(qtbot, window, "second tab")
+    # Both replies are on screen and growing at the same moment.
     qtbot.waitUntil(lambda: first.busy and second.busy and
                     "a3" in last_assistant_text(window, first) and
                     "b3" in last_assistant_text(window, second), timeout=WAIT_MS)
     wait_idle(qtbot, first)
     wait_idle(qtbot, second)
-    assert "a39" in last_assistant_text(window, first)
-    assert "b39" in last_assistant_text(window, second)
+    assert "a59" in last_assistant_text(window, first)
+    assert "b59" in last_assistant_text(window, second)
     assert "b1" not in last_assistant_text(window, first)
 
 
