@@ -19,7 +19,7 @@ def test_answer_grows_in_the_transcript_while_it_streams(qtbot: Any, make_window
     hint = window.current_tab().empty_hint
     assert hint.isVisible() and "Start the conversation with test-model" in hint.text()
     assert not window.regenerate_action.isEnabled()
-    server.enqueue(script.text(LONG_ANSWER, pieces=30, delay=0.03))
+    server.enqueue(script.text(LONG_ANSWER, pieces=40, delay=0.04))
     send(qtbot, window, "Tell me something long")
     assert not hint.isVisible()
 
@@ -122,7 +122,7 @@ def test_a_streaming_reply_is_checkpointed_to_disk_while_it_grows(
 
     window = make_window()
     controller = use_server(window, server)
-    server.enqueue(script.text(" ".join(f"c{i}" for i in range(80)), pieces=80, delay=0.03))
+    server.enqueue(script.text(" ".join(f"c{i}" for i in range(80)), pieces=80, delay=0.05))
     send(qtbot, window, "Stream slowly")
     qtbot.waitUntil(lambda: "c12" in last_assistant_text(window), timeout=WAIT_MS)
     reader = Store.open(data_dir / "conversations.sqlite3", recover=False)
