@@ -175,6 +175,11 @@ class SecretVault:
         values = {v for v in (self.get(n) for n in self.names()) if v}
         return sorted(values, key=len, reverse=True)
 
+    def forget_session(self) -> None:
+        """Drop the session-only secrets (what a restart does); the keyring is untouched."""
+        with self._lock:
+            self._session.clear()
+
     # -- internals ----------------------------------------------------------------
 
     def _note_failure(self, action: str, name: str, exc: Exception) -> None:

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 from PySide6.QtCore import Qt
+from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 
 from desktop_agent.gui.approval_queue import RequestState
 from desktop_agent.testing import script

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import WAIT_MS, send, use_server, wait_idle
 from PySide6.QtCore import Qt
+from window_driver import WAIT_MS, send, use_server, wait_idle
 
 from desktop_agent.testing import script
 

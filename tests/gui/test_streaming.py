@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 from PySide6.QtCore import Qt
+from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 
 from desktop_agent.testing import script
 

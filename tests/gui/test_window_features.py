@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 from PySide6.QtCore import Qt
+from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 
 from desktop_agent.testing import script
 

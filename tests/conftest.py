@@ -1,0 +1,28 @@
+"""Isolation for every tier: no test touches the user's real data folder or keys."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def isolated_app_data(tmp_path_factory: pytest.TempPathFactory,
+                      monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh DESKTOP_AGENT_DATA_DIR per test, and no session secrets carried over.
+
+    Tests that need a particular folder set the variable again; this only
+    guarantees that nothing falls back to ~/.local/share/desktop-agent.
+    """
+    folder = tmp_path_factory.mktemp("app-data")
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
+    from desktop_agent import secrets
+
+    secrets.default_vault().forget_session()
+    yield folder
+    secrets.default_vault().forget_session()
