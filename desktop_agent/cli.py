@@ -1,0 +1,307 @@
+"""The one entry point: ``desktop-agent`` opens the window; subcommands do the rest.
+
+``desktop-agent``            opens the main window (``desktop_agent.gui.app.run_app``).
+``desktop-agent --version``  prints the version.
+``desktop-agent --smoke-test`` opens the real window offscreen, runs one scripted turn
+                             with a tool approval, and exits 0 only if all of it worked.
+``desktop-agent serve|export|import ...`` come from the modules in ``_COMMAND_MODULES``,
+                             each of which defines ``register(subparsers)``.
+
+Start-up speed matters here more than anywhere: this module imports only the standard
+library at the top, so ``--version`` and ``--help`` never load Qt, the openai SDK or
+FastAPI, and the window can paint before the heavy modules a conversation needs.
+
+Two environment variables serve ``bench/startup.py`` and the start-up tests:
+``DESKTOP_AGENT_REPORT_PAINT=1`` prints ``first-paint <epoch seconds>`` (and the heavy
+modules already imported at that moment) when the main window first paints;
+``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` does the same and then exits at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+logger = logging.getLogger("desktop_agent.cli")
+
+PROG = "desktop-agent"
+DISTRIBUTION = "desktop-agent"
+VERSION_FILE = "VERSION"
+
+# Each module registers its own subcommands; the names listed here are only used to
+# explain what is missing when a module is not in this build.
+_COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "desktop_agent.server.cli_command": ("serve",),
+    "desktop_agent.store.cli_command": ("export", "import"),
+}
+
+# Modules the window must not need before its first paint (see bench/startup.py).
+HEAVY_MODULES = ("openai", "fastapi", "uvicorn", "mcp", "tiktoken", "starlette", "pydantic")
+
+EXIT_AFTER_PAINT_ENV = "DESKTOP_AGENT_EXIT_AFTER_PAINT"
+REPORT_PAINT_ENV = "DESKTOP_AGENT_REPORT_PAINT"
+
+Handler = Callable[[argparse.Namespace], int | None]
+
+
+def app_version() -> str:
+    """Return the app's version without importing anything heavy.
+
+    The frozen binary carries a ``VERSION`` file written by ``build.spec`` from
+    ``pyproject.toml``; an installed package has its metadata; a bare source checkout
+    falls back to reading ``pyproject.toml`` itself.
+    """
+    if getattr(sys, "frozen", False):
+        bundled = Path(getattr(sys, "_MEIPASS", "")) / "desktop_agent" / VERSION_FILE
+        if bundled.is_file():
+            return bundled.read_text(encoding="utf-8").strip()
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+
+        with pyproject.open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+    return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version`` that looks the version up only when asked (keeps ``--help`` cheap)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{PROG} {app_version()}")
+        parser.exit()
+
+
+def _missing_command(module_name: str, reason: str) -> Handler:
+    def handler(_args: argparse.Namespace) -> int:
+        print(
+            f"{PROG}: this command is not available in this build ({module_name}: {reason}).",
+            file=sys.stderr,
+        )
+        return 2
+
+    return handler
+
+
+def _register_commands(subparsers: argparse._SubParsersAction) -> None:
+    """Let each command module add its subcommands; a missing module degrades to a message."""
+    for module_name, command_names in _COMMAND_MODULES.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module_name.startswith(exc.name):
+                raise  # The module exists but one of its own imports is broken.
+            reason = "not installed"
+        else:
+            module.register(subparsers)
+            continue
+        for name in command_names:
+            if name in subparsers.choices:
+                continue
+            stub = subparsers.add_parser(
+                name, help=f"(not available in this build: {module_name} is {reason})"
+            )
+            stub.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            stub.set_defaults(handler=_missing_command(module_name, reason))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser, with every subcommand the installed modules provide."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description=(
+            "Run local language models as tool-calling agents, with you approving what runs. "
+            "Without a command, opens the window."
+        ),
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    parser.add_argument(
+        "--smoke-test",
+        action="store_true",
+        help=(
+            "open the main window offscreen, run one scripted turn with a tool approval "
+            "against a local test server, and exit 0 only if it all worked"
+        ),
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _register_commands(subparsers)
+    return parser
+
+
+def _command_handler(args: argparse.Namespace) -> Handler | None:
+    """Return the function a subcommand registered (``handler`` or ``func`` default)."""
+    for attribute in ("handler", "func"):
+        handler = getattr(args, attribute, None)
+        if callable(handler):
+            return handler
+    return None
+
+
+def _use_offscreen_without_display() -> None:
+    """Let the smoke test run on a machine with no display (CI, SSH)."""
+    has_display = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    if sys.platform.startswith("linux") and not has_display:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _run_smoke_test() -> int:
+    _use_offscreen_without_display()
+    try:
+        from desktop_agent.gui.smoke_test import run_smoke_test
+
+        result = run_smoke_test()
+    except BaseException as exc:  # The smoke test must report everything, even SystemExit.
+        if isinstance(exc, SystemExit) and exc.code in (0, None):
+            return 0
+        traceback.print_exc()
+        print(f"{PROG}: smoke test FAILED: {exc!r}", file=sys.stderr)
+        return 1
+    if result != 0:
+        print(f"{PROG}: smoke test FAILED (exit status {result}).", file=sys.stderr)
+        return 1 if not isinstance(result, int) else result
+    print(f"{PROG}: smoke test passed.")
+    return 0
+
+
+def _run_window(qt_args: list[str]) -> int:
+    if os.environ.get(EXIT_AFTER_PAINT_ENV) or os.environ.get(REPORT_PAINT_ENV):
+        _install_first_paint_probe(
+            [sys.argv[0], *qt_args], exit_after=bool(os.environ.get(EXIT_AFTER_PAINT_ENV))
+        )
+    try:
+        from desktop_agent.gui.app import run_app
+    except ModuleNotFoundError as exc:
+        if exc.name and "desktop_agent.gui.app".startswith(exc.name):
+            print(f"{PROG}: the window is not available in this build ({exc}).", file=sys.stderr)
+            return 2
+        raise
+    return int(run_app([sys.argv[0], *qt_args]) or 0)
+
+
+_paint_probe: object | None = None  # Kept alive for the life of the app.
+
+
+def _install_first_paint_probe(qt_argv: list[str], *, exit_after: bool) -> None:
+    """Print when the main window first paints (and optionally exit) for the start-up bench.
+
+    The probe is an application-wide event filter, so it needs the QApplication before
+    ``run_app`` runs; ``run_app`` reuses an existing instance. It removes itself after
+    the first paint so the app runs at full speed afterwards.
+    """
+    global _paint_probe
+    import time
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
+
+    app = QApplication.instance() or QApplication(qt_argv)
+
+    class FirstPaintProbe(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self._seen = False
+
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if (
+                not self._seen
+                and event.type() == QEvent.Type.Paint
+                and isinstance(watched, QWidget)
+                and isinstance(watched.window(), QMainWindow)
+            ):
+                self._seen = True
+                # Report once this paint pass is done and the frame is on screen.
+                QTimer.singleShot(0, self._report)
+            return False
+
+        def _report(self) -> None:
+            app.removeEventFilter(self)
+            loaded = sorted(name for name in HEAVY_MODULES if name in sys.modules)
+            print(f"first-paint {time.time():.6f}", flush=True)
+            print(f"heavy-modules-at-paint {','.join(loaded) or '-'}", flush=True)
+            if exit_after:
+                sys.stderr.flush()
+                os._exit(0)
+
+    _paint_probe = FirstPaintProbe()
+    app.installEventFilter(_paint_probe)
+
+
+def _report_crash(command: str) -> int:
+    """Tell the person what failed in words; keep the traceback in a file for a bug report."""
+    details = traceback.format_exc()
+    log_file = _write_crash_log(details)
+    where = f" Details were saved to {log_file}." if log_file else ""
+    print(f"{PROG}: {command} stopped because of an unexpected error.{where}", file=sys.stderr)
+    if os.environ.get("DESKTOP_AGENT_DEBUG"):
+        print(details, file=sys.stderr)
+    return 1
+
+
+def _write_crash_log(details: str) -> Path | None:
+    import tempfile
+    import time
+
+    try:
+        try:
+            from desktop_agent.paths import data_dir
+
+            folder = data_dir()
+        except ImportError:
+            folder = Path(tempfile.gettempdir())
+        log_file = folder / "crash.log"
+        with log_file.open("a", encoding="utf-8") as handle:
+            handle.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} {PROG} {app_version()}\n")
+            handle.write(details)
+        return log_file
+    except OSError:
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return the process exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(arguments)
+    handler = _command_handler(args)
+
+    if args.smoke_test:
+        if args.command or extra:
+            parser.error("--smoke-test takes no command or other arguments")
+        return _run_smoke_test()
+    if args.command is None:
+        # Arguments we do not know (e.g. Qt's -platform, -style) belong to Qt.
+        try:
+            return _run_window(extra)
+        except KeyboardInterrupt:
+            return 130
+        except Exception:
+            return _report_crash("the window")
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if handler is None:
+        parser.error(f"the command {args.command!r} did not register a handler")
+    try:
+        return int(handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        return _report_crash(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
