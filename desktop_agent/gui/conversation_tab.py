@@ -6,6 +6,8 @@ the controller; it decides nothing itself.
 
 from __future__ import annotations
 
+import asyncio
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .approval_queue import ApprovalChoice, ApprovalDecision, ApprovalRequest
 from .conversation_controller import ConversationController
 from .status_line import StatusLine
 from .transcript import TranscriptView
@@ -197,6 +200,17 @@ class ConversationTab(QWidget):
         self.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
 
+    def _show_waiting_for_approval(self, request: ApprovalRequest) -> None:
+        """The call's card says it waits for the dock, then that it runs once allowed."""
+        self.transcript.set_tool_status(request.tool_use_id, "waiting for approval")
+
+        def answered(future: asyncio.Future[ApprovalDecision]) -> None:
+            if not future.cancelled() and future.exception() is None \
+                    and future.result().choice is not ApprovalChoice.DENY:
+                self.transcript.set_tool_status(request.tool_use_id, "running…")
+
+        request.future.add_done_callback(answered)
+
     def _connect(self, c: ConversationController) -> None:
         t = self.transcript
         c.transcript_reset.connect(t.load_messages)
@@ -209,6 +223,7 @@ class ConversationTab(QWidget):
         c.tool_result.connect(lambda tid, content, is_error: t.set_tool_result(
             tid, content, is_error=is_error))
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
+        c.approval_requested.connect(self._show_waiting_for_approval)
         c.assistant_finished.connect(lambda interrupted: t.end_assistant_message(
             interrupted=interrupted))
         c.error.connect(lambda text, retry: t.add_error(text, retry=retry))

@@ -45,6 +45,8 @@ def test_approving_with_edited_arguments_runs_the_tool_with_them(
     assert "Weather please" in dock._conversation.text()
     assert json.loads(dock._arguments.toPlainText()) == {"city": "Paris"}
     assert "●" in window.tab_badge(controller.conversation_id)
+    qtbot.waitUntil(lambda: "waiting for approval" in _tool_card(window, "get_weather")
+                    .detail_label.text(), timeout=WAIT_MS)
     # In the background, a notification goes out too.
     assert window.notifier.sent == (0 if window.isActiveWindow() else 1)
 
@@ -60,6 +62,7 @@ def test_approving_with_edited_arguments_runs_the_tool_with_them(
     wait_idle(qtbot, controller)
 
     assert weather.calls == [{"city": "Lyon"}]
+    assert _tool_card(window, "get_weather").detail_label.text() == "done"
     assert "Lyon" in _tool_messages(server.requests[1])[0]["content"]
     assert "It is sunny in Lyon." in last_assistant_text(window)
     assert "●" not in window.tab_badge(controller.conversation_id)

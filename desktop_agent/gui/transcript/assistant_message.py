@@ -315,6 +315,8 @@ class AssistantMessageWidget(QWidget):
         if part.result is not None:
             card.set_result(part.result, part.is_error)
         else:
+            if part.status:
+                card.set_status(part.status)
             self._waiting_cards.append((part, card))
 
     def _update_cards(self) -> None:
@@ -323,6 +325,8 @@ class AssistantMessageWidget(QWidget):
             if part.result is not None:
                 card.set_result(part.result, part.is_error)
             else:
+                if part.status:
+                    card.set_status(part.status)
                 still_waiting.append((part, card))
         self._waiting_cards = still_waiting
 

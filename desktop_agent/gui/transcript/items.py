@@ -52,6 +52,7 @@ class ToolCallPart:
     source: str | None = None
     result: str | None = None
     is_error: bool = False
+    status: str | None = None  # shown until a result arrives, e.g. "waiting for approval"
 
 
 @dataclass

@@ -102,6 +102,11 @@ class ToolCard(CollapsibleSection):
         self._output_panel.setVisible(True)
         self._set_status("failed" if is_error else "done")
 
+    def set_status(self, status: str) -> None:
+        """Say where the call stands before its result (e.g. waiting for approval)."""
+        if self.output_text is None:
+            self._set_status(status)
+
     def set_error(self, text: str) -> None:
         """The call could not run (unusable, denied or failed)."""
         self.set_result(text, is_error=True)

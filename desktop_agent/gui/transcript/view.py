@@ -191,6 +191,16 @@ class TranscriptView(QScrollArea):
         item.revision += 1
         self._mark_dirty(item)
 
+    def set_tool_status(self, tool_use_id: str, status: str) -> None:
+        """Show where a call stands until its result arrives ("waiting for approval")."""
+        found = self._find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        part.status = status
+        item.revision += 1
+        self._mark_dirty(item)
+
     def add_tool_error(self, text: str, tool_use_id: str | None = None) -> None:
         """Show a tool problem: on its card when known, else as a line in the answer."""
         found = self._find_tool_call(tool_use_id) if tool_use_id else None
