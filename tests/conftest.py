@@ -10,6 +10,9 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+#: The llama.cpp server fixtures, shared by the e2e tier and the window tests.
+pytest_plugins = ["e2e.llama.llama_fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_app_data(tmp_path_factory: pytest.TempPathFactory,

