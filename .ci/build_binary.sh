@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# CI: build the one binary with build.spec and prove it works frozen.
+# Runs `--version` and `--smoke-test` on dist/desktop-agent and fails on a non-zero
+# exit or on any traceback written to stderr. Called from .ci/run inside its venv;
+# works standalone too (it installs PyInstaller from the `build` extra).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - started ))s"; }
+
+python -m pip install -q -e ".[build]"
+
+echo "== build.spec -> dist/desktop-agent ($(elapsed))"
+rm -rf build/desktop-agent dist/desktop-agent
+python -m PyInstaller --noconfirm --clean --log-level WARN build.spec
+binary=dist/desktop-agent
+[ -x "$binary" ] || { echo "build_binary: $binary was not built" >&2; exit 1; }
+echo "== built $binary: $(( $(stat -c %s "$binary") / 1000000 )) MB ($(elapsed))"
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export DESKTOP_AGENT_DATA_DIR="$scratch/data"
+
+run_checked() {  # run the binary, show its output, fail on a bad status or a traceback
+    local name=$1; shift
+    local status=0
+    "$binary" "$@" >"$scratch/$name.out" 2>"$scratch/$name.err" || status=$?
+    cat "$scratch/$name.out"
+    cat "$scratch/$name.err" >&2
+    if [ "$status" -ne 0 ]; then
+        echo "build_binary: '$binary $*' exited with status $status" >&2; exit 1
+    fi
+    if grep -q "Traceback (most recent call last)" "$scratch/$name.err"; then
+        echo "build_binary: '$binary $*' printed a traceback on stderr" >&2; exit 1
+    fi
+}
+
+echo "== $binary --version ($(elapsed))"
+run_checked version --version
+expected=$(python -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')
+grep -qx "desktop-agent $expected" "$scratch/version.out" \
+    || { echo "build_binary: --version does not say $expected" >&2; exit 1; }
+
+echo "== $binary --smoke-test ($(elapsed))"
+QT_QPA_PLATFORM=offscreen run_checked smoke --smoke-test
+echo "== frozen binary OK ($(elapsed))"
