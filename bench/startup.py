@@ -1,0 +1,230 @@
+"""Start-up figures for the one binary: size, launch to first paint, idle memory.
+
+    python3 bench/startup.py                 # builds what is missing, then measures
+    python3 bench/startup.py --runs 5 --no-build
+
+Prints, against the targets for the 2-core CI machine:
+* the single-file binary's size (target <= 70 MB) and the onedir folder's size;
+* time from launch to the main window's first paint, median of N runs, for the single
+  file (target <= 1.0 s), the onedir build and ``python -m desktop_agent`` from source;
+* idle RSS with the window open (target <= 120 MB), read from /proc a few seconds after
+  the first paint, once the background warm-up imports are done.
+
+The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
+``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
+when the main window first paints. Runs use a real X server (Xvfb) when one can be
+started, otherwise Qt's offscreen platform; the output says which. "Cold" here means a
+new process each run (the single file unpacks itself every time); the OS page cache
+is dropped first when the machine allows it, and the output says whether it did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ONEFILE = REPO / "dist" / "desktop-agent"
+ONEDIR_DIST = REPO / "build" / "bench-onedir" / "dist"
+ONEDIR = ONEDIR_DIST / "desktop-agent" / "desktop-agent"
+TARGET_SIZE_MB = 70.0
+TARGET_PAINT_S = 1.0
+TARGET_RSS_MB = 120.0
+MB = 1_000_000
+
+
+def build(onedir: bool) -> None:
+    env = dict(os.environ)
+    command = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN"]
+    if onedir:
+        env["DESKTOP_AGENT_ONEDIR"] = "1"
+        command += ["--distpath", str(ONEDIR_DIST), "--workpath", str(ONEDIR_DIST.parent / "work")]
+    print(f"building {'onedir' if onedir else 'single file'} ...", flush=True)
+    started = time.monotonic()
+    subprocess.run([*command, str(REPO / "build.spec")], cwd=REPO, env=env, check=True)
+    print(f"  built in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def folder_size(path: Path) -> int:
+    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+
+
+def drop_page_cache() -> bool:
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+class Display:
+    """An Xvfb server for the runs, or Qt's offscreen platform when there is none."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+        self.env: dict[str, str] = {"QT_QPA_PLATFORM": "offscreen"}
+        self.name = "offscreen (QT_QPA_PLATFORM=offscreen; no Xvfb)"
+
+    def __enter__(self) -> Display:
+        xvfb = shutil.which("Xvfb")
+        if xvfb:
+            number = 90 + os.getpid() % 100
+            self.process = subprocess.Popen(
+                [xvfb, f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            socket_path = Path(f"/tmp/.X11-unix/X{number}")
+            deadline = time.monotonic() + 10
+            while not socket_path.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if socket_path.exists():
+                self.env = {"DISPLAY": f":{number}", "QT_QPA_PLATFORM": "xcb"}
+                self.name = f"Xvfb :{number} 1280x800x24 (xcb platform, no window manager)"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+def launch_env(display: Display, data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(display.env)
+    env["DESKTOP_AGENT_DATA_DIR"] = str(data_dir)
+    env.update(extra)
+    return env
+
+
+def time_to_first_paint(command: list[str], display: Display, data_dir: Path) -> float:
+    env = launch_env(display, data_dir, DESKTOP_AGENT_EXIT_AFTER_PAINT="1")
+    launched = time.time()
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    for line in result.stdout.splitlines():
+        if line.startswith("first-paint "):
+            return float(line.split()[1]) - launched
+    raise RuntimeError(f"no first paint reported by {command}: {result.stdout}{result.stderr}")
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def idle_rss(
+    command: list[str], display: Display, data_dir: Path, settle: float
+) -> dict[str, float]:
+    """RSS of the app process (and of the single file's unpacking parent) once idle."""
+    env = launch_env(display, data_dir, DESKTOP_AGENT_REPORT_PAINT="1")
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+    try:
+        assert process.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line or line.startswith("first-paint "):
+                break
+        time.sleep(settle)  # let the post-paint warm-up imports finish
+        app_pids = children(process.pid) or [process.pid]
+        figures = {"app_mb": sum(rss_kb(pid) for pid in app_pids) * 1024 / MB}
+        if app_pids != [process.pid]:
+            figures["launcher_mb"] = rss_kb(process.pid) * 1024 / MB
+        return figures
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def verdict(value: float, target: float) -> str:
+    return f"{value / target:.2f}x target ({'OK' if value <= target else 'OVER'})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--settle", type=float, default=5.0, help="idle seconds before RSS")
+    parser.add_argument("--no-build", action="store_true", help="measure only what exists")
+    args = parser.parse_args()
+
+    if not args.no_build:
+        if not ONEFILE.is_file():
+            build(onedir=False)
+        if not ONEDIR.is_file():
+            build(onedir=True)
+
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    if ONEFILE.is_file():
+        size = ONEFILE.stat().st_size / MB
+        print(f"single file  {ONEFILE.relative_to(REPO)}: {size:.1f} MB  "
+              f"{verdict(size, TARGET_SIZE_MB)} (target <= {TARGET_SIZE_MB:.0f} MB)")
+    if ONEDIR.is_file():
+        print(f"onedir       {ONEDIR.parent.relative_to(REPO)}/: "
+              f"{folder_size(ONEDIR.parent) / MB:.1f} MB unpacked")
+
+    commands = {
+        "single file": [str(ONEFILE)] if ONEFILE.is_file() else None,
+        "onedir": [str(ONEDIR)] if ONEDIR.is_file() else None,
+        "source (python -m desktop_agent)": [sys.executable, "-m", "desktop_agent"],
+    }
+    with Display() as display, tempfile.TemporaryDirectory() as scratch:
+        print(f"display: {display.name}")
+        dropped = drop_page_cache()
+        cache = "dropped before each run" if dropped else "could not be dropped; runs start warm"
+        print(f"page cache: {cache}")
+        data_dir = Path(scratch)
+        # One unmeasured launch creates the data folder and database, as a first start does.
+        time_to_first_paint(commands["source (python -m desktop_agent)"], display, data_dir)
+        for label, command in commands.items():
+            if command is None:
+                print(f"first paint, {label}: not built")
+                continue
+            times = []
+            for _ in range(args.runs):
+                if dropped:
+                    drop_page_cache()
+                times.append(time_to_first_paint(command, display, data_dir))
+            median = statistics.median(times)
+            runs = ", ".join(f"{t:.2f}" for t in times)
+            line = f"first paint, {label}: median {median:.2f} s over {args.runs} runs ({runs})"
+            if label == "single file":
+                line += f"  {verdict(median, TARGET_PAINT_S)} (target <= {TARGET_PAINT_S} s)"
+            print(line, flush=True)
+        for label in ("single file", "onedir"):
+            command = commands[label]
+            if command is None:
+                continue
+            figures = idle_rss(command, display, data_dir, args.settle)
+            extra = (f"; its unpacking launcher process adds {figures['launcher_mb']:.1f} MB"
+                     if "launcher_mb" in figures else "")
+            print(f"idle RSS, {label}, window open {args.settle:.0f} s after first paint: "
+                  f"{figures['app_mb']:.1f} MB  {verdict(figures['app_mb'], TARGET_RSS_MB)} "
+                  f"(target <= {TARGET_RSS_MB:.0f} MB){extra}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
