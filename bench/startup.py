@@ -53,7 +53,11 @@ def build(onedir: bool) -> None:
 
 
 def folder_size(path: Path) -> int:
-    return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
+    return sum(
+        item.stat().st_size
+        for item in path.rglob("*")
+        if item.is_file() and not item.is_symlink()  # a symlinked library counts once
+    )
 
 
 def drop_page_cache() -> bool:
