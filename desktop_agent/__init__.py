@@ -10,18 +10,48 @@ REST server and scripts all use it::
         for block in message.content:
             if isinstance(block, TextBlock):
                 print(block.text, end="")
+
+The names load on first use (PEP 562): ``desktop-agent --version`` and the
+window's first paint must not pay for the SDK's imports (jsonschema, asyncio
+machinery) before they need them.
 """
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
+from typing import TYPE_CHECKING, Any
 
-from .core import *  # noqa: F403  (the SDK's public names are this package's API)
-from .core import __all__ as _core_all
+_SDK_NAMES = (
+    "HOOK_POST_TOOL_USE", "HOOK_PRE_TOOL_USE", "HOOK_USER_PROMPT_SUBMIT",
+    "APIError", "AgentError", "AgentOptions", "AssistantMessage", "AuthenticationError",
+    "Client", "ConfigurationError", "ContextTooLongError", "HookDecision",
+    "MaxTurnsExceededError", "ModelNotFoundError", "PermissionResultAllow",
+    "PermissionResultDeny", "PermissionRule", "PostToolUseEvent", "PreToolUseEvent",
+    "PromptBlockedError", "RateLimitError", "RequestTimeoutError", "RetryPolicy",
+    "ServerConnectionError", "ServerError", "TextBlock", "ThinkingBlock", "Tool",
+    "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
+    "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
+    "estimate_tokens", "query", "tool", "truncate_messages",
+)
 
-try:
-    __version__ = _metadata.version("desktop-agent")
-except _metadata.PackageNotFoundError:  # running from a source tree or a frozen binary
-    __version__ = "0.1.0"
+__all__ = list(_SDK_NAMES)
 
-__all__ = [*_core_all, "__version__"]
+if TYPE_CHECKING:
+    from .core import *  # noqa: F403
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from .cli import app_version
+
+        return app_version()
+    if name in _SDK_NAMES:
+        from . import core
+
+        value = getattr(core, name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module 'desktop_agent' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

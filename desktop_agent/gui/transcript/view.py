@@ -34,6 +34,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
+from desktop_agent.gui.none_refcount_guard import guard_none_refcount
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.history import items_from_messages
@@ -48,7 +49,6 @@ from desktop_agent.gui.transcript.items import (
 )
 from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
 from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
-from desktop_agent.gui.transcript.none_refcount_guard import guard_none_refcount
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
