@@ -1,65 +1,112 @@
 """The agent SDK: talk to OpenAI-compatible local servers, run tools, stay Qt-free.
 
 Front ends (the window, the REST server, scripts) call only this package;
-nothing else talks to a model. Heavy dependencies (the openai SDK, httpx)
-load when a request is first made, not on import.
+nothing else talks to a model. Names load on first use (PEP 562), so that
+importing one submodule (``desktop_agent.core.tool_config``, say) does not
+pull in the client, jsonschema and the rest before the window has painted.
 """
 
-from .client import Client, query
-from .context import estimate_tokens, truncate_messages
-from .errors import (
-    AgentError,
-    APIError,
-    AuthenticationError,
-    ConfigurationError,
-    ContextTooLongError,
-    MaxTurnsExceededError,
-    ModelNotFoundError,
-    PromptBlockedError,
-    RateLimitError,
-    RequestTimeoutError,
-    ServerConnectionError,
-    ServerError,
-    ToolInputError,
-    TurnInProgressError,
-)
-from .hooks import (
-    HOOK_POST_TOOL_USE,
-    HOOK_PRE_TOOL_USE,
-    HOOK_USER_PROMPT_SUBMIT,
-    HookDecision,
-    PostToolUseEvent,
-    PreToolUseEvent,
-    UserPromptSubmitEvent,
-)
-from .options import AgentOptions
-from .permissions import (
-    PermissionResultAllow,
-    PermissionResultDeny,
-    PermissionRule,
-    ToolPermissionContext,
-)
-from .retry import RetryPolicy
-from .tools import Tool, tool
-from .types import (
-    AssistantMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    ToolUseError,
-    Usage,
-)
+from __future__ import annotations
 
-__all__ = [
-    "HOOK_POST_TOOL_USE", "HOOK_PRE_TOOL_USE", "HOOK_USER_PROMPT_SUBMIT",
-    "APIError", "AgentError", "AgentOptions", "AssistantMessage", "AuthenticationError",
-    "Client", "ConfigurationError", "ContextTooLongError", "HookDecision",
-    "MaxTurnsExceededError", "ModelNotFoundError", "PermissionResultAllow",
-    "PermissionResultDeny", "PermissionRule", "PostToolUseEvent", "PreToolUseEvent",
-    "PromptBlockedError", "RateLimitError", "RequestTimeoutError", "RetryPolicy",
-    "ServerConnectionError", "ServerError", "TextBlock", "ThinkingBlock", "Tool",
-    "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
-    "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
-    "estimate_tokens", "query", "tool", "truncate_messages",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    'APIError': 'errors',
+    'AgentError': 'errors',
+    'AgentOptions': 'options',
+    'AssistantMessage': 'types',
+    'AuthenticationError': 'errors',
+    'Client': 'client',
+    'ConfigurationError': 'errors',
+    'ContextTooLongError': 'errors',
+    'HOOK_POST_TOOL_USE': 'hooks',
+    'HOOK_PRE_TOOL_USE': 'hooks',
+    'HOOK_USER_PROMPT_SUBMIT': 'hooks',
+    'HookDecision': 'hooks',
+    'MaxTurnsExceededError': 'errors',
+    'ModelNotFoundError': 'errors',
+    'PermissionResultAllow': 'permissions',
+    'PermissionResultDeny': 'permissions',
+    'PermissionRule': 'permissions',
+    'PostToolUseEvent': 'hooks',
+    'PreToolUseEvent': 'hooks',
+    'PromptBlockedError': 'errors',
+    'RateLimitError': 'errors',
+    'RequestTimeoutError': 'errors',
+    'RetryPolicy': 'retry',
+    'ServerConnectionError': 'errors',
+    'ServerError': 'errors',
+    'TextBlock': 'types',
+    'ThinkingBlock': 'types',
+    'Tool': 'tools',
+    'ToolInputError': 'errors',
+    'ToolPermissionContext': 'permissions',
+    'ToolResultBlock': 'types',
+    'ToolUseBlock': 'types',
+    'ToolUseError': 'types',
+    'TurnInProgressError': 'errors',
+    'Usage': 'types',
+    'UserPromptSubmitEvent': 'hooks',
+    'estimate_tokens': 'context',
+    'query': 'client',
+    'tool': 'tools',
+    'truncate_messages': 'context',
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .client import Client as Client
+    from .client import query as query
+    from .context import estimate_tokens as estimate_tokens
+    from .context import truncate_messages as truncate_messages
+    from .errors import AgentError as AgentError
+    from .errors import APIError as APIError
+    from .errors import AuthenticationError as AuthenticationError
+    from .errors import ConfigurationError as ConfigurationError
+    from .errors import ContextTooLongError as ContextTooLongError
+    from .errors import MaxTurnsExceededError as MaxTurnsExceededError
+    from .errors import ModelNotFoundError as ModelNotFoundError
+    from .errors import PromptBlockedError as PromptBlockedError
+    from .errors import RateLimitError as RateLimitError
+    from .errors import RequestTimeoutError as RequestTimeoutError
+    from .errors import ServerConnectionError as ServerConnectionError
+    from .errors import ServerError as ServerError
+    from .errors import ToolInputError as ToolInputError
+    from .errors import TurnInProgressError as TurnInProgressError
+    from .hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
+    from .hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
+    from .hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT
+    from .hooks import HookDecision as HookDecision
+    from .hooks import PostToolUseEvent as PostToolUseEvent
+    from .hooks import PreToolUseEvent as PreToolUseEvent
+    from .hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
+    from .options import AgentOptions as AgentOptions
+    from .permissions import PermissionResultAllow as PermissionResultAllow
+    from .permissions import PermissionResultDeny as PermissionResultDeny
+    from .permissions import PermissionRule as PermissionRule
+    from .permissions import ToolPermissionContext as ToolPermissionContext
+    from .retry import RetryPolicy as RetryPolicy
+    from .tools import Tool as Tool
+    from .tools import tool as tool
+    from .types import AssistantMessage as AssistantMessage
+    from .types import TextBlock as TextBlock
+    from .types import ThinkingBlock as ThinkingBlock
+    from .types import ToolResultBlock as ToolResultBlock
+    from .types import ToolUseBlock as ToolUseBlock
+    from .types import ToolUseError as ToolUseError
+    from .types import Usage as Usage
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'desktop_agent.core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:  # jsonschema loads when a file is imported, not at start-up
+    import jsonschema
 
 FORMAT_NAME = "desktop-agent-conversations"
 FORMAT_VERSION = 1
@@ -28,6 +29,8 @@ def export_schema() -> dict[str, Any]:
 
 @cache
 def _validator(definition: str | None) -> jsonschema.protocols.Validator:
+    import jsonschema
+
     schema = export_schema()
     if definition is not None:
         schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}

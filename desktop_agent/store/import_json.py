@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:  # jsonschema loads when a file is imported, not at start-up
+    import jsonschema
 
 from desktop_agent.store.errors import ImportFormatError
 from desktop_agent.store.export_format import (
@@ -79,7 +80,9 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> str:
 
 
 def _check_schema(validator: jsonschema.protocols.Validator, data: Any, source: str) -> None:
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(validator.iter_errors(data))
     if error is not None:
         raise ImportFormatError(source, f"{_where(error.absolute_path)}: {_describe(error)}")
 

@@ -13,16 +13,15 @@ import functools
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.lexers.special import TextLexer
-from pygments.styles import get_style_by_name
-from pygments.token import _TokenType
-from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextDocument
 
 from desktop_agent.gui.transcript.frame_scheduler import WAIT
+
+if TYPE_CHECKING:  # pygments loads on the first code block, not at start-up
+    from pygments.lexer import Lexer
+    from pygments.token import _TokenType
 
 TOKENS_PER_STEP = 64
 
@@ -36,6 +35,10 @@ _lexers_lock = threading.Lock()
 
 
 def _build_lexer(name: str) -> Lexer:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
     if name:
         try:
             return get_lexer_by_name(name, stripnl=False, ensurenl=False)
@@ -62,6 +65,8 @@ def lexer_for(language: str) -> Lexer:
 
 @functools.lru_cache(maxsize=8)
 def _style_formats(style_name: str) -> dict[_TokenType, QTextCharFormat]:
+    from pygments.styles import get_style_by_name
+
     formats: dict[_TokenType, QTextCharFormat] = {}
     style = get_style_by_name(style_name)
     for token_type, spec in style:

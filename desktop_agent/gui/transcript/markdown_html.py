@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 
 class MarkdownRenderer:
@@ -24,7 +25,23 @@ class MarkdownRenderer:
 
     def __init__(self, theme: TranscriptTheme) -> None:
         self._theme = theme
-        self._md = MarkdownIt("commonmark", {"html": False, "breaks": False}).enable(
+        self._parser: MarkdownIt | None = None
+
+    @property
+    def _md(self) -> MarkdownIt:
+        """The parser, built on first use.
+
+        markdown-it costs ~50 ms to import, which would otherwise delay the
+        window's first paint.
+        """
+        if self._parser is None:
+            self._parser = self._build_parser()
+        return self._parser
+
+    def _build_parser(self) -> MarkdownIt:
+        from markdown_it import MarkdownIt
+
+        md = MarkdownIt("commonmark", {"html": False, "breaks": False}).enable(
             ["table", "strikethrough"]
         )
         rules: dict[str, Any] = {
@@ -40,8 +57,9 @@ class MarkdownRenderer:
         }
         # Stored directly (not via add_render_rule, which would rebind them to
         # the renderer) so the rules keep this object and its theme.
-        renderer: Any = self._md.renderer
+        renderer: Any = md.renderer
         renderer.rules.update(rules)
+        return md
 
     def render(self, markdown: str) -> str:
         """Return the HTML for ``markdown`` (one or more blocks)."""
