@@ -8,11 +8,13 @@ environment; routes see names.
 from __future__ import annotations
 
 from desktop_agent import secrets
+from desktop_agent.core.builtin_tools.conversation_secrets import (
+    conversation_env_secrets,
+    secret_name,
+)
 
-
-def keyring_name(conversation_id: str, name: str) -> str:
-    """The keyring entry for a conversation secret."""
-    return f"conv:{conversation_id}:{name}"
+# The naming scheme is the bash tool's, so both read the same keyring entries.
+keyring_name = secret_name
 
 
 def _prefix(conversation_id: str) -> str:
@@ -41,12 +43,7 @@ def delete_conversation_secret(conversation_id: str, name: str) -> bool:
 
 def conversation_environment(conversation_id: str) -> dict[str, str]:
     """``{NAME: value}`` for injecting into a command's environment."""
-    env: dict[str, str] = {}
-    for name in conversation_secret_names(conversation_id):
-        value = secrets.get_secret(keyring_name(conversation_id, name))
-        if value is not None:
-            env[name] = value
-    return env
+    return conversation_env_secrets(conversation_id)
 
 
 def delete_all(conversation_id: str) -> None:

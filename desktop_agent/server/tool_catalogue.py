@@ -11,16 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from desktop_agent.core.builtin_tools.file_tools import file_tools
-from desktop_agent.core.builtin_tools.search_tools import search_tools
-from desktop_agent.core.builtin_tools.shell_tool import shell_tool
+from desktop_agent.core.builtin_tools import builtin_tools
 from desktop_agent.core.builtin_tools.workdir import Workdir
 from desktop_agent.core.tools import Tool
-
-
-def builtin_tools(workdir: Workdir, env_secrets: Mapping[str, str]) -> list[Tool]:
-    """Every built-in tool bound to one workdir."""
-    return [*file_tools(workdir), *search_tools(workdir), shell_tool(workdir, env_secrets)]
 
 
 class ToolCatalogue:
@@ -28,7 +21,7 @@ class ToolCatalogue:
 
     def __init__(self, scratch_dir: Path, extra_tools: Sequence[Tool] = ()) -> None:
         scratch_dir.mkdir(parents=True, exist_ok=True)
-        self._builtin_names = [t.name for t in builtin_tools(Workdir(scratch_dir), {})]
+        self._builtin_names = [t.name for t in builtin_tools(Workdir(scratch_dir))]
         self._extra = {t.name: t for t in extra_tools}
 
     @property
@@ -47,7 +40,7 @@ class ToolCatalogue:
         wanted = list(dict.fromkeys(names))
         builtins = {}
         if any(n in self._builtin_names for n in wanted):
-            builtins = {t.name: t for t in builtin_tools(workdir, env_secrets)}
+            builtins = {t.name: t for t in builtin_tools(workdir, env_secrets=env_secrets)}
         chosen = []
         for name in wanted:
             if name in self._extra:

@@ -11,8 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def content_text(content: Any) -> str:
-    """Plain text of a message's ``content`` field, whatever its shape."""
+def content_text(content: Any, image_placeholder: str | None = None) -> str:
+    """Plain text of a message's ``content`` field, whatever its shape.
+
+    Args:
+        content: A string, a list of parts, or None.
+        image_placeholder: Text standing for an image part (e.g. ``"[image]"`` in
+            the transcript); images are left out when None.
+    """
     if content is None:
         return ""
     if isinstance(content, str):
@@ -24,6 +30,9 @@ def content_text(content: Any) -> str:
                 pieces.append(part)
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 pieces.append(part["text"])
+            elif (image_placeholder is not None and isinstance(part, dict)
+                  and part.get("type") == "image_url"):
+                pieces.append(image_placeholder)
         return "\n".join(pieces)
     return str(content)
 

@@ -30,6 +30,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
+from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")
 
@@ -52,22 +53,8 @@ def _unpack(entry: Any) -> tuple[dict[str, Any], dict[str, Any], str | None, str
 
 
 def content_text(content: Any) -> str:
-    """Text of an OpenAI ``content`` field (a string or a list of parts)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text":
-                texts.append(str(part.get("text", "")))
-            elif isinstance(part, dict) and part.get("type") == "image_url":
-                texts.append("[image]")
-            elif isinstance(part, str):
-                texts.append(part)
-        return "\n".join(texts)
-    return str(content)
+    """Text of an OpenAI ``content`` field as the transcript shows it."""
+    return stored_content_text(content, image_placeholder="[image]")
 
 
 def _arguments(raw: Any) -> Any:
