@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
 from desktop_agent.gui.app import warm_up_on_first_input
