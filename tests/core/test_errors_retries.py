@@ -98,7 +98,7 @@ async def test_connection_refused_is_a_connection_error(make_options):
 
 
 async def test_api_key_never_in_error_messages(server, make_options):
-    key = "sk-verysecretkey1234567890"
+    key = "sk-test-planted-key-4242"
     server.enqueue(script.error(500, f"upstream rejected Bearer {key} and api_key={key}"))
     options = make_options(api_key=key, retry=RetryPolicy(max_retries=0))
     with pytest.raises(ServerError) as info:

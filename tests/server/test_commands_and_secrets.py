@@ -106,16 +106,16 @@ def test_secrets_are_listed_by_name_injected_into_commands_and_never_returned(
 
 
 def test_api_key_is_resolved_by_keyring_name_at_request_time(api: RunningApi, model_server):
-    model_server.api_key = "sk-model-server-key-123456"
+    model_server.api_key = "planted.model.key.77"
     cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
     api.client.put(f"/conversations/{cid}/secrets/MODEL_KEY",
-                   json={"value": "sk-model-server-key-123456"})
+                   json={"value": "planted.model.key.77"})
     api.client.patch(f"/conversations/{cid}",
                      json={"settings": {"api_key_name": f"conv:{cid}:MODEL_KEY"}})
     api.client.post(f"/conversations/{cid}/run", json={"message": "hi"})
     idle = api.wait_idle(cid)
     assert idle["data"]["outcome"] == "complete"
-    assert model_server.request_headers[-1]["authorization"] == "Bearer sk-model-server-key-123456"
+    assert model_server.request_headers[-1]["authorization"] == "Bearer planted.model.key.77"
     api.client.patch(f"/conversations/{cid}", json={"settings": {"api_key_name": "api:missing"}})
     api.client.post(f"/conversations/{cid}/run", json={"message": "again"})
     failed = api.wait_idle(cid, after=idle["id"])
@@ -123,4 +123,4 @@ def test_api_key_is_resolved_by_keyring_name_at_request_time(api: RunningApi, mo
     error = [e for e in api.events(cid) if e["type"] == "error"][-1]["data"]
     assert "api:missing" in error["message"]
     for response in api.responses:
-        assert "sk-model-server-key-123456" not in response.text
+        assert "planted.model.key.77" not in response.text

@@ -286,7 +286,7 @@ def test_key_values_are_refused_in_settings_and_redacted_in_metadata(store: Stor
     m = store.add_message(
         conv.id,
         {"role": "user", "content": "hi"},
-        metadata={"request": {"headers": {"Authorization": "Bearer sk-abcdefghijklmnopqrstu"}}},
+        metadata={"request": {"headers": {"Authorization": "Bearer sk-planted-test-key-abcd"}}},
     )
     assert store.get_message(m.id).metadata == {
         "request": {"headers": {"Authorization": "[redacted]"}}
