@@ -21,6 +21,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from . import errors
+from .history import (
+    NOT_EXECUTED_INTERRUPT,
+    NOT_EXECUTED_LIMIT,
+    NOT_EXECUTED_LOOP,
+    NOT_EXECUTED_UNANSWERED,
+    answer_open_calls,
+    open_calls,
+    tool_message,
+)
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
 from .stream import StreamAggregator
@@ -36,14 +45,9 @@ from .types import (
     ToolUseError,
     Usage,
 )
+from .usage import UsageTotals
 
 log = logging.getLogger("desktop_agent.client")
-
-NOT_EXECUTED_LIMIT = "Not executed: the tool iteration limit for this turn was reached."
-NOT_EXECUTED_LOOP = "Not executed: the same call was repeated too many times in a row."
-NOT_EXECUTED_INTERRUPT = "Not executed: the user interrupted the turn."
-NOT_EXECUTED_UNANSWERED = "Not executed: no result was provided for this call."
-
 
 class Client:
     """A multi-turn conversation with one model, as an async context manager.
@@ -166,7 +170,7 @@ class Client:
     async def add_tool_result(self, tool_call_id: str, content: Any,
                               name: str | None = None, *, is_error: bool = False) -> None:
         """Answer a tool call yourself (manual mode); the next receive continues."""
-        if not any(tool_call_id == c.get("id") for c in self._open_calls()):
+        if not any(tool_call_id == c.get("id") for c in open_calls(self._history)):
             raise errors.ConfigurationError(f"no unanswered tool call with id {tool_call_id!r}")
         text = content if isinstance(content, str) else json.dumps(content, default=str)
         message: dict[str, Any] = {"role": "tool", "tool_call_id": tool_call_id,
@@ -174,7 +178,7 @@ class Client:
         if name:
             message["name"] = name
         self._history.append(message)
-        self._pending = not self._open_calls()
+        self._pending = not open_calls(self._history)
 
     async def interrupt(self) -> None:
         """Stop the running turn now, keeping what arrived so far."""
@@ -198,8 +202,7 @@ class Client:
         self._reader_task = asyncio.current_task()
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
                               "tool_decisions": {}, "requests": 0}
-        started = time.perf_counter()
-        usage = _UsageTotals()
+        usage = UsageTotals()
         try:
             async for item in self._run_turn(usage):
                 yield item
@@ -209,11 +212,11 @@ class Client:
             self._tool_tasks = []
             self._answer_open_calls(NOT_EXECUTED_INTERRUPT if self._interrupt_requested
                                     else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
-            self.last_usage = usage.result(time.perf_counter() - started)
+            self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
         yield self.last_usage
 
-    async def _run_turn(self, usage: _UsageTotals) -> AsyncIterator[StreamItem]:
+    async def _run_turn(self, usage: UsageTotals) -> AsyncIterator[StreamItem]:
         options = self.options
         recent_calls: list[str] = []
         iteration = 0
@@ -231,7 +234,7 @@ class Client:
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
             for error in bad_calls:  # the model gets a chance to correct itself
-                self._history.append(_tool_message(error.tool_use_id or "", error.name,
+                self._history.append(tool_message(error.tool_use_id or "", error.name,
                                                    f"Error: {error.error} Raw arguments: "
                                                    f"{(error.raw_data or '')[:500]}"))
             if not calls:
@@ -260,7 +263,7 @@ class Client:
                 return
 
     async def _stream_once(self, aggregator: StreamAggregator,
-                           usage: _UsageTotals) -> AsyncIterator[Block]:
+                           usage: UsageTotals) -> AsyncIterator[Block]:
         """One request, retried if the connection drops before any content arrived."""
         attempt = 0
         while True:
@@ -278,7 +281,7 @@ class Client:
                 await asyncio.sleep(retry.delay(attempt))
 
     async def _stream_attempt(self, aggregator: StreamAggregator,
-                              usage: _UsageTotals) -> AsyncIterator[Block]:
+                              usage: UsageTotals) -> AsyncIterator[Block]:
         """One request: stream its blocks; on interrupt keep what arrived."""
         options = self.options
         request = self._build_request()
@@ -363,7 +366,7 @@ class Client:
         decisions = self.turn_metadata["tool_decisions"]
         for call, outcome in zip(calls, outcomes, strict=True):
             if outcome is None:
-                self._history.append(_tool_message(call.id, call.name, NOT_EXECUTED_INTERRUPT))
+                self._history.append(tool_message(call.id, call.name, NOT_EXECUTED_INTERRUPT))
                 decisions[call.id] = "interrupted"
                 continue
             outcome.result.decision = outcome.decision
@@ -371,12 +374,12 @@ class Client:
             if outcome.error is not None:
                 yield outcome.error
             yield outcome.result
-            self._history.append(_tool_message(call.id, call.name, outcome.result.content))
+            self._history.append(tool_message(call.id, call.name, outcome.result.content))
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
         for call in calls:
-            self._history.append(_tool_message(call.id, call.name, result_text))
+            self._history.append(tool_message(call.id, call.name, result_text))
         self.turn_metadata["stopped"] = message
         return ToolUseError(message)
 
@@ -432,69 +435,10 @@ class Client:
             message["tool_calls"] = tool_calls
         self._history.append(message)
 
-    def _open_calls(self) -> list[dict[str, Any]]:
-        """Tool calls of the last assistant message that have no result yet."""
-        answered: set[str] = set()
-        for message in reversed(self._history):
-            role = message.get("role")
-            if role == "tool":
-                answered.add(message.get("tool_call_id", ""))
-            elif role == "assistant":
-                return [c for c in message.get("tool_calls") or [] if c.get("id") not in answered]
-            else:
-                return []
-        return []
-
     def _answer_open_calls(self, text: str, only_if_auto: bool = False) -> None:
         if only_if_auto and not self.options.auto_execute_tools and not self._interrupt_requested:
             return
-        for call in self._open_calls():
-            self._history.append(_tool_message(call["id"], call["function"]["name"], text))
-
-
-class _UsageTotals:
-    """Adds up the figures of every request in a turn."""
-
-    def __init__(self) -> None:
-        self.prompt_tokens: int | None = None
-        self.completion_tokens: int | None = None
-        self.first_token: float | None = None
-        self.generation_time = 0.0
-        self.chunks = 0
-        self.server_tps: list[float] = []
-
-    def add(self, aggregator: StreamAggregator, sent: float, first: float | None,
-            end: float) -> None:
-        if first is not None and self.first_token is None:
-            self.first_token = first - sent
-        if first is not None:
-            self.generation_time += end - first
-        self.chunks += aggregator.content_chunks
-        usage = aggregator.usage or {}
-        if isinstance(usage.get("prompt_tokens"), int):
-            self.prompt_tokens = usage["prompt_tokens"]
-        if isinstance(usage.get("completion_tokens"), int):
-            self.completion_tokens = (self.completion_tokens or 0) + usage["completion_tokens"]
-        timings = aggregator.timings or {}
-        if isinstance(timings.get("predicted_per_second"), int | float):
-            self.server_tps.append(float(timings["predicted_per_second"]))
-
-    def result(self, _elapsed: float) -> Usage:
-        if self.server_tps:
-            tps: float | None = sum(self.server_tps) / len(self.server_tps)
-        elif self.generation_time > 0:
-            produced = self.completion_tokens if self.completion_tokens else self.chunks
-            tps = max(produced - 1, 1) / self.generation_time if produced else None
-        else:
-            tps = None
-        return Usage(self.prompt_tokens, self.completion_tokens, self.first_token, tps)
-
-
-def _tool_message(call_id: str, name: str | None, content: str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": content}
-    if name:
-        message["name"] = name
-    return message
+        answer_open_calls(self._history, text)
 
 
 def _signature(call: ToolUseBlock) -> str:
