@@ -9,6 +9,12 @@ callback by queueing a request for the approval dock and awaiting it.
 
 The core is imported lazily (inside the first turn) so the window paints
 before the openai SDK loads.
+
+Split by job: :mod:`.turn_blocks` turns each streamed block into a store write
+and a signal, :mod:`.agent_options` maps settings to agent options,
+:mod:`.conversation_history` says what the model and the transcript see of
+the active branch. This module keeps the conversation's lifecycle: settings,
+send / retry / regenerate / edit (each a branch in the store), stop and close.
 """
 
 from __future__ import annotations
@@ -16,16 +22,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from . import permission_settings
+from .agent_options import build_agent_options
 from .approval_gate import ApprovalGate
 from .approval_queue import ApprovalQueue
+from .conversation_history import (
+    DEFAULT_TITLE,
+    TITLE_LENGTH,
+    last_user_index,
+    model_history,
+    title_from,
+    view_dict,
+)
 from .error_messages import describe_error
 from .tool_catalog import ToolCatalog
+from .turn_blocks import TurnBlocksMixin
+from .turn_figures import TurnFigures
 from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
@@ -35,30 +51,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.gui.conversation")
 
 CHECKPOINT_INTERVAL_MS = 500
-DEFAULT_TITLE = "New chat"
-TITLE_LENGTH = 48
+
+# Other modules import these names from here.
+__all__ = ["CHECKPOINT_INTERVAL_MS", "DEFAULT_TITLE", "TITLE_LENGTH", "ConversationController",
+           "TurnFigures"]
 
 
-@dataclass(slots=True)
-class TurnFigures:
-    """What the status line shows for a conversation.
-
-    Attributes:
-        model: The model id in use ('' when none is chosen).
-        tokens_per_second: Speed of the last reply.
-        time_to_first_token: Seconds until the last reply's first token.
-        context_used: Tokens the conversation takes (server figure or estimate).
-        context_length: The model's context window, when known.
-    """
-
-    model: str = ""
-    tokens_per_second: float | None = None
-    time_to_first_token: float | None = None
-    context_used: int | None = None
-    context_length: int | None = None
-
-
-class ConversationController(QObject):
+class ConversationController(TurnBlocksMixin, QObject):
     """Runs one conversation and keeps its store record up to date.
 
     Signals:
@@ -175,7 +174,7 @@ class ConversationController(QObject):
 
     def stored_messages(self) -> list[dict[str, Any]]:
         """The active branch as shown in the transcript."""
-        return [self._view_dict(r) for r in self._path]
+        return [view_dict(r) for r in self._path]
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""
@@ -231,13 +230,13 @@ class ConversationController(QObject):
         if not self.has_server:
             self.error.emit("Pick a server and a model first (toolbar: Server).", False)
             return False
-        base = self._history(self._path)
+        base = model_history(self._path)
         record = self._store.add_message(self._record.id, {"role": "user", "content": text},
                                          parent_id=self._leaf_id())
         self._path.append(record)
         self.user_message.emit(text, record.id)
         if self._record.title == DEFAULT_TITLE:
-            self.rename(_title_from(text))
+            self.rename(title_from(text))
         self._start_turn(text, base)
         return True
 
@@ -264,7 +263,7 @@ class ConversationController(QObject):
                                          new_root=old.parent_id is None)
         self._path = [*prefix, record]
         self.transcript_reset.emit(self.stored_messages())
-        self._start_turn(text, self._history(prefix))
+        self._start_turn(text, model_history(prefix))
         return True
 
     def stop(self) -> None:
@@ -316,15 +315,14 @@ class ConversationController(QObject):
     def _rerun_last_user(self) -> bool:
         if self.busy or self._closed:
             return False
-        index = next((i for i in range(len(self._path) - 1, -1, -1)
-                      if self._path[i].role == "user"), None)
+        index = last_user_index(self._path)
         if index is None:
             return False
         user = self._path[index]
         self._store.set_active_leaf(self._record.id, user.id)
         self._path = self._path[:index + 1]
         self.transcript_reset.emit(self.stored_messages())
-        self._start_turn(str(user.message.get("content") or ""), self._history(self._path[:index]))
+        self._start_turn(str(user.message.get("content") or ""), model_history(self._path[:index]))
         return True
 
     def _start_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
@@ -380,7 +378,8 @@ class ConversationController(QObject):
         if problems and problems != self._reported_tool_problems:
             self._reported_tool_problems = problems
             self.notice.emit(" ".join(problems))
-        options = self._build_options(api_key, tools)
+        options = build_agent_options(self._record.settings, api_key, tools,
+                                      self.approval_gate, self._approval_timeout)
         if self._client is None:
             from desktop_agent.core.client import Client
 
@@ -390,119 +389,6 @@ class ConversationController(QObject):
         else:
             self._client.update_options(options)
         return self._client
-
-    def _build_options(self, api_key: str, tools: list[Any]) -> Any:
-        from desktop_agent.core.options import AgentOptions
-
-        s = self._record.settings
-        timeout = self._approval_timeout
-        return AgentOptions(
-            model=str(s.get("model") or ""),
-            base_url=str(s.get("base_url") or ""),
-            system_prompt=s.get("system_prompt") or None,
-            tools=tools,
-            max_turns=None,
-            max_tokens=s.get("max_tokens", 4096),
-            temperature=s.get("temperature", 0.7),
-            api_key=api_key,
-            auto_execute_tools=True,
-            max_tool_iterations=int(s.get("max_tool_iterations", 10)),
-            permission_rules=permission_settings.effective_rules(s),
-            can_use_tool=self.approval_gate,
-            # The gate times out (visibly) first; the core's limit is a backstop.
-            approval_timeout=None if timeout is None else timeout + 30.0,
-            context_length=s.get("context_length"),
-            # Server-specific request fields (e.g. llama.cpp's ``cache_prompt``).
-            extra_body=dict(s.get("extra_body") or {}),
-        )
-
-    # -- blocks ----------------------------------------------------------------
-
-    def _handle(self, item: Any, recorder: TurnRecorder) -> None:
-        """Write one block to the store, then tell the widgets."""
-        from desktop_agent.core.types import (
-            TextBlock,
-            ThinkingBlock,
-            ToolResultBlock,
-            ToolUseBlock,
-            ToolUseError,
-            Usage,
-        )
-
-        if isinstance(item, TextBlock):
-            self._started(recorder.text(item.text))
-            self.text_delta.emit(item.text)
-        elif isinstance(item, ThinkingBlock):
-            self._started(recorder.thinking(item.text))
-            self.thinking_delta.emit(item.text)
-        elif isinstance(item, ToolUseBlock):
-            self._started(recorder.tool_call(item.id, item.name, dict(item.input)))
-            self.tool_call.emit(item.id, item.name, dict(item.input),
-                                self._tool_source(item.name))
-        elif isinstance(item, ToolResultBlock):
-            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision)
-            if item.tool_use_id not in recorder.errors_shown:
-                self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
-        elif isinstance(item, ToolUseError):
-            self._started(recorder.tool_error(item.error, item.tool_use_id, item.name,
-                                              item.raw_data))
-            self.tool_error.emit(item.error, item.tool_use_id)
-        elif isinstance(item, Usage):
-            self._on_usage(item, recorder)
-
-    def _started(self, message_id: str | None) -> None:
-        """A new reply was opened; the transcript shows one reply per turn."""
-        if message_id is not None and not self._transcript_open:
-            self._transcript_open = True
-            self.assistant_started.emit(message_id)
-
-    def _checkpoint(self) -> None:
-        if self._recorder is not None:
-            self._recorder.flush()
-
-    def _end_transcript_message(self, interrupted: bool) -> None:
-        if self._transcript_open:
-            self._transcript_open = False
-            self.assistant_finished.emit(interrupted)
-
-    def _on_usage(self, usage: Any, recorder: TurnRecorder) -> None:
-        self._figures.tokens_per_second = usage.tokens_per_second
-        self._figures.time_to_first_token = usage.time_to_first_token
-        if usage.prompt_tokens is not None and usage.completion_tokens is not None:
-            self._figures.context_used = usage.prompt_tokens + usage.completion_tokens
-        else:
-            self._figures.context_used = self._estimate_context()
-        recorder.usage({
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "time_to_first_token": usage.time_to_first_token,
-            "tokens_per_second": usage.tokens_per_second,
-        })
-        self.figures_changed.emit(self._figures)
-
-    async def estimate_context(self) -> None:
-        """Fill in "context used" for a conversation opened from the store.
-
-        Counting tokens loads the tokenizer, so it runs in a worker thread after
-        the window has painted; a turn's own figures win if one ends meanwhile.
-        """
-        if self._figures.context_used is not None or not self._path:
-            return
-        loop = asyncio.get_running_loop()
-        used = await loop.run_in_executor(None, self._estimate_context)
-        if used is not None and self._figures.context_used is None and not self._closed:
-            self._figures.context_used = used
-            self.figures_changed.emit(self._figures)
-
-    def _estimate_context(self) -> int | None:
-        try:
-            from desktop_agent.core.context import estimate_tokens
-
-            return int(estimate_tokens(self._history(self._path)))
-        except Exception as exc:  # an estimate must never break a turn
-            log.debug("token estimate failed: %s", exc)
-            return None
 
     # -- approvals -------------------------------------------------------------
 
@@ -519,35 +405,6 @@ class ConversationController(QObject):
 
     def _leaf_id(self) -> str | None:
         return self._path[-1].id if self._path else None
-
-    def _tool_source(self, name: str) -> str | None:
-        client = self._client
-        if client is None:
-            return None
-        found = client.options.tool_named(name)
-        return found.source if found is not None else None
-
-    @staticmethod
-    def _history(path: list[MessageRecord]) -> list[dict[str, Any]]:
-        """What the model sees: stored messages, minus failed empty partial replies."""
-        history = []
-        for record in path:
-            if record.status == "error" and not (record.message.get("content") or
-                                                 record.message.get("tool_calls")):
-                continue
-            history.append(dict(record.message))
-        return history
-
-    @staticmethod
-    def _view_dict(record: MessageRecord) -> dict[str, Any]:
-        return {"id": record.id, "role": record.role, "message": dict(record.message),
-                "metadata": dict(record.metadata), "status": record.status}
-
-
-
-def _title_from(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH - 1].rstrip() + "…"
 
 
 def _is_core_error(exc: BaseException) -> bool:

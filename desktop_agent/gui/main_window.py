@@ -4,6 +4,12 @@ The window creates one :class:`ConversationController` per open tab and wires
 it to a :class:`ConversationTab`; it owns the shared approval queue, the
 server catalog and the store. It restores geometry, dock layout and open tabs
 on start and saves them on close.
+
+This module keeps building the window, its tabs (open, close, titles, which
+actions apply), approvals and shutdown. Mixins hold the rest, one job each:
+:mod:`.window_state` (save and restore), :mod:`.window_servers` (server and
+model choice), :mod:`.window_transfer` (import and export); the menus and
+toolbar are built by :mod:`.window_actions`.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -27,7 +33,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import conversation_transfer
 from .approval_dock import ApprovalDock
 from .approval_queue import ApprovalQueue, ApprovalRequest
 from .conversation_controller import DEFAULT_TITLE, ConversationController
@@ -35,23 +40,24 @@ from .conversation_sidebar import ConversationSidebar
 from .conversation_tab import ConversationTab
 from .notifications import ApprovalNotifier
 from .server_catalog import ServerCatalog
-from .server_picker import ServerPicker
 from .settings_dialog import ConversationSettingsDialog
 from .tool_catalog import ToolCatalog
-from .transfer_dialogs import ask_for_files, file_name_for
 from .window_actions import build_actions
 from .window_pages import EmptyStatePage, NoticeBar
+from .window_servers import LAST_SERVER_KEY, WindowServersMixin
+from .window_state import OPEN_TABS_KEY, WindowStateMixin, default_window_settings
+from .window_transfer import WindowTransferMixin
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.gui.window")
 
-OPEN_TABS_KEY = "open_tabs"
-LAST_SERVER_KEY = "last_server"
+# Kept importable from here: the keys are part of what the window stores.
+__all__ = ["LAST_SERVER_KEY", "OPEN_TABS_KEY", "MainWindow"]
 
 
-class MainWindow(QMainWindow):
+class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMainWindow):
     """Desktop Agent's window.
 
     Args:
@@ -102,7 +108,7 @@ class MainWindow(QMainWindow):
         self.controllers: dict[str, ConversationController] = {}
         self._closing_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
-        self._window_settings = window_settings or _default_window_settings()
+        self._window_settings = window_settings or default_window_settings()
 
         self.approvals = ApprovalQueue(self)
         self.catalog = ServerCatalog(store, self)
@@ -173,8 +179,6 @@ class MainWindow(QMainWindow):
             self.removeEventFilter(self)
             QTimer.singleShot(0, self.first_painted.emit)
         return super().eventFilter(watched, event)
-
-    # -- building ---------------------------------------------------------------
 
     # -- tabs -------------------------------------------------------------------
 
@@ -301,7 +305,6 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._sidebar_refresh.start()
 
-
     def _update_tab_title(self, controller: ConversationController) -> None:
         tab = self.tab_for(controller.conversation_id)
         if tab is None:
@@ -347,11 +350,6 @@ class MainWindow(QMainWindow):
         self.stop_action.setEnabled(busy)
         self.regenerate_action.setEnabled(bool(controller and controller.can_regenerate))
 
-    def _update_server_button(self) -> None:
-        controller = self.current_controller()
-        model = controller.settings.get("model") if controller else None
-        self.server_action.setText(f"Model: {model}" if model else "Choose server and model…")
-
     # -- conversation actions ------------------------------------------------------
 
     def stop_current(self) -> None:
@@ -393,66 +391,9 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
-        """Open the server and model picker for the visible conversation."""
-        controller = self.current_controller() or self.new_conversation()
-        picker = ServerPicker(self.catalog, self)
-        picker.set_current(controller.settings.get("base_url"), controller.settings.get("model"))
-        picker.chosen.connect(lambda url, model, key, ctx: self.use_server(
-            controller, url, model, key, ctx))
-        picker.finished.connect(picker.deleteLater)
-        picker.open()
-        if focus_url:
-            picker.focus_url()
-        if not self.catalog.searched and not self.catalog.searching:
-            self.catalog.refresh()
-        self.picker = picker
-        return picker
-
-    def use_server(self, controller: ConversationController, base_url: str, model: str,
-                   api_key_name: str | None = None, context_length: int | None = None) -> None:
-        """Point a conversation at a server and model, and remember it for new ones."""
-        controller.set_server(base_url, model, api_key_name=api_key_name,
-                              context_length=context_length)
-        self.store.set_setting(LAST_SERVER_KEY, {"base_url": base_url, "model": model,
-                                                 "api_key_name": api_key_name,
-                                                 "context_length": context_length})
-        self.statusBar().showMessage(f"Using {model} at {base_url}", 5000)
-
-    # -- servers --------------------------------------------------------------------
-
     def _estimate_restored_contexts(self) -> None:
         for controller in self.controllers.values():
             self._track(asyncio.ensure_future(controller.estimate_context()))
-
-    def _on_servers_changed(self, _servers: list[Any]) -> None:
-        choice = self.catalog.preselected_choice()
-        if choice is not None:
-            for controller in list(self.controllers.values()):
-                if not controller.has_server:
-                    self.use_server(controller, choice[0], choice[1], None, choice[2])
-        self._refresh_notices()
-        for controller in self.controllers.values():
-            settings = controller.settings
-            server = self.catalog.find(str(settings.get("base_url") or ""))
-            if server is not None and settings.get("context_length") is None:
-                found = server.model(str(settings.get("model") or ""))
-                if found is not None and found.context_length:
-                    controller.update_settings(context_length=found.context_length)
-
-    def _refresh_notices(self) -> None:
-        for i in range(self.tabs.count()):
-            tab = self.tabs.widget(i)
-            if not isinstance(tab, ConversationTab):
-                continue
-            if tab.controller.has_server:
-                tab.notice.show_state("hidden")
-            elif self.catalog.searching or not self.catalog.searched:
-                tab.notice.show_state("searching")
-            elif not self.catalog.up_servers():
-                tab.notice.show_state("nothing_running")
-            else:
-                tab.notice.show_state("choose")
 
     # -- approvals -------------------------------------------------------------------
 
@@ -477,111 +418,7 @@ class MainWindow(QMainWindow):
         if tab is not None:
             self.tabs.setCurrentWidget(tab)
 
-    # -- export / import ---------------------------------------------------------------
-
-    def export_conversations(self, path: str, conversation_ids: list[str] | None) -> \
-            conversation_transfer.TransferResult:
-        """Export to a JSON file (None: all conversations) and report in the status bar."""
-        result = conversation_transfer.export_json(self.store, path, conversation_ids)
-        self._report(result.ok, result.message)
-        return result
-
-    def export_markdown(self, path: str, conversation_id: str) -> \
-            conversation_transfer.TransferResult:
-        """Save one conversation as Markdown."""
-        result = conversation_transfer.export_markdown(self.store, path, conversation_id)
-        self._report(result.ok, result.message)
-        return result
-
-    def import_files(self, paths: list[str]) -> conversation_transfer.TransferResult:
-        """Import files as new conversations and open them in tabs."""
-        result = conversation_transfer.import_files(self.store, paths)
-        self._report(result.ok, result.message)
-        for record in result.imported:
-            self._open_record(record)
-        self.sidebar.refresh()
-        return result
-
-    def _report(self, ok: bool, message: str) -> None:
-        self.statusBar().showMessage(message, 8000)
-        if not ok:
-            self.notice.show_message(message)
-
-    def ask_import(self) -> None:
-        """Choose files to import (File → Import)."""
-        ask_for_files(self, "Import conversations", False, "JSON files (*.json)", "",
-                          lambda paths: self.import_files(list(paths)))
-
-    def ask_export_current(self) -> None:
-        """Choose where to export the visible conversation."""
-        controller = self.current_controller()
-        if controller is not None:
-            conversation_id = controller.conversation_id
-            ask_for_files(self, "Export conversation", True, "JSON files (*.json)",
-                          file_name_for(controller.title, ".json"),
-                          lambda paths: self.export_conversations(paths[0], [conversation_id]))
-
-    def ask_export_markdown(self) -> None:
-        """Choose where to save the visible conversation as Markdown."""
-        controller = self.current_controller()
-        if controller is not None:
-            conversation_id = controller.conversation_id
-            ask_for_files(self, "Export as Markdown", True, "Markdown (*.md)",
-                          file_name_for(controller.title, ".md"),
-                          lambda paths: self.export_markdown(paths[0], conversation_id))
-
-    def ask_export_selected(self, conversation_ids: list[str]) -> None:
-        """Choose where to export the conversations selected in the sidebar."""
-        if conversation_ids:
-            ask_for_files(self, "Export conversations", True, "JSON files (*.json)",
-                          "desktop-agent-conversations.json",
-                          lambda paths: self.export_conversations(paths[0], conversation_ids))
-
-    def ask_export_all(self) -> None:
-        """Choose where to export every conversation."""
-        ask_for_files(self, "Export all conversations", True, "JSON files (*.json)",
-                          "desktop-agent-export.json",
-                          lambda paths: self.export_conversations(paths[0], None))
-
-    # -- state ----------------------------------------------------------------------------
-
-    def restore_tabs(self) -> None:
-        """Reopen the tabs that were open last time (or one new conversation)."""
-        saved = self.store.get_setting(OPEN_TABS_KEY) or {}
-        ids = [i for i in saved.get("ids", []) if isinstance(i, str)]
-        current = saved.get("current")
-        for conversation_id in ids:
-            record = self.store.get_conversation(conversation_id)
-            if record is not None:
-                self._open_record(record, make_current=False)
-        if current and (tab := self.tab_for(current)) is not None:
-            self.tabs.setCurrentWidget(tab)
-        if not self.tabs.count() and not saved:
-            self.new_conversation()
-
-    def _save_open_tabs(self) -> None:
-        if self._closed:
-            return
-        tabs = [self.tabs.widget(i) for i in range(self.tabs.count())]
-        ids = [t.controller.conversation_id for t in tabs if isinstance(t, ConversationTab)]
-        current = self.current_controller()
-        self.store.set_setting(OPEN_TABS_KEY, {
-            "ids": ids, "current": current.conversation_id if current else None})
-
-    def _restore_layout(self) -> None:
-        geometry = self._window_settings.value("geometry")
-        state = self._window_settings.value("window_state")
-        if isinstance(geometry, QByteArray | bytes):
-            self.restoreGeometry(QByteArray(geometry))
-        if isinstance(state, QByteArray | bytes):
-            self.restoreState(QByteArray(state))
-
-    def save_state(self) -> None:
-        """Save geometry, dock layout and open tabs (tab order as shown)."""
-        self._save_open_tabs()
-        self._window_settings.setValue("geometry", self.saveGeometry())
-        self._window_settings.setValue("window_state", self.saveState())
-        self._window_settings.sync()
+    # -- lifecycle ------------------------------------------------------------------------
 
     def show_error_notice(self, text: str) -> None:
         """Show an unexpected error without blocking (the error sink calls this)."""
@@ -615,12 +452,6 @@ class MainWindow(QMainWindow):
             self._closed = True
             self._track(asyncio.ensure_future(self.shutdown()))
         super().closeEvent(event)
-
-
-def _default_window_settings() -> QSettings:
-    from desktop_agent.paths import data_dir
-
-    return QSettings(str(data_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
 def _no_icon() -> Any:

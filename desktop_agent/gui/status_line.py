@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from .conversation_controller import TurnFigures
+from .turn_figures import TurnFigures
 
 
 def _tokens(value: int) -> str:

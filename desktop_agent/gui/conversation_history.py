@@ -1,0 +1,45 @@
+"""How a conversation's stored branch reads to the model and to the transcript.
+
+The store keeps every branch; the controller works on the active one as a
+list of :class:`~desktop_agent.store.MessageRecord`. These functions say what
+the model is sent, what the transcript is given, and what a new chat is
+called after its first message (no Qt here).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop_agent.store import MessageRecord
+
+DEFAULT_TITLE = "New chat"
+TITLE_LENGTH = 48
+
+
+def model_history(path: list[MessageRecord]) -> list[dict[str, Any]]:
+    """What the model sees: stored messages, minus failed empty partial replies."""
+    history = []
+    for record in path:
+        if record.status == "error" and not (record.message.get("content") or
+                                             record.message.get("tool_calls")):
+            continue
+        history.append(dict(record.message))
+    return history
+
+
+def view_dict(record: MessageRecord) -> dict[str, Any]:
+    """One stored message as the transcript takes it (copies, so widgets cannot edit it)."""
+    return {"id": record.id, "role": record.role, "message": dict(record.message),
+            "metadata": dict(record.metadata), "status": record.status}
+
+
+def last_user_index(path: list[MessageRecord]) -> int | None:
+    """Where the last user message sits in the branch (None when there is none)."""
+    return next((i for i in range(len(path) - 1, -1, -1) if path[i].role == "user"), None)
+
+
+def title_from(text: str) -> str:
+    """A chat title from its first message: one line, cut to fit a tab."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH - 1].rstrip() + "…"

@@ -1,0 +1,102 @@
+"""The main window's side of choosing servers and models.
+
+The catalog finds servers; the picker lets a person choose. This mixin ties
+them to the open conversations: open the picker for the visible one, apply a
+choice (and remember it for new chats), give conversations without a server
+the discovered one, fill in context lengths, and keep each tab's "no server
+yet" notice and the toolbar's model button up to date.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .conversation_tab import ConversationTab
+from .server_picker import ServerPicker
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QTabWidget
+
+    from desktop_agent.store import Store
+
+    from .conversation_controller import ConversationController
+    from .server_catalog import ServerCatalog
+
+LAST_SERVER_KEY = "last_server"
+
+
+class WindowServersMixin:
+    """Server and model choice for :class:`~desktop_agent.gui.main_window.MainWindow`."""
+
+    store: Store
+    catalog: ServerCatalog
+    tabs: QTabWidget
+    controllers: dict[str, ConversationController]
+    server_action: QAction
+    picker: ServerPicker
+
+    if TYPE_CHECKING:  # provided by MainWindow / QMainWindow
+        def current_controller(self) -> ConversationController | None: ...
+        def new_conversation(self) -> ConversationController: ...
+        def statusBar(self) -> Any: ...  # Qt's name
+
+    def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
+        """Open the server and model picker for the visible conversation."""
+        controller = self.current_controller() or self.new_conversation()
+        picker = ServerPicker(self.catalog, self)
+        picker.set_current(controller.settings.get("base_url"), controller.settings.get("model"))
+        picker.chosen.connect(lambda url, model, key, ctx: self.use_server(
+            controller, url, model, key, ctx))
+        picker.finished.connect(picker.deleteLater)
+        picker.open()
+        if focus_url:
+            picker.focus_url()
+        if not self.catalog.searched and not self.catalog.searching:
+            self.catalog.refresh()
+        self.picker = picker
+        return picker
+
+    def use_server(self, controller: ConversationController, base_url: str, model: str,
+                   api_key_name: str | None = None, context_length: int | None = None) -> None:
+        """Point a conversation at a server and model, and remember it for new ones."""
+        controller.set_server(base_url, model, api_key_name=api_key_name,
+                              context_length=context_length)
+        self.store.set_setting(LAST_SERVER_KEY, {"base_url": base_url, "model": model,
+                                                 "api_key_name": api_key_name,
+                                                 "context_length": context_length})
+        self.statusBar().showMessage(f"Using {model} at {base_url}", 5000)
+
+    def _on_servers_changed(self, _servers: list[Any]) -> None:
+        choice = self.catalog.preselected_choice()
+        if choice is not None:
+            for controller in list(self.controllers.values()):
+                if not controller.has_server:
+                    self.use_server(controller, choice[0], choice[1], None, choice[2])
+        self._refresh_notices()
+        for controller in self.controllers.values():
+            settings = controller.settings
+            server = self.catalog.find(str(settings.get("base_url") or ""))
+            if server is not None and settings.get("context_length") is None:
+                found = server.model(str(settings.get("model") or ""))
+                if found is not None and found.context_length:
+                    controller.update_settings(context_length=found.context_length)
+
+    def _refresh_notices(self) -> None:
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
+            if not isinstance(tab, ConversationTab):
+                continue
+            if tab.controller.has_server:
+                tab.notice.show_state("hidden")
+            elif self.catalog.searching or not self.catalog.searched:
+                tab.notice.show_state("searching")
+            elif not self.catalog.up_servers():
+                tab.notice.show_state("nothing_running")
+            else:
+                tab.notice.show_state("choose")
+
+    def _update_server_button(self) -> None:
+        controller = self.current_controller()
+        model = controller.settings.get("model") if controller else None
+        self.server_action.setText(f"Model: {model}" if model else "Choose server and model…")
