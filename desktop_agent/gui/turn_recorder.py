@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.history import NOT_EXECUTED_INTERRUPT, NOT_EXECUTED_UNANSWERED
 from desktop_agent.store import StreamingReplyWriter
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.gui.conversation")
 
 CHECKPOINT_INTERVAL = 0.5
-NOT_EXECUTED_INTERRUPT = "Not executed: the user interrupted the turn."
-NOT_EXECUTED_UNANSWERED = "Not executed: no result was provided for this call."
 
 
 @dataclass(slots=True)
