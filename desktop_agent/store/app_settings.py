@@ -1,0 +1,41 @@
+"""App-level values (open tabs, window layout) kept next to the conversations."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop_agent.store.errors import SecretInSettingsError
+from desktop_agent.store.record_rows import dumps
+from desktop_agent.store.secret_scrub import find_secret
+from desktop_agent.store.transactions import StoreTransactions
+
+
+class AppSettings(StoreTransactions):
+    """The app-settings part of :class:`~desktop_agent.store.store.Store`."""
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        """An app-level value (open tabs, window layout), or ``default``."""
+        with self._reading() as conn:
+            row = conn.execute("SELECT value FROM app_settings WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Save an app-level JSON value (keys never belong here: use the keyring)."""
+        where = find_secret({key: value})
+        if where:
+            raise SecretInSettingsError(
+                f"The app setting '{where}' looks like a key or token; keys belong in the "
+                "keyring (desktop_agent.secrets). Nothing was saved."
+            )
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO app_settings(key, value) VALUES (?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, dumps(value)),
+            )
+
+    def delete_setting(self, key: str) -> None:
+        """Forget an app-level value; a missing key is not an error."""
+        with self._writing() as conn:
+            conn.execute("DELETE FROM app_settings WHERE key = ?", (key,))

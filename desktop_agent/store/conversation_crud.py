@@ -1,0 +1,130 @@
+"""Conversations as a whole: create, read, list, rename, delete, bulk insert."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from desktop_agent.store.errors import NotFoundError
+from desktop_agent.store.record_rows import (
+    CONVERSATION_COLUMNS,
+    conversation_from_row,
+    dumps,
+    new_id,
+)
+from desktop_agent.store.records import ConversationRecord, NewConversation
+from desktop_agent.store.search_query import fts_query, like_pattern
+from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.write_checks import check_settings
+
+
+class ConversationCrud(StoreTransactions):
+    """The conversation-level part of :class:`~desktop_agent.store.store.Store`."""
+
+    def create_conversation(
+        self, title: str = "New chat", settings: dict[str, Any] | None = None
+    ) -> ConversationRecord:
+        """Start an empty conversation."""
+        settings = check_settings(settings or {})
+        now = time.time()
+        record = ConversationRecord(new_id(), str(title), now, now, dict(settings), None)
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO conversations(id, title, created_at, updated_at, settings) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (record.id, record.title, now, now, dumps(settings)),
+            )
+        return record
+
+    def get_conversation(self, conversation_id: str) -> ConversationRecord | None:
+        """The conversation, or None when there is no such id."""
+        with self._reading() as conn:
+            row = conn.execute(
+                f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?",
+                (conversation_id,),
+            ).fetchone()
+        return conversation_from_row(row) if row else None
+
+    def list_conversations(
+        self, limit: int = 100, offset: int = 0, query: str | None = None
+    ) -> list[ConversationRecord]:
+        """Conversations, most recently updated first.
+
+        Args:
+            limit: Page size (-1 for all).
+            offset: Page start.
+            query: Typed search text: keeps conversations whose title contains it
+                or whose messages contain all its words (the last as a prefix).
+        """
+        sql = f"SELECT {CONVERSATION_COLUMNS} FROM conversations c"
+        params: list[Any] = []
+        if query and query.strip():
+            match = fts_query(query)
+            sql += " WHERE c.title LIKE ? ESCAPE '\\'"
+            params.append(like_pattern(query))
+            if match:
+                sql += (
+                    " OR c.id IN (SELECT m.conversation_id FROM message_search s"
+                    " JOIN messages m ON m.seq = s.rowid WHERE message_search MATCH ?)"
+                )
+                params.append(match)
+        sql += " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ? OFFSET ?"
+        params += [limit, offset]
+        with self._reading() as conn:
+            return [conversation_from_row(r) for r in conn.execute(sql, params).fetchall()]
+
+    def count_conversations(self) -> int:
+        """How many conversations exist (for a sidebar's scroll range)."""
+        with self._reading() as conn:
+            return int(conn.execute("SELECT count(*) FROM conversations").fetchone()[0])
+
+    def update_conversation(
+        self,
+        conversation_id: str,
+        title: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> ConversationRecord:
+        """Rename and/or replace the settings; returns the updated record."""
+        if settings is not None:
+            check_settings(settings)
+        with self._writing() as conn:
+            self._require_conversation(conn, conversation_id)
+            if title is not None:
+                conn.execute(
+                    "UPDATE conversations SET title = ? WHERE id = ?", (str(title), conversation_id)
+                )
+            if settings is not None:
+                conn.execute(
+                    "UPDATE conversations SET settings = ? WHERE id = ?",
+                    (dumps(settings), conversation_id),
+                )
+            conn.execute(
+                "UPDATE conversations SET updated_at = ? WHERE id = ?",
+                (time.time(), conversation_id),
+            )
+        record = self.get_conversation(conversation_id)
+        if record is None:  # deleted by another thread or process meanwhile
+            raise NotFoundError(f"no conversation {conversation_id}")
+        return record
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete a conversation and all its messages; a missing id is not an error."""
+        with self._writing() as conn:
+            conn.execute(
+                "DELETE FROM message_search WHERE rowid IN "
+                "(SELECT seq FROM messages WHERE conversation_id = ?)",
+                (conversation_id,),
+            )
+            conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+    def insert_conversations(self, items: list[NewConversation]) -> list[ConversationRecord]:
+        """Insert whole conversations with fresh ids, all or nothing (imports).
+
+        Raises:
+            ValueError: An item is inconsistent (a parent missing or after its child).
+        """
+        from desktop_agent.store.bulk_insert import insert_all
+
+        with self._writing() as conn:
+            return insert_all(conn, items)

@@ -1,0 +1,167 @@
+"""Reading the message tree: branches, pages of the active branch, siblings.
+
+Reading the active branch walks parents up from its leaf and stops after the
+requested number of messages, so opening a 10,000-message conversation reads
+only the page that is shown.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from desktop_agent.store.errors import NotFoundError
+from desktop_agent.store.record_rows import MESSAGE_COLUMNS, message_from_row
+from desktop_agent.store.records import MessageRecord
+from desktop_agent.store.transactions import StoreTransactions
+
+
+class MessageTree(StoreTransactions):
+    """The tree-reading part of :class:`~desktop_agent.store.store.Store`."""
+
+    def get_message(self, message_id: str) -> MessageRecord | None:
+        """The message, or None when there is no such id."""
+        with self._reading() as conn:
+            row = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
+            ).fetchone()
+        return message_from_row(row) if row else None
+
+    def active_path(
+        self, conversation_id: str, limit: int | None = None, *, before: str | None = None
+    ) -> list[MessageRecord]:
+        """The active branch, root first; with ``limit``, only its last messages.
+
+        Args:
+            conversation_id: The conversation.
+            limit: Return at most this many messages (the newest); None for all.
+            before: Page in older messages: the ones before this message on its branch.
+        """
+        with self._reading() as conn:
+            record = self._require_conversation(conn, conversation_id)
+            start = record.active_leaf_id
+            if before is not None:
+                row = conn.execute(
+                    "SELECT parent_id FROM messages WHERE id = ? AND conversation_id = ?",
+                    (before, conversation_id),
+                ).fetchone()
+                if row is None:
+                    raise NotFoundError(f"no message {before} in conversation {conversation_id}")
+                start = row[0]
+            return self._ancestors(conn, start, limit)
+
+    def path_to(self, message_id: str, limit: int | None = None) -> list[MessageRecord]:
+        """The branch from the root down to ``message_id`` (the last ``limit`` of it)."""
+        with self._reading() as conn:
+            return self._ancestors(conn, message_id, limit)
+
+    def _ancestors(
+        self, conn: sqlite3.Connection, start: str | None, limit: int | None
+    ) -> list[MessageRecord]:
+        if start is None or (limit is not None and limit <= 0):
+            return []
+        rows = conn.execute(
+            f"""
+            WITH RECURSIVE walk(seq, parent_id, n) AS (
+                SELECT seq, parent_id, 1 FROM messages WHERE id = ?1
+                UNION ALL
+                SELECT p.seq, p.parent_id, walk.n + 1 FROM walk
+                JOIN messages p ON p.id = walk.parent_id
+                WHERE ?2 < 0 OR walk.n < ?2
+            )
+            SELECT {MESSAGE_COLUMNS} FROM walk JOIN messages m ON m.seq = walk.seq
+            ORDER BY walk.n DESC
+            """,
+            (start, -1 if limit is None else limit),
+        ).fetchall()
+        return [message_from_row(r) for r in rows]
+
+    def children(
+        self, message_id: str | None, conversation_id: str | None = None
+    ) -> list[MessageRecord]:
+        """Direct replies to a message, oldest first; with None, the conversation's roots."""
+        with self._reading() as conn:
+            if message_id is None:
+                if conversation_id is None:
+                    raise ValueError("roots need a conversation_id")
+                rows = conn.execute(
+                    f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?"
+                    " AND m.parent_id IS NULL ORDER BY m.seq",
+                    (conversation_id,),
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.parent_id = ?"
+                    " ORDER BY m.seq",
+                    (message_id,),
+                ).fetchall()
+        return [message_from_row(r) for r in rows]
+
+    def siblings(self, message_id: str) -> list[MessageRecord]:
+        """The alternatives at a message's place (itself included), oldest first.
+
+        The GUI shows "2 / 3" arrows from this when a message was edited or regenerated.
+        """
+        record = self.get_message(message_id)
+        if record is None:
+            raise NotFoundError(f"no message {message_id}")
+        return self.children(record.parent_id, record.conversation_id)
+
+    def latest_leaf(self, message_id: str) -> str:
+        """The newest leaf under a message, following the newest child at each step.
+
+        Switching to a sibling branch is ``set_active_leaf(conv, latest_leaf(sibling))``.
+        """
+        with self._reading() as conn:
+            row = conn.execute(
+                """
+                WITH RECURSIVE walk(id, n) AS (
+                    SELECT ?, 0
+                    UNION ALL
+                    SELECT (SELECT c.id FROM messages c WHERE c.parent_id = walk.id
+                            ORDER BY c.seq DESC LIMIT 1), walk.n + 1
+                    FROM walk WHERE walk.id IS NOT NULL
+                )
+                SELECT id FROM walk WHERE id IS NOT NULL ORDER BY n DESC LIMIT 1
+                """,
+                (message_id,),
+            ).fetchone()
+            if not conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,)).fetchone():
+                raise NotFoundError(f"no message {message_id}")
+        return str(row[0])
+
+    def set_active_leaf(self, conversation_id: str, message_id: str | None) -> None:
+        """Choose which branch is shown (None: the conversation shows as empty)."""
+        with self._writing() as conn:
+            self._require_conversation(conn, conversation_id)
+            if (
+                message_id is not None
+                and not conn.execute(
+                    "SELECT 1 FROM messages WHERE id = ? AND conversation_id = ?",
+                    (message_id, conversation_id),
+                ).fetchone()
+            ):
+                raise NotFoundError(f"no message {message_id} in conversation {conversation_id}")
+            conn.execute(
+                "UPDATE conversations SET active_leaf_id = ? WHERE id = ?",
+                (message_id, conversation_id),
+            )
+
+    def all_messages(self, conversation_id: str) -> list[MessageRecord]:
+        """Every message of every branch, parents before children (for export)."""
+        with self._reading() as conn:
+            self._require_conversation(conn, conversation_id)
+            rows = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?"
+                " ORDER BY m.depth, m.seq",
+                (conversation_id,),
+            ).fetchall()
+        return [message_from_row(r) for r in rows]
+
+    def count_messages(self, conversation_id: str) -> int:
+        """How many messages the conversation holds across all branches."""
+        with self._reading() as conn:
+            return int(
+                conn.execute(
+                    "SELECT count(*) FROM messages WHERE conversation_id = ?", (conversation_id,)
+                ).fetchone()[0]
+            )

@@ -1,0 +1,209 @@
+"""Writing messages: append, checkpoint a streaming reply, finish it, recover it.
+
+The writes that keep a reply safe while it streams sit together here because
+they share one rule: only a message still marked "streaming" is overwritten by
+a checkpoint, and one left "streaming" by a dead process becomes "interrupted".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from desktop_agent.store.errors import NotFoundError
+from desktop_agent.store.message_text import searchable_text
+from desktop_agent.store.process_liveness import current_writer, writer_alive
+from desktop_agent.store.record_rows import MESSAGE_COLUMNS, dumps, message_from_row, new_id
+from desktop_agent.store.records import MESSAGE_STATUSES, MessageRecord
+from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.write_checks import check_message, clean_metadata
+
+# The name the store has always logged under, so log filters keep working.
+logger = logging.getLogger("desktop_agent.store")
+
+
+class MessageWrites(StoreTransactions):
+    """The message-writing part of :class:`~desktop_agent.store.store.Store`."""
+
+    def add_message(
+        self,
+        conversation_id: str,
+        message: dict[str, Any],
+        parent_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        status: str = "complete",
+        *,
+        new_root: bool = False,
+    ) -> MessageRecord:
+        """Write a message; it becomes the conversation's active leaf.
+
+        Args:
+            conversation_id: The conversation.
+            message: OpenAI-format dict (``role``, ``content``, ``tool_calls``...).
+            parent_id: The message it follows; None appends to the active branch's
+                leaf. Giving an earlier message's parent adds a sibling branch
+                (edit / regenerate).
+            metadata: Time, model, usage, thinking, tool-call status, approvals.
+            status: ``"streaming"`` for a reply about to be checkpointed as it grows.
+            new_root: Start a new branch with no parent (editing the first message).
+        """
+        message = check_message(message)
+        if status not in MESSAGE_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(MESSAGE_STATUSES)}")
+        metadata = clean_metadata(metadata)
+        now = time.time()
+        message_id = new_id()
+        writer = current_writer() if status == "streaming" else None
+        with self._writing() as conn:
+            leaf = self._require_conversation(conn, conversation_id).active_leaf_id
+            parent = None if new_root else (parent_id if parent_id is not None else leaf)
+            depth = 0
+            if parent is not None:
+                row = conn.execute(
+                    "SELECT depth FROM messages WHERE id = ? AND conversation_id = ?",
+                    (parent, conversation_id),
+                ).fetchone()
+                if row is None:
+                    raise NotFoundError(f"no message {parent} in conversation {conversation_id}")
+                depth = row[0] + 1
+            cursor = conn.execute(
+                "INSERT INTO messages(id, conversation_id, parent_id, role, message, metadata,"
+                " status, created_at, depth, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    message_id,
+                    conversation_id,
+                    parent,
+                    message["role"],
+                    dumps(message),
+                    dumps(metadata),
+                    status,
+                    now,
+                    depth,
+                    writer,
+                ),
+            )
+            conn.execute(
+                "INSERT INTO message_search(rowid, body) VALUES (?, ?)",
+                (cursor.lastrowid, searchable_text(message, metadata)),
+            )
+            conn.execute(
+                "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
+                (message_id, now, conversation_id),
+            )
+        return MessageRecord(
+            message_id,
+            conversation_id,
+            parent,
+            message["role"],
+            message,
+            metadata,
+            status,
+            now,
+            depth,
+        )
+
+    def checkpoint_message(
+        self, message_id: str, content: str, thinking: str | None = None
+    ) -> None:
+        """Save a streaming reply's text so far (cheap; call about once a second).
+
+        Only a message still marked "streaming" changes; a late checkpoint after
+        :meth:`complete_message` is ignored rather than undoing the final text.
+        """
+        with self._writing() as conn:
+            cursor = conn.execute(
+                "UPDATE messages SET message = json_set(message, '$.content', ?1),"
+                " metadata = CASE WHEN ?2 IS NULL THEN metadata"
+                " ELSE json_set(metadata, '$.thinking', ?2) END"
+                " WHERE id = ?3 AND status = 'streaming'",
+                (content, thinking, message_id),
+            )
+            if (
+                cursor.rowcount == 0
+                and not conn.execute(
+                    "SELECT 1 FROM messages WHERE id = ?", (message_id,)
+                ).fetchone()
+            ):
+                raise NotFoundError(f"no message {message_id}")
+
+    def complete_message(
+        self,
+        message_id: str,
+        message: dict[str, Any],
+        metadata: dict[str, Any] | None = None,
+        status: str = "complete",
+    ) -> MessageRecord:
+        """Write a reply's final form; ``metadata`` keys are merged into what is there."""
+        message = check_message(message)
+        if status not in MESSAGE_STATUSES:
+            raise ValueError(f"status must be one of {', '.join(MESSAGE_STATUSES)}")
+        with self._writing() as conn:
+            row = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS}, m.seq FROM messages m WHERE m.id = ?", (message_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no message {message_id}")
+            merged = {**json.loads(row[5]), **clean_metadata(metadata)}
+            conn.execute(
+                "UPDATE messages SET role = ?, message = ?, metadata = ?, status = ?, writer = ?"
+                " WHERE id = ?",
+                (
+                    message["role"],
+                    dumps(message),
+                    dumps(merged),
+                    status,
+                    current_writer() if status == "streaming" else None,
+                    message_id,
+                ),
+            )
+            self._reindex(conn, row[9], message, merged)
+            conn.execute(
+                "UPDATE conversations SET updated_at = ? WHERE id = ?", (time.time(), row[1])
+            )
+        return MessageRecord(
+            row[0], row[1], row[2], message["role"], message, merged, status, row[7], row[8]
+        )
+
+    def update_message_metadata(self, message_id: str, updates: dict[str, Any]) -> MessageRecord:
+        """Merge keys into a message's metadata (e.g. an approval decided later)."""
+        with self._writing() as conn:
+            row = conn.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no message {message_id}")
+            merged = {**json.loads(row[5]), **clean_metadata(updates)}
+            conn.execute(
+                "UPDATE messages SET metadata = ? WHERE id = ?", (dumps(merged), message_id)
+            )
+        record = message_from_row(row)
+        return MessageRecord(**{**record.__dict__, "metadata": merged})
+
+    def recover_interrupted(self) -> list[str]:
+        """Mark replies left "streaming" by a process that is gone as "interrupted".
+
+        Replies a live process (the REST server, another window) is still
+        writing are left alone. The partial text becomes searchable. Returns the
+        ids of the messages marked.
+        """
+        marked = []
+        with self._writing() as conn:
+            rows = conn.execute(
+                "SELECT seq, id, writer, message, metadata FROM messages WHERE status = 'streaming'"
+            ).fetchall()
+            for seq, message_id, writer, message, metadata in rows:
+                if writer_alive(writer):
+                    continue
+                meta = {**json.loads(metadata), "interrupted_at": time.time()}
+                conn.execute(
+                    "UPDATE messages SET status = 'interrupted', metadata = ?, writer = NULL"
+                    " WHERE seq = ?",
+                    (dumps(meta), seq),
+                )
+                self._reindex(conn, seq, json.loads(message), meta)
+                marked.append(message_id)
+        if marked:
+            logger.info("marked %d reply(ies) cut off by a crash as interrupted", len(marked))
+        return marked

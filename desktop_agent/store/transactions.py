@@ -1,0 +1,113 @@
+"""The store's connection: locking, short transactions, closing.
+
+Every other part of :class:`~desktop_agent.store.store.Store` is a mixin that
+subclasses :class:`StoreTransactions` and talks to SQLite only through
+:meth:`StoreTransactions._reading` and :meth:`StoreTransactions._writing`, so
+the thread lock, the closed check and the "nothing was changed" error message
+are written once.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+from desktop_agent.store.errors import DatabaseAccessError, NotFoundError, StoreClosedError
+from desktop_agent.store.message_text import searchable_text
+from desktop_agent.store.record_rows import CONVERSATION_COLUMNS, conversation_from_row
+from desktop_agent.store.records import ConversationRecord
+from desktop_agent.store.wal_checkpointer import SAFETY_NET_PAGES, WalCheckpointer
+
+# The name the store has always logged under, so log filters keep working.
+logger = logging.getLogger("desktop_agent.store")
+
+
+class StoreTransactions:
+    """One SQLite connection shared by every thread, plus its WAL checkpointer.
+
+    Attributes:
+        path: The SQLite file.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self._conn: sqlite3.Connection | None = conn
+        self._lock = threading.RLock()
+        self.path = path
+        conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
+        self._checkpointer = WalCheckpointer(path)
+        self._checkpointer.start()
+        # A store dropped without close() must not leave its thread running.
+        weakref.finalize(self, self._checkpointer.stop_soon)
+
+    def close(self) -> None:
+        """Close the file; later calls raise :class:`StoreClosedError`. Idempotent."""
+        self._checkpointer.stop()
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.execute("PRAGMA optimize")
+                except sqlite3.Error as exc:  # e.g. a read-only file: nothing to tidy
+                    logger.debug("PRAGMA optimize skipped: %s", exc)
+                finally:
+                    self._conn.close()
+                    self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                raise StoreClosedError("the conversation store is closed")
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:  # disk full, read-only, locked for too long...
+                raise DatabaseAccessError(
+                    f"The conversation database {self.path} could not be used ({exc}). "
+                    "Nothing was changed by this action."
+                ) from exc
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction, taking the write lock up front."""
+        with self._reading() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                # SQLite rolls some failures back by itself (disk full, I/O errors).
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _require_conversation(
+        self, conn: sqlite3.Connection, conversation_id: str
+    ) -> ConversationRecord:
+        row = conn.execute(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no conversation {conversation_id}")
+        return conversation_from_row(row)
+
+    @staticmethod
+    def _reindex(
+        conn: sqlite3.Connection, seq: int, message: dict[str, Any], metadata: dict[str, Any]
+    ) -> None:
+        conn.execute("DELETE FROM message_search WHERE rowid = ?", (seq,))
+        conn.execute(
+            "INSERT INTO message_search(rowid, body) VALUES (?, ?)",
+            (seq, searchable_text(message, metadata)),
+        )
