@@ -92,8 +92,12 @@ class StreamingReplyWriter:
         self._interval = interval
         self._role = role
         self._lock = threading.RLock()
-        self.text = ""
-        self.thinking = ""
+        # Pieces are joined when read (at most once per save), not per delta:
+        # ``self.text += delta`` copies the whole reply each time, which made a
+        # long reply quadratic on the streaming path.
+        self._text_parts: list[str] = []
+        self._thinking_parts: list[str] = []
+        self._scheduled = False
         self.saved_chars = 0
         self._dirty = False
         self._finished = False
@@ -107,6 +111,18 @@ class StreamingReplyWriter:
         self._last_save = time.monotonic()
 
     @property
+    def text(self) -> str:
+        """The reply text so far."""
+        with self._lock:
+            return _joined(self._text_parts)
+
+    @property
+    def thinking(self) -> str:
+        """The reasoning text so far ("" when the model shows none)."""
+        with self._lock:
+            return _joined(self._thinking_parts)
+
+    @property
     def message_id(self) -> str:
         """The stored message's id."""
         return self.record.id
@@ -114,20 +130,21 @@ class StreamingReplyWriter:
     def append_text(self, delta: str) -> None:
         """Add streamed reply text; saves if the interval has passed."""
         with self._lock:
-            self.text += delta
+            self._text_parts.append(delta)
             self._changed()
 
     def append_thinking(self, delta: str) -> None:
         """Add streamed reasoning text; saves if the interval has passed."""
         with self._lock:
-            self.thinking += delta
+            self._thinking_parts.append(delta)
             self._changed()
 
     def flush(self) -> None:
         """Save the partial reply now (e.g. before a tool call blocks for approval)."""
         with self._lock:
             if self._dirty and not self._finished:
-                self._store.checkpoint_message(self.record.id, self.text, self.thinking or None)
+                thinking = self.thinking
+                self._store.checkpoint_message(self.record.id, self.text, thinking or None)
                 self._dirty = False
                 self.saved_chars = len(self.text)
             self._last_save = time.monotonic()
@@ -164,15 +181,18 @@ class StreamingReplyWriter:
         due = self._last_save + self._interval
         if time.monotonic() >= due:
             self.flush()
-        else:
+        elif not self._scheduled:  # once per interval, not once per delta
+            self._scheduled = True
             _saver.schedule(self, due)
 
     def _save_if_pending(self) -> None:
         """Called by the background saver when this writer's interval is up."""
         with self._lock:
+            self._scheduled = False
             if not self._dirty or self._finished:
                 return
             if time.monotonic() < self._last_save + self._interval:
+                self._scheduled = True
                 _saver.schedule(self, self._last_save + self._interval)
                 return
             try:
@@ -181,3 +201,11 @@ class StreamingReplyWriter:
                 self._finished = True  # the app is shutting down; finish() will not come
             except Exception:
                 logger.exception("could not autosave a streaming reply")
+
+
+def _joined(parts: list[str]) -> str:
+    """Join ``parts`` and keep the result as the only part, so the next join is cheap."""
+    if len(parts) != 1:
+        whole = "".join(parts)
+        parts[:] = [whole]
+    return parts[0] if parts else ""
