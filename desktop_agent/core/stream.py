@@ -59,8 +59,10 @@ class StreamAggregator:
 
     def __init__(self, text_delta_mode: TextDeltaMode = "auto") -> None:
         self.mode: TextDeltaMode = text_delta_mode
-        self.text = ""
-        self.thinking = ""
+        # Pieces are joined when read, not per chunk: ``self.text += piece`` on an
+        # attribute copies the whole reply each time (quadratic on long replies).
+        self._text_parts: list[str] = []
+        self._thinking_parts: list[str] = []
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
         self.timings: dict[str, Any] | None = None
@@ -73,6 +75,16 @@ class StreamAggregator:
         self._held = ""  # text held back while deciding whether a <think> tag starts
         self._calls: dict[int, _PendingCall] = {}
         self._finalized = False
+
+    @property
+    def text(self) -> str:
+        """The visible answer so far."""
+        return _joined(self._text_parts)
+
+    @property
+    def thinking(self) -> str:
+        """The reasoning so far."""
+        return _joined(self._thinking_parts)
 
     # -- feeding -----------------------------------------------------------------
     def feed(self, chunk: dict[str, Any]) -> list[Block]:
@@ -94,7 +106,7 @@ class StreamAggregator:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             self.content_chunks += 1
-            self.thinking += reasoning
+            self._thinking_parts.append(reasoning)
             out.append(ThinkingBlock(reasoning))
         content = delta.get("content")
         if content:
@@ -202,12 +214,12 @@ class StreamAggregator:
 
     def _emit_text(self, piece: str, out: list[Block]) -> None:
         if piece:
-            self.text += piece
+            self._text_parts.append(piece)
             out.append(TextBlock(piece))
 
     def _emit_thinking(self, piece: str, out: list[Block]) -> None:
         if piece:
-            self.thinking += piece
+            self._thinking_parts.append(piece)
             out.append(ThinkingBlock(piece))
 
     # -- tool calls ----------------------------------------------------------------
@@ -283,6 +295,13 @@ class StreamAggregator:
         block = ToolUseBlock(call_id, call.name, value)
         self.tool_blocks.append(block)
         return block
+
+
+def _joined(parts: list[str]) -> str:
+    """Join ``parts`` and keep the result as the only part, so the next join is cheap."""
+    if len(parts) != 1:
+        parts[:] = ["".join(parts)]
+    return parts[0]
 
 
 def _partial_suffix(text: str, tag: str) -> int:
