@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 import tracemalloc
 import uuid
 from pathlib import Path
 
 import pytest
+from process_checks import wait_until_dead
 
 from desktop_agent.core.builtin_tools import (
     BuiltinToolError,
@@ -25,20 +25,6 @@ def _bash(workdir: Path, secrets: dict[str, str] | None = None) -> Tool:
     return next(t for t in builtin_tools(workdir, env_secrets=secrets) if t.name == "bash")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-async def _wait_dead(pid: int) -> bool:
-    for _ in range(200):  # a bounded wait for the kernel to reap, not a timing assertion
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 def _file_text(path: Path) -> str:
@@ -78,7 +64,7 @@ async def test_command_that_outlives_its_timeout_is_killed_with_its_children(
     assert "timed out after 1 s" in out
     assert "started" in out
     child = int((tmp_path / "child.pid").read_text())
-    assert await _wait_dead(child), "the background child survived the timeout"
+    assert await wait_until_dead(child), "the background child survived the timeout"
 
 
 async def test_ten_megabytes_of_output_are_capped(tmp_path: Path) -> None:
@@ -127,7 +113,7 @@ async def test_cancelling_the_call_kills_the_process_group(tmp_path: Path) -> No
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await _wait_dead(shell)
+    assert await wait_until_dead(shell)
 
 
 async def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:

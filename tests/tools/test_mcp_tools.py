@@ -13,6 +13,7 @@ from pathlib import Path
 
 import mcp_types
 import pytest
+from process_checks import wait_until_dead
 
 from desktop_agent.core.mcp_tools import (
     McpServerError,
@@ -31,20 +32,6 @@ def _by_name(tools: list[Tool]) -> dict[str, Tool]:
     return {t.name: t for t in tools}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-async def _wait_dead(pid: int) -> bool:
-    for _ in range(200):  # bounded wait for the OS to reap; not a timing assertion
-        if not _alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 async def test_stdio_server_tools_become_core_tools(stdio_server: StdioServer) -> None:
@@ -128,7 +115,7 @@ async def test_a_server_that_died_while_idle_is_restarted_before_the_call(
         tools = _by_name(await pool.list_tools())
         pid = int(await tools["test__pid"].execute({}))
         os.kill(pid, 9)
-        assert await _wait_dead(pid)
+        assert await wait_until_dead(pid)
         # The dead server is noticed (its stderr closed) and restarted; the call goes through.
         for _ in range(100):
             if pool.status()[0].state == "crashed":
@@ -207,7 +194,7 @@ async def test_aclose_stops_every_server_process(stdio_server: StdioServer) -> N
     pids = [int(await tools[f"{n}__pid"].execute({})) for n in ("one", "two")]
     await pool.aclose()
     for pid in pids:
-        assert await _wait_dead(pid)
+        assert await wait_until_dead(pid)
     assert {s.state for s in pool.status()} == {"stopped"}
     with pytest.raises(McpServerError, match="shut down"):
         await tools["one__echo"].execute({"text": "x"})
