@@ -20,6 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from tier_policy import part_missing
 
 pytestmark = pytest.mark.e2e
 
@@ -72,6 +73,27 @@ class EntryPointChecks:
         assert result.returncode == 2
         assert "invalid choice" in result.stderr
         assert "Traceback" not in result.stderr
+
+    def run_without_display(self, tmp_path: Path, **extra_env: str) -> subprocess.CompletedProcess:
+        env = {name: value for name, value in os.environ.items()
+               if name not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+        env.update(DESKTOP_AGENT_DATA_DIR=str(tmp_path / "data"), **extra_env)
+        return subprocess.run(self.command, capture_output=True, text=True, env=env,
+                              timeout=COMMAND_TIMEOUT, check=False)
+
+    def test_with_no_display_the_window_says_so_in_one_sentence(self, tmp_path):
+        result = self.run_without_display(tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip() == (
+            "desktop-agent: no display found; run `desktop-agent serve` for the REST API, "
+            "or set QT_QPA_PLATFORM=offscreen")
+        assert result.stdout == ""
+
+    def test_a_display_that_does_not_answer_is_named_instead_of_a_qt_abort(self, tmp_path):
+        result = self.run_without_display(tmp_path, DISPLAY=":64999")
+        assert result.returncode == 2, result.stderr
+        assert "cannot connect to the display :64999" in result.stderr
+        assert "xcb-cursor0" not in result.stderr and "Aborted" not in result.stderr
 
     def test_smoke_test_passes(self, tmp_path):
         result = self.run("--smoke-test", env={"DESKTOP_AGENT_DATA_DIR": str(tmp_path)})
@@ -172,7 +194,7 @@ class TestInstalledEntryPoint(EntryPointChecks):
     def _command(self):
         command = installed_command()
         if command is None:
-            pytest.skip("the desktop-agent command is not installed (pip install -e .)")
+            part_missing("the desktop-agent command is not installed (pip install -e .)")
         self.command = command
 
 

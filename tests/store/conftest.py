@@ -13,6 +13,7 @@ from pathlib import Path
 import keyring
 import keyring.backends.fail
 import pytest
+from tier_policy import part_missing
 
 from desktop_agent import secrets
 from desktop_agent.store import Store
@@ -100,7 +101,7 @@ class SecretServiceSession:
     def start(self) -> None:
         for tool in ("dbus-daemon", "gnome-keyring-daemon"):
             if shutil.which(tool) is None:
-                pytest.skip(
+                part_missing(
                     f"{tool} is not installed (apt-get install gnome-keyring dbus); "
                     "the real Secret Service tests need it"
                 )
@@ -127,7 +128,7 @@ class SecretServiceSession:
         self.address = bus.stdout.readline().decode().strip()
         if not self.address:
             self.stop()
-            pytest.skip("dbus-daemon did not start a session bus")
+            part_missing("dbus-daemon did not start a session bus")
         env["DBUS_SESSION_BUS_ADDRESS"] = self.address
         daemon = subprocess.Popen(
             ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
@@ -149,7 +150,7 @@ class SecretServiceSession:
         while not self._default_collection_unlocked():
             if time.monotonic() > deadline:
                 self.stop()
-                pytest.skip("gnome-keyring-daemon did not unlock a default collection in time")
+                part_missing("gnome-keyring-daemon did not unlock a default collection in time")
             time.sleep(0.1)
         while True:
             try:
@@ -159,7 +160,7 @@ class SecretServiceSession:
             except Exception as exc:
                 if time.monotonic() > deadline:
                     self.stop()
-                    pytest.skip(f"gnome-keyring-daemon did not become usable: {exc}")
+                    part_missing(f"gnome-keyring-daemon did not become usable: {exc}")
                 time.sleep(0.1)
 
     def _default_collection_unlocked(self) -> bool:

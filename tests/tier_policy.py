@@ -1,0 +1,27 @@
+"""What a test does when a real part it needs is missing: skip locally, fail in CI.
+
+On a developer's machine a missing llama.cpp wheel, keyring daemon or built binary is
+normal, and a skip that names the install command is the helpful answer. In CI the
+install step is supposed to have provided every part, so a missing one means that step
+broke; a skip there would let a whole tier pass without running. ``CI`` is set by
+``.ci/run`` (and by most CI services).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NoReturn
+
+import pytest
+
+
+def running_in_ci() -> bool:
+    """True under CI, where a tier that cannot run must fail rather than skip."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def part_missing(reason: str) -> NoReturn:
+    """Skip with ``reason`` locally; fail with it in CI."""
+    if running_in_ci():
+        pytest.fail(f"CI must run this tier, but {reason}", pytrace=False)
+    pytest.skip(reason)
