@@ -179,6 +179,12 @@ def _run_smoke_test() -> int:
 
 
 def _run_window(qt_args: list[str]) -> int:
+    from desktop_agent.display_check import window_problem
+
+    problem = window_problem(qt_args)
+    if problem is not None:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+        return 2
     if os.environ.get(EXIT_AFTER_PAINT_ENV) or os.environ.get(REPORT_PAINT_ENV):
         _install_first_paint_probe(
             [sys.argv[0], *qt_args], exit_after=bool(os.environ.get(EXIT_AFTER_PAINT_ENV))
