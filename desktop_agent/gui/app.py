@@ -135,7 +135,14 @@ def run_app(argv: Sequence[str]) -> int:
     sink.install(loop)
     app.setQuitOnLastWindowClosed(False)
 
+    from desktop_agent.paths import data_dir
     from desktop_agent.store import DatabaseUnusableError, Store
+
+    from .single_instance import SingleInstance, bring_forward, offer_running_instance
+
+    instance = SingleInstance(data_dir())
+    if not instance.claim():
+        return offer_running_instance(instance, data_dir())
 
     try:
         store = Store.open()
@@ -145,6 +152,7 @@ def run_app(argv: Sequence[str]) -> int:
         return 1
 
     window = MainWindow(store)
+    instance.activation_requested.connect(lambda: bring_forward(window))
     sink.reported.connect(window.show_error_notice)
     warm_up_on_first_input(app, lambda: loop.run_in_executor(None, _warm_up))
     window.first_painted.connect(_freeze_startup_objects)
@@ -159,6 +167,7 @@ def run_app(argv: Sequence[str]) -> int:
         with loop, finalize_async_generators_on(loop):
             loop.run_until_complete(until_closed())
     finally:
+        instance.release()
         sink.uninstall()
         store.close()
     return 0
