@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install Desktop Agent for a user, from a clone of this repository: the window's
+# system libraries (Linux), a virtual environment in .venv, and the app with only what
+# it needs at run time (no test tools). Start it afterwards with .venv/bin/desktop-agent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "install: Desktop Agent needs Python 3.11 or newer ($PYTHON is $("$PYTHON" -V 2>&1))" >&2
+    exit 1; }
+bash scripts/install-system-libraries.sh
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+echo "install: done; start the app with .venv/bin/desktop-agent"
