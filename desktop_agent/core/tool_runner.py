@@ -25,6 +25,7 @@ from .hooks import (
 from .options import AgentOptions
 from .permissions import (
     PermissionResultAllow,
+    RuleVerdict,
     ToolPermissionContext,
     ask_callback,
     evaluate_rules,
@@ -84,6 +85,9 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         options.permission_rules, call.name, tool_input, read_only=tool.read_only,
         allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
     settled_by = "rule"
+    if verdict.decision == "allow" and tool.unsandboxed and options.can_use_tool is not None:
+        # No sandbox holds this call: an allow rule may not run it unasked.
+        verdict = RuleVerdict("ask", verdict.rule)
     if verdict.decision == "deny":
         return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
                         f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
@@ -97,7 +101,8 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         else:
             context = ToolPermissionContext(
                 tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
-                description=tool.description, rule=verdict.rule)
+                description=tool.description, rule=verdict.rule,
+                unsandboxed=tool.unsandboxed)
             answer = await ask_callback(options.can_use_tool, call.name, tool_input, context,
                                         options.approval_timeout)
             if not isinstance(answer, PermissionResultAllow):

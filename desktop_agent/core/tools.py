@@ -194,6 +194,9 @@ class Tool:
         read_only: True when the tool changes nothing; rules may auto-allow it.
         source: Where the tool comes from (``"builtin"``, an MCP server name...).
         timeout: Seconds one execution may take; None uses the agent default.
+        unsandboxed: True when the tool runs commands with the account's full
+            rights (no OS sandbox here): approvers warn the person, and rules
+            and remembered approvals never let it run unasked.
     """
 
     name: str
@@ -204,6 +207,7 @@ class Tool:
     source: str | None = None
     timeout: float | None = None
     kwargs_handler: bool = False
+    unsandboxed: bool = False
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -72,8 +72,10 @@ class ToolCatalog:
 
             include = tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
             if include:
+                from desktop_agent.command_sandbox import sandbox_policy
+
                 tools.extend(builtin_tools(self.workdir(conversation_id, settings),
-                                           include=include))
+                                           include=include, sandbox=sandbox_policy(settings)))
         tools.extend(t for t in self._extra if enabled is None or t.name in enabled)
         taken = {t.name for t in tools}
         tools.extend(t for t in await self._mcp_tools()
