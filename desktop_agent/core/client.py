@@ -33,6 +33,7 @@ from .history import (
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
 from .stream import StreamAggregator
+from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_runner import ToolOutcome, run_tool_call
 from .transport import ChatStream, make_openai_client, open_stream
 from .types import (
@@ -342,7 +343,9 @@ class Client:
     async def _execute_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[Block]:
         """Run one assistant message's calls concurrently; results in call order."""
         history = self.history
-        self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history))
+        limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
+        self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history,
+                                                                limit))
                             for call in calls]
         outcomes: list[ToolOutcome | None] = []
         for call, task in zip(calls, self._tool_tasks, strict=True):

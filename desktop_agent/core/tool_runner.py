@@ -9,6 +9,7 @@ timeout, then the post-tool hooks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from dataclasses import dataclass
@@ -62,8 +63,17 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None) -
 
 
 async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
-                        history: list[dict[str, Any]]) -> ToolOutcome:
-    """Run one tool call through hooks, permissions and the handler."""
+                        history: list[dict[str, Any]],
+                        limit: asyncio.Semaphore | None = None) -> ToolOutcome:
+    """Run one tool call through hooks, permissions and the handler.
+
+    Args:
+        call: The model's call.
+        options: The agent's tools, rules and approver.
+        history: The conversation so far (for hooks).
+        limit: Held while the handler runs (not while approval is awaited), so
+            one reply's calls run at most ``MAX_PARALLEL_TOOL_CALLS`` at a time.
+    """
     tool = options.tool_named(call.name)
     if tool is None:
         available = ", ".join(t.name for t in options.tools) or "none"
@@ -114,7 +124,8 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
     timeout = tool.timeout or options.tool_timeout
     is_error = False
     try:
-        value = await asyncio.wait_for(tool.execute(tool_input), timeout)
+        async with limit or contextlib.nullcontext():
+            value = await asyncio.wait_for(tool.execute(tool_input), timeout)
         content = tool_result_text(value)
     except ToolInputError as exc:
         return _failure(call, str(exc), settled_by, tool_input)
