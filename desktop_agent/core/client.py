@@ -32,6 +32,7 @@ from .history import (
 )
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
+from .redaction import scrub_error, secret_values
 from .stream import StreamAggregator
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_runner import ToolOutcome, run_tool_call
@@ -207,6 +208,9 @@ class Client:
         try:
             async for item in self._run_turn(usage):
                 yield item
+        except errors.AgentError as exc:
+            scrub_error(exc, secret_values(self.options))  # a server may echo the key
+            raise
         finally:
             self._running = False
             self._reader_task = None

@@ -31,6 +31,7 @@ from .permissions import (
     ask_callback,
     evaluate_rules,
 )
+from .redaction import redact_values, secret_values
 from .tools import tool_result_text
 from .types import ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -53,8 +54,11 @@ class ToolOutcome:
     decision: str = "auto"
 
 
-def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None) -> ToolOutcome:
+def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
+             secrets: tuple[str, ...] = ()) -> ToolOutcome:
     raw_text = raw if isinstance(raw, str) or raw is None else json.dumps(raw, default=str)
+    message = redact_values(message, secrets)
+    raw_text = raw_text if raw_text is None else redact_values(raw_text, secrets)
     return ToolOutcome(
         ToolResultBlock(call.id, f"Error: {message}", is_error=True, name=call.name),
         ToolUseError(message, raw_data=raw_text, tool_use_id=call.id, name=call.name),
@@ -123,21 +127,23 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
 
     timeout = tool.timeout or options.tool_timeout
     is_error = False
+    secrets = secret_values(options)
     try:
         async with limit or contextlib.nullcontext():
             value = await asyncio.wait_for(tool.execute(tool_input), timeout)
-        content = tool_result_text(value)
+        # The one point where every tool's output loses the conversation's secrets.
+        content = redact_values(tool_result_text(value), secrets)
     except ToolInputError as exc:
-        return _failure(call, str(exc), settled_by, tool_input)
+        return _failure(call, str(exc), settled_by, tool_input, secrets)
     except TimeoutError:
         return _failure(call, f"{call.name} did not finish within {timeout:g} s.", settled_by,
-                        tool_input)
+                        tool_input, secrets)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        log.info("tool %s failed: %s", call.name, exc, exc_info=True)
+        log.info("tool %s failed: %s", call.name, redact_values(str(exc), secrets))
         return _failure(call, f"{call.name} failed: {type(exc).__name__}: {exc}", settled_by,
-                        tool_input)
+                        tool_input, secrets)
 
     post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, PostToolUseEvent(
         call.name, tool_input, call.id, content, is_error, history))

@@ -142,9 +142,11 @@ class ConversationRunner:
                 )
             api_key = value
         tools = []
+        # The conversation's secrets: in its commands' environment, and blanked
+        # out of every tool result and error by the core.
+        env = await asyncio.to_thread(conversation_environment, self.conversation_id)
         if settings.get("tools"):
             workdir = open_workdir(self._services.workdir_of(record))
-            env = await asyncio.to_thread(conversation_environment, self.conversation_id)
             tools = self._services.tools.build(settings["tools"], workdir, env,
                                                sandbox_policy(settings))
         optional: dict[str, Any] = {}
@@ -161,6 +163,7 @@ class ConversationRunner:
             can_use_tool=self._approve,
             approval_timeout=self._services.approval_timeout,
             api_key=api_key,
+            secret_values=tuple(env.values()),
             **optional,
         )
 
