@@ -27,12 +27,16 @@ from .history import (
     NOT_EXECUTED_LOOP,
     NOT_EXECUTED_UNANSWERED,
     answer_open_calls,
+    history_call_ids,
     open_calls,
     tool_message,
 )
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
+from .redaction import scrub_error, secret_values
 from .stream import StreamAggregator
+from .stream_guard import StreamGuard, next_chunk
+from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_runner import ToolOutcome, run_tool_call
 from .transport import ChatStream, make_openai_client, open_stream
 from .types import (
@@ -206,6 +210,9 @@ class Client:
         try:
             async for item in self._run_turn(usage):
                 yield item
+        except errors.AgentError as exc:
+            scrub_error(exc, secret_values(self.options))  # a server may echo the key
+            raise
         finally:
             self._running = False
             self._reader_task = None
@@ -222,6 +229,7 @@ class Client:
         iteration = 0
         while True:
             aggregator = StreamAggregator(options.text_delta_mode)
+            aggregator.taken_ids = history_call_ids(self._history)
             async for block in self._stream_once(aggregator, usage):
                 yield block
             calls = aggregator.tool_blocks
@@ -297,14 +305,16 @@ class Client:
                     api_key=options.api_key, retry=options.retry,
                     extra_headers=options.extra_headers)
                 chunks = stream.chunks()
+                guard = StreamGuard(options.max_tokens, options.base_url)
                 while True:
                     self._awaiting_server = True
                     try:
-                        chunk = await chunks.__anext__()
+                        chunk = await next_chunk(chunks, options.timeout, options.base_url)
                     except StopAsyncIteration:
                         break
                     finally:
                         self._awaiting_server = False
+                    guard.check(chunk)
                     blocks = aggregator.feed(chunk)
                     if blocks:
                         if first_at is None:
@@ -328,7 +338,7 @@ class Client:
                     yield block
             else:
                 aggregator.finish_reason = aggregator.finish_reason or "interrupted"
-        except errors.ServerConnectionError:
+        except (errors.ServerConnectionError, errors.ReplyTooLongError):
             # keep the partial reply in history, then let the caller see the error
             if aggregator.text or aggregator.tool_blocks:
                 self._append_assistant(aggregator, [], [])
@@ -342,7 +352,9 @@ class Client:
     async def _execute_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[Block]:
         """Run one assistant message's calls concurrently; results in call order."""
         history = self.history
-        self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history))
+        limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
+        self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history,
+                                                                limit))
                             for call in calls]
         outcomes: list[ToolOutcome | None] = []
         for call, task in zip(calls, self._tool_tasks, strict=True):

@@ -13,7 +13,9 @@ server); they never parse error strings. Every error the core raises is a
     │   ├── ModelNotFoundError                 404 / unknown model
     │   ├── ContextTooLongError                the prompt exceeds the model's context
     │   ├── RateLimitError                     429 after retries
-    │   └── ServerError                        any other status, with status and body
+    │   ├── ServerError                        any other status, with status and body
+    │   ├── MalformedStreamError               chunks of the wrong shape (a list of numbers...)
+    │   └── ReplyTooLongError                  the reply passed the client's cap (max_tokens)
     ├── PromptBlockedError                     a UserPromptSubmit hook refused the prompt
     ├── MaxTurnsExceededError                  query() beyond AgentOptions.max_turns
     ├── TurnInProgressError                    query() while the previous turn still streams
@@ -107,6 +109,24 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     """Any other error status from the server."""
+
+
+class MalformedStreamError(APIError):
+    """The server streamed chunks of a shape no OpenAI-compatible server sends.
+
+    ``choices`` that are not objects, ``content`` that is a number, nesting too
+    deep to decode: the turn ends with this error and the history keeps only
+    what was valid before it.
+    """
+
+
+class ReplyTooLongError(APIError):
+    """The reply kept streaming past the client's cap (tied to ``max_tokens``).
+
+    A server that ignores ``max_tokens`` (or streams forever) would otherwise
+    grow the reply, and the app's memory, without bound. What arrived before
+    the cap is kept.
+    """
 
 
 class PromptBlockedError(AgentError):

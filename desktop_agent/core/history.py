@@ -41,3 +41,10 @@ def answer_open_calls(history: list[dict[str, Any]], text: str) -> None:
     """Append a ``text`` result for every open call (in place)."""
     for call in open_calls(history):
         history.append(tool_message(call["id"], call["function"]["name"], text))
+
+
+def history_call_ids(history: list[dict[str, Any]]) -> set[str]:
+    """Every tool-call id already in ``history`` (a new call may not reuse one)."""
+    return {call["id"] for message in history if message.get("role") == "assistant"
+            for call in message.get("tool_calls") or () if isinstance(call, dict)
+            and isinstance(call.get("id"), str)}

@@ -44,6 +44,8 @@ class AgentOptions:
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
+        secret_values: Values blanked out of every tool result and error (the
+            conversation's secrets; ``api_key`` is always included).
     """
 
     model: str
@@ -70,6 +72,7 @@ class AgentOptions:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
+    secret_values: Sequence[str] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():

@@ -60,6 +60,8 @@ class ToolPermissionContext:
         source: Where the tool comes from (``builtin`` or an MCP server name).
         description: The tool's description.
         rule: The rule that asked, if one did.
+        unsandboxed: The tool would run with the account's full rights (no OS
+            sandbox): say so before approving, and never remember the approval.
     """
 
     tool_use_id: str
@@ -67,6 +69,7 @@ class ToolPermissionContext:
     source: str | None = None
     description: str = ""
     rule: PermissionRule | None = None
+    unsandboxed: bool = False
 
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]

@@ -75,6 +75,8 @@ class StreamAggregator:
         self._held = ""  # text held back while deciding whether a <think> tag starts
         self._calls: dict[int, _PendingCall] = {}
         self._finalized = False
+        #: Tool-call ids already used (in history or this reply); a repeat gets a new id.
+        self.taken_ids: set[str] = set()
 
     @property
     def text(self) -> str:
@@ -264,6 +266,9 @@ class StreamAggregator:
     def _finalize(self, call: _PendingCall) -> ToolUseBlock | ToolUseError:
         raw = "".join(call.arguments)
         call_id = call.id or new_tool_call_id()
+        if call_id in self.taken_ids:  # a server that reuses ids would mix up results
+            call_id = new_tool_call_id()
+        self.taken_ids.add(call_id)
         if not call.name:
             error = ToolUseError(
                 f"The model sent a tool call without a tool name (arguments: {raw[:200]!r}).",

@@ -49,7 +49,7 @@ CONVERSATION_RULES_KEY = "permission_rules"
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport",
-                "disabled", "enabled", "timeout", "startupTimeout", "description"}
+                "disabled", "enabled", "timeout", "startupTimeout", "description", "trusted"}
 
 
 class ToolConfigError(ConfigurationError):
@@ -82,6 +82,10 @@ class McpServerConfig:
         enabled: False keeps the entry but never starts it.
         timeout: Seconds one tool call may take (None: the pool's default).
         startup_timeout: Seconds to start and list tools (None: the pool's default).
+        trusted: The person vouches for this server: its tools' ``readOnlyHint``
+            is believed (a ``read_only: true`` allow rule may then run them).
+            Untrusted (the default), the hint is only a hint: the MCP spec says
+            clients must not rely on it from servers they do not trust.
     """
 
     name: str
@@ -94,6 +98,7 @@ class McpServerConfig:
     enabled: bool = True
     timeout: float | None = None
     startup_timeout: float | None = None
+    trusted: bool = False
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
@@ -132,6 +137,8 @@ class McpServerConfig:
             data["timeout"] = self.timeout
         if self.startup_timeout is not None:
             data["startupTimeout"] = self.startup_timeout
+        if self.trusted:
+            data["trusted"] = True
         return data
 
     @classmethod
@@ -175,6 +182,9 @@ class McpServerConfig:
         enabled = data.get("enabled", True)
         if not isinstance(disabled, bool) or not isinstance(enabled, bool):
             raise ToolConfigError(f"{here}: \"disabled\" / \"enabled\" must be true or false")
+        trusted = data.get("trusted", False)
+        if not isinstance(trusted, bool):
+            raise ToolConfigError(f"{here}.trusted must be true or false")
         return cls(
             name=name,
             command=command,
@@ -186,6 +196,7 @@ class McpServerConfig:
             enabled=enabled and not disabled,
             timeout=_seconds(data.get("timeout"), f"{here}.timeout"),
             startup_timeout=_seconds(data.get("startupTimeout"), f"{here}.startupTimeout"),
+            trusted=trusted,
         )
 
 

@@ -9,6 +9,7 @@ timeout, then the post-tool hooks.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from dataclasses import dataclass
@@ -25,10 +26,12 @@ from .hooks import (
 from .options import AgentOptions
 from .permissions import (
     PermissionResultAllow,
+    RuleVerdict,
     ToolPermissionContext,
     ask_callback,
     evaluate_rules,
 )
+from .redaction import redact_values, secret_values
 from .tools import tool_result_text
 from .types import ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -51,8 +54,11 @@ class ToolOutcome:
     decision: str = "auto"
 
 
-def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None) -> ToolOutcome:
+def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
+             secrets: tuple[str, ...] = ()) -> ToolOutcome:
     raw_text = raw if isinstance(raw, str) or raw is None else json.dumps(raw, default=str)
+    message = redact_values(message, secrets)
+    raw_text = raw_text if raw_text is None else redact_values(raw_text, secrets)
     return ToolOutcome(
         ToolResultBlock(call.id, f"Error: {message}", is_error=True, name=call.name),
         ToolUseError(message, raw_data=raw_text, tool_use_id=call.id, name=call.name),
@@ -61,8 +67,17 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None) -
 
 
 async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
-                        history: list[dict[str, Any]]) -> ToolOutcome:
-    """Run one tool call through hooks, permissions and the handler."""
+                        history: list[dict[str, Any]],
+                        limit: asyncio.Semaphore | None = None) -> ToolOutcome:
+    """Run one tool call through hooks, permissions and the handler.
+
+    Args:
+        call: The model's call.
+        options: The agent's tools, rules and approver.
+        history: The conversation so far (for hooks).
+        limit: Held while the handler runs (not while approval is awaited), so
+            one reply's calls run at most ``MAX_PARALLEL_TOOL_CALLS`` at a time.
+    """
     tool = options.tool_named(call.name)
     if tool is None:
         available = ", ".join(t.name for t in options.tools) or "none"
@@ -84,6 +99,9 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         options.permission_rules, call.name, tool_input, read_only=tool.read_only,
         allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
     settled_by = "rule"
+    if verdict.decision == "allow" and tool.unsandboxed and options.can_use_tool is not None:
+        # No sandbox holds this call: an allow rule may not run it unasked.
+        verdict = RuleVerdict("ask", verdict.rule)
     if verdict.decision == "deny":
         return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
                         f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
@@ -97,7 +115,8 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         else:
             context = ToolPermissionContext(
                 tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
-                description=tool.description, rule=verdict.rule)
+                description=tool.description, rule=verdict.rule,
+                unsandboxed=tool.unsandboxed)
             answer = await ask_callback(options.can_use_tool, call.name, tool_input, context,
                                         options.approval_timeout)
             if not isinstance(answer, PermissionResultAllow):
@@ -108,20 +127,23 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
 
     timeout = tool.timeout or options.tool_timeout
     is_error = False
+    secrets = secret_values(options)
     try:
-        value = await asyncio.wait_for(tool.execute(tool_input), timeout)
-        content = tool_result_text(value)
+        async with limit or contextlib.nullcontext():
+            value = await asyncio.wait_for(tool.execute(tool_input), timeout)
+        # The one point where every tool's output loses the conversation's secrets.
+        content = redact_values(tool_result_text(value), secrets)
     except ToolInputError as exc:
-        return _failure(call, str(exc), settled_by, tool_input)
+        return _failure(call, str(exc), settled_by, tool_input, secrets)
     except TimeoutError:
         return _failure(call, f"{call.name} did not finish within {timeout:g} s.", settled_by,
-                        tool_input)
+                        tool_input, secrets)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        log.info("tool %s failed: %s", call.name, exc, exc_info=True)
+        log.info("tool %s failed: %s", call.name, redact_values(str(exc), secrets))
         return _failure(call, f"{call.name} failed: {type(exc).__name__}: {exc}", settled_by,
-                        tool_input)
+                        tool_input, secrets)
 
     post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, PostToolUseEvent(
         call.name, tool_input, call.id, content, is_error, history))

@@ -1,13 +1,13 @@
 """Tools the model can call: definition, schema conversion and validation.
 
 A :class:`Tool` carries an OpenAI function schema and a handler. Handlers may
-be async or plain functions; plain functions run in a worker thread so that a
+be async or plain functions; plain functions run on the bounded tool pool
+(:mod:`.tool_pool`, apart from the threads the store and servers use) so that a
 slow tool never blocks the event loop that also drives the window.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import re
@@ -20,6 +20,7 @@ from typing import Any, Union, get_args, get_origin
 import jsonschema
 
 from .errors import ConfigurationError, ToolInputError
+from .tool_pool import tool_pool
 
 Handler = Callable[[dict[str, Any]], Any] | Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -194,6 +195,9 @@ class Tool:
         read_only: True when the tool changes nothing; rules may auto-allow it.
         source: Where the tool comes from (``"builtin"``, an MCP server name...).
         timeout: Seconds one execution may take; None uses the agent default.
+        unsandboxed: True when the tool runs commands with the account's full
+            rights (no OS sandbox here): approvers warn the person, and rules
+            and remembered approvals never let it run unasked.
     """
 
     name: str
@@ -204,6 +208,7 @@ class Tool:
     source: str | None = None
     timeout: float | None = None
     kwargs_handler: bool = False
+    unsandboxed: bool = False
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -246,16 +251,16 @@ class Tool:
         return args
 
     async def execute(self, args: dict[str, Any]) -> Any:
-        """Validate ``args`` and run the handler, off the event loop if it is sync."""
+        """Validate ``args`` and run the handler, on the tool pool if it is sync."""
         args = self.validate(args)
         handler = self.handler
         if self.kwargs_handler:
             if inspect.iscoroutinefunction(handler):
                 return await handler(**args)
-            return await asyncio.to_thread(handler, **args)
+            return await tool_pool().run(handler, **args)
         if inspect.iscoroutinefunction(handler):
             return await handler(args)
-        result = await asyncio.to_thread(handler, args)
+        result = await tool_pool().run(handler, args)
         if inspect.isawaitable(result):
             return await result
         return result

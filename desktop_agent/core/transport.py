@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .retry import RetryPolicy, is_retryable_status, parse_retry_after
+from .sse_lines import bounded_lines
 
 if TYPE_CHECKING:
     import openai
@@ -150,7 +151,8 @@ class ChatStream:
         self._manager = manager
         self._response = response
         self._base_url = base_url
-        self._lines: AsyncIterator[str] = response.iter_lines().__aiter__()
+        self._lines: AsyncIterator[str] = bounded_lines(
+            response.iter_bytes(), base_url=base_url).__aiter__()
         self._saw_done = False
         self.malformed_chunks = 0
 
@@ -193,6 +195,10 @@ class ChatStream:
     def _decode(self, payload: str) -> dict[str, Any] | None:
         try:
             chunk = json.loads(payload)
+        except RecursionError:
+            raise errors.MalformedStreamError(
+                f"The server at {self._base_url} sent a chunk nested too deeply to read.",
+                base_url=self._base_url) from None
         except json.JSONDecodeError:
             self.malformed_chunks += 1
             log.warning("skipped a malformed chunk from %s: %.120r", self._base_url, payload)

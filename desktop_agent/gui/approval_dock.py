@@ -30,6 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.core.builtin_tools.sandbox import UNSANDBOXED_WARNING
+
 from .approval_queue import (
     ApprovalChoice,
     ApprovalDecision,
@@ -122,6 +124,10 @@ class ApprovalDock(QDockWidget):
         self._conversation.setWordWrap(True)
         self._description = QLabel()
         self._description.setWordWrap(True)
+        self._unsandboxed = QLabel(UNSANDBOXED_WARNING)
+        self._unsandboxed.setObjectName("approvalUnsandboxed")
+        self._unsandboxed.setWordWrap(True)
+        self._unsandboxed.hide()
         self._state = QLabel()
         self._state.setWordWrap(True)
         self._state.setObjectName("approvalState")
@@ -170,6 +176,7 @@ class ApprovalDock(QDockWidget):
         layout.addWidget(self._title)
         layout.addWidget(self._conversation)
         layout.addWidget(self._description)
+        layout.addWidget(self._unsandboxed)
         layout.addWidget(QLabel("Arguments (JSON, editable before running):"))
         layout.addWidget(self._arguments, 1)
         layout.addWidget(self._json_error)
@@ -273,6 +280,9 @@ class ApprovalDock(QDockWidget):
                        self.allow_conversation_button, self.allow_always_button):
             widget.setEnabled(pending)
         self.dismiss_button.setVisible(not pending)
+        self._unsandboxed.setVisible(request.unsandboxed)
+        for button in (self.allow_conversation_button, self.allow_always_button):
+            button.setVisible(request.can_remember)
         self._update_countdown()
 
     def _update_countdown(self) -> None:
@@ -350,6 +360,9 @@ class ApprovalDock(QDockWidget):
         request = self._shown
         if request is None or not request.pending:
             return False
+        if not request.can_remember and choice in (ApprovalChoice.ALLOW_CONVERSATION,
+                                                   ApprovalChoice.ALLOW_ALWAYS):
+            return False  # not offered for unsandboxed calls
         updated = None
         if choice is not ApprovalChoice.DENY:
             parsed = self._parsed_arguments()

@@ -79,6 +79,9 @@ class ApprovalGate:
         """The ``can_use_tool`` callback."""
         settings = self._settings()
         call_id = context.tool_use_id
+        if context.unsandboxed:
+            # Nothing holds this command: only the person, every time.
+            return await self._ask(tool_name, tool_input, context)
         if settings.get("auto_execute"):
             self._decisions[call_id] = {"decision": "auto_execute"}
             return PermissionResultAllow()
@@ -100,7 +103,8 @@ class ApprovalGate:
             conversation_id=self._conversation_id, conversation_title=self._title(),
             tool_name=tool_name, tool_input=dict(tool_input), tool_use_id=context.tool_use_id,
             description=context.description, source=context.source,
-            read_only=context.read_only, timeout=self.timeout)
+            read_only=context.read_only, timeout=self.timeout,
+            unsandboxed=context.unsandboxed)
         self._queue.submit(request)
         self._on_request(request)
         try:
@@ -119,10 +123,16 @@ class ApprovalGate:
                     message="The person stopped the conversation; the call was not run.")
             self._queue.cancel(request)
             raise
-        return self._apply(decision, tool_name, context.tool_use_id)
+        return self._apply(decision, tool_name, context.tool_use_id, request.can_remember)
 
     def _apply(self, decision: ApprovalDecision, tool_name: str,
-               tool_use_id: str) -> PermissionResult:
+               tool_use_id: str, can_remember: bool = True) -> PermissionResult:
+        if not can_remember and decision.choice in (ApprovalChoice.ALLOW_CONVERSATION,
+                                                    ApprovalChoice.ALLOW_ALWAYS):
+            # An unsandboxed call is approved once, never remembered.
+            log.info("not remembering an approval of unsandboxed %s", tool_name)
+            decision = ApprovalDecision(ApprovalChoice.ALLOW_ONCE, decision.reason,
+                                        decision.updated_input)
         record: dict[str, Any] = {"decision": decision.choice.value}
         if decision.updated_input is not None:
             record["edited_input"] = decision.updated_input

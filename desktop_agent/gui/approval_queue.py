@@ -72,6 +72,8 @@ class ApprovalRequest:
         description: The tool's description.
         source: Where the tool comes from (``builtin`` or an MCP server).
         read_only: Whether the tool says it changes nothing.
+        unsandboxed: The call would run with the account's full rights (no OS
+            sandbox): the dock says so, and offers no remembered approval.
         timeout: Seconds before the request is denied automatically (None: never).
     """
 
@@ -84,6 +86,7 @@ class ApprovalRequest:
     source: str | None = None
     read_only: bool = False
     timeout: float | None = None
+    unsandboxed: bool = False
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING
@@ -94,6 +97,11 @@ class ApprovalRequest:
     def deadline(self) -> float | None:
         """``time.monotonic()`` value at which the request expires."""
         return None if self.timeout is None else self.created + self.timeout
+
+    @property
+    def can_remember(self) -> bool:
+        """Whether "allow for this conversation" and "always allow" may be offered."""
+        return not self.unsandboxed
 
     @property
     def pending(self) -> bool:

@@ -66,12 +66,14 @@ def import_files(store: Store, paths: Iterable[str | Path]) -> TransferResult:
     """Import files as new conversations: all of them, or none with the reason."""
     from desktop_agent.store import ImportFormatError, StoreError, import_files
 
+    resets: list[str] = []
     try:
-        records = import_files(store, [Path(p) for p in paths])
+        records = import_files(store, [Path(p) for p in paths], report=resets)
     except ImportFormatError as exc:
         return TransferResult(False, f"Nothing was imported: {exc}")
     except (OSError, StoreError) as exc:
         log.warning("import failed: %s", exc)
         return TransferResult(False, f"Nothing was imported: {exc}")
     noun = "conversation" if len(records) == 1 else "conversations"
-    return TransferResult(True, f"Imported {len(records)} {noun}.", list(records))
+    reset = (" Reset for safety: " + " ".join(resets)) if resets else ""
+    return TransferResult(True, f"Imported {len(records)} {noun}.{reset}", list(records))

@@ -72,11 +72,13 @@ class ToolCatalog:
 
             include = tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
             if include:
+                from desktop_agent.command_sandbox import sandbox_policy
+
                 tools.extend(builtin_tools(self.workdir(conversation_id, settings),
-                                           include=include))
+                                           include=include, sandbox=sandbox_policy(settings)))
         tools.extend(t for t in self._extra if enabled is None or t.name in enabled)
         taken = {t.name for t in tools}
-        tools.extend(t for t in await self._mcp_tools()
+        tools.extend(t for t in await self._mcp_tools(enabled)
                      if (enabled is None or t.name in enabled) and t.name not in taken)
         return tools
 
@@ -95,7 +97,12 @@ class ToolCatalog:
         if pool is not None:
             await pool.aclose()
 
-    async def _mcp_tools(self) -> list[Tool]:
+    async def _mcp_tools(self, enabled: set[str] | None = None) -> list[Tool]:
+        """Tools of the MCP servers the conversation uses (all, when it names no tools).
+
+        Only those servers are started: a conversation that enables none of a
+        server's tools never runs it.
+        """
         if not self._include_mcp:
             return []
         if not self._pool_loaded:
@@ -115,8 +122,15 @@ class ToolCatalog:
             self._pool = McpServerPool.from_config(config)
         if self._pool is None:
             return []
-        tools = await self._pool.list_tools()
-        self._mcp_names = [t.name for t in tools]
+        servers = None
+        if enabled is not None:
+            from desktop_agent.core.mcp_tools.server_usage import servers_used
+
+            servers = servers_used(enabled, self._pool.server_names)
+            if not servers:
+                return []
+        tools = await self._pool.list_tools(servers)
+        self._mcp_names = sorted({*self._mcp_names, *(t.name for t in tools)})
         return tools
 
     @staticmethod

@@ -65,6 +65,14 @@ class ConversationSettings(BaseModel):
     confirm_tools: bool | None = Field(
         default=None, description="Confirmation mode: tool calls wait for approve/reject."
     )
+    sandbox: Literal["workdir", "read_only", "off"] | None = Field(
+        default=None,
+        description="Where commands (bash, /commands) may reach: 'workdir' (default: the "
+                    "working folder read-write, the system read-only, home and the data folder "
+                    "invisible), 'read_only' (the working folder read-only too) or 'off' (no "
+                    "sandbox; every such call is asked and never remembered).")
+    network: bool | None = Field(
+        default=None, description="Whether commands may use the network (default false).")
 
     @field_validator("tools")
     @classmethod
@@ -165,6 +173,11 @@ class ApprovalOut(BaseModel):
     source: str | None
     description: str
     requested_at: float
+    unsandboxed: bool = Field(
+        default=False,
+        description="True when the call would run with no OS sandbox: it can do anything the "
+                    "server's account can. Such calls are always asked, even without "
+                    "confirmation mode.")
 
 
 class ApprovalList(BaseModel):
@@ -262,6 +275,8 @@ class CommandResult(BaseModel):
     duration: float
     timed_out: bool
     truncated: bool
+    sandboxed: bool = Field(
+        default=True, description="False only when the conversation's sandbox setting is 'off'.")
 
 
 class SecretSet(BaseModel):

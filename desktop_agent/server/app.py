@@ -23,10 +23,11 @@ from desktop_agent import paths
 from .api_errors import install_error_handlers
 from .api_models import Alive
 from .app_services import AppServices
-from .auth import require_key
+from .auth import check_key_text, require_key
 from .callbacks import BackoffPolicy, CallbackDispatcher
 from .conversation_runner import RunnerRegistry
 from .event_log import EventLog
+from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import callbacks, commands, conversations, events, files, secrets, turns
 from .tool_catalogue import ToolCatalogue
 
@@ -57,6 +58,8 @@ def create_app(
     upload_limit: int = DEFAULT_UPLOAD_LIMIT,
     approval_timeout: float = 300.0,
     callback_policy: BackoffPolicy | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    body_limit: int = DEFAULT_BODY_LIMIT,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -70,7 +73,15 @@ def create_app(
         upload_limit: Largest accepted upload, in bytes.
         approval_timeout: Seconds a tool call waits for a decision in confirmation mode.
         callback_policy: Retry policy for HTTP callbacks.
+        allowed_hosts: Host header names served (``*``: any). Default: only
+            loopback names without a key (DNS rebinding), any name with one.
+            Without a key, names that are not loopback are dropped.
+        body_limit: Largest request body of every route but uploads, in bytes.
+
+    Raises:
+        ValueError: The master key has characters HTTP headers cannot carry.
     """
+    check_key_text(master_key)
     db_path = database_path or _database_path(store)
     root = workdirs_root or paths.workdirs_dir()
     root.mkdir(parents=True, exist_ok=True)
@@ -111,6 +122,9 @@ def create_app(
     app.state.services = svc
     app.state.master_key = master_key
     install_error_handlers(app)
+    # Host, key and body size are checked before any route reads the body.
+    app.add_middleware(RequestGuard, master_key=master_key, allowed_hosts=allowed_hosts,
+                       body_limit=body_limit, upload_limit=upload_limit)
 
     @app.get("/alive", response_model=Alive, tags=["health"])
     async def alive() -> Alive:

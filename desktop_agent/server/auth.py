@@ -43,12 +43,28 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class StartupRefused(Exception):
+class StartupRefused(ValueError):
     """The server must not start with this combination of key and host."""
+
+
+def check_key_text(master_key: str | None) -> None:
+    """Refuse a key no request could ever send: HTTP headers carry ASCII only.
+
+    Raises:
+        StartupRefused: The key has non-ASCII or control characters.
+    """
+    if master_key is not None and not (master_key.isascii() and master_key.isprintable()):
+        raise StartupRefused(
+            f"{MASTER_KEY_ENV} contains characters an HTTP header cannot carry (only printable "
+            "ASCII can be sent in 'Authorization: Bearer <key>'), so no request could ever "
+            "match it; choose a key of letters, digits and punctuation, e.g. "
+            "$(openssl rand -hex 32).")
 
 
 def check_startup(master_key: str | None, host: str, no_auth: bool) -> None:
     """Refuse a configuration that would expose the API without a key."""
+    if not no_auth:
+        check_key_text(master_key)
     if no_auth:
         if not is_loopback(host):
             raise StartupRefused(

@@ -36,7 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                        help="address to bind (default 127.0.0.1, this machine only)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--no-auth", action="store_true",
-                       help="run without a master key (allowed on 127.0.0.1 only)")
+                       help="run without a master key (allowed on 127.0.0.1 only; then only "
+                            "the host names localhost, 127.0.0.1 and ::1 are answered)")
+    serve.add_argument("--allowed-host", action="append", default=None, metavar="NAME",
+                       help="a Host header name the server answers to (repeatable; with a "
+                            "key the default is any name, without one only loopback names)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="uvicorn log level (default info)")
@@ -70,7 +74,8 @@ def run_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     try:
-        app = create_app(store, master_key=None if args.no_auth else key)
+        app = create_app(store, master_key=None if args.no_auth else key,
+                         allowed_hosts=args.allowed_host)
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False)
         server = uvicorn.Server(config)

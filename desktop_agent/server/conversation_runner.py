@@ -19,6 +19,7 @@ import contextlib
 import logging
 from typing import Any
 
+from desktop_agent.command_sandbox import sandbox_policy
 from desktop_agent.core import errors
 from desktop_agent.core.client import Client
 from desktop_agent.core.options import AgentOptions
@@ -141,10 +142,13 @@ class ConversationRunner:
                 )
             api_key = value
         tools = []
+        # The conversation's secrets: in its commands' environment, and blanked
+        # out of every tool result and error by the core.
+        env = await asyncio.to_thread(conversation_environment, self.conversation_id)
         if settings.get("tools"):
             workdir = open_workdir(self._services.workdir_of(record))
-            env = await asyncio.to_thread(conversation_environment, self.conversation_id)
-            tools = self._services.tools.build(settings["tools"], workdir, env)
+            tools = self._services.tools.build(settings["tools"], workdir, env,
+                                               sandbox_policy(settings))
         optional: dict[str, Any] = {}
         for key in ("temperature", "max_tokens", "max_tool_iterations", "context_length"):
             if settings.get(key) is not None:
@@ -159,6 +163,7 @@ class ConversationRunner:
             can_use_tool=self._approve,
             approval_timeout=self._services.approval_timeout,
             api_key=api_key,
+            secret_values=tuple(env.values()),
             **optional,
         )
 
@@ -242,7 +247,7 @@ class ConversationRunner:
     async def _approve(self, tool_name: str, tool_input: dict[str, Any],
                        context: ToolPermissionContext) -> PermissionResult:
         """The core's approval callback: confirmation mode, or allow."""
-        if not self.confirm_tools:
+        if not self.confirm_tools and not context.unsandboxed:
             return PermissionResultAllow()
         pending = self.approvals.open(tool_name, tool_input, context)
         self.emit("approval_requested", {**pending.to_dict(),

@@ -40,6 +40,7 @@ class PendingApproval:
             "source": self.context.source,
             "description": self.context.description,
             "requested_at": self.requested_at,
+            "unsandboxed": self.context.unsandboxed,
         }
 
 

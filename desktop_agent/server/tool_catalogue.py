@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from desktop_agent.core.builtin_tools import builtin_tools
+from desktop_agent.core.builtin_tools.sandbox import SandboxPolicy
 from desktop_agent.core.builtin_tools.workdir import Workdir
 from desktop_agent.core.tools import Tool
 
@@ -35,12 +36,14 @@ class ToolCatalogue:
         return [n for n in names if n not in known]
 
     def build(self, names: Sequence[str], workdir: Workdir,
-              env_secrets: Mapping[str, str]) -> list[Tool]:
+              env_secrets: Mapping[str, str], sandbox: SandboxPolicy | None = None
+              ) -> list[Tool]:
         """The Tool objects for ``names``, in order; unknown names are skipped."""
         wanted = list(dict.fromkeys(names))
         builtins = {}
         if any(n in self._builtin_names for n in wanted):
-            builtins = {t.name: t for t in builtin_tools(workdir, env_secrets=env_secrets)}
+            builtins = {t.name: t for t in builtin_tools(workdir, env_secrets=env_secrets,
+                                                         sandbox=sandbox)}
         chosen = []
         for name in wanted:
             if name in self._extra:

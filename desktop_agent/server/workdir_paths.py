@@ -1,16 +1,19 @@
-"""Resolve a caller's relative path inside a conversation's workdir, or refuse it.
+"""Check a caller's relative path for a conversation's workdir, or refuse it.
 
-The file routes take paths from the network. On top of the core's
-:class:`~desktop_agent.core.builtin_tools.workdir.Workdir` check (which follows
-every symlink and refuses a result outside the folder), the API also refuses
-absolute paths and any ``..`` part outright: a caller has no reason to send
-them, and refusing them by their text makes the error plain.
+The file routes take paths from the network. Before anything is opened the
+API refuses absolute paths, ``..`` parts, NUL bytes and names longer than a
+file system allows, by their text: a caller has no reason to send them, and
+refusing them by their text makes the error plain. The opening itself goes
+through :mod:`desktop_agent.core.builtin_tools.confined_fs`, which walks the
+path component by component from the workdir's descriptor, so a folder swapped
+for a symlink while a request runs cannot lead it outside.
 """
 
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from desktop_agent.core.builtin_tools.confined_fs import MAX_NAME_BYTES
 from desktop_agent.core.builtin_tools.workdir import BuiltinToolError, Workdir
 
 from .api_errors import ApiError
@@ -26,12 +29,13 @@ def open_workdir(path: Path) -> Workdir:
                        f"The conversation's workdir cannot be used: {exc}") from exc
 
 
-def confined_path(workdir: Workdir, relative: str, *, allow_root: bool = False) -> Path:
-    """The absolute path for ``relative`` inside ``workdir``.
+def checked_parts(relative: str, *, allow_root: bool = False) -> list[str]:
+    """The components of ``relative``, after refusing what no caller should send.
 
     Raises:
-        ApiError: 400 when the path is absolute, climbs with ``..``, contains
-            a NUL byte, or leads outside the workdir through a symlink.
+        ApiError: 400 when the path is absolute, climbs with ``..``, contains a
+            NUL byte, has a name over 255 bytes, or names the workdir itself
+            (unless ``allow_root``).
     """
     text = relative.replace("\\", "/").strip()
     if "\x00" in text:
@@ -42,12 +46,11 @@ def confined_path(workdir: Workdir, relative: str, *, allow_root: bool = False) 
     parts = [p for p in pure.parts if p not in ("", ".")]
     if ".." in parts:
         raise ApiError(400, "bad_path", "The path may not contain '..'.")
-    if not parts:
-        if allow_root:
-            return workdir.root
+    for part in parts:
+        if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+            raise ApiError(400, "bad_path",
+                           f"A name in the path is longer than {MAX_NAME_BYTES} bytes, the most "
+                           "a file system allows.")
+    if not parts and not allow_root:
         raise ApiError(400, "bad_path", "The path names the workdir itself; name a file in it.")
-    try:
-        return workdir.resolve("/".join(parts))
-    except BuiltinToolError as exc:
-        raise ApiError(400, "bad_path",
-                       "The path leads outside the workdir (through a link).") from exc
+    return parts

@@ -179,12 +179,15 @@ def run_import(args: argparse.Namespace) -> int:
     from desktop_agent.store.errors import StoreError
     from desktop_agent.store.import_json import import_files
 
+    resets: list[str] = []
     try:
         with _open_store(args) as store:
-            records = import_files(store, args.files)
+            records = import_files(store, args.files, report=resets)
     except (StoreError, OSError) as exc:
         return _fail("import", f"{exc}. Nothing was imported.")
     for record in records:
         sys.stdout.write(f"Imported {record.title!r} as {record.id}\n")
+    for note in resets:
+        sys.stderr.write(f"Reset for safety: {note}\n")
     sys.stderr.write(f"Imported {len(records)} conversation(s).\n")
     return EXIT_OK

@@ -4,7 +4,9 @@ Imports always create NEW conversations (fresh ids; nothing existing is
 touched). Every file is read and checked against the shipped JSON Schema and
 for tree consistency before anything is written, and all conversations of all
 files go in one transaction: a malformed or foreign file gets a message naming
-the file and the place of the problem, and nothing is imported.
+the file and the place of the problem, and nothing is imported. Imported
+settings never weaken safety (:mod:`desktop_agent.store.import_safety`): what
+was reset is reported, one sentence per change, through ``report``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from desktop_agent.store.export_format import (
     export_validator,
     openai_file_validator,
 )
+from desktop_agent.store.import_safety import check_values, make_safe, refuse_constant
 from desktop_agent.store.message_text import content_text
 from desktop_agent.store.records import ConversationRecord, NewConversation, NewMessage
 from desktop_agent.store.secret_scrub import redact_shapes, scrub
@@ -96,7 +99,14 @@ def _title_from(messages: list[dict[str, Any]], fallback: str) -> str:
     return fallback
 
 
-def _from_export(data: dict[str, Any], source: str) -> list[NewConversation]:
+def _data_folder() -> Path:
+    from desktop_agent import paths
+
+    return paths.data_dir()
+
+
+def _from_export(data: dict[str, Any], source: str,
+                 report: list[str] | None = None) -> list[NewConversation]:
     _check_schema(export_validator(), data, source)
     items = []
     for index, conversation in enumerate(data["conversations"]):
@@ -130,10 +140,13 @@ def _from_export(data: dict[str, Any], source: str) -> list[NewConversation]:
                 source,
                 f"conversations[{index}].active_leaf_id {leaf!r} is not one of its messages",
             )
+        settings, resets = make_safe(scrub(conversation["settings"]), _data_folder())
+        if report is not None:
+            report.extend(f"{conversation['title'][:80]!r}: {note}." for note in resets)
         items.append(
             NewConversation(
                 title=conversation["title"],
-                settings=scrub(conversation["settings"]),
+                settings=settings,
                 messages=messages,
                 active_leaf_key=leaf,
                 created_at=conversation.get("created_at"),
@@ -160,16 +173,19 @@ def _from_openai(data: dict[str, Any], source: str) -> list[NewConversation]:
     return [NewConversation(title=title, settings=settings, messages=chain)]
 
 
-def parse_import(data: Any, source: str) -> list[NewConversation]:
+def parse_import(data: Any, source: str,
+                 report: list[str] | None = None) -> list[NewConversation]:
     """Check an import document and turn it into conversations to insert.
 
     Args:
         data: The parsed JSON.
         source: The file name, used in error messages.
+        report: Collects one sentence per setting reset for safety.
 
     Raises:
         ImportFormatError: The document is foreign, from a newer app, or invalid.
     """
+    check_values(data, source)
     if not isinstance(data, dict):
         kind = type(data).__name__.replace("list", "an array").replace("str", "a string")
         raise ImportFormatError(
@@ -190,7 +206,7 @@ def parse_import(data: Any, source: str) -> list[NewConversation]:
                 f"was written by a newer Desktop Agent (format version {version}; this "
                 f"version reads up to {FORMAT_VERSION}). Update the app to import it.",
             )
-        return _from_export(data, source)
+        return _from_export(data, source, report)
     if "messages" in data:
         return _from_openai(data, source)
     raise ImportFormatError(
@@ -200,8 +216,9 @@ def parse_import(data: Any, source: str) -> list[NewConversation]:
     )
 
 
-def read_import_file(path: Path | str) -> list[NewConversation]:
-    """Read and check one file.
+def read_import_file(path: Path | str,
+                     report: list[str] | None = None) -> list[NewConversation]:
+    """Read and check one file (``report`` collects what was reset for safety).
 
     Raises:
         ImportFormatError: The file cannot be read, is not JSON, or is invalid.
@@ -217,12 +234,17 @@ def read_import_file(path: Path | str) -> list[NewConversation]:
     except UnicodeDecodeError as exc:
         raise ImportFormatError(source, "is not UTF-8 text, so it is not a JSON export") from exc
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=refuse_constant)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(
             source, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from exc
-    return parse_import(data, source)
+    except ValueError as exc:  # NaN / Infinity
+        raise ImportFormatError(source, str(exc)) from None
+    except RecursionError:
+        raise ImportFormatError(source, "is nested too deeply to be a conversation export; "
+                                        "nothing was imported") from None
+    return parse_import(data, source, report)
 
 
 def _insert(store: Store, items: list[NewConversation], source: str) -> list[ConversationRecord]:
@@ -232,13 +254,20 @@ def _insert(store: Store, items: list[NewConversation], source: str) -> list[Con
         raise ImportFormatError(source, str(exc)) from exc
 
 
-def import_data(store: Store, data: Any, source: str = "import") -> list[ConversationRecord]:
+def import_data(store: Store, data: Any, source: str = "import", *,
+                report: list[str] | None = None) -> list[ConversationRecord]:
     """Import an already-parsed document as new conversations (all or nothing)."""
-    return _insert(store, parse_import(data, source), source)
+    return _insert(store, parse_import(data, source, report), source)
 
 
-def import_files(store: Store, paths: Iterable[Path | str]) -> list[ConversationRecord]:
+def import_files(store: Store, paths: Iterable[Path | str], *,
+                 report: list[str] | None = None) -> list[ConversationRecord]:
     """Import files as new conversations: all of them, or (on any problem) none.
+
+    Args:
+        store: Where the conversations go.
+        paths: The files.
+        report: Collects one sentence per setting that was reset for safety.
 
     Raises:
         ImportFormatError: Naming the first bad file and what is wrong with it.
@@ -246,6 +275,6 @@ def import_files(store: Store, paths: Iterable[Path | str]) -> list[Conversation
     items: list[NewConversation] = []
     names = []
     for path in paths:
-        items.extend(read_import_file(path))
+        items.extend(read_import_file(path, report))
         names.append(Path(path).name)
     return _insert(store, items, ", ".join(names) or "import")

@@ -22,9 +22,18 @@ def check_message(message: Any) -> dict[str, Any]:
     return message
 
 
+#: The command sandbox levels a conversation may name (see core.builtin_tools.sandbox).
+SANDBOX_LEVELS = ("workdir", "read_only", "off")
+
+
 def check_settings(settings: Any) -> dict[str, Any]:
     if not isinstance(settings, dict):
         raise ValueError("conversation settings must be a dict")
+    if "sandbox" in settings and settings["sandbox"] not in SANDBOX_LEVELS:
+        raise ValueError(f"the setting 'sandbox' must be one of {', '.join(SANDBOX_LEVELS)}, "
+                         f"not {settings['sandbox']!r}; nothing was saved")
+    if "network" in settings and not isinstance(settings["network"], bool):
+        raise ValueError("the setting 'network' must be true or false; nothing was saved")
     where = find_secret(settings)
     if where:
         raise SecretInSettingsError(

@@ -153,9 +153,10 @@ def make_window(qtbot: Any, qasync_loop: Any, store: Any, data_dir: Path,
     windows: list[Any] = []
 
     def make(approval_timeout: float | None = 60.0, discover: bool = False,
-             the_store: Any = None) -> Any:
+             the_store: Any = None, tools: Any = None) -> Any:
         window = MainWindow(
-            the_store or store, tools=ToolCatalog([weather.build()], include_builtin=False),
+            the_store or store,
+            tools=ToolCatalog(tools or [weather.build()], include_builtin=False),
             approval_timeout=approval_timeout, discover_on_start=discover,
             window_settings=QSettings(str(data_dir / "window.ini"), QSettings.Format.IniFormat))
         # Not qtbot.addWidget: pytest-qt would delete the window before this

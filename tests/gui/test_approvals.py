@@ -302,7 +302,8 @@ def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, serv
 
     pytest.importorskip("mcp_server_time")
     (data_dir / "config.json").write_text(json.dumps({"mcpServers": {"time": {
-        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}}}))
+        "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+        "trusted": True}}}))  # trusted: its readOnlyHint is believed and shown
     window = make_window()
     controller = use_server(window, server)
     server.enqueue(script.tool_calls([("time__get_current_time", {"timezone": "Europe/Paris"})]),
@@ -319,3 +320,54 @@ def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, serv
     result = json.loads(_tool_messages(server.requests[1])[0]["content"])
     assert result["timezone"] == "Europe/Paris"
     assert "time__get_current_time" in window.tools.tool_names()
+
+
+def test_an_unsandboxed_command_is_asked_with_a_warning_and_never_remembered(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Any) -> None:
+    from desktop_agent.core.builtin_tools import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
+    from desktop_agent.gui import permission_settings
+
+    bash = builtin_tools(tmp_path, sandbox=SandboxPolicy(level="off"), include=("bash",))[0]
+    window = make_window(tools=[bash])
+    controller = use_server(window, server)
+    controller.update_settings(auto_execute=True)  # auto mode does not cover it
+    server.enqueue(script.tool_calls([("bash", {"command": "echo ran-it"})]),
+                   script.text("Done."))
+    send(qtbot, window, "run something")
+    request = _wait_for_request(qtbot, window)
+    dock = window.approval_dock
+    assert request.unsandboxed
+    assert dock._unsandboxed.isVisible() and dock._unsandboxed.text() == UNSANDBOXED_WARNING
+    assert not dock.allow_always_button.isVisible()
+    assert not dock.allow_conversation_button.isVisible()
+    assert dock.allow_always() is False and request.pending  # not offered, not taken
+    qtbot.mouseClick(dock.allow_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+    assert "ran-it" in _tool_messages(server.requests[1])[0]["content"]
+    assert permission_settings.load_rules() == []
+
+
+def test_mcp_servers_start_only_for_conversations_that_use_them(
+        qtbot: Any, make_window: Any, server: Any, data_dir: Any) -> None:
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("mcp_server_time")
+    other = Path(__file__).parents[1] / "tools" / "mcp_test_server.py"
+    (data_dir / "config.json").write_text(json.dumps({"mcpServers": {
+        "time": {"command": sys.executable,
+                 "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
+        "other": {"command": sys.executable, "args": [str(other)]}}}))
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(tools=["time__get_current_time"])
+    server.enqueue(script.tool_calls([("time__get_current_time", {"timezone": "UTC"})]),
+                   script.text("Noted."))
+    send(qtbot, window, "What time is it?")
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=30_000)
+    request = window.approval_dock.current_request()
+    assert not request.read_only  # an untrusted server's readOnlyHint is only a hint
+    window.approval_dock.allow_once()
+    wait_idle(qtbot, controller)
+    states = {s.name: s.state for s in window.tools._pool.status()}
+    assert states == {"time": "running", "other": "idle"}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
+from pathlib import Path
 
 from server_harness import RunningApi
 
@@ -31,26 +33,30 @@ def test_command_returns_exit_code_output_and_duration(api: RunningApi):
 
 def test_command_timeout_kills_the_whole_process_group(api: RunningApi):
     cid = api.create()["id"]
+    marker = f"60.{uuid.uuid4().int % 10**12:012d}"  # the sandbox's pids are not ours
     answer = api.client.post(
         f"/conversations/{cid}/commands",
-        json={"command": "sleep 60 & echo $! > child.pid; echo started; wait", "timeout": 0.5})
+        json={"command": f"setsid sleep {marker} & sleep {marker} & echo started; wait",
+              "timeout": 0.5})
     result = answer.json()
     assert result["timed_out"] is True and result["exit_code"] is None
     assert "started" in result["stdout"]
-    child = int((api.workdirs / cid / "child.pid").read_text())
     deadline = time.monotonic() + 10
-    while _alive(child):
-        assert time.monotonic() < deadline, "the background child survived the timeout"
+    while _running(marker):
+        assert time.monotonic() < deadline, "a background child survived the timeout"
         time.sleep(0.05)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = f"/proc/{pid}/stat"
-    return not (os.path.exists(stat) and open(stat).read().split()[2] == "Z")
+def _running(marker: str) -> bool:
+    for entry in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            return True
+    return False
 
 
 def test_secrets_are_listed_by_name_injected_into_commands_and_never_returned(

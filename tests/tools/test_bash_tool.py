@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from process_checks import wait_until_dead
+from process_checks import processes_running, wait_until_gone
 
 from desktop_agent.core.builtin_tools import (
     BuiltinToolError,
@@ -31,13 +31,13 @@ def _file_text(path: Path) -> str:
     return path.read_text().strip() if path.exists() else ""
 
 
-async def _read_pid(pid_file: Path) -> int:
+async def _read_pid_text(path: Path) -> str:
     deadline = time.monotonic() + 10
     text = ""
     while not text and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-        text = _file_text(pid_file)
-    return int(text)
+        text = _file_text(path)
+    return text
 
 
 def test_bash_asks_by_default_and_defaults_to_sixty_seconds(tmp_path: Path) -> None:
@@ -59,12 +59,12 @@ async def test_exit_code_and_separate_streams(tmp_path: Path) -> None:
 async def test_command_that_outlives_its_timeout_is_killed_with_its_children(
     tmp_path: Path,
 ) -> None:
-    command = "sleep 300 & echo $! > child.pid; echo started; sleep 300"
+    marker = f"300.{uuid.uuid4().int % 10**12:012d}"
+    command = f"setsid sleep {marker} & nohup sleep {marker} & echo started; sleep {marker}"
     out = await _bash(tmp_path).execute({"command": command, "timeout_seconds": 1})
     assert "timed out after 1 s" in out
     assert "started" in out
-    child = int((tmp_path / "child.pid").read_text())
-    assert await wait_until_dead(child), "the background child survived the timeout"
+    assert await wait_until_gone(marker), "a background child survived the timeout"
 
 
 async def test_ten_megabytes_of_output_are_capped(tmp_path: Path) -> None:
@@ -108,12 +108,14 @@ async def test_a_secret_across_the_output_cap_is_not_half_shown(tmp_path: Path) 
 
 async def test_cancelling_the_call_kills_the_process_group(tmp_path: Path) -> None:
     bash = _bash(tmp_path)
-    task = asyncio.create_task(bash.execute({"command": "echo $$ > shell.pid; sleep 300"}))
-    shell = await _read_pid(tmp_path / "shell.pid")
+    marker = f"300.{uuid.uuid4().int % 10**12:012d}"
+    task = asyncio.create_task(bash.execute({"command": f"echo up > up.txt; sleep {marker}"}))
+    await _read_pid_text(tmp_path / "up.txt")
+    assert processes_running(marker)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await wait_until_dead(shell)
+    assert await wait_until_gone(marker)
 
 
 async def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:

@@ -117,7 +117,8 @@ async def test_rules_auto_allow_read_only_tools_and_mcp_errors_reach_the_model(
     )
     approver = Approver(lambda name: PermissionResultAllow())
     time_server = McpServerConfig("time", command=sys.executable,
-                                  args=("-m", "mcp_server_time", "--local-timezone", "UTC"))
+                                  args=("-m", "mcp_server_time", "--local-timezone", "UTC"),
+                                  trusted=True)
     async with McpServerPool([stdio_server("test"), time_server]) as pool:
         tools = [*builtin_tools(tmp_path), *await pool.list_tools()]
         options = AgentOptions(
@@ -136,3 +137,27 @@ async def test_rules_auto_allow_read_only_tools_and_mcp_errors_reach_the_model(
     sent = _tool_messages(model_server.requests[-1])
     assert sent["read"] == "remember the milk\n"
     assert sent["fail"].startswith("Error:") and "quota exceeded" in sent["fail"]
+
+
+async def test_an_untrusted_servers_read_only_hint_does_not_satisfy_a_read_only_rule(
+    model_server: ScriptedServer, stdio_server: Callable[..., McpServerConfig]
+) -> None:
+    """The MCP spec calls readOnlyHint untrusted: only a server the person marked
+    ``"trusted": true`` may have its hinted tools run by a ``read_only`` allow rule."""
+    rules = [PermissionRule("*", "allow", read_only=True)]
+    asked_per_trust = {}
+    for trusted in (False, True):
+        model_server.enqueue(script.tool_calls([("test__echo", {"text": "hi"})], ids=["e"]),
+                             script.text("Done."))
+        approver = Approver(lambda name: PermissionResultAllow())
+        async with McpServerPool([stdio_server("test", trusted=trusted)]) as pool:
+            options = AgentOptions(
+                model="test-model", base_url=model_server.base_url,
+                tools=await pool.list_tools(), can_use_tool=approver, auto_execute_tools=True,
+                timeout=20.0, permission_rules=rules)
+            async with Client(options) as client:
+                await client.query("echo")
+                items = [item async for item in client.receive_messages()]
+        assert any(isinstance(i, ToolResultBlock) and "echo: hi" in i.content for i in items)
+        asked_per_trust[trusted] = [name for name, _, _ in approver.asked]
+    assert asked_per_trust == {False: ["test__echo"], True: []}

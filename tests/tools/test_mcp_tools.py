@@ -35,7 +35,7 @@ def _by_name(tools: list[Tool]) -> dict[str, Tool]:
 
 
 async def test_stdio_server_tools_become_core_tools(stdio_server: StdioServer) -> None:
-    async with McpServerPool([stdio_server("test")]) as pool:
+    async with McpServerPool([stdio_server("test", trusted=True)]) as pool:
         assert pool.status()[0].state == "idle"  # nothing starts before it is needed
         tools = _by_name(await pool.list_tools())
         assert pool.status()[0].state == "running"
@@ -73,7 +73,8 @@ async def test_streamable_http_server(http_server_url: str) -> None:
 
 async def test_published_time_server_from_pypi() -> None:
     config = McpServerConfig("time", command=sys.executable,
-                             args=("-m", "mcp_server_time", "--local-timezone", "UTC"))
+                             args=("-m", "mcp_server_time", "--local-timezone", "UTC"),
+                             trusted=True)
     async with McpServerPool([config]) as pool:
         tools = _by_name(await pool.list_tools())
         assert set(tools) >= {"time__get_current_time", "time__convert_time"}
@@ -292,7 +293,7 @@ async def test_published_npm_filesystem_server_with_the_older_handshake(tmp_path
     (tmp_path / "a.txt").write_text("hello from fs")
     command = _npm_filesystem_server()
     assert command is not None
-    config = McpServerConfig("fs", command=command, args=(str(tmp_path),))
+    config = McpServerConfig("fs", command=command, args=(str(tmp_path),), trusted=True)
     async with McpServerPool([config]) as pool:
         tools = _by_name(await pool.list_tools())
         assert tools["fs__read_text_file"].read_only is True

@@ -15,6 +15,7 @@ from ..tools import Tool
 from .conversation_secrets import conversation_env_secrets, secret_name
 from .declare import BUILTIN_SOURCE
 from .file_tools import file_tools
+from .sandbox import SANDBOX_LEVELS, UNSANDBOXED_WARNING, SandboxPolicy
 from .search_tools import search_tools
 from .shell_tool import run_command, shell_tool
 from .workdir import BuiltinToolError, OutsideWorkdirError, Workdir
@@ -28,6 +29,7 @@ def builtin_tools(
     *,
     env_secrets: Mapping[str, str] | None = None,
     include: tuple[str, ...] | None = None,
+    sandbox: SandboxPolicy | None = None,
 ) -> list[Tool]:
     """The built-in tools bound to ``workdir``.
 
@@ -36,13 +38,15 @@ def builtin_tools(
         env_secrets: Environment variables for ``bash`` whose values are
             secrets: the command sees them, the transcript never does.
         include: Only these tool names (default: all of them).
+        sandbox: Where ``bash`` may reach (default: the working folder
+            read-write, no network; see :class:`SandboxPolicy`).
 
     Raises:
         BuiltinToolError: ``workdir`` is not a folder, or ``include`` names an
             unknown tool.
     """
     root = workdir if isinstance(workdir, Workdir) else Workdir(workdir)
-    tools = [*file_tools(root), *search_tools(root), shell_tool(root, env_secrets)]
+    tools = [*file_tools(root), *search_tools(root), shell_tool(root, env_secrets, sandbox)]
     if include is None:
         return tools
     unknown = set(include) - set(BUILTIN_TOOL_NAMES)
@@ -54,8 +58,11 @@ def builtin_tools(
 __all__ = [
     "BUILTIN_SOURCE",
     "BUILTIN_TOOL_NAMES",
+    "SANDBOX_LEVELS",
+    "UNSANDBOXED_WARNING",
     "BuiltinToolError",
     "OutsideWorkdirError",
+    "SandboxPolicy",
     "Workdir",
     "builtin_tools",
     "conversation_env_secrets",

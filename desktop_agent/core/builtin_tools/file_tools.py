@@ -1,18 +1,29 @@
 """File tools confined to the workdir: read_file, write_file, edit_file, list_dir.
 
 The handlers are plain functions; :class:`~desktop_agent.core.tools.Tool` runs
-them in a worker thread so that a large file never stalls the event loop that
-also paints the window. Failures raise :class:`BuiltinToolError` with a
-sentence the model can act on.
+them on the tool pool so that a large file never stalls the event loop that
+also paints the window. Every path is opened through :mod:`.confined_fs`
+(component by component, no symlink followed by the kernel, FIFOs and devices
+refused, no write through a hard link). Failures raise
+:class:`BuiltinToolError` with a sentence the model can act on.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import stat
-from pathlib import Path
 
 from ..tools import Tool
+from .confined_fs import (
+    Opened,
+    kind_of,
+    open_dir,
+    open_file,
+    read_bytes,
+    reading,
+    replace_content,
+)
 from .declare import builtin_tool
 from .workdir import BuiltinToolError, Workdir
 
@@ -31,21 +42,9 @@ MAX_EDIT_BYTES = 10 * 1024 * 1024
 _SNIFF_BYTES = 8_192
 
 
-def looks_binary(path: Path) -> bool:
-    """True when the start of the file holds a NUL byte (the usual binary test)."""
-    with path.open("rb") as handle:
-        return b"\x00" in handle.read(_SNIFF_BYTES)
-
-
-def _existing_file(workdir: Workdir, path: str) -> Path:
-    target = workdir.resolve(path)
-    if not target.exists():
-        raise BuiltinToolError(f"{path!r} does not exist")
-    if target.is_dir():
-        raise BuiltinToolError(f"{path!r} is a folder; use list_dir")
-    if not target.is_file():
-        raise BuiltinToolError(f"{path!r} is not a regular file")
-    return target
+def looks_binary(opened: Opened) -> bool:
+    """True when the start of the open file holds a NUL byte (the usual binary test)."""
+    return b"\x00" in read_bytes(opened, _SNIFF_BYTES)
 
 
 def read_text(workdir: Workdir, path: str, offset: int = 1,
@@ -56,31 +55,32 @@ def read_text(workdir: Workdir, path: str, offset: int = 1,
     if limit < 1:
         raise BuiltinToolError("limit must be at least 1")
     wanted = limit
-    target = _existing_file(workdir, path)
-    if looks_binary(target):
-        size = target.stat().st_size
-        raise BuiltinToolError(f"{path!r} is a binary file ({size} bytes); not shown")
-    pieces: list[str] = []
-    used = 0
-    last_line = offset - 1
-    stopped_for_size = False
-    more_lines = False
-    with target.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number < offset:
-                continue
-            if number >= offset + wanted:
-                more_lines = True
-                break
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + " [line cut]\n"
-            if used + len(line) > MAX_READ_CHARS and pieces:
-                stopped_for_size = True
-                more_lines = True
-                break
-            pieces.append(line)
-            used += len(line)
-            last_line = number
+    with reading(workdir, path) as opened:
+        if looks_binary(opened):
+            raise BuiltinToolError(
+                f"{path!r} is a binary file ({opened.info.st_size} bytes); not shown")
+        pieces: list[str] = []
+        used = 0
+        last_line = offset - 1
+        stopped_for_size = False
+        more_lines = False
+        with open(opened.fd, encoding="utf-8", errors="replace", newline="",
+                  closefd=False) as handle:
+            for number, line in enumerate(handle, start=1):
+                if number < offset:
+                    continue
+                if number >= offset + wanted:
+                    more_lines = True
+                    break
+                if len(line) > MAX_LINE_CHARS:
+                    line = line[:MAX_LINE_CHARS] + " [line cut]\n"
+                if used + len(line) > MAX_READ_CHARS and pieces:
+                    stopped_for_size = True
+                    more_lines = True
+                    break
+                pieces.append(line)
+                used += len(line)
+                last_line = number
     text = "".join(pieces)
     if not pieces and offset > 1:
         return f"[{path} has fewer than {offset} lines]"
@@ -92,17 +92,16 @@ def read_text(workdir: Workdir, path: str, offset: int = 1,
 
 
 def write_text(workdir: Workdir, path: str, content: str) -> str:
-    """Create or overwrite a file, creating its folders."""
-    target = workdir.resolve(path)
-    if target.is_dir():
-        raise BuiltinToolError(f"{path!r} is a folder; give a file path")
-    existed = target.exists()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(content)
-    size = len(content.encode("utf-8"))
-    verb = "overwrote" if existed else "created"
-    return f"{verb} {workdir.display(target)} ({size} bytes)"
+    """Create or overwrite a file, creating its folders.
+
+    Refuses (never replaces) a file with other hard links: writing through
+    one would change a file that may lie outside the workdir.
+    """
+    data = content.encode("utf-8")
+    with open_file(workdir, path, "write", create_parents=True) as opened:
+        replace_content(opened, data)
+        verb = "created" if opened.created else "overwrote"
+        return f"{verb} {opened.relative} ({len(data)} bytes)"
 
 
 def replace_text(workdir: Workdir, path: str, old_string: str, new_string: str,
@@ -112,55 +111,54 @@ def replace_text(workdir: Workdir, path: str, old_string: str, new_string: str,
         raise BuiltinToolError("old_string is empty; use write_file to create a file")
     if old_string == new_string:
         raise BuiltinToolError("old_string and new_string are the same; nothing to change")
-    target = _existing_file(workdir, path)
-    if target.stat().st_size > MAX_EDIT_BYTES:
-        raise BuiltinToolError(f"{path!r} is larger than {MAX_EDIT_BYTES} bytes; not edited")
-    if looks_binary(target):
-        raise BuiltinToolError(f"{path!r} is a binary file; not edited")
-    with target.open("r", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        original = handle.read()
-    count = original.count(old_string)
-    if count == 0:
-        hint = ""
-        if old_string.strip() and old_string.strip() in original:
-            hint = " (it appears with different leading/trailing whitespace)"
-        raise BuiltinToolError(f"old_string was not found in {path!r}{hint}; nothing changed")
-    if count > 1 and not replace_all:
-        raise BuiltinToolError(
-            f"old_string occurs {count} times in {path!r}; include more surrounding text "
-            "to make it unique, or set replace_all to true. Nothing changed"
-        )
-    updated = original.replace(old_string, new_string) if replace_all else \
-        original.replace(old_string, new_string, 1)
-    with target.open("w", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        handle.write(updated)
-    done = count if replace_all else 1
-    return f"replaced {done} occurrence{'s' if done != 1 else ''} in {workdir.display(target)}"
+    with open_file(workdir, path, "update") as opened:
+        if opened.info.st_size > MAX_EDIT_BYTES:
+            raise BuiltinToolError(f"{path!r} is larger than {MAX_EDIT_BYTES} bytes; not edited")
+        raw = read_bytes(opened, MAX_EDIT_BYTES + 1)
+        if b"\x00" in raw[:_SNIFF_BYTES]:
+            raise BuiltinToolError(f"{path!r} is a binary file; not edited")
+        original = raw.decode("utf-8", errors="surrogateescape")
+        count = original.count(old_string)
+        if count == 0:
+            hint = ""
+            if old_string.strip() and old_string.strip() in original:
+                hint = " (it appears with different leading/trailing whitespace)"
+            raise BuiltinToolError(f"old_string was not found in {path!r}{hint}; nothing changed")
+        if count > 1 and not replace_all:
+            raise BuiltinToolError(
+                f"old_string occurs {count} times in {path!r}; include more surrounding text "
+                "to make it unique, or set replace_all to true. Nothing changed"
+            )
+        updated = original.replace(old_string, new_string) if replace_all else \
+            original.replace(old_string, new_string, 1)
+        replace_content(opened, updated.encode("utf-8", errors="surrogateescape"))
+        done = count if replace_all else 1
+        return f"replaced {done} occurrence{'s' if done != 1 else ''} in {opened.relative}"
 
 
 def list_entries(workdir: Workdir, path: str = ".") -> str:
     """One line per entry: folders end with ``/``, files show their size."""
-    target = workdir.resolve(path)
-    if not target.exists():
-        raise BuiltinToolError(f"{path!r} does not exist")
-    if not target.is_dir():
-        raise BuiltinToolError(f"{path!r} is not a folder")
-    names = sorted(target.iterdir(), key=lambda p: p.name.lower())
-    lines: list[str] = []
-    for entry in names[:MAX_LIST_ENTRIES]:
-        try:
-            info = entry.lstat()
-        except OSError:
-            continue
-        if stat.S_ISLNK(info.st_mode):
-            outside = "" if workdir.contains(entry) else "  (link leads outside; not usable)"
-            lines.append(f"{entry.name}@{outside}")
-        elif stat.S_ISDIR(info.st_mode):
-            lines.append(f"{entry.name}/")
-        else:
-            lines.append(f"{entry.name}  {info.st_size} bytes")
-    if not names:
-        return f"{workdir.display(target)} is empty"
+    with open_dir(workdir, path) as folder:
+        with os.scandir(folder.fd) as listing:
+            names = sorted(listing, key=lambda e: e.name.lower())
+        lines: list[str] = []
+        for entry in names[:MAX_LIST_ENTRIES]:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                where = workdir.root.joinpath(*folder.parts, entry.name)
+                outside = "" if workdir.contains(where) else "  (link leads outside; not usable)"
+                lines.append(f"{entry.name}@{outside}")
+            elif stat.S_ISDIR(info.st_mode):
+                lines.append(f"{entry.name}/")
+            elif stat.S_ISREG(info.st_mode):
+                lines.append(f"{entry.name}  {info.st_size} bytes")
+            else:
+                lines.append(f"{entry.name}  ({kind_of(info.st_mode)}; not readable by the tools)")
+        if not names:
+            return f"{folder.relative} is empty"
     if len(names) > MAX_LIST_ENTRIES:
         lines.append(f"[{len(names) - MAX_LIST_ENTRIES} more entries not shown]")
     return "\n".join(lines)

@@ -1,7 +1,9 @@
 """Search tools confined to the workdir: glob (names) and grep (contents).
 
-Both walk the workdir without following symlinked folders and drop any match
-that resolves outside it, so a planted link cannot widen their reach. Results
+Both walk folder descriptors from a folder opened inside the workdir
+(:func:`os.fwalk`), never following a symlink, and open files relative to
+their folder's descriptor with ``O_NOFOLLOW``; FIFOs, sockets and devices are
+skipped without being opened, so a planted pipe cannot hang a worker. Results
 are capped: a model drowning in a hundred thousand matches learns nothing.
 """
 
@@ -9,13 +11,19 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from ..tools import Tool
+from .confined_fs import Opened, open_dir, open_file
 from .declare import builtin_tool
-from .file_tools import looks_binary
-from .workdir import BuiltinToolError, Workdir
+from .workdir import BuiltinToolError, OutsideWorkdirError, Workdir
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_SNIFF_BYTES = 8_192
 
 #: Paths glob returns at most.
 MAX_GLOB_RESULTS = 500
@@ -82,28 +90,39 @@ def _literal_prefix(pattern: str) -> str:
 def find_paths(workdir: Workdir, pattern: str, path: str = ".") -> str:
     """Paths under ``path`` matching a glob such as ``**/*.py``.
 
-    Walks the workdir itself (never following symlinked folders) rather than
-    using :meth:`Path.glob`, which would descend into a planted link and list
-    a whole outside tree before the results could be filtered.
+    Walks folder descriptors (:func:`os.fwalk`, never following symlinked
+    folders) from a folder opened inside the workdir, rather than
+    :meth:`Path.glob`, which would descend into a planted link and list a whole
+    outside tree, or be sent elsewhere by a folder swapped for a link mid-walk.
     """
     pattern = _check_pattern(pattern)
-    base = workdir.resolve(path)
-    if not base.is_dir():
-        raise BuiltinToolError(f"{path!r} is not a folder")
     regex = glob_regex(pattern)
     prefix = _literal_prefix(pattern)
-    start = workdir.resolve(str(PurePosixPath(path) / prefix)) if prefix else base
+    with open_dir(workdir, path) as base:
+        if prefix:
+            try:
+                start = open_dir(workdir, "/".join([*base.parts, prefix]) or ".")
+            except OutsideWorkdirError:
+                raise
+            except BuiltinToolError:
+                return f"no paths match {pattern!r}"
+        else:
+            start = open_dir(workdir, base.relative)
     found: list[str] = []
     more = False
-    for candidate, is_dir in _walk_entries(start, pattern):
-        relative = candidate.relative_to(base).as_posix()
-        if not regex.match(relative) or not workdir.contains(candidate):
-            continue
-        if len(found) >= MAX_GLOB_RESULTS:
-            more = True
-            break
-        shown = workdir.display(candidate)
-        found.append(shown + "/" if is_dir else shown)
+    with start:
+        offset = len(base.parts)
+        for parts, is_dir, is_link in _walk_entries(start, pattern):
+            relative = "/".join(parts[offset:])
+            if not regex.match(relative):
+                continue
+            if is_link and not workdir.contains(workdir.root.joinpath(*parts)):
+                continue  # a link out is not a path the tools can use
+            if len(found) >= MAX_GLOB_RESULTS:
+                more = True
+                break
+            shown = "/".join(parts)
+            found.append(shown + "/" if is_dir else shown)
     if not found:
         return f"no paths match {pattern!r}"
     if more:
@@ -111,33 +130,89 @@ def find_paths(workdir: Workdir, pattern: str, path: str = ".") -> str:
     return "\n".join(found)
 
 
-def _walk_entries(start: Path, pattern: str) -> Iterator[tuple[Path, bool]]:
-    """Every file and folder under ``start``, in sorted order, without following links."""
-    if not start.is_dir():
-        return
-    for folder, dirs, files in os.walk(start, followlinks=False):
+def _walk_entries(start: Opened, pattern: str
+                  ) -> Iterator[tuple[list[str], bool, bool]]:
+    """(path parts from the workdir, is a folder, is a link) under ``start``, sorted.
+
+    Symlinks are listed as entries (never as folders) and never descended.
+    """
+    for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=start.fd, follow_symlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in pattern)
-        here = Path(folder)
-        for name in dirs:
-            yield here / name, not (here / name).is_symlink()
+        here = [*start.parts, *(p for p in folder.split("/") if p not in ("", "."))]
+        for name in list(dirs):
+            linked = _is_link(name, dir_fd)
+            if linked:
+                dirs.remove(name)
+            yield [*here, name], not linked, linked
         for name in sorted(files):
-            yield here / name, False
+            yield [*here, name], False, _is_link(name, dir_fd)
 
 
-def _walk_files(workdir: Workdir, base: Path, include: str | None) -> Iterator[Path]:
-    if base.is_file():
-        yield base
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return True
+
+
+def _open_regular(name: str, dir_fd: int) -> int | None:
+    """A descriptor for a regular file in ``dir_fd``, or None for links, FIFOs, devices."""
+    try:
+        if not stat.S_ISREG(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            return None
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_GREP_FILE_BYTES:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _walk_files(workdir: Workdir, path: str, include: str | None
+                ) -> Iterator[tuple[str, int | None]]:
+    """(shown path, open descriptor or None when skipped) for every file to search."""
+    try:
+        base = open_dir(workdir, path)
+    except BuiltinToolError:
+        with open_file(workdir, path, "read") as single:
+            fd = os.dup(single.fd) if single.info.st_size <= MAX_GREP_FILE_BYTES else None
+            shown = single.relative
+        yield shown, fd
         return
-    for folder, dirs, files in os.walk(base, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            candidate = Path(folder) / name
-            if include and not (PurePosixPath(name).match(include)
-                                or PurePosixPath(workdir.display(candidate)).match(include)):
-                continue
-            if not workdir.contains(candidate):
-                continue
-            yield candidate
+    with base:
+        for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=base.fd,
+                                                    follow_symlinks=False):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            here = [*base.parts, *(p for p in folder.split("/") if p not in ("", "."))]
+            for name in sorted(files):
+                shown = "/".join([*here, name])
+                if include and not (PurePosixPath(name).match(include)
+                                    or PurePosixPath(shown).match(include)):
+                    continue
+                if _is_link(name, dir_fd):
+                    linked = _open_link(workdir, shown)
+                    if linked != _LINK_OUT:
+                        yield shown, linked
+                    continue
+                yield shown, _open_regular(name, dir_fd)
+
+
+_LINK_OUT = -1
+
+
+def _open_link(workdir: Workdir, shown: str) -> int | None:
+    """A descriptor for the file a link inside the workdir names; ``_LINK_OUT`` for a link out."""
+    try:
+        with open_file(workdir, shown, "read") as target:
+            if target.info.st_size > MAX_GREP_FILE_BYTES:
+                return None
+            return os.dup(target.fd)
+    except OutsideWorkdirError:
+        return _LINK_OUT
+    except (BuiltinToolError, OSError):
+        return None
 
 
 def search_contents(workdir: Workdir, pattern: str, path: str = ".", include: str | None = None,
@@ -149,37 +224,39 @@ def search_contents(workdir: Workdir, pattern: str, path: str = ".", include: st
         raise BuiltinToolError(f"invalid regular expression {pattern!r}: {exc}") from exc
     if max_results < 1:
         raise BuiltinToolError("max_results must be at least 1")
-    base = workdir.resolve(path)
-    if not base.exists():
-        raise BuiltinToolError(f"{path!r} does not exist")
     hits: list[str] = []
     skipped = 0
     truncated = False
-    for file in _walk_files(workdir, base, include):
+    for shown, fd in _walk_files(workdir, path, include):
+        if fd is None:
+            skipped += 1
+            continue
         try:
-            if file.stat().st_size > MAX_GREP_FILE_BYTES or looks_binary(file):
+            if b"\x00" in os.pread(fd, _SNIFF_BYTES, 0):
                 skipped += 1
                 continue
-            with file.open("r", encoding="utf-8", errors="replace") as handle:
+            with open(fd, encoding="utf-8", errors="replace", closefd=False) as handle:
                 for number, line in enumerate(handle, start=1):
                     if regex.search(line):
                         text = line.rstrip("\r\n")
                         if len(text) > MAX_GREP_LINE_CHARS:
                             text = text[:MAX_GREP_LINE_CHARS] + " [line cut]"
-                        hits.append(f"{workdir.display(file)}:{number}: {text}")
+                        hits.append(f"{shown}:{number}: {text}")
                         if len(hits) >= max_results:
                             truncated = True
                             break
         except OSError:
             skipped += 1
             continue
+        finally:
+            os.close(fd)
         if truncated:
             break
     result = "\n".join(hits) if hits else f"no lines match {pattern!r}"
     if truncated:
         result += f"\n[stopped at {max_results} matches; narrow the search]"
     if skipped:
-        result += f"\n[{skipped} binary, unreadable or very large files skipped]"
+        result += f"\n[{skipped} binary, unreadable, special or very large files skipped]"
     return result
 
 

@@ -1,10 +1,13 @@
 """The ``bash`` tool: one shell command in the workdir, bounded in time and output.
 
-The command runs in its own session (process group) so that a timeout or an
-interrupted turn kills everything it started, not just the shell. Output is
-read as it comes and only the first bytes of each stream are kept: a command
-that prints gigabytes costs the app a fixed amount of memory. The
-conversation's secrets reach the command as environment variables and are
+The command runs inside the conversation's OS sandbox (see :mod:`.sandbox`)
+and in its own session (process group), so that a timeout or an interrupted
+turn kills everything it started, not just the shell: killing the sandbox's
+outer process takes its whole PID namespace with it. Output is read as it
+comes and only the first bytes of each stream are kept: a command that prints
+gigabytes costs the app a fixed amount of memory. The environment is built,
+never inherited: the conversation's secrets reach the command as environment
+variables (and nothing of the app's own environment does), and they are
 blanked out of whatever it prints, so they never land in the transcript.
 """
 
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from ..tools import Tool
 from .declare import builtin_tool
+from .sandbox import UNSANDBOXED_WARNING, SandboxPolicy, command_environment, launch
 from .workdir import BuiltinToolError, Workdir
 
 log = logging.getLogger("desktop_agent.tools.shell")
@@ -128,8 +132,18 @@ async def run_command(
     time_limit: float = DEFAULT_TIMEOUT,
     env_secrets: Mapping[str, str] | None = None,
     output_cap: int = OUTPUT_CAP,
+    sandbox: SandboxPolicy | None = None,
 ) -> CommandResult:
-    """Run ``bash -c command`` in the workdir and collect its bounded output.
+    """Run ``bash -c command`` in the workdir, sandboxed, and collect its bounded output.
+
+    Args:
+        command: The command line.
+        cwd: The working folder.
+        time_limit: Seconds before the command and everything it started are killed.
+        env_secrets: The conversation's secrets, as environment variables.
+        output_cap: Bytes kept of each of stdout and stderr.
+        sandbox: Where the command may reach (default: :class:`SandboxPolicy()`:
+            the working folder read-write, no network).
 
     Raises:
         BuiltinToolError: bash is missing or the command cannot be started.
@@ -144,14 +158,15 @@ async def run_command(
     if bash is None:
         raise BuiltinToolError("bash is not installed or not on PATH")
     secrets = dict(env_secrets or {})
-    env = {**os.environ, **secrets}
+    env = command_environment(cwd.root, secrets)
+    plan = launch(sandbox or SandboxPolicy(), cwd.root, [bash, "-c", command])
     # Keep room to redact a secret that straddles the cap before cutting at the cap.
     slack = max((len(v.encode()) for v in secrets.values()), default=0)
     out = _Capture(output_cap + slack, bytearray())
     err = _Capture(output_cap + slack, bytearray())
     try:
         process = await asyncio.create_subprocess_exec(
-            bash, "-c", command,
+            *plan.argv,
             cwd=str(cwd.root), env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -159,7 +174,18 @@ async def run_command(
             start_new_session=sys.platform != "win32",
         )
     except OSError as exc:
+        plan.cleanup()
         raise BuiltinToolError(f"could not start bash: {exc}") from exc
+    try:
+        return await _collect(process, out, err, time_limit, output_cap, secrets)
+    finally:
+        plan.cleanup()
+
+
+async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Capture,
+                   time_limit: float, output_cap: int, secrets: Mapping[str, str]
+                   ) -> CommandResult:
+    """Wait for the command (killing its group on timeout) and drain its pipes."""
     pumps = asyncio.gather(_pump(process.stdout, out), _pump(process.stderr, err))
     timed_out = False
     try:
@@ -207,11 +233,23 @@ def _finish(capture: _Capture, cap: int, secrets: Mapping[str, str]) -> str:
     return redact_secrets(text[:cut], secrets)
 
 
-def shell_tool(workdir: Workdir, env_secrets: Mapping[str, str] | None = None) -> Tool:
-    """The ``bash`` tool bound to ``workdir`` and the conversation's secrets."""
+def shell_tool(workdir: Workdir, env_secrets: Mapping[str, str] | None = None,
+               sandbox: SandboxPolicy | None = None) -> Tool:
+    """The ``bash`` tool bound to ``workdir``, the conversation's secrets and its sandbox.
+
+    The tool is marked ``unsandboxed`` when no sandbox can hold it here (level
+    ``off``, or no bubblewrap): approvers must then warn the person and never
+    let a rule run it unasked.
+    """
     secrets = dict(env_secrets or {})
+    policy = sandbox or SandboxPolicy()
     names = ", ".join(sorted(secrets))
     note = f" Environment variables with secrets: {names}." if names else ""
+    if policy.sandboxed:
+        reach = "read-only" if policy.level == "read_only" else "read-write"
+        note += (f" Runs in a sandbox: only the working directory ({reach}) and the system's "
+                 "programs are visible; /tmp is private"
+                 + ("." if policy.network else "; there is no network access."))
 
     @builtin_tool(timeout=MAX_TIMEOUT + 2 * KILL_GRACE + DRAIN_TIMEOUT + 5)
     async def bash(command: str, timeout_seconds: float = DEFAULT_TIMEOUT) -> str:
@@ -222,8 +260,11 @@ def shell_tool(workdir: Workdir, env_secrets: Mapping[str, str] | None = None) -
             timeout_seconds: Seconds before the command and its children are killed (max 600).
         """
         result = await run_command(command, workdir, time_limit=timeout_seconds,
-                                   env_secrets=secrets)
+                                   env_secrets=secrets, sandbox=policy)
         return result.to_text()
 
     bash.description += note
+    bash.unsandboxed = not policy.sandboxed
+    if bash.unsandboxed:
+        log.info("bash in %s: %s", workdir.root, UNSANDBOXED_WARNING)
     return bash

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Literal
@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from ..errors import AgentError
-from ..tool_config import McpServerConfig, SecretLookup, resolve_values
+from ..tool_config import EnvValue, McpServerConfig, SecretLookup, SecretRef, resolve_values
 from .stderr_tail import StderrTail
 
 log = logging.getLogger("desktop_agent.mcp")
@@ -225,12 +225,12 @@ class McpServerConnection:
         config = self.config
         if config.command is not None:
             env = resolve_values(config.env, self._secret_lookup, server=self.name)
-            self._secrets = list(env.values())
+            self._secrets = _secret_values(config.env, env)
             transport: Any = self._stdio_transport(env)
         else:
             assert config.url is not None
             headers = resolve_values(config.headers, self._secret_lookup, server=self.name)
-            self._secrets = list(headers.values())
+            self._secrets = _secret_values(config.headers, headers)
             http_client = None
             if headers:
                 import httpx2  # the HTTP client the mcp SDK is built on
@@ -372,3 +372,13 @@ class McpServerConnection:
             await self._stop_task()
             if self.state != "disabled":
                 self.state = state
+
+
+def _secret_values(written: Mapping[str, EnvValue], resolved: Mapping[str, str]) -> list[str]:
+    """The resolved values that were written as ``{"secret": name}``; plain values are not secret.
+
+    Redacting a plain ``"GREETING_STYLE": "hello"`` turned every "hello" in the
+    server's results into ``[redacted]``.
+    """
+    return [resolved[key] for key, value in written.items()
+            if isinstance(value, SecretRef) and key in resolved]

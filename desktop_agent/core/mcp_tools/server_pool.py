@@ -110,7 +110,9 @@ class McpServerPool:
             taken.add(name)
             schema = dict(remote.input_schema or {})
             schema.setdefault("type", "object")
-            read_only = bool(remote.annotations and remote.annotations.read_only_hint)
+            # readOnlyHint is the server's claim; only a trusted server's claim counts.
+            read_only = bool(connection.config.trusted and remote.annotations
+                             and remote.annotations.read_only_hint)
             try:
                 made.append(Tool(
                     name=name,

@@ -1,4 +1,4 @@
-"""Run a shell command in the conversation's workdir, with its secrets in the environment."""
+"""Run a shell command in the conversation's workdir: sandboxed, with its own secrets."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 
 from fastapi import APIRouter, Depends
 
+from desktop_agent.command_sandbox import sandbox_policy
 from desktop_agent.core.builtin_tools.shell_tool import run_command
 from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
 
@@ -23,21 +24,33 @@ OUTPUT_CAP = 1_000_000
 
 
 @router.post("/conversations/{conversation_id}/commands", response_model=CommandResult,
-             responses={404: {"model": ErrorBody, "description": "No such conversation."}})
+             responses={404: {"model": ErrorBody, "description": "No such conversation."},
+                        409: {"model": ErrorBody,
+                              "description": "The conversation wants a sandbox and this "
+                                             "machine has none."}})
 async def run_shell_command(conversation_id: str, body: CommandRequest,
                             svc: AppServices = Depends(services)) -> CommandResult:  # noqa: B008
-    """Run ``bash -c command`` in the workdir; on timeout its whole process group is killed.
+    """Run ``bash -c command`` in the workdir, in the conversation's sandbox.
 
-    Secret values are blanked out of the output, so a command that prints one
-    does not leak it through the API.
+    The command sees only the workdir (read-write, or read-only with
+    ``sandbox: read_only``), the system read-only and a private ``/tmp``; no
+    network unless the conversation's ``network`` setting is true. Its
+    environment is PATH, HOME (the workdir), LANG, TERM and the conversation's
+    secrets, never the server's. On timeout everything it started is killed.
+    Secret values are blanked out of the output.
     """
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     workdir = open_workdir(svc.workdir_of(record))
+    policy = sandbox_policy(record.settings)
+    if policy.level != "off" and not policy.sandboxed:
+        raise ApiError(409, "no_sandbox",
+                       "This machine has no working command sandbox (install bubblewrap); "
+                       "set the conversation's sandbox to 'off' to run commands unsandboxed.")
     env = await asyncio.to_thread(conversation_environment, conversation_id)
     started = time.monotonic()
     try:
         result = await run_command(body.command, workdir, time_limit=body.timeout, env_secrets=env,
-                                   output_cap=OUTPUT_CAP)
+                                   output_cap=OUTPUT_CAP, sandbox=policy)
     except BuiltinToolError as exc:
         raise ApiError(422, "command_refused", str(exc)) from exc
     return CommandResult(
@@ -47,4 +60,5 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
         duration=time.monotonic() - started,
         timed_out=result.timed_out,
         truncated=bool(result.stdout_dropped or result.stderr_dropped),
+        sandboxed=policy.sandboxed,
     )

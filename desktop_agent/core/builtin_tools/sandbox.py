@@ -1,0 +1,242 @@
+"""Where a command may reach: the OS sandbox around ``bash`` and REST commands.
+
+A :class:`SandboxPolicy` says how much a command may touch (``workdir``: the
+working folder read-write; ``read_only``: the working folder read-only;
+``off``: no sandbox) and whether it may use the network. :func:`launch`
+turns a policy into the argv that runs a command under it:
+
+* Linux: **bubblewrap** (``bwrap``). The command sees ``/usr`` and the other
+  system folders read-only, a short list of ``/etc`` files (users, locale,
+  certificates, name resolution), a private ``/tmp``, a fresh ``/proc`` showing
+  only its own processes, a minimal ``/dev``, and the working folder. Nothing
+  else exists for it: not the person's home, not the app's data folder (also
+  blanked out when it lies inside the working folder), not other
+  conversations' folders. It gets its own network namespace (only a loopback
+  that leads nowhere) unless the policy grants the network, its own session
+  (no terminal injection), and dies with its parent. Run as root, every
+  capability is dropped, so it cannot remount its way out.
+* macOS: ``sandbox-exec`` with the profile ``macos_sandbox.sb`` next to this
+  module (the same rules; written and documented, not tested on Linux CI).
+* Anywhere else, or with ``off``: no sandbox. Such a command is marked
+  *unsandboxed*; front ends say so before the person approves it, and rules
+  never let it run unasked.
+
+The environment is built here too (:func:`command_environment`): a command
+never inherits the app's environment, which may hold the REST master key or
+provider keys.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, get_args
+
+log = logging.getLogger("desktop_agent.tools.sandbox")
+
+SandboxLevel = Literal["workdir", "read_only", "off"]
+#: Every level, strictest last; ``workdir`` is the default.
+SANDBOX_LEVELS: tuple[str, ...] = get_args(SandboxLevel)
+
+#: What front ends show before the person approves a command that has no sandbox.
+UNSANDBOXED_WARNING = "unsandboxed: this command can do anything your account can"
+
+#: PATH inside (and outside) the sandbox: the system's folders only.
+COMMAND_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# System folders shown read-only. On merged-/usr systems most are symlinks
+# into /usr and are recreated as symlinks.
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The parts of /etc programs need to run; not shadow files, not ssh keys.
+_ETC_ENTRIES = (
+    "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "crypto-policies",
+    "debian_version", "gai.conf", "group", "host.conf", "hostname", "hosts", "inputrc",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "locale.alias", "locale.conf", "localtime",
+    "magic", "magic.mime", "mime.types", "nsswitch.conf", "os-release", "passwd", "pki",
+    "profile", "protocols", "python3", "resolv.conf", "services", "ssl", "terminfo", "timezone",
+)
+_LANG = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """How far one conversation's commands may reach.
+
+    Attributes:
+        level: ``workdir`` (default: the working folder read-write, the rest of
+            the system read-only, home and the data folder invisible),
+            ``read_only`` (the same with the working folder read-only) or
+            ``off`` (no sandbox; the person is warned before approving).
+        network: Whether commands may use the network (default False).
+        hidden: Folders blanked out even when they lie inside the working
+            folder (the app passes its data folder).
+    """
+
+    level: SandboxLevel = "workdir"
+    network: bool = False
+    hidden: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.level not in SANDBOX_LEVELS:
+            raise ValueError(f"sandbox level must be one of {', '.join(SANDBOX_LEVELS)}, "
+                             f"not {self.level!r}")
+        if not isinstance(self.network, bool):
+            raise ValueError("network must be true or false")
+
+    @property
+    def sandboxed(self) -> bool:
+        """True when commands under this policy run inside an OS sandbox here."""
+        return self.level != "off" and sandbox_backend() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """The argv for one command, and what to clean up after it.
+
+    Attributes:
+        argv: The program and arguments to start.
+        sandboxed: False when the command runs with the account's full rights.
+        cleanup: Called once the command and its children are gone.
+    """
+
+    argv: list[str]
+    sandboxed: bool
+    cleanup: Callable[[], None] = lambda: None
+
+
+@functools.cache
+def sandbox_backend() -> str | None:
+    """``"bwrap"`` or ``"sandbox-exec"`` when a working sandbox exists here, else None.
+
+    bubblewrap needs user namespaces when not run as root; some kernels and
+    containers forbid them, so the first call runs ``bwrap ... true`` once to
+    find out instead of trusting that the binary exists.
+    """
+    if sys.platform.startswith("linux"):
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            log.warning("bubblewrap (bwrap) is not installed; commands run unsandboxed")
+            return None
+        probe = [bwrap, *_bwrap_base(network=False), *_system_arguments(), "--", "true"]
+        try:
+            done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            log.warning("bubblewrap does not start (%s); commands run unsandboxed", exc)
+            return None
+        if done.returncode != 0:
+            log.warning("bubblewrap cannot make a sandbox here (%s); commands run unsandboxed",
+                        done.stderr.decode(errors="replace").strip()[:300])
+            return None
+        return "bwrap"
+    if sys.platform == "darwin" and shutil.which("sandbox-exec"):
+        return "sandbox-exec"
+    return None
+
+
+def command_environment(workdir: Path, secrets: Mapping[str, str] | None = None
+                        ) -> dict[str, str]:
+    """The whole environment of a command: built, never inherited.
+
+    PATH (system folders), HOME (the working folder, so tools that write
+    dotfiles write them there), LANG, TERM, and the conversation's own
+    secrets. The app's environment (API keys, the REST master key, tokens of
+    whoever started the app) never reaches a command.
+    """
+    lang = os.environ.get("LANG", "")
+    env = {
+        "PATH": COMMAND_PATH,
+        "HOME": str(workdir),
+        "LANG": lang if _LANG.match(lang) else "C.UTF-8",
+        "TERM": "dumb",
+    }
+    for name, value in (secrets or {}).items():
+        if name in env:
+            log.warning("secret %s would replace the command's %s; not set", name, name)
+            continue
+        env[name] = value
+    return env
+
+
+def launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str]) -> Launch:
+    """The argv that runs ``argv`` in ``workdir`` under ``policy`` on this system."""
+    backend = sandbox_backend() if policy.level != "off" else None
+    if backend == "bwrap":
+        bwrap = shutil.which("bwrap") or "bwrap"
+        return Launch([bwrap, *bwrap_arguments(policy, workdir), "--", *argv], True)
+    if backend == "sandbox-exec":
+        return _sandbox_exec(policy, workdir, argv)
+    return Launch(list(argv), False)
+
+
+def _bwrap_base(*, network: bool) -> list[str]:
+    args = ["--unshare-all", "--die-with-parent", "--new-session"]
+    if network:
+        args.append("--share-net")
+    if os.geteuid() == 0:
+        # Root outside stays root inside unless told otherwise: drop every
+        # capability so the command cannot mount, chroot or trace its way out.
+        args += ["--cap-drop", "ALL"]
+    return args
+
+
+def bwrap_arguments(policy: SandboxPolicy, workdir: Path) -> list[str]:
+    """The options for ``bwrap`` under ``policy`` (everything before ``--``)."""
+    root = Path(workdir).resolve()
+    args = [*_bwrap_base(network=policy.network), *_system_arguments()]
+    args += ["--ro-bind" if policy.level == "read_only" else "--bind", str(root), str(root)]
+    for hidden in policy.hidden:
+        target = Path(hidden).expanduser().resolve()
+        if target != root and target.is_relative_to(root) and target.exists():
+            if target.is_dir():
+                args += ["--tmpfs", str(target)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(target)]
+    # The sandbox's own root (a tmpfs holding the mount points) is made
+    # read-only last, so nothing can be written outside /tmp and the workdir.
+    args += ["--remount-ro", "/", "--chdir", str(root)]
+    return args
+
+
+def _system_arguments() -> list[str]:
+    """The read-only system, a private /tmp, /proc and /dev: the same for every command."""
+    args: list[str] = []
+    for folder in _SYSTEM_DIRS:
+        path = Path(folder)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), folder]
+        elif path.is_dir():
+            args += ["--ro-bind", folder, folder]
+    for entry in _ETC_ENTRIES:
+        source = Path("/etc", entry)
+        if source.exists():
+            # Bind the target of a link (resolv.conf often points into /run).
+            args += ["--ro-bind", str(source.resolve()), str(source)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+             "--tmpfs", "/run"]
+    return args
+
+
+_PROFILE = Path(__file__).with_name("macos_sandbox.sb")
+
+
+def _sandbox_exec(policy: SandboxPolicy, workdir: Path, argv: Sequence[str]
+                  ) -> Launch:  # pragma: no cover - macOS only
+    private_tmp = tempfile.mkdtemp(prefix="desktop-agent-cmd-")
+    home = str(Path.home())
+    args = ["sandbox-exec", "-f", str(_PROFILE),
+            "-D", f"WORKDIR={Path(workdir).resolve()}",
+            "-D", f"WRITABLE={'1' if policy.level == 'workdir' else '0'}",
+            "-D", f"NETWORK={'1' if policy.network else '0'}",
+            "-D", f"TMPDIR={Path(private_tmp).resolve()}",
+            "-D", f"HOME={home}",
+            *argv]
+    return Launch(args, True, lambda: shutil.rmtree(private_tmp, ignore_errors=True))
