@@ -221,7 +221,7 @@ class Client:
         recent_calls: list[str] = []
         iteration = 0
         while True:
-            aggregator = StreamAggregator(options.text_delta_mode)
+            aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
             async for block in self._stream_once(aggregator, usage):
                 yield block
             calls = aggregator.tool_blocks
