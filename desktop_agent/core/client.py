@@ -38,6 +38,7 @@ from .transport import ChatStream, make_openai_client, open_stream
 from .types import (
     AssistantMessage,
     Block,
+    PromptProgressBlock,
     StreamItem,
     TextBlock,
     ToolResultBlock,
@@ -307,7 +308,7 @@ class Client:
                         self._awaiting_server = False
                     blocks = aggregator.feed(chunk)
                     if blocks:
-                        if first_at is None:
+                        if first_at is None and not _only_progress(blocks):
                             first_at = time.perf_counter()
                         for block in blocks:
                             yield block
@@ -461,3 +462,8 @@ async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMe
 
 
 __all__ = ["Client", "TextBlock", "query"]
+
+
+def _only_progress(blocks: list[Block]) -> bool:
+    """Prompt progress comes before the first token and must not count as it."""
+    return all(isinstance(b, PromptProgressBlock) for b in blocks)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .text_tool_calls import TextToolCallParser
-from .types import Block, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError
+from .types import Block, PromptProgressBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
@@ -101,6 +101,9 @@ class StreamAggregator:
         timings = chunk.get("timings")
         if timings:
             self.timings = timings
+        progress = chunk.get("prompt_progress")
+        if isinstance(progress, dict):
+            out.append(_progress_block(progress))
         if self.model is None and chunk.get("model"):
             self.model = chunk["model"]
         choices = chunk.get("choices")
@@ -330,6 +333,14 @@ class StreamAggregator:
         block = ToolUseBlock(call_id, call.name, value)
         self.tool_blocks.append(block)
         return block
+
+
+def _progress_block(progress: dict[str, Any]) -> PromptProgressBlock:
+    """llama.cpp's ``{"total", "cache", "processed", "time_ms"}`` as a block."""
+    def number(key: str) -> int:
+        value = progress.get(key)
+        return value if isinstance(value, int) and value >= 0 else 0
+    return PromptProgressBlock(number("processed"), number("total"), number("cache"))
 
 
 def _joined(parts: list[str]) -> str:

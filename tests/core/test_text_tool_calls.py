@@ -157,3 +157,17 @@ async def test_client_runs_a_call_written_as_text(server, make_options) -> None:
     assert assistant["content"].strip() == "Checking."
     assert assistant["tool_calls"][0]["function"]["name"] == "get_weather"
     assert history[2]["role"] == "tool" and history[-1]["content"] == "Paris is sunny."
+
+
+def test_llama_prompt_progress_becomes_blocks_before_the_text() -> None:
+    """llama.cpp's return_progress chunks reach front ends as typed progress."""
+    from desktop_agent.core.types import PromptProgressBlock
+
+    agg = StreamAggregator("incremental")
+    blocks = agg.feed({"choices": [], "prompt_progress":
+                       {"total": 1000, "cache": 200, "processed": 400, "time_ms": 12}})
+    blocks += agg.feed({"choices": [], "prompt_progress":
+                        {"total": 1000, "cache": 200, "processed": 1000, "time_ms": 30}})
+    blocks += agg.feed(_chunk("Hi"))
+    assert blocks[:2] == [PromptProgressBlock(400, 1000, 200), PromptProgressBlock(1000, 1000, 200)]
+    assert isinstance(blocks[2], TextBlock) and agg.text == "Hi"
