@@ -42,6 +42,10 @@ class AgentOptions:
         doom_loop_threshold: Identical consecutive calls that stop the loop (0 disables).
         retry: Backoff policy for connection errors, 429 and 5xx.
         text_delta_mode: ``auto`` detects servers that resend the whole text.
+        text_tool_calls: ``auto`` reads tool calls a model wrote as text
+            (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``,
+            ``<function=...>``) when the server sent no native calls; ``off``
+            leaves such text as it is.
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
