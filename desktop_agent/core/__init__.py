@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     'RetryPolicy': 'retry',
     'ServerConnectionError': 'errors',
     'ServerError': 'errors',
+    'PromptProgressBlock': 'types',
     'TextBlock': 'types',
     'ThinkingBlock': 'types',
     'Tool': 'tools',
@@ -91,6 +92,7 @@ if TYPE_CHECKING:
     from .tools import Tool as Tool
     from .tools import tool as tool
     from .types import AssistantMessage as AssistantMessage
+    from .types import PromptProgressBlock as PromptProgressBlock
     from .types import TextBlock as TextBlock
     from .types import ThinkingBlock as ThinkingBlock
     from .types import ToolResultBlock as ToolResultBlock

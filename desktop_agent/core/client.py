@@ -42,6 +42,7 @@ from .transport import ChatStream, make_openai_client, open_stream
 from .types import (
     AssistantMessage,
     Block,
+    PromptProgressBlock,
     StreamItem,
     TextBlock,
     ToolResultBlock,
@@ -228,7 +229,7 @@ class Client:
         recent_calls: list[str] = []
         iteration = 0
         while True:
-            aggregator = StreamAggregator(options.text_delta_mode)
+            aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
             aggregator.taken_ids = history_call_ids(self._history)
             async for block in self._stream_once(aggregator, usage):
                 yield block
@@ -317,7 +318,7 @@ class Client:
                     guard.check(chunk)
                     blocks = aggregator.feed(chunk)
                     if blocks:
-                        if first_at is None:
+                        if first_at is None and not _only_progress(blocks):
                             first_at = time.perf_counter()
                         for block in blocks:
                             yield block
@@ -473,3 +474,8 @@ async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMe
 
 
 __all__ = ["Client", "TextBlock", "query"]
+
+
+def _only_progress(blocks: list[Block]) -> bool:
+    """Prompt progress comes before the first token and must not count as it."""
+    return all(isinstance(b, PromptProgressBlock) for b in blocks)

@@ -13,6 +13,7 @@ from .retry import RetryPolicy
 from .tools import Tool
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
+TextToolCalls = Literal["auto", "off"]
 
 
 @dataclass
@@ -41,6 +42,10 @@ class AgentOptions:
         doom_loop_threshold: Identical consecutive calls that stop the loop (0 disables).
         retry: Backoff policy for connection errors, 429 and 5xx.
         text_delta_mode: ``auto`` detects servers that resend the whole text.
+        text_tool_calls: ``auto`` reads tool calls a model wrote as text
+            (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``,
+            ``<function=...>``) when the server sent no native calls; ``off``
+            leaves such text as it is.
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
@@ -69,6 +74,7 @@ class AgentOptions:
     doom_loop_threshold: int = 3
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     text_delta_mode: TextDeltaMode = "auto"
+    text_tool_calls: TextToolCalls = "auto"
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
@@ -103,6 +109,8 @@ class AgentOptions:
             raise ConfigurationError("temperature must be between 0 and 2")
         if self.text_delta_mode not in ("auto", "incremental", "cumulative"):
             raise ConfigurationError("text_delta_mode must be auto, incremental or cumulative")
+        if self.text_tool_calls not in ("auto", "off"):
+            raise ConfigurationError("text_tool_calls must be auto or off")
         self.tools = list(self.tools)
         seen: set[str] = set()
         for t in self.tools:

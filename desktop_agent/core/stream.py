@@ -25,9 +25,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .types import Block, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError
+from .text_tool_calls import TextToolCallParser
+from .types import Block, PromptProgressBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
+TextToolCalls = Literal["auto", "off"]
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
@@ -57,8 +59,11 @@ class StreamAggregator:
     usage and timings stay available as attributes afterwards.
     """
 
-    def __init__(self, text_delta_mode: TextDeltaMode = "auto") -> None:
+    def __init__(self, text_delta_mode: TextDeltaMode = "auto",
+                 text_tool_calls: TextToolCalls = "auto") -> None:
         self.mode: TextDeltaMode = text_delta_mode
+        # Calls the model wrote as text (see text_tool_calls.py); None when off.
+        self._text_calls = TextToolCallParser() if text_tool_calls == "auto" else None
         # Pieces are joined when read, not per chunk: ``self.text += piece`` on an
         # attribute copies the whole reply each time (quadratic on long replies).
         self._text_parts: list[str] = []
@@ -98,6 +103,9 @@ class StreamAggregator:
         timings = chunk.get("timings")
         if timings:
             self.timings = timings
+        progress = chunk.get("prompt_progress")
+        if isinstance(progress, dict):
+            out.append(_progress_block(progress))
         if self.model is None and chunk.get("model"):
             self.model = chunk["model"]
         choices = chunk.get("choices")
@@ -132,7 +140,32 @@ class StreamAggregator:
             held, self._held = self._held, ""
             self._think_state = _THINK_DONE
             self._emit_text(held, out)
+        if self._text_calls is not None:
+            self._emit_visible(self._text_calls.finish(), out)
         out.extend(self._finalize_calls())
+        out.extend(self._text_call_blocks())
+        return out
+
+    def _text_call_blocks(self) -> list[Block]:
+        """Calls written as text, used only when the server sent no native calls."""
+        if self._text_calls is None or not self._text_calls.calls:
+            return []
+        found, self._text_calls.calls = self._text_calls.calls, []
+        if self.tool_blocks or self.tool_errors:
+            return []
+        out: list[Block] = []
+        for call in found:
+            call_id = new_tool_call_id()
+            if call.error is not None or call.arguments is None or call.name is None:
+                error = ToolUseError(
+                    f"The model wrote a tool call as text that could not be read: {call.error}",
+                    raw_data=call.raw, tool_use_id=call_id, name=call.name)
+                self.tool_errors.append(error)
+                out.append(error)
+            else:
+                block = ToolUseBlock(call_id, call.name, call.arguments)
+                self.tool_blocks.append(block)
+                out.append(block)
         return out
 
     # -- text ----------------------------------------------------------------------
@@ -215,6 +248,11 @@ class StreamAggregator:
         self._emit_thinking(buffered[: len(buffered) - keep], out)
 
     def _emit_text(self, piece: str, out: list[Block]) -> None:
+        if self._text_calls is not None:
+            piece = self._text_calls.feed(piece)
+        self._emit_visible(piece, out)
+
+    def _emit_visible(self, piece: str, out: list[Block]) -> None:
         if piece:
             self._text_parts.append(piece)
             out.append(TextBlock(piece))
@@ -300,6 +338,14 @@ class StreamAggregator:
         block = ToolUseBlock(call_id, call.name, value)
         self.tool_blocks.append(block)
         return block
+
+
+def _progress_block(progress: dict[str, Any]) -> PromptProgressBlock:
+    """llama.cpp's ``{"total", "cache", "processed", "time_ms"}`` as a block."""
+    def number(key: str) -> int:
+        value = progress.get(key)
+        return value if isinstance(value, int) and value >= 0 else 0
+    return PromptProgressBlock(number("processed"), number("total"), number("cache"))
 
 
 def _joined(parts: list[str]) -> str:

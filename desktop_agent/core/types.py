@@ -73,6 +73,26 @@ class ToolResultBlock:
 
 
 @dataclass(slots=True)
+class PromptProgressBlock:
+    """How far the server has read the prompt, before the first token.
+
+    llama.cpp streams this when the request asks for it
+    (``extra_body={"return_progress": True}``); on a CPU a long prompt takes
+    seconds, and a front end can show "processing prompt N%" meanwhile.
+
+    Attributes:
+        processed: Prompt tokens read so far (cached ones included).
+        total: Prompt tokens in all.
+        cached: Prompt tokens reused from the server's cache.
+    """
+
+    processed: int
+    total: int
+    cached: int = 0
+    type: Literal["prompt_progress"] = "prompt_progress"
+
+
+@dataclass(slots=True)
 class Usage:
     """Figures for one turn.
 
@@ -95,7 +115,8 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
-Block = TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
+Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
+         | PromptProgressBlock)
 StreamItem = Block | Usage
 
 

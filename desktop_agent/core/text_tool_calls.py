@@ -1,0 +1,307 @@
+"""Tool calls that a model wrote as text instead of native ``tool_calls``.
+
+Many GGUF chat templates make a model write its call into the answer, and a
+server whose parser misses it passes the markup through as plain text. This
+module recognises the common forms while the text streams and turns them into
+calls, removing the markup from the visible text:
+
+* Hermes/Qwen: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
+* Mistral: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``
+* Llama 3.x: ``<|python_tag|>{"name": ..., "parameters": {...}}`` and a bare
+  ``{"name": ..., "parameters": {...}}`` answer
+* ``<function=name>{...}</function>``
+
+Only a possible markup prefix is held back, so ordinary text streams on at
+once. Broken JSON is repaired where the fix is unambiguous (trailing commas,
+single-quoted strings, braces left open at the end of the stream); anything
+else becomes a :class:`ToolUseError` the model can be told about.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+_HERMES, _MISTRAL, _PYTHON_TAG, _FUNCTION, _BARE = (
+    "<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function=", "{")
+_PYTHON_TAG_ENDS = ("<|eom_id|>", "<|eot_id|>")
+# The end-of-message tokens are dropped wherever they appear: they are never text.
+_OPENERS = (_HERMES, _MISTRAL, _PYTHON_TAG, _FUNCTION, *_PYTHON_TAG_ENDS)
+_CLOSERS = {_HERMES: "</tool_call>", _FUNCTION: "</function>"}
+
+
+@dataclass(slots=True)
+class TextCall:
+    """A call found in text: a name and arguments, or why it could not be read."""
+
+    name: str | None
+    arguments: dict[str, Any] | None
+    raw: str
+    error: str | None = None
+
+
+@dataclass
+class TextToolCallParser:
+    """Splits streamed text into visible text and calls written as text.
+
+    ``feed(piece)`` returns the text that is safe to show now; ``finish()``
+    returns what was held back when the stream ends. Calls found so far are
+    in ``calls``.
+    """
+
+    calls: list[TextCall] = field(default_factory=list)
+    _buffer: str = ""
+    _kind: str | None = None  # the opener of the markup we are inside
+    _shown_any: bool = False
+
+    def feed(self, piece: str) -> str:
+        """Take a text piece; return the part that can be shown now."""
+        self._buffer += piece
+        shown: list[str] = []
+        while self._step(shown, final=False):
+            pass
+        text = "".join(shown)
+        if text.strip():
+            self._shown_any = True
+        return text
+
+    def finish(self) -> str:
+        """End of stream: settle open markup; return text still held back."""
+        shown: list[str] = []
+        while self._step(shown, final=True):
+            pass
+        if self._kind is not None:
+            body, self._buffer, kind = self._buffer, "", self._kind
+            self._kind = None
+            if kind == _BARE:
+                shown.append(body)
+            else:
+                self._close(kind, body, final=True)
+        elif self._buffer:
+            shown.append(self._buffer)
+            self._buffer = ""
+        return "".join(shown)
+
+    # -- the state machine ---------------------------------------------------------
+    def _step(self, shown: list[str], final: bool) -> bool:
+        """One move; True when another may follow."""
+        buffer = self._buffer
+        if self._kind is None:
+            at_start = not self._shown_any and not "".join(shown).strip()
+            if at_start and buffer.lstrip().startswith("{"):
+                self._kind = _BARE
+                self._buffer = buffer.lstrip()
+                shown.append(buffer[: len(buffer) - len(self._buffer)])
+                return True
+            found = [(buffer.find(o), o) for o in _OPENERS if o in buffer]
+            if found:
+                at, opener = min(found)
+                shown.append(buffer[:at])
+                self._buffer = buffer[at + len(opener):]
+                if opener not in _PYTHON_TAG_ENDS:
+                    self._kind = opener
+                return True
+            if at_start and not buffer.strip():
+                return False  # only blank so far: a bare JSON call may still start
+            keep = 0 if final else _held_suffix(buffer)
+            shown.append(buffer[: len(buffer) - keep])
+            self._buffer = buffer[len(buffer) - keep:]
+            return False
+        kind = self._kind
+        closer = _CLOSERS.get(kind)
+        if closer is not None:
+            end = buffer.find(closer)
+            if end < 0:
+                return False
+            self._kind, self._buffer = None, buffer[end + len(closer):]
+            self._close(kind, buffer[:end], final)
+            return True
+        if kind == _PYTHON_TAG:
+            for tag in _PYTHON_TAG_ENDS:
+                end = buffer.find(tag)
+                if end >= 0:
+                    self._kind, self._buffer = None, buffer[end + len(tag):]
+                    self._close(kind, buffer[:end], final)
+                    return True
+        # Mistral, python tag and bare JSON end where their JSON value ends.
+        json_end = _json_end(buffer)
+        if json_end is None:
+            return False
+        body, rest = buffer[:json_end], buffer[json_end:]
+        if kind == _BARE and not _looks_like_call(body):
+            self._kind, self._buffer = None, rest
+            self._shown_any = True
+            shown.append(body)
+            return True
+        self._kind, self._buffer = None, rest
+        self._close(kind, body, final)
+        return True
+
+    def _close(self, kind: str, body: str, final: bool) -> None:
+        if kind == _FUNCTION:
+            name, sep, arguments = body.partition(">")
+            if not sep:
+                self.calls.append(TextCall(None, None, body, "The <function=...> call has no '>'."))
+                return
+            value, error = parse_arguments(arguments)
+            if error or not isinstance(value, dict):
+                self.calls.append(TextCall(name.strip(), None, arguments,
+                                           error or "The arguments must be a JSON object."))
+            else:
+                self.calls.append(TextCall(name.strip(), value, arguments))
+            return
+        value, error = parse_arguments(body)
+        if error is not None:
+            self.calls.append(TextCall(_name_hint(body), None, body, error))
+            return
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            self.calls.append(_call_from(item, body))
+
+
+def _call_from(item: Any, raw: str) -> TextCall:
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        return TextCall(None, None, raw, "The call written as text has no tool name.")
+    arguments = item.get("arguments", item.get("parameters", {}))
+    if isinstance(arguments, str):
+        arguments, error = parse_arguments(arguments) if arguments.strip() else ({}, None)
+        if error:
+            return TextCall(item["name"], None, raw, error)
+    if not isinstance(arguments, dict):
+        return TextCall(item["name"], None, raw,
+                        f"The arguments must be a JSON object, got {type(arguments).__name__}.")
+    return TextCall(item["name"], arguments, raw)
+
+
+def _looks_like_call(body: str) -> bool:
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        return False
+    return (isinstance(value, dict) and isinstance(value.get("name"), str)
+            and ("parameters" in value or "arguments" in value) and len(value) <= 3)
+
+
+def _name_hint(body: str) -> str | None:
+    marker = body.find('"name"')
+    if marker < 0:
+        return None
+    rest = body[marker + 6:].lstrip(" :")
+    if rest.startswith('"') and '"' in rest[1:]:
+        return rest[1: rest.index('"', 1)]
+    return None
+
+
+def _held_suffix(text: str) -> int:
+    """Length of the longest suffix of ``text`` that could begin an opener."""
+    best = 0
+    for opener in _OPENERS:
+        for size in range(min(len(opener) - 1, len(text)), best, -1):
+            if text.endswith(opener[:size]):
+                best = size
+                break
+    return best
+
+
+def _json_end(text: str) -> int | None:
+    """Index just after the first complete JSON object/array in ``text``, if any."""
+    start = len(text) - len(text.lstrip())
+    if start >= len(text) or text[start] not in "[{":
+        return None if start >= len(text) else start  # not JSON: nothing to wait for
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def parse_arguments(text: str) -> tuple[Any, str | None]:
+    """Parse JSON, repairing it where the fix is unambiguous.
+
+    Returns:
+        The value and None, or None and a sentence saying why it is unreadable.
+    """
+    text = text.strip()
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        first_error = exc.msg
+    repaired = repair_json(text)
+    if repaired is not None:
+        try:
+            return json.loads(repaired), None
+        except json.JSONDecodeError:
+            pass
+    return None, f"The arguments are not valid JSON ({first_error}) and could not be repaired."
+
+
+def repair_json(text: str) -> str | None:
+    """Fix trailing commas, single-quoted strings and unclosed brackets.
+
+    Returns None when the text has an open string at its end or brackets
+    that do not match, where any fix would be a guess.
+    """
+    out: list[str] = []
+    stack: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for ch in text:
+        if quote is not None:
+            if escaped:
+                escaped = False
+                out.append("\\" + ch if quote == "'" and ch != "'" else ch)
+                continue
+            if ch == "\\":
+                escaped = True
+                if quote == "'":
+                    continue  # re-added with the next character
+                out.append(ch)
+                continue
+            if ch == quote:
+                quote = None
+                out.append('"')
+                continue
+            out.append('\\"' if quote == "'" and ch == '"' else ch)
+            continue
+        if ch in "\"'":
+            quote = ch
+            out.append('"')
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+            out.append(ch)
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            _drop_trailing_comma(out)
+            out.append(ch)
+        else:
+            out.append(ch)
+    if quote is not None:
+        return None
+    while stack:
+        _drop_trailing_comma(out)
+        out.append(stack.pop())
+    return "".join(out)
+
+
+def _drop_trailing_comma(out: list[str]) -> None:
+    i = len(out) - 1
+    while i >= 0 and out[i].isspace():
+        i -= 1
+    if i >= 0 and out[i] == ",":
+        del out[i]
