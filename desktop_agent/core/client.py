@@ -339,8 +339,9 @@ class Client:
                     yield block
             else:
                 aggregator.finish_reason = aggregator.finish_reason or "interrupted"
-        except (errors.ServerConnectionError, errors.ReplyTooLongError):
-            # keep the partial reply in history, then let the caller see the error
+        except errors.APIError:
+            # any mid-stream failure (dropped connection, an `error` event as
+            # LiteLLM sends): keep the partial reply in history, then re-raise
             if aggregator.text or aggregator.tool_blocks:
                 self._append_assistant(aggregator, [], [])
                 self.turn_metadata["dropped"] = True

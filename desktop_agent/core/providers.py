@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import httpx
 
-ModelKind = Literal["chat", "embedding", "unknown"]
+ModelKind = Literal["chat", "embedding", "image", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +48,8 @@ class ServerInfo:
 
     @property
     def chat_models(self) -> list[ModelInfo]:
-        """The models usable for chat (embedding models filtered out)."""
-        return [m for m in self.models if m.kind != "embedding"]
+        """The models usable for chat (embedding and image-generation models filtered out)."""
+        return [m for m in self.models if m.kind in ("chat", "unknown")]
 
 
 KNOWN_SERVERS: tuple[tuple[str, str, str], ...] = (
@@ -62,9 +62,21 @@ KNOWN_SERVERS: tuple[tuple[str, str, str], ...] = (
 _EMBEDDING_HINTS = ("embed", "bge-", "e5-", "gte-", "minilm", "nomic-embed", "rerank")
 
 
+# image generators answer /images, not /chat/completions (OpenAI-style mocks list them)
+_IMAGE_HINTS = ("gpt-image", "dall-e", "stable-diffusion", "sdxl", "flux.")
+
+
 def _looks_like_embedding(model_id: str) -> bool:
     lowered = model_id.lower()
     return any(hint in lowered for hint in _EMBEDDING_HINTS)
+
+
+def _kind_from_name(model_id: str) -> ModelKind:
+    """Guess a model's kind from its id, used only when the server gives no type."""
+    lowered = model_id.lower()
+    if any(hint in lowered for hint in _IMAGE_HINTS):
+        return "image"
+    return "embedding" if _looks_like_embedding(model_id) else "chat"
 
 
 def _root(base_url: str) -> str:
@@ -108,8 +120,7 @@ async def _list_models(http: httpx.AsyncClient, base_url: str, kind: str) -> lis
         detail = extra.get(model_id)
         context = (detail.context_length if detail else None) or entry.get("max_model_len") \
             or entry.get("context_length") or n_ctx
-        model_kind: ModelKind = detail.kind if detail else (
-            "embedding" if _looks_like_embedding(model_id) else "chat")
+        model_kind: ModelKind = detail.kind if detail else _kind_from_name(model_id)
         models.append(ModelInfo(model_id, int(context) if context else None, model_kind,
                                 entry.get("owned_by")))
     return models

@@ -324,12 +324,35 @@ def load_tool_config(path: str | os.PathLike[str] | None = None) -> ToolConfig:
     if not text.strip():
         return ToolConfig()
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise ToolConfigError(
             f"{file} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from exc
+    except _DuplicateKeyError as exc:
+        # json.loads would keep the last entry silently: two servers with one
+        # name is a mistake the person should fix, not a coin toss
+        raise ToolConfigError(
+            f"{file} has the key {exc.key!r} more than once in one object; keep one"
+        ) from exc
     return parse_tool_config(data, str(file))
+
+
+class _DuplicateKeyError(Exception):
+    """A JSON object repeats a key (only raised while loading the config)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKeyError(key)
+        result[key] = value
+    return result
 
 
 def save_tool_config(config: ToolConfig, path: str | os.PathLike[str] | None = None) -> Path:

@@ -35,7 +35,7 @@ _CONTEXT_MARKERS = (
     "too many tokens", "n_ctx", "context window", "prompt is too long", "too long",
 )
 _MODEL_MARKERS = ("model not found", "model_not_found", "no such model", "unknown model",
-                  "does not exist", "not found")
+                  "invalid model name", "does not exist", "not found")
 
 
 def http_modules() -> tuple[Any, ...]:
@@ -104,7 +104,7 @@ def map_status_error(exc: Any, base_url: str, api_key: str, model: str) -> error
     if status in (401, 403):
         return errors.AuthenticationError(
             f"The server at {base_url} refused the API key ({status}): {detail}", **kwargs)
-    if status == 404 or (status == 400 and any(m in lowered for m in _MODEL_MARKERS[:4])):
+    if status == 404 or (status == 400 and any(m in lowered for m in _MODEL_MARKERS[:5])):
         return errors.ModelNotFoundError(
             f"The server at {base_url} does not have the model {model!r}: {detail}", **kwargs)
     if status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_MARKERS):

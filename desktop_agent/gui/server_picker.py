@@ -153,11 +153,15 @@ class ServerPicker(QDialog):
                 item.addChild(child)
             self._tree.addTopLevelItem(item)
             item.setExpanded(server.up)
-        up = [s for s in servers if s.up and s.models]
-        if up:
-            count = sum(len(s.models) for s in up)
+        # every server shown as up is counted, also one with no chat model yet
+        up = [s for s in servers if s.up]
+        count = sum(len(s.models) for s in up)
+        if count:
             self._status.setText(f"{len(up)} server(s) running with {count} chat model(s). "
                                  "Pick a model and press Use.")
+        elif up:
+            self._status.setText(f"{len(up)} server(s) running, but none has a chat model "
+                                 "loaded. Load one and press Refresh.")
         else:
             self._status.setText(
                 "No model server is running. Start LM Studio, Ollama, llama.cpp or vLLM and "

@@ -78,6 +78,16 @@ async def test_probe_lists_chat_models_and_filters_embeddings():
         assert {m.kind for m in models} == {"chat", "embedding"}
 
 
+async def test_image_generation_models_are_not_offered_for_chat():
+    # LLMock-style servers list gpt-image-1 next to chat models; choosing it
+    # would fail on every message
+    with ScriptedServer() as srv:
+        srv.models = ["gpt-4o-mini", "gpt-image-1", "dall-e-3"]
+        info = await probe_server(srv.base_url)
+        assert [m.id for m in info.chat_models] == ["gpt-4o-mini"]
+        assert {m.id: m.kind for m in info.models}["gpt-image-1"] == "image"
+
+
 async def test_lmstudio_and_ollama_details():
     with ScriptedServer() as srv:
         srv.models = ["llama-3.2-3b", "text-embedding-x"]

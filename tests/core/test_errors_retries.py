@@ -133,6 +133,23 @@ async def test_mid_stream_error_event_is_a_server_error(server, make_options):
     server.enqueue(Script([f.delta({"content": "start"}),
                            Chunk({"error": {"message": "model crashed"}})]))
     with pytest.raises(ServerError, match="model crashed"):
+        async with Client(make_options()) as client:
+            await client.query("hi")
+            try:
+                async for _ in client.receive_messages():
+                    pass
+            finally:
+                history = client.history
+    # the text the person already saw stays in the conversation
+    assert history[-1] == {"role": "assistant", "content": "start"}
+
+
+async def test_litellm_invalid_model_name_is_model_not_found(server, make_options):
+    # LiteLLM proxy's wording for a model it does not route
+    server.enqueue(script.error(
+        400, "litellm.BadRequestError: Invalid model name passed in model=nope. "
+             "Call `/v1/models` to view available models for your key."))
+    with pytest.raises(ModelNotFoundError, match="Invalid model name"):
         await run(make_options())
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import sys
 import uuid
@@ -227,11 +228,21 @@ async def test_a_missing_secret_is_named_in_the_error(stdio_server: StdioServer)
 
 
 def test_tool_names_are_safe_for_the_model() -> None:
-    assert core_tool_name("my server.v2", "read/file") == "my_server_v2__read_file"
+    safe = core_tool_name("my server.v2", "read/file")
+    assert re.fullmatch(r"my_server_v2__read_file_[0-9a-f]{8}", safe)
+    assert core_tool_name("plain", "tool") == "plain__tool"
     long = core_tool_name("s" * 40, "t" * 40)
     assert len(long) <= 64
     assert long != core_tool_name("s" * 40, "t" * 41)
-    assert core_tool_name("a", "b", taken={"a__b"}) != "a__b"
+
+
+def test_tool_names_depend_only_on_the_config_never_start_order() -> None:
+    # ev.a and ev_a used to swap names depending on which started first,
+    # so an "Always allow" rule could apply to the other server's tool
+    first = core_tool_name("ev.a", "echo", taken=())
+    second = core_tool_name("ev_a", "echo", taken={first})
+    assert core_tool_name("ev_a", "echo", taken=()) == second == "ev_a__echo"
+    assert core_tool_name("ev.a", "echo", taken={second}) == first != second
 
 
 def test_results_describe_images_resources_and_structured_content() -> None:

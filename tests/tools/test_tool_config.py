@@ -102,6 +102,13 @@ def test_invalid_json_names_the_file_and_place_and_is_left_alone(tmp_path: Path)
     assert path.read_text().startswith('{"mcpServers"')
 
 
+def test_duplicate_server_name_is_reported_not_last_wins(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"mcpServers": {"ev": {"command": "one"}, "ev": {"command": "two"}}}')
+    with pytest.raises(ToolConfigError, match=r"has the key 'ev' more than once"):
+        load_tool_config(path)
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [

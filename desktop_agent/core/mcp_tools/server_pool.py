@@ -107,6 +107,11 @@ class McpServerPool:
         made: list[Tool] = []
         for remote in connection.tools:
             name = core_tool_name(connection.name, remote.name, taken)
+            if name in taken:
+                # never hand one name to two tools: a rule for one would apply to the other
+                log.warning("skipping MCP tool %s of %s: its name %s is already taken",
+                            remote.name, connection.name, name)
+                continue
             taken.add(name)
             schema = dict(remote.input_schema or {})
             schema.setdefault("type", "object")

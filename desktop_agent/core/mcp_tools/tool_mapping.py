@@ -4,22 +4,36 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable
 
 import mcp_types
 
+log = logging.getLogger(__name__)
+
 _MAX_NAME = 64
+_SAFE = re.compile(r'[^A-Za-z0-9_-]')
 
 
 def core_tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
-    """``<server>__<tool>`` made safe for the model: allowed characters, at most 64 long."""
-    name = f"{re.sub(r'[^A-Za-z0-9_-]', '_', server)}__{re.sub(r'[^A-Za-z0-9_-]', '_', tool)}"
-    taken = set(taken)
-    if len(name) <= _MAX_NAME and name not in taken:
-        return name
-    digest = hashlib.sha1(f"{server}\x00{tool}".encode()).hexdigest()[:8]
-    return f"{name[:_MAX_NAME - 9]}_{digest}"
+    """``<server>__<tool>`` made safe for the model: allowed characters, at most 64 long.
+
+    The name depends only on the configured server name and the tool's name,
+    never on which server started first: an *Always allow* rule names a tool,
+    so ``ev.a`` and ``ev_a`` must never swap names between start-ups. When
+    making the name safe changed it (or it was too long), a digest of the
+    original pair is appended, so two servers that look alike stay apart. A
+    name still taken (a digest collision) is logged as a collision.
+    """
+    raw = f"{server}__{tool}"
+    name = f"{_SAFE.sub('_', server)}__{_SAFE.sub('_', tool)}"
+    if name != raw or len(name) > _MAX_NAME:
+        digest = hashlib.sha1(f"{server}\x00{tool}".encode()).hexdigest()[:8]
+        name = f"{name[:_MAX_NAME - 9]}_{digest}"
+    if name in set(taken):
+        log.warning("MCP tool name collision: %r from server %r is already in use", name, server)
+    return name
 
 
 def render_result(result: mcp_types.CallToolResult) -> str:
