@@ -9,5 +9,6 @@ cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || bash scripts/install.sh
 bash scripts/install-system-libraries.sh --tests
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+bash .ci/install_sandbox.sh
 PYTHON=.venv/bin/python bash .ci/install_llama.sh
 echo "install-test-tools: done"
