@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from . import errors
+from .compaction import ContextKeeper
 from .history import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
@@ -78,6 +79,8 @@ class Client:
         self._awaiting_server = False
         self._tool_tasks: list[asyncio.Task[ToolOutcome]] = []
         self._closing: set[asyncio.Future[None]] = set()
+        #: Keeps each request within options.context_length (a view; history is whole).
+        self.context_keeper = ContextKeeper()
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -275,11 +278,17 @@ class Client:
                            usage: UsageTotals) -> AsyncIterator[Block]:
         """One request, retried if the connection drops before any content arrived."""
         attempt = 0
+        compacted = False
         while True:
             try:
                 async for block in self._stream_attempt(aggregator, usage):
                     yield block
                 return
+            except errors.ContextTooLongError as exc:  # compact once more and retry once
+                if compacted or aggregator.content_chunks or \
+                        not self.context_keeper.overflowed(exc, self.options, self._history):
+                    raise
+                compacted = True
             except errors.ServerConnectionError as exc:
                 retry = self.options.retry
                 if (not getattr(exc, "mid_stream", False) or aggregator.content_chunks
@@ -294,6 +303,9 @@ class Client:
         """One request: stream its blocks; on interrupt keep what arrived."""
         options = self.options
         request = self._build_request()
+        async for compaction in self.context_keeper.fit(request, self._history, options,
+                                                         self._client()):
+            yield compaction
         self.turn_metadata["requests"] += 1
         sent_at = time.perf_counter()
         first_at: float | None = None

@@ -93,6 +93,31 @@ class PromptProgressBlock:
 
 
 @dataclass(slots=True)
+class CompactionBlock:
+    """Earlier messages were summarised or dropped so the request fits the context.
+
+    Only the request changes: ``Client.history`` and the store keep every
+    message. A front end shows it as "N earlier messages summarised", which
+    expands to ``summary``.
+
+    Attributes:
+        messages: History messages the request now replaces (all compactions so far).
+        summary: The summary that stands in for them; None when they were dropped.
+        mode: ``summarise`` or ``drop_oldest`` (what actually happened: a failed
+            summary falls back to dropping).
+        tokens_before: Estimated prompt tokens before compacting.
+        tokens_after: Estimated prompt tokens after.
+    """
+
+    messages: int
+    summary: str | None
+    mode: Literal["summarise", "drop_oldest"]
+    tokens_before: int = 0
+    tokens_after: int = 0
+    type: Literal["compaction"] = "compaction"
+
+
+@dataclass(slots=True)
 class Usage:
     """Figures for one turn.
 
@@ -116,7 +141,7 @@ class Usage:
 
 
 Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
-         | PromptProgressBlock)
+         | PromptProgressBlock | CompactionBlock)
 StreamItem = Block | Usage
 
 
