@@ -80,6 +80,8 @@ class ConversationController(TurnBlocksMixin, QObject):
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
         notice(str): Something the person should know that is not part of the
             transcript (e.g. a remembered approval could not be saved).
+        compacted(int, object): The model's view of the conversation was
+            compacted: messages covered, and the summary (None when dropped).
     """
 
     title_changed = Signal(str)
@@ -99,6 +101,7 @@ class ConversationController(TurnBlocksMixin, QObject):
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
     notice = Signal(str)
+    compacted = Signal(int, object)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,

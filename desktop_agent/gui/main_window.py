@@ -384,7 +384,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         if controller is None:
             return None
         dialog = ConversationSettingsDialog(controller.title, controller.settings,
-                                            self.tools.tool_names(), self)
+                                            self.tools.tool_names(), self,
+                                            schema_costs=self.tools.schema_costs())
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)

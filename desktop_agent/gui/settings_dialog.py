@@ -7,6 +7,7 @@ is applied at once (it only ever makes the app ask more).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.core.permissions import PermissionRule
 
 from . import permission_settings
+from .context_settings import ContextSettingsBox
 
 _ROLE = Qt.ItemDataRole.UserRole
 
@@ -47,7 +49,7 @@ class ConversationSettingsDialog(QDialog):
     conversation_approval_revoked = Signal(str)
 
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, schema_costs: Sequence[Any] = ()) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Settings — {title}")
         self.setObjectName("conversationSettings")
@@ -96,6 +98,8 @@ class ConversationSettingsDialog(QDialog):
                                      "Approvals panel.")
         tools_layout.addWidget(self.auto_execute)
         layout.addWidget(tools)
+        self.context_box = ContextSettingsBox(settings, schema_costs)
+        layout.addWidget(self.context_box)
 
         remembered = QGroupBox("Remembered approvals")
         r_layout = QVBoxLayout(remembered)
@@ -174,6 +178,7 @@ class ConversationSettingsDialog(QDialog):
             "max_tokens": self.max_tokens.value(),
             "tools": None if all_on else chosen,
             "auto_execute": self.auto_execute.isChecked(),
+            "compaction": self.context_box.chosen_compaction(),
         }
 
     def _apply(self) -> None:

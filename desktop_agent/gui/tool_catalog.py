@@ -46,6 +46,7 @@ class ToolCatalog:
         self._pool: McpServerPool | None = None
         self._pool_loaded = False
         self._mcp_names: list[str] = []
+        self._mcp_seen: dict[str, Tool] = {}
         self.problem: str | None = None
 
     def tool_names(self) -> list[str]:
@@ -131,7 +132,28 @@ class ToolCatalog:
                 return []
         tools = await self._pool.list_tools(servers)
         self._mcp_names = sorted({*self._mcp_names, *(t.name for t in tools)})
+        self._mcp_seen.update((t.name, t) for t in tools)
         return tools
+
+    def schema_costs(self) -> list[Any]:
+        """What each offered tool's schema costs per request (MCP tools once started).
+
+        Returns:
+            :class:`~desktop_agent.core.schema_cost.SchemaCost` entries, in the
+            order of :meth:`tool_names`.
+        """
+        import tempfile
+
+        from desktop_agent.core.schema_cost import schema_costs
+
+        tools: list[Tool] = []
+        if self._include_builtin:
+            from desktop_agent.core.builtin_tools import builtin_tools
+
+            tools.extend(builtin_tools(tempfile.gettempdir()))  # the folder does not change them
+        tools.extend(self._extra)
+        tools.extend(self._mcp_seen[name] for name in self._mcp_names if name in self._mcp_seen)
+        return schema_costs(tools)
 
     @staticmethod
     def workdir(conversation_id: str, settings: dict[str, Any]) -> Path:

@@ -43,10 +43,12 @@ class TurnBlocksMixin:
     tool_result: Any
     tool_error: Any
     figures_changed: Any
+    compacted: Any
 
     def _handle(self, item: Any, recorder: TurnRecorder) -> None:
         """Write one block to the store, then tell the widgets."""
         from desktop_agent.core.types import (
+            CompactionBlock,
             TextBlock,
             ThinkingBlock,
             ToolResultBlock,
@@ -76,6 +78,8 @@ class TurnBlocksMixin:
             self.tool_error.emit(item.error, item.tool_use_id)
         elif isinstance(item, Usage):
             self._on_usage(item, recorder)
+        elif isinstance(item, CompactionBlock):
+            self.compacted.emit(item.messages, item.summary)
 
     def _started(self, message_id: str | None) -> None:
         """A new reply was opened; the transcript shows one reply per turn."""

@@ -36,11 +36,13 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWi
 
 from desktop_agent.gui.none_refcount_guard import guard_none_refcount
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+from desktop_agent.gui.transcript.compaction_marker import CompactionMarker
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.history import items_from_messages
 from desktop_agent.gui.transcript.item_window import ItemWindow
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
+    CompactionItem,
     ErrorItem,
     ToolCallPart,
     ToolErrorPart,
@@ -238,6 +240,12 @@ class TranscriptView(QScrollArea):
         self._append_item(item)
         return item.key
 
+    def add_compaction_marker(self, messages: int, summary: str | None) -> str:
+        """Show where the model's view was compacted ("N earlier messages summarised")."""
+        item = CompactionItem(self._key(None), messages, summary)
+        self._append_item(item)
+        return item.key
+
     def load_messages(self, messages: Iterable[Any]) -> None:
         """Show stored history (OpenAI message dicts, optionally with metadata).
 
@@ -350,6 +358,8 @@ class TranscriptView(QScrollArea):
             user.edit_requested.connect(self.edit_requested.emit)
             user.copy_requested.connect(self.copy_requested.emit)
             widget = user
+        elif isinstance(item, CompactionItem):
+            widget = CompactionMarker(item, self._theme, self._column)
         elif isinstance(item, ErrorItem):
             error = ErrorNoticeWidget(item, self._theme, self._column)
             error.retry_requested.connect(self.retry_requested.emit)
