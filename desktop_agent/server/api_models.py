@@ -21,6 +21,7 @@ EventType = Literal[
     "approval_resolved",
     "tool_result",
     "tool_error",
+    "compaction",
     "error",
     "usage",
     "state",
@@ -62,6 +63,11 @@ class ConversationSettings(BaseModel):
     max_tool_iterations: int | None = Field(default=None, ge=0, le=100)
     workdir: str | None = Field(default=None, min_length=1, max_length=4000)
     context_length: int | None = Field(default=None, ge=1, le=100_000_000)
+    compaction: Literal["summarise", "drop_oldest", "off"] | None = Field(
+        default=None,
+        description="When a request nears context_length: 'summarise' the oldest messages by "
+                    "the same model (default), 'drop_oldest' or 'off'. Only the request is "
+                    "compacted; the conversation keeps every message.")
     confirm_tools: bool | None = Field(
         default=None, description="Confirmation mode: tool calls wait for approve/reject."
     )

@@ -28,7 +28,7 @@ from .callbacks import BackoffPolicy, CallbackDispatcher
 from .conversation_runner import RunnerRegistry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
-from .routes import callbacks, commands, conversations, events, files, secrets, turns
+from .routes import callbacks, commands, conversations, events, files, secrets, tools, turns
 from .tool_catalogue import ToolCatalogue
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def create_app(
         return Alive(status="ok")
 
     protected = [Depends(require_key)]
-    for module in (conversations, turns, events, callbacks, files, commands, secrets):
+    for module in (conversations, turns, events, callbacks, files, commands, secrets, tools):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

@@ -30,6 +30,7 @@ from desktop_agent.core.permissions import (
     ToolPermissionContext,
 )
 from desktop_agent.core.types import (
+    CompactionBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -150,7 +151,8 @@ class ConversationRunner:
             tools = self._services.tools.build(settings["tools"], workdir, env,
                                                sandbox_policy(settings))
         optional: dict[str, Any] = {}
-        for key in ("temperature", "max_tokens", "max_tool_iterations", "context_length"):
+        for key in ("temperature", "max_tokens", "max_tool_iterations", "context_length",
+                    "compaction"):
             if settings.get(key) is not None:
                 optional[key] = settings[key]
         return AgentOptions(
@@ -236,6 +238,10 @@ class ConversationRunner:
             raw = item.raw_data if item.raw_data is None else item.raw_data[:2000]
             self.emit("tool_error", {"error": item.error, "tool_use_id": item.tool_use_id,
                                      "name": item.name, "raw_data": raw})
+        elif isinstance(item, CompactionBlock):
+            self.emit("compaction", {"messages": item.messages, "summary": item.summary,
+                                     "mode": item.mode, "tokens_before": item.tokens_before,
+                                     "tokens_after": item.tokens_after})
         elif isinstance(item, Usage):
             recorder.usage = item
             self.emit("usage", {"prompt_tokens": item.prompt_tokens,

@@ -22,8 +22,14 @@ class ToolCatalogue:
 
     def __init__(self, scratch_dir: Path, extra_tools: Sequence[Tool] = ()) -> None:
         scratch_dir.mkdir(parents=True, exist_ok=True)
-        self._builtin_names = [t.name for t in builtin_tools(Workdir(scratch_dir))]
+        self._builtins = builtin_tools(Workdir(scratch_dir))
+        self._builtin_names = [t.name for t in self._builtins]
         self._extra = {t.name: t for t in extra_tools}
+
+    def listing(self) -> list[Tool]:
+        """Every tool a conversation may name (built-ins first), for ``GET /tools``."""
+        return [*self._builtins, *(t for name, t in sorted(self._extra.items())
+                                   if name not in self._builtin_names)]
 
     @property
     def names(self) -> list[str]:
