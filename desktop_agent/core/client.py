@@ -362,6 +362,7 @@ class Client:
             if stream is not None:
                 await asyncio.shield(stream.close())
             usage.add(aggregator, sent_at, first_at, time.perf_counter())
+            self.context_keeper.observe(aggregator.usage)
 
     async def _execute_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[Block]:
         """Run one assistant message's calls concurrently; results in call order."""

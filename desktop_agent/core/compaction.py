@@ -65,6 +65,8 @@ class ContextKeeper:
         self._shrink = 1.0
         self._force = False
         self._last_size = 0
+        self._sent = 0  # our estimate of the last request's prompt
+        self._ratio = 1.0  # the server's count over ours (its tokenizer and template)
         self._counter = TokenCounter()
 
     # -- the two entry points --------------------------------------------------------
@@ -77,8 +79,9 @@ class ContextKeeper:
         view = self._view(history, options, budget)
         request["messages"] = view
         fixed = tools_tokens(options.tools)
+        self._sent = self._counter.messages(view) + fixed
         if context is None or options.compaction == "off":
-            self._last_size = self._counter.messages(view) + fixed
+            self._last_size = self._sent
             return
         reserve = _reserve(options, context)
         before = self._counter.messages(view) + fixed + reserve
@@ -93,6 +96,7 @@ class ContextKeeper:
             budget //= 2
             view = self._view(history, options, budget)
         request["messages"] = view
+        self._sent = self._counter.messages(view) + fixed
         self.last_ms = (time.perf_counter() - started) * 1000
         if block is not None:
             block.tokens_before = before
@@ -102,6 +106,18 @@ class ContextKeeper:
                      block.messages, block.mode, block.tokens_before, block.tokens_after,
                      self.last_ms)
             yield block
+
+    def observe(self, usage: dict[str, Any] | None) -> None:
+        """Learn from the server's prompt count how far off our estimate is.
+
+        The app counts with one shipped tokenizer and cannot see the chat
+        template (a tool-calling template adds its own instructions); the
+        server's ``usage.prompt_tokens`` for the request just sent says how
+        many tokens it really took, and later estimates are scaled by that.
+        """
+        prompt = (usage or {}).get("prompt_tokens")
+        if isinstance(prompt, int) and prompt > 0 and self._sent > 0:
+            self._ratio = min(3.0, max(1.0, prompt / self._sent))
 
     def overflowed(self, exc: errors.ContextTooLongError, options: AgentOptions,
                    history: Sequence[dict[str, Any]]) -> bool:
@@ -151,7 +167,7 @@ class ContextKeeper:
             return None
         if self._learned_context:
             known = min(known, self._learned_context)
-        return max(256, int(known * self._shrink))
+        return max(256, int(known * self._shrink / self._ratio))
 
     # -- compacting ------------------------------------------------------------------
     async def _compact(self, history: Sequence[dict[str, Any]], options: AgentOptions,

@@ -316,3 +316,28 @@ def test_options_reject_unknown_compaction_modes() -> None:
         AgentOptions(model="m", base_url="http://x/v1", compaction="sometimes")  # type: ignore[arg-type]
     with pytest.raises(errors.ConfigurationError):
         AgentOptions(model="m", base_url="http://x/v1", compaction_threshold=1.5)
+
+
+async def test_the_servers_own_count_calibrates_the_estimate(server: ScriptedServer,
+                                                             make_options) -> None:
+    """A model whose tokenizer and template count twice ours: no request is ever refused."""
+    server.max_prompt_tokens = 1024  # what 2,048 of its tokens are in ours
+    plain = agent_responder()
+
+    def respond(body: dict[str, Any]) -> scripts.Script:
+        reply = plain(body)
+        size = estimate_tokens(body["messages"], tools=body.get("tools"))
+        for step in reply.steps:
+            data = getattr(step, "data", None)
+            if isinstance(data, dict) and data.get("usage"):
+                data["usage"]["prompt_tokens"] = 2 * size
+        return reply
+
+    server.responder = respond
+    options = make_options(tools=[read_chunk_tool()], auto_execute_tools=True,
+                           context_length=2048, max_tokens=128)
+    async with Client(options) as client:
+        items = await run_turns(client, 12)
+        assert_valid_history(client.history)
+    assert any(isinstance(i, CompactionBlock) for i in items)
+    assert max(server.prompt_tokens) <= 1024
