@@ -6,9 +6,14 @@ started here on a free port with the e2e tier's launcher and chat template.
 Runs alternate, and the order flips every run, so drift on a busy machine
 hits both paths alike. Prints medians and the ratios Client / raw.
 
+A second part measures whether the prompt prefix stays cacheable: with
+``cache_prompt`` on, the time to first token of turn 10 of a conversation
+(the seven built-in tools, a system prompt, nine earlier turns) against a
+fresh request holding only turn 10's new message. Target: at most 1.2x.
+
 Needs the packages of ``.ci/install_llama.sh``::
 
-    python bench/real_server.py [--runs 5] [--tokens 128] [--threads 2]
+    python bench/real_server.py [--runs 5] [--tokens 128] [--threads 2] [--part all|speed|cache]
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e" / "
 
 from llama_process import LlamaNotInstalled, start_server
 
-from desktop_agent import AgentOptions, Client, TextBlock, Usage
+from desktop_agent import AgentOptions, Client, TextBlock, ToolUseBlock, Usage
 
 PROMPT = "Write a long story about a dragon who learns to bake bread."
 
@@ -158,11 +163,63 @@ def report(title: str, raw_runs: list[Run], client_runs: list[Run], tokens: int)
           f"Client {_median(client_runs, 'pieces'):.0f}")
 
 
+CACHE_SYSTEM = "You are a helpful assistant. Answer in one short sentence."
+CACHE_QUESTIONS = [f"Question {n}: name a fruit that starts with the letter {chr(65 + n)}."
+                   for n in range(10)]
+
+
+async def _first_token(client: Client, prompt: str) -> float:
+    started = time.perf_counter()
+    first = None
+    await client.query(prompt)
+    async for item in client.receive_messages():
+        if first is None and isinstance(item, TextBlock | ToolUseBlock):
+            first = time.perf_counter() - started
+    return first if first is not None else time.perf_counter() - started
+
+
+async def turn_ten_ratio(base_url: str, runs: int) -> None:
+    """Turn-10 TTFT with the cached prefix vs a fresh prompt of only the new message."""
+    import tempfile
+
+    from desktop_agent.core.builtin_tools import builtin_tools
+
+    with tempfile.TemporaryDirectory() as folder:
+        tools = builtin_tools(folder)
+        options = AgentOptions(model="smollm2", base_url=base_url, temperature=0.0,
+                               max_tokens=24, max_turns=None, system_prompt=CACHE_SYSTEM,
+                               tools=tools, context_length=2048,
+                               extra_body={"cache_prompt": True, "seed": 1})
+        fresh_options = AgentOptions(model="smollm2", base_url=base_url, temperature=0.0,
+                                     max_tokens=24, max_turns=None,
+                                     extra_body={"cache_prompt": True, "seed": 1})
+        tenth: list[float] = []
+        fresh: list[float] = []
+        prompt_sizes: list[int] = []
+        for _ in range(runs):
+            async with Client(options) as client:
+                for question in CACHE_QUESTIONS[:9]:
+                    await _first_token(client, question)
+                tenth.append(await _first_token(client, CACHE_QUESTIONS[9]))
+                if client.last_usage and client.last_usage.prompt_tokens:
+                    prompt_sizes.append(client.last_usage.prompt_tokens)
+            async with Client(fresh_options) as client:
+                fresh.append(await _first_token(client, CACHE_QUESTIONS[9]))
+    ratio = statistics.median(tenth) / statistics.median(fresh)
+    print(f"\nprompt cache ({runs} runs, medians): turn 10 of a conversation "
+          f"({statistics.median(prompt_sizes) if prompt_sizes else '?'} prompt tokens, "
+          f"7 built-in tools) vs a fresh prompt of only its new message")
+    print(f"time to first token, turn 10 (ms)  : {statistics.median(tenth) * 1000:8.1f}")
+    print(f"time to first token, fresh (ms)    : {statistics.median(fresh) * 1000:8.1f}")
+    print(f"ratio turn 10 / fresh              : {ratio:8.2f} (target <= 1.2)")
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--part", choices=("all", "speed", "cache"), default="all")
     args = parser.parse_args()
     try:
         server = start_server(threads=args.threads)
@@ -172,10 +229,15 @@ async def main() -> int:
     print("SmolLM2-135M Q4_1 on llama.cpp llama-server, "
           f"{args.threads} threads, greedy, ignore_eos")
     try:
-        for warm, title in ((False, "new client per reply (construction timed on both paths)"),
-                            (True, "one client reused (keep-alive, as a conversation does)")):
-            raw_runs, client_runs = await measure(server.base_url, args.runs, args.tokens, warm)
-            report(title, raw_runs, client_runs, args.tokens)
+        if args.part in ("all", "speed"):
+            for warm, title in (
+                    (False, "new client per reply (construction timed on both paths)"),
+                    (True, "one client reused (keep-alive, as a conversation does)")):
+                raw_runs, client_runs = await measure(server.base_url, args.runs, args.tokens,
+                                                      warm)
+                report(title, raw_runs, client_runs, args.tokens)
+        if args.part in ("all", "cache"):
+            await turn_ten_ratio(server.base_url, args.runs)
     finally:
         server.stop()
     return 0
