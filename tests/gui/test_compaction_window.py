@@ -93,3 +93,16 @@ def _left() -> Any:
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_the_summary_is_reused_across_turns(qtbot: Any, make_window: Any, server: Any) -> None:
+    """Each turn reloads the history from the store; compaction still comes in steps."""
+    answering(server)
+    server.max_prompt_tokens = 2048
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(context_length=2048, max_tokens=100)
+    talk(qtbot, window, controller, 10)
+    summaries = [r for r in server.requests
+                 if r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS]
+    assert 1 <= len(markers(window)) <= 4 and len(summaries) == len(markers(window))

@@ -82,3 +82,17 @@ def test_tools_list_their_schema_cost(api: RunningApi) -> None:
     groups = listing["schema_tokens_by_group"]
     assert 300 < groups["built-in"] <= 400
     assert listing["schema_tokens"] == sum(t["schema_tokens"] for t in listing["tools"])
+
+
+def test_compaction_stays_in_steps_across_turns(api: RunningApi,
+                                                model_server: ScriptedServer) -> None:
+    """Each turn reloads the history from the store; the summary is reused, not redone."""
+    _answering(model_server)
+    model_server.max_prompt_tokens = 2048
+    cid = api.create(base_url=model_server.base_url, model="test-model", context_length=2048,
+                     max_tokens=100)["id"]
+    _talk(api, cid, 12)
+    compactions = api.events(cid, types="compaction")
+    summaries = [r for r in model_server.requests
+                 if r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS]
+    assert 1 <= len(compactions) <= 4 and len(summaries) == len(compactions)
