@@ -173,7 +173,7 @@ class ContextKeeper:
     async def _compact(self, history: Sequence[dict[str, Any]], options: AgentOptions,
                        http: Any, context: int, reserve: int, fixed: int,
                        budget: int) -> CompactionBlock | None:
-        summary_tokens = min(512, max(64, context // 8))
+        summary_tokens = min(512, max(64, context // 16))
         system = self._counter.messages(
             [{"role": "system", "content": options.system_prompt or ""}])
         target = int(context * TARGET_SHARE) - reserve - fixed - system - summary_tokens
