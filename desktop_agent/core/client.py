@@ -1,5 +1,11 @@
 """``Client`` and ``query()``: turns, history, the tool loop, interrupt.
 
+Split by job: this module holds the public ``Client`` (history, turns, the
+loop deciding whether another request or tool round follows);
+:mod:`.reply_reader` sends one request and streams its blocks;
+:mod:`.tool_round` runs one reply's tool calls; :mod:`.request_build` makes
+requests and history entries; :mod:`.turn_control` holds the interrupt switch.
+
 A *turn* is one user prompt and everything it triggers: the streamed reply
 and, in auto mode, rounds of tool execution with the model continuing after
 each. ``receive_messages()`` yields the turn's blocks as they arrive (text
@@ -16,7 +22,6 @@ import asyncio
 import copy
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,18 +39,16 @@ from .history import (
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
 from .redaction import scrub_error, secret_values
+from .reply_reader import read_reply
+from .request_build import assistant_message, build_request
 from .stream import StreamAggregator
-from .stream_guard import StreamGuard, next_chunk
-from .tool_pool import MAX_PARALLEL_TOOL_CALLS
-from .tool_runner import ToolOutcome, run_tool_call
-from .transport import ChatStream, make_openai_client, open_stream
+from .tool_round import execute_round
+from .transport import make_openai_client
+from .turn_control import TurnControl
 from .types import (
     AssistantMessage,
-    Block,
-    PromptProgressBlock,
     StreamItem,
     TextBlock,
-    ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
     Usage,
@@ -73,10 +76,7 @@ class Client:
         self._pending = False  # a prompt or tool results wait for receive_messages()
         self._running = False
         self._http: Any = None
-        self._interrupt_requested = False
-        self._reader_task: asyncio.Task[Any] | None = None
-        self._awaiting_server = False
-        self._tool_tasks: list[asyncio.Task[ToolOutcome]] = []
+        self._control = TurnControl()
         self._closing: set[asyncio.Future[None]] = set()
 
     # -- lifecycle -------------------------------------------------------------------
@@ -189,11 +189,7 @@ class Client:
         """Stop the running turn now, keeping what arrived so far."""
         if not self._running:
             return
-        self._interrupt_requested = True
-        if self._awaiting_server and self._reader_task is not None:
-            self._reader_task.cancel()
-        for task in self._tool_tasks:
-            task.cancel()
+        self._control.interrupt()
 
     async def receive_messages(self) -> AsyncIterator[StreamItem]:
         """Stream the pending turn: blocks as they arrive, then its Usage."""
@@ -203,8 +199,7 @@ class Client:
             return
         self._pending = False
         self._running = True
-        self._interrupt_requested = False
-        self._reader_task = asyncio.current_task()
+        self._control.start()
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
                               "tool_decisions": {}, "requests": 0}
         usage = UsageTotals()
@@ -216,9 +211,8 @@ class Client:
             raise
         finally:
             self._running = False
-            self._reader_task = None
-            self._tool_tasks = []
-            self._answer_open_calls(NOT_EXECUTED_INTERRUPT if self._interrupt_requested
+            self._control.finish()
+            self._answer_open_calls(NOT_EXECUTED_INTERRUPT if self._control.interrupt_requested
                                     else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
@@ -226,18 +220,28 @@ class Client:
 
     async def _run_turn(self, usage: UsageTotals) -> AsyncIterator[StreamItem]:
         options = self.options
+        control = self._control
         recent_calls: list[str] = []
         iteration = 0
         while True:
             aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
             aggregator.taken_ids = history_call_ids(self._history)
-            async for block in self._stream_once(aggregator, usage):
-                yield block
+            try:
+                async for block in read_reply(self._client(), options, self._build_request,
+                                              aggregator, usage, control, self.turn_metadata):
+                    yield block
+            except errors.APIError:
+                # any mid-stream failure (dropped connection, an `error` event as
+                # LiteLLM sends): keep the partial reply in history, then re-raise
+                if aggregator.text or aggregator.tool_blocks:
+                    self._append_assistant(aggregator, [], [])
+                    self.turn_metadata["dropped"] = True
+                raise
             calls = aggregator.tool_blocks
             bad_calls = [e for e in aggregator.tool_errors if e.name]
             self._append_assistant(aggregator, calls, bad_calls)
             self.turn_metadata["finish_reason"] = aggregator.finish_reason
-            if self._interrupt_requested:
+            if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
             if not options.auto_execute_tools or not (calls or bad_calls):
@@ -265,130 +269,12 @@ class Client:
                 return
             iteration += 1
             self.turn_metadata["iterations"] = iteration
-            async for item in self._execute_round(calls):
+            async for item in execute_round(calls, options, self._history, control,
+                                            self.turn_metadata["tool_decisions"]):
                 yield item
-            if self._interrupt_requested:
+            if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
-
-    async def _stream_once(self, aggregator: StreamAggregator,
-                           usage: UsageTotals) -> AsyncIterator[Block]:
-        """One request, retried if the connection drops before any content arrived."""
-        attempt = 0
-        while True:
-            try:
-                async for block in self._stream_attempt(aggregator, usage):
-                    yield block
-                return
-            except errors.ServerConnectionError as exc:
-                retry = self.options.retry
-                if (not getattr(exc, "mid_stream", False) or aggregator.content_chunks
-                        or self._interrupt_requested or attempt >= retry.max_retries):
-                    raise
-                attempt += 1
-                log.info("connection dropped before any content; retry %d", attempt)
-                await asyncio.sleep(retry.delay(attempt))
-
-    async def _stream_attempt(self, aggregator: StreamAggregator,
-                              usage: UsageTotals) -> AsyncIterator[Block]:
-        """One request: stream its blocks; on interrupt keep what arrived."""
-        options = self.options
-        request = self._build_request()
-        self.turn_metadata["requests"] += 1
-        sent_at = time.perf_counter()
-        first_at: float | None = None
-        stream: ChatStream | None = None
-        try:
-            self._awaiting_server = True
-            try:
-                stream = await open_stream(
-                    self._client(), request, base_url=options.base_url,
-                    api_key=options.api_key, retry=options.retry,
-                    extra_headers=options.extra_headers)
-                chunks = stream.chunks()
-                guard = StreamGuard(options.max_tokens, options.base_url)
-                while True:
-                    self._awaiting_server = True
-                    try:
-                        chunk = await next_chunk(chunks, options.timeout, options.base_url)
-                    except StopAsyncIteration:
-                        break
-                    finally:
-                        self._awaiting_server = False
-                    guard.check(chunk)
-                    blocks = aggregator.feed(chunk)
-                    if blocks:
-                        if first_at is None and not _only_progress(blocks):
-                            first_at = time.perf_counter()
-                        for block in blocks:
-                            yield block
-                    if self._interrupt_requested:
-                        break
-            except asyncio.CancelledError:
-                if not self._interrupt_requested:
-                    raise
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-            finally:
-                self._awaiting_server = False
-            if not self._interrupt_requested:
-                for block in aggregator.finish():
-                    if first_at is None:
-                        first_at = time.perf_counter()
-                    yield block
-            else:
-                aggregator.finish_reason = aggregator.finish_reason or "interrupted"
-        except errors.APIError:
-            # any mid-stream failure (dropped connection, an `error` event as
-            # LiteLLM sends): keep the partial reply in history, then re-raise
-            if aggregator.text or aggregator.tool_blocks:
-                self._append_assistant(aggregator, [], [])
-                self.turn_metadata["dropped"] = True
-            raise
-        finally:
-            if stream is not None:
-                await asyncio.shield(stream.close())
-            usage.add(aggregator, sent_at, first_at, time.perf_counter())
-
-    async def _execute_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[Block]:
-        """Run one assistant message's calls concurrently; results in call order."""
-        history = self.history
-        limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
-        self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history,
-                                                                limit))
-                            for call in calls]
-        outcomes: list[ToolOutcome | None] = []
-        for call, task in zip(calls, self._tool_tasks, strict=True):
-            try:
-                outcomes.append(await task)
-            except asyncio.CancelledError:
-                if not self._interrupt_requested:
-                    for other in self._tool_tasks:
-                        other.cancel()
-                    raise
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    current.uncancel()
-                outcomes.append(None)
-            except Exception as exc:  # defensive: run_tool_call turns failures into outcomes
-                log.exception("tool runner failed for %s", call.name)
-                outcomes.append(ToolOutcome(
-                    ToolResultBlock(call.id, f"Error: {exc}", True, call.name),
-                    ToolUseError(str(exc), tool_use_id=call.id, name=call.name), "error"))
-        self._tool_tasks = []
-        decisions = self.turn_metadata["tool_decisions"]
-        for call, outcome in zip(calls, outcomes, strict=True):
-            if outcome is None:
-                self._history.append(tool_message(call.id, call.name, NOT_EXECUTED_INTERRUPT))
-                decisions[call.id] = "interrupted"
-                continue
-            outcome.result.decision = outcome.decision
-            decisions[call.id] = outcome.decision
-            if outcome.error is not None:
-                yield outcome.error
-            yield outcome.result
-            self._history.append(tool_message(call.id, call.name, outcome.result.content))
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
@@ -405,52 +291,17 @@ class Client:
         return self._http
 
     def _build_request(self) -> dict[str, Any]:
-        o = self.options
-        messages: list[dict[str, Any]] = []
-        if o.system_prompt:
-            messages.append({"role": "system", "content": o.system_prompt})
-        messages.extend(self._history)
-        request: dict[str, Any] = {
-            "model": o.model,
-            "messages": messages,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if o.tools:
-            request["tools"] = [t.to_openai_format() for t in o.tools]
-        if o.max_tokens is not None:
-            request["max_tokens"] = o.max_tokens
-        if o.temperature is not None:
-            request["temperature"] = o.temperature
-        if o.extra_body:
-            request["extra_body"] = dict(o.extra_body)
-        return request
+        return build_request(self.options, self._history)
 
     def _append_assistant(self, aggregator: StreamAggregator, calls: list[ToolUseBlock],
                           bad_calls: list[ToolUseError]) -> None:
-        tool_calls: list[dict[str, Any]] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.input, ensure_ascii=False)}}
-            for c in calls
-        ]
-        if self.options.auto_execute_tools:
-            # calls with unusable arguments stay in history (as {}) so that the
-            # error result sent back has a call to answer
-            tool_calls += [
-                {"id": e.tool_use_id, "type": "function",
-                 "function": {"name": e.name, "arguments": "{}"}}
-                for e in bad_calls
-            ]
-        if not aggregator.text and not tool_calls:
-            return
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": aggregator.text or (None if tool_calls else "")}
-        if tool_calls:
-            message["tool_calls"] = tool_calls
-        self._history.append(message)
+        message = assistant_message(aggregator, calls, bad_calls, self.options.auto_execute_tools)
+        if message is not None:
+            self._history.append(message)
 
     def _answer_open_calls(self, text: str, only_if_auto: bool = False) -> None:
-        if only_if_auto and not self.options.auto_execute_tools and not self._interrupt_requested:
+        if only_if_auto and not self.options.auto_execute_tools and \
+                not self._control.interrupt_requested:
             return
         answer_open_calls(self._history, text)
 
@@ -476,7 +327,3 @@ async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMe
 
 __all__ = ["Client", "TextBlock", "query"]
 
-
-def _only_progress(blocks: list[Block]) -> bool:
-    """Prompt progress comes before the first token and must not count as it."""
-    return all(isinstance(b, PromptProgressBlock) for b in blocks)
