@@ -22,7 +22,7 @@ import asyncio
 import copy
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from . import errors
@@ -30,12 +30,14 @@ from .history import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
     NOT_EXECUTED_LOOP,
+    NOT_EXECUTED_MAX_TURNS,
     NOT_EXECUTED_UNANSWERED,
     answer_open_calls,
     history_call_ids,
     open_calls,
     tool_message,
 )
+from .manual_results import DONE, EarlyResults, result_message
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
 from .redaction import scrub_error, secret_values
@@ -64,13 +66,15 @@ class Client:
         options: The agent's settings; replace with :meth:`update_options`.
         last_usage: The figures of the last finished turn.
         turn_metadata: Facts about the last turn (``interrupted``,
-            ``iterations``, ``finish_reason``, ``tool_decisions``...).
+            ``iterations``, ``finish_reason``, ``tool_decisions``, ``requests``...)
+            and, as in the seed, ``turn_count`` and ``max_turns``.
     """
 
     def __init__(self, options: AgentOptions) -> None:
         self.options = options
         self.last_usage: Usage | None = None
-        self.turn_metadata: dict[str, Any] = {}
+        self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
+        self._early = EarlyResults()
         self._history: list[dict[str, Any]] = []
         self._turns = 0
         self._pending = False  # a prompt or tool results wait for receive_messages()
@@ -128,6 +132,11 @@ class Client:
         return self._turns
 
     @property
+    def turn_count(self) -> int:
+        """User queries sent so far (the seed's name for :attr:`turns`)."""
+        return self._turns
+
+    @property
     def is_running(self) -> bool:
         """True while a turn streams or runs tools."""
         return self._running
@@ -140,7 +149,6 @@ class Client:
         an empty user message.
 
         Raises:
-            MaxTurnsExceededError: ``options.max_turns`` queries were already made.
             PromptBlockedError: a UserPromptSubmit hook refused the prompt.
             TurnInProgressError: the previous turn is still running.
         """
@@ -149,11 +157,6 @@ class Client:
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
-        max_turns = self.options.max_turns
-        if max_turns is not None and self._turns >= max_turns:
-            raise errors.MaxTurnsExceededError(
-                f"this client allows {max_turns} turn(s); create a new Client or raise "
-                "AgentOptions.max_turns (None means unlimited)")
         text = prompt or ""
         decision = await run_hooks(self.options.hooks, HOOK_USER_PROMPT_SUBMIT,
                                    UserPromptSubmitEvent(text, self.history))
@@ -172,18 +175,23 @@ class Client:
         self._turns += 1
         self._pending = True
 
-    async def add_tool_result(self, tool_call_id: str, content: Any,
-                              name: str | None = None, *, is_error: bool = False) -> None:
-        """Answer a tool call yourself (manual mode); the next receive continues."""
+    def add_tool_result(self, tool_call_id: str, content: Any,
+                        name: str | None = None, *, is_error: bool = False) -> Awaitable[None]:
+        """Answer a tool call yourself (manual mode); the next receive continues.
+
+        Works while ``receive_messages()`` is still yielding the reply that
+        made the call, and with or without ``await``.
+        """
+        message = result_message(tool_call_id, content, name, is_error)
+        if self._running and not self.options.auto_execute_tools \
+                and tool_call_id in self._early.streamed:
+            self._early.hold(message)
+            return DONE
         if not any(tool_call_id == c.get("id") for c in open_calls(self._history)):
             raise errors.ConfigurationError(f"no unanswered tool call with id {tool_call_id!r}")
-        text = content if isinstance(content, str) else json.dumps(content, default=str)
-        message: dict[str, Any] = {"role": "tool", "tool_call_id": tool_call_id,
-                                   "content": f"Error: {text}" if is_error else text}
-        if name:
-            message["name"] = name
         self._history.append(message)
         self._pending = not open_calls(self._history)
+        return DONE
 
     async def interrupt(self) -> None:
         """Stop the running turn now, keeping what arrived so far."""
@@ -200,8 +208,10 @@ class Client:
         self._pending = False
         self._running = True
         self._control.start()
+        self._early.reset(new_turn=True)
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
-                              "tool_decisions": {}, "requests": 0}
+                              "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
+                              "max_turns": self.options.max_turns}
         usage = UsageTotals()
         try:
             async for item in self._run_turn(usage):
@@ -216,6 +226,8 @@ class Client:
                                     else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
+            if self._early.released and not self._control.interrupt_requested:
+                self._pending = not open_calls(self._history)  # answered mid-stream
         yield self.last_usage
 
     async def _run_turn(self, usage: UsageTotals) -> AsyncIterator[StreamItem]:
@@ -226,9 +238,12 @@ class Client:
         while True:
             aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
             aggregator.taken_ids = history_call_ids(self._history)
+            self._early.reset()
             try:
                 async for block in read_reply(self._client(), options, self._build_request,
                                               aggregator, usage, control, self.turn_metadata):
+                    if isinstance(block, ToolUseBlock):
+                        self._early.streamed[block.id] = block.name
                     yield block
             except errors.APIError:
                 # any mid-stream failure (dropped connection, an `error` event as
@@ -240,6 +255,7 @@ class Client:
             calls = aggregator.tool_blocks
             bad_calls = [e for e in aggregator.tool_errors if e.name]
             self._append_assistant(aggregator, calls, bad_calls)
+            self._early.release(self._history)
             self.turn_metadata["finish_reason"] = aggregator.finish_reason
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
@@ -250,6 +266,12 @@ class Client:
                 self._history.append(tool_message(error.tool_use_id or "", error.name,
                                                    f"Error: {error.error} Raw arguments: "
                                                    f"{(error.raw_data or '')[:500]}"))
+            max_turns = options.max_turns
+            if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
+                yield self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
+                    f"Stopped: the limit of {max_turns} model request(s) for one query "
+                    "(max_turns) was reached. Ask again to let the agent continue."))
+                return
             if not calls:
                 if iteration >= options.max_tool_iterations:
                     yield self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))

@@ -25,7 +25,10 @@ class AgentOptions:
         model: The model id as the server knows it.
         base_url: The server's OpenAI-compatible root, e.g. ``http://localhost:1234/v1``.
         tools: Tools the model may call (names must be unique).
-        max_turns: User queries a Client accepts; None means unlimited.
+        max_turns: Model requests one query may make (claude-agent-sdk's agent
+            turns: the first reply plus one per tool round); None means no
+            limit beyond ``max_tool_iterations``. It never limits how many
+            queries a Client accepts: a Client is a conversation of any length.
         max_tokens: Completion limit per request; None leaves it to the server.
         temperature: Sampling temperature; None leaves it to the server.
         timeout: Seconds to wait for the server (connect and between chunks).
@@ -57,7 +60,7 @@ class AgentOptions:
     base_url: str
     system_prompt: str | None = None
     tools: Sequence[Tool] = field(default_factory=list)
-    max_turns: int | None = 1
+    max_turns: int | None = None
     max_tokens: int | None = 4096
     temperature: float | None = 0.7
     timeout: float = 60.0
