@@ -37,8 +37,8 @@ from .history import (
     open_calls,
     tool_message,
 )
-from .manual_results import DONE, EarlyResults, result_message
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
+from .manual_results import DONE, EarlyResults, result_message
 from .options import AgentOptions
 from .redaction import scrub_error, secret_values
 from .reply_reader import read_reply
