@@ -30,7 +30,7 @@ _SDK_NAMES = (
     "ServerConnectionError", "ServerError", "TextBlock", "ThinkingBlock", "Tool",
     "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
-    "estimate_tokens", "query", "tool", "truncate_messages",
+    "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
 )
 
 __all__ = list(_SDK_NAMES)

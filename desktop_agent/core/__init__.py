@@ -50,7 +50,9 @@ _EXPORTS: dict[str, str] = {
     'Usage': 'types',
     'UserPromptSubmitEvent': 'hooks',
     'estimate_tokens': 'context',
-    'query': 'client',
+    'query': 'query_run',
+    'QueryRun': 'query_run',
+    'StructuredOutputError': 'structured_output',
     'tool': 'tools',
     'truncate_messages': 'context',
 }
@@ -59,7 +61,6 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .client import Client as Client
-    from .client import query as query
     from .context import estimate_tokens as estimate_tokens
     from .context import truncate_messages as truncate_messages
     from .errors import AgentError as AgentError
@@ -88,7 +89,10 @@ if TYPE_CHECKING:
     from .permissions import PermissionResultDeny as PermissionResultDeny
     from .permissions import PermissionRule as PermissionRule
     from .permissions import ToolPermissionContext as ToolPermissionContext
+    from .query_run import QueryRun as QueryRun
+    from .query_run import query as query
     from .retry import RetryPolicy as RetryPolicy
+    from .structured_output import StructuredOutputError as StructuredOutputError
     from .tools import Tool as Tool
     from .tools import tool as tool
     from .types import AssistantMessage as AssistantMessage

@@ -44,11 +44,11 @@ from .redaction import scrub_error, secret_values
 from .reply_reader import read_reply
 from .request_build import assistant_message, build_request
 from .stream import StreamAggregator
+from .structured_output import StructuredOutput
 from .tool_round import execute_round
 from .transport import make_openai_client
 from .turn_control import TurnControl
 from .types import (
-    AssistantMessage,
     StreamItem,
     TextBlock,
     ToolUseBlock,
@@ -65,6 +65,9 @@ class Client:
     Attributes:
         options: The agent's settings; replace with :meth:`update_options`.
         last_usage: The figures of the last finished turn.
+        last_output: The last turn's answer validated as ``options.output_type``
+            (None without an output type, or before a turn finished).
+        final_text: The text of the last turn's final reply.
         turn_metadata: Facts about the last turn (``interrupted``,
             ``iterations``, ``finish_reason``, ``tool_decisions``, ``requests``...)
             and, as in the seed, ``turn_count`` and ``max_turns``.
@@ -75,6 +78,9 @@ class Client:
         self.last_usage: Usage | None = None
         self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
         self._early = EarlyResults()
+        self.last_output: Any = None
+        self.final_text = ""
+        self._structured = _structured_for(options)
         self._history: list[dict[str, Any]] = []
         self._turns = 0
         self._pending = False  # a prompt or tool results wait for receive_messages()
@@ -107,6 +113,7 @@ class Client:
             self._closing = {t for t in self._closing if not t.done()}
             self._http = None
         self.options = options
+        self._structured = _structured_for(options)
 
     # -- history ---------------------------------------------------------------------
     @property
@@ -209,6 +216,10 @@ class Client:
         self._running = True
         self._control.start()
         self._early.reset(new_turn=True)
+        self.last_output = None
+        self.final_text = ""
+        if self._structured is not None:
+            self._structured.start_turn()
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
                               "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
                               "max_turns": self.options.max_turns}
@@ -245,7 +256,11 @@ class Client:
                     if isinstance(block, ToolUseBlock):
                         self._early.streamed[block.id] = block.name
                     yield block
-            except errors.APIError:
+            except errors.APIError as exc:
+                if self._structured is not None and self._structured.refused_natively(
+                        exc, bool(aggregator.content_chunks)):
+                    log.info("the server refused response_format; asking in the prompt instead")
+                    continue
                 # any mid-stream failure (dropped connection, an `error` event as
                 # LiteLLM sends): keep the partial reply in history, then re-raise
                 if aggregator.text or aggregator.tool_blocks:
@@ -257,9 +272,14 @@ class Client:
             self._append_assistant(aggregator, calls, bad_calls)
             self._early.release(self._history)
             self.turn_metadata["finish_reason"] = aggregator.finish_reason
+            self.final_text = aggregator.text
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
+            if not (calls or bad_calls) and self._structured is not None:
+                if self._check_output(aggregator.text):
+                    return
+                continue  # the model was told what was wrong; it answers again
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
             for error in bad_calls:  # the model gets a chance to correct itself
@@ -305,6 +325,20 @@ class Client:
         self.turn_metadata["stopped"] = message
         return ToolUseError(message)
 
+    def _check_output(self, text: str) -> bool:
+        """Validate the final reply; True when done, False when a retry was queued."""
+        structured = self._structured
+        assert structured is not None
+        value, problems = structured.parse(text)
+        if not problems:
+            self.last_output = value
+            self.turn_metadata["output_attempts"] = structured.attempts
+            return True
+        if not structured.can_retry():
+            raise structured.failure(text, problems)
+        self._history.append(structured.correction(problems))
+        return False
+
     # -- helpers ---------------------------------------------------------------------
     def _client(self) -> Any:
         if self._http is None:
@@ -313,7 +347,10 @@ class Client:
         return self._http
 
     def _build_request(self) -> dict[str, Any]:
-        return build_request(self.options, self._history)
+        request = build_request(self.options, self._history)
+        if self._structured is not None:
+            self._structured.apply(request)
+        return request
 
     def _append_assistant(self, aggregator: StreamAggregator, calls: list[ToolUseBlock],
                           bad_calls: list[ToolUseError]) -> None:
@@ -328,6 +365,12 @@ class Client:
         answer_open_calls(self._history, text)
 
 
+def _structured_for(options: AgentOptions) -> StructuredOutput | None:
+    if options.output_type is None:
+        return None
+    return StructuredOutput(options.output_type, options.output_retries, bool(options.tools))
+
+
 def _signature(call: ToolUseBlock) -> str:
     return call.name + "\x00" + json.dumps(call.input, sort_keys=True, default=str)
 
@@ -337,15 +380,5 @@ def _limit_text(options: AgentOptions) -> str:
             "reached. Ask again to let the agent continue.")
 
 
-async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMessage]:
-    """Run one turn and stream it as messages, one per block as it arrives."""
-    async with Client(options) as client:
-        await client.query(prompt)
-        async for item in client.receive_messages():
-            if isinstance(item, Usage):
-                continue
-            yield AssistantMessage(content=[item], model=options.model)
-
-
-__all__ = ["Client", "TextBlock", "query"]
+__all__ = ["Client", "TextBlock"]
 

@@ -52,6 +52,12 @@ class AgentOptions:
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
+        output_type: A pydantic model (or any type pydantic validates) that
+            each query's final answer must match; ``Client.last_output`` and
+            ``await query(...)`` give the validated object. See
+            :mod:`desktop_agent.core.structured_output`.
+        output_retries: Replies that may be sent back for correction before
+            ``StructuredOutputError``.
         secret_values: Values blanked out of every tool result and error (the
             conversation's secrets; ``api_key`` is always included).
     """
@@ -82,6 +88,8 @@ class AgentOptions:
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
     secret_values: Sequence[str] = field(default=(), repr=False)
+    output_type: Any = None
+    output_retries: int = 2
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -100,6 +108,8 @@ class AgentOptions:
                     f"{name} must be a positive integer or None, not {value!r}")
         if not isinstance(self.max_tool_iterations, int) or self.max_tool_iterations < 0:
             raise ConfigurationError("max_tool_iterations must be 0 or more")
+        if not isinstance(self.output_retries, int) or self.output_retries < 0:
+            raise ConfigurationError("output_retries must be 0 or more")
         if self.doom_loop_threshold < 0:
             raise ConfigurationError("doom_loop_threshold must be 0 or more")
         if self.timeout is None or self.timeout <= 0:
