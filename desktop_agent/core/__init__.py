@@ -52,6 +52,8 @@ _EXPORTS: dict[str, str] = {
     'estimate_tokens': 'context',
     'query': 'query_run',
     'QueryRun': 'query_run',
+    'ConversationSession': 'sessions',
+    'MemorySession': 'sessions',
     'StructuredOutputError': 'structured_output',
     'tool': 'tools',
     'truncate_messages': 'context',
@@ -92,6 +94,8 @@ if TYPE_CHECKING:
     from .query_run import QueryRun as QueryRun
     from .query_run import query as query
     from .retry import RetryPolicy as RetryPolicy
+    from .sessions import ConversationSession as ConversationSession
+    from .sessions import MemorySession as MemorySession
     from .structured_output import StructuredOutputError as StructuredOutputError
     from .tools import Tool as Tool
     from .tools import tool as tool

@@ -43,6 +43,7 @@ from .options import AgentOptions
 from .redaction import scrub_error, secret_values
 from .reply_reader import read_reply
 from .request_build import assistant_message, build_request
+from .sessions import ConversationSession, SessionLink
 from .stream import StreamAggregator
 from .structured_output import StructuredOutput
 from .tool_round import execute_round
@@ -62,6 +63,10 @@ log = logging.getLogger("desktop_agent.client")
 class Client:
     """A multi-turn conversation with one model, as an async context manager.
 
+    With ``session=`` (a :class:`~desktop_agent.core.sessions.ConversationSession`,
+    e.g. ``StoreSession`` over the app's database) the conversation is loaded
+    on ``async with`` and every query and turn is appended to it.
+
     Attributes:
         options: The agent's settings; replace with :meth:`update_options`.
         last_usage: The figures of the last finished turn.
@@ -73,8 +78,10 @@ class Client:
             and, as in the seed, ``turn_count`` and ``max_turns``.
     """
 
-    def __init__(self, options: AgentOptions) -> None:
+    def __init__(self, options: AgentOptions, *,
+                 session: ConversationSession | None = None) -> None:
         self.options = options
+        self._session = SessionLink(session) if session is not None else None
         self.last_usage: Usage | None = None
         self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
         self._early = EarlyResults()
@@ -91,7 +98,22 @@ class Client:
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
+        await self.load_session()
         return self
+
+    async def load_session(self) -> None:
+        """Load the session's conversation (once; ``async with`` and ``query`` call this).
+
+        Raises:
+            TurnInProgressError: a turn is running.
+        """
+        if self._session is None or self._session.loaded:
+            return
+        if self._running:
+            raise errors.TurnInProgressError("cannot load a session while a turn runs")
+        stored = await self._session.load()
+        if stored:
+            self._replace_history(stored + self._history)
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
@@ -130,6 +152,11 @@ class Client:
     def message_history(self, messages: list[dict[str, Any]]) -> None:
         if self._running:
             raise errors.TurnInProgressError("cannot replace history while a turn runs")
+        self._replace_history(messages)
+        if self._session is not None:
+            self._session.rebase(len(self._history))
+
+    def _replace_history(self, messages: list[dict[str, Any]]) -> None:
         self._history = [copy.deepcopy(m) for m in messages if m.get("role") != "system"]
         self._pending = bool(self._history) and self._history[-1].get("role") in ("user", "tool")
 
@@ -161,6 +188,7 @@ class Client:
         """
         if self._running:
             raise errors.TurnInProgressError("the previous turn is still running")
+        await self.load_session()
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
@@ -181,6 +209,8 @@ class Client:
         self._history.append({"role": "user", "content": text})
         self._turns += 1
         self._pending = True
+        if self._session is not None:
+            await self._session.save(self._history)
 
     def add_tool_result(self, tool_call_id: str, content: Any,
                         name: str | None = None, *, is_error: bool = False) -> Awaitable[None]:
@@ -210,6 +240,7 @@ class Client:
         """Stream the pending turn: blocks as they arrive, then its Usage."""
         if self._running:
             raise errors.TurnInProgressError("the turn is already being received")
+        await self.load_session()
         if not self._pending:
             return
         self._pending = False
@@ -239,6 +270,8 @@ class Client:
             self.turn_metadata["usage"] = self.last_usage
             if self._early.released and not self._control.interrupt_requested:
                 self._pending = not open_calls(self._history)  # answered mid-stream
+            if self._session is not None:
+                await asyncio.shield(self._session.save(self._history))
         yield self.last_usage
 
     async def _run_turn(self, usage: UsageTotals) -> AsyncIterator[StreamItem]:
