@@ -73,8 +73,9 @@ async def test_a_new_conversation_from_a_script_is_continued_by_another_process(
     assert session.conversation_id is not None
     server.enqueue(script.text("The number was 7."))
     done = await asyncio.to_thread(
-        subprocess.run, [sys.executable, str(HERE / "sdk_session_process.py"), str(db), session.conversation_id,
-         server.base_url, "Which number?"],
+        subprocess.run,
+        [sys.executable, str(HERE / "sdk_session_process.py"), str(db),
+         session.conversation_id, server.base_url, "Which number?"],
         capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "PYTHONPATH": str(HERE.parents[1])})
     assert done.returncode == 0, done.stderr
