@@ -31,7 +31,8 @@ _SDK_NAMES = (
     "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
     "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
-    "ConversationSession", "MemorySession",
+    "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
+    "ApprovalsPendingError", "defer_approval",
 )
 
 __all__ = list(_SDK_NAMES)

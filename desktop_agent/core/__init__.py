@@ -27,6 +27,10 @@ _EXPORTS: dict[str, str] = {
     'MaxTurnsExceededError': 'errors',
     'ModelNotFoundError': 'errors',
     'PermissionResultAllow': 'permissions',
+    'PermissionResultDefer': 'permissions',
+    'PendingApproval': 'deferred_approvals',
+    'ApprovalsPendingError': 'deferred_approvals',
+    'defer_approval': 'deferred_approvals',
     'PermissionResultDeny': 'permissions',
     'PermissionRule': 'permissions',
     'PostToolUseEvent': 'hooks',
@@ -65,6 +69,9 @@ if TYPE_CHECKING:
     from .client import Client as Client
     from .context import estimate_tokens as estimate_tokens
     from .context import truncate_messages as truncate_messages
+    from .deferred_approvals import ApprovalsPendingError as ApprovalsPendingError
+    from .deferred_approvals import PendingApproval as PendingApproval
+    from .deferred_approvals import defer_approval as defer_approval
     from .errors import AgentError as AgentError
     from .errors import APIError as APIError
     from .errors import AuthenticationError as AuthenticationError
@@ -88,6 +95,7 @@ if TYPE_CHECKING:
     from .hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
     from .options import AgentOptions as AgentOptions
     from .permissions import PermissionResultAllow as PermissionResultAllow
+    from .permissions import PermissionResultDefer as PermissionResultDefer
     from .permissions import PermissionResultDeny as PermissionResultDeny
     from .permissions import PermissionRule as PermissionRule
     from .permissions import ToolPermissionContext as ToolPermissionContext

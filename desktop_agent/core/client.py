@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from . import errors
+from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
 from .history import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
@@ -40,12 +41,13 @@ from .history import (
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .manual_results import DONE, EarlyResults, result_message
 from .options import AgentOptions
+from .permissions import PermissionResult, PermissionResultAllow, PermissionResultDeny
 from .redaction import scrub_error, secret_values
 from .reply_reader import read_reply
 from .request_build import assistant_message, build_request
 from .sessions import ConversationSession, SessionLink
 from .stream import StreamAggregator
-from .structured_output import StructuredOutput
+from .structured_output import structured_output_for
 from .tool_round import execute_round
 from .transport import make_openai_client
 from .turn_control import TurnControl
@@ -87,7 +89,9 @@ class Client:
         self._early = EarlyResults()
         self.last_output: Any = None
         self.final_text = ""
-        self._structured = _structured_for(options)
+        self._structured = structured_output_for(options)
+        self._approvals = ApprovalLedger()
+        self._deferred_stop = False
         self._history: list[dict[str, Any]] = []
         self._turns = 0
         self._pending = False  # a prompt or tool results wait for receive_messages()
@@ -135,7 +139,7 @@ class Client:
             self._closing = {t for t in self._closing if not t.done()}
             self._http = None
         self.options = options
-        self._structured = _structured_for(options)
+        self._structured = structured_output_for(options)
 
     # -- history ---------------------------------------------------------------------
     @property
@@ -169,6 +173,27 @@ class Client:
     def turn_count(self) -> int:
         """User queries sent so far (the seed's name for :attr:`turns`)."""
         return self._turns
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """Tool calls a deferred approval stopped at (auto mode), oldest first."""
+        if not self.options.auto_execute_tools:
+            return []
+        return pending_in(self._history)
+
+    def approve(self, tool_use_id: str, updated_input: dict[str, Any] | None = None) -> None:
+        """Allow a pending call; once all are answered, ``receive_messages()`` resumes."""
+        self._decide(tool_use_id, PermissionResultAllow(updated_input))
+
+    def deny(self, tool_use_id: str, message: str = "The user denied this tool call.") -> None:
+        """Refuse a pending call; the model gets ``message`` as its result."""
+        self._decide(tool_use_id, PermissionResultDeny(message))
+
+    def _decide(self, tool_use_id: str, answer: PermissionResult) -> None:
+        if self._running:
+            raise errors.TurnInProgressError("answer pending approvals between turns")
+        if self._approvals.decide(self._history, tool_use_id, answer):
+            self._pending = True
 
     @property
     def is_running(self) -> bool:
@@ -205,7 +230,8 @@ class Client:
                 raise errors.PromptBlockedError(
                     "a hook replaced the prompt with an empty one; nothing was sent")
             raise errors.ConfigurationError("the prompt is empty")
-        self._answer_open_calls(NOT_EXECUTED_UNANSWERED)
+        self._answer_open_calls(NOT_EXECUTED_UNANSWERED)  # a new prompt drops pending calls
+        self._approvals.clear()
         self._history.append({"role": "user", "content": text})
         self._turns += 1
         self._pending = True
@@ -243,10 +269,14 @@ class Client:
         await self.load_session()
         if not self._pending:
             return
+        resume = None
+        if self.options.auto_execute_tools and open_calls(self._history):
+            resume = self._approvals.take(self._history)  # answered deferred calls run first
         self._pending = False
         self._running = True
         self._control.start()
         self._early.reset(new_turn=True)
+        self._deferred_stop = False
         self.last_output = None
         self.final_text = ""
         if self._structured is not None:
@@ -256,7 +286,7 @@ class Client:
                               "max_turns": self.options.max_turns}
         usage = UsageTotals()
         try:
-            async for item in self._run_turn(usage):
+            async for item in self._run_turn(usage, resume):
                 yield item
         except errors.AgentError as exc:
             scrub_error(exc, secret_values(self.options))  # a server may echo the key
@@ -264,8 +294,10 @@ class Client:
         finally:
             self._running = False
             self._control.finish()
-            self._answer_open_calls(NOT_EXECUTED_INTERRUPT if self._control.interrupt_requested
-                                    else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
+            if self._control.interrupt_requested or not self._deferred_stop:
+                self._answer_open_calls(NOT_EXECUTED_INTERRUPT
+                                        if self._control.interrupt_requested
+                                        else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
             if self._early.released and not self._control.interrupt_requested:
@@ -274,11 +306,20 @@ class Client:
                 await asyncio.shield(self._session.save(self._history))
         yield self.last_usage
 
-    async def _run_turn(self, usage: UsageTotals) -> AsyncIterator[StreamItem]:
+    async def _run_turn(self, usage: UsageTotals,
+                        resume: tuple[list[ToolUseBlock], dict[str, PermissionResult]] | None,
+                        ) -> AsyncIterator[StreamItem]:
         options = self.options
         control = self._control
         recent_calls: list[str] = []
         iteration = 0
+        if resume is not None:
+            async for item in execute_round(resume[0], options, self._history, control,
+                                            self.turn_metadata["tool_decisions"], resume[1]):
+                yield item
+            if control.interrupt_requested:
+                self.turn_metadata["interrupted"] = True
+                return
         while True:
             aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
             aggregator.taken_ids = history_call_ids(self._history)
@@ -310,7 +351,8 @@ class Client:
                 self.turn_metadata["interrupted"] = True
                 return
             if not (calls or bad_calls) and self._structured is not None:
-                if self._check_output(aggregator.text):
+                done, self.last_output = self._structured.settle(aggregator.text, self._history)
+                if done:
                     return
                 continue  # the model was told what was wrong; it answers again
             if not options.auto_execute_tools or not (calls or bad_calls):
@@ -350,6 +392,11 @@ class Client:
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
+            if any(self.turn_metadata["tool_decisions"].get(c.id) == "deferred" for c in calls):
+                self._deferred_stop = True  # wait for approve()/deny(), maybe in a later process
+                self.turn_metadata["pending_approvals"] = [
+                    p.to_dict() for p in pending_in(self._history)]
+                return
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
@@ -357,20 +404,6 @@ class Client:
             self._history.append(tool_message(call.id, call.name, result_text))
         self.turn_metadata["stopped"] = message
         return ToolUseError(message)
-
-    def _check_output(self, text: str) -> bool:
-        """Validate the final reply; True when done, False when a retry was queued."""
-        structured = self._structured
-        assert structured is not None
-        value, problems = structured.parse(text)
-        if not problems:
-            self.last_output = value
-            self.turn_metadata["output_attempts"] = structured.attempts
-            return True
-        if not structured.can_retry():
-            raise structured.failure(text, problems)
-        self._history.append(structured.correction(problems))
-        return False
 
     # -- helpers ---------------------------------------------------------------------
     def _client(self) -> Any:
@@ -396,12 +429,6 @@ class Client:
                 not self._control.interrupt_requested:
             return
         answer_open_calls(self._history, text)
-
-
-def _structured_for(options: AgentOptions) -> StructuredOutput | None:
-    if options.output_type is None:
-        return None
-    return StructuredOutput(options.output_type, options.output_retries, bool(options.tools))
 
 
 def _signature(call: ToolUseBlock) -> str:

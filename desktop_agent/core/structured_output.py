@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from .errors import AgentError, APIError
+
+if TYPE_CHECKING:
+    from .options import AgentOptions
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
@@ -135,9 +138,30 @@ class StructuredOutput:
             "Your reply did not match the required JSON schema:\n" + listed
             + "\nReply again with only the corrected JSON.")}
 
+    def settle(self, text: str, history: list[dict[str, Any]]) -> tuple[bool, Any]:
+        """Check a final reply: ``(True, value)``, or ``(False, None)`` with a correction queued.
+
+        Raises:
+            StructuredOutputError: the last allowed reply did not validate either.
+        """
+        value, problems = self.parse(text)
+        if not problems:
+            return True, value
+        if not self.can_retry():
+            raise self.failure(text, problems)
+        history.append(self.correction(problems))
+        return False, None
+
     def failure(self, text: str, problems: list[str]) -> StructuredOutputError:
         """The error raised after the last attempt."""
         return StructuredOutputError(
             f"the model's reply did not match {self.name} after {self.attempts} "
             f"attempt(s): {'; '.join(problems[:3])}",
             raw_text=text, problems=problems, attempts=self.attempts)
+
+
+def structured_output_for(options: AgentOptions) -> StructuredOutput | None:
+    """The structured output of ``options``, or None when it has no ``output_type``."""
+    if options.output_type is None:
+        return None
+    return StructuredOutput(options.output_type, options.output_retries, bool(options.tools))

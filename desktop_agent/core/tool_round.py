@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from .history import NOT_EXECUTED_INTERRUPT, tool_message
 from .options import AgentOptions
+from .permissions import PermissionResult
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_runner import ToolOutcome, run_tool_call
 from .turn_control import TurnControl
@@ -25,7 +26,9 @@ log = logging.getLogger("desktop_agent.client")
 
 async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
                         history: list[dict[str, Any]], control: TurnControl,
-                        decisions: dict[str, str]) -> AsyncIterator[Block]:
+                        decisions: dict[str, str],
+                        answers: Mapping[str, PermissionResult] | None = None,
+                        ) -> AsyncIterator[Block]:
     """Run one reply's calls; yield errors and results; answer each call in ``history``.
 
     Args:
@@ -33,11 +36,14 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
         options: Tools, rules and approver.
         history: The live conversation (hooks see a copy; results are appended).
         control: Interrupt switch; the round registers its tasks there.
-        decisions: Filled with how each call was settled.
+        decisions: Filled with how each call was settled (``deferred`` calls
+            get no result: they wait for ``Client.approve()``/``deny()``).
+        answers: Approvals given earlier for deferred calls, by call id.
     """
     snapshot = copy.deepcopy(history)
     limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
-    tasks = [asyncio.ensure_future(run_tool_call(call, options, snapshot, limit))
+    tasks = [asyncio.ensure_future(run_tool_call(call, options, snapshot, limit,
+                                                 (answers or {}).get(call.id)))
              for call in calls]
     control.tool_tasks = list(tasks)
     outcomes: list[ToolOutcome | None] = []
@@ -64,8 +70,10 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
             history.append(tool_message(call.id, call.name, NOT_EXECUTED_INTERRUPT))
             decisions[call.id] = "interrupted"
             continue
-        outcome.result.decision = outcome.decision
         decisions[call.id] = outcome.decision
+        if outcome.decision == "deferred":
+            continue
+        outcome.result.decision = outcome.decision
         if outcome.error is not None:
             yield outcome.error
         yield outcome.result
