@@ -1,4 +1,4 @@
-"""``Client`` and ``query()``: turns, history, the tool loop, interrupt.
+"""``Client``: turns, history, the tool loop, interrupt (``query()`` is in :mod:`.query_run`).
 
 Split by job: this module holds the public ``Client`` (history, turns, the
 loop deciding whether another request or tool round follows);
