@@ -19,6 +19,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from desktop_agent import paths
+from desktop_agent.core.connection_pool import ConnectionPool
 
 from .api_errors import install_error_handlers
 from .api_models import Alive
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.server")
 
 DEFAULT_UPLOAD_LIMIT = 50 * 1024 * 1024
+DEFAULT_IDLE_SECONDS = 300.0
 
 
 def create_app(
@@ -51,6 +53,7 @@ def create_app(
     callback_policy: BackoffPolicy | None = None,
     allowed_hosts: Sequence[str] | None = None,
     body_limit: int = DEFAULT_BODY_LIMIT,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -67,6 +70,8 @@ def create_app(
             loopback names without a key (DNS rebinding), any name with one.
             Without a key, names that are not loopback are dropped.
         body_limit: Largest request body of every route but uploads, in bytes.
+        idle_seconds: Drop a conversation's runner and in-memory events after
+            this long without use (they are rebuilt from the store on next use).
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
@@ -85,18 +90,25 @@ def create_app(
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
+        connection_pool=ConnectionPool(),
+        idle_seconds=idle_seconds,
     )
     svc.runners = RunnerRegistry(svc)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await _prune_deleted(svc)
+        sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:
             yield
         finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             await svc.runners.close()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
+            await svc.connection_pool.aclose()
 
     app = FastAPI(
         title="Desktop Agent",
@@ -139,6 +151,21 @@ async def _prune_deleted(svc: AppServices) -> None:
         record = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
         if record is None:
             svc.events.forget(conversation_id)
+
+
+async def _evict_idle(svc: AppServices) -> None:
+    """Every so often, drop what idle conversations hold in memory (see ``idle_seconds``)."""
+    period = min(max(svc.idle_seconds / 4, 0.05), 30.0)
+    while True:
+        await asyncio.sleep(period)
+        try:
+            runners = await svc.runners.evict_idle(svc.idle_seconds)
+            tails = svc.events.evict_idle(svc.idle_seconds)
+        except Exception:
+            log.exception("dropping idle conversations failed")
+            continue
+        if runners or tails:
+            log.debug("dropped %d idle runner(s) and %d event tail(s)", runners, tails)
 
 
 def _version() -> str:
