@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     'AuthenticationError': 'errors',
     'Client': 'client',
     'ConfigurationError': 'errors',
+    'ConnectionPool': 'connection_pool',
     'ContextTooLongError': 'errors',
     'HOOK_POST_TOOL_USE': 'hooks',
     'HOOK_PRE_TOOL_USE': 'hooks',
@@ -67,6 +68,7 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .client import Client as Client
+    from .connection_pool import ConnectionPool as ConnectionPool
     from .context import estimate_tokens as estimate_tokens
     from .context import truncate_messages as truncate_messages
     from .deferred_approvals import ApprovalsPendingError as ApprovalsPendingError

@@ -123,10 +123,11 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
-        """Close the HTTP connection pool."""
+        """Close the HTTP connections (a shared ``connection_pool``'s stay open for others)."""
         if self._http is not None:
             http, self._http = self._http, None
-            await http.close()
+            if self.options.connection_pool is None:
+                await http.close()
 
     def update_options(self, options: AgentOptions) -> None:
         """Switch settings (model, server, tools...) between turns; history is kept."""
@@ -134,9 +135,12 @@ class Client:
             raise errors.TurnInProgressError("cannot change options while a turn runs")
         if self._http is not None and (options.base_url != self.options.base_url
                                        or options.api_key != self.options.api_key
-                                       or options.timeout != self.options.timeout):
-            self._closing.add(asyncio.ensure_future(self._http.close()))
-            self._closing = {t for t in self._closing if not t.done()}
+                                       or options.timeout != self.options.timeout
+                                       or options.connection_pool
+                                       is not self.options.connection_pool):
+            if self.options.connection_pool is None:  # a shared pool stays open
+                self._closing.add(asyncio.ensure_future(self._http.close()))
+                self._closing = {t for t in self._closing if not t.done()}
             self._http = None
         self.options = options
         self._structured = structured_output_for(options)
@@ -409,7 +413,10 @@ class Client:
     def _client(self) -> Any:
         if self._http is None:
             o = self.options
-            self._http = make_openai_client(o.base_url, o.api_key, o.timeout)
+            pool = o.connection_pool
+            shared = pool.http_client(o.base_url) if pool is not None else None
+            self._http = make_openai_client(o.base_url, o.api_key, o.timeout,
+                                            http_client=shared)
         return self._http
 
     def _build_request(self) -> dict[str, Any]:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigurationError
 from .hooks import Hooks, validate_hooks
 from .permissions import CanUseTool, PermissionRule
 from .retry import RetryPolicy
 from .tools import Tool
+
+if TYPE_CHECKING:
+    from .connection_pool import ConnectionPool
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
@@ -60,6 +63,9 @@ class AgentOptions:
             ``StructuredOutputError``.
         secret_values: Values blanked out of every tool result and error (the
             conversation's secrets; ``api_key`` is always included).
+        connection_pool: HTTP connections shared with other Clients, one pool
+            per model server (see :mod:`~desktop_agent.core.connection_pool`);
+            None gives this Client connections of its own.
     """
 
     model: str
@@ -90,6 +96,7 @@ class AgentOptions:
     secret_values: Sequence[str] = field(default=(), repr=False)
     output_type: Any = None
     output_retries: int = 2
+    connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
