@@ -276,6 +276,9 @@ class Client:
         resume = None
         if self.options.auto_execute_tools and open_calls(self._history):
             resume = self._approvals.take(self._history)  # answered deferred calls run first
+        guard = self._session.turn() if self._session is not None else None
+        if guard is not None:
+            await guard.__aenter__()  # e.g. the store's turn lease: busy elsewhere raises here
         self._pending = False
         self._running = True
         self._control.start()
@@ -306,8 +309,12 @@ class Client:
             self.turn_metadata["usage"] = self.last_usage
             if self._early.released and not self._control.interrupt_requested:
                 self._pending = not open_calls(self._history)  # answered mid-stream
-            if self._session is not None:
-                await asyncio.shield(self._session.save(self._history))
+            try:
+                if self._session is not None:
+                    await asyncio.shield(self._session.save(self._history))
+            finally:
+                if guard is not None:
+                    await asyncio.shield(guard.__aexit__(None, None, None))
         yield self.last_usage
 
     async def _run_turn(self, usage: UsageTotals,
