@@ -14,6 +14,7 @@ server); they never parse error strings. Every error the core raises is a
     │   ├── ContextTooLongError                the prompt exceeds the model's context
     │   ├── RateLimitError                     429 after retries
     │   ├── ServerError                        any other status, with status and body
+    │   ├── VisionNotSupportedError            a picture for a model that cannot see
     │   ├── MalformedStreamError               chunks of the wrong shape (a list of numbers...)
     │   └── ReplyTooLongError                  the reply passed the client's cap (max_tokens)
     ├── PromptBlockedError                     a UserPromptSubmit hook refused the prompt
@@ -109,6 +110,16 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     """Any other error status from the server."""
+
+
+class VisionNotSupportedError(APIError):
+    """The prompt holds a picture and the model cannot see.
+
+    Raised before sending when the model is known to lack vision
+    (``AgentOptions.vision`` is False), or when the server refused the image
+    (``status`` is then the server's). Nothing was added to the history for
+    a refused new prompt, so the person can resend it without the picture.
+    """
 
 
 class MalformedStreamError(APIError):
