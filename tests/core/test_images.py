@@ -1,8 +1,6 @@
 """Prompts with pictures: OpenAI image parts reach the server; a model that cannot see is told."""
 
 import base64
-import struct
-import zlib
 
 import pytest
 
@@ -14,19 +12,9 @@ from desktop_agent.core.content_parts import (
     text_part,
 )
 from desktop_agent.testing import script
+from desktop_agent.testing.images import png_bytes
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def png_bytes(width: int = 2, height: int = 2) -> bytes:
-    """A real, tiny PNG (red pixels)."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
-    rows = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0,
-                                                              0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
 async def drain(client):
