@@ -318,4 +318,7 @@ class SecretStored(BaseModel):
 
 
 class Alive(BaseModel):
+    """``GET /alive``; ``service`` lets model-server discovery recognise this app's own server."""
+
     status: Literal["ok"]
+    service: Literal["desktop-agent"] = "desktop-agent"
