@@ -44,7 +44,7 @@ from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
 from .redaction import scrub_error, secret_values
 from .stream import StreamAggregator
-from .stream_guard import StreamGuard, next_chunk
+from .stream_guard import StreamGuard, ended_without_finish, next_chunk
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_runner import ToolOutcome, run_tool_call
 from .transport import ChatStream, make_openai_client, open_stream
@@ -357,10 +357,14 @@ class Client:
             finally:
                 self._awaiting_server = False
             if not self._interrupt_requested:
+                ended_early = ended_without_finish(aggregator, stream)
                 for block in aggregator.finish():
                     if first_at is None:
                         first_at = time.perf_counter()
-                    yield block
+                    if not (ended_early and isinstance(block, ToolUseBlock | ToolUseError)):
+                        yield block
+                if ended_early:
+                    raise ended_early
             else:
                 aggregator.finish_reason = aggregator.finish_reason or "interrupted"
         except errors.APIError:

@@ -8,7 +8,8 @@ server); they never parse error strings. Every error the core raises is a
     ├── ConfigurationError (also ValueError)   invalid AgentOptions, duplicate tools
     ├── APIError                               anything from talking to the model server
     │   ├── ServerConnectionError              refused, reset, dropped mid-stream
-    │   │   └── RequestTimeoutError            no answer within the timeout
+    │   │   ├── RequestTimeoutError            no answer within the timeout
+    │   │   └── IncompleteReplyError           the stream ended with no finish_reason and no [DONE]
     │   ├── AuthenticationError                401/403: wrong or missing API key
     │   ├── ModelNotFoundError                 404 / unknown model
     │   ├── ContextTooLongError                the prompt exceeds the model's context
@@ -90,6 +91,16 @@ class ServerConnectionError(APIError):
 
 class RequestTimeoutError(ServerConnectionError):
     """The server did not answer within the configured timeout."""
+
+
+class IncompleteReplyError(ServerConnectionError):
+    """The server ended the reply early: the stream closed with no ``finish_reason``.
+
+    Neither a ``finish_reason`` nor ``[DONE]`` arrived, so the reply may be cut
+    off (a proxy or mock truncating, a server crashing between chunks). The
+    text so far is kept in the history; tool calls from such a reply are not
+    run, because their arguments may be cut off too.
+    """
 
 
 class AuthenticationError(APIError):

@@ -171,6 +171,16 @@ class ChatStream:
         self._saw_done = False
         self.malformed_chunks = 0
 
+    @property
+    def base_url(self) -> str:
+        """The server this stream comes from."""
+        return self._base_url
+
+    @property
+    def saw_done(self) -> bool:
+        """Whether the stream ended with ``data: [DONE]``."""
+        return self._saw_done
+
     async def chunks(self) -> AsyncIterator[dict[str, Any]]:
         """Decoded chunks until ``[DONE]`` or the end of the body."""
         http_errors = _http_error_types("HTTPError", "StreamError")
