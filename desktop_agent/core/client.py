@@ -45,7 +45,9 @@ from .options import AgentOptions
 from .redaction import scrub_error, secret_values
 from .stream import StreamAggregator
 from .stream_guard import StreamGuard, ended_without_finish, next_chunk
+from .tool_output import images_message
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
+from .tool_progress import ProgressChannel
 from .tool_runner import ToolOutcome, run_tool_call
 from .transport import ChatStream, make_openai_client, open_stream
 from .types import (
@@ -383,12 +385,15 @@ class Client:
         """Run one assistant message's calls concurrently; results in call order."""
         history = self.history
         limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
+        progress = ProgressChannel()
         self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history,
-                                                                limit))
+                                                                limit, progress))
                             for call in calls]
         outcomes: list[ToolOutcome | None] = []
         for call, task in zip(calls, self._tool_tasks, strict=True):
             try:
+                async for report in progress.until_done(task):
+                    yield report
                 outcomes.append(await task)
             except asyncio.CancelledError:
                 if not self._interrupt_requested:
@@ -417,6 +422,10 @@ class Client:
                 yield outcome.error
             yield outcome.result
             self._history.append(tool_message(call.id, call.name, outcome.result.content))
+        pictures = images_message([o.result for o in outcomes if o is not None],
+                                  self.options.vision)
+        if pictures is not None:
+            self._history.append(pictures)
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
