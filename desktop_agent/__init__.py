@@ -33,6 +33,7 @@ _SDK_NAMES = (
     "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
     "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
     "ApprovalsPendingError", "defer_approval",
+    "VisionNotSupportedError", "image_part", "text_part",
 )
 
 __all__ = list(_SDK_NAMES)

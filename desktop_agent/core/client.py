@@ -26,6 +26,14 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from . import errors
+from .content_parts import (
+    Prompt,
+    check_parts,
+    check_vision,
+    has_images,
+    prompt_text,
+    with_text,
+)
 from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
 from .history import (
     NOT_EXECUTED_INTERRUPT,
@@ -205,15 +213,20 @@ class Client:
         return self._running
 
     # -- turns -----------------------------------------------------------------------
-    async def query(self, prompt: str | None) -> None:
+    async def query(self, prompt: Prompt | None) -> None:
         """Queue a prompt; ``receive_messages()`` sends it and streams the reply.
 
-        An empty prompt after tool results continues the turn without adding
-        an empty user message.
+        ``prompt`` is a string or a list of OpenAI content parts (text and
+        images, see :mod:`~desktop_agent.core.content_parts`). An empty prompt
+        after tool results continues the turn without adding an empty user
+        message.
 
         Raises:
             PromptBlockedError: a UserPromptSubmit hook refused the prompt.
             TurnInProgressError: the previous turn is still running.
+            VisionNotSupportedError: the prompt has a picture and the model
+                cannot see (``options.vision`` is False).
+            ConfigurationError: a content part is malformed or not an accepted image.
         """
         if self._running:
             raise errors.TurnInProgressError("the previous turn is still running")
@@ -221,7 +234,12 @@ class Client:
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
-        text = prompt or ""
+        parts: list[dict[str, Any]] | None = None
+        if isinstance(prompt, str) or prompt is None:
+            text = prompt or ""
+        else:
+            parts = check_parts(prompt)
+            text = prompt_text(parts)
         decision = await run_hooks(self.options.hooks, HOOK_USER_PROMPT_SUBMIT,
                                    UserPromptSubmitEvent(text, self.history))
         if decision is not None:
@@ -229,14 +247,19 @@ class Client:
                 raise errors.PromptBlockedError(decision.reason or "a hook blocked the prompt")
             if decision.modified_prompt is not None:
                 text = decision.modified_prompt
-        if not text.strip():
+        content: str | list[dict[str, Any]] = text
+        if parts is not None and has_images(parts):
+            content = with_text(parts, text)  # text-only parts go as a plain string
+        if not text.strip() and not (parts and content):
             if decision is not None and decision.modified_prompt is not None:
                 raise errors.PromptBlockedError(
                     "a hook replaced the prompt with an empty one; nothing was sent")
             raise errors.ConfigurationError("the prompt is empty")
+        check_vision([{"role": "user", "content": content}], self.options.vision,
+                     self.options.model)
         self._answer_open_calls(NOT_EXECUTED_UNANSWERED)  # a new prompt drops pending calls
         self._approvals.clear()
-        self._history.append({"role": "user", "content": text})
+        self._history.append({"role": "user", "content": content})
         self._turns += 1
         self._pending = True
         if self._session is not None:

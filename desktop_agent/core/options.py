@@ -55,6 +55,10 @@ class AgentOptions:
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
+        vision: Whether the model reads images: True, False (a prompt with a
+            picture raises ``VisionNotSupportedError`` before anything is
+            sent), or None when unknown (sent; a server's refusal becomes
+            that error too).
         output_type: A pydantic model (or any type pydantic validates) that
             each query's final answer must match; ``Client.last_output`` and
             ``await query(...)`` give the validated object. See
@@ -93,6 +97,7 @@ class AgentOptions:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
+    vision: bool | None = None
     secret_values: Sequence[str] = field(default=(), repr=False)
     output_type: Any = None
     output_retries: int = 2

@@ -17,10 +17,10 @@ from typing import Any
 from . import errors
 from .options import AgentOptions
 from .stream import StreamAggregator
-from .stream_guard import StreamGuard, next_chunk
+from .stream_guard import StreamGuard, ended_without_finish, next_chunk
 from .transport import ChatStream, open_stream
 from .turn_control import TurnControl
-from .types import Block, PromptProgressBlock
+from .types import Block, PromptProgressBlock, ToolUseBlock, ToolUseError
 from .usage import UsageTotals
 
 log = logging.getLogger("desktop_agent.client")
@@ -101,10 +101,14 @@ async def _attempt(http: Any, options: AgentOptions, request: dict[str, Any],
         finally:
             control.awaiting_server = False
         if not control.interrupt_requested:
+            ended_early = ended_without_finish(aggregator, stream)
             for block in aggregator.finish():
                 if first_at is None:
                     first_at = time.perf_counter()
-                yield block
+                if not (ended_early and isinstance(block, ToolUseBlock | ToolUseError)):
+                    yield block
+            if ended_early:
+                raise ended_early
         else:
             aggregator.finish_reason = aggregator.finish_reason or "interrupted"
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .content_parts import check_vision, images_for_model
 from .options import AgentOptions
 from .stream import StreamAggregator
 from .types import ToolUseBlock, ToolUseError
@@ -21,7 +22,8 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]]) -> dict[
     messages: list[dict[str, Any]] = []
     if o.system_prompt:
         messages.append({"role": "system", "content": o.system_prompt})
-    messages.extend(history)
+    check_vision(history, o.vision, o.model)  # history set from a store
+    messages.extend(images_for_model(history, o.vision))
     request: dict[str, Any] = {
         "model": o.model,
         "messages": messages,

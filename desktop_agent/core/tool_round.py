@@ -16,7 +16,9 @@ from typing import Any
 from .history import NOT_EXECUTED_INTERRUPT, tool_message
 from .options import AgentOptions
 from .permissions import PermissionResult
+from .tool_output import images_message
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
+from .tool_progress import ProgressChannel
 from .tool_runner import ToolOutcome, run_tool_call
 from .turn_control import TurnControl
 from .types import Block, ToolResultBlock, ToolUseBlock, ToolUseError
@@ -42,13 +44,16 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
     """
     snapshot = copy.deepcopy(history)
     limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
-    tasks = [asyncio.ensure_future(run_tool_call(call, options, snapshot, limit,
+    progress = ProgressChannel()
+    tasks = [asyncio.ensure_future(run_tool_call(call, options, snapshot, limit, progress,
                                                  (answers or {}).get(call.id)))
              for call in calls]
     control.tool_tasks = list(tasks)
     outcomes: list[ToolOutcome | None] = []
     for call, task in zip(calls, tasks, strict=True):
         try:
+            async for report in progress.until_done(task):
+                yield report
             outcomes.append(await task)
         except asyncio.CancelledError:
             if not control.interrupt_requested:
@@ -78,3 +83,8 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
             yield outcome.error
         yield outcome.result
         history.append(tool_message(call.id, call.name, outcome.result.content))
+    if any(o is not None and o.decision == "deferred" for o in outcomes):
+        return  # open calls must stay last in history until approve()/deny()
+    pictures = images_message([o.result for o in outcomes if o is not None], options.vision)
+    if pictures is not None:
+        history.append(pictures)
