@@ -18,19 +18,24 @@ request that started the turn stays in.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
 from . import errors
 from .options import AgentOptions
 from .prompt_size import TokenCounter, tools_tokens
+from .reply_reader import read_reply
 from .result_budget import budget_tool_messages, result_budget
+from .stream import StreamAggregator
 from .summary_request import summarise
-from .types import CompactionBlock
+from .turn_control import TurnControl
+from .types import Block, CompactionBlock
+from .usage import UsageTotals
 
 log = logging.getLogger("desktop_agent.compaction")
 
@@ -68,11 +73,21 @@ class ContextKeeper:
         self._sent = 0  # our estimate of the last request's prompt
         self._ratio = 1.0  # the server's count over ours (its tokenizer and template)
         self._counter = TokenCounter()
+        self._system: dict[str, Any] | None = None  # the request's own system message
 
     # -- the two entry points --------------------------------------------------------
-    async def fit(self, request: dict[str, Any], history: Sequence[dict[str, Any]],
-                  options: AgentOptions, http: Any) -> AsyncIterator[CompactionBlock]:
-        """Replace ``request["messages"]`` by a view that fits; yield a block if it compacted."""
+    async def fit(self, request: dict[str, Any], options: AgentOptions,
+                  http: Any) -> AsyncIterator[CompactionBlock]:
+        """Replace ``request["messages"]`` by a view that fits; yield a block if it compacted.
+
+        ``request`` is the request as built for the whole history: a leading
+        system message (the system prompt, maybe an output instruction), then
+        one message per history entry.
+        """
+        messages = request["messages"]
+        system = messages[0] if messages and messages[0].get("role") == "system" else None
+        history = messages[1:] if system is not None else list(messages)
+        self._system = system
         self._check_state(history)
         context = self._context(options)
         budget = result_budget(context, options.tool_result_budget)
@@ -139,17 +154,51 @@ class ContextKeeper:
         self._force = True
         return True
 
+    async def read_reply(self, http: Any, options: AgentOptions,
+                         request: Callable[[], dict[str, Any]], aggregator: StreamAggregator,
+                         usage: UsageTotals, control: TurnControl, metadata: dict[str, Any],
+                         history: Sequence[dict[str, Any]]) -> AsyncIterator[Block]:
+        """:func:`~.reply_reader.read_reply` with each request fitted to the context.
+
+        A server that still refuses the prompt as too long gets one harder
+        compaction and one retry; its usage figures calibrate the estimate.
+        """
+        retried = False
+        while True:
+            built = request()
+            async for compaction in self.fit(built, options, http):
+                yield compaction
+            try:
+                async for block in read_reply(http, options, functools.partial(dict, built),
+                                              aggregator, usage, control, metadata):
+                    yield block
+                return
+            except errors.ContextTooLongError as exc:
+                if retried or aggregator.content_chunks or \
+                        not self.overflowed(exc, options, history):
+                    raise
+                retried = True
+            finally:
+                self.observe(aggregator.usage)
+
     # -- the view --------------------------------------------------------------------
     def _view(self, history: Sequence[dict[str, Any]], options: AgentOptions,
               budget: int) -> list[dict[str, Any]]:
-        system_parts = [options.system_prompt] if options.system_prompt else []
+        system = self._system
+        content = system.get("content") if system is not None else None
+        if system is not None and not isinstance(content, str):  # content parts: keep as is
+            system_parts: list[str] = []
+            messages: list[dict[str, Any]] = [system]
+        else:
+            system_parts = [content] if content else []
+            messages = []
         if self.summary:
             system_parts.append(f"{SUMMARY_HEADER}\n{self.summary}")
         if self._dropped:
             system_parts.append(DROPPED_NOTE.format(n=self._dropped))
-        messages: list[dict[str, Any]] = []
         if system_parts:
-            messages.append({"role": "system", "content": "\n\n".join(system_parts)})
+            messages.append({**(system or {"role": "system"}),
+                             "content": "\n\n".join(system_parts)})
         if self._anchor is not None:
             messages.append(history[self._anchor])
         messages.extend(budget_tool_messages(history[self.covered:], budget))
@@ -174,8 +223,7 @@ class ContextKeeper:
                        http: Any, context: int, reserve: int, fixed: int,
                        budget: int) -> CompactionBlock | None:
         summary_tokens = min(512, max(64, context // 16))
-        system = self._counter.messages(
-            [{"role": "system", "content": options.system_prompt or ""}])
+        system = self._counter.messages([self._system]) if self._system is not None else 0
         target = int(context * TARGET_SHARE) - reserve - fixed - system - summary_tokens
         split = self._split(history, max(0, target), budget)
         if split is None:
