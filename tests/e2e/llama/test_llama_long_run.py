@@ -20,7 +20,7 @@ from desktop_agent.core.types import CompactionBlock, ToolResultBlock
 
 # 15 turns of two requests each, and a few summaries: a minute or two on two idle cores,
 # several on a busy machine
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
 
 CITIES = ("Paris", "Lyon", "Nice", "Lille", "Nantes", "Rennes", "Brest", "Dijon", "Metz",
           "Reims", "Tours", "Caen", "Rouen", "Nancy", "Pau")
