@@ -108,9 +108,9 @@ async def check_cost() -> None:
     keeper = ContextKeeper()
     samples = []
     for _ in range(30):
-        request: dict[str, Any] = {}
+        request: dict[str, Any] = {"messages": list(history)}
         started = time.perf_counter()
-        async for _block in keeper.fit(request, history, options, None):
+        async for _block in keeper.fit(request, options, None):
             pass
         samples.append((time.perf_counter() - started) * 1000)
     print(f"  checking a 200-message prompt before a request: {statistics.median(samples):.2f} ms "
