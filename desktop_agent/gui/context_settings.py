@@ -79,8 +79,8 @@ class ContextSettingsBox(QGroupBox):
     def group_tokens(self) -> dict[str, int]:
         """Total schema tokens per group as shown (built-in, each MCP server...)."""
         root = self.costs.invisibleRootItem()
-        return {root.child(i).text(0): int(root.child(i).text(1).replace(",", ""))
-                for i in range(root.childCount())}
+        groups = [root.child(i) for i in range(root.childCount())]
+        return {g.text(0): int(g.text(1).replace(",", "")) for g in groups if g is not None}
 
     def chosen_compaction(self) -> str:
         """The compaction setting as chosen."""
