@@ -32,6 +32,8 @@ from .permissions import (
     evaluate_rules,
 )
 from .redaction import redact_values, secret_values
+from .tool_output import ToolOutput, image_note
+from .tool_progress import ProgressChannel
 from .tools import tool_result_text
 from .types import ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -68,7 +70,8 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
 
 async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                         history: list[dict[str, Any]],
-                        limit: asyncio.Semaphore | None = None) -> ToolOutcome:
+                        limit: asyncio.Semaphore | None = None,
+                        progress: ProgressChannel | None = None) -> ToolOutcome:
     """Run one tool call through hooks, permissions and the handler.
 
     Args:
@@ -77,6 +80,7 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         history: The conversation so far (for hooks).
         limit: Held while the handler runs (not while approval is awaited), so
             one reply's calls run at most ``MAX_PARALLEL_TOOL_CALLS`` at a time.
+        progress: Where the handler's progress reports go (this task's calls only).
     """
     tool = options.tool_named(call.name)
     if tool is None:
@@ -128,11 +132,22 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
     timeout = tool.timeout or options.tool_timeout
     is_error = False
     secrets = secret_values(options)
+    images: list[dict[str, Any]] = []
+    user_content: str | None = None
+    if progress is not None:
+        progress.bind(call.id, call.name)
     try:
         async with limit or contextlib.nullcontext():
             value = await asyncio.wait_for(tool.execute(tool_input), timeout)
+        if isinstance(value, ToolOutput):
+            note = image_note(value.images, options.vision)
+            text = "\n".join(t for t in (value.text, note) if t)
+            images = list(value.images)
+            user_content = redact_values(value.user_text, secrets) or None
+        else:
+            text = tool_result_text(value)
         # The one point where every tool's output loses the conversation's secrets.
-        content = redact_values(tool_result_text(value), secrets)
+        content = redact_values(text, secrets)
     except ToolInputError as exc:
         return _failure(call, str(exc), settled_by, tool_input, secrets)
     except TimeoutError:
@@ -150,5 +165,6 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
     if post is not None and not post.continue_:
         reason = post.reason or "withheld by a hook"
         return _failure(call, f"The result of {call.name} was withheld: {reason}", settled_by)
-    return ToolOutcome(ToolResultBlock(call.id, content, is_error=False, name=call.name),
+    return ToolOutcome(ToolResultBlock(call.id, content, is_error=False, name=call.name,
+                                       images=images, user_content=user_content),
                        None, settled_by)
