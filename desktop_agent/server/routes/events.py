@@ -15,9 +15,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from sse_starlette import EventSourceResponse
 
-from ..api_errors import ApiError
-from ..api_models import ErrorBody, EventOut, EventPage, EventType
-from ..app_services import AppServices, services
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import ErrorBody, EventOut, EventPage, EventType
+from desktop_agent.server.app_services import AppServices, services
 
 router = APIRouter(tags=["events"])
 
