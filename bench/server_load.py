@@ -231,6 +231,8 @@ def main() -> None:
                         help="conversations driven one after another (0 skips this part)")
     parser.add_argument("--idle-seconds", type=float, default=5.0,
                         help="the server's --idle-seconds in the sequential part")
+    parser.add_argument("--sequential-tokens", type=int, default=20,
+                        help="text pieces per reply in the sequential part (no chunk delay)")
     args = parser.parse_args()
 
     key = secrets.token_hex(16)
@@ -250,6 +252,8 @@ def main() -> None:
         direct_wall, direct_turns = asyncio.run(_direct(model_url, args.conversations))
         sequential: list[str] = []
         if args.sequential:
+            model.communicate("", timeout=30)
+            model, model_url = _start_model_server(args.sequential_tokens, 0.0)
             with tempfile.TemporaryDirectory() as tmp:
                 port = _free_port()
                 server = _start_server(Path(tmp), port, key, args.idle_seconds)
@@ -285,7 +289,8 @@ def main() -> None:
     print(f"wall time for all turns: through the server {wall:.2f} s, "
           f"direct {direct_wall:.2f} s, ratio {wall / direct_wall:.2f}")
     if sequential:
-        print(f"one after another (server --idle-seconds {args.idle_seconds:g}):")
+        print(f"one after another (server --idle-seconds {args.idle_seconds:g}, "
+              f"{args.sequential_tokens} text pieces per reply):")
         for line in sequential:
             print(line)
 
