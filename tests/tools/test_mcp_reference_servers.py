@@ -238,7 +238,9 @@ async def test_filesystem_server_reads_only_inside_its_folder(tmp_path: Path) ->
             await tools["fs__read_text_file"].execute({"path": "/etc/hostname"})
 
 
-async def test_git_server_reads_a_repository(tmp_path: Path) -> None:
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A repository with one commit and one untracked file."""
     if shutil.which("git") is None:
         part_missing("git is not installed (apt-get install git)")
     repo = tmp_path / "repo"
@@ -248,6 +250,11 @@ async def test_git_server_reads_a_repository(tmp_path: Path) -> None:
     for command in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "first commit"]):
         subprocess.run(["git", *command], cwd=repo, env=env, check=True)
     (repo / "new.txt").write_text("x")
+    return repo
+
+
+async def test_git_server_reads_a_repository(git_repo: Path) -> None:
+    repo = git_repo
     config = python_server("mcp_server_git")
     config = McpServerConfig(config.name, command=config.command,
                              args=(*config.args, "--repository", str(repo)))
