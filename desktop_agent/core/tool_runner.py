@@ -25,7 +25,9 @@ from .hooks import (
 )
 from .options import AgentOptions
 from .permissions import (
+    PermissionResult,
     PermissionResultAllow,
+    PermissionResultDefer,
     RuleVerdict,
     ToolPermissionContext,
     ask_callback,
@@ -71,7 +73,8 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
 async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                         history: list[dict[str, Any]],
                         limit: asyncio.Semaphore | None = None,
-                        progress: ProgressChannel | None = None) -> ToolOutcome:
+                        progress: ProgressChannel | None = None,
+                        answer: PermissionResult | None = None) -> ToolOutcome:
     """Run one tool call through hooks, permissions and the handler.
 
     Args:
@@ -81,6 +84,11 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         limit: Held while the handler runs (not while approval is awaited), so
             one reply's calls run at most ``MAX_PARALLEL_TOOL_CALLS`` at a time.
         progress: Where the handler's progress reports go (this task's calls only).
+        answer: An approval given earlier for a deferred call; used instead of
+            asking ``can_use_tool`` (deny rules still apply).
+
+    A call the approver defers comes back with decision ``"deferred"`` and
+    nothing run.
     """
     tool = options.tool_named(call.name)
     if tool is None:
@@ -110,7 +118,13 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
                         f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
                         tool_input)
-    if verdict.decision != "allow":
+    if verdict.decision != "allow" and answer is not None:
+        if not isinstance(answer, PermissionResultAllow):
+            return _failure(call, answer.message, "denied", tool_input)
+        settled_by = "approved"
+        if answer.updated_input is not None:
+            tool_input = dict(answer.updated_input)
+    elif verdict.decision != "allow":
         if options.can_use_tool is None:
             if verdict.decision == "ask":
                 return _failure(call, f"The call to {call.name} needs approval, but nobody is "
@@ -121,13 +135,16 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                 tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
                 description=tool.description, rule=verdict.rule,
                 unsandboxed=tool.unsandboxed)
-            answer = await ask_callback(options.can_use_tool, call.name, tool_input, context,
-                                        options.approval_timeout)
-            if not isinstance(answer, PermissionResultAllow):
-                return _failure(call, answer.message, "denied", tool_input)
+            asked = await ask_callback(options.can_use_tool, call.name, tool_input, context,
+                                       options.approval_timeout)
+            if isinstance(asked, PermissionResultDefer):
+                return ToolOutcome(ToolResultBlock(call.id, "", name=call.name), None,
+                                   "deferred")
+            if not isinstance(asked, PermissionResultAllow):
+                return _failure(call, asked.message, "denied", tool_input)
             settled_by = "approved"
-            if answer.updated_input is not None:
-                tool_input = dict(answer.updated_input)
+            if asked.updated_input is not None:
+                tool_input = dict(asked.updated_input)
 
     timeout = tool.timeout or options.tool_timeout
     is_error = False

@@ -133,6 +133,11 @@ class Usage:
     type: Literal["usage"] = "usage"
 
     @property
+    def text(self) -> str:
+        """Always empty: code written for the seed reads ``.text`` on every item."""
+        return ""
+
+    @property
     def total_tokens(self) -> int | None:
         """Prompt plus completion tokens, when both are known."""
         if self.prompt_tokens is None or self.completion_tokens is None:
