@@ -41,6 +41,7 @@ class TurnBlocksMixin:
     thinking_delta: Any
     tool_call: Any
     tool_result: Any
+    tool_progress: Any
     tool_error: Any
     figures_changed: Any
 
@@ -49,6 +50,7 @@ class TurnBlocksMixin:
         from desktop_agent.core.types import (
             TextBlock,
             ThinkingBlock,
+            ToolProgressBlock,
             ToolResultBlock,
             ToolUseBlock,
             ToolUseError,
@@ -69,7 +71,9 @@ class TurnBlocksMixin:
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
                                  item.decision)
             if item.tool_use_id not in recorder.errors_shown:
-                self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
+                self.tool_result.emit(item.tool_use_id, card_text(item), item.is_error)
+        elif isinstance(item, ToolProgressBlock):
+            self.tool_progress.emit(item.tool_use_id, progress_text(item))
         elif isinstance(item, ToolUseError):
             self._started(recorder.tool_error(item.error, item.tool_use_id, item.name,
                                               item.raw_data))
@@ -138,3 +142,26 @@ class TurnBlocksMixin:
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
+
+
+def card_text(result: Any) -> str:
+    """What a tool card shows: the result, and content meant for the person only.
+
+    MCP content for ``audience: ["user"]`` never reaches the model; the card is
+    where the person sees it.
+    """
+    shown = result.content
+    if result.user_content:
+        shown = f"{shown}\n\nFor you: {result.user_content}" if shown else result.user_content
+    return str(shown)
+
+
+def progress_text(progress: Any) -> str:
+    """A running call's progress as the card's status ("running… 2/3 (67%)")."""
+    if progress.total:
+        share = progress.progress / progress.total
+        done = f"{progress.progress:g}/{progress.total:g} ({share:.0%})"
+    else:
+        done = f"{progress.progress:g}"
+    return f"running… {done}" + (f": {progress.message}" if progress.message else "")
+
