@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .conversation_history import model_history
+from .conversation_history import model_history, tool_result_text
 from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
@@ -69,9 +69,11 @@ class TurnBlocksMixin:
                                 self._tool_source(item.name))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision)
+                                 item.decision, user_content=item.user_content)
             if item.tool_use_id not in recorder.errors_shown:
-                self.tool_result.emit(item.tool_use_id, card_text(item), item.is_error)
+                self.tool_result.emit(item.tool_use_id,
+                                      tool_result_text(item.content, item.user_content),
+                                      item.is_error)
         elif isinstance(item, ToolProgressBlock):
             self.tool_progress.emit(item.tool_use_id, progress_text(item))
         elif isinstance(item, ToolUseError):
@@ -142,18 +144,6 @@ class TurnBlocksMixin:
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
-
-
-def card_text(result: Any) -> str:
-    """What a tool card shows: the result, and content meant for the person only.
-
-    MCP content for ``audience: ["user"]`` never reaches the model; the card is
-    where the person sees it.
-    """
-    shown = result.content
-    if result.user_content:
-        shown = f"{shown}\n\nFor you: {result.user_content}" if shown else result.user_content
-    return str(shown)
 
 
 def progress_text(progress: Any) -> str:

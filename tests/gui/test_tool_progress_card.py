@@ -54,3 +54,17 @@ def test_progress_and_person_only_content_on_the_card(qtbot: Any, make_window: A
     tool_message = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
     assert tool_message["content"] == "job finished"
     assert "Your report is ready" not in str(server.requests[1])
+    # kept for the person (metadata, not the message), and shown again on reopening
+    stored = controller.stored_messages()
+    record = next(m for m in stored if m["role"] == "tool")
+    assert record["message"]["content"] == "job finished"
+    assert record["metadata"]["user_content"] == "Your report is ready."
+    from itertools import count
+
+    from desktop_agent.gui.transcript.history import items_from_messages
+    from desktop_agent.gui.transcript.items import ToolCallPart
+
+    counter = count()
+    parts = [p for item in items_from_messages(stored, lambda: f"k{next(counter)}")
+             for p in getattr(item, "parts", []) if isinstance(p, ToolCallPart)]
+    assert parts[0].result == "job finished\n\nFor you: Your report is ready."
