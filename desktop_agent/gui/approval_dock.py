@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +38,7 @@ from .approval_queue import (
     ApprovalRequest,
     RequestState,
 )
+from .icons import current_palette, icon
 
 log = logging.getLogger("desktop_agent.gui.approvals")
 
@@ -99,9 +99,11 @@ class ApprovalDock(QDockWidget):
         self._tick.setInterval(500)
         self._tick.timeout.connect(self._update_countdown)
 
-        QShortcut(QKeySequence(ALLOW_SHORTCUT), self, self.allow_once,
+        # On the window, not the dock: the keys work while the dock is hidden (the
+        # request is then answered on its card, which resolves the same request).
+        QShortcut(QKeySequence(ALLOW_SHORTCUT), parent or self, self.allow_once,
                   context=Qt.ShortcutContext.WindowShortcut)
-        QShortcut(QKeySequence(DENY_SHORTCUT), self, self.deny,
+        QShortcut(QKeySequence(DENY_SHORTCUT), parent or self, self.deny,
                   context=Qt.ShortcutContext.WindowShortcut)
 
         queue.added.connect(self._on_added)
@@ -146,13 +148,13 @@ class ApprovalDock(QDockWidget):
         self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self._reason.returnPressed.connect(self.deny)
 
-        style = self.style()
-        self.deny_button = QPushButton(
-            style.standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton), "&Deny")
+        self.deny_button = QPushButton(icon("ban"), "&Deny")
+        self.deny_button.setProperty("role", "danger")
         self.deny_button.setToolTip(f"Do not run the tool ({DENY_SHORTCUT})")
         self.deny_button.clicked.connect(self.deny)
-        self.allow_button = QPushButton(
-            style.standardIcon(QStyle.StandardPixmap.SP_DialogApplyButton), "&Allow once")
+        self.allow_button = QPushButton(icon("check", current_palette().accent_text),
+                                        "&Allow once")
+        self.allow_button.setProperty("role", "primary")
         self.allow_button.setToolTip(f"Run the tool this time ({ALLOW_SHORTCUT})")
         self.allow_button.clicked.connect(self.allow_once)
         self.allow_conversation_button = QPushButton("Allow for this &conversation")
@@ -190,7 +192,7 @@ class ApprovalDock(QDockWidget):
 
     def _on_added(self, request: ApprovalRequest) -> None:
         item = QListWidgetItem(self._item_text(request))
-        item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxQuestion))
+        item.setIcon(icon("circle-help"))
         item.setData(Qt.ItemDataRole.UserRole, request.number)
         self._list.addItem(item)
         self._items[request.number] = item
@@ -207,7 +209,7 @@ class ApprovalDock(QDockWidget):
             return
         if request.state is RequestState.EXPIRED:
             item.setText(self._item_text(request))
-            item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
+            item.setIcon(icon("triangle-alert"))
             if self._shown is request:
                 self._show(request)
             return
@@ -248,6 +250,13 @@ class ApprovalDock(QDockWidget):
     def _item_text(request: ApprovalRequest) -> str:
         prefix = "Expired · " if request.state is RequestState.EXPIRED else ""
         return f"{prefix}{request.tool_name} — {request.conversation_title}"
+
+    def show_conversation(self, conversation_id: str) -> None:
+        """Select the oldest pending request of a conversation (the visible tab's)."""
+        for number, request in self._requests_by_number.items():
+            if request.pending and request.conversation_id == conversation_id:
+                self._list.setCurrentItem(self._items[number])
+                return
 
     # -- detail -------------------------------------------------------------
 

@@ -9,67 +9,34 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QStackedWidget,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
 
-from .approval_queue import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from .approval_queue import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalQueue,
+    ApprovalRequest,
+    RequestState,
+)
+from .composer import Composer, ComposerBox
 from .conversation_controller import ConversationController
+from .conversation_header import ConversationHeader
+from .icons import icon
 from .status_line import StatusLine
 from .transcript import TranscriptView
+from .transcript.approval_panel import ApprovalPrompt
+from .transcript.view import COLUMN_MAX_WIDTH
 
-MIN_LINES = 2
-MAX_LINES = 8
-
-
-class Composer(QPlainTextEdit):
-    """The message box: Enter sends, Shift+Enter starts a new line.
-
-    Signals:
-        submitted(): The person pressed Enter.
-        stop_requested(): The person pressed Esc.
-    """
-
-    submitted = Signal()
-    stop_requested = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("composer")
-        self.setPlaceholderText("Message the model — Enter to send, Shift+Enter for a new line")
-        self.setTabChangesFocus(True)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.document().contentsChanged.connect(self._fit_height)
-        self._fit_height()
-
-    def _fit_height(self) -> None:
-        """Grow with the text from two to eight lines, then scroll."""
-        lines = max(MIN_LINES, min(MAX_LINES, int(self.document().size().height())))
-        margins = self.contentsMargins()
-        extra = int(2 * self.document().documentMargin()) + margins.top() + margins.bottom()
-        self.setFixedHeight(lines * self.fontMetrics().lineSpacing() + extra + 4)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Send on Enter unless Shift (or an input method) asks for a new line."""
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
-                event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
-            self.submitted.emit()
-            return
-        if event.key() == Qt.Key.Key_Escape:
-            self.stop_requested.emit()
-            return
-        super().keyPressEvent(event)
-
+__all__ = ["Composer", "ConversationTab", "ServerNotice"]
 
 class ServerNotice(QFrame):
     """A banner above the transcript when no model can be used yet.
@@ -90,15 +57,13 @@ class ServerNotice(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
-        icon = QLabel()
-        icon.setPixmap(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_MessageBoxInformation).pixmap(24, 24))
-        layout.addWidget(icon)
+        badge = QLabel()
+        badge.setPixmap(icon("info").pixmap(20, 20))
+        layout.addWidget(badge)
         self.message = QLabel()
         self.message.setWordWrap(True)
         layout.addWidget(self.message, 1)
-        self.retry_button = QPushButton(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_BrowserReload), "Retry")
+        self.retry_button = QPushButton(icon("refresh-cw"), "Retry")
         self.retry_button.clicked.connect(self.retry)
         self.url_button = QPushButton("Enter URL…")
         self.url_button.clicked.connect(self.enter_url)
@@ -129,6 +94,10 @@ class ServerNotice(QFrame):
 class ConversationTab(QWidget):
     """The widgets of one conversation, driven by its controller.
 
+    Layout: the header (model, folder, sandbox, network) on top; the transcript
+    as the main surface; the rounded composer and the status line below it,
+    centred in the same reading column as the messages.
+
     Signals:
         choose_server_requested(): The person wants the server picker.
         retry_discovery_requested(): Search for servers again.
@@ -139,57 +108,48 @@ class ConversationTab(QWidget):
     retry_discovery_requested = Signal()
     enter_url_requested = Signal()
 
-    def __init__(self, controller: ConversationController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: ConversationController,
+                 approvals: ApprovalQueue | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
+        self._approvals = approvals
+        self._requests: dict[str, ApprovalRequest] = {}
+        self.setObjectName("conversationPage")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+
+        self.header = ConversationHeader()
+        layout.addWidget(self.header)
 
         self.notice = ServerNotice()
         self.notice.choose_server.connect(self.choose_server_requested)
         self.notice.retry.connect(self.retry_discovery_requested)
         self.notice.enter_url.connect(self.enter_url_requested)
         self.notice.hide()
-        layout.addWidget(self.notice)
+        layout.addLayout(_centred(self.notice, margins=(16, 8, 16, 0)))
 
         self.transcript = TranscriptView()
         self.empty_hint = QLabel()
         self.empty_hint.setObjectName("emptyConversationHint")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_hint.setWordWrap(True)
-        self.empty_hint.setEnabled(False)
         self._pages = QStackedWidget()
         self._pages.addWidget(self.empty_hint)
         self._pages.addWidget(self.transcript)
         layout.addWidget(self._pages, 1)
 
-        bottom = QWidget()
-        bottom_layout = QHBoxLayout(bottom)
-        bottom_layout.setContentsMargins(8, 8, 8, 4)
-        bottom_layout.setSpacing(6)
-        self.composer = Composer()
-        self.composer.submitted.connect(self.send)
-        self.composer.stop_requested.connect(controller.stop)
-        bottom_layout.addWidget(self.composer, 1)
-        buttons = QVBoxLayout()
-        style = self.style()
-        self.send_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_ArrowRight),
-                                       "Send")
-        self.send_button.setToolTip("Send (Enter)")
-        self.send_button.clicked.connect(self.send)
-        self.stop_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaStop),
-                                       "Stop")
-        self.stop_button.setToolTip("Stop the reply (Esc)")
-        self.stop_button.clicked.connect(controller.stop)
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        buttons.addStretch(1)
-        bottom_layout.addLayout(buttons)
-        layout.addWidget(bottom)
+        self.composer_box = ComposerBox()
+        self.composer = self.composer_box.text
+        self.send_button = self.composer_box.send_button
+        self.stop_button = self.composer_box.stop_button
+        self.composer_box.send_requested.connect(self.send)
+        self.composer_box.stop_requested.connect(controller.stop)
+        layout.addLayout(_centred(self.composer_box, margins=(16, 4, 16, 2)))
 
         self.status_line = StatusLine()
-        layout.addWidget(self.status_line)
+        layout.addLayout(_centred(self.status_line, margins=(16, 0, 16, 6)))
 
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -201,15 +161,41 @@ class ConversationTab(QWidget):
         self._on_busy(controller.busy)
 
     def _show_waiting_for_approval(self, request: ApprovalRequest) -> None:
-        """The call's card says it waits for the dock, then that it runs once allowed."""
+        """Ask on the call's card; when answered (here or in the dock), say how it ended."""
+        self._requests[request.tool_use_id] = request
         self.transcript.set_tool_status(request.tool_use_id, "waiting for approval")
+        self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
+            deadline=request.deadline, can_remember=request.can_remember,
+            unsandboxed=request.unsandboxed))
 
         def answered(future: asyncio.Future[ApprovalDecision]) -> None:
-            if not future.cancelled() and future.exception() is None \
-                    and future.result().choice is not ApprovalChoice.DENY:
+            self._requests.pop(request.tool_use_id, None)
+            if request.state is RequestState.EXPIRED:
+                outcome: str | None = "expired"
+            elif request.state is RequestState.CANCELLED or future.cancelled():
+                outcome = "cancelled"
+            elif future.exception() is None and not future.result().allowed:
+                outcome = "denied"
+            else:
+                outcome = None
+            self.transcript.set_tool_approval(request.tool_use_id, None, outcome)
+            if outcome is None:
                 self.transcript.set_tool_status(request.tool_use_id, "running…")
 
         request.future.add_done_callback(answered)
+
+    def answer_on_card(self, tool_use_id: str, choice: str, reason: str = "") -> bool:
+        """Resolve the request behind a card's buttons (the same one the dock lists)."""
+        request = self._requests.get(tool_use_id)
+        if request is None or self._approvals is None:
+            return False
+        decision = ApprovalDecision(ApprovalChoice(choice), reason)
+        if not request.can_remember and decision.choice in (
+                ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
+            return False
+        done = self._approvals.answer(request, decision)
+        self.focus_composer()
+        return done
 
     def _connect(self, c: ConversationController) -> None:
         t = self.transcript
@@ -237,6 +223,7 @@ class ConversationTab(QWidget):
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
+        t.approval_answered.connect(self.answer_on_card)
 
     def send(self) -> None:
         """Hand the composer's text to the controller; clear it if it was taken."""
@@ -250,14 +237,24 @@ class ConversationTab(QWidget):
             model = self.controller.settings.get("model")
             self.empty_hint.setText(
                 f"Start the conversation with {model}.\n\nType a message below and press "
-                "Enter. Tool calls wait for your approval in the Approvals panel."
+                "Enter. When the model wants to run a tool, it asks you here first."
                 if model else "Choose a server and a model, then type a message below.")
         self._pages.setCurrentWidget(self.empty_hint if empty else self.transcript)
 
     def _on_busy(self, busy: bool) -> None:
-        self.stop_button.setEnabled(busy)
-        self.send_button.setEnabled(not busy)
+        self.composer_box.set_busy(busy)
 
     def focus_composer(self) -> None:
         """Put the cursor in the message box."""
         self.composer.setFocus()
+
+
+def _centred(widget: QWidget, *, margins: tuple[int, int, int, int]) -> QHBoxLayout:
+    """A row that keeps ``widget`` in the reading column (centred, at most its width)."""
+    widget.setMaximumWidth(COLUMN_MAX_WIDTH - 8)
+    row = QHBoxLayout()
+    row.setContentsMargins(*margins)
+    row.addStretch(0)
+    row.addWidget(widget, 1)
+    row.addStretch(0)
+    return row

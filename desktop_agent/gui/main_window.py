@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QStackedWidget,
     QStyle,
+    QTabBar,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -38,11 +39,15 @@ from .approval_queue import ApprovalQueue, ApprovalRequest
 from .conversation_controller import DEFAULT_TITLE, ConversationController
 from .conversation_sidebar import ConversationSidebar
 from .conversation_tab import ConversationTab
+from .icons import current_palette, icon
 from .notifications import ApprovalNotifier
+from .preferences import Preferences, new_work_folder
 from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
+from .theme import DEFAULT_FONT_PT
 from .tool_catalog import ToolCatalog
 from .window_actions import build_actions
+from .window_chrome import WindowChromeMixin
 from .window_pages import EmptyStatePage, NoticeBar
 from .window_servers import LAST_SERVER_KEY, WindowServersMixin
 from .window_state import OPEN_TABS_KEY, WindowStateMixin, default_window_settings
@@ -57,7 +62,8 @@ log = logging.getLogger("desktop_agent.gui.window")
 __all__ = ["LAST_SERVER_KEY", "OPEN_TABS_KEY", "MainWindow"]
 
 
-class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMainWindow):
+class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, WindowChromeMixin,
+                 QMainWindow):
     """Desktop Agent's window.
 
     Args:
@@ -93,7 +99,9 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
     server_action: QAction
     rediscover_action: QAction
     focus_approvals_action: QAction
-    server_button: QToolButton
+    preferences_action: QAction
+    shortcuts_action: QAction
+    about_action: QAction
 
     def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
                  approval_timeout: float | None = 300.0, discover_on_start: bool = True,
@@ -104,6 +112,9 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self.resize(1200, 800)
         self.store = store
         self.tools = tools or ToolCatalog()
+        self.preferences = Preferences.load(store)
+        if self.preferences.theme != "system" or self.preferences.font_pt != DEFAULT_FONT_PT:
+            self.apply_preferences(self.preferences)
         self.approval_timeout = approval_timeout
         self.controllers: dict[str, ConversationController] = {}
         self._closing_tasks: set[asyncio.Future[None]] = set()
@@ -145,8 +156,9 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self.sidebar.open_requested.connect(self.open_conversation)
         self.sidebar.delete_requested.connect(self.delete_conversation)
         self.sidebar.export_requested.connect(self.ask_export_selected)
+        self.sidebar.rename_requested.connect(self.rename_conversation)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
-        self.resizeDocks([self.sidebar, self.approval_dock], [230, 360],
+        self.resizeDocks([self.sidebar, self.approval_dock], [240, 340],
                          Qt.Orientation.Horizontal)
         icon = QApplication.windowIcon()
         self.notifier = ApprovalNotifier(self, icon if not icon.isNull() else
@@ -163,6 +175,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self._update_actions()
         self.statusBar().showMessage("Ready")
         self._restore_layout()
+        self._hide_idle_approvals()
         self.restore_tabs()
         self._update_empty_state()
         self._painted = False
@@ -210,6 +223,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
             settings = {"base_url": pre.base_url, "model": pre.model}
         elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
             settings = {k: v for k, v in last.items() if v is not None}
+        settings["workdir"] = str(new_work_folder(self.preferences.work_root()))
         record = self.store.create_conversation(title=DEFAULT_TITLE, settings=settings)
         controller = self._open_record(record)
         self.sidebar.refresh()
@@ -230,12 +244,22 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
     def _open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
                                             approval_timeout=self.approval_timeout, parent=self)
+        if make_current:
+            self.sidebar.follow(record.id)
         self.controllers[record.id] = controller
-        tab = ConversationTab(controller)
+        tab = ConversationTab(controller, self.approvals)
         tab.choose_server_requested.connect(self.open_server_picker)
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.open_server_picker(focus_url=True))
+        self._wire_header(tab)
         index = self.tabs.addTab(tab, record.title)
+        close = QToolButton()
+        close.setObjectName("tabClose")
+        close.setIcon(icon("x"))
+        close.setToolTip("Close this conversation (Ctrl+W)")
+        close.setAccessibleName("Close conversation")
+        close.clicked.connect(lambda: self.close_tab(self.tabs.indexOf(tab)))
+        self.tabs.tabBar().setTabButton(index, QTabBar.ButtonPosition.RightSide, close)
         controller.title_changed.connect(lambda _t, c=controller: self._update_tab_title(c))
         controller.title_changed.connect(lambda _t: self._sidebar_refresh.start())
         controller.busy_changed.connect(lambda _b, c=controller: self._update_tab_title(c))
@@ -319,9 +343,9 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self.tabs.setTabText(index, title)
         self.tabs.setTabToolTip(index, controller.title + (
             f" — {pending} tool call(s) wait for approval" if pending else ""))
-        icon = QStyle.StandardPixmap.SP_MessageBoxQuestion if pending else (
-            QStyle.StandardPixmap.SP_MediaPlay if controller.busy else None)
-        self.tabs.setTabIcon(index, self.style().standardIcon(icon) if icon else _no_icon())
+        name = "circle-help" if pending else ("hourglass" if controller.busy else None)
+        self.tabs.setTabIcon(index, icon(name, current_palette().warning if pending else None)
+                             if name else _no_icon())
 
     def tab_badge(self, conversation_id: str) -> str:
         """The text of a conversation's tab (shows the pending-approval badge)."""
@@ -333,7 +357,9 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self._update_server_button()
         self._refresh_notices()
         tab = self.current_tab()
+        self.sidebar.follow(tab.controller.conversation_id if tab is not None else None)
         if tab is not None:
+            self.approval_dock.show_conversation(tab.controller.conversation_id)
             tab.focus_composer()
 
     def _update_empty_state(self) -> None:
@@ -361,6 +387,11 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         """Answer the last message of the visible conversation again."""
         if (c := self.current_controller()) is not None:
             c.regenerate()
+
+    def rename_conversation(self, conversation_id: str) -> None:
+        """Rename from the sidebar: open the conversation, then ask for the title."""
+        if self.open_conversation(conversation_id) is not None:
+            self.rename_current()
 
     def rename_current(self) -> None:
         """Ask for a new title for the visible conversation."""
@@ -401,11 +432,22 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         controller = self.controllers.get(conversation_id)
         if controller is not None:
             self._update_tab_title(controller)
+        self._hide_idle_approvals()
+
+    def _hide_idle_approvals(self) -> None:
+        """The queue takes no room while nothing waits (the conversation is the main surface)."""
+        if not self.approvals.requests() and not self.approval_dock.isHidden():
+            self.approval_dock.hide()
 
     def _on_approval_requested(self, request: ApprovalRequest) -> None:
-        if self.approval_dock.isHidden():
+        """A request in the visible tab is answered on its card; elsewhere the queue shows."""
+        current = self.current_controller()
+        if current is None or current.conversation_id != request.conversation_id:
             self.approval_dock.show()
-        self.approval_dock.raise_()
+            self.approval_dock.raise_()
+            self.statusBar().showMessage(
+                f"“{request.conversation_title}” asks to run {request.tool_name}: "
+                "see Approvals (Ctrl+Shift+A).", 10000)
         self.notifier.notify(request.conversation_title, request.tool_name)
 
     def focus_approvals(self) -> None:

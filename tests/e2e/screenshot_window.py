@@ -111,7 +111,7 @@ async def play(app: Any, out: Path) -> list[Path]:
         store = Store.open()
         window = MainWindow(store, tools=ToolCatalog([read_file], include_builtin=False),
                             approval_timeout=300.0, discover_on_start=False)
-        window.resize(1360, 860)
+        window.resize(1200, 800)
         window.show()
         controller = window.current_controller()
         window.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None, 32768)
@@ -176,6 +176,7 @@ def main(argv: list[str]) -> int:
         os.environ["DESKTOP_AGENT_THEME"] = "dark"
     with virtual_display(), tempfile.TemporaryDirectory() as data:
         os.environ["DESKTOP_AGENT_DATA_DIR"] = data
+        os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(Path(data) / "Desktop Agent")
         os.environ["QT_QPA_PLATFORM"] = "xcb"
         from PySide6.QtWidgets import QApplication
 

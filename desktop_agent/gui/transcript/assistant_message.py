@@ -64,10 +64,12 @@ class AssistantMessageWidget(QWidget):
     Signals:
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
         regenerate_requested(): Regenerate was clicked.
+        approval_answered(str, str, str): tool use id, choice, reason (on a card).
     """
 
     copy_requested = Signal(str)
     regenerate_requested = Signal()
+    approval_answered = Signal(str, str, str)
 
     def __init__(
         self,
@@ -310,18 +312,23 @@ class AssistantMessageWidget(QWidget):
             parent=self,
         )
         card.arguments_view.copied.connect(self.copy_requested.emit)
+        card.approval_answered.connect(self.approval_answered.emit)
         self._cards[part.tool_use_id] = card
         self._insert(card)
+        card.set_outcome(part.outcome)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
         else:
             if part.status:
                 card.set_status(part.status)
+            card.show_approval(part.approval)
             self._waiting_cards.append((part, card))
 
     def _update_cards(self) -> None:
         still_waiting = []
         for part, card in self._waiting_cards:
+            card.set_outcome(part.outcome)
+            card.show_approval(part.approval if part.result is None else None)
             if part.result is not None:
                 card.set_result(part.result, part.is_error)
             else:

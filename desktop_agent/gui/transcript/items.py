@@ -53,6 +53,8 @@ class ToolCallPart:
     result: str | None = None
     is_error: bool = False
     status: str | None = None  # shown until a result arrives, e.g. "waiting for approval"
+    approval: Any = None  # an ApprovalPrompt while the person is asked on the card
+    outcome: str | None = None  # "denied" / "expired": what an error result means
 
 
 @dataclass

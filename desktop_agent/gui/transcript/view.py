@@ -75,7 +75,10 @@ class TranscriptView(QScrollArea):
         regenerate_requested(): Regenerate was clicked on the last answer.
         copy_requested(str): something was copied (it is already on the clipboard).
         follows_end_changed(bool): :attr:`follows_end` changed.
+        approval_answered(str, str, str): tool use id, choice, reason, from a card.
     """
+
+    approval_answered = Signal(str, str, str)
 
     retry_requested = Signal()
     edit_requested = Signal(str, str)
@@ -198,6 +201,19 @@ class TranscriptView(QScrollArea):
             return
         item, part = found
         part.status = status
+        item.revision += 1
+        self._mark_dirty(item)
+
+    def set_tool_approval(self, tool_use_id: str, prompt: Any, outcome: str | None = None) -> None:
+        """Ask on the call's card (an ApprovalPrompt) or stop asking (None, with the outcome)."""
+        found = self._find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        part.approval = prompt
+        if outcome is not None:
+            part.outcome = outcome
+            part.status = outcome
         item.revision += 1
         self._mark_dirty(item)
 
@@ -360,6 +376,7 @@ class TranscriptView(QScrollArea):
             )
             answer.copy_requested.connect(self.copy_requested.emit)
             answer.regenerate_requested.connect(self.regenerate_requested.emit)
+            answer.approval_answered.connect(self.approval_answered.emit)
             answer.set_regenerate_visible(item.key == self._regenerate_key)
             widget = answer
         return widget

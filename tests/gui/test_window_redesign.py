@@ -1,0 +1,231 @@
+"""The redesigned window: layout, inline approval on the card, header, habits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
+
+from desktop_agent.testing import script
+
+
+def _card(window: Any, name: str) -> Any:
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+
+    window.current_tab().transcript.flush()
+    cards = [c for c in window.current_tab().findChildren(ToolCard) if c.tool_name == name]
+    assert cards, f"no card for {name}"
+    return cards[-1]
+
+
+def _panel(qtbot: Any, window: Any, name: str) -> Any:
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: _card(window, name).approval_panel is not None, timeout=WAIT_MS)
+    return _card(window, name).approval_panel
+
+
+def test_transcript_gets_most_of_the_width_while_nothing_waits(
+        qtbot: Any, make_window: Any) -> None:
+    window = make_window()
+    window.resize(1200, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    QApplication.processEvents()
+    assert window.approval_dock.isHidden()
+    tab = window.current_tab()
+    assert tab.transcript.parentWidget().width() >= 0.6 * window.width()
+    assert window.sidebar.width() >= 200
+
+
+def test_sidebar_keeps_its_width_at_a_small_window_and_after_growing(
+        qtbot: Any, make_window: Any) -> None:
+    window = make_window()
+    window.resize(1024, 640)
+    window.show()
+    qtbot.waitExposed(window)
+    QApplication.processEvents()
+    assert window.sidebar.width() >= 200
+    window.resize(1400, 900)
+    QApplication.processEvents()
+    assert window.sidebar.width() >= 200
+
+
+def test_allow_on_the_card_runs_the_tool_and_gives_focus_back(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    window.show()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})]),
+                   script.text("Sunny."))
+    send(qtbot, window, "Weather please")
+    panel = _panel(qtbot, window, "get_weather")
+    # The request in the visible tab is answered on its card: the dock stays out of the way.
+    assert window.approval_dock.isHidden()
+    assert "Denied automatically in" in panel.countdown.text()
+    assert _card(window, "get_weather").expanded  # the arguments are in view
+    assert panel.allow_conversation_button.isVisibleTo(panel)
+    qtbot.mouseClick(panel.allow_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+    assert weather.calls == [{"city": "Paris"}]
+    assert "Sunny." in last_assistant_text(window)
+    card = _card(window, "get_weather")
+    assert card.detail_label.text() == "done" and card.approval_panel is None
+    assert window.current_tab().composer.hasFocus()
+    assert not window.approvals.pending()
+
+
+def test_deny_on_the_card_says_denied_not_failed(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    window.show()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})]),
+                   script.text("Fine, I will not."))
+    send(qtbot, window, "Weather please")
+    panel = _panel(qtbot, window, "get_weather")
+    panel.reason.setText("not now")
+    qtbot.mouseClick(panel.deny_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+    assert weather.calls == []
+    status = _card(window, "get_weather").detail_label.text()
+    assert "denied" in status and "failed" not in status
+    tool = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
+    assert "not now" in tool["content"]
+
+
+def test_card_and_dock_resolve_one_request(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    window.show()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})]),
+                   script.text("Done."))
+    send(qtbot, window, "Weather please")
+    _panel(qtbot, window, "get_weather")
+    assert window.approval_dock.current_request() is window.approvals.pending()[0]
+    window.approval_dock.allow_once()  # the queue's answer closes the card's buttons
+    wait_idle(qtbot, controller)
+    assert _card(window, "get_weather").approval_panel is None
+    assert weather.calls == [{"city": "Paris"}]
+
+
+def test_expired_request_says_expired_on_the_card(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window(approval_timeout=0.5)
+    window.show()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})]),
+                   script.text("No answer, so no weather."))
+    send(qtbot, window, "Weather please")
+    wait_idle(qtbot, controller)
+    assert "expired" in _card(window, "get_weather").detail_label.text()
+    assert weather.calls == []
+
+
+def test_request_in_a_background_tab_shows_the_dock_and_a_badge(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    window.show()
+    first = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})], delay=0.3),
+                   script.text("Done."))
+    send(qtbot, window, "Weather please")
+    window.new_conversation()  # the first conversation is now in the background
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    assert not window.approval_dock.isHidden()
+    assert "●" in window.tab_badge(first.conversation_id)
+    window.approval_dock.allow_once()
+    wait_idle(qtbot, first)
+    qtbot.waitUntil(window.approval_dock.isHidden, timeout=WAIT_MS)
+
+
+def test_header_switches_model_folder_sandbox_and_network(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    header = window.current_tab().header
+    header.set_servers([_entry(server.base_url, ["test-model", "other-model"])])
+    assert header.model_names() == ["test-model", "other-model"]
+    next(a for a in header.model_menu.actions() if a.text() == "other-model").trigger()
+    assert controller.settings["model"] == "other-model"
+    assert header.model_button.text() == "other-model"
+
+    header.folder_chosen.emit(str(tmp_path))
+    assert controller.settings["workdir"] == str(tmp_path)
+    assert str(tmp_path.name) in header.folder_button.text()
+
+    header.sandbox_box.setCurrentIndex(header.sandbox_box.findData("off"))
+    header.sandbox_box.activated.emit(header.sandbox_box.currentIndex())
+    assert controller.settings["sandbox"] == "off"
+    assert not header.network_button.isChecked()
+    qtbot.mouseClick(header.network_button, Qt.MouseButton.LeftButton)
+    assert controller.settings["network"] is True
+    assert header.network_button.text() == "Network on"
+
+
+def test_new_conversation_works_in_a_named_visible_folder(make_window: Any) -> None:
+    window = make_window()
+    controller = window.new_conversation()
+    folder = Path(controller.settings["workdir"])
+    assert folder.parent.name == "Desktop Agent"
+    assert folder.name.startswith("Chat ") and controller.conversation_id not in folder.name
+
+
+def test_sidebar_follows_the_tab_and_one_click_opens(qtbot: Any, make_window: Any) -> None:
+    window = make_window()
+    first = window.current_controller()
+    second = window.new_conversation()
+    for c in (first, second):
+        c.rename(f"Talk {c.conversation_id[:4]}")
+    window.sidebar.refresh()
+    assert window.sidebar.current_id() == second.conversation_id
+    window.tabs.setCurrentIndex(0)
+    assert window.sidebar.current_id() == first.conversation_id
+    window.close_current_tab()
+    qtbot.waitUntil(lambda: window.tab_for(first.conversation_id) is None, timeout=WAIT_MS)
+    window.sidebar.refresh()
+    row = window.sidebar.conversation_ids().index(first.conversation_id)
+    item = window.sidebar.list.item(row)
+    rect = window.sidebar.list.visualItemRect(item)
+    window.show()
+    qtbot.mouseClick(window.sidebar.list.viewport(), Qt.MouseButton.LeftButton,
+                     pos=rect.center())
+    qtbot.waitUntil(lambda: window.tab_for(first.conversation_id) is not None, timeout=WAIT_MS)
+
+
+def test_preferences_switch_theme_and_timeout(qtbot: Any, make_window: Any) -> None:
+    from desktop_agent.gui.preferences import Preferences
+    from desktop_agent.gui.theme import is_dark
+
+    window = make_window()
+    dialog = window.open_preferences()
+    dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+    dialog.timeout.setValue(42)
+    dialog.accept()
+    try:
+        assert is_dark()
+        assert QApplication.instance().palette().color(  # type: ignore[union-attr]
+            QApplication.instance().palette().ColorRole.Window).lightness() < 80
+        assert Preferences.load(window.store).approval_timeout == 42
+        assert window.approval_timeout == 42
+    finally:
+        window.apply_preferences(Preferences())
+
+
+def test_help_menu_lists_shortcuts(make_window: Any) -> None:
+    window = make_window()
+    rows = dict(window.shortcut_rows())
+    assert rows["New conversation"] == "Ctrl+T"
+    assert rows["Send the message"] == "Enter"
+    dialog = window.show_shortcuts()
+    assert dialog.isVisible()
+    dialog.reject()
+
+
+def _entry(base_url: str, models: list[str]) -> Any:
+    from desktop_agent.gui.server_catalog import ModelChoice, ServerEntry
+
+    return ServerEntry("Test", base_url, True, tuple(ModelChoice(m, 4096) for m in models))
