@@ -76,6 +76,8 @@ class ConversationController(TurnBlocksMixin, QObject):
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
         figures_changed(object): New :class:`TurnFigures`.
+        prompt_progress(int, int): Prompt tokens the server has read, of all (before the
+            first token, when the server reports it).
         pending_approvals_changed(int): Requests of this conversation waiting.
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
         notice(str): Something the person should know that is not part of the
@@ -96,6 +98,7 @@ class ConversationController(TurnBlocksMixin, QObject):
     assistant_finished = Signal(bool)
     error = Signal(str, bool)
     figures_changed = Signal(object)
+    prompt_progress = Signal(int, int)
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
     notice = Signal(str)
@@ -374,6 +377,7 @@ class ConversationController(TurnBlocksMixin, QObject):
             found: str | None = await asyncio.to_thread(get_secret, str(key_name))
             api_key = found or "not-needed"
         tools = await self._tools.tools_for(self._record.id, self._record.settings)
+        self._tool_schemas = tools  # counted in the context estimate, as the server counts them
         problems = self._tools.mcp_problems()
         if problems and problems != self._reported_tool_problems:
             self._reported_tool_problems = problems

@@ -7,8 +7,9 @@ the controller; it decides nothing itself.
 from __future__ import annotations
 
 import asyncio
+import time
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
@@ -31,7 +32,7 @@ from .composer import Composer, ComposerBox
 from .conversation_controller import ConversationController
 from .conversation_header import ConversationHeader
 from .icons import icon
-from .status_line import StatusLine
+from .status_line import StatusLine, waiting_text
 from .transcript import TranscriptView
 from .transcript.approval_panel import ApprovalPrompt
 from .transcript.view import COLUMN_MAX_WIDTH
@@ -154,6 +155,12 @@ class ConversationTab(QWidget):
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
+        self._waiting_since: float | None = None
+        self._progress: tuple[int, int] | None = None
+        self._waiting_timer = QTimer(self)
+        self._waiting_timer.setInterval(250)
+        self._waiting_timer.timeout.connect(self._show_waiting)
+
         self._connect(controller)
         self.transcript.load_messages(controller.stored_messages())
         self._update_empty_hint()
@@ -220,6 +227,8 @@ class ConversationTab(QWidget):
         c.user_message.connect(lambda _t, _m: self._update_empty_hint())
         c.error.connect(lambda _t, _r: self._update_empty_hint())
         c.figures_changed.connect(self.status_line.show_figures)
+        c.prompt_progress.connect(self._on_prompt_progress)
+        c.assistant_started.connect(lambda _m: self._stop_waiting())
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
@@ -243,6 +252,30 @@ class ConversationTab(QWidget):
 
     def _on_busy(self, busy: bool) -> None:
         self.composer_box.set_busy(busy)
+        if busy:
+            self._waiting_since = time.monotonic()
+            self._progress = None
+            self._waiting_timer.start()
+            self._show_waiting()
+        else:
+            self._stop_waiting()
+
+    def _on_prompt_progress(self, processed: int, total: int) -> None:
+        self._progress = (processed, total)
+        self._show_waiting()
+
+    def _show_waiting(self) -> None:
+        """Until the first token: "Processing prompt… N s" (and % when the server says)."""
+        if self._waiting_since is None:
+            return
+        processed, total = self._progress or (None, None)
+        self.status_line.show_waiting(
+            waiting_text(time.monotonic() - self._waiting_since, processed, total))
+
+    def _stop_waiting(self) -> None:
+        self._waiting_since = None
+        self._waiting_timer.stop()
+        self.status_line.show_waiting(None)
 
     def focus_composer(self) -> None:
         """Put the cursor in the message box."""

@@ -43,10 +43,12 @@ class TurnBlocksMixin:
     tool_result: Any
     tool_error: Any
     figures_changed: Any
+    prompt_progress: Any
 
     def _handle(self, item: Any, recorder: TurnRecorder) -> None:
         """Write one block to the store, then tell the widgets."""
         from desktop_agent.core.types import (
+            PromptProgressBlock,
             TextBlock,
             ThinkingBlock,
             ToolResultBlock,
@@ -76,6 +78,8 @@ class TurnBlocksMixin:
             self.tool_error.emit(item.error, item.tool_use_id)
         elif isinstance(item, Usage):
             self._on_usage(item, recorder)
+        elif isinstance(item, PromptProgressBlock):
+            self.prompt_progress.emit(item.processed, item.total)
 
     def _started(self, message_id: str | None) -> None:
         """A new reply was opened; the transcript shows one reply per turn."""
@@ -134,7 +138,9 @@ class TurnBlocksMixin:
         try:
             from desktop_agent.core.context import estimate_tokens
 
-            return int(estimate_tokens(model_history(self._path)))
+            # The tool definitions are part of every request, as in the server's own count.
+            return int(estimate_tokens(model_history(self._path),
+                                       tools=getattr(self, "_tool_schemas", None)))
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None

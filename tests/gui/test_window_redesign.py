@@ -229,3 +229,30 @@ def _entry(base_url: str, models: list[str]) -> Any:
     from desktop_agent.gui.server_catalog import ModelChoice, ServerEntry
 
     return ServerEntry("Test", base_url, True, tuple(ModelChoice(m, 4096) for m in models))
+
+
+def test_processing_prompt_shows_time_and_server_progress(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    import threading
+
+    from desktop_agent.testing.script import Chunk, ChunkFactory, Gate, from_chunks
+
+    window = make_window()
+    controller = use_server(window, server)
+    release = threading.Event()
+    factory = ChunkFactory()
+    progress = {"choices": [], "prompt_progress": {"total": 1000, "cache": 0,
+                                                   "processed": 450, "time_ms": 5}}
+    server.enqueue(from_chunks([Chunk(progress), Gate(release),
+                                factory.delta({"role": "assistant", "content": "Hello"}),
+                                factory.finish("stop")]))
+    send(qtbot, window, "A long prompt")
+    status = window.current_tab().status_line
+    qtbot.waitUntil(lambda: "45%" in status.waiting_label.text(), timeout=WAIT_MS)
+    assert status.waiting_label.isVisibleTo(status)
+    assert status.waiting_label.text().startswith("Processing prompt…")
+    release.set()
+    wait_idle(qtbot, controller)
+    assert not status.waiting_label.isVisibleTo(status)
+    assert "context" in status.context_label.text()
+    assert "tool definitions" in status.context_label.toolTip()
