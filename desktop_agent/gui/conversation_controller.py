@@ -175,6 +175,24 @@ class ConversationController(TurnBlocksMixin, QObject):
         """Whether there is a user message to answer again."""
         return not self.busy and any(r.role == "user" for r in self._path)
 
+    def branch_points(self) -> dict[str, tuple[int, int]]:
+        """Messages with other versions (edited or regenerated): id -> (position, count)."""
+        return self._store.branch_points(self._record.id)
+
+    def switch_branch(self, message_id: str, offset: int) -> bool:
+        """Show the previous (-1) or next (+1) version of a message: the store's active path."""
+        if self.busy:
+            return False
+        siblings = self._store.siblings(message_id)
+        index = next((i for i, r in enumerate(siblings) if r.id == message_id), None)
+        if index is None or not 0 <= index + offset < len(siblings):
+            return False
+        leaf = self._store.latest_leaf(siblings[index + offset].id)
+        self._store.set_active_leaf(self._record.id, leaf)
+        self._path = self._store.active_path(self._record.id)
+        self.transcript_reset.emit(self.stored_messages())
+        return True
+
     def stored_messages(self) -> list[dict[str, Any]]:
         """The active branch as shown in the transcript."""
         return [view_dict(r) for r in self._path]

@@ -163,6 +163,7 @@ class ConversationTab(QWidget):
 
         self._connect(controller)
         self.transcript.load_messages(controller.stored_messages())
+        self._show_branches()
         self._update_empty_hint()
         self.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
@@ -233,6 +234,13 @@ class ConversationTab(QWidget):
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
+        t.branch_requested.connect(lambda key, offset: c.switch_branch(key, offset))
+        c.transcript_reset.connect(lambda _m: self._show_branches())
+        c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
+
+    def _show_branches(self) -> None:
+        """‹ 1/2 › on messages that were edited or regenerated."""
+        self.transcript.set_branches(self.controller.branch_points())
 
     def send(self) -> None:
         """Hand the composer's text to the controller; clear it if it was taken."""

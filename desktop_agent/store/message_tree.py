@@ -106,6 +106,26 @@ class MessageTree(StoreTransactions):
             raise NotFoundError(f"no message {message_id}")
         return self.children(record.parent_id, record.conversation_id)
 
+    def branch_points(self, conversation_id: str) -> dict[str, tuple[int, int]]:
+        """Messages that have alternatives: id -> (position from 1, number of alternatives).
+
+        One query for the whole conversation, so the window can show "‹ 2/3 ›" on
+        every edited or regenerated message without asking message by message.
+        """
+        with self._reading() as conn:
+            rows = conn.execute(
+                """
+                SELECT id, position, total FROM (
+                    SELECT id,
+                           ROW_NUMBER() OVER (PARTITION BY parent_id ORDER BY seq) AS position,
+                           COUNT(*) OVER (PARTITION BY parent_id) AS total
+                    FROM messages WHERE conversation_id = ?
+                ) WHERE total > 1
+                """,
+                (conversation_id,),
+            ).fetchall()
+        return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+
     def latest_leaf(self, message_id: str) -> str:
         """The newest leaf under a message, following the newest child at each step.
 

@@ -256,3 +256,26 @@ def test_processing_prompt_shows_time_and_server_progress(
     assert not status.waiting_label.isVisibleTo(status)
     assert "context" in status.context_label.text()
     assert "tool definitions" in status.context_label.toolTip()
+
+
+def test_branch_switcher_changes_the_active_branch(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text("First answer."), script.text("Second answer."))
+    send(qtbot, window, "Hello")
+    wait_idle(qtbot, controller)
+    controller.regenerate()
+    wait_idle(qtbot, controller)
+    transcript = window.current_tab().transcript
+    answer_key = transcript.item_keys()[-1]
+    assert transcript.branch_of(answer_key) == (2, 2)
+    widget = transcript.item_widget(answer_key)
+    assert widget.branches.isVisibleTo(widget) and widget.branches.label.text() == "2/2"
+    assert "Second answer." in last_assistant_text(window)
+
+    qtbot.mouseClick(widget.branches.previous_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "First answer." in last_assistant_text(window), timeout=WAIT_MS)
+    path = window.store.active_path(controller.conversation_id)
+    assert path[-1].message["content"] == "First answer."
+    assert transcript.branch_of(transcript.item_keys()[-1]) == (1, 2)

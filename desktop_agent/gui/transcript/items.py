@@ -19,6 +19,7 @@ class UserItem:
 
     key: str
     text: str
+    branch: tuple[int, int] | None = None  # (position, alternatives) when edited
 
 
 @dataclass
@@ -80,6 +81,7 @@ class AssistantItem:
     open: bool = True
     interrupted: bool = False
     revision: int = 0
+    branch: tuple[int, int] | None = None  # (position, alternatives) when regenerated
 
     def append(self, kind: str, delta: str) -> None:
         """Add a text or thinking piece, starting a new run if the kind changes."""

@@ -76,7 +76,10 @@ class TranscriptView(QScrollArea):
         copy_requested(str): something was copied (it is already on the clipboard).
         follows_end_changed(bool): :attr:`follows_end` changed.
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
+        branch_requested(str, int): message key and -1/+1: show another version of it.
     """
+
+    branch_requested = Signal(str, int)
 
     approval_answered = Signal(str, str, str)
 
@@ -267,6 +270,22 @@ class TranscriptView(QScrollArea):
         self._set_follows_end(True)
         self.scroll_to_end()
 
+    def set_branches(self, branches: dict[str, tuple[int, int]]) -> None:
+        """Mark messages that have other versions (message id -> (position, count))."""
+        for item in self._window.items:
+            if isinstance(item, UserItem | AssistantItem):
+                branch = branches.get(item.key)
+                if branch != item.branch:
+                    item.branch = branch
+                    widget = self._window.widgets.get(item.key)
+                    if isinstance(widget, UserMessageWidget | AssistantMessageWidget):
+                        widget.set_branch(branch)
+
+    def branch_of(self, key: str) -> tuple[int, int] | None:
+        """The (position, count) shown on message ``key`` (None: no other version)."""
+        item = next((i for i in self._window.items if i.key == key), None)
+        return item.branch if isinstance(item, UserItem | AssistantItem) else None
+
     @property
     def follows_end(self) -> bool:
         """True while the view keeps the end in sight."""
@@ -365,6 +384,7 @@ class TranscriptView(QScrollArea):
             user = UserMessageWidget(item, self._theme, self._column)
             user.edit_requested.connect(self.edit_requested.emit)
             user.copy_requested.connect(self.copy_requested.emit)
+            user.branch_requested.connect(self.branch_requested.emit)
             widget = user
         elif isinstance(item, ErrorItem):
             error = ErrorNoticeWidget(item, self._theme, self._column)
@@ -377,6 +397,7 @@ class TranscriptView(QScrollArea):
             answer.copy_requested.connect(self.copy_requested.emit)
             answer.regenerate_requested.connect(self.regenerate_requested.emit)
             answer.approval_answered.connect(self.approval_answered.emit)
+            answer.branch_requested.connect(self.branch_requested.emit)
             answer.set_regenerate_visible(item.key == self._regenerate_key)
             widget = answer
         return widget
