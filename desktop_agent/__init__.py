@@ -31,6 +31,7 @@ _SDK_NAMES = (
     "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
     "estimate_tokens", "query", "tool", "truncate_messages",
+    "VisionNotSupportedError", "image_part", "text_part",
 )
 
 __all__ = list(_SDK_NAMES)

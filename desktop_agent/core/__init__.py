@@ -49,6 +49,9 @@ _EXPORTS: dict[str, str] = {
     'TurnInProgressError': 'errors',
     'Usage': 'types',
     'UserPromptSubmitEvent': 'hooks',
+    'VisionNotSupportedError': 'errors',
+    'image_part': 'content_parts',
+    'text_part': 'content_parts',
     'estimate_tokens': 'context',
     'query': 'client',
     'tool': 'tools',
@@ -60,6 +63,8 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:
     from .client import Client as Client
     from .client import query as query
+    from .content_parts import image_part as image_part
+    from .content_parts import text_part as text_part
     from .context import estimate_tokens as estimate_tokens
     from .context import truncate_messages as truncate_messages
     from .errors import AgentError as AgentError
@@ -76,6 +81,7 @@ if TYPE_CHECKING:
     from .errors import ServerError as ServerError
     from .errors import ToolInputError as ToolInputError
     from .errors import TurnInProgressError as TurnInProgressError
+    from .errors import VisionNotSupportedError as VisionNotSupportedError
     from .hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
     from .hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
     from .hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT

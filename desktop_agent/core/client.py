@@ -21,6 +21,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from . import errors
+from .content_parts import (
+    Prompt,
+    check_parts,
+    check_vision,
+    has_images,
+    images_for_model,
+    prompt_text,
+    with_text,
+)
 from .history import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
@@ -35,7 +44,7 @@ from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
 from .redaction import scrub_error, secret_values
 from .stream import StreamAggregator
-from .stream_guard import StreamGuard, next_chunk
+from .stream_guard import StreamGuard, ended_without_finish, next_chunk
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_runner import ToolOutcome, run_tool_call
 from .transport import ChatStream, make_openai_client, open_stream
@@ -133,16 +142,21 @@ class Client:
         return self._running
 
     # -- turns -----------------------------------------------------------------------
-    async def query(self, prompt: str | None) -> None:
+    async def query(self, prompt: Prompt | None) -> None:
         """Queue a prompt; ``receive_messages()`` sends it and streams the reply.
 
-        An empty prompt after tool results continues the turn without adding
-        an empty user message.
+        ``prompt`` is a string or a list of OpenAI content parts (text and
+        images, see :mod:`~desktop_agent.core.content_parts`). An empty prompt
+        after tool results continues the turn without adding an empty user
+        message.
 
         Raises:
             MaxTurnsExceededError: ``options.max_turns`` queries were already made.
             PromptBlockedError: a UserPromptSubmit hook refused the prompt.
             TurnInProgressError: the previous turn is still running.
+            VisionNotSupportedError: the prompt has a picture and the model
+                cannot see (``options.vision`` is False).
+            ConfigurationError: a content part is malformed or not an accepted image.
         """
         if self._running:
             raise errors.TurnInProgressError("the previous turn is still running")
@@ -154,7 +168,12 @@ class Client:
             raise errors.MaxTurnsExceededError(
                 f"this client allows {max_turns} turn(s); create a new Client or raise "
                 "AgentOptions.max_turns (None means unlimited)")
-        text = prompt or ""
+        parts: list[dict[str, Any]] | None = None
+        if isinstance(prompt, str) or prompt is None:
+            text = prompt or ""
+        else:
+            parts = check_parts(prompt)
+            text = prompt_text(parts)
         decision = await run_hooks(self.options.hooks, HOOK_USER_PROMPT_SUBMIT,
                                    UserPromptSubmitEvent(text, self.history))
         if decision is not None:
@@ -162,13 +181,18 @@ class Client:
                 raise errors.PromptBlockedError(decision.reason or "a hook blocked the prompt")
             if decision.modified_prompt is not None:
                 text = decision.modified_prompt
-        if not text.strip():
+        content: str | list[dict[str, Any]] = text
+        if parts is not None and has_images(parts):
+            content = with_text(parts, text)  # text-only parts go as a plain string
+        if not text.strip() and not (parts and content):
             if decision is not None and decision.modified_prompt is not None:
                 raise errors.PromptBlockedError(
                     "a hook replaced the prompt with an empty one; nothing was sent")
             raise errors.ConfigurationError("the prompt is empty")
+        check_vision([{"role": "user", "content": content}], self.options.vision,
+                     self.options.model)
         self._answer_open_calls(NOT_EXECUTED_UNANSWERED)
-        self._history.append({"role": "user", "content": text})
+        self._history.append({"role": "user", "content": content})
         self._turns += 1
         self._pending = True
 
@@ -333,10 +357,14 @@ class Client:
             finally:
                 self._awaiting_server = False
             if not self._interrupt_requested:
+                ended_early = ended_without_finish(aggregator, stream)
                 for block in aggregator.finish():
                     if first_at is None:
                         first_at = time.perf_counter()
-                    yield block
+                    if not (ended_early and isinstance(block, ToolUseBlock | ToolUseError)):
+                        yield block
+                if ended_early:
+                    raise ended_early
             else:
                 aggregator.finish_reason = aggregator.finish_reason or "interrupted"
         except errors.APIError:
@@ -409,7 +437,8 @@ class Client:
         messages: list[dict[str, Any]] = []
         if o.system_prompt:
             messages.append({"role": "system", "content": o.system_prompt})
-        messages.extend(self._history)
+        check_vision(self._history, o.vision, o.model)  # history set from a store
+        messages.extend(images_for_model(self._history, o.vision))
         request: dict[str, Any] = {
             "model": o.model,
             "messages": messages,

@@ -49,6 +49,10 @@ class AgentOptions:
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
+        vision: Whether the model reads images: True, False (a prompt with a
+            picture raises ``VisionNotSupportedError`` before anything is
+            sent), or None when unknown (sent; a server's refusal becomes
+            that error too).
         secret_values: Values blanked out of every tool result and error (the
             conversation's secrets; ``api_key`` is always included).
     """
@@ -78,6 +82,7 @@ class AgentOptions:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
+    vision: bool | None = None
     secret_values: Sequence[str] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:

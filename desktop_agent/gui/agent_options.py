@@ -43,6 +43,8 @@ def build_agent_options(settings: dict[str, Any], api_key: str, tools: list[Any]
         # The gate times out (visibly) first; the core's limit is a backstop.
         approval_timeout=None if approval_timeout is None else approval_timeout + 30.0,
         context_length=s.get("context_length"),
+        # per-conversation override of what discovery found (None: unknown)
+        vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
         # Server-specific request fields (e.g. llama.cpp's ``cache_prompt``).
         extra_body=dict(s.get("extra_body") or {}),
     )

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .message_content import MessageContent
+
 EventType = Literal[
     "message",
     "text",
@@ -73,6 +75,9 @@ class ConversationSettings(BaseModel):
                     "sandbox; every such call is asked and never remembered).")
     network: bool | None = Field(
         default=None, description="Whether commands may use the network (default false).")
+    vision: bool | None = Field(
+        default=None, description="Whether the model reads pictures: false refuses messages "
+                                  "with images before anything is sent; null means unknown.")
 
     @field_validator("tools")
     @classmethod
@@ -123,9 +128,18 @@ class DeleteResult(BaseModel):
 
 
 class MessageCreate(BaseModel):
+    """A user message: text, or content parts with pictures (see ``message_content``)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, max_length=1_000_000)
+    content: MessageContent
+
+    @field_validator("content")
+    @classmethod
+    def _not_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not 1 <= len(value) <= 1_000_000:
+            raise ValueError("the message must be 1 to 1,000,000 characters")
+        return value
 
 
 class MessageOut(BaseModel):
@@ -142,11 +156,18 @@ class MessageList(BaseModel):
 
 
 class RunRequest(BaseModel):
-    """Start a turn; with ``message`` the text is sent first."""
+    """Start a turn; with ``message`` the text (or content parts) is sent first."""
 
     model_config = ConfigDict(extra="forbid")
 
-    message: str | None = Field(default=None, min_length=1, max_length=1_000_000)
+    message: MessageContent | None = None
+
+    @field_validator("message")
+    @classmethod
+    def _not_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not 1 <= len(value) <= 1_000_000:
+            raise ValueError("the message must be 1 to 1,000,000 characters")
+        return value
 
 
 class RunStatus(BaseModel):
@@ -297,4 +318,7 @@ class SecretStored(BaseModel):
 
 
 class Alive(BaseModel):
+    """``GET /alive``; ``service`` lets model-server discovery recognise this app's own server."""
+
     status: Literal["ok"]
+    service: Literal["desktop-agent"] = "desktop-agent"

@@ -41,6 +41,7 @@ from desktop_agent.core.types import (
 from .api_errors import ApiError
 from .app_services import AppServices
 from .conversation_secrets import conversation_environment
+from .message_content import refuse_if_blind
 from .pending_approvals import PendingApprovals
 from .turn_recorder import TurnRecorder
 from .workdir_paths import open_workdir
@@ -88,7 +89,7 @@ class ConversationRunner:
         return self._claimed or self.state != "idle"
 
     # -- turns -----------------------------------------------------------------------
-    async def start_turn(self, message: str | None) -> None:
+    async def start_turn(self, message: str | list[dict[str, Any]] | None) -> None:
         """Start a turn in the background (the route returns at once).
 
         Raises:
@@ -108,7 +109,7 @@ class ConversationRunner:
             self._run_turn(history), name=f"turn-{self.conversation_id}"
         )
 
-    async def _prepare(self, message: str | None) -> list[dict[str, Any]]:
+    async def _prepare(self, message: str | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
         store = self._services.store
         record = await asyncio.to_thread(self._services.conversation, self.conversation_id)
         settings = record.settings or {}
@@ -116,6 +117,7 @@ class ConversationRunner:
             raise ApiError(409, "not_configured",
                            "Set base_url and model in the conversation's settings before running.")
         if message is not None:
+            refuse_if_blind(settings, message)
             added = await asyncio.to_thread(
                 store.add_message, self.conversation_id, {"role": "user", "content": message}
             )
@@ -150,7 +152,8 @@ class ConversationRunner:
             tools = self._services.tools.build(settings["tools"], workdir, env,
                                                sandbox_policy(settings))
         optional: dict[str, Any] = {}
-        for key in ("temperature", "max_tokens", "max_tool_iterations", "context_length"):
+        for key in ("temperature", "max_tokens", "max_tool_iterations", "context_length",
+                    "vision"):
             if settings.get(key) is not None:
                 optional[key] = settings[key]
         return AgentOptions(

@@ -66,7 +66,8 @@ async def test_first_block_arrives_before_the_stream_ends(server, make_options, 
 
 async def test_query_also_streams_first_piece_early(server, make_options, gate):
     f = ChunkFactory()
-    server.enqueue(Script([f.delta({"content": "A"}), Gate(gate), f.delta({"content": "B"})]))
+    server.enqueue(Script([f.delta({"content": "A"}), Gate(gate), f.delta({"content": "B"}),
+                           f.finish("stop"), script.DONE]))
     stream = query("x", make_options())
     first = await asyncio.wait_for(stream.__anext__(), 5)
     assert first.content == [TextBlock("A")] and not gate.is_set()

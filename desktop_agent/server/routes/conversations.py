@@ -29,6 +29,7 @@ from ..api_models import (
     MessageOut,
 )
 from ..app_services import AppServices, services
+from ..message_content import refuse_if_blind, stored_content
 
 router = APIRouter(tags=["conversations"])
 
@@ -184,10 +185,12 @@ async def send_message(conversation_id: str, body: MessageCreate,
     if runner.busy:
         raise ApiError(409, "turn_running",
                        "A turn is running; wait for it or interrupt it before sending.")
+    content = stored_content(body.content)
+    refuse_if_blind(record.settings or {}, content)
     added = await asyncio.to_thread(svc.store.add_message, conversation_id,
-                                    {"role": "user", "content": body.content})
+                                    {"role": "user", "content": content})
     runner.emit("message", {"id": added.id, "role": "user", "status": added.status,
-                            "content": body.content})
+                            "content": content})
     return message_out(added)
 
 
