@@ -243,22 +243,31 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     # -- user actions --------------------------------------------------------
 
-    def send(self, text: str) -> bool:
-        """Send a user message and stream the reply (False when busy or empty)."""
+    def send(self, text: str, content: str | list[dict[str, Any]] | None = None,
+             shown: str | None = None) -> bool:
+        """Send a user message and stream the reply (False when busy or empty).
+
+        Args:
+            text: The typed text (it names the conversation).
+            content: What is sent instead of ``text``: a string, or OpenAI content
+                parts when pictures are attached.
+            shown: How the message reads in the transcript (default: ``text``).
+        """
         text = text.strip()
-        if not text or self.busy or self._closed:
+        if (not text and not content) or self.busy or self._closed:
             return False
         if not self.has_server:
-            self.error.emit("Pick a server and a model first (toolbar: Server).", False)
+            self.error.emit("Pick a model first (at the top of the conversation).", False)
             return False
+        prompt = content if content else text
         base = model_history(self._path)
-        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+        record = self._store.add_message(self._record.id, {"role": "user", "content": prompt},
                                          parent_id=self._leaf_id())
         self._path.append(record)
-        self.user_message.emit(text, record.id)
+        self.user_message.emit(shown or text, record.id)
         if self._record.title == DEFAULT_TITLE:
-            self.rename(title_from(text))
-        self._start_turn(text, base)
+            self.rename(title_from(text or shown or "Attachment"))
+        self._start_turn(prompt, base)
         return True
 
     def retry(self) -> bool:
@@ -343,14 +352,18 @@ class ConversationController(TurnBlocksMixin, QObject):
         self._store.set_active_leaf(self._record.id, user.id)
         self._path = self._path[:index + 1]
         self.transcript_reset.emit(self.stored_messages())
-        self._start_turn(str(user.message.get("content") or ""), model_history(self._path[:index]))
+        content = user.message.get("content")
+        self._start_turn(content if isinstance(content, list) else str(content or ""),
+                         model_history(self._path[:index]))
         return True
 
-    def _start_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+    def _start_turn(self, prompt: str | list[dict[str, Any]],
+                    base_history: list[dict[str, Any]]) -> None:
         self._task = asyncio.ensure_future(self._run_turn(prompt, base_history))
         self.busy_changed.emit(True)
 
-    async def _run_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+    async def _run_turn(self, prompt: str | list[dict[str, Any]],
+                        base_history: list[dict[str, Any]]) -> None:
         self.approval_gate.forget_decisions()
         recorder = TurnRecorder(self._store, self._record.id, self._path, self._figures.model,
                                 self.approval_gate.decision_of)

@@ -28,6 +28,13 @@ from .approval_queue import (
     ApprovalRequest,
     RequestState,
 )
+from .attachments import (
+    Attachment,
+    AttachmentError,
+    message_content,
+    read_attachment,
+    shown_text,
+)
 from .composer import Composer, ComposerBox
 from .conversation_controller import ConversationController
 from .conversation_header import ConversationHeader
@@ -147,6 +154,9 @@ class ConversationTab(QWidget):
         self.stop_button = self.composer_box.stop_button
         self.composer_box.send_requested.connect(self.send)
         self.composer_box.stop_requested.connect(controller.stop)
+        self.composer_box.files_added.connect(self.attach_files)
+        self.composer_box.attachment_removed.connect(self._remove_attachment)
+        self.attachments: list[Attachment] = []
         layout.addLayout(_centred(self.composer_box, margins=(16, 4, 16, 2)))
 
         self.status_line = StatusLine()
@@ -243,9 +253,37 @@ class ConversationTab(QWidget):
         self.transcript.set_branches(self.controller.branch_points())
 
     def send(self) -> None:
-        """Hand the composer's text to the controller; clear it if it was taken."""
-        if self.controller.send(self.composer.toPlainText()):
+        """Hand the composer's text (and attachments) to the controller; clear what it took."""
+        text = self.composer.toPlainText()
+        attached = list(self.attachments)
+        if not attached:
+            taken = self.controller.send(text)
+        else:
+            taken = self.controller.send(text, message_content(text, attached),
+                                         shown_text(text, attached))
+        if taken:
             self.composer.clear()
+            self.attachments.clear()
+            self.composer_box.show_attachments([])
+
+    def attach_files(self, paths: list[str]) -> None:
+        """Attach files (paperclip or drop); a file that cannot be attached is said so."""
+        problems = []
+        for path in paths:
+            try:
+                self.attachments.append(read_attachment(path))
+            except (AttachmentError, OSError) as exc:
+                problems.append(str(exc))
+        self.composer_box.show_attachments([a.name for a in self.attachments])
+        if problems:
+            self.transcript.add_error(" ".join(problems), retry=False)
+            self._update_empty_hint()
+        self.focus_composer()
+
+    def _remove_attachment(self, index: int) -> None:
+        if 0 <= index < len(self.attachments):
+            del self.attachments[index]
+        self.composer_box.show_attachments([a.name for a in self.attachments])
 
     def _update_empty_hint(self) -> None:
         """A new conversation shows what to do instead of an empty page."""

@@ -279,3 +279,75 @@ def test_branch_switcher_changes_the_active_branch(
     path = window.store.active_path(controller.conversation_id)
     assert path[-1].message["content"] == "First answer."
     assert transcript.branch_of(transcript.item_keys()[-1]) == (1, 2)
+
+
+def _png(path: Path) -> Path:
+    from PySide6.QtGui import QColor, QImage
+
+    image = QImage(8, 8, QImage.Format.Format_RGB32)
+    image.fill(QColor("#3366cc"))
+    assert image.save(str(path), "PNG")
+    return path
+
+
+def test_attached_picture_reaches_the_request_as_an_image_part(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    tab = window.current_tab()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("line one\nline two\n")
+    tab.attach_files([str(_png(tmp_path / "chart.png")), str(notes)])
+    assert [a.name for a in tab.attachments] == ["chart.png", "notes.txt"]
+    assert tab.composer_box.chips.isVisibleTo(tab.composer_box)
+    server.enqueue(script.text("A blue square."))
+    send(qtbot, window, "What is this?")
+    wait_idle(qtbot, controller)
+    content = server.requests[0]["messages"][-1]["content"]
+    assert content[0]["type"] == "text"
+    assert content[0]["text"].startswith("What is this?") and "line two" in content[0]["text"]
+    assert content[1]["type"] == "image_url"
+    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert tab.attachments == [] and not tab.composer_box.chips.isVisibleTo(tab.composer_box)
+    assert "[image: chart.png]" in tab.transcript.item_text(tab.transcript.item_keys()[0])
+
+
+def test_picture_for_a_model_without_vision_says_so(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(vision=False)
+    tab = window.current_tab()
+    tab.attach_files([str(_png(tmp_path / "chart.png"))])
+    send(qtbot, window, "What is this?")
+    wait_idle(qtbot, controller)
+    assert server.requests == []
+    shown = " ".join(tab.transcript.item_text(k) for k in tab.transcript.item_keys())
+    assert "cannot see images" in shown
+
+
+def test_a_binary_file_is_refused_with_a_sentence(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    window = make_window()
+    tab = window.current_tab()
+    blob = tmp_path / "data.bin"
+    blob.write_bytes(b"\x00\x01\x02" * 100)
+    tab.attach_files([str(blob)])
+    assert tab.attachments == []
+    shown = " ".join(tab.transcript.item_text(k) for k in tab.transcript.item_keys())
+    assert "cannot be attached" in shown
+
+
+def test_dropping_a_file_on_the_composer_attaches_it(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    window = make_window()
+    tab = window.current_tab()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(_png(tmp_path / "shot.png")))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    tab.composer_box.dropEvent(event)
+    assert [a.name for a in tab.attachments] == ["shot.png"]
