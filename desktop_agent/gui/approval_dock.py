@@ -169,10 +169,10 @@ class ApprovalDock(QDockWidget):
         row1.addWidget(self.deny_button)
         row1.addStretch(1)
         row1.addWidget(self.allow_button)
-        row2 = QHBoxLayout()
+        # Stacked, so the dock stays narrow enough to sit beside a 1024-pixel conversation.
+        row2 = QVBoxLayout()
         row2.addWidget(self.allow_conversation_button)
         row2.addWidget(self.allow_always_button)
-        row2.addStretch(1)
         row2.addWidget(self.dismiss_button)
 
         layout.addWidget(self._title)

@@ -11,12 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QMenu,
+    QSizePolicy,
     QToolButton,
     QWidget,
 )
@@ -25,8 +27,8 @@ from .icons import icon
 
 #: Sandbox levels (the settings' ``sandbox`` values) and how the header names them.
 SANDBOX_LABELS = {
-    "workdir": "Sandbox: work folder",
-    "read_only": "Sandbox: read-only",
+    "workdir": "Sandboxed",
+    "read_only": "Read-only",
     "off": "No sandbox",
 }
 SANDBOX_TIPS = {
@@ -44,6 +46,47 @@ def short_path(path: Path) -> str:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:
         return str(path)
+
+
+class ElidingToolButton(QToolButton):
+    """A tool button whose text shortens (with …) to the room it gets.
+
+    Why: a long folder path or model id must not make the window wider; the
+    full text stays in the tooltip.
+    """
+
+    def __init__(self, mode: Qt.TextElideMode, limit: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._mode = mode
+        self._limit = limit
+        self.setMinimumWidth(90)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+
+    def set_full_text(self, text: str) -> None:
+        """Set the text to show (shortened as needed)."""
+        self._full = text
+        self._elide()
+
+    def full_text(self) -> str:
+        """The text before shortening."""
+        return self._full
+
+    def sizeHint(self) -> QSize:
+        """As wide as the text needs, up to the limit."""
+        hint = super().sizeHint()
+        wanted = self.fontMetrics().horizontalAdvance(self._full) + self.iconSize().width() + 28
+        return QSize(min(wanted, self._limit), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Shorten the text to the new width."""
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        room = max(20, self.width() - self.iconSize().width() - 28)
+        self.setText(self.fontMetrics().elidedText(self._full, self._mode, room))
 
 
 class ConversationHeader(QWidget):
@@ -73,22 +116,20 @@ class ConversationHeader(QWidget):
         layout.setContentsMargins(12, 6, 12, 6)
         layout.setSpacing(6)
 
-        self.model_button = QToolButton()
+        self.model_button = ElidingToolButton(Qt.TextElideMode.ElideRight, 260)
         self.model_button.setObjectName("modelSwitcher")
         self.model_button.setAccessibleName("Model")
         self.model_button.setIcon(icon("bot"))
-        self.model_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.model_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.model_menu = QMenu(self.model_button)
         self.model_button.setMenu(self.model_menu)
         layout.addWidget(self.model_button)
         layout.addStretch(1)
 
-        self.folder_button = QToolButton()
+        self.folder_button = ElidingToolButton(Qt.TextElideMode.ElideMiddle, 300)
         self.folder_button.setObjectName("workFolder")
         self.folder_button.setAccessibleName("Working folder")
         self.folder_button.setIcon(icon("folder"))
-        self.folder_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.folder_button.clicked.connect(lambda _c=False: self.choose_folder())
         layout.addWidget(self.folder_button)
 
@@ -125,13 +166,13 @@ class ConversationHeader(QWidget):
         """Show a conversation's model, folder, sandbox level and network switch."""
         model = settings.get("model")
         self._current = (settings.get("base_url"), model)
-        self.model_button.setText(str(model) if model else "Choose a model")
+        self.model_button.set_full_text(str(model) if model else "Choose a model")
         self.model_button.setToolTip(
             f"{model} at {settings.get('base_url')} — click to switch" if model
             else "Choose the server and model for this conversation")
         if folder is not None:
             self._folder = folder
-            self.folder_button.setText(short_path(folder))
+            self.folder_button.set_full_text(short_path(folder))
             self.folder_button.setToolTip(
                 f"Working folder: {folder}\nTools read and write here. Click to choose "
                 "another folder.")

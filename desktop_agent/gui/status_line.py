@@ -56,6 +56,8 @@ class StatusLine(QWidget):
         for label in (self.waiting_label, self.model_label, self.speed_label,
                       self.first_token_label):
             layout.addWidget(label)
+        # The model's name gives way first when the window is narrow (never widens it).
+        self.model_label.setMinimumWidth(60)
         layout.addStretch(1)
         layout.addWidget(self.context_label)
         layout.addWidget(self.context_bar)

@@ -151,11 +151,11 @@ def test_header_switches_model_folder_sandbox_and_network(
     assert header.model_names() == ["test-model", "other-model"]
     next(a for a in header.model_menu.actions() if a.text() == "other-model").trigger()
     assert controller.settings["model"] == "other-model"
-    assert header.model_button.text() == "other-model"
+    assert header.model_button.full_text() == "other-model"
 
     header.folder_chosen.emit(str(tmp_path))
     assert controller.settings["workdir"] == str(tmp_path)
-    assert str(tmp_path.name) in header.folder_button.text()
+    assert str(tmp_path.name) in header.folder_button.full_text()
 
     header.sandbox_box.setCurrentIndex(header.sandbox_box.findData("off"))
     header.sandbox_box.activated.emit(header.sandbox_box.currentIndex())
@@ -351,3 +351,21 @@ def test_dropping_a_file_on_the_composer_attaches_it(
                        Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     tab.composer_box.dropEvent(event)
     assert [a.name for a in tab.attachments] == ["shot.png"]
+
+
+def test_a_request_in_a_background_tab_does_not_widen_a_small_window(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    window = make_window()
+    window.resize(1024, 640)
+    window.show()
+    qtbot.waitExposed(window)
+    first = use_server(window, server)
+    first.update_settings(workdir="/tmp/" + "a-very-long-folder-name/" * 6)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})], delay=0.3))
+    send(qtbot, window, "Weather please")
+    window.new_conversation()
+    qtbot.waitUntil(lambda: not window.approval_dock.isHidden(), timeout=WAIT_MS)
+    QApplication.processEvents()
+    assert window.width() <= 1024
+    window.approval_dock.deny()
+    wait_idle(qtbot, first)
