@@ -63,6 +63,7 @@ class ApprovalDock(QDockWidget):
     def __init__(self, queue: ApprovalQueue, parent: QWidget | None = None) -> None:
         super().__init__("Approvals", parent)
         self.setObjectName("approvalsDock")
+        self.setMinimumWidth(260)
         self._queue = queue
         self._items: dict[int, QListWidgetItem] = {}
         self._requests_by_number: dict[int, ApprovalRequest] = {}

@@ -132,6 +132,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.tabs.setMovable(True)
         self.tabs.setTabsClosable(True)
         self.tabs.setDocumentMode(True)
+        self.tabs.tabBar().setDrawBase(False)
         self.tabs.tabCloseRequested.connect(lambda i: self.close_tab(i))
         self.tabs.currentChanged.connect(self._on_current_tab)
         self.tabs.tabBarDoubleClicked.connect(self._rename_tab_at)

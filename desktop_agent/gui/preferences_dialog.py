@@ -68,7 +68,7 @@ class PreferencesDialog(QDialog):
         row = QHBoxLayout()
         row.addWidget(self.folder, 1)
         row.addWidget(browse)
-        form.addRow("New conversations &work in:", row)
+        form.addRow("New conversations work in:", row)
         hint = QLabel("Each new conversation gets its own folder in here, named by the date; "
                       "change it per conversation in its header.")
         hint.setWordWrap(True)

@@ -8,9 +8,14 @@ that says what it measures.
 
 from __future__ import annotations
 
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from .turn_figures import TurnFigures
+
+
+#: Below this width the status line shows only the essentials.
+NARROW_WIDTH = 620
 
 
 def _tokens(value: int) -> str:
@@ -31,6 +36,7 @@ class StatusLine(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statusLine")
+        self._has_length = False
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 2, 8, 4)
         layout.setSpacing(16)
@@ -56,8 +62,11 @@ class StatusLine(QWidget):
         for label in (self.waiting_label, self.model_label, self.speed_label,
                       self.first_token_label):
             layout.addWidget(label)
-        # The model's name gives way first when the window is narrow (never widens it).
-        self.model_label.setMinimumWidth(60)
+        # The line never makes the window wider: labels may shrink, and the less
+        # important figures step aside on a narrow window (see resizeEvent).
+        for widget in (self.model_label, self.speed_label, self.first_token_label,
+                       self.context_label, self.context_bar, self.waiting_label):
+            widget.setMinimumWidth(24)
         layout.addStretch(1)
         layout.addWidget(self.context_label)
         layout.addWidget(self.context_bar)
@@ -66,13 +75,21 @@ class StatusLine(QWidget):
             widget.setEnabled(False)  # muted, secondary text
         self.show_figures(TurnFigures())
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """On a narrow line keep the model and context; hide first-token time and the bar."""
+        super().resizeEvent(event)
+        narrow = event.size().width() < NARROW_WIDTH
+        self.first_token_label.setVisible(not narrow and not self.waiting_label.isVisibleTo(self))
+        self.context_bar.setVisible(not narrow and self._has_length)
+
     def show_waiting(self, text: str | None) -> None:
         """Show the "processing prompt" state (None: the reply has started or ended)."""
         self.waiting_label.setVisible(text is not None)
         if text is not None:
             self.waiting_label.setText(text)
-        for label in (self.speed_label, self.first_token_label):
-            label.setVisible(text is None)
+        narrow = self.width() < NARROW_WIDTH
+        self.speed_label.setVisible(text is None)
+        self.first_token_label.setVisible(text is None and not narrow)
 
     def show_figures(self, figures: TurnFigures) -> None:
         """Display the figures ('—' for what is not known yet)."""
@@ -91,12 +108,14 @@ class StatusLine(QWidget):
             self.context_label.setText(f"context {_tokens(used)} / {_tokens(length)}")
             self.context_bar.setRange(0, length)
             self.context_bar.setValue(min(used, length))
-            self.context_bar.show()
+            self._has_length = True
+            self.context_bar.setVisible(self.width() >= NARROW_WIDTH)
             tip += f" {share}% of the model's {_tokens(length)}-token window is used."
         else:
             shown = _tokens(used) if used is not None else "—"
             total = f" / {_tokens(length)}" if length else ""
             self.context_label.setText(f"context {shown}{total}")
+            self._has_length = False
             self.context_bar.hide()
         self.context_label.setToolTip(tip)
         self.context_bar.setToolTip(tip)
