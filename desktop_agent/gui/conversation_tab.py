@@ -10,7 +10,7 @@ import asyncio
 import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -40,6 +40,7 @@ from .conversation_controller import ConversationController
 from .conversation_header import ConversationHeader
 from .icons import icon
 from .status_line import StatusLine, waiting_text
+from .theme import style_chrome
 from .transcript import TranscriptView
 from .transcript.approval_panel import ApprovalPrompt
 from .transcript.view import COLUMN_MAX_WIDTH
@@ -117,13 +118,15 @@ class ConversationTab(QWidget):
     enter_url_requested = Signal()
 
     def __init__(self, controller: ConversationController,
-                 approvals: ApprovalQueue | None = None, parent: QWidget | None = None) -> None:
+                 approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
+                 lazy: bool = False) -> None:
         super().__init__(parent)
         self.controller = controller
         self._approvals = approvals
         self._requests: dict[str, ApprovalRequest] = {}
         self.setObjectName("conversationPage")
-        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.setBackgroundRole(QPalette.ColorRole.Base)  # the reading surface, edge to edge
+        self.setAutoFillBackground(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -162,6 +165,8 @@ class ConversationTab(QWidget):
         self.status_line = StatusLine()
         layout.addLayout(_centred(self.status_line, margins=(16, 0, 16, 6)))
 
+        style_chrome(self.header, self.notice, self.composer_box, self.status_line)
+
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
@@ -172,8 +177,9 @@ class ConversationTab(QWidget):
         self._waiting_timer.timeout.connect(self._show_waiting)
 
         self._connect(controller)
-        self.transcript.load_messages(controller.stored_messages())
-        self._show_branches()
+        self._loaded = False
+        if not lazy:
+            self.ensure_loaded()
         self._update_empty_hint()
         self.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
@@ -218,7 +224,10 @@ class ConversationTab(QWidget):
     def _connect(self, c: ConversationController) -> None:
         t = self.transcript
         c.transcript_reset.connect(t.load_messages)
-        c.user_message.connect(lambda text, mid: t.add_user_message(text, message_id=mid))
+        c.error.connect(lambda _t, _r: self.ensure_loaded())  # before the error is shown
+        c.busy_changed.connect(lambda _b: self.ensure_loaded())
+        c.transcript_reset.connect(lambda _m: setattr(self, "_loaded", True))
+        c.user_message.connect(self._on_user_message)
         c.assistant_started.connect(lambda mid: t.begin_assistant_message(message_id=mid))
         c.text_delta.connect(t.append_text)
         c.thinking_delta.connect(t.append_thinking)
@@ -248,12 +257,38 @@ class ConversationTab(QWidget):
         c.transcript_reset.connect(lambda _m: self._show_branches())
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
 
+    def ensure_loaded(self) -> None:
+        """Build the transcript from the store the first time it is needed.
+
+        Why lazy: tabs restored in the background hold hundreds of widgets each;
+        building them only when a tab is first shown keeps start-up fast and an idle
+        window with several tabs small.
+        """
+        if self._loaded:
+            return
+        self._loaded = True
+        self.transcript.load_messages(self.controller.stored_messages())
+        self._show_branches()
+        self._update_empty_hint()
+
+    def _on_user_message(self, text: str, message_id: str) -> None:
+        if not self._loaded:
+            self.ensure_loaded()  # the store already holds the new message
+            return
+        self.transcript.add_user_message(text, message_id=message_id)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Load the transcript when the tab is first seen."""
+        self.ensure_loaded()
+        super().showEvent(event)
+
     def _show_branches(self) -> None:
         """‹ 1/2 › on messages that were edited or regenerated."""
         self.transcript.set_branches(self.controller.branch_points())
 
     def send(self) -> None:
         """Hand the composer's text (and attachments) to the controller; clear what it took."""
+        self.ensure_loaded()
         text = self.composer.toPlainText()
         attached = list(self.attachments)
         if not attached:
@@ -287,7 +322,9 @@ class ConversationTab(QWidget):
 
     def _update_empty_hint(self) -> None:
         """A new conversation shows what to do instead of an empty page."""
-        empty = not self.transcript.item_keys() and not self.controller.busy
+        shown = self.transcript.item_keys() if self._loaded else \
+            self.controller.stored_messages()
+        empty = not shown and not self.controller.busy
         if empty:
             model = self.controller.settings.get("model")
             self.empty_hint.setText(

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QTabBar,
     QTabWidget,
+    QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -44,7 +45,7 @@ from .notifications import ApprovalNotifier
 from .preferences import Preferences, new_work_folder
 from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
-from .theme import DEFAULT_FONT_PT
+from .theme import DEFAULT_FONT_PT, style_chrome
 from .tool_catalog import ToolCatalog
 from .window_actions import build_actions
 from .window_chrome import WindowChromeMixin
@@ -102,6 +103,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
     preferences_action: QAction
     shortcuts_action: QAction
     about_action: QAction
+    toolbar: QToolBar
 
     def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
                  approval_timeout: float | None = 300.0, discover_on_start: bool = True,
@@ -173,6 +175,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self._sidebar_refresh.timeout.connect(self.sidebar.refresh)
 
         build_actions(self)
+        style_chrome(self.menuBar(), self.toolbar, self.sidebar, self.approval_dock,
+                     self.tabs.tabBar(), self.notice, self.empty_page, self.statusBar())
         self._update_actions()
         self.statusBar().showMessage("Ready")
         self._restore_layout()
@@ -248,7 +252,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         if make_current:
             self.sidebar.follow(record.id)
         self.controllers[record.id] = controller
-        tab = ConversationTab(controller, self.approvals)
+        tab = ConversationTab(controller, self.approvals, lazy=not make_current)
         tab.choose_server_requested.connect(self.open_server_picker)
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.open_server_picker(focus_url=True))
@@ -360,6 +364,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         tab = self.current_tab()
         self.sidebar.follow(tab.controller.conversation_id if tab is not None else None)
         if tab is not None:
+            tab.ensure_loaded()
             self.approval_dock.show_conversation(tab.controller.conversation_id)
             tab.focus_composer()
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from .preferences import Preferences, default_work_root
+from .theme import style_chrome
 
 THEME_LABELS = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
 
@@ -88,6 +89,7 @@ class PreferencesDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(20, 20, 20, 16)
         layout.addLayout(form)
+        style_chrome(self)
         layout.addWidget(buttons)
 
     def values(self) -> Preferences:
@@ -132,6 +134,7 @@ def shortcuts_dialog(rows: list[tuple[str, str]], parent: QWidget | None = None)
     layout.addWidget(table)
     layout.addWidget(buttons)
     dialog.resize(460, 480)
+    style_chrome(dialog)
     return dialog
 
 
@@ -155,4 +158,5 @@ def about_dialog(version: str, parent: QWidget | None = None) -> QDialog:
     layout.addWidget(text)
     layout.addWidget(buttons)
     dialog.resize(420, 220)
+    style_chrome(dialog)
     return dialog

@@ -13,7 +13,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from .turn_figures import TurnFigures
 
-
 #: Below this width the status line shows only the essentials.
 NARROW_WIDTH = 620
 

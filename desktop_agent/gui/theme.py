@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from string import Template
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from desktop_agent.resource_files import resource_path
 
@@ -29,6 +31,9 @@ DEFAULT_FONT_PT = 10.0
 
 _choice = "system"
 _font_pt = DEFAULT_FONT_PT
+_sheet = ""
+#: Widgets that carry the stylesheet (the window's chrome), re-styled on a theme change.
+_styled: weakref.WeakSet[QWidget] = weakref.WeakSet()
 
 
 class ThemeSignals(QObject):
@@ -104,8 +109,22 @@ def current_colours(app: QGuiApplication | None = None) -> Palette:
     return palette_for(is_dark(app))
 
 
+def style_chrome(*widgets: QWidget) -> None:
+    """Give the window's chrome (bars, docks, header, composer, dialogs) the stylesheet.
+
+    Why not the whole application: a stylesheet on an ancestor makes Qt style every
+    descendant through QStyleSheetStyle, and the transcript's hundreds of widgets then
+    cost memory and time (about 7 MB per open tab). The transcript is drawn from the
+    palette instead, so the sheet goes only where it is needed.
+    """
+    for widget in widgets:
+        _styled.add(widget)
+        widget.setStyleSheet(_sheet)
+
+
 def apply_theme(app: QApplication) -> None:
     """Use Fusion with the palette, stylesheet, font size and icon tint of the theme."""
+    global _sheet
     dark = is_dark(app)
     colours = palette_for(dark)
     app.setStyle("Fusion")
@@ -114,7 +133,12 @@ def apply_theme(app: QApplication) -> None:
     font.setPointSizeF(_font_pt)
     app.setFont(font)
     app.setPalette(qpalette(colours))
-    app.setStyleSheet(stylesheet(colours, _font_pt))
+    _sheet = stylesheet(colours, _font_pt)
+    for widget in list(_styled):
+        if shiboken6.isValid(widget):  # its C++ side may be gone before the wrapper
+            widget.setStyleSheet(_sheet)
+        else:
+            _styled.discard(widget)
     theme_signals().changed.emit(dark)
     log.debug("theme applied (dark=%s, %.1f pt)", dark, _font_pt)
 

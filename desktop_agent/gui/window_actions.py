@@ -85,7 +85,7 @@ def build_actions(window: MainWindow) -> None:
                                   w.sidebar.toggleViewAction(), w.focus_approvals_action])
     _fill(menu.addMenu("&Help"), [w.shortcuts_action, None, w.about_action])
 
-    toolbar = w.addToolBar("Main")
+    toolbar = w.toolbar = w.addToolBar("Main")
     toolbar.setObjectName("mainToolbar")
     toolbar.setMovable(False)
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)

@@ -100,6 +100,9 @@ class ApprovalPanel(QWidget):
         self.allow_always_button.setVisible(prompt.can_remember)
         layout.addLayout(row)
 
+        from desktop_agent.gui.theme import style_chrome
+
+        style_chrome(self)  # a few widgets: the buttons read as one group, Allow stands out
         self._tick = QTimer(self)
         self._tick.setInterval(500)
         self._tick.timeout.connect(self._update_countdown)
