@@ -429,8 +429,17 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         return dialog
 
     def _estimate_restored_contexts(self) -> None:
-        for controller in self.controllers.values():
-            self._track(asyncio.ensure_future(controller.estimate_context()))
+        """Count restored conversations' tokens one after another, in one worker at a time.
+
+        Run side by side, the estimates each loaded the tokenizer (its cache is filled
+        by the first call to finish) and each worker thread kept its own allocator
+        arena: about 130 MB more for five tabs.
+        """
+        async def one_by_one() -> None:
+            for controller in list(self.controllers.values()):
+                await controller.estimate_context()
+
+        self._track(asyncio.ensure_future(one_by_one()))
 
     # -- approvals -------------------------------------------------------------------
 

@@ -128,6 +128,11 @@ class TurnBlocksMixin:
         """
         if self._figures.context_used is not None or not self._path:
             return
+        counted = _server_count(self._path)
+        if counted is not None:  # the server's own count from the last reply: no tokenizer
+            self._figures.context_used = counted
+            self.figures_changed.emit(self._figures)
+            return
         loop = asyncio.get_running_loop()
         used = await loop.run_in_executor(None, self._estimate_context)
         if used is not None and self._figures.context_used is None and not self._closed:
@@ -144,3 +149,15 @@ class TurnBlocksMixin:
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
+
+
+def _server_count(path: list[Any]) -> int | None:
+    """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
+    last = path[-1] if path else None
+    if last is None or getattr(last, "role", None) != "assistant":
+        return None
+    usage = (getattr(last, "metadata", None) or {}).get("usage") or {}
+    prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int) and isinstance(reply, int):
+        return prompt + reply
+    return None

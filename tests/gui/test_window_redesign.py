@@ -369,3 +369,18 @@ def test_a_request_in_a_background_tab_does_not_widen_a_small_window(
     assert window.width() <= 1024
     window.approval_dock.deny()
     wait_idle(qtbot, first)
+
+
+def test_a_reopened_conversation_shows_the_servers_last_count(
+        qtbot: Any, make_window: Any, store: Any) -> None:
+    record = store.create_conversation(title="Counted", settings={"context_length": 4096})
+    store.add_message(record.id, {"role": "user", "content": "hi"})
+    reply = store.add_message(record.id, {"role": "assistant", "content": "hello"})
+    store.update_message_metadata(reply.id, {"usage": {"prompt_tokens": 1200,
+                                                       "completion_tokens": 34}})
+    window = make_window()
+    controller = window.open_conversation(record.id)
+    window._estimate_restored_contexts()
+    qtbot.waitUntil(lambda: controller.figures.context_used is not None, timeout=WAIT_MS)
+    assert controller.figures.context_used == 1234
+    assert "1,234" in window.current_tab().status_line.context_label.text()
