@@ -175,9 +175,9 @@ class ConversationController(TurnBlocksMixin, QObject):
         """Whether there is a user message to answer again."""
         return not self.busy and any(r.role == "user" for r in self._path)
 
-    def branch_points(self) -> dict[str, tuple[int, int]]:
-        """Messages with other versions (edited or regenerated): id -> (position, count)."""
-        return self._store.branch_points(self._record.id)
+    def branch_position(self, message_id: str) -> tuple[int, int] | None:
+        """Which version of its place a message is (edited or regenerated), if there are more."""
+        return self._store.branch_position(message_id)
 
     def switch_branch(self, message_id: str, offset: int) -> bool:
         """Show the previous (-1) or next (+1) version of a message: the store's active path."""

@@ -178,6 +178,7 @@ class ConversationTab(QWidget):
 
         self._connect(controller)
         self._loaded = False
+        self.transcript.set_branch_source(controller.branch_position)
         if not lazy:
             self.ensure_loaded()
         self._update_empty_hint()
@@ -254,7 +255,6 @@ class ConversationTab(QWidget):
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
         t.branch_requested.connect(lambda key, offset: c.switch_branch(key, offset))
-        c.transcript_reset.connect(lambda _m: self._show_branches())
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
 
     def ensure_loaded(self) -> None:
@@ -268,7 +268,6 @@ class ConversationTab(QWidget):
             return
         self._loaded = True
         self.transcript.load_messages(self.controller.stored_messages())
-        self._show_branches()
         self._update_empty_hint()
 
     def _on_user_message(self, text: str, message_id: str) -> None:
@@ -283,8 +282,8 @@ class ConversationTab(QWidget):
         super().showEvent(event)
 
     def _show_branches(self) -> None:
-        """‹ 1/2 › on messages that were edited or regenerated."""
-        self.transcript.set_branches(self.controller.branch_points())
+        """‹ 1/2 › on messages that were edited or regenerated (those on screen)."""
+        self.transcript.refresh_branches()
 
     def send(self) -> None:
         """Hand the composer's text (and attachments) to the controller; clear what it took."""

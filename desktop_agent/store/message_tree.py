@@ -106,25 +106,26 @@ class MessageTree(StoreTransactions):
             raise NotFoundError(f"no message {message_id}")
         return self.children(record.parent_id, record.conversation_id)
 
-    def branch_points(self, conversation_id: str) -> dict[str, tuple[int, int]]:
-        """Messages that have alternatives: id -> (position from 1, number of alternatives).
+    def branch_position(self, message_id: str) -> tuple[int, int] | None:
+        """Which version a message is: (position from 1, number of versions), or None.
 
-        One query for the whole conversation, so the window can show "‹ 2/3 ›" on
-        every edited or regenerated message without asking message by message.
+        One indexed query (by parent), so the window can ask for each message it
+        draws ("‹ 2/3 ›") without reading the whole conversation.
         """
         with self._reading() as conn:
             rows = conn.execute(
                 """
-                SELECT id, position, total FROM (
-                    SELECT id,
-                           ROW_NUMBER() OVER (PARTITION BY parent_id ORDER BY seq) AS position,
-                           COUNT(*) OVER (PARTITION BY parent_id) AS total
-                    FROM messages WHERE conversation_id = ?
-                ) WHERE total > 1
+                SELECT s.id FROM messages m
+                JOIN messages s ON s.parent_id IS m.parent_id
+                    AND s.conversation_id = m.conversation_id
+                WHERE m.id = ? ORDER BY s.seq
                 """,
-                (conversation_id,),
+                (message_id,),
             ).fetchall()
-        return {str(r[0]): (int(r[1]), int(r[2])) for r in rows}
+        ids = [str(r[0]) for r in rows]
+        if len(ids) < 2 or message_id not in ids:
+            return None
+        return ids.index(message_id) + 1, len(ids)
 
     def latest_leaf(self, message_id: str) -> str:
         """The newest leaf under a message, following the newest child at each step.

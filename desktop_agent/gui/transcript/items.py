@@ -20,6 +20,7 @@ class UserItem:
     key: str
     text: str
     branch: tuple[int, int] | None = None  # (position, alternatives) when edited
+    branch_known: bool = False  # whether ``branch`` was looked up
 
 
 @dataclass
@@ -82,6 +83,7 @@ class AssistantItem:
     interrupted: bool = False
     revision: int = 0
     branch: tuple[int, int] | None = None  # (position, alternatives) when regenerated
+    branch_known: bool = False  # whether ``branch`` was looked up
 
     def append(self, kind: str, delta: str) -> None:
         """Add a text or thinking piece, starting a new run if the kind changes."""

@@ -123,6 +123,7 @@ class TranscriptView(QScrollArea):
         self._adjusting = False
         self._anchor: tuple[QWidget, int] | None = None
         self._paging = False
+        self._branch_source: Any = None
 
         self._scheduler = FrameScheduler(self)
         self._scheduler.add_frame_hook(self._show_pending)
@@ -270,16 +271,28 @@ class TranscriptView(QScrollArea):
         self._set_follows_end(True)
         self.scroll_to_end()
 
-    def set_branches(self, branches: dict[str, tuple[int, int]]) -> None:
-        """Mark messages that have other versions (message id -> (position, count))."""
-        for item in self._window.items:
+    def set_branch_source(self, lookup: Any) -> None:
+        """Where to ask which version a message is: ``lookup(key) -> (pos, count) | None``.
+
+        Asked only for messages that get a widget (a page at a time), never for
+        the whole conversation.
+        """
+        self._branch_source = lookup
+
+    def refresh_branches(self) -> None:
+        """Ask again for every message on screen (after a regenerate or an edit)."""
+        for widget in list(self._window.widgets.values()):
+            item = getattr(widget, "item", None)
             if isinstance(item, UserItem | AssistantItem):
-                branch = branches.get(item.key)
-                if branch != item.branch:
-                    item.branch = branch
-                    widget = self._window.widgets.get(item.key)
-                    if isinstance(widget, UserMessageWidget | AssistantMessageWidget):
-                        widget.set_branch(branch)
+                item.branch_known = False
+                self._look_up_branch(item)
+                if isinstance(widget, UserMessageWidget | AssistantMessageWidget):
+                    widget.set_branch(item.branch)
+
+    def _look_up_branch(self, item: UserItem | AssistantItem) -> None:
+        if not item.branch_known and self._branch_source is not None:
+            item.branch = self._branch_source(item.key)
+            item.branch_known = True
 
     def branch_of(self, key: str) -> tuple[int, int] | None:
         """The (position, count) shown on message ``key`` (None: no other version)."""
@@ -380,6 +393,8 @@ class TranscriptView(QScrollArea):
 
     def _make_widget(self, item: TranscriptItem) -> QWidget:
         widget: QWidget
+        if isinstance(item, UserItem | AssistantItem):
+            self._look_up_branch(item)
         if isinstance(item, UserItem):
             user = UserMessageWidget(item, self._theme, self._column)
             user.edit_requested.connect(self.edit_requested.emit)
