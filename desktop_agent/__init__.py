@@ -32,6 +32,9 @@ _SDK_NAMES = (
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
     "estimate_tokens", "query", "tool", "truncate_messages",
     "VisionNotSupportedError", "image_part", "text_part",
+    "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
+    "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
+    "ApprovalsPendingError", "defer_approval",
 )
 
 __all__ = list(_SDK_NAMES)

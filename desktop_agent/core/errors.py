@@ -19,7 +19,7 @@ server); they never parse error strings. Every error the core raises is a
     │   ├── MalformedStreamError               chunks of the wrong shape (a list of numbers...)
     │   └── ReplyTooLongError                  the reply passed the client's cap (max_tokens)
     ├── PromptBlockedError                     a UserPromptSubmit hook refused the prompt
-    ├── MaxTurnsExceededError                  query() beyond AgentOptions.max_turns
+    ├── MaxTurnsExceededError                  (not raised any more; kept for scripts that catch it)
     ├── TurnInProgressError                    query() while the previous turn still streams
     └── ToolInputError                         tool arguments failed schema validation
 
@@ -156,7 +156,13 @@ class PromptBlockedError(AgentError):
 
 
 class MaxTurnsExceededError(AgentError):
-    """The client has used up ``AgentOptions.max_turns``."""
+    """Kept so that scripts catching it still import; the core no longer raises it.
+
+    ``AgentOptions.max_turns`` now limits the model requests of one query (as
+    in claude-agent-sdk); reaching it ends the tool loop with a
+    ``ToolUseError`` block and ``turn_metadata["stopped"]``, keeping the
+    history consistent, instead of refusing the next query.
+    """
 
 
 class TurnInProgressError(AgentError):

@@ -129,6 +129,7 @@ async def _list_models(http: httpx.AsyncClient, base_url: str, kind: str) -> lis
         model_id = str(entry["id"])
         detail = extra.get(model_id) or props or ModelDetail()
         context = detail.context_length or entry.get("max_model_len") \
+            or entry.get("max_input_tokens") \
             or entry.get("context_length")
         model_kind: ModelKind = detail.kind or kind_from_name(model_id)
         models.append(ModelInfo(model_id, int(context) if context else None, model_kind,

@@ -62,7 +62,7 @@ def _http_error_types(*names: str) -> tuple[type[BaseException], ...]:
 
 
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """One TLS context for the process.
 
     Building one loads the system's CA certificates (tens of milliseconds);
@@ -72,9 +72,28 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+def http_limits(max_keepalive: int, max_connections: int) -> Any:
+    """Connection limits in the HTTP library the openai SDK's client is built on."""
+    import importlib
+
+    import openai
+
+    base = openai.DefaultAsyncHttpxClient.__mro__[1]
+    module = importlib.import_module(base.__module__.partition(".")[0])
+    return module.Limits(max_keepalive_connections=max_keepalive,
+                         max_connections=max_connections)
+
+
 def make_openai_client(base_url: str, api_key: str, timeout: float,
-                       headers: Mapping[str, str] | None = None) -> openai.AsyncOpenAI:
-    """An SDK client with its own retries off: :func:`open_stream` owns retrying."""
+                       headers: Mapping[str, str] | None = None,
+                       http_client: Any = None) -> openai.AsyncOpenAI:
+    """An SDK client with its own retries off: :func:`open_stream` owns retrying.
+
+    ``http_client`` is a shared one from a
+    :class:`~desktop_agent.core.connection_pool.ConnectionPool` (then closing
+    the SDK client would close it for everyone: callers drop it instead); None
+    gives the SDK client connections of its own.
+    """
     import openai
 
     return openai.AsyncOpenAI(
@@ -83,7 +102,8 @@ def make_openai_client(base_url: str, api_key: str, timeout: float,
         timeout=timeout,
         max_retries=0,
         default_headers=dict(headers or {}),
-        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+        http_client=(http_client if http_client is not None
+                     else openai.DefaultAsyncHttpxClient(verify=tls_context())),
     )
 
 

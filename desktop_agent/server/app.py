@@ -19,6 +19,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from desktop_agent import paths
+from desktop_agent.core.connection_pool import ConnectionPool
 
 from .api_errors import install_error_handlers
 from .api_models import Alive
@@ -38,21 +39,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.server")
 
 DEFAULT_UPLOAD_LIMIT = 50 * 1024 * 1024
-
-
-def _database_path(store: Store) -> Path:
-    for attribute in ("path", "database_path"):
-        value = getattr(store, attribute, None)
-        if isinstance(value, str | Path) and str(value) not in ("", ":memory:"):
-            return Path(value)
-    return paths.database_path()
+DEFAULT_IDLE_SECONDS = 300.0
 
 
 def create_app(
     store: Store,
     *,
     master_key: str | None,
-    database_path: Path | None = None,
     workdirs_root: Path | None = None,
     extra_tools: Sequence[Tool] = (),
     upload_limit: int = DEFAULT_UPLOAD_LIMIT,
@@ -60,6 +53,7 @@ def create_app(
     callback_policy: BackoffPolicy | None = None,
     allowed_hosts: Sequence[str] | None = None,
     body_limit: int = DEFAULT_BODY_LIMIT,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -67,7 +61,6 @@ def create_app(
         store: The conversation store (shared with the window).
         master_key: The bearer key every route but ``/alive`` requires; None
             disables auth (the CLI allows that only on loopback).
-        database_path: SQLite file for the event log; defaults to the store's file.
         workdirs_root: Parent of per-conversation workdirs; defaults to the data folder's.
         extra_tools: Tools conversations may name besides the built-in ones.
         upload_limit: Largest accepted upload, in bytes.
@@ -77,15 +70,16 @@ def create_app(
             loopback names without a key (DNS rebinding), any name with one.
             Without a key, names that are not loopback are dropped.
         body_limit: Largest request body of every route but uploads, in bytes.
+        idle_seconds: Drop a conversation's runner and in-memory events after
+            this long without use (they are rebuilt from the store on next use).
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
     """
     check_key_text(master_key)
-    db_path = database_path or _database_path(store)
     root = workdirs_root or paths.workdirs_dir()
     root.mkdir(parents=True, exist_ok=True)
-    event_log = EventLog(db_path)
+    event_log = EventLog(store)
     dispatcher = CallbackDispatcher(callback_policy)
     event_log.listeners.append(dispatcher.on_event)
     svc = AppServices(
@@ -96,18 +90,25 @@ def create_app(
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
+        connection_pool=ConnectionPool(),
+        idle_seconds=idle_seconds,
     )
     svc.runners = RunnerRegistry(svc)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await _prune_deleted(svc)
+        sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:
             yield
         finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             await svc.runners.close()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
+            await svc.connection_pool.aclose()
 
     app = FastAPI(
         title="Desktop Agent",
@@ -145,10 +146,26 @@ def create_app(
 
 async def _prune_deleted(svc: AppServices) -> None:
     """Drop stored events of conversations deleted while the server was down."""
-    for conversation_id in svc.events.stored_conversations():
+    stored = await asyncio.to_thread(svc.events.stored_conversations)
+    for conversation_id in stored:
         record = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
         if record is None:
             svc.events.forget(conversation_id)
+
+
+async def _evict_idle(svc: AppServices) -> None:
+    """Every so often, drop what idle conversations hold in memory (see ``idle_seconds``)."""
+    period = min(max(svc.idle_seconds / 4, 0.05), 30.0)
+    while True:
+        await asyncio.sleep(period)
+        try:
+            runners = await svc.runners.evict_idle(svc.idle_seconds)
+            tails = svc.events.evict_idle(svc.idle_seconds)
+        except Exception:
+            log.exception("dropping idle conversations failed")
+            continue
+        if runners or tails:
+            log.debug("dropped %d idle runner(s) and %d event tail(s)", runners, tails)
 
 
 def _version() -> str:

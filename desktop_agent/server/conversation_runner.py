@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 from desktop_agent.command_sandbox import sandbox_policy
@@ -71,6 +72,7 @@ class ConversationRunner:
         self._client: Client | None = None
         self._interrupt_requested = False
         self._claimed = False
+        self.last_active = time.monotonic()
 
     # -- events ----------------------------------------------------------------------
     def emit(self, event_type: str, data: dict[str, Any]) -> None:
@@ -78,6 +80,7 @@ class ConversationRunner:
         self._services.events.append(self.conversation_id, event_type, data)
 
     def _set_state(self, state: str, **extra: Any) -> None:
+        self.last_active = time.monotonic()
         if state == self.state and not extra:
             return
         self.state = state
@@ -167,14 +170,15 @@ class ConversationRunner:
             approval_timeout=self._services.approval_timeout,
             api_key=api_key,
             secret_values=tuple(env.values()),
+            connection_pool=self._services.connection_pool,
             **optional,
         )
 
     async def _ready_client(self, options: AgentOptions) -> Client:
         """The conversation's Client, kept across turns, with this turn's options.
 
-        Keeping it keeps its HTTP connection pool warm (the core shares one TLS
-        context per process, so building a Client costs well under a millisecond).
+        Its HTTP connections come from the app's shared pool (one per model
+        server), so an idle runner holds no socket of its own.
         """
         if self._client is None:
             self._client = Client(options)
@@ -354,7 +358,27 @@ class RunnerRegistry:
             runner = ConversationRunner(conversation_id, self._services,
                                         confirm_tools=bool(settings.get("confirm_tools", True)))
             self._runners[conversation_id] = runner
+        runner.last_active = time.monotonic()
         return runner
+
+    async def evict_idle(self, idle_seconds: float) -> int:
+        """Close runners idle for ``idle_seconds`` (no turn, no approval); returns how many.
+
+        A conversation driven once must not hold memory (its Client and
+        history) until the server stops; the next turn makes a new runner from
+        the store, which is the source of truth.
+        """
+        cutoff = time.monotonic() - idle_seconds
+        idle = [cid for cid, runner in self._runners.items()
+                if not runner.busy and not runner.approvals.all()
+                and runner.last_active < cutoff]
+        for conversation_id in idle:
+            await self.discard(conversation_id)
+        return len(idle)
+
+    def __len__(self) -> int:
+        """How many runners exist (for load figures)."""
+        return len(self._runners)
 
     async def discard(self, conversation_id: str) -> None:
         """Stop and forget a runner (its conversation is being deleted)."""
