@@ -36,18 +36,20 @@ from PySide6.QtWidgets import (
 )
 
 from .approval_dock import ApprovalDock
-from .approval_queue import ApprovalQueue, ApprovalRequest
+from .approval_queue import ApprovalQueue
 from .conversation_controller import DEFAULT_TITLE, ConversationController
 from .conversation_sidebar import ConversationSidebar
 from .conversation_tab import ConversationTab
-from .icons import current_palette, icon
+from .icons import icon
 from .notifications import ApprovalNotifier
 from .preferences import Preferences, new_work_folder
 from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
+from .store_watcher import StoreWatcher
 from .theme import DEFAULT_FONT_PT, style_chrome
 from .tool_catalog import ToolCatalog
 from .window_actions import build_actions
+from .window_approvals import WindowApprovalsMixin
 from .window_chrome import WindowChromeMixin
 from .window_pages import EmptyStatePage, NoticeBar
 from .window_servers import LAST_SERVER_KEY, WindowServersMixin
@@ -64,7 +66,7 @@ __all__ = ["LAST_SERVER_KEY", "OPEN_TABS_KEY", "MainWindow"]
 
 
 class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, WindowChromeMixin,
-                 QMainWindow):
+                 WindowApprovalsMixin, QMainWindow):
     """Desktop Agent's window.
 
     Args:
@@ -173,6 +175,10 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self._sidebar_refresh.setSingleShot(True)
         self._sidebar_refresh.setInterval(300)
         self._sidebar_refresh.timeout.connect(self.sidebar.refresh)
+        # Conversations written by the REST server or an import appear without a restart.
+        self.store_watcher = StoreWatcher(store, self)
+        self.store_watcher.changed_elsewhere.connect(self._sidebar_refresh.start)
+        self.store_watcher.start()
 
         build_actions(self)
         style_chrome(self.menuBar(), self.toolbar, self.sidebar, self.approval_dock,
@@ -334,29 +340,6 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         if not self._closed:
             self._sidebar_refresh.start()
 
-    def _update_tab_title(self, controller: ConversationController) -> None:
-        tab = self.tab_for(controller.conversation_id)
-        if tab is None:
-            return
-        index = self.tabs.indexOf(tab)
-        pending = len(self.approvals.pending(controller.conversation_id))
-        title = controller.title
-        if len(title) > 28:
-            title = title[:27] + "…"
-        if pending:
-            title = f"● {title} ({pending})"
-        self.tabs.setTabText(index, title)
-        self.tabs.setTabToolTip(index, controller.title + (
-            f" — {pending} tool call(s) wait for approval" if pending else ""))
-        name = "circle-help" if pending else ("hourglass" if controller.busy else None)
-        self.tabs.setTabIcon(index, icon(name, current_palette().warning if pending else None)
-                             if name else _no_icon())
-
-    def tab_badge(self, conversation_id: str) -> str:
-        """The text of a conversation's tab (shows the pending-approval badge)."""
-        tab = self.tab_for(conversation_id)
-        return self.tabs.tabText(self.tabs.indexOf(tab)) if tab is not None else ""
-
     def _on_current_tab(self, _index: int) -> None:
         self._update_actions()
         self._update_server_button()
@@ -441,40 +424,6 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
 
         self._track(asyncio.ensure_future(one_by_one()))
 
-    # -- approvals -------------------------------------------------------------------
-
-    def _on_pending_count(self, conversation_id: str, _count: int) -> None:
-        controller = self.controllers.get(conversation_id)
-        if controller is not None:
-            self._update_tab_title(controller)
-        self._hide_idle_approvals()
-
-    def _hide_idle_approvals(self) -> None:
-        """The queue takes no room while nothing waits (the conversation is the main surface)."""
-        if not self.approvals.requests() and not self.approval_dock.isHidden():
-            self.approval_dock.hide()
-
-    def _on_approval_requested(self, request: ApprovalRequest) -> None:
-        """A request in the visible tab is answered on its card; elsewhere the queue shows."""
-        current = self.current_controller()
-        if current is None or current.conversation_id != request.conversation_id:
-            self.approval_dock.show()
-            self.approval_dock.raise_()
-            self.statusBar().showMessage(
-                f"“{request.conversation_title}” asks to run {request.tool_name}: "
-                "see Approvals (Ctrl+Shift+A).", 10000)
-        self.notifier.notify(request.conversation_title, request.tool_name)
-
-    def focus_approvals(self) -> None:
-        """Show the Approvals dock and the tab of the oldest pending request."""
-        self.approval_dock.show()
-        self.approval_dock.raise_()
-        self.approval_dock.setFocus()
-        tab = self.tab_for(self.approvals.pending()[0].conversation_id) \
-            if self.approvals.pending() else None
-        if tab is not None:
-            self.tabs.setCurrentWidget(tab)
-
     # -- lifecycle ------------------------------------------------------------------------
 
     def show_error_notice(self, text: str) -> None:
@@ -487,6 +436,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
             self.save_state()
         self._closed = True
         self._sidebar_refresh.stop()
+        self.store_watcher.stop()
         await self.catalog.close()
         controllers = list(self.controllers.values())
         self.controllers.clear()
@@ -510,8 +460,3 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
             self._track(asyncio.ensure_future(self.shutdown()))
         super().closeEvent(event)
 
-
-def _no_icon() -> Any:
-    from PySide6.QtGui import QIcon
-
-    return QIcon()

@@ -384,3 +384,16 @@ def test_a_reopened_conversation_shows_the_servers_last_count(
     qtbot.waitUntil(lambda: controller.figures.context_used is not None, timeout=WAIT_MS)
     assert controller.figures.context_used == 1234
     assert "1,234" in window.current_tab().status_line.context_label.text()
+
+
+def test_a_conversation_written_by_another_process_appears_in_the_sidebar(
+        qtbot: Any, make_window: Any, store: Any) -> None:
+    from desktop_agent.store import Store
+
+    window = make_window()
+    other = Store.open()  # another connection, as the REST server or an import has
+    try:
+        record = other.create_conversation(title="Imported elsewhere")
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: record.id in window.sidebar.conversation_ids(), timeout=WAIT_MS)
