@@ -397,3 +397,42 @@ def test_a_conversation_written_by_another_process_appears_in_the_sidebar(
     finally:
         other.close()
     qtbot.waitUntil(lambda: record.id in window.sidebar.conversation_ids(), timeout=WAIT_MS)
+
+
+def test_save_dialogs_open_in_the_folder_used_last(
+        qtbot: Any, make_window: Any, tmp_path: Path) -> None:
+    from desktop_agent.gui.transfer_dialogs import ask_for_files
+
+    window = make_window()
+    settings = window._window_settings
+    chosen: list[list[str]] = []
+    target = tmp_path / "exports"
+    target.mkdir()
+    first = ask_for_files(window, "Export", True, "JSON files (*.json)", "a.json",
+                          chosen.append, settings=settings)
+    first.filesSelected.emit([str(target / "a.json")])
+    first.reject()
+    assert chosen == [[str(target / "a.json")]]
+    second = ask_for_files(window, "Export", True, "JSON files (*.json)", "b.json",
+                           chosen.append, settings=settings)
+    assert Path(second.directory().absolutePath()) == target
+    second.reject()
+
+
+def test_a_long_code_line_scrolls_inside_its_block(qtbot: Any, make_window: Any) -> None:
+    window = make_window()
+    window.resize(1024, 640)
+    window.show()
+    transcript = window.current_tab().transcript
+    transcript.begin_assistant_message()
+    transcript.append_text("```python\nx = '" + "long " * 200 + "'\n```\n")
+    transcript.end_assistant_message()
+    window.current_tab()._update_empty_hint()  # the transcript page is shown
+    from desktop_agent.gui.transcript.code_block import CodeBlockWidget
+
+    block = transcript.findChildren(CodeBlockWidget)[-1]
+    # The line scrolls sideways inside its block; it does not wrap or widen the column.
+    qtbot.waitUntil(lambda: block.code_view.horizontalScrollBar().maximum() > 0,
+                    timeout=WAIT_MS)
+    assert block.width() <= transcript.viewport().width()
+    assert window.width() <= 1024
