@@ -436,3 +436,26 @@ def test_a_long_code_line_scrolls_inside_its_block(qtbot: Any, make_window: Any)
                     timeout=WAIT_MS)
     assert block.width() <= transcript.viewport().width()
     assert window.width() <= 1024
+
+
+def test_every_button_has_a_name_and_the_keyboard_answers_a_card(
+        qtbot: Any, make_window: Any, server: Any, weather: Any) -> None:
+    from PySide6.QtWidgets import QAbstractButton, QComboBox
+
+    window = make_window()
+    window.show()
+    controller = use_server(window, server)
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"})]),
+                   script.text("Sunny."))
+    send(qtbot, window, "Weather please")
+    _panel(qtbot, window, "get_weather")
+    tab = window.current_tab()
+    unnamed = [w for w in tab.findChildren(QAbstractButton) + tab.findChildren(QComboBox)
+               if w.isVisible() and not (w.accessibleName() or getattr(w, "text", str)())]
+    assert unnamed == []
+    # Keyboard only: the allow shortcut answers the request on the visible card.
+    assert window.approval_dock.isHidden()
+    qtbot.keyClick(tab.composer, Qt.Key.Key_Return,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    wait_idle(qtbot, controller)
+    assert weather.calls == [{"city": "Paris"}]
