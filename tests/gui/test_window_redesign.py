@@ -459,3 +459,14 @@ def test_every_button_has_a_name_and_the_keyboard_answers_a_card(
                    Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     wait_idle(qtbot, controller)
     assert weather.calls == [{"city": "Paris"}]
+
+
+def test_a_search_that_finds_exactly_one_model_selects_it(make_window: Any) -> None:
+    window = make_window()
+    controller = window.current_controller()
+    assert not controller.has_server
+    window.catalog._servers = [_entry("http://127.0.0.1:9/v1", ["only-model"])]
+    window.catalog.searched = True
+    window._on_servers_changed(window.catalog.servers)
+    assert controller.settings["model"] == "only-model"
+    assert window.current_tab().header.model_names() == ["only-model"]
