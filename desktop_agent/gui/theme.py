@@ -17,7 +17,14 @@ from string import Template
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QProxyStyle,
+    QStyle,
+    QStyleHintReturn,
+    QStyleOption,
+    QWidget,
+)
 
 from desktop_agent.resource_files import resource_path
 
@@ -55,6 +62,18 @@ def theme_signals() -> ThemeSignals:
     if signals is None:
         signals = ThemeSignals()
     return signals
+
+
+class QuietFusion(QProxyStyle):
+    """Fusion without the legacy stock icons on dialog buttons (OK, Cancel...)."""
+
+    def styleHint(self, hint: QStyle.StyleHint, option: QStyleOption | None = None,
+                  widget: QWidget | None = None, returnData: QStyleHintReturn | None = None,
+                  ) -> int:
+        """Dialog buttons show words only; everything else as Fusion."""
+        if hint == QStyle.StyleHint.SH_DialogButtonBox_ButtonsHaveIcons:
+            return 0
+        return super().styleHint(hint, option, widget, returnData)
 
 
 def is_dark(app: QGuiApplication | None = None) -> bool:
@@ -127,7 +146,8 @@ def apply_theme(app: QApplication) -> None:
     global _sheet
     dark = is_dark(app)
     colours = palette_for(dark)
-    app.setStyle("Fusion")
+    if not isinstance(app.style(), QuietFusion):
+        app.setStyle(QuietFusion("Fusion"))
     set_icon_palette(colours)
     font = QFont(app.font())
     font.setPointSizeF(_font_pt)
