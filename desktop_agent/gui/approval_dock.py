@@ -38,7 +38,7 @@ from .approval_queue import (
     ApprovalRequest,
     RequestState,
 )
-from .icons import current_palette, icon
+from .icons import icon, set_icon
 
 log = logging.getLogger("desktop_agent.gui.approvals")
 
@@ -149,12 +149,13 @@ class ApprovalDock(QDockWidget):
         self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self._reason.returnPressed.connect(self.deny)
 
-        self.deny_button = QPushButton(icon("ban"), "&Deny")
+        self.deny_button = QPushButton("&Deny")
+        set_icon(self.deny_button, "ban")
         self.deny_button.setProperty("role", "danger")
         self.deny_button.setToolTip(f"Do not run the tool ({DENY_SHORTCUT})")
         self.deny_button.clicked.connect(self.deny)
-        self.allow_button = QPushButton(icon("check", current_palette().accent_text),
-                                        "&Allow once")
+        self.allow_button = QPushButton("&Allow once")
+        set_icon(self.allow_button, "check", "accent_text")
         self.allow_button.setProperty("role", "primary")
         self.allow_button.setToolTip(f"Run the tool this time ({ALLOW_SHORTCUT})")
         self.allow_button.clicked.connect(self.allow_once)

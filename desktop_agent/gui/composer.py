@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .icons import current_palette, icon
+from .icons import set_icon
 
 MIN_LINES = 1
 MAX_LINES = 8
@@ -72,12 +72,12 @@ class Composer(QPlainTextEdit):
         super().keyPressEvent(event)
 
 
-def _round_button(name: str, icon_name: str, tip: str, colour: str | None) -> QToolButton:
+def _round_button(name: str, icon_name: str, tip: str, role: str | None) -> QToolButton:
     button = QToolButton()
     button.setObjectName(name)
     button.setAccessibleName(tip.split(" (")[0])
     button.setToolTip(tip)
-    button.setIcon(icon(icon_name, colour))
+    set_icon(button, icon_name, role)
     button.setIconSize(QSize(18, 18))
     button.setFixedSize(ROUND_BUTTON, ROUND_BUTTON)
     button.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -117,7 +117,7 @@ class ComposerBox(QFrame):
 
         row = QHBoxLayout()
         row.setSpacing(6)
-        accent_text = current_palette().accent_text
+        accent_text = "accent_text"
         self.attach_button = _round_button("attachButton", "paperclip",
                                            "Attach images or text files (or drop them here)",
                                            None)
@@ -159,7 +159,7 @@ class ComposerBox(QFrame):
             label = QLabel(name)
             label.setObjectName("attachmentChip")
             remove = QToolButton()
-            remove.setIcon(icon("x"))
+            set_icon(remove, "x")
             remove.setAutoRaise(True)
             remove.setToolTip(f"Remove {name}")
             remove.setAccessibleName(f"Remove {name}")

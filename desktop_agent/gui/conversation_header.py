@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .icons import icon
+from .icons import icon, set_icon
 
 #: Sandbox levels (the settings' ``sandbox`` values) and how the header names them.
 SANDBOX_LABELS = {
@@ -119,7 +119,7 @@ class ConversationHeader(QWidget):
         self.model_button = ElidingToolButton(Qt.TextElideMode.ElideRight, 260)
         self.model_button.setObjectName("modelSwitcher")
         self.model_button.setAccessibleName("Model")
-        self.model_button.setIcon(icon("bot"))
+        set_icon(self.model_button, "bot")
         self.model_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.model_menu = QMenu(self.model_button)
         self.model_button.setMenu(self.model_menu)
@@ -129,7 +129,7 @@ class ConversationHeader(QWidget):
         self.folder_button = ElidingToolButton(Qt.TextElideMode.ElideMiddle, 300)
         self.folder_button.setObjectName("workFolder")
         self.folder_button.setAccessibleName("Working folder")
-        self.folder_button.setIcon(icon("folder"))
+        set_icon(self.folder_button, "folder")
         self.folder_button.clicked.connect(lambda _c=False: self.choose_folder())
         layout.addWidget(self.folder_button)
 
@@ -182,7 +182,7 @@ class ConversationHeader(QWidget):
         self.sandbox_box.setToolTip(SANDBOX_TIPS[str(self.sandbox_box.itemData(index))])
         network = settings.get("network") is True
         self.network_button.setChecked(network)
-        self.network_button.setIcon(icon("wifi" if network else "wifi-off"))
+        set_icon(self.network_button, "wifi" if network else "wifi-off")
         self.network_button.setText("Network on" if network else "Network off")
         self.network_button.setToolTip(
             "Commands may use the network. Click to cut them off." if network else

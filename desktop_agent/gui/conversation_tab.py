@@ -38,7 +38,7 @@ from .attachments import (
 from .composer import Composer, ComposerBox
 from .conversation_controller import ConversationController
 from .conversation_header import ConversationHeader
-from .icons import icon
+from .icons import icon, set_icon
 from .status_line import StatusLine, waiting_text
 from .theme import style_chrome
 from .transcript import TranscriptView
@@ -72,7 +72,8 @@ class ServerNotice(QFrame):
         self.message = QLabel()
         self.message.setWordWrap(True)
         layout.addWidget(self.message, 1)
-        self.retry_button = QPushButton(icon("refresh-cw"), "Retry")
+        self.retry_button = QPushButton("Retry")
+        set_icon(self.retry_button, "refresh-cw")
         self.retry_button.clicked.connect(self.retry)
         self.url_button = QPushButton("Enter URL…")
         self.url_button.clicked.connect(self.enter_url)

@@ -14,6 +14,7 @@ from functools import cache
 from PySide6.QtCore import QByteArray, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QAbstractButton, QWidget
 
 from desktop_agent.resource_files import resource_path
 
@@ -96,6 +97,29 @@ def icon(name: str, colour: str | None = None) -> QIcon:
             on an accent button); default: the theme's text colour.
     """
     return QIcon(TintedSvgEngine(name, _current, colour))
+
+
+def set_icon(target: QAbstractButton, name: str, role: str | None = None) -> None:
+    """Give a button a Lucide icon and remember which, so :func:`retint` can redraw it.
+
+    Args:
+        target: The button.
+        name: The icon's file name without ``.svg``.
+        role: A palette colour name for a fixed tint (e.g. ``"accent_text"`` on an
+            accent button); default: the theme's text colour.
+    """
+    target.setProperty("lucideIcon", name)
+    target.setProperty("lucideRole", role or "")
+    target.setIcon(icon(name, getattr(_current, role) if role else None))
+
+
+def retint(root: QWidget) -> None:
+    """Redraw every remembered icon under ``root`` in the current theme's colours."""
+    for button in root.findChildren(QAbstractButton):
+        name = button.property("lucideIcon")
+        if isinstance(name, str) and name:
+            role = button.property("lucideRole")
+            set_icon(button, name, role if isinstance(role, str) and role else None)
 
 
 def current_palette() -> Palette:

@@ -40,13 +40,13 @@ from .approval_queue import ApprovalQueue
 from .conversation_controller import DEFAULT_TITLE, ConversationController
 from .conversation_sidebar import ConversationSidebar
 from .conversation_tab import ConversationTab
-from .icons import icon
+from .icons import set_icon
 from .notifications import ApprovalNotifier
 from .preferences import Preferences, new_work_folder
 from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
 from .store_watcher import StoreWatcher
-from .theme import DEFAULT_FONT_PT, style_chrome
+from .theme import DEFAULT_FONT_PT, style_chrome, theme_signals
 from .tool_catalog import ToolCatalog
 from .window_actions import build_actions
 from .window_approvals import WindowApprovalsMixin
@@ -181,6 +181,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.store_watcher.start()
 
         build_actions(self)
+        theme_signals().changed.connect(self._retint_icons)  # system or Preferences switch
         style_chrome(self.menuBar(), self.toolbar, self.sidebar, self.approval_dock,
                      self.tabs.tabBar(), self.notice, self.empty_page, self.statusBar())
         self._update_actions()
@@ -266,7 +267,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         index = self.tabs.addTab(tab, record.title)
         close = QToolButton()
         close.setObjectName("tabClose")
-        close.setIcon(icon("x"))
+        set_icon(close, "x")
         close.setToolTip("Close this conversation (Ctrl+W)")
         close.setAccessibleName("Close conversation")
         close.clicked.connect(lambda: self.close_tab(self.tabs.indexOf(tab)))

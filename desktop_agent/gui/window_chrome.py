@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QApplication
 
 from .conversation_tab import ConversationTab
-from .icons import icon
+from .icons import icon, retint
 from .preferences import Preferences
 from .preferences_dialog import PreferencesDialog, about_dialog, shortcuts_dialog
 from .theme import set_preferences
@@ -53,6 +53,7 @@ class WindowChromeMixin:
                        context_length: int | None = None) -> None: ...
         def open_server_picker(self, *, focus_url: bool = False) -> Any: ...
         def actions(self) -> list[QAction]: ...
+        def _update_tab_title(self, controller: ConversationController) -> None: ...
 
     def _wire_header(self, tab: ConversationTab) -> None:
         controller = tab.controller
@@ -89,10 +90,9 @@ class WindowChromeMixin:
         self.approval_timeout = prefs.timeout()
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            set_preferences(app, prefs.theme, prefs.font_pt)
-            self._retint_icons()
+            set_preferences(app, prefs.theme, prefs.font_pt)  # icons follow: theme signal
 
-    def _retint_icons(self) -> None:
+    def _retint_icons(self, _dark: bool = False) -> None:
         """Icons are drawn in the theme's colours: make them again after a switch."""
         for action in self.actions():
             name = action.property("lucideIcon")
@@ -102,6 +102,9 @@ class WindowChromeMixin:
             tab = self.tabs.widget(i)
             if isinstance(tab, ConversationTab):
                 self._show_header(tab)
+        retint(self)  # type: ignore[arg-type]
+        for controller in list(getattr(self, "controllers", {}).values()):
+            self._update_tab_title(controller)
 
     def open_preferences(self) -> PreferencesDialog:
         """Open Preferences (non-modal); OK applies them."""

@@ -470,3 +470,24 @@ def test_a_search_that_finds_exactly_one_model_selects_it(make_window: Any) -> N
     window._on_servers_changed(window.catalog.servers)
     assert controller.settings["model"] == "only-model"
     assert window.current_tab().header.model_names() == ["only-model"]
+
+
+def test_icons_are_redrawn_in_the_new_theme(qtbot: Any, make_window: Any) -> None:
+    from desktop_agent.gui.preferences import Preferences
+
+    window = make_window()
+    send_button = window.current_tab().send_button
+    folder_button = window.current_tab().header.folder_button
+
+    def ink(button: Any) -> int:
+        image = button.icon().pixmap(24, 24).toImage()
+        return max(image.pixelColor(x, y).lightness() for x in range(24) for y in range(24)
+                   if image.pixelColor(x, y).alpha() > 200)
+
+    light_ink = ink(folder_button)
+    window.apply_preferences(Preferences(theme="dark"))
+    try:
+        assert ink(folder_button) > light_ink + 100  # light strokes on the dark theme
+        assert ink(send_button) > 200  # white on the accent, in both themes
+    finally:
+        window.apply_preferences(Preferences())
