@@ -175,21 +175,19 @@ class ConversationController(TurnBlocksMixin, QObject):
         """Whether there is a user message to answer again."""
         return not self.busy and any(r.role == "user" for r in self._path)
 
-    def branch_position(self, message_id: str) -> tuple[int, int] | None:
-        """Which version of its place a message is (edited or regenerated), if there are more."""
-        return self._store.branch_position(message_id)
+    def refresh_from_store(self) -> bool:
+        """Catch up with writes made elsewhere when idle (True: the branch changed).
 
-    def switch_branch(self, message_id: str, offset: int) -> bool:
-        """Show the previous (-1) or next (+1) version of a message: the store's active path."""
-        if self.busy:
+        Another process (the REST server, an import) or the window itself (switching
+        to another version of a message) may have moved the active branch; the
+        transcript is shown again from the store.
+        """
+        if self.busy or self._closed:
             return False
-        siblings = self._store.siblings(message_id)
-        index = next((i for i, r in enumerate(siblings) if r.id == message_id), None)
-        if index is None or not 0 <= index + offset < len(siblings):
+        path = self._store.active_path(self._record.id)
+        if [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]:
             return False
-        leaf = self._store.latest_leaf(siblings[index + offset].id)
-        self._store.set_active_leaf(self._record.id, leaf)
-        self._path = self._store.active_path(self._record.id)
+        self._path = path
         self.transcript_reset.emit(self.stored_messages())
         return True
 

@@ -112,8 +112,10 @@ class ConversationTab(QWidget):
         choose_server_requested(): The person wants the server picker.
         retry_discovery_requested(): Search for servers again.
         enter_url_requested(): Open the picker with the URL field focused.
+        branch_requested(str, int): Show another version of this message (key, -1/+1).
     """
 
+    branch_requested = Signal(str, int)
     choose_server_requested = Signal()
     retry_discovery_requested = Signal()
     enter_url_requested = Signal()
@@ -179,7 +181,6 @@ class ConversationTab(QWidget):
 
         self._connect(controller)
         self._loaded = False
-        self.transcript.set_branch_source(controller.branch_position)
         if not lazy:
             self.ensure_loaded()
         self._update_empty_hint()
@@ -255,7 +256,7 @@ class ConversationTab(QWidget):
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
-        t.branch_requested.connect(lambda key, offset: c.switch_branch(key, offset))
+        t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
 
     def ensure_loaded(self) -> None:

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from .approval_dock import ApprovalDock
 from .approval_queue import ApprovalQueue
+from .branches import switch_branch
 from .conversation_controller import DEFAULT_TITLE, ConversationController
 from .conversation_sidebar import ConversationSidebar
 from .conversation_tab import ConversationTab
@@ -177,7 +178,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self._sidebar_refresh.timeout.connect(self.sidebar.refresh)
         # Conversations written by the REST server or an import appear without a restart.
         self.store_watcher = StoreWatcher(store, self)
-        self.store_watcher.changed_elsewhere.connect(self._sidebar_refresh.start)
+        self.store_watcher.changed_elsewhere.connect(self._on_store_changed_elsewhere)
         self.store_watcher.start()
 
         build_actions(self)
@@ -264,6 +265,9 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.open_server_picker(focus_url=True))
         self._wire_header(tab)
+        tab.transcript.set_branch_source(self.store.branch_position)
+        tab.branch_requested.connect(
+            lambda key, offset, c=controller: self.switch_branch(c, key, offset))
         index = self.tabs.addTab(tab, record.title)
         close = QToolButton()
         close.setObjectName("tabClose")
@@ -378,6 +382,15 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         if (c := self.current_controller()) is not None:
             c.regenerate()
 
+    def switch_branch(self, controller: ConversationController, message_id: str,
+                      offset: int) -> bool:
+        """Show the previous (-1) or next (+1) version of a message (not during a reply)."""
+        if controller.busy or not switch_branch(self.store, controller.conversation_id,
+                                                message_id, offset):
+            return False
+        controller.refresh_from_store()
+        return True
+
     def rename_conversation(self, conversation_id: str) -> None:
         """Rename from the sidebar: open the conversation, then ask for the title."""
         if self.open_conversation(conversation_id) is not None:
@@ -411,6 +424,12 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
         return dialog
+
+    def _on_store_changed_elsewhere(self) -> None:
+        """Another process wrote: list new conversations, show idle open ones again."""
+        self._sidebar_refresh.start()
+        for controller in list(self.controllers.values()):
+            controller.refresh_from_store()
 
     def _estimate_restored_contexts(self) -> None:
         """Count restored conversations' tokens one after another, in one worker at a time.

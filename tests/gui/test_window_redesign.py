@@ -491,3 +491,19 @@ def test_icons_are_redrawn_in_the_new_theme(qtbot: Any, make_window: Any) -> Non
         assert ink(send_button) > 200  # white on the accent, in both themes
     finally:
         window.apply_preferences(Preferences())
+
+
+def test_messages_written_elsewhere_appear_in_an_open_idle_conversation(
+        qtbot: Any, make_window: Any) -> None:
+    from desktop_agent.store import Store
+
+    window = make_window()
+    controller = window.current_controller()
+    other = Store.open()  # as the REST server writes
+    try:
+        other.add_message(controller.conversation_id, {"role": "user", "content": "from REST"})
+    finally:
+        other.close()
+    transcript = window.current_tab().transcript
+    qtbot.waitUntil(lambda: any("from REST" in transcript.item_text(k)
+                                for k in transcript.item_keys()), timeout=WAIT_MS)
