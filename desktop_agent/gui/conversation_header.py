@@ -181,12 +181,19 @@ class ConversationHeader(QWidget):
         self.sandbox_box.setCurrentIndex(index)
         self.sandbox_box.setToolTip(SANDBOX_TIPS[str(self.sandbox_box.itemData(index))])
         network = settings.get("network") is True
-        self.network_button.setChecked(network)
+        unsandboxed = settings.get("sandbox") == "off"
+        self.network_button.setEnabled(not unsandboxed)
+        self.network_button.setChecked(network or unsandboxed)
         set_icon(self.network_button, "wifi" if network else "wifi-off")
         self.network_button.setText("Network on" if network else "Network off")
         self.network_button.setToolTip(
+            "Without a sandbox, commands can reach the network like any program."
+            if unsandboxed else
             "Commands may use the network. Click to cut them off." if network else
             "Commands cannot reach the network. Click to allow it for this conversation.")
+        if unsandboxed:
+            set_icon(self.network_button, "wifi")
+            self.network_button.setText("Network on")
 
     def set_servers(self, servers: list[Any]) -> None:
         """Fill the model menu with the running servers' models (ServerEntry list)."""

@@ -160,7 +160,11 @@ def test_header_switches_model_folder_sandbox_and_network(
     header.sandbox_box.setCurrentIndex(header.sandbox_box.findData("off"))
     header.sandbox_box.activated.emit(header.sandbox_box.currentIndex())
     assert controller.settings["sandbox"] == "off"
-    assert not header.network_button.isChecked()
+    # Without a sandbox nothing holds the network back: the switch says so and is locked.
+    assert not header.network_button.isEnabled() and header.network_button.isChecked()
+    header.sandbox_box.activated.emit(header.sandbox_box.findData("workdir"))
+    assert controller.settings["sandbox"] == "workdir"
+    assert header.network_button.isEnabled() and not header.network_button.isChecked()
     qtbot.mouseClick(header.network_button, Qt.MouseButton.LeftButton)
     assert controller.settings["network"] is True
     assert header.network_button.text() == "Network on"
