@@ -204,14 +204,33 @@ def _draw_chart(path: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Run the scripted session in each theme and size and print where the shots are."""
+    """Run the scripted session in each theme and size and print where the shots are.
+
+    Each theme and size runs in its own process (one window per process, as the
+    app runs), under one shared virtual display.
+    """
     args = [a for a in argv if not a.startswith("--")]
     out = Path(args[0] if args else "screenshots").resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if "--one" in argv:
+        theme, size = args[1], args[2]
+        width, height = (int(n) for n in size.split("x"))
+        return _one(out, theme, (width, height))
     themes = ["dark"] if "--dark" in argv else ["light"] if "--light" in argv else \
         ["light", "dark"]
-    saved: list[Path] = []
+    with virtual_display():
+        for theme in themes:
+            for width, height in SIZES:
+                subprocess.run([sys.executable, __file__, str(out), theme,
+                                f"{width}x{height}", "--one"], check=True, timeout=300)
+    return 0
+
+
+def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
+    """One theme at one size, in this process."""
     with virtual_display(), tempfile.TemporaryDirectory() as data:
+        os.environ["DESKTOP_AGENT_DATA_DIR"] = data
+        os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(Path(data) / "Desktop Agent")
         os.environ["QT_QPA_PLATFORM"] = "xcb"
         from PySide6.QtWidgets import QApplication
 
@@ -221,21 +240,14 @@ def main(argv: list[str]) -> int:
         app = create_application(["screenshot"])
         assert isinstance(app, QApplication)
         app.setQuitOnLastWindowClosed(False)
+        set_preferences(app, theme)
         import qasync
 
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
+        prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):
-            for theme in themes:
-                set_preferences(app, theme)
-                for width, height in SIZES:
-                    prefix = f"{theme}-{width}x{height}"
-                    folder = Path(data) / prefix
-                    folder.mkdir()
-                    os.environ["DESKTOP_AGENT_DATA_DIR"] = str(folder)
-                    os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(folder / "Desktop Agent")
-                    saved += loop.run_until_complete(
-                        asyncio.wait_for(play(app, out, prefix, (width, height)), 120))
+            saved = loop.run_until_complete(asyncio.wait_for(play(app, out, prefix, size), 120))
     for path in saved:
         print(path)
     return 0
