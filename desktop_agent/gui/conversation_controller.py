@@ -94,6 +94,7 @@ class ConversationController(TurnBlocksMixin, QObject):
     thinking_delta = Signal(str)
     tool_call = Signal(str, str, object, object)
     tool_result = Signal(str, str, bool)
+    tool_progress = Signal(str, str)
     tool_error = Signal(str, object)
     assistant_finished = Signal(bool)
     error = Signal(str, bool)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .conversation_history import model_history
+from .conversation_history import model_history, tool_result_text
 from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class TurnBlocksMixin:
     thinking_delta: Any
     tool_call: Any
     tool_result: Any
+    tool_progress: Any
     tool_error: Any
     figures_changed: Any
     prompt_progress: Any
@@ -51,6 +52,7 @@ class TurnBlocksMixin:
             PromptProgressBlock,
             TextBlock,
             ThinkingBlock,
+            ToolProgressBlock,
             ToolResultBlock,
             ToolUseBlock,
             ToolUseError,
@@ -69,9 +71,13 @@ class TurnBlocksMixin:
                                 self._tool_source(item.name))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision)
+                                 item.decision, user_content=item.user_content)
             if item.tool_use_id not in recorder.errors_shown:
-                self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
+                self.tool_result.emit(item.tool_use_id,
+                                      tool_result_text(item.content, item.user_content),
+                                      item.is_error)
+        elif isinstance(item, ToolProgressBlock):
+            self.tool_progress.emit(item.tool_use_id, progress_text(item))
         elif isinstance(item, ToolUseError):
             self._started(recorder.tool_error(item.error, item.tool_use_id, item.name,
                                               item.raw_data))
@@ -149,6 +155,16 @@ class TurnBlocksMixin:
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
+
+
+def progress_text(progress: Any) -> str:
+    """A running call's progress as the card's status ("running… 2/3 (67%)")."""
+    if progress.total:
+        share = progress.progress / progress.total
+        done = f"{progress.progress:g}/{progress.total:g} ({share:.0%})"
+    else:
+        done = f"{progress.progress:g}"
+    return f"running… {done}" + (f": {progress.message}" if progress.message else "")
 
 
 def _server_count(path: list[Any]) -> int | None:
