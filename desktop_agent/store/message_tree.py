@@ -118,7 +118,7 @@ class MessageTree:
         One indexed query (by parent), so the window can ask for each message it
         draws ("‹ 2/3 ›") without reading the whole conversation.
         """
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             rows = conn.execute(
                 """
                 SELECT s.id FROM messages m
