@@ -2,9 +2,9 @@
 
 Why an icon engine: Lucide draws with ``currentColor``; Qt's SVG engine would
 paint it black, unreadable on the dark theme. :class:`TintedSvgEngine` swaps
-``currentColor`` for the palette's text colour (muted when disabled, accent
-text when selected) and renders the vector at whatever size and pixel ratio
-the widget asks, so one file serves every size and both themes.
+``currentColor`` for the palette's text colour (muted when disabled) and
+renders the vector at whatever size and pixel ratio the widget asks, so one
+file serves every size and both themes.
 """
 
 from __future__ import annotations
@@ -53,8 +53,7 @@ class TintedSvgEngine(QIconEngine):
     def _colour_for(self, mode: QIcon.Mode) -> str:
         if mode == QIcon.Mode.Disabled:
             return self._palette.muted if not self._colour else self._palette.border
-        if mode == QIcon.Mode.Selected:
-            return self._palette.accent_text
+        # Selected rows use the soft accent tint (see theme.qss): the text colour reads there.
         return self._colour or self._palette.text
 
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode,
