@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from desktop_agent.core.permissions import PermissionRule
 
 from . import permission_settings
+from .theme import style_chrome
 
 _ROLE = Qt.ItemDataRole.UserRole
 
@@ -49,6 +50,7 @@ class ConversationSettingsDialog(QDialog):
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
         self.setObjectName("conversationSettings")
         self.resize(520, 620)

@@ -44,10 +44,12 @@ class TurnBlocksMixin:
     tool_progress: Any
     tool_error: Any
     figures_changed: Any
+    prompt_progress: Any
 
     def _handle(self, item: Any, recorder: TurnRecorder) -> None:
         """Write one block to the store, then tell the widgets."""
         from desktop_agent.core.types import (
+            PromptProgressBlock,
             TextBlock,
             ThinkingBlock,
             ToolProgressBlock,
@@ -82,6 +84,8 @@ class TurnBlocksMixin:
             self.tool_error.emit(item.error, item.tool_use_id)
         elif isinstance(item, Usage):
             self._on_usage(item, recorder)
+        elif isinstance(item, PromptProgressBlock):
+            self.prompt_progress.emit(item.processed, item.total)
 
     def _started(self, message_id: str | None) -> None:
         """A new reply was opened; the transcript shows one reply per turn."""
@@ -130,6 +134,11 @@ class TurnBlocksMixin:
         """
         if self._figures.context_used is not None or not self._path:
             return
+        counted = _server_count(self._path)
+        if counted is not None:  # the server's own count from the last reply: no tokenizer
+            self._figures.context_used = counted
+            self.figures_changed.emit(self._figures)
+            return
         loop = asyncio.get_running_loop()
         used = await loop.run_in_executor(None, self._estimate_context)
         if used is not None and self._figures.context_used is None and not self._closed:
@@ -140,7 +149,9 @@ class TurnBlocksMixin:
         try:
             from desktop_agent.core.context import estimate_tokens
 
-            return int(estimate_tokens(model_history(self._path)))
+            # The tool definitions are part of every request, as in the server's own count.
+            return int(estimate_tokens(model_history(self._path),
+                                       tools=getattr(self, "_tool_schemas", None)))
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
@@ -155,3 +166,14 @@ def progress_text(progress: Any) -> str:
         done = f"{progress.progress:g}"
     return f"running… {done}" + (f": {progress.message}" if progress.message else "")
 
+
+def _server_count(path: list[Any]) -> int | None:
+    """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
+    last = path[-1] if path else None
+    if last is None or getattr(last, "role", None) != "assistant":
+        return None
+    usage = (getattr(last, "metadata", None) or {}).get("usage") or {}
+    prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int) and isinstance(reply, int):
+        return prompt + reply
+    return None
