@@ -33,7 +33,8 @@ _SDK_NAMES = (
     "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
     "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
     "ApprovalsPendingError", "defer_approval",
-    "VisionNotSupportedError", "image_part", "text_part",
+    "VisionNotSupportedError", "image_part", "text_part", "IncompleteReplyError",
+    "ToolProgressBlock", "ToolOutput", "report_progress",
 )
 
 __all__ = list(_SDK_NAMES)

@@ -76,6 +76,8 @@ class ConversationController(TurnBlocksMixin, QObject):
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
         figures_changed(object): New :class:`TurnFigures`.
+        prompt_progress(int, int): Prompt tokens the server has read, of all (before the
+            first token, when the server reports it).
         pending_approvals_changed(int): Requests of this conversation waiting.
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
         notice(str): Something the person should know that is not part of the
@@ -94,10 +96,12 @@ class ConversationController(TurnBlocksMixin, QObject):
     thinking_delta = Signal(str)
     tool_call = Signal(str, str, object, object)
     tool_result = Signal(str, str, bool)
+    tool_progress = Signal(str, str)
     tool_error = Signal(str, object)
     assistant_finished = Signal(bool)
     error = Signal(str, bool)
     figures_changed = Signal(object)
+    prompt_progress = Signal(int, int)
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
     notice = Signal(str)
@@ -175,6 +179,22 @@ class ConversationController(TurnBlocksMixin, QObject):
         """Whether there is a user message to answer again."""
         return not self.busy and any(r.role == "user" for r in self._path)
 
+    def refresh_from_store(self) -> bool:
+        """Catch up with writes made elsewhere when idle (True: the branch changed).
+
+        Another process (the REST server, an import) or the window itself (switching
+        to another version of a message) may have moved the active branch; the
+        transcript is shown again from the store.
+        """
+        if self.busy or self._closed:
+            return False
+        path = self._store.active_path(self._record.id)
+        if [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]:
+            return False
+        self._path = path
+        self.transcript_reset.emit(self.stored_messages())
+        return True
+
     def stored_messages(self) -> list[dict[str, Any]]:
         """The active branch as shown in the transcript."""
         return [view_dict(r) for r in self._path]
@@ -225,22 +245,31 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     # -- user actions --------------------------------------------------------
 
-    def send(self, text: str) -> bool:
-        """Send a user message and stream the reply (False when busy or empty)."""
+    def send(self, text: str, content: str | list[dict[str, Any]] | None = None,
+             shown: str | None = None) -> bool:
+        """Send a user message and stream the reply (False when busy or empty).
+
+        Args:
+            text: The typed text (it names the conversation).
+            content: What is sent instead of ``text``: a string, or OpenAI content
+                parts when pictures are attached.
+            shown: How the message reads in the transcript (default: ``text``).
+        """
         text = text.strip()
-        if not text or self.busy or self._closed:
+        if (not text and not content) or self.busy or self._closed:
             return False
         if not self.has_server:
-            self.error.emit("Pick a server and a model first (toolbar: Server).", False)
+            self.error.emit("Pick a model first (at the top of the conversation).", False)
             return False
+        prompt = content if content else text
         base = model_history(self._path)
-        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+        record = self._store.add_message(self._record.id, {"role": "user", "content": prompt},
                                          parent_id=self._leaf_id())
         self._path.append(record)
-        self.user_message.emit(text, record.id)
+        self.user_message.emit(shown or text, record.id)
         if self._record.title == DEFAULT_TITLE:
-            self.rename(title_from(text))
-        self._start_turn(text, base)
+            self.rename(title_from(text or shown or "Attachment"))
+        self._start_turn(prompt, base)
         return True
 
     def retry(self) -> bool:
@@ -325,14 +354,18 @@ class ConversationController(TurnBlocksMixin, QObject):
         self._store.set_active_leaf(self._record.id, user.id)
         self._path = self._path[:index + 1]
         self.transcript_reset.emit(self.stored_messages())
-        self._start_turn(str(user.message.get("content") or ""), model_history(self._path[:index]))
+        content = user.message.get("content")
+        self._start_turn(content if isinstance(content, list) else str(content or ""),
+                         model_history(self._path[:index]))
         return True
 
-    def _start_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+    def _start_turn(self, prompt: str | list[dict[str, Any]],
+                    base_history: list[dict[str, Any]]) -> None:
         self._task = asyncio.ensure_future(self._run_turn(prompt, base_history))
         self.busy_changed.emit(True)
 
-    async def _run_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+    async def _run_turn(self, prompt: str | list[dict[str, Any]],
+                        base_history: list[dict[str, Any]]) -> None:
         self.approval_gate.forget_decisions()
         recorder = TurnRecorder(self._store, self._record.id, self._path, self._figures.model,
                                 self.approval_gate.decision_of)
@@ -377,6 +410,7 @@ class ConversationController(TurnBlocksMixin, QObject):
             found: str | None = await asyncio.to_thread(get_secret, str(key_name))
             api_key = found or "not-needed"
         tools = await self._tools.tools_for(self._record.id, self._record.settings)
+        self._tool_schemas = tools  # counted in the context estimate, as the server counts them
         problems = self._tools.mcp_problems()
         if problems and problems != self._reported_tool_problems:
             self._reported_tool_problems = problems

@@ -33,6 +33,7 @@ from desktop_agent.core.permissions import PermissionRule
 
 from . import permission_settings
 from .context_settings import ContextSettingsBox
+from .theme import style_chrome
 
 _ROLE = Qt.ItemDataRole.UserRole
 
@@ -51,6 +52,7 @@ class ConversationSettingsDialog(QDialog):
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
                  parent: QWidget | None = None, *, schema_costs: Sequence[Any] = ()) -> None:
         super().__init__(parent)
+        style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
         self.setObjectName("conversationSettings")
         self.resize(520, 620)

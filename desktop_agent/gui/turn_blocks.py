@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .conversation_history import model_history
+from .conversation_history import model_history, tool_result_text
 from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
@@ -41,16 +41,20 @@ class TurnBlocksMixin:
     thinking_delta: Any
     tool_call: Any
     tool_result: Any
+    tool_progress: Any
     tool_error: Any
     figures_changed: Any
     compacted: Any
+    prompt_progress: Any
 
     def _handle(self, item: Any, recorder: TurnRecorder) -> None:
         """Write one block to the store, then tell the widgets."""
         from desktop_agent.core.types import (
             CompactionBlock,
+            PromptProgressBlock,
             TextBlock,
             ThinkingBlock,
+            ToolProgressBlock,
             ToolResultBlock,
             ToolUseBlock,
             ToolUseError,
@@ -69,15 +73,21 @@ class TurnBlocksMixin:
                                 self._tool_source(item.name))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision)
+                                 item.decision, user_content=item.user_content)
             if item.tool_use_id not in recorder.errors_shown:
-                self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
+                self.tool_result.emit(item.tool_use_id,
+                                      tool_result_text(item.content, item.user_content),
+                                      item.is_error)
+        elif isinstance(item, ToolProgressBlock):
+            self.tool_progress.emit(item.tool_use_id, progress_text(item))
         elif isinstance(item, ToolUseError):
             self._started(recorder.tool_error(item.error, item.tool_use_id, item.name,
                                               item.raw_data))
             self.tool_error.emit(item.error, item.tool_use_id)
         elif isinstance(item, Usage):
             self._on_usage(item, recorder)
+        elif isinstance(item, PromptProgressBlock):
+            self.prompt_progress.emit(item.processed, item.total)
         elif isinstance(item, CompactionBlock):
             self.compacted.emit(item.messages, item.summary)
 
@@ -128,6 +138,11 @@ class TurnBlocksMixin:
         """
         if self._figures.context_used is not None or not self._path:
             return
+        counted = _server_count(self._path)
+        if counted is not None:  # the server's own count from the last reply: no tokenizer
+            self._figures.context_used = counted
+            self.figures_changed.emit(self._figures)
+            return
         loop = asyncio.get_running_loop()
         used = await loop.run_in_executor(None, self._estimate_context)
         if used is not None and self._figures.context_used is None and not self._closed:
@@ -138,7 +153,31 @@ class TurnBlocksMixin:
         try:
             from desktop_agent.core.context import estimate_tokens
 
-            return int(estimate_tokens(model_history(self._path)))
+            # The tool definitions are part of every request, as in the server's own count.
+            return int(estimate_tokens(model_history(self._path),
+                                       tools=getattr(self, "_tool_schemas", None)))
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
+
+
+def progress_text(progress: Any) -> str:
+    """A running call's progress as the card's status ("running… 2/3 (67%)")."""
+    if progress.total:
+        share = progress.progress / progress.total
+        done = f"{progress.progress:g}/{progress.total:g} ({share:.0%})"
+    else:
+        done = f"{progress.progress:g}"
+    return f"running… {done}" + (f": {progress.message}" if progress.message else "")
+
+
+def _server_count(path: list[Any]) -> int | None:
+    """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
+    last = path[-1] if path else None
+    if last is None or getattr(last, "role", None) != "assistant":
+        return None
+    usage = (getattr(last, "metadata", None) or {}).get("usage") or {}
+    prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int) and isinstance(reply, int):
+        return prompt + reply
+    return None

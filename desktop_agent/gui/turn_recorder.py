@@ -97,14 +97,16 @@ class TurnRecorder:
         return opened
 
     def tool_result(self, tool_use_id: str, content: str, is_error: bool,
-                    name: str | None, settled_by: str | None = None) -> None:
+                    name: str | None, settled_by: str | None = None, *,
+                    user_content: str | None = None) -> None:
         """A tool ran (or was refused): its reply is complete; store the result.
 
         ``settled_by`` is the core's word for how the call was decided (``rule``,
-        ``auto``, ``denied``...), kept when nobody was asked.
+        ``auto``, ``denied``...), kept when nobody was asked. ``user_content``
+        (for the person only) goes in the metadata, never in the message.
         """
         self.finish_segment("complete")
-        self._tool_message(tool_use_id, content, is_error, name, settled_by)
+        self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content)
 
     def tool_error(self, error: str, tool_use_id: str | None, name: str | None,
                    raw_data: str | None) -> str | None:
@@ -209,8 +211,11 @@ class TurnRecorder:
         return self._segment, writer.message_id
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
-                      name: str | None, settled_by: str | None = None) -> None:
+                      name: str | None, settled_by: str | None = None,
+                      user_content: str | None = None) -> None:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error}
+        if user_content:
+            metadata["user_content"] = user_content
         decision = self._decision_of(tool_use_id)
         if decision is not None:
             metadata["approval"] = decision

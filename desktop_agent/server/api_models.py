@@ -22,6 +22,7 @@ EventType = Literal[
     "approval_requested",
     "approval_resolved",
     "tool_result",
+    "tool_progress",
     "tool_error",
     "compaction",
     "error",

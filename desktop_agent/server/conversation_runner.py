@@ -34,6 +34,7 @@ from desktop_agent.core.types import (
     CompactionBlock,
     TextBlock,
     ThinkingBlock,
+    ToolProgressBlock,
     ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
@@ -238,7 +239,14 @@ class ConversationRunner:
         elif isinstance(item, ToolResultBlock):
             await recorder.round_boundary(client)
             self.emit("tool_result", {"tool_use_id": item.tool_use_id, "name": item.name,
-                                      "content": item.content, "is_error": item.is_error})
+                                      "content": item.content, "is_error": item.is_error,
+                                      # for the person only (MCP audience ["user"])
+                                      "user_content": item.user_content,
+                                      "images": len(item.images)})
+        elif isinstance(item, ToolProgressBlock):
+            self.emit("tool_progress", {"tool_use_id": item.tool_use_id, "name": item.name,
+                                        "progress": item.progress, "total": item.total,
+                                        "message": item.message})
         elif isinstance(item, ToolUseError):
             await recorder.round_boundary(client)
             raw = item.raw_data if item.raw_data is None else item.raw_data[:2000]
