@@ -152,11 +152,7 @@ class AgentOptions:
             raise ConfigurationError("text_delta_mode must be auto, incremental or cumulative")
         if self.text_tool_calls not in ("auto", "off"):
             raise ConfigurationError("text_tool_calls must be auto or off")
-        if self.compaction not in COMPACTION_MODES:
-            raise ConfigurationError("compaction must be summarise, drop_oldest or off")
-        if not isinstance(self.compaction_threshold, int | float) or \
-                not 0.1 <= self.compaction_threshold <= 1:
-            raise ConfigurationError("compaction_threshold must be between 0.1 and 1")
+        _check_compaction(self.compaction, self.compaction_threshold)
         self.tools = list(self.tools)
         seen: set[str] = set()
         for t in self.tools:
@@ -176,3 +172,10 @@ class AgentOptions:
             if t.name == name:
                 return t
         return None
+
+
+def _check_compaction(mode: str, threshold: float) -> None:
+    if mode not in COMPACTION_MODES:
+        raise ConfigurationError("compaction must be summarise, drop_oldest or off")
+    if not isinstance(threshold, int | float) or not 0.1 <= threshold <= 1:
+        raise ConfigurationError("compaction_threshold must be between 0.1 and 1")

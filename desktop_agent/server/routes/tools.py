@@ -11,8 +11,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from desktop_agent.core.schema_cost import costs_by_group, schema_costs
-
-from ..app_services import AppServices, services
+from desktop_agent.server.app_services import AppServices, services
 
 router = APIRouter(tags=["tools"])
 
