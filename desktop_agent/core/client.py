@@ -33,6 +33,7 @@ from .history import (
 )
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .options import AgentOptions
+from .ran_inputs import replace_call_arguments
 from .redaction import scrub_error, secret_values
 from .stream import StreamAggregator
 from .stream_guard import StreamGuard, next_chunk
@@ -385,6 +386,9 @@ class Client:
                 continue
             outcome.result.decision = outcome.decision
             decisions[call.id] = outcome.decision
+            if outcome.result.ran_input is not None:
+                # What the model sees next is what ran (an edited or rewritten input).
+                replace_call_arguments(self._history, call.id, outcome.result.ran_input)
             if outcome.error is not None:
                 yield outcome.error
             yield outcome.result

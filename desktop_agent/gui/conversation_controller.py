@@ -11,7 +11,7 @@ The core is imported lazily (inside the first turn) so the window paints
 before the openai SDK loads.
 
 Split by job: :mod:`.turn_blocks` turns each streamed block into a store write
-and a signal, :mod:`.agent_options` maps settings to agent options,
+and a signal, :mod:`desktop_agent.session.options` maps settings to agent options,
 :mod:`.conversation_history` says what the model and the transcript see of
 the active branch. This module keeps the conversation's lifecycle: settings,
 send / retry / regenerate / edit (each a branch in the store), stop and close.
@@ -26,9 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from . import permission_settings
-from .agent_options import build_agent_options
-from .approval_gate import ApprovalGate
+from desktop_agent.session import config as session_config
+from desktop_agent.session.approvals import ApprovalBroker
+from desktop_agent.session.options import SessionEnvironment, build_options
+from desktop_agent.session.recorder import TurnRecorder
+from desktop_agent.session.tools import ToolCatalog
+
+from .approval_gate import DockAsker
 from .approval_queue import ApprovalQueue
 from .conversation_history import (
     DEFAULT_TITLE,
@@ -39,10 +43,8 @@ from .conversation_history import (
     view_dict,
 )
 from .error_messages import describe_error
-from .tool_catalog import ToolCatalog
 from .turn_blocks import TurnBlocksMixin
 from .turn_figures import TurnFigures
-from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
@@ -72,6 +74,8 @@ class ConversationController(TurnBlocksMixin, QObject):
         thinking_delta(str): A piece of reasoning.
         tool_call(str, str, object, object): id, name, input dict, source.
         tool_result(str, str, bool): id, content, is_error.
+        tool_input_changed(str, object): id, the input the call ran with (edited
+            in the approval dock); the card shows it instead of the model's.
         tool_error(str, object): text, tool use id or None.
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
@@ -92,6 +96,7 @@ class ConversationController(TurnBlocksMixin, QObject):
     thinking_delta = Signal(str)
     tool_call = Signal(str, str, object, object)
     tool_result = Signal(str, str, bool)
+    tool_input_changed = Signal(str, object)
     tool_error = Signal(str, object)
     assistant_finished = Signal(bool)
     error = Signal(str, bool)
@@ -109,6 +114,7 @@ class ConversationController(TurnBlocksMixin, QObject):
         self._approvals = approvals
         self._tools = tools or ToolCatalog()
         self._approval_timeout = approval_timeout
+        self._env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout)
         self._client: Client | None = None
         self._client_stack: contextlib.AsyncExitStack | None = None
         self._task: asyncio.Task[None] | None = None
@@ -118,10 +124,13 @@ class ConversationController(TurnBlocksMixin, QObject):
         self._recorder: TurnRecorder | None = None
         self._transcript_open = False
         self._reported_tool_problems: list[str] = []
-        self.approval_gate = ApprovalGate(
-            record.id, approvals, approval_timeout, settings=lambda: self._record.settings,
-            title=lambda: self._record.title, allow_in_conversation=self._allow_in_conversation,
-            on_request=self.approval_requested.emit, on_problem=self.notice.emit)
+        self._asker = DockAsker(approvals, lambda: self._record.title,
+                                self.approval_requested.emit)
+        self.approval_gate = ApprovalBroker(
+            record.id, self._asker, settings=lambda: self._record.settings,
+            timeout=approval_timeout, config=self._env.config,
+            allow_in_conversation=self._allow_in_conversation,
+            on_settled=self._asker.settled, on_problem=self.notice.emit)
         self._figures = TurnFigures(model=str(record.settings.get("model") or ""),
                                     context_length=record.settings.get("context_length"))
         self._checkpoint_timer = QTimer(self)
@@ -178,7 +187,7 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""
-        return permission_settings.conversation_allowed_tools(self._record.settings)
+        return session_config.conversation_allowed_tools(self._record.settings)
 
     # -- settings ------------------------------------------------------------
 
@@ -217,7 +226,7 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
-        self._save_settings(permission_settings.without_conversation_allow(
+        self.update_settings(permission_rules=session_config.revoke_in_conversation(
             self._record.settings, tool_name))
 
     # -- user actions --------------------------------------------------------
@@ -365,21 +374,12 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     async def _prepare_client(self) -> Client:
         """The conversation's client with options built from its current settings."""
-        api_key = "not-needed"
-        key_name = self._record.settings.get("api_key_name")
-        if key_name:
-            from desktop_agent.secrets import get_secret
-
-            # A keyring may wait on D-Bus or an unlock prompt: never on the UI thread.
-            found: str | None = await asyncio.to_thread(get_secret, str(key_name))
-            api_key = found or "not-needed"
-        tools = await self._tools.tools_for(self._record.id, self._record.settings)
+        options = await build_options(self._record.id, self._record.settings, self._env,
+                                      self.approval_gate)
         problems = self._tools.mcp_problems()
         if problems and problems != self._reported_tool_problems:
             self._reported_tool_problems = problems
             self.notice.emit(" ".join(problems))
-        options = build_agent_options(self._record.settings, api_key, tools,
-                                      self.approval_gate, self._approval_timeout)
         if self._client is None:
             from desktop_agent.core.client import Client
 
@@ -394,7 +394,7 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     def _allow_in_conversation(self, tool_name: str) -> None:
         if tool_name not in self.session_allowed_tools():
-            self._save_settings(permission_settings.with_conversation_allow(
+            self.update_settings(permission_rules=session_config.allow_in_conversation(
                 self._record.settings, tool_name))
 
     def _on_pending_count(self, conversation_id: str, count: int) -> None:

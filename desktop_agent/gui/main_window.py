@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.session.tools import ToolCatalog
+
 from .approval_dock import ApprovalDock
 from .approval_queue import ApprovalQueue, ApprovalRequest
 from .conversation_controller import DEFAULT_TITLE, ConversationController
@@ -41,7 +43,6 @@ from .conversation_tab import ConversationTab
 from .notifications import ApprovalNotifier
 from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
-from .tool_catalog import ToolCatalog
 from .window_actions import build_actions
 from .window_pages import EmptyStatePage, NoticeBar
 from .window_servers import LAST_SERVER_KEY, WindowServersMixin

@@ -41,11 +41,11 @@ async def _wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
 
 async def _run(app: Any) -> None:
     from desktop_agent.core.tools import tool
+    from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 
     from .main_window import MainWindow
-    from .tool_catalog import ToolCatalog
 
     received: list[dict[str, Any]] = []
 

@@ -14,8 +14,9 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.session.recorder import TurnRecorder
+
 from .conversation_history import model_history
-from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
@@ -41,6 +42,7 @@ class TurnBlocksMixin:
     thinking_delta: Any
     tool_call: Any
     tool_result: Any
+    tool_input_changed: Any
     tool_error: Any
     figures_changed: Any
 
@@ -67,7 +69,10 @@ class TurnBlocksMixin:
                                 self._tool_source(item.name))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision)
+                                 item.decision, item.ran_input)
+            if item.ran_input is not None:
+                # The card shows what ran, not what the model asked for.
+                self.tool_input_changed.emit(item.tool_use_id, dict(item.ran_input))
             if item.tool_use_id not in recorder.errors_shown:
                 self.tool_result.emit(item.tool_use_id, item.content, item.is_error)
         elif isinstance(item, ToolUseError):

@@ -65,6 +65,7 @@ class ToolCard(CollapsibleSection):
         self.is_error = False
 
         arguments_label = muted_label("Arguments", theme, body, bold=True, scale=0.85)
+        self._arguments_label = arguments_label
         self.arguments_view = CodeBlockWidget("json", theme, scheduler, body)
         self.arguments_view.append(self.arguments_text)
         self.arguments_view.finish()
@@ -87,6 +88,12 @@ class ToolCard(CollapsibleSection):
         self.header_button.setToolTip(f"Tool call {tool_use_id}")
         self._source = source
         self._set_status("running…")
+
+    def set_arguments(self, arguments: Any) -> None:
+        """Show the input the call ran with (edited before it ran) instead of the model's."""
+        self.arguments_text = format_arguments(arguments)
+        self.arguments_view.code_view.setPlainText(self.arguments_text)
+        self._arguments_label.setText("Arguments (edited before it ran)")
 
     def set_result(self, content: str, is_error: bool = False) -> None:
         """Fill the output; an error result marks the card as failed."""

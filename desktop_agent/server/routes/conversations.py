@@ -13,9 +13,9 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
 
+from desktop_agent.session import conversation_secrets
 from desktop_agent.store import ConversationRecord
 
-from .. import conversation_secrets
 from ..api_errors import ApiError
 from ..api_models import (
     ConversationCreate,
