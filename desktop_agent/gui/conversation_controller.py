@@ -12,7 +12,7 @@ before the openai SDK loads.
 
 Split by job: :mod:`.turn_blocks` turns each streamed block into a store write
 and a signal, :mod:`desktop_agent.session.options` maps settings to agent options,
-:mod:`.conversation_history` says what the model and the transcript see of
+:mod:`desktop_agent.session.history` says what the model and the transcript see of
 the active branch. This module keeps the conversation's lifecycle: settings,
 send / retry / regenerate / edit (each a branch in the store), stop and close.
 """
@@ -28,13 +28,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from desktop_agent.session import config as session_config
 from desktop_agent.session.approvals import ApprovalBroker
-from desktop_agent.session.options import SessionEnvironment, build_options
-from desktop_agent.session.recorder import TurnRecorder
-from desktop_agent.session.tools import ToolCatalog
-
-from .approval_gate import DockAsker
-from .approval_queue import ApprovalQueue
-from .conversation_history import (
+from desktop_agent.session.history import (
     DEFAULT_TITLE,
     TITLE_LENGTH,
     last_user_index,
@@ -42,6 +36,12 @@ from .conversation_history import (
     title_from,
     view_dict,
 )
+from desktop_agent.session.options import SessionEnvironment, build_options
+from desktop_agent.session.recorder import TurnRecorder
+from desktop_agent.session.tools import ToolCatalog
+
+from .approval_gate import DockAsker
+from .approval_queue import ApprovalQueue
 from .error_messages import describe_error
 from .turn_blocks import TurnBlocksMixin
 from .turn_figures import TurnFigures

@@ -14,9 +14,8 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.session.history import model_history
 from desktop_agent.session.recorder import TurnRecorder
-
-from .conversation_history import model_history
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client

@@ -19,6 +19,9 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from desktop_agent import paths
+from desktop_agent.session.config import AppConfig
+from desktop_agent.session.options import SessionEnvironment
+from desktop_agent.session.tools import ToolCatalog
 
 from .api_errors import install_error_handlers
 from .api_models import Alive
@@ -29,9 +32,9 @@ from .conversation_runner import RunnerRegistry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import callbacks, commands, conversations, events, files, secrets, turns
-from .tool_catalogue import ToolCatalogue
 
 if TYPE_CHECKING:
+    from desktop_agent.core.hooks import Hooks
     from desktop_agent.core.tools import Tool
     from desktop_agent.store import Store
 
@@ -60,6 +63,8 @@ def create_app(
     callback_policy: BackoffPolicy | None = None,
     allowed_hosts: Sequence[str] | None = None,
     body_limit: int = DEFAULT_BODY_LIMIT,
+    config_path: Path | None = None,
+    hooks: Hooks | None = None,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -77,6 +82,9 @@ def create_app(
             loopback names without a key (DNS rebinding), any name with one.
             Without a key, names that are not loopback are dropped.
         body_limit: Largest request body of every route but uploads, in bytes.
+        config_path: The ``config.json`` with MCP servers and permission rules
+            (default: the data folder's, the one the window reads).
+        hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
@@ -92,7 +100,9 @@ def create_app(
         store=store,
         events=event_log,
         callbacks=dispatcher,
-        tools=ToolCatalogue(root / ".tool-catalogue", extra_tools),
+        session=SessionEnvironment(
+            tools=ToolCatalog(extra_tools, config=AppConfig(config_path), workdirs_root=root),
+            config=AppConfig(config_path), hooks=hooks, approval_timeout=approval_timeout),
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,

@@ -1,15 +1,13 @@
-"""One runner per conversation: runs turns in the background and reports them as events.
+"""One runner per conversation: the REST adapter over the session layer.
 
-The runner is the server's counterpart of the window's conversation
-controller. For each turn it builds a core :class:`~desktop_agent.Client` from
-the conversation's current settings and its history in the store, streams
-the turn, turns every block into an event, and writes messages to the store
-as they complete (a streaming reply is checkpointed about once a second), so
-the window sees the same conversation.
-
-Confirmation mode is the runner's ``can_use_tool``: with it on, each tool call
-waits in :class:`PendingApprovals` until the API approves or rejects it; the
-core's approval timeout turns silence into a deny.
+A turn is the session's: options from :func:`~desktop_agent.session.options.build_options`
+(the same tools, rules of ``config.json``, ``extra_body``, hooks and defaults
+as the window), approvals through the session's
+:class:`~desktop_agent.session.approvals.ApprovalBroker` (questions wait as
+pending approvals for the approve/reject routes), and the record written by
+the session's :class:`~desktop_agent.session.recorder.TurnRecorder` (the
+window's stored shape). This module only turns blocks into events and the
+run state into the ``state`` events the API documents.
 """
 
 from __future__ import annotations
@@ -19,16 +17,8 @@ import contextlib
 import logging
 from typing import Any
 
-from desktop_agent.command_sandbox import sandbox_policy
 from desktop_agent.core import errors
 from desktop_agent.core.client import Client
-from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.permissions import (
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    ToolPermissionContext,
-)
 from desktop_agent.core.types import (
     TextBlock,
     ThinkingBlock,
@@ -37,17 +27,22 @@ from desktop_agent.core.types import (
     ToolUseError,
     Usage,
 )
+from desktop_agent.session import defaults
+from desktop_agent.session.approvals import ApprovalAnswer, ApprovalBroker, ApprovalChoice
+from desktop_agent.session.history import model_history
+from desktop_agent.session.options import build_options
+from desktop_agent.session.recorder import TurnRecorder
+from desktop_agent.session.settings import has_server
+from desktop_agent.session.tools import WorkdirError
+from desktop_agent.store import MessageRecord
 
 from .api_errors import ApiError
 from .app_services import AppServices
-from .conversation_secrets import conversation_environment
-from .pending_approvals import PendingApprovals
-from .turn_recorder import TurnRecorder
-from .workdir_paths import open_workdir
+from .pending_approvals import PendingApproval, PendingApprovals
 
 log = logging.getLogger("desktop_agent.server.runner")
 
-INTERRUPT_GRACE = 5.0
+INTERRUPT_GRACE = defaults.STOP_GRACE_SECONDS
 """Seconds an interrupted turn gets to stop by itself before its task is cancelled."""
 
 
@@ -65,7 +60,13 @@ class ConversationRunner:
         self._services = services
         self.state = "idle"
         self.confirm_tools = confirm_tools
-        self.approvals = PendingApprovals()
+        self._settings: dict[str, Any] = {}
+        self.approvals = PendingApprovals(on_open=self._on_question)
+        self.broker = ApprovalBroker(
+            conversation_id, self.approvals, settings=self._broker_settings,
+            timeout=services.approval_timeout, config=services.session.config,
+            allow_in_conversation=self._allow_in_conversation,
+            on_settled=self._on_settled)
         self._task: asyncio.Task[None] | None = None
         self._client: Client | None = None
         self._interrupt_requested = False
@@ -99,20 +100,20 @@ class ConversationRunner:
             raise ApiError(409, "turn_running", "A turn is already running in this conversation.")
         self._claimed = True  # claim the runner before the first await
         try:
-            history = await self._prepare(message)
+            path = await self._prepare(message)
         finally:
             self._claimed = False
         self._interrupt_requested = False
         self._set_state("running")
         self._task = asyncio.get_running_loop().create_task(
-            self._run_turn(history), name=f"turn-{self.conversation_id}"
+            self._run_turn(path), name=f"turn-{self.conversation_id}"
         )
 
-    async def _prepare(self, message: str | None) -> list[dict[str, Any]]:
+    async def _prepare(self, message: str | None) -> list[MessageRecord]:
         store = self._services.store
         record = await asyncio.to_thread(self._services.conversation, self.conversation_id)
-        settings = record.settings or {}
-        if not settings.get("base_url") or not settings.get("model"):
+        settings = dict(record.settings or {})
+        if not has_server(settings):
             raise ApiError(409, "not_configured",
                            "Set base_url and model in the conversation's settings before running.")
         if message is not None:
@@ -125,163 +126,147 @@ class ConversationRunner:
         if not path or path[-1].role not in ("user", "tool"):
             raise ApiError(409, "nothing_to_answer",
                            "The conversation has no new user message to answer; send one first.")
-        return [dict(r.message) for r in path if _worth_sending(r.message)]
+        self._settings = settings
+        return path
 
-    async def _options(self) -> AgentOptions:
-        record = await asyncio.to_thread(self._services.conversation, self.conversation_id)
-        settings = record.settings or {}
-        api_key = "not-needed"
-        key_name = settings.get("api_key_name")
-        if key_name:
-            from desktop_agent import secrets
-
-            value = await asyncio.to_thread(secrets.get_secret, key_name)
-            if value is None:
-                raise errors.ConfigurationError(
-                    f"No API key named {key_name!r} is stored; set it or change api_key_name."
-                )
-            api_key = value
-        tools = []
-        # The conversation's secrets: in its commands' environment, and blanked
-        # out of every tool result and error by the core.
-        env = await asyncio.to_thread(conversation_environment, self.conversation_id)
-        if settings.get("tools"):
-            workdir = open_workdir(self._services.workdir_of(record))
-            tools = self._services.tools.build(settings["tools"], workdir, env,
-                                               sandbox_policy(settings))
-        optional: dict[str, Any] = {}
-        for key in ("temperature", "max_tokens", "max_tool_iterations", "context_length"):
-            if settings.get(key) is not None:
-                optional[key] = settings[key]
-        return AgentOptions(
-            model=settings["model"],
-            base_url=settings["base_url"],
-            system_prompt=settings.get("system_prompt") or None,
-            tools=tools,
-            max_turns=None,
-            auto_execute_tools=True,
-            can_use_tool=self._approve,
-            approval_timeout=self._services.approval_timeout,
-            api_key=api_key,
-            secret_values=tuple(env.values()),
-            **optional,
-        )
-
-    async def _ready_client(self, options: AgentOptions) -> Client:
-        """The conversation's Client, kept across turns, with this turn's options.
-
-        Keeping it keeps its HTTP connection pool warm (the core shares one TLS
-        context per process, so building a Client costs well under a millisecond).
-        """
+    async def _ready_client(self) -> Client:
+        """The conversation's Client, kept across turns, with this turn's options."""
+        options = await build_options(self.conversation_id, self._settings,
+                                      self._services.session, self.broker)
         if self._client is None:
             self._client = Client(options)
         else:
             self._client.update_options(options)
         return self._client
 
-    async def _run_turn(self, history: list[dict[str, Any]]) -> None:
-        recorder = TurnRecorder(self._services.store, self.conversation_id, self.emit,
-                                len(history))
+    async def _run_turn(self, path: list[MessageRecord]) -> None:
+        self.broker.forget_decisions()
+        recorder = TurnRecorder(self._services.store, self.conversation_id, list(path),
+                                str(self._settings.get("model") or ""),
+                                self.broker.decision_of, on_stored=self._on_stored)
         outcome = "complete"
-        client: Client | None = None
         try:
-            client = await self._ready_client(await self._options())
-            client.message_history = history
+            client = await self._ready_client()
+            last = path[-1]
+            if last.role == "user":
+                # Through query(), so UserPromptSubmit hooks see the prompt as in the window.
+                base = model_history(path[:-1])
+                client.message_history = base
+                await client.query(str(last.message.get("content") or ""))
+                base_length = len(base)
+            else:
+                base = model_history(path)
+                client.message_history = base
+                await client.query("")
+                base_length = len(base) - 1
             if self._interrupt_requested:
                 outcome = "interrupted"
                 return
             async for item in client.receive_messages():
-                await self._handle(item, client, recorder)
+                self._handle(item, recorder)
             if client.turn_metadata.get("interrupted"):
                 outcome = "interrupted"
-            await recorder.sync(client.history, final_status=(
-                "interrupted" if outcome == "interrupted" else "complete"))
+            recorder.finish(outcome, client.history, base_length)
         except asyncio.CancelledError:
             outcome = "interrupted"
-            recorder.abandon("interrupted")
+            recorder.finish("interrupted")
             raise
-        except errors.AgentError as exc:
+        except (errors.AgentError, WorkdirError) as exc:
             outcome = "error"
             self.emit("error", _describe(exc))
-            await recorder.finish_after_error(client.history if client is not None else None)
+            recorder.finish("error")
         except Exception as exc:
             outcome = "error"
             log.exception("turn failed unexpectedly in %s", self.conversation_id)
             self.emit("error", {"kind": "internal", "message":
                                 f"The turn failed unexpectedly ({type(exc).__name__})."})
-            await recorder.finish_after_error(None)
+            recorder.finish("error")
         finally:
-            for tool_use_id in self.approvals.deny_all("The turn ended before an answer."):
-                self.emit("approval_resolved", {"tool_use_id": tool_use_id,
-                                                "decision": "cancelled"})
+            self.approvals.withdraw_all()
             self._set_state("idle", outcome=outcome)
             self._task = None
 
-    async def _handle(self, item: Any, client: Client, recorder: TurnRecorder) -> None:
+    def _handle(self, item: Any, recorder: TurnRecorder) -> None:
         if isinstance(item, TextBlock):
-            await recorder.text(item.text, client)
+            recorder.text(item.text)
             self.emit("text", {"text": item.text})
         elif isinstance(item, ThinkingBlock):
-            await recorder.thinking(item.text, client)
+            recorder.thinking(item.text)
             self.emit("thinking", {"text": item.text})
         elif isinstance(item, ToolUseBlock):
-            await recorder.tool_call(client)
+            recorder.tool_call(item.id, item.name, dict(item.input))
             self.emit("tool_call", {"id": item.id, "name": item.name, "input": item.input})
         elif isinstance(item, ToolResultBlock):
-            await recorder.round_boundary(client)
-            self.emit("tool_result", {"tool_use_id": item.tool_use_id, "name": item.name,
-                                      "content": item.content, "is_error": item.is_error})
+            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
+                                 item.decision, item.ran_input)
+            data: dict[str, Any] = {"tool_use_id": item.tool_use_id, "name": item.name,
+                                    "content": item.content, "is_error": item.is_error}
+            if item.ran_input is not None:
+                data["input"] = item.ran_input  # what ran, when it was not the model's
+            self.emit("tool_result", data)
         elif isinstance(item, ToolUseError):
-            await recorder.round_boundary(client)
+            recorder.tool_error(item.error, item.tool_use_id, item.name, item.raw_data)
             raw = item.raw_data if item.raw_data is None else item.raw_data[:2000]
             self.emit("tool_error", {"error": item.error, "tool_use_id": item.tool_use_id,
                                      "name": item.name, "raw_data": raw})
         elif isinstance(item, Usage):
-            recorder.usage = item
-            self.emit("usage", {"prompt_tokens": item.prompt_tokens,
-                                "completion_tokens": item.completion_tokens,
-                                "time_to_first_token": item.time_to_first_token,
-                                "tokens_per_second": item.tokens_per_second})
+            figures = {"prompt_tokens": item.prompt_tokens,
+                       "completion_tokens": item.completion_tokens,
+                       "time_to_first_token": item.time_to_first_token,
+                       "tokens_per_second": item.tokens_per_second}
+            recorder.usage(figures)
+            self.emit("usage", figures)
+
+    def _on_stored(self, record: MessageRecord) -> None:
+        self.emit("message", {"id": record.id, "role": record.role, "status": record.status,
+                              "message": record.message})
 
     # -- approvals -------------------------------------------------------------------
-    async def _approve(self, tool_name: str, tool_input: dict[str, Any],
-                       context: ToolPermissionContext) -> PermissionResult:
-        """The core's approval callback: confirmation mode, or allow."""
-        if not self.confirm_tools and not context.unsandboxed:
-            return PermissionResultAllow()
-        pending = self.approvals.open(tool_name, tool_input, context)
+    def _broker_settings(self) -> dict[str, Any]:
+        return {**self._settings, "confirm_tools": self.confirm_tools}
+
+    def _allow_in_conversation(self, tool_name: str) -> None:
+        from desktop_agent.session.config import allow_in_conversation
+
+        rules = allow_in_conversation(self._settings, tool_name)
+        self._settings = {**self._settings, "permission_rules": rules}
+        self._services.store.update_conversation(self.conversation_id, settings=self._settings)
+
+    def _on_question(self, pending: PendingApproval) -> None:
         self.emit("approval_requested", {**pending.to_dict(),
                                          "timeout": self._services.approval_timeout})
         self._set_state("waiting_approval")
-        try:
-            return await pending.future
-        except asyncio.CancelledError:
-            # The core's approval timeout (a deny) or the turn being stopped.
-            # Awaiting the future directly means cancellation cancelled it too.
-            if not pending.future.done() or pending.future.cancelled():
-                pending.future.cancel()
-                decision = "cancelled" if self._interrupt_requested else "timed_out"
-                self.emit("approval_resolved", {"tool_use_id": pending.tool_use_id,
-                                                "decision": decision})
-            raise
-        finally:
-            self.approvals.close(pending.tool_use_id)
-            if self.state == "waiting_approval" and not self.approvals.all():
-                self._set_state("running")
+
+    def _on_settled(self, tool_use_id: str, record: dict[str, Any]) -> None:
+        self.emit("approval_resolved", {"tool_use_id": tool_use_id, **record})
+        self._after_answer()
+
+    def _after_answer(self) -> None:
+        if self.state == "waiting_approval" and len(self.approvals.all()) <= 1:
+            self._set_state("running")
 
     def approve(self, tool_use_id: str, edited_input: dict[str, Any] | None) -> bool:
         """Let a waiting call run (with ``edited_input`` if given); False if none waits."""
-        if not self.approvals.resolve(tool_use_id, PermissionResultAllow(edited_input)):
+        pending = self.approvals.get(tool_use_id)
+        if pending is None:
             return False
-        self.emit("approval_resolved", {"tool_use_id": tool_use_id, "decision": "approved",
-                                        "edited": edited_input is not None})
+        self._after_answer()
+        self.approvals.resolve(tool_use_id, ApprovalAnswer(ApprovalChoice.ALLOW_ONCE,
+                                                           updated_input=edited_input))
+        data: dict[str, Any] = {"tool_use_id": tool_use_id, "decision": "allow_once",
+                                "edited": edited_input is not None}
+        if edited_input is not None:
+            data["input"] = edited_input
+        self.emit("approval_resolved", data)
         return True
 
     def reject(self, tool_use_id: str, reason: str) -> bool:
         """Deny a waiting call; ``reason`` goes to the model. False if none waits."""
-        if not self.approvals.resolve(tool_use_id, PermissionResultDeny(message=reason)):
+        if self.approvals.get(tool_use_id) is None:
             return False
-        self.emit("approval_resolved", {"tool_use_id": tool_use_id, "decision": "rejected",
+        self._after_answer()
+        self.approvals.resolve(tool_use_id, ApprovalAnswer(ApprovalChoice.DENY, reason))
+        self.emit("approval_resolved", {"tool_use_id": tool_use_id, "decision": "deny",
                                         "reason": reason})
         return True
 
@@ -293,8 +278,7 @@ class ConversationRunner:
             return False
         self._interrupt_requested = True
         self._set_state("interrupting")
-        for tool_use_id in self.approvals.deny_all("The user interrupted the turn."):
-            self.emit("approval_resolved", {"tool_use_id": tool_use_id, "decision": "cancelled"})
+        self.approvals.withdraw_all()
         if self._client is not None:
             await self._client.interrupt()
         done, _ = await asyncio.wait({task}, timeout=INTERRUPT_GRACE)
@@ -318,14 +302,7 @@ class ConversationRunner:
             await client.close()
 
 
-def _worth_sending(message: dict[str, Any]) -> bool:
-    """Skip empty assistant messages (an interrupted reply that had produced nothing)."""
-    if message.get("role") != "assistant":
-        return True
-    return bool(message.get("content") or message.get("tool_calls"))
-
-
-def _describe(exc: errors.AgentError) -> dict[str, Any]:
+def _describe(exc: Exception) -> dict[str, Any]:
     """An error event: the exception's kind and a sentence, never a secret."""
     data: dict[str, Any] = {"kind": type(exc).__name__, "message": errors.redact(str(exc))}
     if isinstance(exc, errors.APIError):
@@ -348,8 +325,10 @@ class RunnerRegistry:
         """The conversation's runner; ``settings`` seeds confirmation mode on creation."""
         runner = self._runners.get(conversation_id)
         if runner is None:
+            from desktop_agent.session.settings import asks_before_tools
+
             runner = ConversationRunner(conversation_id, self._services,
-                                        confirm_tools=bool(settings.get("confirm_tools", True)))
+                                        confirm_tools=asks_before_tools(settings))
             self._runners[conversation_id] = runner
         return runner
 
@@ -363,4 +342,4 @@ class RunnerRegistry:
         """Stop every runner."""
         for conversation_id in list(self._runners):
             await self.discard(conversation_id)
-
+        await self._services.session.tools.aclose()

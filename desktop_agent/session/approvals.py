@@ -196,7 +196,7 @@ class ApprovalBroker:
         except TimeoutError:
             self._on_settled(call_id, self._record(call_id, Decision.EXPIRED))
             return PermissionResultDeny(
-                message=f"Nobody approved the call within {self.timeout:g} s, so it was not "
+                message=f"No approval came within {self.timeout:g} s, so the call was not "
                         "run.")
         except QuestionWithdrawn:
             self._on_settled(call_id, self._record(call_id, Decision.CANCELLED))

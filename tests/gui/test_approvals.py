@@ -133,9 +133,9 @@ def test_an_unanswered_request_expires_and_is_denied_visibly(qtbot: Any, make_wi
     assert weather.calls == []
     assert "Expired" in window.approval_dock._state.text()
     assert not window.approval_dock.allow_button.isEnabled()
-    assert "Nobody approved" in _tool_messages(server.requests[1])[0]["content"]
+    assert "No approval came" in _tool_messages(server.requests[1])[0]["content"]
     card = _tool_card(window, "get_weather")
-    assert card.is_error and "Nobody approved" in card.output_text
+    assert card.is_error and "No approval came" in card.output_text
     tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
     assert tool_record["metadata"]["approval"] == {"decision": "expired"}
     qtbot.mouseClick(window.approval_dock.dismiss_button, Qt.MouseButton.LeftButton)

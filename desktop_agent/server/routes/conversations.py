@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Query, status
 
 from desktop_agent.session import conversation_secrets
+from desktop_agent.session.settings import asks_before_tools
 from desktop_agent.store import ConversationRecord
 
 from ..api_errors import ApiError
@@ -41,7 +42,7 @@ def conversation_out(svc: AppServices, record: ConversationRecord) -> Conversati
     """The API view of a record, with the runner's live state."""
     runner = svc.runners.peek(record.id)
     settings = dict(record.settings or {})
-    confirm = runner.confirm_tools if runner else bool(settings.get("confirm_tools", True))
+    confirm = runner.confirm_tools if runner else asks_before_tools(settings)
     return ConversationOut(
         id=record.id,
         title=record.title,
@@ -55,15 +56,24 @@ def conversation_out(svc: AppServices, record: ConversationRecord) -> Conversati
     )
 
 
-def check_settings(svc: AppServices, settings: dict[str, Any]) -> None:
-    """Refuse settings the API cannot honour, with a sentence saying why."""
-    unknown = svc.tools.unknown(settings.get("tools") or [])
-    if unknown:
-        raise ApiError(422, "unknown_tool",
-                       f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
-                       f"Available: {', '.join(svc.tools.names)}.")
+def check_settings(svc: AppServices, settings: dict[str, Any],
+                   changed: list[str] | None = None) -> None:
+    """Refuse settings the API cannot honour, with a sentence saying why.
+
+    Only the keys being changed are checked (``changed``; None: all), so a
+    conversation made in the window with, say, an MCP tool whose server is
+    not running can still have its temperature changed.
+    """
+    tools = svc.session.tools
+    if changed is None or "tools" in changed:
+        unknown = tools.unknown(settings.get("tools") or [])
+        if unknown:
+            raise ApiError(422, "unknown_tool",
+                           f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
+                           f"Available: {', '.join(sorted(tools.tool_names()))}.")
     workdir = settings.get("workdir")
-    if workdir is not None and not Path(workdir).expanduser().is_absolute():
+    if (changed is None or "workdir" in changed) and workdir is not None \
+            and not Path(workdir).expanduser().is_absolute():
         raise ApiError(422, "bad_workdir", "workdir must be an absolute path on the server.")
 
 
@@ -122,12 +132,12 @@ async def update_conversation(conversation_id: str, body: ConversationUpdate,
                 settings.pop(key, None)
             else:
                 settings[key] = value
-        check_settings(svc, settings)
+        check_settings(svc, settings, changed)
     await asyncio.to_thread(svc.store.update_conversation, conversation_id, title=body.title,
                             settings=settings if body.settings is not None else None)
     runner = svc.runners.peek(conversation_id)
-    if runner is not None and "confirm_tools" in changed:
-        runner.confirm_tools = bool(settings.get("confirm_tools", True))
+    if runner is not None and ("confirm_tools" in changed or "auto_execute" in changed):
+        runner.confirm_tools = asks_before_tools(settings)
     if changed or body.title is not None:
         svc.events.append(conversation_id, "settings",
                           {"changed": sorted(changed), "title_changed": body.title is not None})
