@@ -262,7 +262,10 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         async def delete_after_close() -> None:
             if closing is not None:
                 await closing  # its turn writes its last words before the rows go
-            self.store.delete_conversation(conversation_id)
+            from desktop_agent.session.deletion import delete_conversation
+
+            # Rows and the conversation's keyring secrets, as the REST server does.
+            await delete_conversation(self.store, conversation_id)
             if not self._closed:
                 self.sidebar.refresh()
                 self.statusBar().showMessage("Conversation deleted.", 5000)

@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
 
-from desktop_agent.session import conversation_secrets
+from desktop_agent.session.deletion import delete_conversation
 from desktop_agent.session.settings import asks_before_tools
 from desktop_agent.store import ConversationRecord
 
@@ -156,9 +156,8 @@ async def delete_conversation(
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     await svc.runners.discard(conversation_id)
     await svc.callbacks.remove_conversation(conversation_id)
-    await asyncio.to_thread(svc.store.delete_conversation, conversation_id)
+    await delete_conversation(svc.store, conversation_id)
     svc.events.forget(conversation_id)
-    await asyncio.to_thread(conversation_secrets.delete_all, conversation_id)
     workdir = svc.workdir_of(record)
     removed, note = False, None
     if delete_workdir:
