@@ -43,19 +43,10 @@ log = logging.getLogger("desktop_agent.server")
 DEFAULT_UPLOAD_LIMIT = 50 * 1024 * 1024
 
 
-def _database_path(store: Store) -> Path:
-    for attribute in ("path", "database_path"):
-        value = getattr(store, attribute, None)
-        if isinstance(value, str | Path) and str(value) not in ("", ":memory:"):
-            return Path(value)
-    return paths.database_path()
-
-
 def create_app(
     store: Store,
     *,
     master_key: str | None,
-    database_path: Path | None = None,
     workdirs_root: Path | None = None,
     extra_tools: Sequence[Tool] = (),
     upload_limit: int = DEFAULT_UPLOAD_LIMIT,
@@ -72,7 +63,6 @@ def create_app(
         store: The conversation store (shared with the window).
         master_key: The bearer key every route but ``/alive`` requires; None
             disables auth (the CLI allows that only on loopback).
-        database_path: SQLite file for the event log; defaults to the store's file.
         workdirs_root: Parent of per-conversation workdirs; defaults to the data folder's.
         extra_tools: Tools conversations may name besides the built-in ones.
         upload_limit: Largest accepted upload, in bytes.
@@ -90,10 +80,9 @@ def create_app(
         ValueError: The master key has characters HTTP headers cannot carry.
     """
     check_key_text(master_key)
-    db_path = database_path or _database_path(store)
     root = workdirs_root or paths.workdirs_dir()
     root.mkdir(parents=True, exist_ok=True)
-    event_log = EventLog(db_path)
+    event_log = EventLog(store)
     dispatcher = CallbackDispatcher(callback_policy)
     event_log.listeners.append(dispatcher.on_event)
     svc = AppServices(
@@ -155,7 +144,8 @@ def create_app(
 
 async def _prune_deleted(svc: AppServices) -> None:
     """Drop stored events of conversations deleted while the server was down."""
-    for conversation_id in svc.events.stored_conversations():
+    stored = await asyncio.to_thread(svc.events.stored_conversations)
+    for conversation_id in stored:
         record = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
         if record is None:
             svc.events.forget(conversation_id)

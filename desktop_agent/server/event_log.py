@@ -7,13 +7,19 @@ callback dispatcher posts it. Because readers pull by id (``after=N``) instead
 of being pushed copies, a reader that reconnects with ``Last-Event-ID`` gets
 exactly the events after the one it saw: none lost, none twice.
 
-Storage: appends go to memory at once and to the ``server_events`` table of
-the app's SQLite file shortly after, in batches, from one writer thread (so
-token-rate appends never wait on the disk). Memory keeps the recent tail of
-each conversation; older events are read back from SQLite. What survives a
-restart: every event written before the server stopped (a clean stop flushes
-everything; a crash may lose the last fraction of a second). Ids continue
-from the highest stored id after a restart.
+Storage: the store's ``events`` table (a versioned migration, see
+:mod:`desktop_agent.store.schema`). Appends queue to one writer thread that
+inserts everything queued in one transaction, where the database gives each
+event its id (:mod:`desktop_agent.server.event_writer`): two ``serve``
+processes on one data folder interleave their events and lose none. An event
+becomes readable once committed, normally within a millisecond; a reader that
+pages a conversation first waits for the events queued before it asked.
+
+Memory keeps the recent tail of each conversation read or written lately;
+older events, and events another process wrote, are read from SQLite. A
+follower waiting for news polls the table now and then, so a stream served by
+one process also shows what another process appended. Idle conversations'
+tails are dropped (:meth:`EventLog.evict_idle`).
 
 All methods except the writer's internals run on the server's event loop.
 """
@@ -23,30 +29,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import queue
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
+
+from desktop_agent.store import NewEvent, Store, StoredEvent
+
+from .event_writer import EventWriter, Forget, Pending
 
 log = logging.getLogger("desktop_agent.server.events")
 
 MEMORY_TAIL = 2000
-"""Events per conversation kept in memory after they are on disk."""
+"""Events per conversation kept in memory (at most twice this before trimming)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS server_events (
-    conversation_id TEXT NOT NULL,
-    event_id INTEGER NOT NULL,
-    type TEXT NOT NULL,
-    data TEXT NOT NULL,
-    created_at REAL NOT NULL,
-    PRIMARY KEY (conversation_id, event_id)
-) WITHOUT ROWID
-"""
+POLL_SECONDS = 0.5
+"""How often a waiting follower checks the table for events another process wrote."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +58,13 @@ class Event:
     created_at: float
     data_json: str
     """``data`` as JSON text, encoded once and reused for disk and SSE."""
+
+    @classmethod
+    def from_stored(cls, stored: StoredEvent, data: dict[str, Any] | None = None) -> Event:
+        """The event read back from the store (``data`` decoded unless given)."""
+        return cls(stored.id, stored.conversation_id, stored.type,
+                   json.loads(stored.data_json) if data is None else data,
+                   stored.created_at, stored.data_json)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape used by the events route, SSE and callbacks."""
@@ -77,86 +82,29 @@ class Event:
         return (f"id: {self.id}\nevent: {self.type}\ndata: {self.to_json()}\n\n").encode()
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout = 10000")
-    return conn
-
-
 class _Tail:
     """The in-memory end of one conversation's log: events ``base`` .. ``base+len-1``."""
 
-    __slots__ = ("base", "events", "signal")
+    __slots__ = ("base", "events", "touched")
 
     def __init__(self, base: int) -> None:
         self.base = base
         self.events: list[Event] = []
-        self.signal: asyncio.Event | None = None
+        self.touched = time.monotonic()
+
+    @property
+    def end(self) -> int:
+        """One past the newest id held."""
+        return self.base + len(self.events)
 
 
-class _DiskWriter(threading.Thread):
-    """Writes queued events to SQLite in batches; remembers what is on disk."""
+@dataclass
+class _Progress:
+    """Events of one conversation queued for the writer and not yet committed."""
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(name="event-log-writer", daemon=True)
-        self._path = path
-        self.queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
-        self.flushed: dict[str, int] = {}
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        conn = _connect(self._path)
-        try:
-            while True:
-                item = self.queue.get()
-                if item is None:
-                    return
-                batch = [item]
-                while len(batch) < 5000:
-                    try:
-                        nxt = self.queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if nxt is None:
-                        self._write(conn, batch)
-                        return
-                    batch.append(nxt)
-                self._write(conn, batch)
-        finally:
-            conn.close()
-
-    @staticmethod
-    def _insert(conn: sqlite3.Connection, rows: list[Any]) -> None:
-        if rows:
-            conn.executemany("INSERT OR REPLACE INTO server_events VALUES (?, ?, ?, ?, ?)", rows)
-
-    def _write(self, conn: sqlite3.Connection, batch: list[tuple[str, Any]]) -> None:
-        for attempt in range(5):
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                inserts: list[Any] = []
-                for kind, payload in batch:
-                    if kind == "insert":
-                        inserts.append(payload)
-                        continue
-                    self._insert(conn, inserts)
-                    inserts = []
-                    conn.execute("DELETE FROM server_events WHERE conversation_id = ?", (payload,))
-                self._insert(conn, inserts)
-                conn.execute("COMMIT")
-                break
-            except sqlite3.Error as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                log.warning("writing events failed (attempt %d): %s", attempt + 1, exc)
-                time.sleep(0.05 * 2**attempt)
-        else:
-            log.error("dropped %d events that could not be written to disk", len(batch))
-        for kind, payload in batch:
-            if kind == "insert":
-                conv_id, event_id = payload[0], payload[1]
-                if event_id > self.flushed.get(conv_id, 0):
-                    self.flushed[conv_id] = event_id
+    queued: int = 0
+    done: int = 0
+    waiters: list[tuple[int, asyncio.Future[None]]] = field(default_factory=list)
 
 
 Listener = Callable[[Event], None]
@@ -166,90 +114,149 @@ class EventLog:
     """Append, page through and follow conversation events.
 
     Attributes:
-        listeners: Called with every appended event, on the loop, after it is
-            readable; used by the callback dispatcher. Must not block.
+        listeners: Called with every committed event, on the loop; used by the
+            callback dispatcher. Must not block.
     """
 
-    def __init__(self, database_path: Path) -> None:
-        self._path = database_path
-        setup = _connect(database_path)
-        try:
-            setup.execute(_SCHEMA)
-            rows = setup.execute(
-                "SELECT conversation_id, MAX(event_id) FROM server_events GROUP BY conversation_id"
-            ).fetchall()
-        finally:
-            setup.close()
-        self._last_ids: dict[str, int] = {conv: int(last) for conv, last in rows}
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._last_ids: dict[str, int] = {}
         self._tails: dict[str, _Tail] = {}
-        self._reader = _connect(database_path)
-        self._reader_lock = threading.Lock()
-        self._writer = _DiskWriter(database_path)
-        self._writer.flushed.update(self._last_ids)
-        self._writer.start()
+        self._signals: dict[str, asyncio.Event] = {}
+        self._progress: dict[str, _Progress] = {}
+        self._writer: EventWriter | None = None
         self._closed = False
         self.listeners: list[Listener] = []
 
     def stored_conversations(self) -> Iterable[str]:
-        """Conversations that have events on disk (to prune deleted ones)."""
-        return list(self._last_ids)
+        """Conversations that have events on disk (to prune deleted ones); blocking."""
+        return self._store.event_conversations()
 
     def last_id(self, conversation_id: str) -> int:
-        """The id of the newest event (0 when there is none)."""
+        """The newest event id this process knows of (0 when none)."""
         return self._last_ids.get(conversation_id, 0)
 
-    def _tail(self, conversation_id: str) -> _Tail:
-        tail = self._tails.get(conversation_id)
-        if tail is None:
-            tail = _Tail(self.last_id(conversation_id) + 1)
-            self._tails[conversation_id] = tail
-        return tail
+    @property
+    def memory_conversations(self) -> int:
+        """Conversations whose tail is held in memory (for load figures)."""
+        return len(self._tails)
 
-    def append(self, conversation_id: str, event_type: str, data: dict[str, Any]) -> Event:
-        """Add an event; readers and listeners see it at once, the disk shortly after."""
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, conversation_id: str, event_type: str, data: dict[str, Any]) -> None:
+        """Queue an event; readers and listeners see it once committed (about a millisecond)."""
         if self._closed:
             raise RuntimeError("event log is closed")
-        tail = self._tail(conversation_id)
-        event_id = self._last_ids.get(conversation_id, 0) + 1
-        self._last_ids[conversation_id] = event_id
+        writer = self._writer
+        if writer is None:
+            writer = self._writer = EventWriter(self._store, asyncio.get_running_loop(),
+                                                self._committed)
+            writer.start()
         data_json = json.dumps(data, ensure_ascii=False, default=str)
-        event = Event(event_id, conversation_id, event_type, data, time.time(), data_json)
-        tail.events.append(event)
-        self._writer.queue.put(("insert", (conversation_id, event_id, event_type, data_json,
-                                           event.created_at)))
-        self._trim(tail, conversation_id)
-        if tail.signal is not None:
-            tail.signal.set()
-            tail.signal = None
-        for listener in self.listeners:
-            try:
-                listener(event)
-            except Exception:
-                log.exception("event listener failed")
-        return event
+        progress = self._progress.get(conversation_id)
+        if progress is None:
+            progress = self._progress[conversation_id] = _Progress()
+        progress.queued += 1
+        writer.queue.put(Pending(NewEvent(conversation_id, event_type, data_json, time.time()),
+                                 data))
 
-    def _trim(self, tail: _Tail, conversation_id: str) -> None:
-        """Drop the oldest in-memory events once they are on disk (amortised O(1))."""
-        excess = len(tail.events) - MEMORY_TAIL
-        if excess < MEMORY_TAIL:
-            return
-        on_disk = self._writer.flushed.get(conversation_id, 0) - tail.base + 1
-        cut = min(excess, on_disk)
-        if cut > 0:
+    def _committed(self, written: list[tuple[StoredEvent, dict[str, Any]]],
+                   dropped: list[Pending]) -> None:
+        woken: set[str] = set()
+        for stored, data in written:
+            event = Event.from_stored(stored, data)
+            cid = event.conversation_id
+            woken.add(cid)
+            self._remember(event)
+            for listener in self.listeners:
+                try:
+                    listener(event)
+                except Exception:
+                    log.exception("event listener failed")
+        for cid in woken:
+            signal = self._signals.pop(cid, None)
+            if signal is not None:
+                signal.set()
+        counts: dict[str, int] = {}
+        for stored, _ in written:
+            counts[stored.conversation_id] = counts.get(stored.conversation_id, 0) + 1
+        for pending in dropped:
+            cid = pending.new.conversation_id
+            counts[cid] = counts.get(cid, 0) + 1
+        for cid, count in counts.items():
+            self._advance(cid, count)
+
+    def _remember(self, event: Event) -> None:
+        cid = event.conversation_id
+        if event.id > self._last_ids.get(cid, 0):
+            self._last_ids[cid] = event.id
+        tail = self._tails.get(cid)
+        if tail is None:
+            tail = self._tails[cid] = _Tail(event.id)
+        elif tail.end != event.id:  # another process wrote in between: start afresh
+            tail.events.clear()
+            tail.base = event.id
+        tail.events.append(event)
+        tail.touched = time.monotonic()
+        if len(tail.events) > 2 * MEMORY_TAIL:  # on disk already: drop the oldest
+            cut = len(tail.events) - MEMORY_TAIL
             del tail.events[:cut]
             tail.base += cut
 
+    def _advance(self, conversation_id: str, count: int) -> None:
+        progress = self._progress.get(conversation_id)
+        if progress is None:
+            return
+        progress.done += count
+        still: list[tuple[int, asyncio.Future[None]]] = []
+        for target, future in progress.waiters:
+            if target <= progress.done:
+                if not future.done():
+                    future.set_result(None)
+            else:
+                still.append((target, future))
+        progress.waiters = still
+        if progress.done >= progress.queued and not still:
+            del self._progress[conversation_id]
+
+    async def _flushed(self, conversation_id: str) -> None:
+        """Wait until the events queued for this conversation so far are committed."""
+        progress = self._progress.get(conversation_id)
+        if progress is None or progress.done >= progress.queued:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        progress.waiters.append((progress.queued, future))
+        await future
+
+    # -- reading ---------------------------------------------------------------------------
+    async def _newest(self, conversation_id: str, refresh: bool) -> int:
+        known = self._last_ids.get(conversation_id)
+        if known is None or refresh:
+            stored = await asyncio.to_thread(self._store.last_event_id, conversation_id)
+            known = max(known or 0, stored, self._last_ids.get(conversation_id, 0))
+            if known:
+                self._last_ids[conversation_id] = known
+        return known
+
     async def page(
         self, conversation_id: str, after: int = 0, limit: int = 100,
-        types: frozenset[str] | None = None,
+        types: frozenset[str] | None = None, *, refresh: bool = True,
     ) -> tuple[list[Event], int, bool]:
         """Events with id > ``after``, oldest first.
+
+        Args:
+            conversation_id: The conversation.
+            after: Return events with a larger id.
+            limit: At most this many events.
+            types: Only events of these types (None: all).
+            refresh: Ask the table for the newest id (events another process
+                wrote); a follower that polls in :meth:`wait_beyond` passes False.
 
         Returns:
             (events, next_after, has_more): ``next_after`` is the last id
             examined, so filtered pages still advance.
         """
-        last = self.last_id(conversation_id)
+        await self._flushed(conversation_id)
+        last = await self._newest(conversation_id, refresh)
         after = max(0, after)
         found: list[Event] = []
         cursor = after
@@ -267,56 +274,76 @@ class EventLog:
 
     async def _read(self, conversation_id: str, after: int, limit: int) -> list[Event]:
         tail = self._tails.get(conversation_id)
-        base = tail.base if tail is not None else self.last_id(conversation_id) + 1
-        if after + 1 >= base and tail is not None:
-            start = after + 1 - base
-            return tail.events[start:start + limit]
-        rows = await asyncio.to_thread(self._read_disk, conversation_id, after, base, limit)
-        events = [Event(int(r[0]), conversation_id, r[1], json.loads(r[2]), float(r[3]), r[2])
-                  for r in rows]
-        if len(events) < limit and tail is not None:
-            start = (events[-1].id + 1 if events else base) - tail.base
+        if tail is not None and tail.events:
+            tail.touched = time.monotonic()
+            if tail.base <= after + 1 < tail.end:
+                start = after + 1 - tail.base
+                return tail.events[start:start + limit]
+        before = tail.base if tail is not None and tail.events and after + 1 < tail.base else None
+        rows = await asyncio.to_thread(self._store.read_events, conversation_id, after, limit,
+                                       before)
+        events = [Event.from_stored(row) for row in rows]
+        if before is not None and len(events) < limit and tail is not None and tail.events:
+            start = (events[-1].id + 1 if events else tail.base) - tail.base
             events.extend(tail.events[max(0, start):max(0, start) + limit - len(events)])
         return events
 
-    def _read_disk(self, conversation_id: str, after: int, before: int, limit: int) -> list[Any]:
-        with self._reader_lock:
-            return self._reader.execute(
-                "SELECT event_id, type, data, created_at FROM server_events "
-                "WHERE conversation_id = ? AND event_id > ? AND event_id < ? "
-                "ORDER BY event_id LIMIT ?",
-                (conversation_id, after, before, limit),
-            ).fetchall()
-
     async def wait_beyond(self, conversation_id: str, after: int, timeout: float) -> bool:
-        """Wait until an event newer than ``after`` exists; False on timeout."""
-        if self.last_id(conversation_id) > after:
-            return True
-        tail = self._tail(conversation_id)
-        if tail.signal is None:
-            tail.signal = asyncio.Event()
-        signal = tail.signal
-        try:
-            await asyncio.wait_for(signal.wait(), timeout)
-        except TimeoutError:
-            return False
-        return self.last_id(conversation_id) > after
+        """Wait until an event newer than ``after`` exists; False on timeout.
 
+        Wakes at once for events this process writes and within
+        :data:`POLL_SECONDS` for events another process writes.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.last_id(conversation_id) > after:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            signal = self._signals.get(conversation_id)
+            if signal is None:
+                signal = self._signals[conversation_id] = asyncio.Event()
+            try:
+                await asyncio.wait_for(signal.wait(), min(remaining, POLL_SECONDS))
+            except TimeoutError:
+                await self._newest(conversation_id, refresh=True)
+
+    # -- forgetting ------------------------------------------------------------------------
     def forget(self, conversation_id: str) -> None:
         """Delete a conversation's events (its conversation was deleted)."""
-        tail = self._tails.pop(conversation_id, None)
-        if tail is not None and tail.signal is not None:
-            tail.signal.set()
+        self._tails.pop(conversation_id, None)
+        signal = self._signals.pop(conversation_id, None)
+        if signal is not None:
+            signal.set()
         self._last_ids.pop(conversation_id, None)
-        self._writer.flushed.pop(conversation_id, None)
-        self._writer.queue.put(("delete", conversation_id))
+        if self._writer is not None:
+            self._writer.queue.put(Forget(conversation_id))
+        else:
+            self._store.delete_events(conversation_id)
+
+    def evict_idle(self, idle_seconds: float) -> int:
+        """Drop the memory of conversations untouched for ``idle_seconds``; returns how many.
+
+        Their events stay on disk and are read back from there when asked for.
+        """
+        cutoff = time.monotonic() - idle_seconds
+        idle = [cid for cid, tail in self._tails.items()
+                if tail.touched < cutoff and cid not in self._signals
+                and cid not in self._progress]
+        for cid in idle:
+            del self._tails[cid]
+            self._last_ids.pop(cid, None)
+        for cid in [c for c in self._last_ids if c not in self._tails
+                    and c not in self._signals and c not in self._progress]:
+            del self._last_ids[cid]
+        return len(idle)
 
     def close(self) -> None:
-        """Write everything still queued and stop the writer."""
+        """Write everything still queued and stop the writer (blocking)."""
         if self._closed:
             return
         self._closed = True
-        self._writer.queue.put(None)
-        self._writer.join(timeout=30)
-        with self._reader_lock:
-            self._reader.close()
+        if self._writer is not None:
+            self._writer.queue.put(None)
+            self._writer.join(timeout=30)

@@ -18,9 +18,10 @@ import logging
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Any, Literal
 
 from desktop_agent.store.errors import StoreClosedError
+from desktop_agent.store.message_writes import UNCHECKED, _Unchecked
 from desktop_agent.store.records import MessageRecord
 from desktop_agent.store.store import Store
 
@@ -87,6 +88,7 @@ class StreamingReplyWriter:
         metadata: dict[str, Any] | None = None,
         interval: float = 0.5,
         role: str = "assistant",
+        expected_parent: str | Literal[_Unchecked.UNCHECKED] | None = UNCHECKED,
     ) -> None:
         self._store = store
         self._interval = interval
@@ -107,6 +109,7 @@ class StreamingReplyWriter:
             parent_id=parent_id,
             metadata=metadata,
             status="streaming",
+            expected_parent=expected_parent,
         )
         self._last_save = time.monotonic()
 

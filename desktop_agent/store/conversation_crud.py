@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from desktop_agent.store.errors import NotFoundError
@@ -84,7 +86,11 @@ class ConversationCrud(StoreTransactions):
         title: str | None = None,
         settings: dict[str, Any] | None = None,
     ) -> ConversationRecord:
-        """Rename and/or replace the settings; returns the updated record."""
+        """Rename and/or replace the settings; returns the updated record.
+
+        Replacing the whole dict drops keys another process wrote since this
+        caller read them; front ends change settings with :meth:`patch_settings`.
+        """
         if settings is not None:
             check_settings(settings)
         with self._writing() as conn:
@@ -107,8 +113,43 @@ class ConversationCrud(StoreTransactions):
             raise NotFoundError(f"no conversation {conversation_id}")
         return record
 
+    def patch_settings(
+        self, conversation_id: str, changes: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Change some settings by key in one transaction; returns the settings now stored.
+
+        Keys not named in ``changes`` keep what is on disk, even if another
+        process (the REST server, a second window) wrote them after this caller
+        read the conversation; a key set to None is removed.
+
+        Raises:
+            NotFoundError: There is no such conversation.
+            ValueError: The merged settings break a rule (see ``write_checks``).
+            SecretInSettingsError: A value looks like a key or token.
+        """
+        if not isinstance(changes, Mapping):
+            raise ValueError("settings changes must be a mapping of key to value")
+        with self._writing() as conn:
+            row = conn.execute(
+                "SELECT settings FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no conversation {conversation_id}")
+            merged: dict[str, Any] = json.loads(row[0])
+            for key, value in changes.items():
+                if value is None:
+                    merged.pop(str(key), None)
+                else:
+                    merged[str(key)] = value
+            check_settings(merged)
+            conn.execute(
+                "UPDATE conversations SET settings = ?, updated_at = ? WHERE id = ?",
+                (dumps(merged), time.time(), conversation_id),
+            )
+        return merged
+
     def delete_conversation(self, conversation_id: str) -> None:
-        """Delete a conversation and all its messages; a missing id is not an error."""
+        """Delete a conversation, its messages, events and lease; a missing id is no error."""
         with self._writing() as conn:
             conn.execute(
                 "DELETE FROM message_search WHERE rowid IN "
@@ -117,6 +158,8 @@ class ConversationCrud(StoreTransactions):
             )
             conn.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,))
             conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            conn.execute("DELETE FROM events WHERE conversation_id = ?", (conversation_id,))
+            conn.execute("DELETE FROM turn_leases WHERE conversation_id = ?", (conversation_id,))
 
     def insert_conversations(self, items: list[NewConversation]) -> list[ConversationRecord]:
         """Insert whole conversations with fresh ids, all or nothing (imports).

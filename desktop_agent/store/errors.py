@@ -8,7 +8,9 @@
     ├── StoreClosedError          the store was used after close()
     ├── NotFoundError (KeyError)  no such conversation or message
     ├── SecretInSettingsError (ValueError)  a key value where only a key *name* belongs
-    └── ImportFormatError (ValueError)      an import file is malformed or foreign
+    ├── ImportFormatError (ValueError)      an import file is malformed or foreign
+    ├── ConversationBusyError     another process (window or server) holds the turn lease
+    └── StaleParentError          the active leaf moved since the caller read it
 """
 
 from __future__ import annotations
@@ -53,3 +55,43 @@ class ImportFormatError(StoreError, ValueError):
         super().__init__(f"{source}: {problem}")
         self.source = source
         self.problem = problem
+
+
+class ConversationBusyError(StoreError):
+    """Another window or server is running a turn on this conversation.
+
+    The turn lease (:meth:`Store.turn_lease`) lets one process at a time run a
+    turn, so two front ends never interleave replies in one conversation.
+
+    Attributes:
+        conversation_id: The conversation asked for.
+        holder: Who holds the lease (the ``owner`` it was taken with).
+    """
+
+    def __init__(self, conversation_id: str, holder: str) -> None:
+        super().__init__("This conversation is busy in another window or server.")
+        self.conversation_id = conversation_id
+        self.holder = holder
+
+
+class StaleParentError(StoreError):
+    """The conversation's active leaf is not the message the caller expected.
+
+    Another process (the REST server, an import) appended or switched branch
+    since the caller read the path; appending anyway would fork the tree. The
+    caller re-reads the active path and tries again.
+
+    Attributes:
+        conversation_id: The conversation written to.
+        expected: The leaf the caller expected (None: an empty conversation).
+        actual: The leaf found.
+    """
+
+    def __init__(self, conversation_id: str, expected: str | None, actual: str | None) -> None:
+        super().__init__(
+            "This conversation changed in another window or server; "
+            "reload it and try again."
+        )
+        self.conversation_id = conversation_id
+        self.expected = expected
+        self.actual = actual

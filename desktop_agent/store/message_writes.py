@@ -7,12 +7,13 @@ a checkpoint, and one left "streaming" by a dead process becomes "interrupted".
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, Final, Literal
 
-from desktop_agent.store.errors import NotFoundError
+from desktop_agent.store.errors import NotFoundError, StaleParentError
 from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.process_liveness import current_writer, writer_alive
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, dumps, message_from_row, new_id
@@ -22,6 +23,14 @@ from desktop_agent.store.write_checks import check_message, clean_metadata
 
 # The name the store has always logged under, so log filters keep working.
 logger = logging.getLogger("desktop_agent.store")
+
+
+class _Unchecked(enum.Enum):
+    UNCHECKED = enum.auto()
+
+
+UNCHECKED: Final = _Unchecked.UNCHECKED
+"""``add_message(expected_parent=UNCHECKED)``: append without checking the active leaf."""
 
 
 class MessageWrites(StoreTransactions):
@@ -36,6 +45,7 @@ class MessageWrites(StoreTransactions):
         status: str = "complete",
         *,
         new_root: bool = False,
+        expected_parent: str | Literal[_Unchecked.UNCHECKED] | None = UNCHECKED,
     ) -> MessageRecord:
         """Write a message; it becomes the conversation's active leaf.
 
@@ -48,6 +58,14 @@ class MessageWrites(StoreTransactions):
             metadata: Time, model, usage, thinking, tool-call status, approvals.
             status: ``"streaming"`` for a reply about to be checkpointed as it grows.
             new_root: Start a new branch with no parent (editing the first message).
+            expected_parent: The active leaf the caller last read (None: the
+                conversation was empty). When given and the leaf moved meanwhile
+                (another process appended or switched branch), nothing is written.
+
+        Raises:
+            StaleParentError: The active leaf is not ``expected_parent``; re-read
+                the active path instead of forking the tree.
+            NotFoundError: No such conversation or parent message.
         """
         message = check_message(message)
         if status not in MESSAGE_STATUSES:
@@ -58,6 +76,8 @@ class MessageWrites(StoreTransactions):
         writer = current_writer() if status == "streaming" else None
         with self._writing() as conn:
             leaf = self._require_conversation(conn, conversation_id).active_leaf_id
+            if expected_parent is not UNCHECKED and expected_parent != leaf:
+                raise StaleParentError(conversation_id, expected_parent, leaf)
             parent = None if new_root else (parent_id if parent_id is not None else leaf)
             depth = 0
             if parent is not None:

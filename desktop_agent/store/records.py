@@ -120,3 +120,25 @@ class NewConversation:
     active_leaf_key: str | None = None
     created_at: float | None = None
     updated_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ChangeToken:
+    """A cheap fingerprint of the database's state, for polling (see ``Store.change_token``).
+
+    Two tokens from one :class:`~desktop_agent.store.store.Store` differ when
+    something was committed in between.
+
+    Attributes:
+        external: SQLite's ``PRAGMA data_version`` of the store's connection:
+            changes when another connection (another process: the REST server,
+            ``desktop-agent import``, a second window) committed.
+        local: Commits made through this store itself.
+    """
+
+    external: int
+    local: int
+
+    def changed_elsewhere(self, since: ChangeToken) -> bool:
+        """True when another process (or connection) wrote after ``since`` was taken."""
+        return self.external != since.external

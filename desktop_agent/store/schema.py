@@ -13,6 +13,10 @@ Migrations are append-only: never edit a released one; add the next.
 - v2: ``messages.depth`` (so the last page of a long branch is read without
   walking it all), ``messages.writer`` (which process is streaming a reply),
   and the FTS5 full-text index over message text.
+- v3: ``events`` (each conversation's event log, ids allocated by the database
+  so two processes on one folder never reuse an id; rows of the REST server's
+  old ``server_events`` table, made outside migrations, are moved in) and
+  ``turn_leases`` (which process runs a turn on a conversation right now).
 """
 
 from __future__ import annotations
@@ -88,11 +92,49 @@ def _migrate_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO message_search(rowid, body) VALUES (?, ?)", (seq, text))
 
 
+_V3 = """
+CREATE TABLE events (
+    conversation_id TEXT NOT NULL,
+    event_id INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (conversation_id, event_id)
+) WITHOUT ROWID;
+CREATE TABLE turn_leases (
+    conversation_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    process TEXT NOT NULL,
+    token TEXT NOT NULL,
+    acquired_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+"""
+
+
+def _migrate_to_v3(conn: sqlite3.Connection) -> None:
+    for statement in _split(_V3):
+        conn.execute(statement)
+    old = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'server_events'"
+    ).fetchone()
+    if old:
+        conn.execute(
+            "INSERT OR IGNORE INTO events(conversation_id, event_id, type, data, created_at)"
+            " SELECT conversation_id, event_id, type, data, created_at FROM server_events"
+        )
+        conn.execute("DROP TABLE server_events")
+
+
 def _split(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_v1, _migrate_to_v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _migrate_to_v1,
+    _migrate_to_v2,
+    _migrate_to_v3,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

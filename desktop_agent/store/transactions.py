@@ -39,6 +39,9 @@ class StoreTransactions:
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
         self.path = path
+        # Commits made through this store: with ``PRAGMA data_version`` (which
+        # counts only other connections' commits) it makes the change token.
+        self._local_writes = 0
         conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
         self._checkpointer = WalCheckpointer(path)
         self._checkpointer.start()
@@ -85,6 +88,7 @@ class StoreTransactions:
             try:
                 yield conn
                 conn.execute("COMMIT")
+                self._local_writes += 1
             except BaseException:
                 # SQLite rolls some failures back by itself (disk full, I/O errors).
                 if conn.in_transaction:

@@ -1,4 +1,4 @@
-"""The event log on its own: memory tail plus SQLite, read back seamlessly across both."""
+"""The event log on its own: memory tail plus the store's table, read back seamlessly."""
 
 from __future__ import annotations
 
@@ -7,49 +7,41 @@ import sqlite3
 
 from desktop_agent.server import event_log
 from desktop_agent.server.event_log import EventLog
-from desktop_agent.store import Store
-
-
-async def _flushed(log: EventLog, conversation_id: str) -> None:
-    for _ in range(500):
-        if log._writer.flushed.get(conversation_id, 0) >= log.last_id(conversation_id):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the writer did not catch up")
+from desktop_agent.store import NewEvent, Store
 
 
 async def test_pages_span_disk_and_memory_without_gaps(tmp_path, monkeypatch):
     monkeypatch.setattr(event_log, "MEMORY_TAIL", 10)
-    Store.open(tmp_path / "db.sqlite3").close()
-    log = EventLog(tmp_path / "db.sqlite3")
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
     try:
         for n in range(100):
             log.append("c1", "text", {"text": str(n)})
-        await _flushed(log, "c1")
+        await log.page("c1", 0, 1)  # waits for what was queued
         for n in range(100, 130):
             log.append("c1", "text", {"text": str(n)})
-        assert log._tails["c1"].base > 1, "old events must have left memory for this test"
         seen, after = [], 0
         while True:
             page, after, more = await log.page("c1", after, 7)
             seen += page
             if not more:
                 break
+        assert log._tails["c1"].base > 1, "old events must have left memory for this test"
         assert [e.data["text"] for e in seen] == [str(n) for n in range(130)]
         assert [e.id for e in seen] == list(range(1, 131))
         filtered, _, _ = await log.page("c1", 0, 1000, frozenset({"state"}))
         assert filtered == []
     finally:
         log.close()
-    # everything reached the table, in the same file as the store's tables
+        store.close()
+    # everything reached the store's events table
     with sqlite3.connect(tmp_path / "db.sqlite3") as conn:
-        assert conn.execute("SELECT count(*) FROM server_events").fetchone()[0] == 130
-        assert conn.execute("SELECT count(*) FROM conversations").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM events").fetchone()[0] == 130
 
 
 async def test_waiters_wake_on_append_and_forget_removes_the_log(tmp_path):
-    Store.open(tmp_path / "db.sqlite3").close()
-    log = EventLog(tmp_path / "db.sqlite3")
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
     try:
         waiter = asyncio.ensure_future(log.wait_beyond("c2", 0, 10))
         await asyncio.sleep(0)
@@ -60,8 +52,35 @@ async def test_waiters_wake_on_append_and_forget_removes_the_log(tmp_path):
         assert (await log.page("c2"))[0] == []
     finally:
         log.close()
-    reopened = EventLog(tmp_path / "db.sqlite3")
+    reopened = EventLog(store)
     try:
-        assert reopened.last_id("c2") == 0
+        assert (await reopened.page("c2"))[0] == []
+        assert list(reopened.stored_conversations()) == []
     finally:
         reopened.close()
+        store.close()
+
+
+async def test_events_another_process_writes_are_read_and_followed(tmp_path):
+    store = Store.open(tmp_path / "db.sqlite3")
+    other = Store.open(tmp_path / "db.sqlite3")  # the other server's connection
+    log = EventLog(store)
+    try:
+        log.append("c3", "text", {"text": "mine 1"})
+        await log.page("c3")
+        follower = asyncio.ensure_future(log.wait_beyond("c3", 1, 10))
+        await asyncio.sleep(0.05)
+        other.append_events([NewEvent("c3", "text", '{"text": "theirs 2"}', 1.0)])
+        assert await asyncio.wait_for(follower, 5) is True
+        log.append("c3", "text", {"text": "mine 3"})
+        events, next_after, more = await log.page("c3", 0, 100)
+        assert [(e.id, e.data["text"]) for e in events] == [
+            (1, "mine 1"), (2, "theirs 2"), (3, "mine 3")]
+        assert (next_after, more) == (3, False)
+        assert log.evict_idle(0) == 1 and log.memory_conversations == 0
+        again, _, _ = await log.page("c3", 1, 100)
+        assert [e.id for e in again] == [2, 3]
+    finally:
+        log.close()
+        other.close()
+        store.close()

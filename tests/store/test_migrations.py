@@ -128,3 +128,68 @@ def test_another_programs_sqlite_file_is_refused(tmp_path: Path) -> None:
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     conn.close()
     assert tables == ["contacts"]
+
+
+# The schema of today's file (v2) plus the REST server's event table, which
+# ``server/event_log.py`` created outside the migrations; frozen like V1_SCHEMA.
+V2_WITH_SERVER_EVENTS = """
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at REAL NOT NULL,
+    updated_at REAL NOT NULL, settings TEXT NOT NULL DEFAULT '{}', active_leaf_id TEXT);
+CREATE INDEX conversations_by_update ON conversations(updated_at DESC);
+CREATE TABLE messages (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    parent_id TEXT REFERENCES messages(id) ON DELETE CASCADE,
+    role TEXT NOT NULL, message TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL DEFAULT 'complete', created_at REAL NOT NULL
+, depth INTEGER NOT NULL DEFAULT 0, writer TEXT);
+CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
+CREATE INDEX messages_by_parent ON messages(parent_id, seq);
+CREATE TABLE app_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX messages_streaming ON messages(status) WHERE status = 'streaming';
+CREATE VIRTUAL TABLE message_search USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE server_events (
+    conversation_id TEXT NOT NULL, event_id INTEGER NOT NULL, type TEXT NOT NULL,
+    data TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (conversation_id, event_id)) WITHOUT ROWID;
+PRAGMA user_version = 2;
+"""
+
+
+def test_todays_server_events_move_into_the_store_event_log(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(V2_WITH_SERVER_EVENTS)
+    conn.execute("INSERT INTO conversations VALUES ('c1', 'API chat', 1.0, 2.0, '{}', 'm1')")
+    conn.execute(
+        "INSERT INTO messages VALUES (1, 'm1', 'c1', NULL, 'user', ?, '{}', 'complete', 1.0, 0,"
+        " NULL)",
+        (json.dumps({"role": "user", "content": "hello heron"}),),
+    )
+    conn.execute("INSERT INTO message_search(rowid, body) VALUES (1, 'hello heron')")
+    conn.executemany(
+        "INSERT INTO server_events VALUES ('c1', ?, ?, ?, ?)",
+        [(n, "text", json.dumps({"text": f"piece {n}"}), 10.0 + n) for n in range(1, 6)],
+    )
+    conn.commit()
+    conn.close()
+
+    with Store.open(path) as store:
+        events = store.read_events("c1", 0, limit=100)
+        assert [(e.id, json.loads(e.data_json)["text"]) for e in events] == [
+            (n, f"piece {n}") for n in range(1, 6)]
+        assert events[0].created_at == 11.0
+        # New events continue after the migrated ones.
+        from desktop_agent.store import NewEvent
+
+        (added,) = store.append_events([NewEvent("c1", "state", '{"state": "idle"}', 20.0)])
+        assert added.id == 6
+        assert [m.message["content"] for m in store.active_path("c1")] == ["hello heron"]
+        assert [h.message_id for h in store.search("heron")] == ["m1"]
+
+    conn = sqlite3.connect(path)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    conn.close()
+    assert "server_events" not in tables
+    assert (tmp_path / "conversations.sqlite3.v2.bak").is_file()

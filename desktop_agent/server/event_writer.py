@@ -1,0 +1,122 @@
+"""The thread that writes the event log to the store, many events per transaction.
+
+A commit, not a row, is what an SQLite write costs, so appends from the event
+loop queue here and this one thread takes everything queued at once and
+inserts it in one transaction (:meth:`Store.append_events`), where the
+database gives each event its id. Under load the batches grow by themselves;
+when idle a single event is written at once, so no timer adds latency.
+
+What was committed goes back to the event loop through ``on_committed`` (run
+with ``loop.call_soon_threadsafe``), which makes the events readable there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from desktop_agent.store import NewEvent, Store, StoreClosedError, StoredEvent
+
+log = logging.getLogger("desktop_agent.server.events")
+
+T = TypeVar("T")
+
+MAX_BATCH = 5000
+"""Events written in one transaction at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """An event queued for writing, with its decoded data (so it is never decoded back)."""
+
+    new: NewEvent
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Delete a conversation's events (ordered with the inserts queued before it)."""
+
+    conversation_id: str
+
+
+Committed = Callable[[list[tuple[StoredEvent, dict[str, Any]]], list[Pending]], None]
+"""``on_committed(written, dropped)``: runs on the loop after each batch."""
+
+
+class EventWriter(threading.Thread):
+    """Drains the queue into the store in batches; see the module docstring."""
+
+    def __init__(self, store: Store, loop: asyncio.AbstractEventLoop,
+                 on_committed: Committed) -> None:
+        super().__init__(name="event-log-writer", daemon=True)
+        self._store = store
+        self._loop = loop
+        self._on_committed = on_committed
+        self.queue: queue.SimpleQueue[Pending | Forget | None] = queue.SimpleQueue()
+
+    def run(self) -> None:
+        stop = False
+        while not stop:
+            batch: list[Pending | Forget] = []
+            item = self.queue.get()
+            while item is not None:
+                batch.append(item)
+                if len(batch) >= MAX_BATCH:
+                    break
+                try:
+                    item = self.queue.get_nowait()
+                except queue.Empty:
+                    break
+            stop = item is None
+            if batch:
+                self._write(batch)
+
+    def _write(self, batch: list[Pending | Forget]) -> None:
+        written: list[tuple[StoredEvent, dict[str, Any]]] = []
+        dropped: list[Pending] = []
+        run: list[Pending] = []
+        for item in [*batch, None]:
+            if isinstance(item, Pending):
+                run.append(item)
+                continue
+            if run:
+                stored = self._insert(run)
+                if stored is None:
+                    dropped += run
+                else:
+                    written += zip(stored, (p.data for p in run), strict=True)
+                run = []
+            if isinstance(item, Forget):
+                self._retrying(functools.partial(self._store.delete_events,
+                                                 item.conversation_id))
+        # RuntimeError: the loop closed first (shutdown), so nobody is reading.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._on_committed, written, dropped)
+
+    def _insert(self, run: list[Pending]) -> list[StoredEvent] | None:
+        events = [p.new for p in run]
+        return self._retrying(lambda: self._store.append_events(events))
+
+    @staticmethod
+    def _retrying(action: Callable[[], T]) -> T | None:
+        for attempt in range(5):
+            try:
+                return action()
+            except StoreClosedError:
+                log.error("dropped events queued after the store was closed")
+                return None
+            except Exception as exc:  # the store's errors: disk full, locked too long
+                log.warning("writing events failed (attempt %d): %s", attempt + 1, exc,
+                            exc_info=True)
+                time.sleep(0.05 * 2**attempt)
+        log.error("dropped events that could not be written to disk")
+        return None

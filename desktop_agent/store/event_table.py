@@ -1,0 +1,118 @@
+"""Each conversation's event log on disk, with ids the database hands out.
+
+The REST server appends every event a conversation produces (text deltas,
+tool calls, approvals, state changes) and readers page through them by id.
+Ids are allocated inside the write transaction that inserts the events
+(``max(event_id) + 1`` under SQLite's write lock), not from a process's
+memory: two ``serve`` processes on one data folder then interleave their
+events instead of overwriting each other's, and an id, once read, always
+names the same event.
+
+Callers insert many events per transaction (:func:`append_events` takes a
+batch), because a commit, not a row, is what costs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to append.
+
+    Attributes:
+        conversation_id: Whose log it goes to.
+        type: The event's kind (``text``, ``state``...).
+        data_json: Its payload, already JSON text (encoded once by the caller).
+        created_at: Epoch seconds when it happened.
+    """
+
+    conversation_id: str
+    type: str
+    data_json: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """An event read back, with the id the database gave it.
+
+    Attributes:
+        conversation_id: Whose log it is in.
+        id: Its id, 1, 2, 3... within the conversation.
+        type: The event's kind.
+        data_json: Its payload as JSON text.
+        created_at: Epoch seconds when it happened.
+    """
+
+    conversation_id: str
+    id: int
+    type: str
+    data_json: str
+    created_at: float
+
+
+def append_events(conn: sqlite3.Connection, events: Sequence[NewEvent]) -> list[StoredEvent]:
+    """Insert ``events`` in order, each conversation's ids continuing from its newest.
+
+    Must run inside a write transaction (``BEGIN IMMEDIATE``) so no other
+    process allocates the same ids meanwhile.
+    """
+    next_ids: dict[str, int] = {}
+    stored: list[StoredEvent] = []
+    for event in events:
+        cid = event.conversation_id
+        if cid not in next_ids:
+            next_ids[cid] = last_event_id(conn, cid) + 1
+        stored.append(StoredEvent(cid, next_ids[cid], event.type, event.data_json,
+                                  event.created_at))
+        next_ids[cid] += 1
+    conn.executemany(
+        "INSERT INTO events(conversation_id, event_id, type, data, created_at)"
+        " VALUES (?, ?, ?, ?, ?)",
+        [(e.conversation_id, e.id, e.type, e.data_json, e.created_at) for e in stored],
+    )
+    return stored
+
+
+def last_event_id(conn: sqlite3.Connection, conversation_id: str) -> int:
+    """The newest event's id in the conversation (0 when it has none)."""
+    row = conn.execute(
+        "SELECT max(event_id) FROM events WHERE conversation_id = ?", (conversation_id,)
+    ).fetchone()
+    return int(row[0] or 0)
+
+
+def read_events(
+    conn: sqlite3.Connection,
+    conversation_id: str,
+    after: int = 0,
+    limit: int = 100,
+    before: int | None = None,
+) -> list[StoredEvent]:
+    """Events with ``after < id`` (and ``id < before`` when given), oldest first."""
+    sql = ("SELECT event_id, type, data, created_at FROM events"
+           " WHERE conversation_id = ? AND event_id > ?")
+    params: list[object] = [conversation_id, after]
+    if before is not None:
+        sql += " AND event_id < ?"
+        params.append(before)
+    sql += " ORDER BY event_id LIMIT ?"
+    params.append(limit)
+    return [
+        StoredEvent(conversation_id, int(r[0]), str(r[1]), str(r[2]), float(r[3]))
+        for r in conn.execute(sql, params).fetchall()
+    ]
+
+
+def event_conversations(conn: sqlite3.Connection) -> list[str]:
+    """Conversations that have events (to prune those whose conversation is gone)."""
+    return [str(r[0]) for r in conn.execute("SELECT DISTINCT conversation_id FROM events")]
+
+
+def delete_events(conn: sqlite3.Connection, conversation_id: str) -> None:
+    """Forget a conversation's events."""
+    conn.execute("DELETE FROM events WHERE conversation_id = ?", (conversation_id,))

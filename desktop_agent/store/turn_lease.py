@@ -1,0 +1,192 @@
+"""One turn at a time per conversation, across every process on one data folder.
+
+The window and ``desktop-agent serve`` (or two servers) may open the same
+conversation. Two turns running at once would interleave two replies in one
+branch, so a turn first takes the conversation's lease: a row in
+``turn_leases`` written under SQLite's write lock, so exactly one process gets
+it. The other is told :class:`~desktop_agent.store.errors.ConversationBusyError`.
+
+A lease names its process (``host:pid:start``, see
+:mod:`~desktop_agent.store.process_liveness`) and an expiry. A lease whose
+process is gone (killed, crashed) or whose expiry passed is taken over, so a
+crash never locks a conversation for good. A holder that runs longer than the
+lease renews it: :class:`TurnLease` used with ``async with`` does so by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Self
+
+from desktop_agent.store.errors import ConversationBusyError, NotFoundError
+from desktop_agent.store.process_liveness import current_writer, writer_alive
+
+logger = logging.getLogger("desktop_agent.store.turn_lease")
+
+DEFAULT_LEASE_SECONDS = 60.0
+"""How long a lease lasts without renewal; ``async with`` renews it every third of that."""
+
+Writing = Callable[[], AbstractContextManager[sqlite3.Connection]]
+
+
+def lease_holder(conn: sqlite3.Connection, conversation_id: str) -> str | None:
+    """The owner of a lease still in force on the conversation, or None."""
+    row = conn.execute(
+        "SELECT owner, process, expires_at FROM turn_leases WHERE conversation_id = ?",
+        (conversation_id,),
+    ).fetchone()
+    if row is None or not _in_force(row[1], row[2]):
+        return None
+    return str(row[0])
+
+
+def _in_force(process: str, expires_at: float) -> bool:
+    return expires_at > time.time() and writer_alive(process)
+
+
+class TurnLease:
+    """The right to run a turn on one conversation; a context manager (sync or async).
+
+    ``with lease:`` takes it and gives it back; ``async with lease:`` takes it
+    in a worker thread and renews it in the background until the block ends.
+
+    Attributes:
+        conversation_id: The conversation.
+        owner: Who holds it, shown to whoever is refused (e.g. ``"window"``,
+            ``"server:8000"``).
+        seconds: How long the lease lasts without renewal.
+        held: True between a successful :meth:`acquire` and :meth:`release`.
+        lost: True when a renewal found the lease taken over by another process.
+    """
+
+    def __init__(
+        self,
+        writing: Writing,
+        conversation_id: str,
+        owner: str,
+        seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> None:
+        if seconds <= 0:
+            raise ValueError("a lease must last a positive number of seconds")
+        self._writing = writing
+        self.conversation_id = conversation_id
+        self.owner = owner
+        self.seconds = seconds
+        self._token = uuid.uuid4().hex
+        self.held = False
+        self.lost = False
+        self._renewer: asyncio.Task[None] | None = None
+
+    def acquire(self) -> None:
+        """Take the lease.
+
+        Raises:
+            ConversationBusyError: Another live holder has it.
+            NotFoundError: There is no such conversation.
+        """
+        now = time.time()
+        with self._writing() as conn:
+            if not conn.execute(
+                "SELECT 1 FROM conversations WHERE id = ?", (self.conversation_id,)
+            ).fetchone():
+                raise NotFoundError(f"no conversation {self.conversation_id}")
+            row = conn.execute(
+                "SELECT owner, process, token, expires_at FROM turn_leases"
+                " WHERE conversation_id = ?",
+                (self.conversation_id,),
+            ).fetchone()
+            if row is not None and row[2] != self._token and _in_force(row[1], row[3]):
+                raise ConversationBusyError(self.conversation_id, str(row[0]))
+            if row is not None and row[2] != self._token:
+                logger.info("taking over the turn lease of %s from %s (gone or expired)",
+                            self.conversation_id, row[0])
+            conn.execute(
+                "INSERT OR REPLACE INTO turn_leases"
+                "(conversation_id, owner, process, token, acquired_at, expires_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (self.conversation_id, self.owner, current_writer(), self._token, now,
+                 now + self.seconds),
+            )
+        self.held = True
+        self.lost = False
+
+    def renew(self) -> None:
+        """Push the expiry ``seconds`` ahead.
+
+        Raises:
+            ConversationBusyError: The lease expired and another process took it.
+        """
+        with self._writing() as conn:
+            cursor = conn.execute(
+                "UPDATE turn_leases SET expires_at = ? WHERE conversation_id = ? AND token = ?",
+                (time.time() + self.seconds, self.conversation_id, self._token),
+            )
+            if cursor.rowcount == 0:
+                holder = lease_holder(conn, self.conversation_id) or "another process"
+                self.held = False
+                self.lost = True
+                raise ConversationBusyError(self.conversation_id, holder)
+
+    def release(self) -> None:
+        """Give the lease back (only ours: a taken-over lease is left alone). Idempotent."""
+        if not self.held:
+            return
+        self.held = False
+        with self._writing() as conn:
+            conn.execute(
+                "DELETE FROM turn_leases WHERE conversation_id = ? AND token = ?",
+                (self.conversation_id, self._token),
+            )
+
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    async def __aenter__(self) -> Self:
+        await asyncio.to_thread(self.acquire)
+        self._renewer = asyncio.get_running_loop().create_task(
+            self._keep_renewed(), name=f"turn-lease-{self.conversation_id}"
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._renewer is not None:
+            renewer, self._renewer = self._renewer, None
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+        # Shielded: a cancelled turn must still give the lease back.
+        await asyncio.shield(asyncio.to_thread(self.release))
+
+    async def _keep_renewed(self) -> None:
+        while True:
+            await asyncio.sleep(self.seconds / 3)
+            try:
+                await asyncio.to_thread(self.renew)
+            except ConversationBusyError:
+                logger.warning("the turn lease of %s was taken over by another process",
+                               self.conversation_id)
+                return
+            except Exception:  # a locked or full disk: keep trying until expiry
+                logger.exception("renewing the turn lease of %s failed", self.conversation_id)
