@@ -39,6 +39,7 @@ from desktop_agent.session.history import (
 from desktop_agent.session.options import SessionEnvironment, build_options
 from desktop_agent.session.recorder import TurnRecorder
 from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
 from .approval_gate import DockAsker
 from .approval_queue import ApprovalQueue
@@ -200,23 +201,60 @@ class ConversationController(TurnBlocksMixin, QObject):
         self.title_changed.emit(title)
 
     def update_settings(self, **changes: Any) -> None:
-        """Change settings (None removes a key); takes effect from the next turn."""
-        settings = dict(self._record.settings)
-        for key, value in changes.items():
-            if value is None:
-                settings.pop(key, None)
-            else:
-                settings[key] = value
-        self._save_settings(settings)
+        """Change settings (None removes a key); takes effect from the next turn.
 
-    def _save_settings(self, settings: dict[str, Any]) -> None:
-        if settings == self._record.settings:
+        Saved by key (the store's patch), so keys another process wrote since
+        this window read the conversation (the REST server's ``confirm_tools``,
+        say) are kept.
+        """
+        current = self._record.settings
+        changes = {k: v for k, v in changes.items()
+                   if (v is None and k in current) or (v is not None and current.get(k) != v)}
+        if not changes:
             return
-        self._record = self._store.update_conversation(self._record.id, settings=settings)
-        self._figures.model = str(settings.get("model") or "")
-        self._figures.context_length = settings.get("context_length")
-        self.settings_changed.emit(dict(settings))
-        self.figures_changed.emit(self._figures)
+        self._store.patch_settings(self._record.id, changes)
+        self._reload_record()
+
+    def _reload_record(self) -> None:
+        """Re-read title and settings from the store (another process may have written)."""
+        fresh = self._store.get_conversation(self._record.id)
+        if fresh is None:
+            return
+        old = self._record
+        self._record = fresh
+        if fresh.title != old.title:
+            self.title_changed.emit(fresh.title)
+        if fresh.settings != old.settings:
+            settings = fresh.settings
+            self._figures.model = str(settings.get("model") or "")
+            self._figures.context_length = settings.get("context_length")
+            self.settings_changed.emit(dict(settings))
+            self.figures_changed.emit(self._figures)
+
+    def refresh_from_store(self) -> bool:
+        """Catch up with writes of another process (REST server, import) when idle.
+
+        Re-reads the settings and the active branch; returns True when the
+        branch changed (the transcript is reset to it).
+        """
+        if self.busy or self._closed:
+            return False
+        self._reload_record()
+        path = self._store.active_path(self._record.id)
+        if [r.id for r in path] == [r.id for r in self._path] and \
+                [r.status for r in path] == [r.status for r in self._path]:
+            return False
+        self._path = path
+        self.transcript_reset.emit(self.stored_messages())
+        return True
+
+    def _busy_elsewhere(self) -> bool:
+        """True (and the person told) when another process runs a turn here."""
+        if self._store.turn_lease_holder(self._record.id) is None:
+            return False
+        self.error.emit("This conversation is busy in another window or server. Wait for its "
+                        "reply, then send again.", False)
+        return True
 
     def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
                    context_length: int | None = None) -> None:
@@ -236,12 +274,24 @@ class ConversationController(TurnBlocksMixin, QObject):
         text = text.strip()
         if not text or self.busy or self._closed:
             return False
+        # Each turn starts from what is on disk: another process may have
+        # answered, appended or changed settings since this window last looked.
+        self.refresh_from_store()
         if not self.has_server:
             self.error.emit("Pick a server and a model first (toolbar: Server).", False)
             return False
+        if self._busy_elsewhere():
+            return False
         base = model_history(self._path)
-        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
-                                         parent_id=self._leaf_id())
+        try:
+            record = self._store.add_message(
+                self._record.id, {"role": "user", "content": text},
+                parent_id=self._leaf_id(), expected_parent=self._leaf_id())
+        except StaleParentError:
+            self.refresh_from_store()
+            self.error.emit("This conversation changed in another window or server; it was "
+                            "reloaded. Send your message again.", False)
+            return False
         self._path.append(record)
         self.user_message.emit(text, record.id)
         if self._record.title == DEFAULT_TITLE:
@@ -261,6 +311,8 @@ class ConversationController(TurnBlocksMixin, QObject):
         """Replace a user message with ``text`` (a sibling branch) and answer it."""
         text = text.strip()
         if not text or self.busy or self._closed:
+            return False
+        if self._busy_elsewhere():
             return False
         index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
         if index is None or self._path[index].role != "user":
@@ -324,6 +376,9 @@ class ConversationController(TurnBlocksMixin, QObject):
     def _rerun_last_user(self) -> bool:
         if self.busy or self._closed:
             return False
+        self.refresh_from_store()
+        if self._busy_elsewhere():
+            return False
         index = last_user_index(self._path)
         if index is None:
             return False
@@ -339,6 +394,20 @@ class ConversationController(TurnBlocksMixin, QObject):
         self.busy_changed.emit(True)
 
     async def _run_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
+        try:
+            # One turn at a time per conversation, across processes (REST servers too).
+            async with self._store.turn_lease(self._record.id, "window"):
+                await self._run_leased_turn(prompt, base_history)
+        except ConversationBusyError:
+            self.error.emit("This conversation is busy in another window or server. Wait for "
+                            "its reply, then send again.", False)
+        finally:
+            # Only now is the lease given back: the next send sees it free.
+            self._task = None
+            if not self._closed:
+                self.busy_changed.emit(False)
+
+    async def _run_leased_turn(self, prompt: str, base_history: list[dict[str, Any]]) -> None:
         self.approval_gate.forget_decisions()
         recorder = TurnRecorder(self._store, self._record.id, self._path, self._figures.model,
                                 self.approval_gate.decision_of)
@@ -368,9 +437,6 @@ class ConversationController(TurnBlocksMixin, QObject):
         finally:
             self._checkpoint_timer.stop()
             self._recorder = None
-            self._task = None
-            if not self._closed:
-                self.busy_changed.emit(False)
 
     async def _prepare_client(self) -> Client:
         """The conversation's client with options built from its current settings."""

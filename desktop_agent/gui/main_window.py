@@ -43,6 +43,7 @@ from .conversation_tab import ConversationTab
 from .notifications import ApprovalNotifier
 from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
+from .store_watch import StoreWatcher
 from .window_actions import build_actions
 from .window_pages import EmptyStatePage, NoticeBar
 from .window_servers import LAST_SERVER_KEY, WindowServersMixin
@@ -159,6 +160,10 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self._sidebar_refresh.setSingleShot(True)
         self._sidebar_refresh.setInterval(300)
         self._sidebar_refresh.timeout.connect(self.sidebar.refresh)
+        # Writes of another process (REST server, import) reach the open window.
+        self.store_watch = StoreWatcher(store, self)
+        self.store_watch.changed_elsewhere.connect(self._on_store_changed_elsewhere)
+        self.store_watch.start()
 
         build_actions(self)
         self._update_actions()
@@ -428,12 +433,19 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         """Show an unexpected error without blocking (the error sink calls this)."""
         self.notice.show_message(text)
 
+    def _on_store_changed_elsewhere(self) -> None:
+        for controller in list(self.controllers.values()):
+            controller.refresh_from_store()
+        if not self._closed:
+            self._sidebar_refresh.start()
+
     async def shutdown(self) -> None:
         """Deny pending approvals, cancel every turn and discovery, release clients."""
         if not self._closed:
             self.save_state()
         self._closed = True
         self._sidebar_refresh.stop()
+        self.store_watch.stop()
         await self.catalog.close()
         controllers = list(self.controllers.values())
         self.controllers.clear()

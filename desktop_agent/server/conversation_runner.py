@@ -34,7 +34,7 @@ from desktop_agent.session.options import build_options
 from desktop_agent.session.recorder import TurnRecorder
 from desktop_agent.session.settings import has_server
 from desktop_agent.session.tools import WorkdirError
-from desktop_agent.store import MessageRecord
+from desktop_agent.store import ConversationBusyError, MessageRecord
 
 from .api_errors import ApiError
 from .app_services import AppServices
@@ -98,6 +98,12 @@ class ConversationRunner:
         """
         if self.busy:
             raise ApiError(409, "turn_running", "A turn is already running in this conversation.")
+        holder = await asyncio.to_thread(self._services.store.turn_lease_holder,
+                                         self.conversation_id)
+        if holder is not None:
+            raise ApiError(409, "conversation_busy",
+                           "This conversation is busy in another window or server; wait for "
+                           "its turn to end.")
         self._claimed = True  # claim the runner before the first await
         try:
             path = await self._prepare(message)
@@ -140,6 +146,16 @@ class ConversationRunner:
         return self._client
 
     async def _run_turn(self, path: list[MessageRecord]) -> None:
+        try:
+            # One turn at a time per conversation, across processes (window, servers).
+            async with self._services.store.turn_lease(self.conversation_id, "server"):
+                await self._run_leased_turn(path)
+        except ConversationBusyError as exc:
+            self.emit("error", {"kind": "ConversationBusyError", "message": str(exc)})
+            self._set_state("idle", outcome="error")
+            self._task = None
+
+    async def _run_leased_turn(self, path: list[MessageRecord]) -> None:
         self.broker.forget_decisions()
         recorder = TurnRecorder(self._services.store, self.conversation_id, list(path),
                                 str(self._settings.get("model") or ""),
@@ -229,8 +245,8 @@ class ConversationRunner:
         from desktop_agent.session.config import allow_in_conversation
 
         rules = allow_in_conversation(self._settings, tool_name)
-        self._settings = {**self._settings, "permission_rules": rules}
-        self._services.store.update_conversation(self.conversation_id, settings=self._settings)
+        self._settings = self._services.store.patch_settings(
+            self.conversation_id, {"permission_rules": rules})
 
     def _on_question(self, pending: PendingApproval) -> None:
         self.emit("approval_requested", {**pending.to_dict(),

@@ -33,7 +33,7 @@ def test_a_deny_rule_in_config_json_stops_a_rest_turns_tool(
     results = api.events(cid, types="tool_result")
     assert [r["data"]["is_error"] for r in results] == [True]
     assert "not allowed by a permission rule" in results[0]["data"]["content"]
-    tool_message = [m for m in model_server.requests[1]["messages"] if m["role"] == "tool"][0]
+    tool_message = next(m for m in model_server.requests[1]["messages"] if m["role"] == "tool")
     assert "Sunny" not in tool_message["content"]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
 
-from desktop_agent.session.deletion import delete_conversation
+from desktop_agent.session import deletion
 from desktop_agent.session.settings import asks_before_tools
 from desktop_agent.store import ConversationRecord
 
@@ -124,17 +124,20 @@ async def update_conversation(conversation_id: str, body: ConversationUpdate,
     """Change the title or settings; takes effect from the next turn (model, key, tools...)."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     settings = dict(record.settings or {})
-    changed: list[str] = []
-    if body.settings is not None:
-        for key, value in body.settings.model_dump(exclude_unset=True).items():
-            changed.append(key)
-            if value is None:
-                settings.pop(key, None)
-            else:
-                settings[key] = value
-        check_settings(svc, settings, changed)
-    await asyncio.to_thread(svc.store.update_conversation, conversation_id, title=body.title,
-                            settings=settings if body.settings is not None else None)
+    changes = body.settings.model_dump(exclude_unset=True) if body.settings is not None else {}
+    changed = list(changes)
+    for key, value in changes.items():
+        if value is None:
+            settings.pop(key, None)
+        else:
+            settings[key] = value
+    check_settings(svc, settings, changed)
+    # By key, so settings the window (or another server) wrote meanwhile are kept.
+    if changes:
+        settings = await asyncio.to_thread(svc.store.patch_settings, conversation_id, changes)
+    if body.title is not None:
+        await asyncio.to_thread(svc.store.update_conversation, conversation_id,
+                                title=body.title)
     runner = svc.runners.peek(conversation_id)
     if runner is not None and ("confirm_tools" in changed or "auto_execute" in changed):
         runner.confirm_tools = asks_before_tools(settings)
@@ -156,7 +159,7 @@ async def delete_conversation(
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     await svc.runners.discard(conversation_id)
     await svc.callbacks.remove_conversation(conversation_id)
-    await delete_conversation(svc.store, conversation_id)
+    await deletion.delete_conversation(svc.store, conversation_id)
     svc.events.forget(conversation_id)
     workdir = svc.workdir_of(record)
     removed, note = False, None
@@ -193,6 +196,10 @@ async def send_message(conversation_id: str, body: MessageCreate,
     if runner.busy:
         raise ApiError(409, "turn_running",
                        "A turn is running; wait for it or interrupt it before sending.")
+    if await asyncio.to_thread(svc.store.turn_lease_holder, conversation_id) is not None:
+        raise ApiError(409, "conversation_busy",
+                       "This conversation is busy in another window or server; wait for its "
+                       "turn to end.")
     added = await asyncio.to_thread(svc.store.add_message, conversation_id,
                                     {"role": "user", "content": body.content})
     runner.emit("message", {"id": added.id, "role": "user", "status": added.status,

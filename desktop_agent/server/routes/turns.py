@@ -67,8 +67,8 @@ async def set_confirmation(conversation_id: str, body: ConfirmationMode,
     """Turn confirmation mode on (tool calls wait for approval) or off (they run)."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     runner = svc.runners.get(conversation_id, record.settings or {})
-    settings = {**(record.settings or {}), "confirm_tools": body.enabled}
-    await asyncio.to_thread(svc.store.update_conversation, conversation_id, settings=settings)
+    await asyncio.to_thread(svc.store.patch_settings, conversation_id,
+                            {"confirm_tools": body.enabled, "auto_execute": None})
     runner.confirm_tools = body.enabled
     runner.emit("settings", {"changed": ["confirm_tools"], "confirm_tools": body.enabled})
     return ConfirmationMode(enabled=body.enabled)
