@@ -28,7 +28,7 @@ from .api_models import Alive
 from .app_services import AppServices
 from .auth import check_key_text, require_key
 from .callbacks import BackoffPolicy, CallbackDispatcher
-from .conversation_runner import RunnerRegistry
+from .conversation_runner import runner_registry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import callbacks, commands, conversations, events, files, secrets, turns
@@ -96,7 +96,7 @@ def create_app(
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
     )
-    svc.runners = RunnerRegistry(svc)
+    svc.runners = runner_registry(svc)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -105,6 +105,7 @@ def create_app(
             yield
         finally:
             await svc.runners.close()
+            await svc.session.tools.aclose()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
 

@@ -19,9 +19,10 @@ from .event_log import EventLog
 
 if TYPE_CHECKING:
     from desktop_agent.session.options import SessionEnvironment
+    from desktop_agent.session.registry import SessionRegistry
     from desktop_agent.store import ConversationRecord, Store
 
-    from .conversation_runner import RunnerRegistry
+    from .conversation_runner import ConversationRunner
 
 
 @dataclass
@@ -48,7 +49,7 @@ class AppServices:
     workdirs_root: Path
     upload_limit: int
     approval_timeout: float
-    runners: RunnerRegistry = field(init=False)
+    runners: SessionRegistry[ConversationRunner] = field(init=False)
 
     def conversation(self, conversation_id: str) -> ConversationRecord:
         """The record, or a 404 ApiError."""

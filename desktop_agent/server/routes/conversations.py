@@ -139,8 +139,8 @@ async def update_conversation(conversation_id: str, body: ConversationUpdate,
         await asyncio.to_thread(svc.store.update_conversation, conversation_id,
                                 title=body.title)
     runner = svc.runners.peek(conversation_id)
-    if runner is not None and ("confirm_tools" in changed or "auto_execute" in changed):
-        runner.confirm_tools = asks_before_tools(settings)
+    if runner is not None:
+        runner.session.reload_settings()  # a running turn's approvals see the change
     if changed or body.title is not None:
         svc.events.append(conversation_id, "settings",
                           {"changed": sorted(changed), "title_changed": body.title is not None})
@@ -192,18 +192,7 @@ async def send_message(conversation_id: str, body: MessageCreate,
                        svc: AppServices = Depends(services)) -> MessageOut:  # noqa: B008
     """Add a user message; ``POST .../run`` answers it."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    runner = svc.runners.get(conversation_id, record.settings or {})
-    if runner.busy:
-        raise ApiError(409, "turn_running",
-                       "A turn is running; wait for it or interrupt it before sending.")
-    if await asyncio.to_thread(svc.store.turn_lease_holder, conversation_id) is not None:
-        raise ApiError(409, "conversation_busy",
-                       "This conversation is busy in another window or server; wait for its "
-                       "turn to end.")
-    added = await asyncio.to_thread(svc.store.add_message, conversation_id,
-                                    {"role": "user", "content": body.content})
-    runner.emit("message", {"id": added.id, "role": "user", "status": added.status,
-                            "content": body.content})
+    added = svc.runners.get(record.id).add_message(body.content)
     return message_out(added)
 
 
