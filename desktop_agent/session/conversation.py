@@ -368,8 +368,9 @@ class ConversationSession:
     # -- the turn ---------------------------------------------------------------------
     def _start(self, prompt: str, base: list[dict[str, Any]], base_length: int) -> None:
         self.last_used = time.monotonic()
-        self._set_state("running")
+        # The task first, so listeners told "running" already see the session busy.
         self._task = asyncio.ensure_future(self._turn(prompt, base, base_length))
+        self._set_state("running")
 
     async def _turn(self, prompt: str, base: list[dict[str, Any]], base_length: int) -> None:
         outcome: Outcome = "error"

@@ -11,8 +11,9 @@ missing API key sent as "not-needed" vs refused). The choices, and why:
   wants none sets ``"tools": []``.
 * **Tool rounds:** 10 per turn, so multi-step work (read, edit, run, check)
   finishes without a "continue" prompt; the doom-loop guard stops repeats.
-* **Stop wait:** 5 s for a stopped turn to end by itself (a tool may need
-  that long to clean up) before its task is cancelled.
+* **Stop wait:** 2 s for a stopped turn to end by itself before its task is
+  cancelled: a person who pressed Stop expects it to stop now, and the
+  partial reply is kept either way.
 * **Missing API key:** when a conversation names a key (``api_key_name``)
   that is not stored, the turn fails with a sentence saying so; sending no
   key to a server that needs one would only fail later with a vaguer 401.
@@ -24,7 +25,7 @@ from __future__ import annotations
 DEFAULT_TEMPERATURE = 0.7
 DEFAULT_MAX_TOKENS = 4096
 DEFAULT_MAX_TOOL_ITERATIONS = 10
-STOP_GRACE_SECONDS = 5.0
+STOP_GRACE_SECONDS = 2.0
 DEFAULT_APPROVAL_TIMEOUT = 300.0
 APPROVAL_BACKSTOP_SECONDS = 30.0
 """The core's own approval limit is the broker's plus this, so the broker's
