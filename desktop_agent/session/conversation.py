@@ -48,7 +48,7 @@ from .events import (
 from .history import DEFAULT_TITLE, last_user_index, model_history, title_from
 from .options import SessionEnvironment, build_options
 from .recorder import TurnRecorder
-from .settings import has_server
+from .settings import checked_changes, has_server
 from .turn import TurnBlocks
 
 if TYPE_CHECKING:
@@ -215,7 +215,12 @@ class ConversationSession:
             self._reload_record()
 
     def update_settings(self, **changes: Any) -> None:
-        """Change settings by key (None removes one); keys others wrote are kept."""
+        """Change settings by key (None removes one); keys others wrote are kept.
+
+        Raises:
+            SettingsError: A value breaks the schema (nothing is saved).
+        """
+        checked_changes(changes)
         current = self._record.settings
         changes = {k: v for k, v in changes.items()
                    if (v is None and k in current) or (v is not None and current.get(k) != v)}
