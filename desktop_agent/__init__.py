@@ -31,6 +31,10 @@ _SDK_NAMES = (
     "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
     "estimate_tokens", "query", "tool", "truncate_messages",
+    "VisionNotSupportedError", "image_part", "text_part",
+    "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
+    "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
+    "ApprovalsPendingError", "defer_approval",
 )
 
 __all__ = list(_SDK_NAMES)

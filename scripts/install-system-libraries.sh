@@ -16,11 +16,15 @@ WINDOW_PACKAGES=(
     libegl1 libgl1 libfontconfig1 libdbus-1-3
 )
 # Test tiers: a real Secret Service (gnome-keyring under a private D-Bus), a virtual
-# screen for screenshots, and bubblewrap for sandboxed commands.
-TEST_PACKAGES=(gnome-keyring dbus libsecret-tools xvfb xauth bubblewrap)
+# screen for screenshots, bubblewrap for sandboxed commands, and node + npm for the MCP
+# reference servers (.ci/install_mcp_servers.sh).
+TEST_PACKAGES=(gnome-keyring dbus libsecret-tools xvfb xauth bubblewrap nodejs)
 
 packages=("${WINDOW_PACKAGES[@]}")
 [ "${1:-}" = "--tests" ] && packages+=("${TEST_PACKAGES[@]}")
+# Debian's npm only when no npm is on the PATH: a NodeSource nodejs ships its own npm
+# and conflicts with Debian's package.
+[ "${1:-}" = "--tests" ] && ! command -v npm >/dev/null 2>&1 && packages+=(npm)
 
 if [ "$(uname -s)" != Linux ]; then
     exit 0  # macOS and Windows: Qt's wheels carry everything the window needs

@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     'AuthenticationError': 'errors',
     'Client': 'client',
     'ConfigurationError': 'errors',
+    'ConnectionPool': 'connection_pool',
     'ContextTooLongError': 'errors',
     'HOOK_POST_TOOL_USE': 'hooks',
     'HOOK_PRE_TOOL_USE': 'hooks',
@@ -27,6 +28,10 @@ _EXPORTS: dict[str, str] = {
     'MaxTurnsExceededError': 'errors',
     'ModelNotFoundError': 'errors',
     'PermissionResultAllow': 'permissions',
+    'PermissionResultDefer': 'permissions',
+    'PendingApproval': 'deferred_approvals',
+    'ApprovalsPendingError': 'deferred_approvals',
+    'defer_approval': 'deferred_approvals',
     'PermissionResultDeny': 'permissions',
     'PermissionRule': 'permissions',
     'PostToolUseEvent': 'hooks',
@@ -49,8 +54,15 @@ _EXPORTS: dict[str, str] = {
     'TurnInProgressError': 'errors',
     'Usage': 'types',
     'UserPromptSubmitEvent': 'hooks',
+    'VisionNotSupportedError': 'errors',
+    'image_part': 'content_parts',
+    'text_part': 'content_parts',
     'estimate_tokens': 'context',
-    'query': 'client',
+    'query': 'query_run',
+    'QueryRun': 'query_run',
+    'ConversationSession': 'sessions',
+    'MemorySession': 'sessions',
+    'StructuredOutputError': 'structured_output',
     'tool': 'tools',
     'truncate_messages': 'context',
 }
@@ -59,9 +71,14 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .client import Client as Client
-    from .client import query as query
+    from .connection_pool import ConnectionPool as ConnectionPool
+    from .content_parts import image_part as image_part
+    from .content_parts import text_part as text_part
     from .context import estimate_tokens as estimate_tokens
     from .context import truncate_messages as truncate_messages
+    from .deferred_approvals import ApprovalsPendingError as ApprovalsPendingError
+    from .deferred_approvals import PendingApproval as PendingApproval
+    from .deferred_approvals import defer_approval as defer_approval
     from .errors import AgentError as AgentError
     from .errors import APIError as APIError
     from .errors import AuthenticationError as AuthenticationError
@@ -76,6 +93,7 @@ if TYPE_CHECKING:
     from .errors import ServerError as ServerError
     from .errors import ToolInputError as ToolInputError
     from .errors import TurnInProgressError as TurnInProgressError
+    from .errors import VisionNotSupportedError as VisionNotSupportedError
     from .hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
     from .hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
     from .hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT
@@ -85,10 +103,16 @@ if TYPE_CHECKING:
     from .hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
     from .options import AgentOptions as AgentOptions
     from .permissions import PermissionResultAllow as PermissionResultAllow
+    from .permissions import PermissionResultDefer as PermissionResultDefer
     from .permissions import PermissionResultDeny as PermissionResultDeny
     from .permissions import PermissionRule as PermissionRule
     from .permissions import ToolPermissionContext as ToolPermissionContext
+    from .query_run import QueryRun as QueryRun
+    from .query_run import query as query
     from .retry import RetryPolicy as RetryPolicy
+    from .sessions import ConversationSession as ConversationSession
+    from .sessions import MemorySession as MemorySession
+    from .structured_output import StructuredOutputError as StructuredOutputError
     from .tools import Tool as Tool
     from .tools import tool as tool
     from .types import AssistantMessage as AssistantMessage

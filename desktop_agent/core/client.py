@@ -1,4 +1,10 @@
-"""``Client`` and ``query()``: turns, history, the tool loop, interrupt.
+"""``Client``: turns, history, the tool loop, interrupt (``query()`` is in :mod:`.query_run`).
+
+Split by job: this module holds the public ``Client`` (history, turns, the
+loop deciding whether another request or tool round follows);
+:mod:`.reply_reader` sends one request and streams its blocks;
+:mod:`.tool_round` runs one reply's tool calls; :mod:`.request_build` makes
+requests and history entries; :mod:`.turn_control` holds the interrupt switch.
 
 A *turn* is one user prompt and everything it triggers: the streamed reply
 and, in auto mode, rounds of tool execution with the model continuing after
@@ -16,15 +22,17 @@ import asyncio
 import copy
 import json
 import logging
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from . import errors
+from .content_parts import Prompt, check_parts, check_vision, has_images, prompt_text, with_text
+from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
 from .history import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
     NOT_EXECUTED_LOOP,
+    NOT_EXECUTED_MAX_TURNS,
     NOT_EXECUTED_UNANSWERED,
     answer_open_calls,
     history_call_ids,
@@ -32,21 +40,21 @@ from .history import (
     tool_message,
 )
 from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
+from .manual_results import DONE, EarlyResults, result_message
 from .options import AgentOptions
-from .ran_inputs import replace_call_arguments
+from .permissions import PermissionResult, PermissionResultAllow, PermissionResultDeny
 from .redaction import scrub_error, secret_values
+from .reply_reader import read_reply
+from .request_build import assistant_message, build_request
+from .sessions import ConversationSession, SessionLink
 from .stream import StreamAggregator
-from .stream_guard import StreamGuard, next_chunk
-from .tool_pool import MAX_PARALLEL_TOOL_CALLS
-from .tool_runner import ToolOutcome, run_tool_call
-from .transport import ChatStream, make_openai_client, open_stream
+from .structured_output import structured_output_for
+from .tool_round import execute_round
+from .transport import make_openai_client
+from .turn_control import TurnControl
 from .types import (
-    AssistantMessage,
-    Block,
-    PromptProgressBlock,
     StreamItem,
     TextBlock,
-    ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
     Usage,
@@ -58,40 +66,69 @@ log = logging.getLogger("desktop_agent.client")
 class Client:
     """A multi-turn conversation with one model, as an async context manager.
 
+    With ``session=`` (a :class:`~desktop_agent.core.sessions.ConversationSession`,
+    e.g. ``StoreSession`` over the app's database) the conversation is loaded
+    on ``async with`` and every query and turn is appended to it.
+
     Attributes:
         options: The agent's settings; replace with :meth:`update_options`.
         last_usage: The figures of the last finished turn.
+        last_output: The last turn's answer validated as ``options.output_type``
+            (None without an output type, or before a turn finished).
+        final_text: The text of the last turn's final reply.
         turn_metadata: Facts about the last turn (``interrupted``,
-            ``iterations``, ``finish_reason``, ``tool_decisions``...).
+            ``iterations``, ``finish_reason``, ``tool_decisions``, ``requests``...)
+            and, as in the seed, ``turn_count`` and ``max_turns``.
     """
 
-    def __init__(self, options: AgentOptions) -> None:
+    def __init__(self, options: AgentOptions, *,
+                 session: ConversationSession | None = None) -> None:
         self.options = options
+        self._session = SessionLink(session) if session is not None else None
         self.last_usage: Usage | None = None
-        self.turn_metadata: dict[str, Any] = {}
+        self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
+        self._early = EarlyResults()
+        self.last_output: Any = None
+        self.final_text = ""
+        self._structured = structured_output_for(options)
+        self._approvals = ApprovalLedger()
+        self._deferred_stop = False
         self._history: list[dict[str, Any]] = []
         self._turns = 0
         self._pending = False  # a prompt or tool results wait for receive_messages()
         self._running = False
         self._http: Any = None
-        self._interrupt_requested = False
-        self._reader_task: asyncio.Task[Any] | None = None
-        self._awaiting_server = False
-        self._tool_tasks: list[asyncio.Task[ToolOutcome]] = []
+        self._control = TurnControl()
         self._closing: set[asyncio.Future[None]] = set()
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
+        await self.load_session()
         return self
+
+    async def load_session(self) -> None:
+        """Load the session's conversation (once; ``async with`` and ``query`` call this).
+
+        Raises:
+            TurnInProgressError: a turn is running.
+        """
+        if self._session is None or self._session.loaded:
+            return
+        if self._running:
+            raise errors.TurnInProgressError("cannot load a session while a turn runs")
+        stored = await self._session.load()
+        if stored:
+            self._replace_history(stored + self._history)
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        """Close the HTTP connection pool."""
+        """Close the HTTP connections (a shared ``connection_pool``'s stay open for others)."""
         if self._http is not None:
             http, self._http = self._http, None
-            await http.close()
+            if self.options.connection_pool is None:
+                await http.close()
 
     def update_options(self, options: AgentOptions) -> None:
         """Switch settings (model, server, tools...) between turns; history is kept."""
@@ -99,11 +136,15 @@ class Client:
             raise errors.TurnInProgressError("cannot change options while a turn runs")
         if self._http is not None and (options.base_url != self.options.base_url
                                        or options.api_key != self.options.api_key
-                                       or options.timeout != self.options.timeout):
-            self._closing.add(asyncio.ensure_future(self._http.close()))
-            self._closing = {t for t in self._closing if not t.done()}
+                                       or options.timeout != self.options.timeout
+                                       or options.connection_pool
+                                       is not self.options.connection_pool):
+            if self.options.connection_pool is None:  # a shared pool stays open
+                self._closing.add(asyncio.ensure_future(self._http.close()))
+                self._closing = {t for t in self._closing if not t.done()}
             self._http = None
         self.options = options
+        self._structured = structured_output_for(options)
 
     # -- history ---------------------------------------------------------------------
     @property
@@ -120,6 +161,11 @@ class Client:
     def message_history(self, messages: list[dict[str, Any]]) -> None:
         if self._running:
             raise errors.TurnInProgressError("cannot replace history while a turn runs")
+        self._replace_history(messages)
+        if self._session is not None:
+            self._session.rebase(len(self._history))
+
+    def _replace_history(self, messages: list[dict[str, Any]]) -> None:
         self._history = [copy.deepcopy(m) for m in messages if m.get("role") != "system"]
         self._pending = bool(self._history) and self._history[-1].get("role") in ("user", "tool")
 
@@ -129,33 +175,64 @@ class Client:
         return self._turns
 
     @property
+    def turn_count(self) -> int:
+        """User queries sent so far (the seed's name for :attr:`turns`)."""
+        return self._turns
+
+    @property
+    def pending_approvals(self) -> list[PendingApproval]:
+        """Tool calls a deferred approval stopped at (auto mode), oldest first."""
+        if not self.options.auto_execute_tools:
+            return []
+        return pending_in(self._history)
+
+    def approve(self, tool_use_id: str, updated_input: dict[str, Any] | None = None) -> None:
+        """Allow a pending call; once all are answered, ``receive_messages()`` resumes."""
+        self._decide(tool_use_id, PermissionResultAllow(updated_input))
+
+    def deny(self, tool_use_id: str, message: str = "The user denied this tool call.") -> None:
+        """Refuse a pending call; the model gets ``message`` as its result."""
+        self._decide(tool_use_id, PermissionResultDeny(message))
+
+    def _decide(self, tool_use_id: str, answer: PermissionResult) -> None:
+        if self._running:
+            raise errors.TurnInProgressError("answer pending approvals between turns")
+        if self._approvals.decide(self._history, tool_use_id, answer):
+            self._pending = True
+
+    @property
     def is_running(self) -> bool:
         """True while a turn streams or runs tools."""
         return self._running
 
     # -- turns -----------------------------------------------------------------------
-    async def query(self, prompt: str | None) -> None:
+    async def query(self, prompt: Prompt | None) -> None:
         """Queue a prompt; ``receive_messages()`` sends it and streams the reply.
 
-        An empty prompt after tool results continues the turn without adding
-        an empty user message.
+        ``prompt`` is a string or a list of OpenAI content parts (text and
+        images, see :mod:`~desktop_agent.core.content_parts`). An empty prompt
+        after tool results continues the turn without adding an empty user
+        message.
 
         Raises:
-            MaxTurnsExceededError: ``options.max_turns`` queries were already made.
             PromptBlockedError: a UserPromptSubmit hook refused the prompt.
             TurnInProgressError: the previous turn is still running.
+            VisionNotSupportedError: the prompt has a picture and the model
+                cannot see (``options.vision`` is False).
+            ConfigurationError: a content part is malformed or not an accepted image.
         """
         if self._running:
             raise errors.TurnInProgressError("the previous turn is still running")
+        await self.load_session()
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
-        max_turns = self.options.max_turns
-        if max_turns is not None and self._turns >= max_turns:
-            raise errors.MaxTurnsExceededError(
-                f"this client allows {max_turns} turn(s); create a new Client or raise "
-                "AgentOptions.max_turns (None means unlimited)")
-        text = prompt or ""
+        parts: list[dict[str, Any]] | None = None
+        if isinstance(prompt, str) or prompt is None:
+            text = prompt or ""
+        else:
+            parts = check_parts(prompt)
+            text = prompt_text(parts)
         decision = await run_hooks(self.options.hooks, HOOK_USER_PROMPT_SUBMIT,
                                    UserPromptSubmitEvent(text, self.history))
         if decision is not None:
@@ -163,90 +240,153 @@ class Client:
                 raise errors.PromptBlockedError(decision.reason or "a hook blocked the prompt")
             if decision.modified_prompt is not None:
                 text = decision.modified_prompt
-        if not text.strip():
+        content: str | list[dict[str, Any]] = text
+        if parts is not None and has_images(parts):
+            content = with_text(parts, text)  # text-only parts go as a plain string
+        if not text.strip() and not (parts and content):
             if decision is not None and decision.modified_prompt is not None:
                 raise errors.PromptBlockedError(
                     "a hook replaced the prompt with an empty one; nothing was sent")
             raise errors.ConfigurationError("the prompt is empty")
-        self._answer_open_calls(NOT_EXECUTED_UNANSWERED)
-        self._history.append({"role": "user", "content": text})
+        check_vision([{"role": "user", "content": content}], self.options.vision,
+                     self.options.model)
+        self._answer_open_calls(NOT_EXECUTED_UNANSWERED)  # a new prompt drops pending calls
+        self._approvals.clear()
+        self._history.append({"role": "user", "content": content})
         self._turns += 1
         self._pending = True
+        if self._session is not None:
+            await self._session.save(self._history)
 
-    async def add_tool_result(self, tool_call_id: str, content: Any,
-                              name: str | None = None, *, is_error: bool = False) -> None:
-        """Answer a tool call yourself (manual mode); the next receive continues."""
+    def add_tool_result(self, tool_call_id: str, content: Any,
+                        name: str | None = None, *, is_error: bool = False) -> Awaitable[None]:
+        """Answer a tool call yourself (manual mode); the next receive continues.
+
+        Works while ``receive_messages()`` is still yielding the reply that
+        made the call, and with or without ``await``.
+        """
+        message = result_message(tool_call_id, content, name, is_error)
+        if self._running and not self.options.auto_execute_tools \
+                and tool_call_id in self._early.streamed:
+            self._early.hold(message)
+            return DONE
         if not any(tool_call_id == c.get("id") for c in open_calls(self._history)):
             raise errors.ConfigurationError(f"no unanswered tool call with id {tool_call_id!r}")
-        text = content if isinstance(content, str) else json.dumps(content, default=str)
-        message: dict[str, Any] = {"role": "tool", "tool_call_id": tool_call_id,
-                                   "content": f"Error: {text}" if is_error else text}
-        if name:
-            message["name"] = name
         self._history.append(message)
         self._pending = not open_calls(self._history)
+        return DONE
 
     async def interrupt(self) -> None:
         """Stop the running turn now, keeping what arrived so far."""
         if not self._running:
             return
-        self._interrupt_requested = True
-        if self._awaiting_server and self._reader_task is not None:
-            self._reader_task.cancel()
-        for task in self._tool_tasks:
-            task.cancel()
+        self._control.interrupt()
 
     async def receive_messages(self) -> AsyncIterator[StreamItem]:
         """Stream the pending turn: blocks as they arrive, then its Usage."""
         if self._running:
             raise errors.TurnInProgressError("the turn is already being received")
+        await self.load_session()
         if not self._pending:
             return
+        resume = None
+        if self.options.auto_execute_tools and open_calls(self._history):
+            resume = self._approvals.take(self._history)  # answered deferred calls run first
         self._pending = False
         self._running = True
-        self._interrupt_requested = False
-        self._reader_task = asyncio.current_task()
+        self._control.start()
+        self._early.reset(new_turn=True)
+        self._deferred_stop = False
+        self.last_output = None
+        self.final_text = ""
+        if self._structured is not None:
+            self._structured.start_turn()
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
-                              "tool_decisions": {}, "requests": 0}
+                              "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
+                              "max_turns": self.options.max_turns}
         usage = UsageTotals()
         try:
-            async for item in self._run_turn(usage):
+            async for item in self._run_turn(usage, resume):
                 yield item
         except errors.AgentError as exc:
             scrub_error(exc, secret_values(self.options))  # a server may echo the key
             raise
         finally:
             self._running = False
-            self._reader_task = None
-            self._tool_tasks = []
-            self._answer_open_calls(NOT_EXECUTED_INTERRUPT if self._interrupt_requested
-                                    else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
+            self._control.finish()
+            if self._control.interrupt_requested or not self._deferred_stop:
+                self._answer_open_calls(NOT_EXECUTED_INTERRUPT
+                                        if self._control.interrupt_requested
+                                        else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
+            if self._early.released and not self._control.interrupt_requested:
+                self._pending = not open_calls(self._history)  # answered mid-stream
+            if self._session is not None:
+                await asyncio.shield(self._session.save(self._history))
         yield self.last_usage
 
-    async def _run_turn(self, usage: UsageTotals) -> AsyncIterator[StreamItem]:
+    async def _run_turn(self, usage: UsageTotals,
+                        resume: tuple[list[ToolUseBlock], dict[str, PermissionResult]] | None,
+                        ) -> AsyncIterator[StreamItem]:
         options = self.options
+        control = self._control
         recent_calls: list[str] = []
         iteration = 0
+        if resume is not None:
+            async for item in execute_round(resume[0], options, self._history, control,
+                                            self.turn_metadata["tool_decisions"], resume[1]):
+                yield item
+            if control.interrupt_requested:
+                self.turn_metadata["interrupted"] = True
+                return
         while True:
             aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
             aggregator.taken_ids = history_call_ids(self._history)
-            async for block in self._stream_once(aggregator, usage):
-                yield block
+            self._early.reset()
+            try:
+                async for block in read_reply(self._client(), options, self._build_request,
+                                              aggregator, usage, control, self.turn_metadata):
+                    if isinstance(block, ToolUseBlock):
+                        self._early.streamed[block.id] = block.name
+                    yield block
+            except errors.APIError as exc:
+                if self._structured is not None and self._structured.refused_natively(
+                        exc, bool(aggregator.content_chunks)):
+                    log.info("the server refused response_format; asking in the prompt instead")
+                    continue
+                # any mid-stream failure (dropped connection, an `error` event as
+                # LiteLLM sends): keep the partial reply in history, then re-raise
+                if aggregator.text or aggregator.tool_blocks:
+                    self._append_assistant(aggregator, [], [])
+                    self.turn_metadata["dropped"] = True
+                raise
             calls = aggregator.tool_blocks
             bad_calls = [e for e in aggregator.tool_errors if e.name]
             self._append_assistant(aggregator, calls, bad_calls)
+            self._early.release(self._history)
             self.turn_metadata["finish_reason"] = aggregator.finish_reason
-            if self._interrupt_requested:
+            self.final_text = aggregator.text
+            if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
+            if not (calls or bad_calls) and self._structured is not None:
+                done, self.last_output = self._structured.settle(aggregator.text, self._history)
+                if done:
+                    return
+                continue  # the model was told what was wrong; it answers again
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
             for error in bad_calls:  # the model gets a chance to correct itself
                 self._history.append(tool_message(error.tool_use_id or "", error.name,
                                                    f"Error: {error.error} Raw arguments: "
                                                    f"{(error.raw_data or '')[:500]}"))
+            max_turns = options.max_turns
+            if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
+                yield self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
+                    f"Stopped: the limit of {max_turns} model request(s) for one query "
+                    "(max_turns) was reached. Ask again to let the agent continue."))
+                return
             if not calls:
                 if iteration >= options.max_tool_iterations:
                     yield self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
@@ -266,133 +406,17 @@ class Client:
                 return
             iteration += 1
             self.turn_metadata["iterations"] = iteration
-            async for item in self._execute_round(calls):
+            async for item in execute_round(calls, options, self._history, control,
+                                            self.turn_metadata["tool_decisions"]):
                 yield item
-            if self._interrupt_requested:
+            if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
-
-    async def _stream_once(self, aggregator: StreamAggregator,
-                           usage: UsageTotals) -> AsyncIterator[Block]:
-        """One request, retried if the connection drops before any content arrived."""
-        attempt = 0
-        while True:
-            try:
-                async for block in self._stream_attempt(aggregator, usage):
-                    yield block
+            if any(self.turn_metadata["tool_decisions"].get(c.id) == "deferred" for c in calls):
+                self._deferred_stop = True  # wait for approve()/deny(), maybe in a later process
+                self.turn_metadata["pending_approvals"] = [
+                    p.to_dict() for p in pending_in(self._history)]
                 return
-            except errors.ServerConnectionError as exc:
-                retry = self.options.retry
-                if (not getattr(exc, "mid_stream", False) or aggregator.content_chunks
-                        or self._interrupt_requested or attempt >= retry.max_retries):
-                    raise
-                attempt += 1
-                log.info("connection dropped before any content; retry %d", attempt)
-                await asyncio.sleep(retry.delay(attempt))
-
-    async def _stream_attempt(self, aggregator: StreamAggregator,
-                              usage: UsageTotals) -> AsyncIterator[Block]:
-        """One request: stream its blocks; on interrupt keep what arrived."""
-        options = self.options
-        request = self._build_request()
-        self.turn_metadata["requests"] += 1
-        sent_at = time.perf_counter()
-        first_at: float | None = None
-        stream: ChatStream | None = None
-        try:
-            self._awaiting_server = True
-            try:
-                stream = await open_stream(
-                    self._client(), request, base_url=options.base_url,
-                    api_key=options.api_key, retry=options.retry,
-                    extra_headers=options.extra_headers)
-                chunks = stream.chunks()
-                guard = StreamGuard(options.max_tokens, options.base_url)
-                while True:
-                    self._awaiting_server = True
-                    try:
-                        chunk = await next_chunk(chunks, options.timeout, options.base_url)
-                    except StopAsyncIteration:
-                        break
-                    finally:
-                        self._awaiting_server = False
-                    guard.check(chunk)
-                    blocks = aggregator.feed(chunk)
-                    if blocks:
-                        if first_at is None and not _only_progress(blocks):
-                            first_at = time.perf_counter()
-                        for block in blocks:
-                            yield block
-                    if self._interrupt_requested:
-                        break
-            except asyncio.CancelledError:
-                if not self._interrupt_requested:
-                    raise
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-            finally:
-                self._awaiting_server = False
-            if not self._interrupt_requested:
-                for block in aggregator.finish():
-                    if first_at is None:
-                        first_at = time.perf_counter()
-                    yield block
-            else:
-                aggregator.finish_reason = aggregator.finish_reason or "interrupted"
-        except errors.APIError:
-            # any mid-stream failure (dropped connection, an `error` event as
-            # LiteLLM sends): keep the partial reply in history, then re-raise
-            if aggregator.text or aggregator.tool_blocks:
-                self._append_assistant(aggregator, [], [])
-                self.turn_metadata["dropped"] = True
-            raise
-        finally:
-            if stream is not None:
-                await asyncio.shield(stream.close())
-            usage.add(aggregator, sent_at, first_at, time.perf_counter())
-
-    async def _execute_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[Block]:
-        """Run one assistant message's calls concurrently; results in call order."""
-        history = self.history
-        limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
-        self._tool_tasks = [asyncio.ensure_future(run_tool_call(call, self.options, history,
-                                                                limit))
-                            for call in calls]
-        outcomes: list[ToolOutcome | None] = []
-        for call, task in zip(calls, self._tool_tasks, strict=True):
-            try:
-                outcomes.append(await task)
-            except asyncio.CancelledError:
-                if not self._interrupt_requested:
-                    for other in self._tool_tasks:
-                        other.cancel()
-                    raise
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    current.uncancel()
-                outcomes.append(None)
-            except Exception as exc:  # defensive: run_tool_call turns failures into outcomes
-                log.exception("tool runner failed for %s", call.name)
-                outcomes.append(ToolOutcome(
-                    ToolResultBlock(call.id, f"Error: {exc}", True, call.name),
-                    ToolUseError(str(exc), tool_use_id=call.id, name=call.name), "error"))
-        self._tool_tasks = []
-        decisions = self.turn_metadata["tool_decisions"]
-        for call, outcome in zip(calls, outcomes, strict=True):
-            if outcome is None:
-                self._history.append(tool_message(call.id, call.name, NOT_EXECUTED_INTERRUPT))
-                decisions[call.id] = "interrupted"
-                continue
-            outcome.result.decision = outcome.decision
-            decisions[call.id] = outcome.decision
-            if outcome.result.ran_input is not None:
-                # What the model sees next is what ran (an edited or rewritten input).
-                replace_call_arguments(self._history, call.id, outcome.result.ran_input)
-            if outcome.error is not None:
-                yield outcome.error
-            yield outcome.result
-            self._history.append(tool_message(call.id, call.name, outcome.result.content))
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
@@ -405,56 +429,27 @@ class Client:
     def _client(self) -> Any:
         if self._http is None:
             o = self.options
-            self._http = make_openai_client(o.base_url, o.api_key, o.timeout)
+            pool = o.connection_pool
+            shared = pool.http_client(o.base_url) if pool is not None else None
+            self._http = make_openai_client(o.base_url, o.api_key, o.timeout,
+                                            http_client=shared)
         return self._http
 
     def _build_request(self) -> dict[str, Any]:
-        o = self.options
-        messages: list[dict[str, Any]] = []
-        if o.system_prompt:
-            messages.append({"role": "system", "content": o.system_prompt})
-        messages.extend(self._history)
-        request: dict[str, Any] = {
-            "model": o.model,
-            "messages": messages,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if o.tools:
-            request["tools"] = [t.to_openai_format() for t in o.tools]
-        if o.max_tokens is not None:
-            request["max_tokens"] = o.max_tokens
-        if o.temperature is not None:
-            request["temperature"] = o.temperature
-        if o.extra_body:
-            request["extra_body"] = dict(o.extra_body)
+        request = build_request(self.options, self._history)
+        if self._structured is not None:
+            self._structured.apply(request)
         return request
 
     def _append_assistant(self, aggregator: StreamAggregator, calls: list[ToolUseBlock],
                           bad_calls: list[ToolUseError]) -> None:
-        tool_calls: list[dict[str, Any]] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.input, ensure_ascii=False)}}
-            for c in calls
-        ]
-        if self.options.auto_execute_tools:
-            # calls with unusable arguments stay in history (as {}) so that the
-            # error result sent back has a call to answer
-            tool_calls += [
-                {"id": e.tool_use_id, "type": "function",
-                 "function": {"name": e.name, "arguments": "{}"}}
-                for e in bad_calls
-            ]
-        if not aggregator.text and not tool_calls:
-            return
-        message: dict[str, Any] = {"role": "assistant",
-                                   "content": aggregator.text or (None if tool_calls else "")}
-        if tool_calls:
-            message["tool_calls"] = tool_calls
-        self._history.append(message)
+        message = assistant_message(aggregator, calls, bad_calls, self.options.auto_execute_tools)
+        if message is not None:
+            self._history.append(message)
 
     def _answer_open_calls(self, text: str, only_if_auto: bool = False) -> None:
-        if only_if_auto and not self.options.auto_execute_tools and not self._interrupt_requested:
+        if only_if_auto and not self.options.auto_execute_tools and \
+                not self._control.interrupt_requested:
             return
         answer_open_calls(self._history, text)
 
@@ -468,19 +463,5 @@ def _limit_text(options: AgentOptions) -> str:
             "reached. Ask again to let the agent continue.")
 
 
-async def query(prompt: str, options: AgentOptions) -> AsyncIterator[AssistantMessage]:
-    """Run one turn and stream it as messages, one per block as it arrives."""
-    async with Client(options) as client:
-        await client.query(prompt)
-        async for item in client.receive_messages():
-            if isinstance(item, Usage):
-                continue
-            yield AssistantMessage(content=[item], model=options.model)
+__all__ = ["Client", "TextBlock"]
 
-
-__all__ = ["Client", "TextBlock", "query"]
-
-
-def _only_progress(blocks: list[Block]) -> bool:
-    """Prompt progress comes before the first token and must not count as it."""
-    return all(isinstance(b, PromptProgressBlock) for b in blocks)

@@ -8,16 +8,18 @@ server); they never parse error strings. Every error the core raises is a
     ├── ConfigurationError (also ValueError)   invalid AgentOptions, duplicate tools
     ├── APIError                               anything from talking to the model server
     │   ├── ServerConnectionError              refused, reset, dropped mid-stream
-    │   │   └── RequestTimeoutError            no answer within the timeout
+    │   │   ├── RequestTimeoutError            no answer within the timeout
+    │   │   └── IncompleteReplyError           the stream ended with no finish_reason and no [DONE]
     │   ├── AuthenticationError                401/403: wrong or missing API key
     │   ├── ModelNotFoundError                 404 / unknown model
     │   ├── ContextTooLongError                the prompt exceeds the model's context
     │   ├── RateLimitError                     429 after retries
     │   ├── ServerError                        any other status, with status and body
+    │   ├── VisionNotSupportedError            a picture for a model that cannot see
     │   ├── MalformedStreamError               chunks of the wrong shape (a list of numbers...)
     │   └── ReplyTooLongError                  the reply passed the client's cap (max_tokens)
     ├── PromptBlockedError                     a UserPromptSubmit hook refused the prompt
-    ├── MaxTurnsExceededError                  query() beyond AgentOptions.max_turns
+    ├── MaxTurnsExceededError                  (not raised any more; kept for scripts that catch it)
     ├── TurnInProgressError                    query() while the previous turn still streams
     └── ToolInputError                         tool arguments failed schema validation
 
@@ -91,6 +93,16 @@ class RequestTimeoutError(ServerConnectionError):
     """The server did not answer within the configured timeout."""
 
 
+class IncompleteReplyError(ServerConnectionError):
+    """The server ended the reply early: the stream closed with no ``finish_reason``.
+
+    Neither a ``finish_reason`` nor ``[DONE]`` arrived, so the reply may be cut
+    off (a proxy or mock truncating, a server crashing between chunks). The
+    text so far is kept in the history; tool calls from such a reply are not
+    run, because their arguments may be cut off too.
+    """
+
+
 class AuthenticationError(APIError):
     """The server refused the API key (401/403)."""
 
@@ -109,6 +121,16 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     """Any other error status from the server."""
+
+
+class VisionNotSupportedError(APIError):
+    """The prompt holds a picture and the model cannot see.
+
+    Raised before sending when the model is known to lack vision
+    (``AgentOptions.vision`` is False), or when the server refused the image
+    (``status`` is then the server's). Nothing was added to the history for
+    a refused new prompt, so the person can resend it without the picture.
+    """
 
 
 class MalformedStreamError(APIError):
@@ -134,7 +156,13 @@ class PromptBlockedError(AgentError):
 
 
 class MaxTurnsExceededError(AgentError):
-    """The client has used up ``AgentOptions.max_turns``."""
+    """Kept so that scripts catching it still import; the core no longer raises it.
+
+    ``AgentOptions.max_turns`` now limits the model requests of one query (as
+    in claude-agent-sdk); reaching it ends the tool loop with a
+    ``ToolUseError`` block and ``turn_metadata["stopped"]``, keeping the
+    history consistent, instead of refusing the next query.
+    """
 
 
 class TurnInProgressError(AgentError):

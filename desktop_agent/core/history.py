@@ -11,6 +11,7 @@ from typing import Any
 
 NOT_EXECUTED_LIMIT = "Not executed: the tool iteration limit for this turn was reached."
 NOT_EXECUTED_LOOP = "Not executed: the same call was repeated too many times in a row."
+NOT_EXECUTED_MAX_TURNS = "Not executed: the max_turns limit of model requests was reached."
 NOT_EXECUTED_INTERRUPT = "Not executed: the user interrupted the turn."
 NOT_EXECUTED_UNANSWERED = "Not executed: no result was provided for this call."
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigurationError
 from .hooks import Hooks, validate_hooks
 from .permissions import CanUseTool, PermissionRule
 from .retry import RetryPolicy
 from .tools import Tool
+
+if TYPE_CHECKING:
+    from .connection_pool import ConnectionPool
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
@@ -25,7 +28,10 @@ class AgentOptions:
         model: The model id as the server knows it.
         base_url: The server's OpenAI-compatible root, e.g. ``http://localhost:1234/v1``.
         tools: Tools the model may call (names must be unique).
-        max_turns: User queries a Client accepts; None means unlimited.
+        max_turns: Model requests one query may make (claude-agent-sdk's agent
+            turns: the first reply plus one per tool round); None means no
+            limit beyond ``max_tool_iterations``. It never limits how many
+            queries a Client accepts: a Client is a conversation of any length.
         max_tokens: Completion limit per request; None leaves it to the server.
         temperature: Sampling temperature; None leaves it to the server.
         timeout: Seconds to wait for the server (connect and between chunks).
@@ -49,15 +55,28 @@ class AgentOptions:
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known (for front ends).
+        vision: Whether the model reads images: True, False (a prompt with a
+            picture raises ``VisionNotSupportedError`` before anything is
+            sent), or None when unknown (sent; a server's refusal becomes
+            that error too).
+        output_type: A pydantic model (or any type pydantic validates) that
+            each query's final answer must match; ``Client.last_output`` and
+            ``await query(...)`` give the validated object. See
+            :mod:`desktop_agent.core.structured_output`.
+        output_retries: Replies that may be sent back for correction before
+            ``StructuredOutputError``.
         secret_values: Values blanked out of every tool result and error (the
             conversation's secrets; ``api_key`` is always included).
+        connection_pool: HTTP connections shared with other Clients, one pool
+            per model server (see :mod:`~desktop_agent.core.connection_pool`);
+            None gives this Client connections of its own.
     """
 
     model: str
     base_url: str
     system_prompt: str | None = None
     tools: Sequence[Tool] = field(default_factory=list)
-    max_turns: int | None = 1
+    max_turns: int | None = None
     max_tokens: int | None = 4096
     temperature: float | None = 0.7
     timeout: float = 60.0
@@ -78,7 +97,11 @@ class AgentOptions:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
+    vision: bool | None = None
     secret_values: Sequence[str] = field(default=(), repr=False)
+    connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
+    output_type: Any = None
+    output_retries: int = 2
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -97,6 +120,8 @@ class AgentOptions:
                     f"{name} must be a positive integer or None, not {value!r}")
         if not isinstance(self.max_tool_iterations, int) or self.max_tool_iterations < 0:
             raise ConfigurationError("max_tool_iterations must be 0 or more")
+        if not isinstance(self.output_retries, int) or self.output_retries < 0:
+            raise ConfigurationError("output_retries must be 0 or more")
         if self.doom_loop_threshold < 0:
             raise ConfigurationError("doom_loop_threshold must be 0 or more")
         if self.timeout is None or self.timeout <= 0:

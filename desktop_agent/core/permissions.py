@@ -47,6 +47,18 @@ class PermissionResultDeny:
     behavior: Literal["deny"] = "deny"
 
 
+@dataclass(frozen=True, slots=True)
+class PermissionResultDefer:
+    """Decide later: the turn stops at this call, which waits in ``Client.pending_approvals``.
+
+    For headless scripts: save the pending calls (they are plain data), end
+    the process, and resume later with ``Client.approve()`` / ``Client.deny()``
+    (see :mod:`desktop_agent.core.deferred_approvals`).
+    """
+
+    behavior: Literal["defer"] = "defer"
+
+
 PermissionResult = PermissionResultAllow | PermissionResultDeny
 
 
@@ -72,7 +84,8 @@ class ToolPermissionContext:
     unsandboxed: bool = False
 
 
-CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
+CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext],
+                      Awaitable[PermissionResult | PermissionResultDefer]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +187,7 @@ async def ask_callback(
     tool_input: dict[str, Any],
     context: ToolPermissionContext,
     timeout: float | None,
-) -> PermissionResult:
+) -> PermissionResult | PermissionResultDefer:
     """Ask the approver; any failure, odd answer or timeout becomes a deny."""
     try:
         result = await asyncio.wait_for(callback(tool_name, tool_input, context), timeout)
@@ -187,7 +200,7 @@ async def ask_callback(
     except Exception as exc:  # an approver bug must never let a tool run
         log.warning("approval callback failed for %s: %s", tool_name, exc)
         return PermissionResultDeny(message="The approval check failed; not run.")
-    if isinstance(result, PermissionResultAllow | PermissionResultDeny):
+    if isinstance(result, PermissionResultAllow | PermissionResultDeny | PermissionResultDefer):
         return result
     log.warning("approval callback returned %r; treating it as deny", result)
     return PermissionResultDeny(message="The approval check gave no clear answer; not run.")

@@ -5,9 +5,16 @@ asks on start never hangs on a machine with nothing running:
 
 * LM Studio on :1234 (its ``/api/v0/models`` adds type and context length),
 * Ollama on :11434 (``/api/tags`` and ``/api/show`` add context length and
-  let embedding models be filtered out),
-* llama.cpp's ``llama-server`` on :8080 (``/props`` gives ``n_ctx``),
-* vLLM on :8000 (``max_model_len`` in ``/v1/models``).
+  capabilities, so embedding models are filtered out),
+* llama.cpp's ``llama-server`` on :8080 and on :9931, its announced new
+  default (``/props`` gives ``n_ctx`` and whether the model sees),
+* vLLM on :8000 (``max_model_len`` in ``/v1/models``),
+* a LiteLLM proxy on :4000 (``/v1/model/info`` gives ``max_input_tokens``).
+
+The app's own ``desktop-agent serve`` (also :8000 by default) is recognised by
+its ``/alive`` answer and left out: it serves conversations, not a model.
+Server-reported types come first (:mod:`.model_details`); a model's name is
+only a fallback guess.
 
 ``DESKTOP_AGENT_BASE_URL`` adds a server to probe; ``DESKTOP_AGENT_MODEL``
 names the preferred model (see :func:`preferred_server_and_model`).
@@ -17,27 +24,50 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
 import httpx
 
-ModelKind = Literal["chat", "embedding", "image", "unknown"]
+from .model_details import (
+    ModelDetail,
+    ModelKind,
+    get_json,
+    kind_from_name,
+    litellm_details,
+    llamacpp_props,
+    lmstudio_details,
+    ollama_details,
+)
+
+#: What ``desktop-agent serve`` answers on ``GET /alive`` (``service``).
+OWN_SERVICE = "desktop-agent"
 
 
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
-    """A model a server offers."""
+    """A model a server offers.
+
+    Attributes:
+        vision: Whether it reads images, where the server says (LM Studio
+            ``vlm``, Ollama's ``vision`` capability, llama.cpp's
+            ``modalities``, LiteLLM's ``supports_vision``); None when unknown.
+    """
 
     id: str
     context_length: int | None = None
     kind: ModelKind = "chat"
     owned_by: str | None = None
+    vision: bool | None = None
 
 
 @dataclass(slots=True)
 class ServerInfo:
-    """The result of probing one server."""
+    """The result of probing one server.
+
+    Attributes:
+        own: This app's own REST server (``desktop-agent serve``), not a model server.
+    """
 
     kind: str
     name: str
@@ -45,6 +75,7 @@ class ServerInfo:
     up: bool = False
     models: list[ModelInfo] = field(default_factory=list)
     error: str | None = None
+    own: bool = False
 
     @property
     def chat_models(self) -> list[ModelInfo]:
@@ -56,38 +87,15 @@ KNOWN_SERVERS: tuple[tuple[str, str, str], ...] = (
     ("lmstudio", "LM Studio", "http://127.0.0.1:1234/v1"),
     ("ollama", "Ollama", "http://127.0.0.1:11434/v1"),
     ("llamacpp", "llama.cpp", "http://127.0.0.1:8080/v1"),
+    ("llamacpp", "llama.cpp", "http://127.0.0.1:9931/v1"),
     ("vllm", "vLLM", "http://127.0.0.1:8000/v1"),
+    ("litellm", "LiteLLM", "http://127.0.0.1:4000/v1"),
 )
-
-_EMBEDDING_HINTS = ("embed", "bge-", "e5-", "gte-", "minilm", "nomic-embed", "rerank")
-
-
-# image generators answer /images, not /chat/completions (OpenAI-style mocks list them)
-_IMAGE_HINTS = ("gpt-image", "dall-e", "stable-diffusion", "sdxl", "flux.")
-
-
-def _looks_like_embedding(model_id: str) -> bool:
-    lowered = model_id.lower()
-    return any(hint in lowered for hint in _EMBEDDING_HINTS)
-
-
-def _kind_from_name(model_id: str) -> ModelKind:
-    """Guess a model's kind from its id, used only when the server gives no type."""
-    lowered = model_id.lower()
-    if any(hint in lowered for hint in _IMAGE_HINTS):
-        return "image"
-    return "embedding" if _looks_like_embedding(model_id) else "chat"
 
 
 def _root(base_url: str) -> str:
     url = base_url.rstrip("/")
     return url[:-3] if url.endswith("/v1") else url
-
-
-async def _get_json(http: httpx.AsyncClient, url: str) -> Any:
-    response = await http.get(url)
-    response.raise_for_status()
-    return response.json()
 
 
 async def list_models(base_url: str, api_key: str | None = None, *, kind: str = "openai",
@@ -104,78 +112,38 @@ async def list_models(base_url: str, api_key: str | None = None, *, kind: str = 
 
 async def _list_models(http: httpx.AsyncClient, base_url: str, kind: str) -> list[ModelInfo]:
     root = _root(base_url)
-    extra: dict[str, ModelInfo] = {}
+    extra: dict[str, ModelDetail] = {}
     if kind == "lmstudio":
-        extra = await _lmstudio_details(http, root)
+        extra = await lmstudio_details(http, root)
     elif kind == "ollama":
-        extra = await _ollama_details(http, root)
-    data = await _get_json(http, f"{base_url}/models")
+        extra = await ollama_details(http, root)
+    elif kind in ("litellm", "openai"):
+        extra = await litellm_details(http, root)
+    data = await get_json(http, f"{base_url}/models")
     entries = data.get("data", []) if isinstance(data, dict) else []
-    n_ctx = await _llamacpp_context(http, root) if kind in ("llamacpp", "openai") else None
+    props = await llamacpp_props(http, root) if kind in ("llamacpp", "openai") else None
     models: list[ModelInfo] = []
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("id"):
             continue
         model_id = str(entry["id"])
-        detail = extra.get(model_id)
-        context = (detail.context_length if detail else None) or entry.get("max_model_len") \
-            or entry.get("context_length") or n_ctx
-        model_kind: ModelKind = detail.kind if detail else _kind_from_name(model_id)
+        detail = extra.get(model_id) or props or ModelDetail()
+        context = detail.context_length or entry.get("max_model_len") \
+            or entry.get("max_input_tokens") \
+            or entry.get("context_length")
+        model_kind: ModelKind = detail.kind or kind_from_name(model_id)
         models.append(ModelInfo(model_id, int(context) if context else None, model_kind,
-                                entry.get("owned_by")))
+                                entry.get("owned_by"), detail.vision))
     return models
 
 
-async def _lmstudio_details(http: httpx.AsyncClient, root: str) -> dict[str, ModelInfo]:
+async def _is_own_server(http: httpx.AsyncClient, base_url: str) -> bool:
+    """Whether ``desktop-agent serve`` answers at this address (its ``/alive``)."""
     try:
-        data = await _get_json(http, f"{root}/api/v0/models")
+        answer = await get_json(http, f"{_root(base_url)}/alive")
     except (httpx.HTTPError, ValueError):
-        return {}
-    details: dict[str, ModelInfo] = {}
-    for entry in data.get("data", []) if isinstance(data, dict) else []:
-        model_type = str(entry.get("type", ""))
-        kind: ModelKind = "embedding" if model_type == "embeddings" else (
-            "chat" if model_type in ("llm", "vlm") else "unknown")
-        context = entry.get("loaded_context_length") or entry.get("max_context_length")
-        details[str(entry.get("id"))] = ModelInfo(str(entry.get("id")), context, kind)
-    return details
-
-
-async def _ollama_details(http: httpx.AsyncClient, root: str) -> dict[str, ModelInfo]:
-    try:
-        data = await _get_json(http, f"{root}/api/tags")
-    except (httpx.HTTPError, ValueError):
-        return {}
-    names = [str(m.get("name") or m.get("model")) for m in data.get("models", [])]
-
-    async def show(name: str) -> ModelInfo:
-        try:
-            response = await http.post(f"{root}/api/show", json={"model": name})
-            response.raise_for_status()
-            info = response.json()
-        except (httpx.HTTPError, ValueError):
-            return ModelInfo(name, None, "embedding" if _looks_like_embedding(name) else "chat")
-        model_info = info.get("model_info") or {}
-        context = next((v for k, v in model_info.items() if k.endswith(".context_length")), None)
-        capabilities = info.get("capabilities") or []
-        if capabilities:
-            kind: ModelKind = "chat" if "completion" in capabilities else "embedding"
-        else:
-            kind = "embedding" if _looks_like_embedding(name) else "chat"
-        return ModelInfo(name, context, kind)
-
-    shown = await asyncio.gather(*(show(n) for n in names))
-    return {m.id: m for m in shown}
-
-
-async def _llamacpp_context(http: httpx.AsyncClient, root: str) -> int | None:
-    try:
-        props = await _get_json(http, f"{root}/props")
-    except (httpx.HTTPError, ValueError):
-        return None
-    settings = props.get("default_generation_settings", {}) if isinstance(props, dict) else {}
-    n_ctx = settings.get("n_ctx") or (props.get("n_ctx") if isinstance(props, dict) else None)
-    return int(n_ctx) if isinstance(n_ctx, int) else None
+        return False
+    return isinstance(answer, dict) and answer.get("service") == OWN_SERVICE
 
 
 async def probe_server(base_url: str, *, kind: str = "openai", name: str | None = None,
@@ -188,6 +156,11 @@ async def probe_server(base_url: str, *, kind: str = "openai", name: str | None 
             info.models = await _list_models(http, info.base_url, kind)
         info.up = True
     except httpx.HTTPStatusError as exc:
+        async with httpx.AsyncClient(timeout=timeout) as http:
+            if await _is_own_server(http, info.base_url):
+                info.own = True
+                info.error = "this app's own REST server (desktop-agent serve), not a model server"
+                return info
         info.up = True  # it answered; the key may be wrong
         status = exc.response.status_code
         info.error = ("needs an API key" if status in (401, 403)
@@ -199,16 +172,44 @@ async def probe_server(base_url: str, *, kind: str = "openai", name: str | None 
 
 
 async def discover_servers(timeout: float = 0.6, api_key: str | None = None,
-                           extra_urls: tuple[str, ...] = ()) -> list[ServerInfo]:
-    """Probe the known local servers (and any extra URLs) in parallel."""
-    targets = [(kind, name, url) for kind, name, url in KNOWN_SERVERS]
+                           extra_urls: tuple[str, ...] = (),
+                           known: Sequence[tuple[str, str, str]] = KNOWN_SERVERS,
+                           ) -> list[ServerInfo]:
+    """Probe the known local servers (and any extra URLs) in parallel.
+
+    One row per server name: of llama.cpp's two default ports the one that
+    answers is shown (the first when neither does). The app's own REST
+    server is left out.
+
+    Args:
+        timeout: Seconds per probe.
+        api_key: Sent to every server probed.
+        extra_urls: More servers to probe (kind ``openai``).
+        known: ``(kind, name, base_url)`` of the default places to look
+            (tests move them to free ports).
+    """
+    targets = list(known)
     env_url = os.environ.get("DESKTOP_AGENT_BASE_URL")
     urls = [*extra_urls, *([env_url] if env_url else [])]
-    known = {url for _, _, url in targets}
-    targets += [("openai", url, url) for url in urls if url.rstrip("/") not in known]
-    return list(await asyncio.gather(*(
+    places = {url for _, _, url in targets}
+    targets += [("openai", url, url) for url in urls if url.rstrip("/") not in places]
+    found = await asyncio.gather(*(
         probe_server(url, kind=kind, name=name, api_key=api_key, timeout=timeout)
-        for kind, name, url in targets)))
+        for kind, name, url in targets))
+    return _one_per_name([s for s in found if not s.own])
+
+
+def _one_per_name(servers: list[ServerInfo]) -> list[ServerInfo]:
+    kept: list[ServerInfo] = []
+    for server in servers:
+        twin = next((k for k in kept if k.name == server.name), None)
+        if twin is None:
+            kept.append(server)
+        elif server.up and not twin.up:
+            kept[kept.index(twin)] = server
+        elif server.up:
+            kept.append(server)  # both answer: show both
+    return kept
 
 
 def preferred_server_and_model(servers: list[ServerInfo]) -> tuple[ServerInfo, ModelInfo] | None:

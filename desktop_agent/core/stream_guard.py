@@ -142,3 +142,20 @@ async def next_chunk(chunks: AsyncIterator[dict[str, Any]], idle_timeout: float,
             f"The server at {base_url or 'the model server'} sent no data for "
             f"{idle_timeout:g} s (keep-alive comments do not count); the reply was stopped.",
             base_url=base_url) from None
+
+
+def ended_without_finish(aggregator: Any, stream: Any) -> errors.IncompleteReplyError | None:
+    """The error for a stream that closed with no ``finish_reason`` and no ``[DONE]``.
+
+    Every OpenAI-compatible server ends a reply with one or the other; a body
+    that simply stops (LLMock's truncation fault, a proxy cut, a crash between
+    chunks) used to be taken as a complete answer. None when the end was proper.
+    """
+    if aggregator.finish_reason or stream is None or stream.saw_done:
+        return None
+    base_url = getattr(stream, "base_url", "")
+    error = errors.IncompleteReplyError(
+        f"The server at {base_url or 'the model server'} ended the reply early (the stream "
+        "closed without a finish reason); the text so far is kept.", base_url=base_url)
+    error.mid_stream = True
+    return error

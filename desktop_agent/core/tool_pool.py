@@ -8,6 +8,7 @@ their own bounded pool. A thread cannot be killed, so when a call times out its
 thread is counted as *stuck*; once every worker is stuck the pool is replaced
 by a fresh one (the stuck threads end whenever their call returns), so later
 calls always find a worker and the app's own threads are never touched.
+``Tool.execute`` runs every sync handler here (``bench/sync_tools.py``).
 """
 
 from __future__ import annotations
@@ -25,10 +26,15 @@ log = logging.getLogger("desktop_agent.tools.pool")
 
 T = TypeVar("T")
 
-#: Worker threads for plain-function tools (per process).
-TOOL_WORKERS = 8
-#: Tool calls from one assistant reply that run at the same time; the rest wait their turn.
-MAX_PARALLEL_TOOL_CALLS = 4
+#: Worker threads for plain-function tools (per process). Tools are I/O-bound
+#: (files, HTTP, waiting on a command), so a thread mostly waits: the pool is
+#: sized like the stdlib's default for I/O work, not by CPU count.
+TOOL_WORKERS = 32
+#: Tool calls from one assistant reply that run at the same time; the rest wait
+#: their turn. Replies from local models rarely hold more than ten calls, and
+#: ten 0.2 s calls should take 0.2 s, not two or three waves; a runaway reply
+#: still cannot take every worker.
+MAX_PARALLEL_TOOL_CALLS = 16
 
 
 class ToolPool:

@@ -25,13 +25,17 @@ from .hooks import (
 )
 from .options import AgentOptions
 from .permissions import (
+    PermissionResult,
     PermissionResultAllow,
+    PermissionResultDefer,
     RuleVerdict,
     ToolPermissionContext,
     ask_callback,
     evaluate_rules,
 )
 from .redaction import redact_values, secret_values
+from .tool_output import ToolOutput, image_note
+from .tool_progress import ProgressChannel
 from .tools import tool_result_text
 from .types import ToolResultBlock, ToolUseBlock, ToolUseError
 
@@ -70,7 +74,9 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
 
 async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                         history: list[dict[str, Any]],
-                        limit: asyncio.Semaphore | None = None) -> ToolOutcome:
+                        limit: asyncio.Semaphore | None = None,
+                        progress: ProgressChannel | None = None,
+                        answer: PermissionResult | None = None) -> ToolOutcome:
     """Run one tool call through hooks, permissions and the handler.
 
     Args:
@@ -79,6 +85,12 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         history: The conversation so far (for hooks).
         limit: Held while the handler runs (not while approval is awaited), so
             one reply's calls run at most ``MAX_PARALLEL_TOOL_CALLS`` at a time.
+        progress: Where the handler's progress reports go (this task's calls only).
+        answer: An approval given earlier for a deferred call; used instead of
+            asking ``can_use_tool`` (deny rules still apply).
+
+    A call the approver defers comes back with decision ``"deferred"`` and
+    nothing run.
     """
     tool = options.tool_named(call.name)
     if tool is None:
@@ -108,7 +120,13 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
                         f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
                         tool_input)
-    if verdict.decision != "allow":
+    if verdict.decision != "allow" and answer is not None:
+        if not isinstance(answer, PermissionResultAllow):
+            return _failure(call, answer.message, "denied", tool_input)
+        settled_by = "approved"
+        if answer.updated_input is not None:
+            tool_input = dict(answer.updated_input)
+    elif verdict.decision != "allow":
         if options.can_use_tool is None:
             if verdict.decision == "ask":
                 return _failure(call, f"The call to {call.name} needs approval, but nobody is "
@@ -119,13 +137,16 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                 tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
                 description=tool.description, rule=verdict.rule,
                 unsandboxed=tool.unsandboxed)
-            answer = await ask_callback(options.can_use_tool, call.name, tool_input, context,
-                                        options.approval_timeout)
-            if not isinstance(answer, PermissionResultAllow):
-                return _failure(call, answer.message, "denied", tool_input)
+            asked = await ask_callback(options.can_use_tool, call.name, tool_input, context,
+                                       options.approval_timeout)
+            if isinstance(asked, PermissionResultDefer):
+                return ToolOutcome(ToolResultBlock(call.id, "", name=call.name), None,
+                                   "deferred")
+            if not isinstance(asked, PermissionResultAllow):
+                return _failure(call, asked.message, "denied", tool_input)
             settled_by = "approved"
-            if answer.updated_input is not None:
-                tool_input = dict(answer.updated_input)
+            if asked.updated_input is not None:
+                tool_input = dict(asked.updated_input)
 
     # From here on the tool runs: with an input that differs from the model's,
     # the result says so, and the client puts it into the history.
@@ -133,11 +154,22 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
     timeout = tool.timeout or options.tool_timeout
     is_error = False
     secrets = secret_values(options)
+    images: list[dict[str, Any]] = []
+    user_content: str | None = None
+    if progress is not None:
+        progress.bind(call.id, call.name)
     try:
         async with limit or contextlib.nullcontext():
             value = await asyncio.wait_for(tool.execute(tool_input), timeout)
+        if isinstance(value, ToolOutput):
+            note = image_note(value.images, options.vision)
+            text = "\n".join(t for t in (value.text, note) if t)
+            images = list(value.images)
+            user_content = redact_values(value.user_text, secrets) or None
+        else:
+            text = tool_result_text(value)
         # The one point where every tool's output loses the conversation's secrets.
-        content = redact_values(tool_result_text(value), secrets)
+        content = redact_values(text, secrets)
     except ToolInputError as exc:
         return _failure(call, str(exc), settled_by, tool_input, secrets, ran)
     except TimeoutError:
@@ -157,5 +189,6 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         return _failure(call, f"The result of {call.name} was withheld: {reason}", settled_by,
                         ran_input=ran)
     return ToolOutcome(ToolResultBlock(call.id, content, is_error=False, name=call.name,
-                                       ran_input=ran),
+                                       ran_input=ran, images=images,
+                                       user_content=user_content),
                        None, settled_by)

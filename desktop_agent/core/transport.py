@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from .content_parts import has_images
 from .retry import RetryPolicy, is_retryable_status, parse_retry_after
 from .sse_lines import bounded_lines
 
@@ -34,6 +35,11 @@ _CONTEXT_MARKERS = (
     "context length", "context_length", "context size", "exceed_context", "maximum context",
     "too many tokens", "n_ctx", "context window", "prompt is too long", "too long",
 )
+# how servers word "this model cannot see" (llama.cpp without mmproj, LM Studio,
+# vLLM, Ollama); read only when the request held a picture
+_VISION_MARKERS = ("image input is not supported", "does not support image", "mmproj",
+                   "not a multimodal model", "at most 0 image", "image_url",
+                   "unsupported content", "vision")
 _MODEL_MARKERS = ("model not found", "model_not_found", "no such model", "unknown model",
                   "invalid model name", "does not exist", "not found")
 
@@ -56,7 +62,7 @@ def _http_error_types(*names: str) -> tuple[type[BaseException], ...]:
 
 
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """One TLS context for the process.
 
     Building one loads the system's CA certificates (tens of milliseconds);
@@ -66,9 +72,28 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+def http_limits(max_keepalive: int, max_connections: int) -> Any:
+    """Connection limits in the HTTP library the openai SDK's client is built on."""
+    import importlib
+
+    import openai
+
+    base = openai.DefaultAsyncHttpxClient.__mro__[1]
+    module = importlib.import_module(base.__module__.partition(".")[0])
+    return module.Limits(max_keepalive_connections=max_keepalive,
+                         max_connections=max_connections)
+
+
 def make_openai_client(base_url: str, api_key: str, timeout: float,
-                       headers: Mapping[str, str] | None = None) -> openai.AsyncOpenAI:
-    """An SDK client with its own retries off: :func:`open_stream` owns retrying."""
+                       headers: Mapping[str, str] | None = None,
+                       http_client: Any = None) -> openai.AsyncOpenAI:
+    """An SDK client with its own retries off: :func:`open_stream` owns retrying.
+
+    ``http_client`` is a shared one from a
+    :class:`~desktop_agent.core.connection_pool.ConnectionPool` (then closing
+    the SDK client would close it for everyone: callers drop it instead); None
+    gives the SDK client connections of its own.
+    """
     import openai
 
     return openai.AsyncOpenAI(
@@ -77,7 +102,8 @@ def make_openai_client(base_url: str, api_key: str, timeout: float,
         timeout=timeout,
         max_retries=0,
         default_headers=dict(headers or {}),
-        http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+        http_client=(http_client if http_client is not None
+                     else openai.DefaultAsyncHttpxClient(verify=tls_context())),
     )
 
 
@@ -94,8 +120,13 @@ def _body_text(exc: Any) -> str:
     return str(body)
 
 
-def map_status_error(exc: Any, base_url: str, api_key: str, model: str) -> errors.APIError:
-    """Turn an SDK status error into the core's exception for that situation."""
+def map_status_error(exc: Any, base_url: str, api_key: str, model: str, *,
+                     images: bool = False) -> errors.APIError:
+    """Turn an SDK status error into the core's exception for that situation.
+
+    ``images`` says the request held a picture, so a refusal that names
+    images means the model cannot see.
+    """
     status = getattr(exc, "status_code", None)
     body = errors.redact(_body_text(exc), (api_key,))
     lowered = body.lower()
@@ -107,6 +138,10 @@ def map_status_error(exc: Any, base_url: str, api_key: str, model: str) -> error
     if status == 404 or (status == 400 and any(m in lowered for m in _MODEL_MARKERS[:5])):
         return errors.ModelNotFoundError(
             f"The server at {base_url} does not have the model {model!r}: {detail}", **kwargs)
+    if images and status in (400, 422, 500, 501) and any(m in lowered for m in _VISION_MARKERS):
+        return errors.VisionNotSupportedError(
+            f"The model {model!r} at {base_url} refused the image (it cannot see images, or "
+            f"the server was started without vision support): {detail}", **kwargs)
     if status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_MARKERS):
         return errors.ContextTooLongError(
             f"The conversation is longer than the model's context window: {detail}", **kwargs)
@@ -155,6 +190,16 @@ class ChatStream:
             response.iter_bytes(), base_url=base_url).__aiter__()
         self._saw_done = False
         self.malformed_chunks = 0
+
+    @property
+    def base_url(self) -> str:
+        """The server this stream comes from."""
+        return self._base_url
+
+    @property
+    def saw_done(self) -> bool:
+        """Whether the stream ended with ``data: [DONE]``."""
+        return self._saw_done
 
     async def chunks(self) -> AsyncIterator[dict[str, Any]]:
         """Decoded chunks until ``[DONE]`` or the end of the body."""
@@ -272,7 +317,9 @@ async def open_stream(
                 log.info("server answered %s; retry %d in %.2fs", status, attempt, wait)
                 await asyncio.sleep(wait)
                 continue
-            raise map_status_error(exc, base_url, api_key, str(request.get("model"))) from None
+            images = any(has_images(m.get("content")) for m in request.get("messages", ()))
+            raise map_status_error(exc, base_url, api_key, str(request.get("model")),
+                                   images=images) from None
         except (openai.APIConnectionError, OSError) as exc:
             if attempt < retry.max_retries:
                 attempt += 1

@@ -65,6 +65,9 @@ class ToolResultBlock:
     ``ran_input`` is the input the tool ran with when it differs from the
     model's (an approver edited it, or a hook rewrote it); the client has
     already put it into the history's assistant entry.
+    ``images`` are pictures the tool returned (``image_url`` parts; sent to a
+    model that can see). ``user_content`` is meant for the person only (MCP
+    ``audience: ["user"]``): show it on the tool card; the model never gets it.
     """
 
     tool_use_id: str
@@ -73,7 +76,29 @@ class ToolResultBlock:
     name: str | None = None
     decision: str | None = None
     ran_input: dict[str, Any] | None = None
+    images: list[dict[str, Any]] = field(default_factory=list)
+    user_content: str | None = None
     type: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(slots=True)
+class ToolProgressBlock:
+    """How far a running tool call is (MCP ``notifications/progress``).
+
+    Attributes:
+        tool_use_id: The call it belongs to.
+        progress: Work done so far (grows with each report).
+        total: Work in all, when the tool knows it.
+        message: What the tool is doing now, if it says.
+        name: The tool's name.
+    """
+
+    tool_use_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    name: str | None = None
+    type: Literal["tool_progress"] = "tool_progress"
 
 
 @dataclass(slots=True)
@@ -112,6 +137,11 @@ class Usage:
     type: Literal["usage"] = "usage"
 
     @property
+    def text(self) -> str:
+        """Always empty: code written for the seed reads ``.text`` on every item."""
+        return ""
+
+    @property
     def total_tokens(self) -> int | None:
         """Prompt plus completion tokens, when both are known."""
         if self.prompt_tokens is None or self.completion_tokens is None:
@@ -120,7 +150,7 @@ class Usage:
 
 
 Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
-         | PromptProgressBlock)
+         | PromptProgressBlock | ToolProgressBlock)
 StreamItem = Block | Usage
 
 

@@ -49,6 +49,13 @@ def describe_error(exc: BaseException) -> ErrorDescription:
         return ErrorDescription(
             f"{_server(exc)} did not answer in time. It may still be loading the model.",
             (retry, pick))
+    if isinstance(exc, errors.IncompleteReplyError):
+        return ErrorDescription(
+            "The server ended the reply early. The text so far is kept.", (retry, pick))
+    if isinstance(exc, errors.VisionNotSupportedError):
+        return ErrorDescription(
+            "This model cannot see images. Pick a vision model, or send the message "
+            "without the picture.", (pick,))
     if isinstance(exc, errors.ServerConnectionError):
         if not getattr(exc, "mid_stream", False):
             return ErrorDescription(

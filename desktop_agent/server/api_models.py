@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The one schema of a conversation's settings (the window's dialog and import use it too).
 from desktop_agent.session.settings import ConversationSettings
+
+from .message_content import MessageContent
 
 EventType = Literal[
     "message",
@@ -83,9 +85,18 @@ class DeleteResult(BaseModel):
 
 
 class MessageCreate(BaseModel):
+    """A user message: text, or content parts with pictures (see ``message_content``)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, max_length=1_000_000)
+    content: MessageContent
+
+    @field_validator("content")
+    @classmethod
+    def _not_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not 1 <= len(value) <= 1_000_000:
+            raise ValueError("the message must be 1 to 1,000,000 characters")
+        return value
 
 
 class MessageOut(BaseModel):
@@ -102,11 +113,18 @@ class MessageList(BaseModel):
 
 
 class RunRequest(BaseModel):
-    """Start a turn; with ``message`` the text is sent first."""
+    """Start a turn; with ``message`` the text (or content parts) is sent first."""
 
     model_config = ConfigDict(extra="forbid")
 
-    message: str | None = Field(default=None, min_length=1, max_length=1_000_000)
+    message: MessageContent | None = None
+
+    @field_validator("message")
+    @classmethod
+    def _not_empty(cls, value: Any) -> Any:
+        if isinstance(value, str) and not 1 <= len(value) <= 1_000_000:
+            raise ValueError("the message must be 1 to 1,000,000 characters")
+        return value
 
 
 class RunStatus(BaseModel):
@@ -257,4 +275,7 @@ class SecretStored(BaseModel):
 
 
 class Alive(BaseModel):
+    """``GET /alive``; ``service`` lets model-server discovery recognise this app's own server."""
+
     status: Literal["ok"]
+    service: Literal["desktop-agent"] = "desktop-agent"

@@ -19,6 +19,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from desktop_agent import paths
+from desktop_agent.core.connection_pool import ConnectionPool
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.server")
 
 DEFAULT_UPLOAD_LIMIT = 50 * 1024 * 1024
+DEFAULT_IDLE_SECONDS = 300.0
 
 
 def create_app(
@@ -56,6 +58,7 @@ def create_app(
     body_limit: int = DEFAULT_BODY_LIMIT,
     config_path: Path | None = None,
     hooks: Hooks | None = None,
+    idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -75,6 +78,8 @@ def create_app(
         config_path: The ``config.json`` with MCP servers and permission rules
             (default: the data folder's, the one the window reads).
         hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
+        idle_seconds: Drop a conversation's runner and in-memory events after
+            this long without use (they are rebuilt from the store on next use).
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
@@ -85,29 +90,39 @@ def create_app(
     event_log = EventLog(store)
     dispatcher = CallbackDispatcher(callback_policy)
     event_log.listeners.append(dispatcher.on_event)
+    # One HTTP pool per model server, shared by every conversation.
+    pool = ConnectionPool()
     svc = AppServices(
         store=store,
         events=event_log,
         callbacks=dispatcher,
         session=SessionEnvironment(
             tools=ToolCatalog(extra_tools, config=AppConfig(config_path), workdirs_root=root),
-            config=AppConfig(config_path), hooks=hooks, approval_timeout=approval_timeout),
+            config=AppConfig(config_path), hooks=hooks, approval_timeout=approval_timeout,
+            connection_pool=pool),
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
+        connection_pool=pool,
+        idle_seconds=idle_seconds,
     )
     svc.runners = runner_registry(svc)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await _prune_deleted(svc)
+        sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:
             yield
         finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
             await svc.runners.close()
             await svc.session.tools.aclose()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
+            await svc.connection_pool.aclose()
 
     app = FastAPI(
         title="Desktop Agent",
@@ -150,6 +165,21 @@ async def _prune_deleted(svc: AppServices) -> None:
         record = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
         if record is None:
             svc.events.forget(conversation_id)
+
+
+async def _evict_idle(svc: AppServices) -> None:
+    """Every so often, drop what idle conversations hold in memory (see ``idle_seconds``)."""
+    period = min(max(svc.idle_seconds / 4, 0.05), 30.0)
+    while True:
+        await asyncio.sleep(period)
+        try:
+            runners = await svc.runners.evict_idle(svc.idle_seconds)
+            tails = svc.events.evict_idle(svc.idle_seconds)
+        except Exception:
+            log.exception("dropping idle conversations failed")
+            continue
+        if runners or tails:
+            log.debug("dropped %d idle runner(s) and %d event tail(s)", runners, tails)
 
 
 def _version() -> str:

@@ -18,6 +18,7 @@ from .callbacks import CallbackDispatcher
 from .event_log import EventLog
 
 if TYPE_CHECKING:
+    from desktop_agent.core.connection_pool import ConnectionPool
     from desktop_agent.session.options import SessionEnvironment
     from desktop_agent.session.registry import SessionRegistry
     from desktop_agent.store import ConversationRecord, Store
@@ -40,6 +41,11 @@ class AppServices:
         workdirs_root: Parent of the default per-conversation workdirs.
         upload_limit: Largest accepted upload, in bytes.
         approval_timeout: Seconds a tool call waits for approve/reject; then deny.
+        connection_pool: HTTP connections to model servers, shared by every
+            conversation (one pool per base URL), so sockets do not grow with
+            the number of conversations driven.
+        idle_seconds: A conversation untouched this long has its runner and
+            in-memory event tail dropped (both come back on next use).
     """
 
     store: Store
@@ -49,6 +55,8 @@ class AppServices:
     workdirs_root: Path
     upload_limit: int
     approval_timeout: float
+    connection_pool: ConnectionPool
+    idle_seconds: float
     runners: SessionRegistry[ConversationRunner] = field(init=False)
 
     def conversation(self, conversation_id: str) -> ConversationRecord:

@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     serve.add_argument("--allowed-host", action="append", default=None, metavar="NAME",
                        help="a Host header name the server answers to (repeatable; with a "
                             "key the default is any name, without one only loopback names)")
+    serve.add_argument("--idle-seconds", type=float, default=300.0, metavar="SECONDS",
+                       help="drop a conversation's in-memory state (runner, recent events) "
+                            "after this long unused; it is rebuilt from disk (default 300)")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="uvicorn log level (default info)")
@@ -56,6 +59,9 @@ def run_serve(args: argparse.Namespace) -> int:
         check_startup(key, args.host, args.no_auth)
     except StartupRefused as exc:
         print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
+        return EXIT_ERROR
+    if not args.idle_seconds > 0:
+        print("desktop-agent serve: --idle-seconds must be positive", file=sys.stderr)  # noqa: T201
         return EXIT_ERROR
     if not 0 < args.port < 65536:
         print("desktop-agent serve: --port must be between 1 and 65535", file=sys.stderr)  # noqa: T201
@@ -75,7 +81,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         app = create_app(store, master_key=None if args.no_auth else key,
-                         allowed_hosts=args.allowed_host)
+                         allowed_hosts=args.allowed_host, idle_seconds=args.idle_seconds)
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False)
         server = uvicorn.Server(config)

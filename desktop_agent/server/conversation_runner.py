@@ -29,6 +29,7 @@ from desktop_agent.store import ConversationBusyError, MessageRecord, StaleParen
 
 from .api_errors import ApiError
 from .app_services import AppServices
+from .message_content import refuse_if_blind
 from .pending_approvals import PendingApprovals
 
 log = logging.getLogger("desktop_agent.server.runner")
@@ -81,7 +82,7 @@ class ConversationRunner:
         self._services.events.append(self.conversation_id, event_type, data)
 
     # -- actions -----------------------------------------------------------------------
-    async def start_turn(self, message: str | None) -> None:
+    async def start_turn(self, message: str | list[dict[str, Any]] | None) -> None:
         """Start a turn in the background (the route returns at once).
 
         Raises:
@@ -90,11 +91,12 @@ class ConversationRunner:
         """
         with _as_http():
             if message is not None:
+                refuse_if_blind(self.session.settings, message)
                 self.session.send(message)
             else:
                 self.session.run()
 
-    def add_message(self, text: str) -> MessageRecord:
+    def add_message(self, content: str | list[dict[str, Any]]) -> MessageRecord:
         """Store a user message without answering it (``POST .../messages``)."""
         if self.busy:
             raise ApiError(409, "turn_running",
@@ -103,7 +105,7 @@ class ConversationRunner:
             if self._services.store.turn_lease_holder(self.conversation_id) is not None:
                 raise ConversationBusyError(self.conversation_id, "another process")
             self.session.refresh()
-            return self.session.add_user_message(text)
+            return self.session.add_user_message(content)
 
     def set_confirmation(self, enabled: bool) -> None:
         """Turn confirmation mode on or off (takes effect for the next call asked about)."""

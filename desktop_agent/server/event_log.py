@@ -160,7 +160,7 @@ class EventLog:
                                  data))
 
     def _committed(self, written: list[tuple[StoredEvent, dict[str, Any]]],
-                   dropped: list[Pending]) -> None:
+                   others: list[str]) -> None:
         woken: set[str] = set()
         for stored, data in written:
             event = Event.from_stored(stored, data)
@@ -179,8 +179,7 @@ class EventLog:
         counts: dict[str, int] = {}
         for stored, _ in written:
             counts[stored.conversation_id] = counts.get(stored.conversation_id, 0) + 1
-        for pending in dropped:
-            cid = pending.new.conversation_id
+        for cid in others:
             counts[cid] = counts.get(cid, 0) + 1
         for cid, count in counts.items():
             self._advance(cid, count)
@@ -318,6 +317,8 @@ class EventLog:
             signal.set()
         self._last_ids.pop(conversation_id, None)
         if self._writer is not None:
+            # Counted like an event, so a reader waits until the rows are gone.
+            self._progress.setdefault(conversation_id, _Progress()).queued += 1
             self._writer.queue.put(Forget(conversation_id))
         else:
             self._store.delete_events(conversation_id)

@@ -48,8 +48,10 @@ class Forget:
     conversation_id: str
 
 
-Committed = Callable[[list[tuple[StoredEvent, dict[str, Any]]], list[Pending]], None]
-"""``on_committed(written, dropped)``: runs on the loop after each batch."""
+Committed = Callable[[list[tuple[StoredEvent, dict[str, Any]]], list[str]], None]
+"""``on_committed(written, others)``: runs on the loop after each batch; ``others``
+names the conversation of each queued item that wrote no event (a deletion, or an
+event dropped after the disk failed), so waiters can count them done."""
 
 
 class EventWriter(threading.Thread):
@@ -82,7 +84,7 @@ class EventWriter(threading.Thread):
 
     def _write(self, batch: list[Pending | Forget]) -> None:
         written: list[tuple[StoredEvent, dict[str, Any]]] = []
-        dropped: list[Pending] = []
+        others: list[str] = []
         run: list[Pending] = []
         for item in [*batch, None]:
             if isinstance(item, Pending):
@@ -91,16 +93,17 @@ class EventWriter(threading.Thread):
             if run:
                 stored = self._insert(run)
                 if stored is None:
-                    dropped += run
+                    others += [p.new.conversation_id for p in run]
                 else:
                     written += zip(stored, (p.data for p in run), strict=True)
                 run = []
             if isinstance(item, Forget):
                 self._retrying(functools.partial(self._store.delete_events,
                                                  item.conversation_id))
+                others.append(item.conversation_id)
         # RuntimeError: the loop closed first (shutdown), so nobody is reading.
         with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._on_committed, written, dropped)
+            self._loop.call_soon_threadsafe(self._on_committed, written, others)
 
     def _insert(self, run: list[Pending]) -> list[StoredEvent] | None:
         events = [p.new for p in run]

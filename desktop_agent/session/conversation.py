@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.content_parts import prompt_text
 from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 
 from . import config as session_config
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.session.conversation")
 
 Listener = Callable[[SessionEvent], None]
+Content = str | list[dict[str, Any]]
+"""A user message: text, or OpenAI content parts (text and pictures)."""
+
 
 
 class SessionError(Exception):
@@ -252,22 +256,22 @@ class ConversationSession:
         if holder is not None:
             raise ConversationBusyError(self._record.id, holder)
 
-    def add_user_message(self, text: str) -> MessageRecord:
-        """Store a user message on the active branch without answering it (yet).
+    def add_user_message(self, content: Content) -> MessageRecord:
+        """Store a user message (text, or content parts with pictures) without answering it.
 
         Raises:
             StaleParentError: Another process appended meanwhile (refresh, retry).
         """
         leaf = self._path[-1].id if self._path else None
-        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+        record = self._store.add_message(self._record.id, {"role": "user", "content": content},
                                          parent_id=leaf, expected_parent=leaf)
         self._path.append(record)
         self._emit(UserMessageAdded(record))
         if self._record.title == DEFAULT_TITLE:
-            self.rename(title_from(text))
+            self.rename(title_from(prompt_text(content)))
         return record
 
-    def send(self, text: str) -> MessageRecord:
+    def send(self, content: Content) -> MessageRecord:
         """Store a user message and answer it in the background.
 
         Raises:
@@ -277,8 +281,8 @@ class ConversationSession:
         """
         self._check_can_start()
         base = model_history(self._path)
-        record = self.add_user_message(text)
-        self._start(text, base, len(base))
+        record = self.add_user_message(content)
+        self._start(content, base, len(base))
         return record
 
     def run(self) -> None:
@@ -294,7 +298,7 @@ class ConversationSession:
         last = self._path[-1]
         if last.role == "user":
             base = model_history(self._path[:-1])
-            self._start(str(last.message.get("content") or ""), base, len(base))
+            self._start(last.message.get("content") or "", base, len(base))
         else:
             base = model_history(self._path)
             self._start("", base, len(base) - 1)
@@ -310,7 +314,7 @@ class ConversationSession:
         self._path = self._path[:index + 1]
         self._emit(PathReset(tuple(self._path)))
         base = model_history(self._path[:index])
-        self._start(str(user.message.get("content") or ""), base, len(base))
+        self._start(user.message.get("content") or "", base, len(base))
 
     retry = regenerate
 
@@ -371,13 +375,13 @@ class ConversationSession:
                 await client.close()
 
     # -- the turn ---------------------------------------------------------------------
-    def _start(self, prompt: str, base: list[dict[str, Any]], base_length: int) -> None:
+    def _start(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
         self.last_used = time.monotonic()
         # The task first, so listeners told "running" already see the session busy.
         self._task = asyncio.ensure_future(self._turn(prompt, base, base_length))
         self._set_state("running")
 
-    async def _turn(self, prompt: str, base: list[dict[str, Any]], base_length: int) -> None:
+    async def _turn(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
         outcome: Outcome = "error"
         try:
             async with self._store.turn_lease(self._record.id, self._owner):
@@ -391,7 +395,7 @@ class ConversationSession:
             if not self._closed:
                 self._set_state("idle", outcome)
 
-    async def _leased_turn(self, prompt: str, base: list[dict[str, Any]],
+    async def _leased_turn(self, prompt: Content, base: list[dict[str, Any]],
                            base_length: int) -> Outcome:
         self.broker.forget_decisions()
         recorder = TurnRecorder(self._store, self._record.id, self._path,

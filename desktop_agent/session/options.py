@@ -24,6 +24,7 @@ from .conversation_secrets import conversation_environment
 from .tools import ToolCatalog
 
 if TYPE_CHECKING:
+    from desktop_agent.core.connection_pool import ConnectionPool
     from desktop_agent.core.hooks import Hooks
     from desktop_agent.core.options import AgentOptions
     from desktop_agent.core.permissions import CanUseTool
@@ -46,12 +47,16 @@ class SessionEnvironment:
         config: The app's ``config.json``.
         hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
         approval_timeout: Seconds a call waits for a person; then it is denied.
+        connection_pool: HTTP connections to model servers shared by every
+            conversation (one pool per base URL), so idle conversations hold
+            no socket of their own; None: each client has its own.
     """
 
     tools: ToolCatalog = field(default_factory=ToolCatalog)
     config: AppConfig = field(default_factory=AppConfig)
     hooks: Hooks | None = None
     approval_timeout: float | None = defaults.DEFAULT_APPROVAL_TIMEOUT
+    connection_pool: ConnectionPool | None = None
 
 
 async def api_key_for(settings: Mapping[str, Any]) -> str:
@@ -110,6 +115,9 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         # The broker times out (visibly) first; the core's limit is a backstop.
         approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
         context_length=s.get("context_length"),
+        # per-conversation override of what discovery found (None: unknown)
+        vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
         extra_body=dict(s.get("extra_body") or {}),
         secret_values=tuple(secrets.values()),
+        connection_pool=env.connection_pool,
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -82,6 +83,18 @@ class SessionRegistry(Generic[T]):
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
             log.debug("closed idle session %s", conversation_id)
+
+    async def evict_idle(self, idle_seconds: float) -> int:
+        """Close holders unused for ``idle_seconds`` (no turn, no question); how many.
+
+        The store is the source of truth: the next use makes a new holder.
+        """
+        cutoff = time.monotonic() - idle_seconds
+        idle = [cid for cid, held in self._held.items()
+                if held.can_evict() and held.last_used < cutoff]
+        for conversation_id in idle:
+            await self.discard(conversation_id)
+        return len(idle)
 
     async def discard(self, conversation_id: str) -> None:
         """Close and forget one holder (its conversation is being deleted)."""

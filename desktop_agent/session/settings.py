@@ -65,6 +65,9 @@ class ConversationSettings(BaseModel):
                     "sandbox; every such call is asked and never remembered).")
     network: bool | None = Field(
         default=None, description="Whether commands may use the network (default false).")
+    vision: bool | None = Field(
+        default=None, description="Whether the model reads pictures: false refuses messages "
+                                  "with images before anything is sent; null means unknown.")
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields for the model server (e.g. "
                                   "llama.cpp's cache_prompt, top_p, seed).")

@@ -31,6 +31,7 @@ from desktop_agent.store.message_text import content_text
 from desktop_agent.store.records import ConversationRecord, NewConversation, NewMessage
 from desktop_agent.store.secret_scrub import redact_shapes, scrub
 from desktop_agent.store.store import Store
+from desktop_agent.store.write_checks import check_images
 
 _TITLE_LENGTH = 60
 
@@ -74,6 +75,9 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> str:
         return f"{_short(instance)} is not one of {', '.join(map(str, expected))}"
     if kind == "const":
         return f"should be {_short(expected)}, not {_short(instance)}"
+    if kind == "pattern" and "data:image" in str(expected):
+        return ("is not an embedded PNG, JPEG, GIF or WebP picture (a base64 data: URI); "
+                "linked images are not imported")
     if kind in ("minItems", "minLength"):
         return "should not be empty"
     if kind == "required":
@@ -88,6 +92,14 @@ def _check_schema(validator: jsonschema.protocols.Validator, data: Any, source: 
     error = best_match(validator.iter_errors(data))
     if error is not None:
         raise ImportFormatError(source, f"{_where(error.absolute_path)}: {_describe(error)}")
+
+
+def _check_images(message: dict[str, Any], where: str, source: str) -> None:
+    """Each picture: a real image of an accepted kind and size (the schema saw only text)."""
+    try:
+        check_images(message.get("content"), where)
+    except ValueError as exc:
+        raise ImportFormatError(source, str(exc)) from None
 
 
 def _title_from(messages: list[dict[str, Any]], fallback: str) -> str:
@@ -124,6 +136,7 @@ def _from_export(data: dict[str, Any], source: str,
                     "in this conversation",
                 )
             seen.add(entry["id"])
+            _check_images(entry["message"], f"{where}.message.content", source)
             messages.append(
                 NewMessage(
                     key=entry["id"],
@@ -159,6 +172,8 @@ def _from_export(data: dict[str, Any], source: str,
 def _from_openai(data: dict[str, Any], source: str) -> list[NewConversation]:
     _check_schema(openai_file_validator(), data, source)
     messages = list(data["messages"])
+    for position, message in enumerate(messages):
+        _check_images(message, f"messages[{position}].content", source)
     settings: dict[str, Any] = {}
     if isinstance(data.get("model"), str):
         settings["model"] = data["model"]

@@ -92,7 +92,7 @@ def _message_markdown(record: MessageRecord) -> str:
     thinking = metadata.get("thinking") or message.get("reasoning_content")
     if thinking:
         parts.append(f"<details><summary>Thinking</summary>\n\n{thinking}\n\n</details>")
-    text = content_text(message.get("content"))
+    text = content_text(message.get("content"), image_placeholder="*[image]*")
     if text:
         parts.append(_fence(text) if record.role == "tool" else text)
     call_status = metadata.get("tool_calls") if isinstance(metadata.get("tool_calls"), dict) else {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from desktop_agent.image_data import ImageDataError, decode_data_uri
 from desktop_agent.store.errors import SecretInSettingsError
 from desktop_agent.store.secret_scrub import find_secret, scrub
 
@@ -19,7 +20,30 @@ logger = logging.getLogger("desktop_agent.store")
 def check_message(message: Any) -> dict[str, Any]:
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
         raise ValueError("a message must be a dict with a 'role' string (OpenAI format)")
+    check_images(message.get("content"))
     return message
+
+
+def check_images(content: Any, where: str = "content") -> None:
+    """Refuse image parts that are not embedded, accepted pictures.
+
+    The store keeps images inside the message (base64 data URIs), so that a
+    conversation and its export hold the picture itself; a link, a script
+    named ``image/png`` or a 100 MB file is refused here, with a sentence.
+
+    Raises:
+        ValueError: Naming the part and what is wrong with it.
+    """
+    if not isinstance(content, list):
+        return
+    for index, part in enumerate(content):
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else None
+            try:
+                decode_data_uri(url if isinstance(url, str) else "")
+            except ImageDataError as exc:
+                raise ValueError(f"{where}[{index}]: {exc}") from None
 
 
 #: The command sandbox levels a conversation may name (see core.builtin_tools.sandbox).

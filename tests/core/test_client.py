@@ -6,9 +6,9 @@ import json
 import pytest
 
 from desktop_agent import (
+    AgentOptions,
     AssistantMessage,
     Client,
-    MaxTurnsExceededError,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -66,7 +66,8 @@ async def test_first_block_arrives_before_the_stream_ends(server, make_options, 
 
 async def test_query_also_streams_first_piece_early(server, make_options, gate):
     f = ChunkFactory()
-    server.enqueue(Script([f.delta({"content": "A"}), Gate(gate), f.delta({"content": "B"})]))
+    server.enqueue(Script([f.delta({"content": "A"}), Gate(gate), f.delta({"content": "B"}),
+                           f.finish("stop"), script.DONE]))
     stream = query("x", make_options())
     first = await asyncio.wait_for(stream.__anext__(), 5)
     assert first.content == [TextBlock("A")] and not gate.is_set()
@@ -123,13 +124,40 @@ async def test_history_is_a_copy_and_settable(server, make_options):
     assert [m["content"] for m in server.requests[0]["messages"]] == ["earlier", "reply", "now"]
 
 
-async def test_max_turns_is_enforced(server, make_options):
-    async with Client(make_options(max_turns=1)) as client:
-        await client.query("one")
-        await collect(client)
-        with pytest.raises(MaxTurnsExceededError, match="max_turns"):
-            await client.query("two")
-    assert len(server.requests) == 1
+async def test_a_default_client_takes_many_queries_and_counts_them(server):
+    options = AgentOptions(model="test-model", base_url=server.base_url)  # the defaults
+    async with Client(options) as client:
+        assert client.turn_count == 0
+        assert client.turn_metadata == {"turn_count": 0, "max_turns": None}
+        for word in ("one", "two", "three"):
+            await client.query(word)
+            assert text_of(await collect(client)) == f"You said: {word}"
+        assert client.turn_count == 3
+        assert client.turn_metadata["turn_count"] == 3
+    assert len(server.requests) == 3
+
+
+async def test_max_turns_limits_model_requests_within_one_query(server, make_options):
+    ran = []
+
+    @tool("note", "Note something", {"text": str})
+    async def note(args):
+        ran.append(args["text"])
+        return "noted"
+
+    server.enqueue(script.tool_calls([("note", {"text": "a"})]),
+                   script.tool_calls([("note", {"text": "b"})]))
+    async with Client(make_options(max_turns=2, tools=[note],
+                                   auto_execute_tools=True)) as client:
+        await client.query("go")
+        items = await collect(client)
+        stops = [i for i in items if isinstance(i, ToolUseError) and i.tool_use_id is None]
+        assert stops and "max_turns" in stops[0].error
+        assert ran == ["a"]  # the second reply's call did not run
+        assert client.turn_metadata["requests"] == 2
+        assert client.history[-1]["role"] == "tool"  # every call answered
+        await client.query("again")  # the next query is still accepted
+        assert text_of(await collect(client)) == "You said: again"
 
 
 async def test_reasoning_is_not_sent_back(server, make_options):

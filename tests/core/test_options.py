@@ -13,7 +13,7 @@ def test_defaults_match_the_seed_design():
     assert (options.tools, options.max_turns, options.max_tokens, options.temperature,
             options.timeout, options.api_key, options.auto_execute_tools,
             options.max_tool_iterations, options.hooks) == (
-        [], 1, 4096, 0.7, 60.0, "not-needed", False, 5, None)
+        [], None, 4096, 0.7, 60.0, "not-needed", False, 5, None)
 
 
 @pytest.mark.parametrize("kwargs, words", [

@@ -33,6 +33,8 @@ def test_theme_follows_the_requested_scheme(qapp: Any, monkeypatch: Any, scheme:
      ErrorAction.PICK_SERVER),
     (errors.ContextTooLongError("x"), "longer than the model's context", ErrorAction.PICK_SERVER),
     (errors.ServerError("x", status=503), "status 503", ErrorAction.RETRY),
+    (errors.IncompleteReplyError("x"), "ended the reply early", ErrorAction.RETRY),
+    (errors.VisionNotSupportedError("x"), "cannot see images", ErrorAction.PICK_SERVER),
     (RuntimeError("secret sk-abcdefghijklmnop"), "Something went wrong", ErrorAction.RETRY),
 ])
 def test_errors_are_sentences_with_actions(exc: BaseException, words: str,

@@ -54,7 +54,7 @@ def test_every_route_without_a_key_or_with_a_wrong_key_is_401(api: RunningApi, m
         keyed = api.client.get(docs)
         assert keyed.status_code == 404
     alive = httpx.get(f"{api.base_url}/alive")
-    assert alive.status_code == 200 and alive.json() == {"status": "ok"}
+    assert alive.status_code == 200 and alive.json() == {"status": "ok", "service": "desktop-agent"}
     # nothing happened to the conversation while the anonymous calls were refused
     assert api.client.get(f"/conversations/{cid}/messages").json()["messages"] == []
 

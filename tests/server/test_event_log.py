@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 from desktop_agent.server import event_log
 from desktop_agent.server.event_log import EventLog
@@ -84,3 +88,58 @@ async def test_events_another_process_writes_are_read_and_followed(tmp_path):
         log.close()
         other.close()
         store.close()
+
+
+def _second_server(db_path: Path, conversation_id: str, count: int) -> subprocess.Popen[str]:
+    here = Path(__file__).parent
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(here.parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen(
+        [sys.executable, str(here / "event_log_process.py"), str(db_path), conversation_id,
+         str(count), "other"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+async def test_two_server_processes_on_one_folder_lose_no_event(tmp_path):
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
+    count = 300
+    other = _second_server(tmp_path / "db.sqlite3", "c9", count)
+    try:
+        line = await asyncio.to_thread(other.stdout.readline)
+        assert line.strip() == "ready"
+        other.stdin.write("go\n")
+        other.stdin.flush()
+        follower = asyncio.ensure_future(_follow(log, "c9", 2 * count))
+        for n in range(count):
+            log.append("c9", "text", {"text": f"this {n}"})
+            if n % 5 == 0:
+                await asyncio.sleep(0)
+        out, err = await asyncio.to_thread(other.communicate, timeout=60)
+        assert other.returncode == 0 and out.strip() == "done", err
+        followed = await asyncio.wait_for(follower, 30)
+        events, _, more = await log.page("c9", 0, 1000)
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+        log.close()
+        store.close()
+    assert not more
+    assert [e.id for e in events] == list(range(1, 2 * count + 1))
+    assert [e.id for e in followed] == [e.id for e in events]
+    texts = [e.data["text"] for e in events]
+    for tag in ("this", "other"):
+        assert [t for t in texts if t.startswith(tag)] == [f"{tag} {n}" for n in range(count)]
+
+
+async def _follow(log: EventLog, conversation_id: str, total: int) -> list:
+    """What an SSE stream of this process reads: its own events and the other's."""
+    seen: list = []
+    cursor = 0
+    while len(seen) < total:
+        page, cursor, _ = await log.page(conversation_id, cursor, 500, refresh=False)
+        seen += page
+        if len(seen) < total and not page:
+            await log.wait_beyond(conversation_id, cursor, 5)
+    return seen

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,7 +101,3 @@ def make_session(store: Store, data_dir: Path, weather: Weather, asker: Asker,
     for session in sessions:
         if session.task is not None:
             session.task.cancel()
-
-
-def write_config(data_dir: Path, config: dict[str, Any]) -> None:
-    (data_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")

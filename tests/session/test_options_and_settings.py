@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from conftest import write_config
 
 from desktop_agent import secrets
 from desktop_agent.session import defaults
@@ -21,6 +21,10 @@ from desktop_agent.session.settings import (
 from desktop_agent.session.tools import ToolCatalog
 
 BASE = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+
+
+def write_config(data_dir: Path, config: dict[str, object]) -> None:
+    (data_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
 
 
 def environment(data_dir: Path) -> SessionEnvironment:

@@ -253,11 +253,13 @@ def test_results_describe_images_resources_and_structured_content() -> None:
             uri="file:///a.txt", text="inside")),
         mcp_types.ResourceLink(type="resource_link", name="doc", uri="https://example.org/d"),
     ])
-    assert render_result(result) == ("here\n[image image/png, about 3 bytes]\n"
-                                     "[resource file:///a.txt]\ninside\n"
-                                     "[link doc: https://example.org/d]")
+    # "AAAA" is not a PNG: it is described, never sent as a picture
+    assert render_result(result).text == (
+        "here\n[image image/png, about 3 bytes, in a format that cannot be sent]\n"
+        "[resource file:///a.txt]\ninside\n"
+        "[resource link doc: https://example.org/d]")
     only_structured = mcp_types.CallToolResult(content=[], structured_content={"n": 1})
-    assert render_result(only_structured) == '{"n": 1}'
+    assert render_result(only_structured).text == '{"n": 1}'
 
 
 def test_duplicate_server_names_are_refused(stdio_server: StdioServer) -> None:

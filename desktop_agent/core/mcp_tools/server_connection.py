@@ -40,6 +40,9 @@ MAX_RESTARTS = 1
 #: Seconds a server may take to shut down before its task is cancelled.
 STOP_TIMEOUT = 10.0
 
+#: ``(progress, total, message)`` from the server's progress notifications.
+ProgressFn = Callable[[float, float | None, str | None], None]
+
 ServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped", "disabled"]
 
 
@@ -108,6 +111,8 @@ class McpServerConnection:
         self.error: str | None = None
         self.restarts = 0
         self.tools: list[mcp_types.Tool] = []
+        self.has_resources = False  # the server offers resources/read
+        self.reconnects = 0  # HTTP sessions the server forgot (a restart while idle)
         self.startup_timeout = config.startup_timeout or startup_timeout
         self.call_timeout = config.timeout or call_timeout
         self._secret_lookup = secret_lookup
@@ -249,6 +254,7 @@ class McpServerConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 client = await self._open(stack)
+                self.has_resources = client.server_capabilities.resources is not None
                 tools: list[mcp_types.Tool] = []
                 cursor: str | None = None
                 for _ in range(100):
@@ -302,14 +308,64 @@ class McpServerConnection:
                 in_flight.discard(job)
             # Otherwise the session itself is going down; _serve fails the job with the reason.
 
-    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """Call one tool; raise :class:`McpServerError` if the server fails or is slow."""
-        await self.ensure_running()
+    async def call_tool(self, tool: str, arguments: dict[str, Any],
+                        progress: ProgressFn | None = None) -> mcp_types.CallToolResult:
+        """Call one tool; raise :class:`McpServerError` if the server fails or is slow.
+
+        ``progress`` gets the server's progress notifications (a
+        ``progressToken`` is sent with the call when it is given).
+        """
         timeout = self.call_timeout
 
-        async def run(client: McpClient) -> mcp_types.CallToolResult:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout)
+        report = progress
 
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
+        async def run(client: McpClient) -> mcp_types.CallToolResult:
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout,
+                progress_callback=on_progress if progress is not None else None)
+
+        result: mcp_types.CallToolResult = await self._request(run, tool, timeout)
+        return result
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        """Read one resource (``resources/read``), e.g. a link a tool returned."""
+        timeout = self.call_timeout
+
+        async def run(client: McpClient) -> mcp_types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        result: mcp_types.ReadResourceResult = await self._request(run, f"read {uri}", timeout)
+        return result
+
+    async def _request(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
+                       timeout: float) -> Any:
+        """Run one request in the session, reconnecting once if an HTTP session was lost.
+
+        An HTTP server restarted while the app was idle has forgotten the
+        session: it answers 404 (the spec) or 400 (server-everything). The
+        request is then sent again on a new session, once, without counting
+        as a crash.
+        """
+        for attempt in range(2):
+            await self.ensure_running()
+            try:
+                return await self._send(run, what, timeout)
+            except _SessionGone as gone:
+                if attempt or self.config.transport != "http":
+                    raise self._failure(f"failed on {what}: {gone}") from None
+                log.info("MCP server %s forgot its session (%s); reconnecting", self.name, gone)
+                self.reconnects += 1
+                async with self._lock:
+                    await self._stop_task(cancel=True)
+                    self.state = "idle"
+        raise AssertionError("unreachable")
+
+    async def _send(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
+                    timeout: float) -> Any:
         loop = asyncio.get_running_loop()
         job = _Job(run, loop.create_future())
 
@@ -320,25 +376,30 @@ class McpServerConnection:
         job.future.add_done_callback(cancel_job)
         self._jobs.put_nowait(job)
         try:
-            result: mcp_types.CallToolResult = await asyncio.wait_for(job.future, timeout + 1.0)
+            return await asyncio.wait_for(job.future, timeout + 1.0)
         except TimeoutError:
-            raise self._failure(f"gave no answer to {tool} within {timeout:g} s") from None
+            raise self._failure(f"gave no answer to {what} within {timeout:g} s") from None
         except MCPError as exc:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
-                raise self._failure(f"gave no answer to {tool} within {timeout:g} s") from None
+                raise self._failure(f"gave no answer to {what} within {timeout:g} s") from None
+            if _session_gone(exc):
+                raise _SessionGone(_describe(exc)) from None
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._lost = True
                 self.state = "crashed"
-                self.error = f"stopped while running {tool}"
+                self.error = f"stopped while running {what}"
                 raise self._failure(self.error) from None
             raise McpServerError(self._redact(
-                f"MCP server {self.name!r} refused {tool}: {exc}")) from None
-        except McpServerError:
+                f"MCP server {self.name!r} refused {what}: {exc}")) from None
+        except McpServerError as exc:
+            if self.config.transport == "http" and _session_gone(exc):
+                raise _SessionGone(str(exc)) from None
             raise
         except Exception as exc:  # a malformed answer or a transport failure
-            log.info("MCP call %s on %s failed", tool, self.name, exc_info=True)
-            raise self._failure(f"failed on {tool}: {_describe(exc)}") from None
-        return result
+            if _session_gone(exc):
+                raise _SessionGone(_describe(exc)) from None
+            log.info("MCP request %s on %s failed", what, self.name, exc_info=True)
+            raise self._failure(f"failed on {what}: {_describe(exc)}") from None
 
     async def _stop_task(self, *, cancel: bool = False) -> None:
         """End the session task: politely via the queue, or by cancelling it.
@@ -372,6 +433,22 @@ class McpServerConnection:
             await self._stop_task()
             if self.state != "disabled":
                 self.state = state
+
+
+_SESSION_GONE_WORDS = ("session not found", "session terminated", "no valid session")
+
+
+class _SessionGone(Exception):
+    """The HTTP server no longer knows this session (it restarted)."""
+
+
+def _session_gone(exc: BaseException) -> bool:
+    """Whether an error means the server forgot the session (404/400 on a session id)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    text = str(exc).lower()
+    return status in (400, 404) or any(words in text for words in _SESSION_GONE_WORDS)
 
 
 def _secret_values(written: Mapping[str, EnvValue], resolved: Mapping[str, str]) -> list[str]:

@@ -9,6 +9,8 @@ from typing import Any
 
 from ..errors import AgentError, ConfigurationError
 from ..tool_config import McpServerConfig, SecretLookup, ToolConfig
+from ..tool_output import ToolOutput
+from ..tool_progress import progress_reporter
 from ..tools import Tool
 from .server_connection import (
     DEFAULT_CALL_TIMEOUT,
@@ -17,10 +19,14 @@ from .server_connection import (
     McpServerConnection,
     McpServerError,
     McpServerStatus,
+    ProgressFn,
 )
-from .tool_mapping import core_tool_name, render_result
+from .tool_mapping import core_tool_name, render_contents, render_result
 
 log = logging.getLogger("desktop_agent.mcp")
+
+#: The tool each server with resources gets, to read a resource by URI.
+READ_RESOURCE = "read_resource"
 
 
 class McpToolError(AgentError):
@@ -106,6 +112,13 @@ class McpServerPool:
     def _make_tools(self, connection: McpServerConnection, taken: set[str]) -> list[Tool]:
         made: list[Tool] = []
         for remote in connection.tools:
+            execution = getattr(remote, "execution", None)
+            if getattr(execution, "task_support", None) == "required":
+                # it only runs as a task (tasks/get polling), which this client does not
+                # speak: offering it would fail every call with -32601
+                log.info("not offering MCP tool %s of %s: it must run as a task",
+                         remote.name, connection.name)
+                continue
             name = core_tool_name(connection.name, remote.name, taken)
             if name in taken:
                 # never hand one name to two tools: a rule for one would apply to the other
@@ -130,27 +143,58 @@ class McpServerPool:
                 ))
             except ConfigurationError as exc:
                 log.warning("skipping MCP tool %s of %s: %s", remote.name, connection.name, exc)
+        if connection.has_resources:
+            name = core_tool_name(connection.name, READ_RESOURCE, taken)
+            if name not in taken:
+                taken.add(name)
+                made.append(Tool(
+                    name=name,
+                    description=(f"Read a resource of the MCP server {connection.name!r} by "
+                                 "its URI (for example a resource link one of its tools "
+                                 "returned)."),
+                    input_schema={"type": "object", "properties": {"uri": {
+                        "type": "string", "description": "The resource's URI."}},
+                        "required": ["uri"]},
+                    handler=self._reader(connection.name),
+                    read_only=False,  # approved like any other tool
+                    source=connection.name,
+                    timeout=connection.call_timeout + 5.0,
+                ))
         return made
 
-    def _handler(self, server: str, tool: str) -> Callable[[dict[str, Any]], Awaitable[str]]:
-        async def call(arguments: dict[str, Any]) -> str:
-            return await self.call_tool(server, tool, arguments)
+    def _handler(self, server: str, tool: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        async def call(arguments: dict[str, Any]) -> ToolOutput | str:
+            output = await self.call_tool(server, tool, arguments, progress=progress_reporter())
+            return output if output.images or output.user_text else output.text
 
         return call
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any]) -> str:
-        """Run ``tool`` on ``server`` and return its text for the model.
+    def _reader(self, server: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        async def read(arguments: dict[str, Any]) -> ToolOutput:
+            return await self.read_resource(server, str(arguments["uri"]))
+
+        return read
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], *,
+                        progress: ProgressFn | None = None) -> ToolOutput:
+        """Run ``tool`` on ``server``: its text and pictures for the model, notes for the person.
 
         Raises:
             McpToolError: The tool reported an error (its text is the message).
             McpServerError: The server failed, stopped or did not answer in time.
         """
         connection = self._connection(server)
-        result = await connection.call_tool(tool, arguments)
-        text = connection.redact(render_result(result))
+        result = await connection.call_tool(tool, arguments, progress)
+        output = _redacted(render_result(result), connection)
         if result.is_error:
-            raise McpToolError(text or f"{tool} reported an error")
-        return text
+            raise McpToolError(output.text or f"{tool} reported an error")
+        return output
+
+    async def read_resource(self, server: str, uri: str) -> ToolOutput:
+        """Read a resource of ``server``: text decoded, pictures as image parts."""
+        connection = self._connection(server)
+        result = await connection.read_resource(uri)
+        return _redacted(render_contents(result.contents), connection)
 
     def status(self) -> list[McpServerStatus]:
         """Every server's state, error and stderr tail, for the window."""
@@ -173,3 +217,8 @@ class McpServerPool:
         self._closed = True
         await asyncio.gather(*(c.stop() for c in self._connections.values()),
                              return_exceptions=True)
+
+
+def _redacted(output: ToolOutput, connection: McpServerConnection) -> ToolOutput:
+    return ToolOutput(connection.redact(output.text), output.images,
+                      connection.redact(output.user_text))

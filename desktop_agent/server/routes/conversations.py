@@ -30,6 +30,7 @@ from ..api_models import (
     MessageOut,
 )
 from ..app_services import AppServices, services
+from ..message_content import refuse_if_blind, stored_content
 
 router = APIRouter(tags=["conversations"])
 
@@ -192,7 +193,9 @@ async def send_message(conversation_id: str, body: MessageCreate,
                        svc: AppServices = Depends(services)) -> MessageOut:  # noqa: B008
     """Add a user message; ``POST .../run`` answers it."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    added = svc.runners.get(record.id).add_message(body.content)
+    content = stored_content(body.content)
+    refuse_if_blind(record.settings or {}, content)
+    added = svc.runners.get(record.id).add_message(content)
     return message_out(added)
 
 

@@ -22,6 +22,7 @@ from ..api_models import (
 )
 from ..app_services import AppServices, services
 from ..conversation_runner import ConversationRunner
+from ..message_content import stored_content
 
 router = APIRouter(tags=["turns"])
 
@@ -46,7 +47,8 @@ async def run_turn(conversation_id: str, body: RunRequest | None = None,
                    svc: AppServices = Depends(services)) -> RunStatus:  # noqa: B008
     """Start a turn in the background and return at once; follow it through the events."""
     runner = await runner_for(svc, conversation_id)
-    await runner.start_turn(body.message if body is not None else None)
+    message = body.message if body is not None else None
+    await runner.start_turn(stored_content(message) if message is not None else None)
     return RunStatus(conversation_id=conversation_id, state=runner.state)  # type: ignore[arg-type]
 
 

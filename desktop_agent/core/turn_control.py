@@ -1,0 +1,49 @@
+"""The shared switches of one running turn: interrupt, and what to cancel for it.
+
+The turn loop, the response reader and the tool round each look at the same
+few flags; keeping them in one small object (instead of attributes spread over
+``Client``) lets each of those parts live in its own module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class TurnControl:
+    """Flags and tasks of the running turn.
+
+    Attributes:
+        interrupt_requested: ``Client.interrupt()`` was called during this turn.
+        awaiting_server: The reader waits on the server (cancelling it is safe).
+        reader_task: The task iterating ``receive_messages()``.
+        tool_tasks: The tool calls of the round being run.
+    """
+
+    interrupt_requested: bool = False
+    awaiting_server: bool = False
+    reader_task: asyncio.Task[Any] | None = None
+    tool_tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    def start(self) -> None:
+        """Reset for a new turn read by the current task."""
+        self.interrupt_requested = False
+        self.awaiting_server = False
+        self.reader_task = asyncio.current_task()
+        self.tool_tasks = []
+
+    def finish(self) -> None:
+        """Forget the turn's tasks."""
+        self.reader_task = None
+        self.tool_tasks = []
+
+    def interrupt(self) -> None:
+        """Stop the turn now: cancel a wait on the server and running tools."""
+        self.interrupt_requested = True
+        if self.awaiting_server and self.reader_task is not None:
+            self.reader_task.cancel()
+        for task in self.tool_tasks:
+            task.cancel()

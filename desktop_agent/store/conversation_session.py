@@ -1,0 +1,86 @@
+"""A Client session kept in the app's SQLite store: scripts and the window share conversations.
+
+``Client(options, session=StoreSession(store, conversation_id))`` loads the
+conversation's active branch (what the window shows) and appends every new
+message to it, so a script continues a conversation started in the window
+and the window shows, on its next read, what a script added. It implements
+:class:`desktop_agent.core.sessions.ConversationSession`; the core never
+imports this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from desktop_agent.store.store import Store
+
+#: Written in the metadata of messages a script added (the server writes "server").
+SOURCE = "sdk"
+
+
+def _worth_sending(message: dict[str, Any]) -> bool:
+    """Skip empty assistant messages (an interrupted reply that had produced nothing)."""
+    if message.get("role") != "assistant":
+        return True
+    return bool(message.get("content") or message.get("tool_calls"))
+
+
+class StoreSession:
+    """One conversation in a :class:`Store`, as a Client session.
+
+    Attributes:
+        store: The store the conversation lives in.
+        conversation_id: The conversation; None until a new one is created on
+            first write.
+    """
+
+    def __init__(self, store: Store, conversation_id: str | None = None, *,
+                 title: str = "Script conversation", settings: dict[str, Any] | None = None,
+                 owns_store: bool = False) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self._title = title
+        self._settings = settings
+        self._owns_store = owns_store
+
+    @classmethod
+    def open(cls, conversation_id: str | None = None, path: Path | str | None = None,
+             **kwargs: Any) -> StoreSession:
+        """A session over the store at ``path`` (default: the window's own database)."""
+        return cls(Store.open(path), conversation_id, owns_store=True, **kwargs)
+
+    def close(self) -> None:
+        """Close the store if this session opened it."""
+        if self._owns_store:
+            self.store.close()
+
+    def _ensure_conversation(self) -> str:
+        if self.conversation_id is None:
+            record = self.store.create_conversation(self._title, self._settings)
+            self.conversation_id = record.id
+        return self.conversation_id
+
+    def _load(self) -> list[dict[str, Any]]:
+        if self.conversation_id is None:
+            return []
+        path = self.store.active_path(self.conversation_id)
+        return [dict(r.message) for r in path
+                if r.status != "streaming" and _worth_sending(r.message)]
+
+    def _append(self, messages: list[dict[str, Any]]) -> None:
+        conversation_id = self._ensure_conversation()
+        for message in messages:
+            if not _worth_sending(message):
+                continue
+            metadata = {"source": SOURCE} if message.get("role") == "assistant" else None
+            self.store.add_message(conversation_id, message, metadata=metadata)
+
+    async def load(self) -> list[dict[str, Any]]:
+        """The active branch, root first (raises NotFoundError for an unknown id)."""
+        return await asyncio.to_thread(self._load)
+
+    async def append(self, messages: list[dict[str, Any]]) -> None:
+        """Add ``messages`` to the end of the active branch."""
+        await asyncio.to_thread(self._append, messages)

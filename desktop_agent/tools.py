@@ -1,0 +1,7 @@
+"""The seed's ``open_agent.tools``: the ``Tool`` type and the ``@tool`` decorator."""
+
+from __future__ import annotations
+
+from .core.tools import Tool, tool
+
+__all__ = ["Tool", "tool"]
