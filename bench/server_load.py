@@ -15,11 +15,17 @@ Prints:
 - the server process's CPU time per event (less sensitive to a busy machine);
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
-  HTTP, store writes, event log, SSE).
+  HTTP, store writes, event log, SSE);
+- then ``--sequential`` conversations driven one after another (create, open
+  the stream, run one turn, read to the end), printing the server process's
+  open files and resident memory at the start, the middle and the end: both
+  should stay flat (idle conversations are dropped after ``--idle-seconds``,
+  model-server connections are shared).
 
 Usage::
 
     python bench/server_load.py [--conversations 50] [--tokens 200] [--delay 0.005]
+                                [--sequential 1000] [--idle-seconds 5]
 """
 
 from __future__ import annotations
@@ -157,12 +163,51 @@ def _start_model_server(tokens: int, delay: float) -> tuple[subprocess.Popen[str
     return process, process.stdout.readline().strip()
 
 
-def _start_server(data_dir: Path, port: int, key: str) -> subprocess.Popen[bytes]:
+def _resources(pid: int) -> str:
+    """Open files and resident memory of a process (Linux /proc)."""
+    try:
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        rss = next(line.split()[1] for line in Path(f"/proc/{pid}/status").read_text()
+                   .splitlines() if line.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return "open files and RSS: unknown (no /proc)"
+    return f"open files {fds}, RSS {int(rss) / 1024:.1f} MB"
+
+
+async def _sequential(base_url: str, key: str, model_url: str, count: int,
+                      server_pid: int) -> list[str]:
+    """Drive ``count`` conversations one after another; the server's resources as we go."""
+    marks = {0: "start", count // 2: "middle", count: "end"}
+    lines: list[str] = []
+    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
+                                 timeout=60) as client:
+        for n in range(count + 1):
+            if n in marks:
+                lines.append(f"  after {n:>5} conversations ({marks[n]}): {_resources(server_pid)}")
+            if n == count:
+                break
+            made = await client.post("/conversations", json={
+                "title": f"seq {n}", "settings": {"base_url": model_url, "model": "test-model"}})
+            cid = made.raise_for_status().json()["id"]
+            async with client.stream("GET", f"/conversations/{cid}/events/stream") as response:
+                response.raise_for_status()
+                ran = await client.post(f"/conversations/{cid}/run", json={"message": "go"})
+                ran.raise_for_status()
+                async for line in response.aiter_lines():
+                    if line.startswith("data:") and '"state": "idle"' in line:
+                        if '"outcome": "complete"' not in line:
+                            raise SystemExit(f"conversation {n} failed: {line}")
+                        break
+    return lines
+
+
+def _start_server(data_dir: Path, port: int, key: str,
+                  idle_seconds: float = 300.0) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
            "DESKTOP_AGENT_MASTER_KEY": key}
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
-         "--log-level", "warning"], env=env)
+         "--log-level", "warning", "--idle-seconds", str(idle_seconds)], env=env)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -182,6 +227,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=200, help="text pieces per reply")
     parser.add_argument("--delay", type=float, default=0.005,
                         help="seconds between chunks from the model server")
+    parser.add_argument("--sequential", type=int, default=1000,
+                        help="conversations driven one after another (0 skips this part)")
+    parser.add_argument("--idle-seconds", type=float, default=5.0,
+                        help="the server's --idle-seconds in the sequential part")
+    parser.add_argument("--sequential-tokens", type=int, default=20,
+                        help="text pieces per reply in the sequential part (no chunk delay)")
     args = parser.parse_args()
 
     key = secrets.token_hex(16)
@@ -199,6 +250,22 @@ def main() -> None:
                 server.terminate()
                 server.wait(30)
         direct_wall, direct_turns = asyncio.run(_direct(model_url, args.conversations))
+        sequential: list[str] = []
+        if args.sequential:
+            model.communicate("", timeout=30)
+            model, model_url = _start_model_server(args.sequential_tokens, 0.0)
+            with tempfile.TemporaryDirectory() as tmp:
+                port = _free_port()
+                server = _start_server(Path(tmp), port, key, args.idle_seconds)
+                began = time.perf_counter()
+                try:
+                    sequential = asyncio.run(_sequential(
+                        f"http://127.0.0.1:{port}", key, model_url, args.sequential, server.pid))
+                finally:
+                    server.terminate()
+                    server.wait(30)
+                sequential.append(f"  {args.sequential} conversations in "
+                                  f"{time.perf_counter() - began:.1f} s")
     finally:
         model.communicate("", timeout=30)
 
@@ -221,6 +288,11 @@ def main() -> None:
           f"direct Client {direct_mean:.3f} s, ratio {server_mean / direct_mean:.2f}")
     print(f"wall time for all turns: through the server {wall:.2f} s, "
           f"direct {direct_wall:.2f} s, ratio {wall / direct_wall:.2f}")
+    if sequential:
+        print(f"one after another (server --idle-seconds {args.idle_seconds:g}, "
+              f"{args.sequential_tokens} text pieces per reply):")
+        for line in sequential:
+            print(line)
 
 
 if __name__ == "__main__":

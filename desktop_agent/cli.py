@@ -27,6 +27,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 logger = logging.getLogger("desktop_agent.cli")
 
@@ -79,10 +80,12 @@ def app_version() -> str:
 class _VersionAction(argparse.Action):
     """``--version`` that looks the version up only when asked (keeps ``--help`` cheap)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs):
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 **kwargs: Any) -> None:
         super().__init__(option_strings, dest=dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
         print(f"{PROG} {app_version()}")
         parser.exit()
 
@@ -98,7 +101,7 @@ def _missing_command(module_name: str, reason: str) -> Handler:
     return handler
 
 
-def _register_commands(subparsers: argparse._SubParsersAction) -> None:
+def _register_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Let each command module add its subcommands; a missing module degrades to a message."""
     for module_name, command_names in _COMMAND_MODULES.items():
         try:
@@ -148,7 +151,7 @@ def _command_handler(args: argparse.Namespace) -> Handler | None:
     for attribute in ("handler", "func"):
         handler = getattr(args, attribute, None)
         if callable(handler):
-            return handler
+            return cast(Handler, handler)
     return None
 
 
@@ -165,7 +168,7 @@ def _run_smoke_test() -> int:
         from desktop_agent.gui.smoke_test import run_smoke_test
 
         result = run_smoke_test()
-    except BaseException as exc:  # The smoke test must report everything, even SystemExit.
+    except BaseException as exc:  # noqa: BLE001 - The smoke test must report everything, even SystemExit.
         if isinstance(exc, SystemExit) and exc.code in (0, None):
             return 0
         traceback.print_exc()
@@ -295,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_window(extra)
         except KeyboardInterrupt:
             return 130
-        except Exception:
+        except Exception:  # noqa: BLE001 - any crash is logged and reported
             return _report_crash("the window")
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -305,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except Exception:
+    except Exception:  # noqa: BLE001 - any crash is logged and reported
         return _report_crash(args.command)
 
 

@@ -121,7 +121,7 @@ class SecretVault:
             if reason is None:
                 try:
                     backend.set_password(self.service, name, value)
-                except Exception as exc:  # any backend failure means "session only"
+                except Exception as exc:  # noqa: BLE001 - any backend failure means "session only"
                     self._note_failure("set", name, exc)
                 else:
                     self._last_failure = self._failed_backend = None
@@ -142,7 +142,7 @@ class SecretVault:
                 return None
             try:
                 return backend.get_password(self.service, name)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any backend failure means session only
                 self._note_failure("read", name, exc)
                 return None
 
@@ -157,7 +157,7 @@ class SecretVault:
                     backend.delete_password(self.service, name)
                 except keyring.errors.PasswordDeleteError:
                     pass
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - any backend failure means session only
                     self._note_failure("delete", name, exc)
             self._update_index(remove=name)
 

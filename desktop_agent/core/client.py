@@ -326,7 +326,7 @@ class Client:
                 await asyncio.shield(self._session.save(self._history))
         yield self.last_usage
 
-    async def _run_turn(self, usage: UsageTotals,
+    async def _run_turn(self, usage: UsageTotals,  # noqa: C901 - ratchet: merged sdk loop
                         resume: tuple[list[ToolUseBlock], dict[str, PermissionResult]] | None,
                         ) -> AsyncIterator[StreamItem]:
         options = self.options

@@ -72,7 +72,7 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
     )
 
 
-async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
+async def run_tool_call(call: ToolUseBlock, options: AgentOptions,  # noqa: C901 - ratchet
                         history: list[dict[str, Any]],
                         limit: asyncio.Semaphore | None = None,
                         progress: ProgressChannel | None = None,

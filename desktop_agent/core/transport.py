@@ -113,7 +113,7 @@ def _body_text(exc: Any) -> str:
         response = getattr(exc, "response", None)
         try:
             return str(response.text) if response is not None else ""
-        except Exception:  # the body of a streamed response may be unread
+        except Exception:  # noqa: BLE001 - the body of a streamed response may be unread
             return ""
     if isinstance(body, dict | list):
         return json.dumps(body)

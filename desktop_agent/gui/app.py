@@ -115,7 +115,7 @@ def _warm_up() -> None:
     for name in WARM_UP_MODULES:
         try:
             importlib.import_module(name)
-        except Exception as exc:  # a missing optional module only costs time later
+        except Exception as exc:  # noqa: BLE001 - a missing optional module only costs time later
             log.debug("warm-up import of %s failed: %s", name, exc)
 
 

@@ -266,7 +266,27 @@ class ConversationController(QObject):
                                    event.record.id)
         elif isinstance(event, ev.PathReset):
             self.transcript_reset.emit([view_dict(r) for r in event.records])
-        elif isinstance(event, ev.ReplyStarted):
+        elif isinstance(event, ev.TurnFailed):
+            description = describe_error(event.error)
+            self.error.emit(description.sentence, description.can_retry)
+        elif isinstance(event, ev.SettingsChanged):
+            self._figures.model = str(event.settings.get("model") or "")
+            self._figures.context_length = event.settings.get("context_length")
+            self.settings_changed.emit(dict(event.settings))
+            self.figures_changed.emit(self._figures)
+        elif isinstance(event, ev.TitleChanged):
+            self.title_changed.emit(event.title)
+        elif isinstance(event, ev.Notice):
+            self.notice.emit(event.text)
+        elif isinstance(event, ev.ApprovalSettled):
+            # The broker gave up on a question: the dock shows it expired or withdrawn.
+            self._asker.settled(event.tool_use_id, event.record)
+        else:
+            self._on_reply_event(event)
+
+    def _on_reply_event(self, event: ev.SessionEvent) -> None:
+        """The reply's pieces: one signal each, in the order they streamed."""
+        if isinstance(event, ev.ReplyStarted):
             if not self._transcript_open:  # the transcript shows one reply per turn
                 self._transcript_open = True
                 self.assistant_started.emit(event.message_id)
@@ -287,21 +307,6 @@ class ConversationController(QObject):
             self._on_usage(event)
         elif isinstance(event, ev.ReplyEnded):
             self._end_transcript_message(event.interrupted)
-        elif isinstance(event, ev.TurnFailed):
-            description = describe_error(event.error)
-            self.error.emit(description.sentence, description.can_retry)
-        elif isinstance(event, ev.SettingsChanged):
-            self._figures.model = str(event.settings.get("model") or "")
-            self._figures.context_length = event.settings.get("context_length")
-            self.settings_changed.emit(dict(event.settings))
-            self.figures_changed.emit(self._figures)
-        elif isinstance(event, ev.TitleChanged):
-            self.title_changed.emit(event.title)
-        elif isinstance(event, ev.Notice):
-            self.notice.emit(event.text)
-        elif isinstance(event, ev.ApprovalSettled):
-            # The broker gave up on a question: the dock shows it expired or withdrawn.
-            self._asker.settled(event.tool_use_id, event.record)
 
     def _end_transcript_message(self, interrupted: bool) -> None:
         if self._transcript_open:

@@ -53,7 +53,7 @@ class StoreWatcher(QObject):
         """Compare with the last token; emit when another process wrote."""
         try:
             token = self._store.change_token()
-        except Exception as exc:  # a closed store at shutdown: stop quietly
+        except Exception as exc:  # noqa: BLE001 - a closed store at shutdown: stop quietly
             log.debug("change token not read: %s", exc)
             self._timer.stop()
             return

@@ -279,13 +279,24 @@ class EventLog:
                 start = after + 1 - tail.base
                 return tail.events[start:start + limit]
         before = tail.base if tail is not None and tail.events and after + 1 < tail.base else None
+        events = await self._read_disk(conversation_id, after, limit, before)
+        if len(events) >= limit or before is None:
+            return events
+        # The tail may have been trimmed or restarted while the disk was read:
+        # continue from memory only where it still follows on, else from disk.
+        next_id = events[-1].id + 1 if events else after + 1
+        tail = self._tails.get(conversation_id)
+        if tail is not None and tail.base <= next_id < tail.end:
+            start = next_id - tail.base
+            return events + tail.events[start:start + limit - len(events)]
+        return events + await self._read_disk(conversation_id, next_id - 1,
+                                              limit - len(events), None)
+
+    async def _read_disk(self, conversation_id: str, after: int, limit: int,
+                         before: int | None) -> list[Event]:
         rows = await asyncio.to_thread(self._store.read_events, conversation_id, after, limit,
                                        before)
-        events = [Event.from_stored(row) for row in rows]
-        if before is not None and len(events) < limit and tail is not None and tail.events:
-            start = (events[-1].id + 1 if events else tail.base) - tail.base
-            events.extend(tail.events[max(0, start):max(0, start) + limit - len(events)])
-        return events
+        return [Event.from_stored(row) for row in rows]
 
     async def wait_beyond(self, conversation_id: str, after: int, timeout: float) -> bool:
         """Wait until an event newer than ``after`` exists; False on timeout.

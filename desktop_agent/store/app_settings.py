@@ -8,15 +8,21 @@ from typing import Any
 from desktop_agent.store.errors import SecretInSettingsError
 from desktop_agent.store.record_rows import dumps
 from desktop_agent.store.secret_scrub import find_secret
-from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.transactions import Database
 
 
-class AppSettings(StoreTransactions):
-    """The app-settings part of :class:`~desktop_agent.store.store.Store`."""
+class AppSettings:
+    """The app-settings part of :class:`~desktop_agent.store.store.Store`.
+
+    It works on the store's one :class:`Database` (connection, lock, transactions).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def get_setting(self, key: str, default: Any = None) -> Any:
         """An app-level value (open tabs, window layout), or ``default``."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             row = conn.execute("SELECT value FROM app_settings WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
 
@@ -28,7 +34,7 @@ class AppSettings(StoreTransactions):
                 f"The app setting '{where}' looks like a key or token; keys belong in the "
                 "keyring (desktop_agent.secrets). Nothing was saved."
             )
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             conn.execute(
                 "INSERT INTO app_settings(key, value) VALUES (?, ?)"
                 " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -37,5 +43,5 @@ class AppSettings(StoreTransactions):
 
     def delete_setting(self, key: str) -> None:
         """Forget an app-level value; a missing key is not an error."""
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             conn.execute("DELETE FROM app_settings WHERE key = ?", (key,))

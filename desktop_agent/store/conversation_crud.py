@@ -16,12 +16,18 @@ from desktop_agent.store.record_rows import (
 )
 from desktop_agent.store.records import ConversationRecord, NewConversation
 from desktop_agent.store.search_query import fts_query, like_pattern
-from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.transactions import Database
 from desktop_agent.store.write_checks import check_settings
 
 
-class ConversationCrud(StoreTransactions):
-    """The conversation-level part of :class:`~desktop_agent.store.store.Store`."""
+class ConversationCrud:
+    """The conversation-level part of :class:`~desktop_agent.store.store.Store`.
+
+    It works on the store's one :class:`Database` (connection, lock, transactions).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def create_conversation(
         self, title: str = "New chat", settings: dict[str, Any] | None = None
@@ -30,7 +36,7 @@ class ConversationCrud(StoreTransactions):
         settings = check_settings(settings or {})
         now = time.time()
         record = ConversationRecord(new_id(), str(title), now, now, dict(settings), None)
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             conn.execute(
                 "INSERT INTO conversations(id, title, created_at, updated_at, settings) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -40,7 +46,7 @@ class ConversationCrud(StoreTransactions):
 
     def get_conversation(self, conversation_id: str) -> ConversationRecord | None:
         """The conversation, or None when there is no such id."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             row = conn.execute(
                 f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?",
                 (conversation_id,),
@@ -72,12 +78,12 @@ class ConversationCrud(StoreTransactions):
                 params.append(match)
         sql += " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ? OFFSET ?"
         params += [limit, offset]
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             return [conversation_from_row(r) for r in conn.execute(sql, params).fetchall()]
 
     def count_conversations(self) -> int:
         """How many conversations exist (for a sidebar's scroll range)."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             return int(conn.execute("SELECT count(*) FROM conversations").fetchone()[0])
 
     def update_conversation(
@@ -93,8 +99,8 @@ class ConversationCrud(StoreTransactions):
         """
         if settings is not None:
             check_settings(settings)
-        with self._writing() as conn:
-            self._require_conversation(conn, conversation_id)
+        with self._db.writing() as conn:
+            self._db.require_conversation(conn, conversation_id)
             if title is not None:
                 conn.execute(
                     "UPDATE conversations SET title = ? WHERE id = ?", (str(title), conversation_id)
@@ -129,7 +135,7 @@ class ConversationCrud(StoreTransactions):
         """
         if not isinstance(changes, Mapping):
             raise ValueError("settings changes must be a mapping of key to value")
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             row = conn.execute(
                 "SELECT settings FROM conversations WHERE id = ?", (conversation_id,)
             ).fetchone()
@@ -150,7 +156,7 @@ class ConversationCrud(StoreTransactions):
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Delete a conversation, its messages, events and lease; a missing id is no error."""
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             conn.execute(
                 "DELETE FROM message_search WHERE rowid IN "
                 "(SELECT seq FROM messages WHERE conversation_id = ?)",
@@ -169,5 +175,5 @@ class ConversationCrud(StoreTransactions):
         """
         from desktop_agent.store.bulk_insert import insert_all
 
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             return insert_all(conn, items)

@@ -18,6 +18,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from desktop_agent.store.transactions import Database
+
 
 @dataclass(frozen=True, slots=True)
 class NewEvent:
@@ -116,3 +118,42 @@ def event_conversations(conn: sqlite3.Connection) -> list[str]:
 def delete_events(conn: sqlite3.Connection, conversation_id: str) -> None:
     """Forget a conversation's events."""
     conn.execute("DELETE FROM events WHERE conversation_id = ?", (conversation_id,))
+
+
+class EventTable:
+    """The event-log part of :class:`~desktop_agent.store.store.Store`.
+
+    It works on the store's one :class:`Database` (connection, lock, transactions).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def append_events(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append events in one transaction; the database gives each its id."""
+        if not events:
+            return []
+        with self._db.writing() as conn:
+            return append_events(conn, events)
+
+    def read_events(
+        self, conversation_id: str, after: int = 0, limit: int = 100, before: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with ids in ``(after, before)``, oldest first, at most ``limit``."""
+        with self._db.reading() as conn:
+            return read_events(conn, conversation_id, after, limit, before)
+
+    def last_event_id(self, conversation_id: str) -> int:
+        """The id of the conversation's newest event (0 when it has none)."""
+        with self._db.reading() as conn:
+            return last_event_id(conn, conversation_id)
+
+    def event_conversations(self) -> list[str]:
+        """Conversations that have events on disk."""
+        with self._db.reading() as conn:
+            return event_conversations(conn)
+
+    def delete_events(self, conversation_id: str) -> None:
+        """Forget a conversation's events."""
+        with self._db.writing() as conn:
+            delete_events(conn, conversation_id)

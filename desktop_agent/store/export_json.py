@@ -28,7 +28,7 @@ def _app_version() -> str:
         from importlib.metadata import version
 
         return version("desktop-agent")
-    except Exception:  # not installed (running from a checkout)
+    except Exception:  # noqa: BLE001 - not installed (running from a checkout)
         return "unknown"
 
 

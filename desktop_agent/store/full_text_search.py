@@ -6,11 +6,17 @@ from typing import Any
 
 from desktop_agent.store.records import SearchHit
 from desktop_agent.store.search_query import fts_query
-from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.transactions import Database
 
 
-class FullTextSearch(StoreTransactions):
-    """The search part of :class:`~desktop_agent.store.store.Store`."""
+class FullTextSearch:
+    """The search part of :class:`~desktop_agent.store.store.Store`.
+
+    It works on the store's one :class:`Database` (connection, lock, transactions).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def search(
         self, text: str, limit: int = 50, conversation_id: str | None = None
@@ -36,5 +42,5 @@ class FullTextSearch(StoreTransactions):
             params.append(conversation_id)
         sql += " ORDER BY message_search.rowid DESC LIMIT ?"
         params.append(limit)
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             return [SearchHit(*row) for row in conn.execute(sql, params).fetchall()]

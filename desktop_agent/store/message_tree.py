@@ -12,15 +12,21 @@ import sqlite3
 from desktop_agent.store.errors import NotFoundError
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, message_from_row
 from desktop_agent.store.records import MessageRecord
-from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.transactions import Database
 
 
-class MessageTree(StoreTransactions):
-    """The tree-reading part of :class:`~desktop_agent.store.store.Store`."""
+class MessageTree:
+    """The tree-reading part of :class:`~desktop_agent.store.store.Store`.
+
+    It works on the store's one :class:`Database` (connection, lock, transactions).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def get_message(self, message_id: str) -> MessageRecord | None:
         """The message, or None when there is no such id."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
@@ -36,8 +42,8 @@ class MessageTree(StoreTransactions):
             limit: Return at most this many messages (the newest); None for all.
             before: Page in older messages: the ones before this message on its branch.
         """
-        with self._reading() as conn:
-            record = self._require_conversation(conn, conversation_id)
+        with self._db.reading() as conn:
+            record = self._db.require_conversation(conn, conversation_id)
             start = record.active_leaf_id
             if before is not None:
                 row = conn.execute(
@@ -51,7 +57,7 @@ class MessageTree(StoreTransactions):
 
     def path_to(self, message_id: str, limit: int | None = None) -> list[MessageRecord]:
         """The branch from the root down to ``message_id`` (the last ``limit`` of it)."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             return self._ancestors(conn, message_id, limit)
 
     def _ancestors(
@@ -79,7 +85,7 @@ class MessageTree(StoreTransactions):
         self, message_id: str | None, conversation_id: str | None = None
     ) -> list[MessageRecord]:
         """Direct replies to a message, oldest first; with None, the conversation's roots."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             if message_id is None:
                 if conversation_id is None:
                     raise ValueError("roots need a conversation_id")
@@ -111,7 +117,7 @@ class MessageTree(StoreTransactions):
 
         Switching to a sibling branch is ``set_active_leaf(conv, latest_leaf(sibling))``.
         """
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             row = conn.execute(
                 """
                 WITH RECURSIVE walk(id, n) AS (
@@ -131,8 +137,8 @@ class MessageTree(StoreTransactions):
 
     def set_active_leaf(self, conversation_id: str, message_id: str | None) -> None:
         """Choose which branch is shown (None: the conversation shows as empty)."""
-        with self._writing() as conn:
-            self._require_conversation(conn, conversation_id)
+        with self._db.writing() as conn:
+            self._db.require_conversation(conn, conversation_id)
             if (
                 message_id is not None
                 and not conn.execute(
@@ -148,8 +154,8 @@ class MessageTree(StoreTransactions):
 
     def all_messages(self, conversation_id: str) -> list[MessageRecord]:
         """Every message of every branch, parents before children (for export)."""
-        with self._reading() as conn:
-            self._require_conversation(conn, conversation_id)
+        with self._db.reading() as conn:
+            self._db.require_conversation(conn, conversation_id)
             rows = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?"
                 " ORDER BY m.depth, m.seq",
@@ -159,7 +165,7 @@ class MessageTree(StoreTransactions):
 
     def count_messages(self, conversation_id: str) -> int:
         """How many messages the conversation holds across all branches."""
-        with self._reading() as conn:
+        with self._db.reading() as conn:
             return int(
                 conn.execute(
                     "SELECT count(*) FROM messages WHERE conversation_id = ?", (conversation_id,)

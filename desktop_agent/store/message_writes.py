@@ -18,7 +18,7 @@ from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.process_liveness import current_writer, writer_alive
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, dumps, message_from_row, new_id
 from desktop_agent.store.records import MESSAGE_STATUSES, MessageRecord
-from desktop_agent.store.transactions import StoreTransactions
+from desktop_agent.store.transactions import Database
 from desktop_agent.store.write_checks import check_message, clean_metadata
 
 # The name the store has always logged under, so log filters keep working.
@@ -33,8 +33,14 @@ UNCHECKED: Final = _Unchecked.UNCHECKED
 """``add_message(expected_parent=UNCHECKED)``: append without checking the active leaf."""
 
 
-class MessageWrites(StoreTransactions):
-    """The message-writing part of :class:`~desktop_agent.store.store.Store`."""
+class MessageWrites:
+    """The message-writing part of :class:`~desktop_agent.store.store.Store`.
+
+    It works on the store's one :class:`Database` (connection, lock, transactions).
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
 
     def add_message(
         self,
@@ -74,8 +80,8 @@ class MessageWrites(StoreTransactions):
         now = time.time()
         message_id = new_id()
         writer = current_writer() if status == "streaming" else None
-        with self._writing() as conn:
-            leaf = self._require_conversation(conn, conversation_id).active_leaf_id
+        with self._db.writing() as conn:
+            leaf = self._db.require_conversation(conn, conversation_id).active_leaf_id
             if expected_parent is not UNCHECKED and expected_parent != leaf:
                 raise StaleParentError(conversation_id, expected_parent, leaf)
             parent = None if new_root else (parent_id if parent_id is not None else leaf)
@@ -132,7 +138,7 @@ class MessageWrites(StoreTransactions):
         Only a message still marked "streaming" changes; a late checkpoint after
         :meth:`complete_message` is ignored rather than undoing the final text.
         """
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             cursor = conn.execute(
                 "UPDATE messages SET message = json_set(message, '$.content', ?1),"
                 " metadata = CASE WHEN ?2 IS NULL THEN metadata"
@@ -159,7 +165,7 @@ class MessageWrites(StoreTransactions):
         message = check_message(message)
         if status not in MESSAGE_STATUSES:
             raise ValueError(f"status must be one of {', '.join(MESSAGE_STATUSES)}")
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.seq FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
@@ -178,7 +184,7 @@ class MessageWrites(StoreTransactions):
                     message_id,
                 ),
             )
-            self._reindex(conn, row[9], message, merged)
+            self._db.reindex(conn, row[9], message, merged)
             conn.execute(
                 "UPDATE conversations SET updated_at = ? WHERE id = ?", (time.time(), row[1])
             )
@@ -188,7 +194,7 @@ class MessageWrites(StoreTransactions):
 
     def update_message_metadata(self, message_id: str, updates: dict[str, Any]) -> MessageRecord:
         """Merge keys into a message's metadata (e.g. an approval decided later)."""
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
@@ -209,7 +215,7 @@ class MessageWrites(StoreTransactions):
         ids of the messages marked.
         """
         marked = []
-        with self._writing() as conn:
+        with self._db.writing() as conn:
             rows = conn.execute(
                 "SELECT seq, id, writer, message, metadata FROM messages WHERE status = 'streaming'"
             ).fetchall()
@@ -222,7 +228,7 @@ class MessageWrites(StoreTransactions):
                     " WHERE seq = ?",
                     (dumps(meta), seq),
                 )
-                self._reindex(conn, seq, json.loads(message), meta)
+                self._db.reindex(conn, seq, json.loads(message), meta)
                 marked.append(message_id)
         if marked:
             logger.info("marked %d reply(ies) cut off by a crash as interrupted", len(marked))

@@ -1,7 +1,7 @@
 """How records are laid out in SQLite rows, shared by every part of the store.
 
 The column lists and the row-to-record converters live together so a query in
-any mixin of :class:`~desktop_agent.store.store.Store` selects columns in the
+any part of :class:`~desktop_agent.store.store.Store` selects columns in the
 order the converter reads them.
 """
 

@@ -1,10 +1,10 @@
 """The store's connection: locking, short transactions, closing.
 
-Every other part of :class:`~desktop_agent.store.store.Store` is a mixin that
-subclasses :class:`StoreTransactions` and talks to SQLite only through
-:meth:`StoreTransactions._reading` and :meth:`StoreTransactions._writing`, so
-the thread lock, the closed check and the "nothing was changed" error message
-are written once.
+Every part of :class:`~desktop_agent.store.store.Store` (conversations,
+message writes, the tree, search, app settings, events, leases) is handed the
+one :class:`Database` and talks to SQLite only through
+:meth:`Database.reading` and :meth:`Database.writing`, so the thread lock, the
+closed check and the "nothing was changed" error message are written once.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from desktop_agent.store.errors import DatabaseAccessError, NotFoundError, StoreClosedError
 from desktop_agent.store.message_text import searchable_text
@@ -28,20 +28,21 @@ from desktop_agent.store.wal_checkpointer import SAFETY_NET_PAGES, WalCheckpoint
 logger = logging.getLogger("desktop_agent.store")
 
 
-class StoreTransactions:
+class Database:
     """One SQLite connection shared by every thread, plus its WAL checkpointer.
 
     Attributes:
         path: The SQLite file.
+        local_writes: Transactions committed through this connection.
     """
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
         self.path = path
-        # Commits made through this store: with ``PRAGMA data_version`` (which
-        # counts only other connections' commits) it makes the change token.
-        self._local_writes = 0
+        # Commits made through this connection: with ``PRAGMA data_version``
+        # (which counts only other connections' commits) it makes the change token.
+        self.local_writes = 0
         conn.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_NET_PAGES}")
         self._checkpointer = WalCheckpointer(path)
         self._checkpointer.start()
@@ -61,14 +62,9 @@ class StoreTransactions:
                     self._conn.close()
                     self._conn = None
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock; SQLite errors become DatabaseAccessError."""
         with self._lock:
             if self._conn is None:
                 raise StoreClosedError("the conversation store is closed")
@@ -81,23 +77,24 @@ class StoreTransactions:
                 ) from exc
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
+    def writing(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction, taking the write lock up front."""
-        with self._reading() as conn:
+        with self.reading() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
                 conn.execute("COMMIT")
-                self._local_writes += 1
+                self.local_writes += 1
             except BaseException:
                 # SQLite rolls some failures back by itself (disk full, I/O errors).
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
 
-    def _require_conversation(
+    def require_conversation(
         self, conn: sqlite3.Connection, conversation_id: str
     ) -> ConversationRecord:
+        """The conversation's header, read on ``conn``, or NotFoundError."""
         row = conn.execute(
             f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?",
             (conversation_id,),
@@ -107,9 +104,10 @@ class StoreTransactions:
         return conversation_from_row(row)
 
     @staticmethod
-    def _reindex(
+    def reindex(
         conn: sqlite3.Connection, seq: int, message: dict[str, Any], metadata: dict[str, Any]
     ) -> None:
+        """Replace a message's entry in the full-text index."""
         conn.execute("DELETE FROM message_search WHERE rowid = ?", (seq,))
         conn.execute(
             "INSERT INTO message_search(rowid, body) VALUES (?, ?)",

@@ -247,10 +247,10 @@ def tool_calls(
         words = split_text(text_before)
         for word in words[:-1]:
             steps.append(f.delta({"content": word}))
-        first = ordered.pop(0) if ordered else None
+        first_call = ordered.pop(0) if ordered else None
         delta: dict[str, Any] = {"content": words[-1]}
-        if first:
-            delta["tool_calls"] = [first]
+        if first_call:
+            delta["tool_calls"] = [first_call]
         steps.append(f.delta(delta))
     for frag in ordered:
         steps.append(f.delta({"tool_calls": [frag]}))

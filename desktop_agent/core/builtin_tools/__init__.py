@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..tools import Tool
+from desktop_agent.core.tools import Tool
+
 from .conversation_secrets import conversation_env_secrets, secret_name
 from .declare import BUILTIN_SOURCE
 from .file_tools import file_tools

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import AgentError
+from desktop_agent.core.errors import AgentError
 
 
 class BuiltinToolError(AgentError):

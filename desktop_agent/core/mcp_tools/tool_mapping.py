@@ -12,9 +12,8 @@ from collections.abc import Iterable
 
 import mcp_types
 
+from desktop_agent.core.tool_output import ToolOutput
 from desktop_agent.image_data import ImageDataError, data_uri
-
-from ..tool_output import ToolOutput
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ class FittedTextBrowser(QTextBrowser):
         self.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._fit_height()
 
-    def loadResource(self, kind: int, url: QUrl) -> object:
+    def loadResource(self, kind: int, url: QUrl | str) -> object:
         """Load nothing: model output must not make the app read files or URLs."""
         return None
 

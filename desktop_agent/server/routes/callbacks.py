@@ -7,10 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Response, status
 
-from ..api_errors import ApiError
-from ..api_models import CallbackCreate, CallbackList, CallbackOut, ErrorBody
-from ..app_services import AppServices, services
-from ..callbacks import Callback
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import CallbackCreate, CallbackList, CallbackOut, ErrorBody
+from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.callbacks import Callback
 
 router = APIRouter(tags=["callbacks"])
 

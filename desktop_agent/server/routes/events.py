@@ -15,9 +15,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, Header, Query, Request
 from sse_starlette import EventSourceResponse
 
-from ..api_errors import ApiError
-from ..api_models import ErrorBody, EventOut, EventPage, EventType
-from ..app_services import AppServices, services
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import ErrorBody, EventOut, EventPage, EventType
+from desktop_agent.server.app_services import AppServices, services
 
 router = APIRouter(tags=["events"])
 
@@ -86,7 +86,9 @@ async def stream_events(
     async def follow() -> AsyncIterator[bytes]:
         cursor = start or 0
         while True:
-            events, next_after, _ = await svc.events.page(conversation_id, cursor, 500, wanted)
+            # No refresh from disk per page: wait_beyond polls for other processes' events.
+            events, next_after, _ = await svc.events.page(conversation_id, cursor, 500, wanted,
+                                                          refresh=False)
             if events:
                 # Everything already waiting goes out in one write.
                 yield b"".join(event.sse_frame() for event in events)

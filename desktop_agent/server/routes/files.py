@@ -37,11 +37,10 @@ from desktop_agent.core.builtin_tools.workdir import (
     OutsideWorkdirError,
     Workdir,
 )
-
-from ..api_errors import ApiError
-from ..api_models import ErrorBody, FileEntry, FileList, FileWritten
-from ..app_services import AppServices, services
-from ..workdir_paths import checked_parts, open_workdir
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import ErrorBody, FileEntry, FileList, FileWritten
+from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.workdir_paths import checked_parts, open_workdir
 
 router = APIRouter(tags=["files"])
 T = TypeVar("T")

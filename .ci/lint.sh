@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Lint and types, as CI runs them (.ci/run calls this after installing the test extra):
+#   ruff          style, bugbear, async, blind excepts, tidy imports, complexity ratchet
+#   lint-imports  the layer contracts in pyproject.toml ([tool.importlinter]):
+#                 gui | server -> session -> store | core; no Qt/FastAPI below the front ends
+#   mypy          --strict on every package ([tool.mypy]; the few relaxations are listed there)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# Analyse this checkout, not a copy installed into site-packages.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+status=0
+echo "-- ruff"; ruff check desktop_agent tests bench examples || status=1
+echo "-- import contracts"; lint-imports || status=1
+echo "-- mypy --strict"; mypy desktop_agent || status=1
+exit $status
