@@ -45,6 +45,7 @@ from .error_messages import describe_error
 from .turn_figures import TurnFigures
 
 if TYPE_CHECKING:
+    from desktop_agent.core.connection_pool import ConnectionPool
     from desktop_agent.store import ConversationRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
@@ -101,12 +102,14 @@ class ConversationController(QObject):
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
+                 connection_pool: ConnectionPool | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._approvals = approvals
         self._tools = tools or ToolCatalog()
         self._asker = DockAsker(approvals, lambda: self.title, self.approval_requested.emit)
-        env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout)
+        env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout,
+                                 connection_pool=connection_pool)
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
         self.session.subscribe(self._on_event)
         self._transcript_open = False

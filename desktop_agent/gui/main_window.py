@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.core.connection_pool import ConnectionPool
 from desktop_agent.session.tools import ToolCatalog
 
 from .approval_dock import ApprovalDock
@@ -106,6 +107,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         self.resize(1200, 800)
         self.store = store
         self.tools = tools or ToolCatalog()
+        # One HTTP pool per model server for every tab (not one per conversation).
+        self.connection_pool = ConnectionPool()
         self.approval_timeout = approval_timeout
         self.controllers: dict[str, ConversationController] = {}
         self._closing_tasks: set[asyncio.Future[None]] = set()
@@ -235,7 +238,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
 
     def _open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
-                                            approval_timeout=self.approval_timeout, parent=self)
+                                            approval_timeout=self.approval_timeout,
+                                            connection_pool=self.connection_pool, parent=self)
         self.controllers[record.id] = controller
         tab = ConversationTab(controller)
         tab.choose_server_requested.connect(self.open_server_picker)
@@ -453,6 +457,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, QMai
         others = [t for t in self._closing_tasks if t is not asyncio.current_task()]
         if others:
             await asyncio.gather(*others, return_exceptions=True)
+        await self.connection_pool.aclose()
         try:
             await self.tools.aclose()
         except Exception as exc:  # a server that will not stop must not block closing
