@@ -23,11 +23,12 @@ from server_harness import RunningApi, start_api
 
 
 @pytest.fixture
-def rest(tmp_path: Path, store: Any) -> Iterator[RunningApi]:
+def rest(tmp_path: Path, store: Any, weather: Any) -> Iterator[RunningApi]:
     from desktop_agent import paths
     from desktop_agent.store import Store
 
-    running = start_api(tmp_path, store=Store.open(paths.database_path()), extra_tools=[])
+    running = start_api(tmp_path, store=Store.open(paths.database_path()),
+                        extra_tools=[weather.build()])
     try:
         yield running
     finally:
@@ -126,3 +127,31 @@ def test_the_window_is_told_when_a_rest_turn_runs(
     rest.client.post(f"/conversations/{cid}/approvals/{asked['data']['tool_use_id']}/reject")
     qtbot.waitUntil(lambda: _rest_idle(rest, cid), timeout=WAIT_MS)
     assert "Me too" not in [r.message.get("content") for r in store.active_path(cid)]
+
+
+def test_one_stored_shape_whichever_front_end_ran_the_turn(
+        qtbot: Any, make_window: Any, server: Any, rest: RunningApi, weather: Any,
+        store: Any) -> None:
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Oslo"})]), script.text("One."),
+                   script.tool_calls([("get_weather", {"city": "Rome"})]), script.text("Two."))
+    window = make_window()
+    controller = use_server(window, server)
+    cid = controller.conversation_id
+    send(qtbot, window, "Oslo?")
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    qtbot.mouseClick(window.approval_dock.allow_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+
+    rest.client.post(f"/conversations/{cid}/run", json={"message": "Rome?"})
+    asked = rest.wait_for_event(cid, lambda e: e["type"] == "approval_requested")
+    rest.client.post(f"/conversations/{cid}/approvals/{asked['data']['tool_use_id']}/approve")
+    qtbot.waitUntil(lambda: _rest_idle(rest, cid), timeout=WAIT_MS)
+
+    path = store.active_path(cid)
+    assert [r.role for r in path] == ["user", "assistant", "tool", "assistant"] * 2
+    window_turn, rest_turn = path[:4], path[4:]
+    for mine, theirs in zip(window_turn, rest_turn, strict=True):
+        assert sorted(mine.metadata) == sorted(theirs.metadata), mine.role
+        assert mine.status == theirs.status == "complete"
+    assert window_turn[2].metadata["approval"] == rest_turn[2].metadata["approval"] \
+        == {"decision": "allow_once"}
