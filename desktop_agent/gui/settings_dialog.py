@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.permissions import PermissionRule
 from desktop_agent.session import config as session_config
-from desktop_agent.session.settings import asks_before_tools
+from desktop_agent.session.setting_values import asks_before_tools
 
 _ROLE = Qt.ItemDataRole.UserRole
 

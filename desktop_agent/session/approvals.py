@@ -37,7 +37,7 @@ from desktop_agent.core.permissions import (
 from desktop_agent.core.tool_config import always_allow_rule
 
 from .config import AppConfig, ConfigWriteError, conversation_allowed_tools
-from .settings import asks_before_tools
+from .setting_values import asks_before_tools
 
 log = logging.getLogger("desktop_agent.session.approvals")
 

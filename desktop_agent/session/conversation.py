@@ -49,7 +49,7 @@ from .events import (
 from .history import DEFAULT_TITLE, last_user_index, model_history, title_from
 from .options import SessionEnvironment, build_options
 from .recorder import TurnRecorder
-from .settings import checked_changes, has_server
+from .setting_values import has_server
 from .turn import TurnBlocks
 
 if TYPE_CHECKING:
@@ -224,6 +224,8 @@ class ConversationSession:
         Raises:
             SettingsError: A value breaks the schema (nothing is saved).
         """
+        from .settings import checked_changes  # pydantic: loaded when settings are saved
+
         checked_changes(changes)
         current = self._record.settings
         changes = {k: v for k, v in changes.items()

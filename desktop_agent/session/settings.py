@@ -19,6 +19,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .setting_values import asks_before_tools, has_server
+
+__all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_tools",
+           "checked_changes", "has_server", "stored_settings"]
+
 SandboxLevel = Literal["workdir", "read_only", "off"]
 
 
@@ -119,20 +124,3 @@ def checked_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
     """
     stored_settings({k: v for k, v in changes.items() if v is not None})
     return dict(changes)
-
-
-def asks_before_tools(settings: Mapping[str, Any]) -> bool:
-    """Whether tool calls no rule allows wait for a person (confirmation mode).
-
-    One rule for both front ends: ``confirm_tools`` when set, else the
-    window's older ``auto_execute`` inverted, else on.
-    """
-    confirm = settings.get("confirm_tools")
-    if isinstance(confirm, bool):
-        return confirm
-    return not bool(settings.get("auto_execute"))
-
-
-def has_server(settings: Mapping[str, Any]) -> bool:
-    """Whether a server and a model are chosen (a turn can run)."""
-    return bool(settings.get("base_url") and settings.get("model"))
