@@ -104,3 +104,43 @@ def test_user_prompt_submit_hooks_run_for_rest_turns(
         api.store.close()
 
 
+
+
+def test_two_servers_on_one_folder_take_turns(
+        tmp_path: Path, data_dir: Path, model_server: ScriptedServer) -> None:
+    """Two ``serve`` processes on one data folder: one turn at a time, one linear branch."""
+    from server_harness import start_api
+
+    from desktop_agent.store import Store
+
+    first = start_api(tmp_path / "a")
+    second = start_api(tmp_path / "b", store=Store.open(first.database))
+    try:
+        model_server.enqueue(script.tool_calls([("get_weather", {"city": "Oslo"})]),
+                             script.text("Sunny."), script.text("Second server here."))
+        cid = first.create(base_url=model_server.base_url, model="test-model",
+                           tools=["get_weather"])["id"]
+        first.client.post(f"/conversations/{cid}/run", json={"message": "Oslo?"})
+        asked = first.wait_for_event(cid, lambda e: e["type"] == "approval_requested")
+
+        busy = second.client.post(f"/conversations/{cid}/run", json={"message": "Hi?"})
+        assert busy.status_code == 409 and busy.json()["code"] == "conversation_busy"
+        refused = second.client.post(f"/conversations/{cid}/messages", json={"content": "Hi?"})
+        assert refused.status_code == 409
+
+        first.client.post(f"/conversations/{cid}/approvals/{asked['data']['tool_use_id']}"
+                          "/approve")
+        done = first.wait_idle(cid)
+        assert second.client.post(f"/conversations/{cid}/run",
+                                  json={"message": "And you?"}).status_code == 202
+        second.wait_idle(cid, after=done["id"])  # one event log: ids from the database
+        messages = second.client.get(f"/conversations/{cid}/messages").json()["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant",
+                                                 "user", "assistant"]
+        assert messages[-1]["message"]["content"] == "Second server here."
+        assert first.store.count_messages(cid) == 6  # nothing forked
+    finally:
+        second.stop()
+        second.store.close()
+        first.stop()
+        first.store.close()
