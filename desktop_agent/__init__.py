@@ -30,11 +30,11 @@ _SDK_NAMES = (
     "ServerConnectionError", "ServerError", "TextBlock", "ThinkingBlock", "Tool",
     "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
-    "estimate_tokens", "query", "tool", "truncate_messages",
-    "VisionNotSupportedError", "image_part", "text_part",
     "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
     "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
     "ApprovalsPendingError", "defer_approval",
+    "VisionNotSupportedError", "image_part", "text_part", "IncompleteReplyError",
+    "ToolProgressBlock", "ToolOutput", "report_progress",
 )
 
 __all__ = list(_SDK_NAMES)

@@ -55,6 +55,10 @@ _EXPORTS: dict[str, str] = {
     'Usage': 'types',
     'UserPromptSubmitEvent': 'hooks',
     'VisionNotSupportedError': 'errors',
+    'IncompleteReplyError': 'errors',
+    'ToolProgressBlock': 'types',
+    'ToolOutput': 'tool_output',
+    'report_progress': 'tool_progress',
     'image_part': 'content_parts',
     'text_part': 'content_parts',
     'estimate_tokens': 'context',
@@ -84,6 +88,7 @@ if TYPE_CHECKING:
     from .errors import AuthenticationError as AuthenticationError
     from .errors import ConfigurationError as ConfigurationError
     from .errors import ContextTooLongError as ContextTooLongError
+    from .errors import IncompleteReplyError as IncompleteReplyError
     from .errors import MaxTurnsExceededError as MaxTurnsExceededError
     from .errors import ModelNotFoundError as ModelNotFoundError
     from .errors import PromptBlockedError as PromptBlockedError
@@ -113,12 +118,15 @@ if TYPE_CHECKING:
     from .sessions import ConversationSession as ConversationSession
     from .sessions import MemorySession as MemorySession
     from .structured_output import StructuredOutputError as StructuredOutputError
+    from .tool_output import ToolOutput as ToolOutput
+    from .tool_progress import report_progress as report_progress
     from .tools import Tool as Tool
     from .tools import tool as tool
     from .types import AssistantMessage as AssistantMessage
     from .types import PromptProgressBlock as PromptProgressBlock
     from .types import TextBlock as TextBlock
     from .types import ThinkingBlock as ThinkingBlock
+    from .types import ToolProgressBlock as ToolProgressBlock
     from .types import ToolResultBlock as ToolResultBlock
     from .types import ToolUseBlock as ToolUseBlock
     from .types import ToolUseError as ToolUseError

@@ -4,7 +4,10 @@ Split by job: this module holds the public ``Client`` (history, turns, the
 loop deciding whether another request or tool round follows);
 :mod:`.reply_reader` sends one request and streams its blocks;
 :mod:`.tool_round` runs one reply's tool calls; :mod:`.request_build` makes
-requests and history entries; :mod:`.turn_control` holds the interrupt switch.
+requests and history entries; :mod:`.turn_control` holds the interrupt switch;
+:mod:`.prompt_intake` turns a prompt into the user message. Features keep
+their logic in their own modules (:mod:`.structured_output`,
+:mod:`.sessions`, :mod:`.deferred_approvals`, :mod:`.manual_results`).
 
 A *turn* is one user prompt and everything it triggers: the streamed reply
 and, in auto mode, rounds of tool execution with the model continuing after
@@ -12,8 +15,10 @@ each. ``receive_messages()`` yields the turn's blocks as they arrive (text
 token by token) and ends with the turn's :class:`Usage`.
 
 History invariants, kept on every path (success, error, interrupt, limits):
-every assistant ``tool_calls`` entry is answered by ``tool`` messages, no
-empty user message is ever added, and reasoning is never sent back.
+every assistant ``tool_calls`` entry is answered by ``tool`` messages (the
+one exception: calls whose approval was deferred stay open, last, until
+``approve()``/``deny()`` or the next prompt), no empty user message is ever
+added, and reasoning is never sent back.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from . import errors
-from .content_parts import Prompt, check_parts, check_vision, has_images, prompt_text, with_text
+from .content_parts import Prompt
 from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
 from .history import (
     NOT_EXECUTED_INTERRUPT,
@@ -39,10 +44,10 @@ from .history import (
     open_calls,
     tool_message,
 )
-from .hooks import HOOK_USER_PROMPT_SUBMIT, UserPromptSubmitEvent, run_hooks
 from .manual_results import DONE, EarlyResults, result_message
 from .options import AgentOptions
 from .permissions import PermissionResult, PermissionResultAllow, PermissionResultDeny
+from .prompt_intake import user_message
 from .redaction import scrub_error, secret_values
 from .reply_reader import read_reply
 from .request_build import assistant_message, build_request
@@ -227,32 +232,10 @@ class Client:
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
-        parts: list[dict[str, Any]] | None = None
-        if isinstance(prompt, str) or prompt is None:
-            text = prompt or ""
-        else:
-            parts = check_parts(prompt)
-            text = prompt_text(parts)
-        decision = await run_hooks(self.options.hooks, HOOK_USER_PROMPT_SUBMIT,
-                                   UserPromptSubmitEvent(text, self.history))
-        if decision is not None:
-            if not decision.continue_:
-                raise errors.PromptBlockedError(decision.reason or "a hook blocked the prompt")
-            if decision.modified_prompt is not None:
-                text = decision.modified_prompt
-        content: str | list[dict[str, Any]] = text
-        if parts is not None and has_images(parts):
-            content = with_text(parts, text)  # text-only parts go as a plain string
-        if not text.strip() and not (parts and content):
-            if decision is not None and decision.modified_prompt is not None:
-                raise errors.PromptBlockedError(
-                    "a hook replaced the prompt with an empty one; nothing was sent")
-            raise errors.ConfigurationError("the prompt is empty")
-        check_vision([{"role": "user", "content": content}], self.options.vision,
-                     self.options.model)
+        message = await user_message(prompt, self.options, self.history)
         self._answer_open_calls(NOT_EXECUTED_UNANSWERED)  # a new prompt drops pending calls
         self._approvals.clear()
-        self._history.append({"role": "user", "content": content})
+        self._history.append(message)
         self._turns += 1
         self._pending = True
         if self._session is not None:
@@ -292,6 +275,9 @@ class Client:
         resume = None
         if self.options.auto_execute_tools and open_calls(self._history):
             resume = self._approvals.take(self._history)  # answered deferred calls run first
+        guard = self._session.turn() if self._session is not None else None
+        if guard is not None:
+            await guard.__aenter__()  # e.g. the store's turn lease: busy elsewhere raises here
         self._pending = False
         self._running = True
         self._control.start()
@@ -322,8 +308,12 @@ class Client:
             self.turn_metadata["usage"] = self.last_usage
             if self._early.released and not self._control.interrupt_requested:
                 self._pending = not open_calls(self._history)  # answered mid-stream
-            if self._session is not None:
-                await asyncio.shield(self._session.save(self._history))
+            try:
+                if self._session is not None:
+                    await asyncio.shield(self._session.save(self._history))
+            finally:
+                if guard is not None:
+                    await asyncio.shield(guard.__aexit__(None, None, None))
         yield self.last_usage
 
     async def _run_turn(self, usage: UsageTotals,  # noqa: C901 - ratchet: merged sdk loop

@@ -99,9 +99,9 @@ class AgentOptions:
     context_length: int | None = None
     vision: bool | None = None
     secret_values: Sequence[str] = field(default=(), repr=False)
-    connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
     output_type: Any = None
     output_retries: int = 2
+    connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():

@@ -11,6 +11,10 @@ Rules the client keeps:
 * Only new messages are appended, after the user's prompt is queued and
   after every turn (also one that failed or was interrupted: the history is
   consistent on every path, so what is saved is too).
+* A session may also guard turns (``turn()``, an async context manager held
+  while a reply streams and tools run), as the store-backed one does with
+  the conversation's turn lease so a script and the window never answer at
+  once. Sessions without ``turn()`` need nothing.
 * Assigning ``client.message_history`` (trimming it, say) changes what is
   *sent*, not what was saved: the session keeps the full conversation and
   later messages are appended after it.
@@ -18,7 +22,9 @@ Rules the client keeps:
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -68,6 +74,14 @@ class SessionLink:
         self.loaded = True
         self._saved = len(history)
         return history
+
+    def turn(self) -> AbstractAsyncContextManager[object]:
+        """The session's turn guard, or one that guards nothing."""
+        guard = getattr(self.session, "turn", None)
+        if callable(guard):
+            entered: AbstractAsyncContextManager[object] = guard()
+            return entered
+        return contextlib.nullcontext()
 
     def rebase(self, history_length: int) -> None:
         """The history was replaced: count it as saved (the store keeps the full one)."""

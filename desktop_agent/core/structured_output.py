@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from .errors import AgentError, APIError
+from .errors import (
+    AgentError,
+    APIError,
+    AuthenticationError,
+    ContextTooLongError,
+    ModelNotFoundError,
+    RateLimitError,
+)
 
 if TYPE_CHECKING:
     from .options import AgentOptions
@@ -112,8 +119,9 @@ class StructuredOutput:
         """True (and switch to prompting) when the server rejected ``response_format``."""
         if not self.native or content_arrived or error.status is None or error.status < 400:
             return False
-        if error.status in (401, 403, 404, 429):
-            return False
+        if isinstance(error, AuthenticationError | ContextTooLongError | ModelNotFoundError
+                      | RateLimitError) or error.status in (401, 403, 404, 429):
+            return False  # a refusal that has nothing to do with response_format
         self.native = False
         return True
 

@@ -87,6 +87,8 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
             yield outcome.error
         yield outcome.result
         history.append(tool_message(call.id, call.name, outcome.result.content))
+    if any(o is not None and o.decision == "deferred" for o in outcomes):
+        return  # open calls must stay last in history until approve()/deny()
     pictures = images_message([o.result for o in outcomes if o is not None], options.vision)
     if pictures is not None:
         history.append(pictures)

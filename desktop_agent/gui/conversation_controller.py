@@ -33,6 +33,7 @@ from desktop_agent.session.history import (
     DEFAULT_TITLE,
     TITLE_LENGTH,
     model_history,
+    tool_result_text,
     view_dict,
 )
 from desktop_agent.session.options import SessionEnvironment
@@ -71,6 +72,7 @@ class ConversationController(QObject):
         tool_result(str, str, bool): id, content, is_error.
         tool_input_changed(str, object): id, the input the call ran with (edited
             in the approval dock); the card shows it instead of the model's.
+        tool_progress(str, str): id, how far the running call is ("running… 2/3").
         tool_error(str, object): text, tool use id or None.
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
@@ -92,6 +94,7 @@ class ConversationController(QObject):
     tool_call = Signal(str, str, object, object)
     tool_result = Signal(str, str, bool)
     tool_input_changed = Signal(str, object)
+    tool_progress = Signal(str, str)
     tool_error = Signal(str, object)
     assistant_finished = Signal(bool)
     error = Signal(str, bool)
@@ -303,7 +306,11 @@ class ConversationController(QObject):
             self.tool_input_changed.emit(event.tool_use_id, dict(event.input))
         elif isinstance(event, ev.ToolResultArrived):
             if not event.reported:
-                self.tool_result.emit(event.tool_use_id, event.content, event.is_error)
+                self.tool_result.emit(event.tool_use_id,
+                                      tool_result_text(event.content, event.user_content),
+                                      event.is_error)
+        elif isinstance(event, ev.ToolProgressReported):
+            self.tool_progress.emit(event.tool_use_id, progress_text(event))
         elif isinstance(event, ev.ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
         elif isinstance(event, ev.UsageReported):
@@ -354,3 +361,13 @@ class ConversationController(QObject):
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
+
+
+def progress_text(progress: ev.ToolProgressReported) -> str:
+    """A running call's progress as the card's status ("running… 2/3 (67%)")."""
+    if progress.total:
+        share = progress.progress / progress.total
+        done = f"{progress.progress:g}/{progress.total:g} ({share:.0%})"
+    else:
+        done = f"{progress.progress:g}"
+    return f"running… {done}" + (f": {progress.message}" if progress.message else "")

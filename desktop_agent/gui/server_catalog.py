@@ -36,6 +36,7 @@ class ModelChoice:
 
     id: str
     context_length: int | None = None
+    vision: bool | None = None  # whether it reads images, where the server says
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +230,7 @@ class ServerCatalog(QObject):
                 continue
             name = "From DESKTOP_AGENT_BASE_URL" if url == env_url and info.name == \
                 info.base_url else info.name
-            models = tuple(ModelChoice(m.id, m.context_length) for m in info.chat_models)
+            models = tuple(ModelChoice(m.id, m.context_length, m.vision) for m in info.chat_models)
             found.append(ServerEntry(name, url, bool(info.up), models, info.error))
         return found
 
@@ -248,7 +249,7 @@ class ServerCatalog(QObject):
             error = "Its API key is gone (it was kept for one session only); add it again."
         else:
             error = info.error
-        models = tuple(ModelChoice(m.id, m.context_length) for m in info.chat_models)
+        models = tuple(ModelChoice(m.id, m.context_length, m.vision) for m in info.chat_models)
         return ServerEntry("Custom", url, bool(info.up) and not error, models, error,
                            api_key_name=key_name, custom=True)
 

@@ -26,6 +26,7 @@ EventType = Literal[
     "approval_requested",
     "approval_resolved",
     "tool_result",
+    "tool_progress",
     "tool_error",
     "error",
     "usage",

@@ -166,11 +166,17 @@ class ConversationRunner:
             self._ran_inputs[event.tool_use_id] = event.input
         elif isinstance(event, ev.ToolResultArrived):
             data = {"tool_use_id": event.tool_use_id, "name": event.name,
-                    "content": event.content, "is_error": event.is_error}
+                    "content": event.content, "is_error": event.is_error,
+                    # for the person only (MCP audience ["user"])
+                    "user_content": event.user_content, "images": event.images}
             ran = self._ran_inputs.pop(event.tool_use_id, None)
             if ran is not None:
                 data["input"] = ran  # what ran, when it was not the model's
             self.emit("tool_result", data)
+        elif isinstance(event, ev.ToolProgressReported):
+            self.emit("tool_progress", {"tool_use_id": event.tool_use_id, "name": event.name,
+                                        "progress": event.progress, "total": event.total,
+                                        "message": event.message})
         elif isinstance(event, ev.ToolErrorReported):
             raw = event.raw_data if event.raw_data is None else event.raw_data[:2000]
             self.emit("tool_error", {"error": event.error, "tool_use_id": event.tool_use_id,

@@ -83,13 +83,30 @@ class ToolInputReplaced:
 
 @dataclass(frozen=True, slots=True)
 class ToolResultArrived:
-    """A call's result; ``reported`` is True when a ToolErrorReported already said it."""
+    """A call's result; ``reported`` is True when a ToolErrorReported already said it.
+
+    ``user_content`` is meant for the person only (MCP ``audience: ["user"]``);
+    ``images`` counts the pictures the tool returned.
+    """
 
     tool_use_id: str
     name: str | None
     content: str
     is_error: bool
     reported: bool = False
+    user_content: str | None = None
+    images: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgressReported:
+    """How far a running call is (MCP progress notifications)."""
+
+    tool_use_id: str
+    name: str | None
+    progress: float
+    total: float | None
+    message: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,5 +185,6 @@ class Notice:
 
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
+                | ToolProgressReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice)

@@ -43,3 +43,15 @@ def title_from(text: str) -> str:
     """A chat title from its first message: one line, cut to fit a tab."""
     line = " ".join(text.split())
     return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def tool_result_text(content: str, user_content: str | None) -> str:
+    """What a tool card shows: the result, and content meant for the person only.
+
+    MCP content for ``audience: ["user"]`` never reaches the model; the card
+    (live, and when the conversation is opened again) is where the person sees it.
+    """
+    if not user_content:
+        return content
+    return f"{content}\n\nFor you: {user_content}" if content else user_content
+

@@ -108,17 +108,19 @@ class TurnRecorder:
 
     def tool_result(self, tool_use_id: str, content: str, is_error: bool,
                     name: str | None, settled_by: str | None = None,
-                    ran_input: dict[str, Any] | None = None) -> None:
+                    ran_input: dict[str, Any] | None = None, *,
+                    user_content: str | None = None) -> None:
         """A tool ran (or was refused): its reply is complete; store the result.
 
         ``settled_by`` is the core's word for how the call was decided (``rule``,
         ``auto``, ``denied``...), kept when nobody was asked. ``ran_input`` is
-        the input the tool ran with when it was not the model's.
+        the input the tool ran with when it was not the model's. ``user_content``
+        (for the person only) goes in the metadata, never in the message.
         """
         self.finish_segment("complete")
         if ran_input is not None:
             self._store_ran_input(tool_use_id, ran_input)
-        self._tool_message(tool_use_id, content, is_error, name, settled_by)
+        self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content)
 
     def _store_ran_input(self, tool_use_id: str, ran_input: dict[str, Any]) -> None:
         """Put the input that ran into the stored call; keep the model's in metadata."""
@@ -239,8 +241,11 @@ class TurnRecorder:
         return self._segment, writer.message_id
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
-                      name: str | None, settled_by: str | None = None) -> None:
+                      name: str | None, settled_by: str | None = None,
+                      user_content: str | None = None) -> None:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error}
+        if user_content:
+            metadata["user_content"] = user_content
         decision = self._decision_of(tool_use_id)
         if decision is not None:
             metadata["approval"] = decision

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from desktop_agent.core.types import (
     TextBlock,
     ThinkingBlock,
+    ToolProgressBlock,
     ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
@@ -27,6 +28,7 @@ from .events import (
     ToolCallStarted,
     ToolErrorReported,
     ToolInputReplaced,
+    ToolProgressReported,
     ToolResultArrived,
     UsageReported,
 )
@@ -68,12 +70,16 @@ class TurnBlocks:
                                        found.source if found is not None else None))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision, item.ran_input)
+                                 item.decision, item.ran_input, user_content=item.user_content)
             if item.ran_input is not None:
                 self._emit(ToolInputReplaced(item.tool_use_id, dict(item.ran_input)))
             self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,
                                          item.is_error,
-                                         item.tool_use_id in recorder.errors_shown))
+                                         item.tool_use_id in recorder.errors_shown,
+                                         item.user_content, len(item.images)))
+        elif isinstance(item, ToolProgressBlock):
+            self._emit(ToolProgressReported(item.tool_use_id, item.name, item.progress,
+                                            item.total, item.message))
         elif isinstance(item, ToolUseError):
             self._opened(recorder.tool_error(item.error, item.tool_use_id, item.name,
                                              item.raw_data))

@@ -11,6 +11,7 @@ imports this module.
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from desktop_agent.store.store import Store
 
 #: Written in the metadata of messages a script added (the server writes "server").
 SOURCE = "sdk"
+#: The lease owner other processes are told about when they find the conversation busy.
+LEASE_OWNER = "script"
 
 
 def _worth_sending(message: dict[str, Any]) -> bool:
@@ -44,6 +47,7 @@ class StoreSession:
         self._title = title
         self._settings = settings
         self._owns_store = owns_store
+        self._leaf: str | None = None  # the active leaf this session last read or wrote
 
     @classmethod
     def open(cls, conversation_id: str | None = None, path: Path | str | None = None,
@@ -60,12 +64,14 @@ class StoreSession:
         if self.conversation_id is None:
             record = self.store.create_conversation(self._title, self._settings)
             self.conversation_id = record.id
+            self._leaf = None
         return self.conversation_id
 
     def _load(self) -> list[dict[str, Any]]:
         if self.conversation_id is None:
             return []
         path = self.store.active_path(self.conversation_id)
+        self._leaf = path[-1].id if path else None
         return [dict(r.message) for r in path
                 if r.status != "streaming" and _worth_sending(r.message)]
 
@@ -75,12 +81,23 @@ class StoreSession:
             if not _worth_sending(message):
                 continue
             metadata = {"source": SOURCE} if message.get("role") == "assistant" else None
-            self.store.add_message(conversation_id, message, metadata=metadata)
+            record = self.store.add_message(conversation_id, message, metadata=metadata,
+                                            expected_parent=self._leaf)
+            self._leaf = record.id
 
     async def load(self) -> list[dict[str, Any]]:
         """The active branch, root first (raises NotFoundError for an unknown id)."""
         return await asyncio.to_thread(self._load)
 
     async def append(self, messages: list[dict[str, Any]]) -> None:
-        """Add ``messages`` to the end of the active branch."""
+        """Add ``messages`` to the end of the active branch.
+
+        Raises:
+            StaleParentError: another process added to (or switched) the branch
+                since this session read it; nothing was written.
+        """
         await asyncio.to_thread(self._append, messages)
+
+    def turn(self) -> AbstractAsyncContextManager[object]:
+        """The conversation's turn lease, held (and renewed) while a turn runs."""
+        return self.store.turn_lease(self._ensure_conversation(), LEASE_OWNER)

@@ -28,3 +28,17 @@ def test_top_level_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == ""
+
+
+def test_the_core_and_the_seed_modules_never_load_the_store():
+    """Sessions are a core protocol; only desktop_agent.store implements it over SQLite."""
+    code = ("import sys\n"
+            "import desktop_agent.core.client, desktop_agent.core.sessions\n"
+            "import desktop_agent.core.query_run, desktop_agent.core.deferred_approvals\n"
+            "import desktop_agent.config, desktop_agent.context, desktop_agent.utils\n"
+            "import desktop_agent.hooks, desktop_agent.tools, desktop_agent.types\n"
+            "print(','.join(sorted(m for m in sys.modules if m.startswith(("
+            "'desktop_agent.store', 'desktop_agent.server', 'desktop_agent.gui', 'fastapi')))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == "", f"the core pulled in: {out.stdout.strip()}"

@@ -84,3 +84,12 @@ async def test_with_tools_the_schema_is_prompted_and_tools_still_run(server, mak
     assert city.population == 2100000
     assert all("response_format" not in r for r in server.requests)
     assert server.requests[1]["messages"][-1]["content"] == "2100000"
+
+
+async def test_a_too_long_prompt_is_not_mistaken_for_a_refused_schema(server, make_options):
+    from desktop_agent import ContextTooLongError
+
+    server.enqueue(script.error(400, "the request exceeds the available context size"))
+    with pytest.raises(ContextTooLongError):
+        await query("Biggest French city?", make_options(), output_type=City)
+    assert len(server.requests) == 1

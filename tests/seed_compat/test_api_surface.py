@@ -136,3 +136,23 @@ def test_tool_call_aggregator_on_streamed_chunks() -> None:
     assert isinstance(calls[0], ToolUseBlock) and calls[0].input == {"q": "rivers"}
     assert isinstance(calls[1], ToolUseError)  # arguments that never became JSON
     assert aggregator.finish_reason == "tool_calls"
+
+
+def test_tool_call_aggregator_takes_openai_chunk_objects() -> None:
+    from openai.types.chat import ChatCompletionChunk
+
+    from desktop_agent.testing import script
+    from desktop_agent.testing.script import Chunk
+    from desktop_agent.utils import ToolCallAggregator
+
+    aggregator = ToolCallAggregator()
+    steps = script.tool_calls([("lookup", {"q": "seas"})], text_before="One moment.")
+    pieces = []
+    for step in steps:
+        if isinstance(step, Chunk) and step.data.get("choices"):
+            block = aggregator.process_chunk(ChatCompletionChunk.model_validate(step.data))
+            if block is not None:
+                pieces.append(block.text)
+    assert "".join(pieces) == "One moment."
+    (call,) = aggregator.finalize_tools()
+    assert (call.name, call.input) == ("lookup", {"q": "seas"})

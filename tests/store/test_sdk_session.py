@@ -107,3 +107,32 @@ async def test_an_unknown_conversation_is_a_typed_error(store, server):
     with pytest.raises(NotFoundError):
         async with Client(options(server), session=StoreSession(store, "no-such-id")):
             pass
+
+
+async def test_a_script_waits_its_turn_while_the_window_answers(store, server):
+    from desktop_agent.store import ConversationBusyError
+
+    conversation = store.create_conversation("Busy")
+    async with Client(options(server), session=StoreSession(store, conversation.id)) as client:
+        await client.query("hello")
+        with store.turn_lease(conversation.id, "window"):  # the window is mid-reply
+            with pytest.raises(ConversationBusyError, match="window"):
+                await drain(client)
+            assert server.requests == []
+        await drain(client)  # the window finished: the prompt is answered now
+        assert client.history[-1]["content"] == "You said: hello"
+    assert store.turn_lease_holder(conversation.id) is None  # given back after the turn
+
+
+async def test_a_conversation_that_moved_on_elsewhere_is_not_forked(store, server, tmp_path):
+    from desktop_agent.store import StaleParentError
+
+    conversation = store.create_conversation("Shared")
+    store.add_message(conversation.id, {"role": "user", "content": "first"})
+    async with Client(options(server), session=StoreSession(store, conversation.id)) as client:
+        with Store.open(tmp_path / "conversations.sqlite3") as window:
+            window.add_message(conversation.id, {"role": "assistant", "content": "from window"})
+        with pytest.raises(StaleParentError):
+            await client.query("from the script")
+    assert [r.message["content"] for r in store.active_path(conversation.id)] == [
+        "first", "from window"]

@@ -296,12 +296,15 @@ async def test_secret_references_are_read_from_the_app_secret_store(
 
 
 def _npm_filesystem_server() -> str | None:
-    return os.environ.get("MCP_FILESYSTEM_SERVER") or shutil.which("mcp-server-filesystem")
+    local = (Path(__file__).resolve().parents[2] / ".mcp-servers" / "node_modules" / ".bin"
+             / "mcp-server-filesystem")
+    return (os.environ.get("MCP_FILESYSTEM_SERVER") or shutil.which("mcp-server-filesystem")
+            or (str(local) if local.exists() else None))
 
 
 @pytest.mark.skipif(_npm_filesystem_server() is None,
                     reason="npm package @modelcontextprotocol/server-filesystem not installed "
-                           "(npm install -g @modelcontextprotocol/server-filesystem)")
+                           "(bash .ci/install_mcp_servers.sh)")
 async def test_published_npm_filesystem_server_with_the_older_handshake(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello from fs")
     command = _npm_filesystem_server()

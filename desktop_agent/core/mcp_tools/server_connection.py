@@ -25,6 +25,8 @@ from mcp.shared.exceptions import MCPError
 
 from ..errors import AgentError
 from ..tool_config import EnvValue, McpServerConfig, SecretLookup, SecretRef, resolve_values
+from .session_loss import SessionGone as _SessionGone
+from .session_loss import session_gone as _session_gone
 from .stderr_tail import StderrTail
 
 log = logging.getLogger("desktop_agent.mcp")
@@ -382,7 +384,7 @@ class McpServerConnection:
         except MCPError as exc:
             if exc.code == mcp_types.REQUEST_TIMEOUT:
                 raise self._failure(f"gave no answer to {what} within {timeout:g} s") from None
-            if _session_gone(exc):
+            if self.config.transport == "http" and _session_gone(exc):
                 raise _SessionGone(_describe(exc)) from None
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 self._lost = True
@@ -396,7 +398,7 @@ class McpServerConnection:
                 raise _SessionGone(str(exc)) from None
             raise
         except Exception as exc:  # a malformed answer or a transport failure
-            if _session_gone(exc):
+            if self.config.transport == "http" and _session_gone(exc):
                 raise _SessionGone(_describe(exc)) from None
             log.info("MCP request %s on %s failed", what, self.name, exc_info=True)
             raise self._failure(f"failed on {what}: {_describe(exc)}") from None
@@ -433,22 +435,6 @@ class McpServerConnection:
             await self._stop_task()
             if self.state != "disabled":
                 self.state = state
-
-
-_SESSION_GONE_WORDS = ("session not found", "session terminated", "no valid session")
-
-
-class _SessionGone(Exception):
-    """The HTTP server no longer knows this session (it restarted)."""
-
-
-def _session_gone(exc: BaseException) -> bool:
-    """Whether an error means the server forgot the session (404/400 on a session id)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    text = str(exc).lower()
-    return status in (400, 404) or any(words in text for words in _SESSION_GONE_WORDS)
 
 
 def _secret_values(written: Mapping[str, EnvValue], resolved: Mapping[str, str]) -> list[str]:

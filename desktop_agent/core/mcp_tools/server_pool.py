@@ -164,14 +164,14 @@ class McpServerPool:
 
     def _handler(self, server: str, tool: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
         async def call(arguments: dict[str, Any]) -> ToolOutput | str:
-            output = await self.call_tool(server, tool, arguments, progress=progress_reporter())
-            return output if output.images or output.user_text else output.text
+            return _plain(await self.call_tool(server, tool, arguments,
+                                               progress=progress_reporter()))
 
         return call
 
     def _reader(self, server: str) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-        async def read(arguments: dict[str, Any]) -> ToolOutput:
-            return await self.read_resource(server, str(arguments["uri"]))
+        async def read(arguments: dict[str, Any]) -> ToolOutput | str:
+            return _plain(await self.read_resource(server, str(arguments["uri"])))
 
         return read
 
@@ -222,3 +222,8 @@ class McpServerPool:
 def _redacted(output: ToolOutput, connection: McpServerConnection) -> ToolOutput:
     return ToolOutput(connection.redact(output.text), output.images,
                       connection.redact(output.user_text))
+
+
+def _plain(output: ToolOutput) -> ToolOutput | str:
+    """Text alone when that is all there is (what plain tools return)."""
+    return output if output.images or output.user_text else output.text

@@ -30,6 +30,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
+from desktop_agent.session.history import tool_result_text
 from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -115,7 +116,9 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                     items.append(turn)
                 turn.parts.append(ToolErrorPart(f"Result for an unknown call: {result}"))
                 continue
-            part.result = result
+            user_content = metadata.get("user_content")
+            part.result = tool_result_text(
+                result, user_content if isinstance(user_content, str) else None)
             part.is_error = bool(metadata.get("is_error"))
             part.source = metadata.get("source") or part.source
         else:

@@ -121,3 +121,37 @@ def start_proxy(config: Path, folder: Path) -> LiteLLMProxy:
             time.sleep(0.25)
     proxy.stop()
     raise RuntimeError(f"the LiteLLM proxy did not start on port {port}:\n{proxy.log_tail()}")
+
+
+def llmock_command() -> Path:
+    path = Path(os.environ.get("LLMOCK_BIN") or REPO / ".venv-compat" / "bin" / "llmock")
+    if not path.is_file():
+        raise LiteLLMNotInstalled(f"{path} not found; the LLMock tests {INSTALL_HINT}")
+    return path
+
+
+def start_llmock(folder: Path, *flags: str) -> LiteLLMProxy:
+    """Start ``llmock serve`` on a free port with ``flags`` (faults to inject)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    log_path = folder / f"llmock-{port}.log"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(folder),
+           "LANG": "C.UTF-8"}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [str(llmock_command()), "serve", "--host", "127.0.0.1", "--port", str(port),
+             "--log-level", "warning", *flags],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    mock = LiteLLMProxy(port, process, log_path)
+    deadline = time.monotonic() + 60
+    with httpx.Client(timeout=2.0) as http:
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if http.get(f"{mock.base_url}/models").status_code == 200:
+                    return mock
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+    mock.stop()
+    raise RuntimeError(f"LLMock did not start on port {port}:\n{mock.log_tail()}")
