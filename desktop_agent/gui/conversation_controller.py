@@ -23,12 +23,8 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop_agent.session import config as session_config
 from desktop_agent.session import events as ev
-from desktop_agent.session.conversation import (
-    BUSY_ELSEWHERE,
-    ConversationSession,
-    NotConfiguredError,
-    SessionError,
-)
+from desktop_agent.session.conversation import ConversationSession
+from desktop_agent.session.errors import BUSY_ELSEWHERE, NotConfiguredError, SessionError
 from desktop_agent.session.history import (
     DEFAULT_TITLE,
     TITLE_LENGTH,

@@ -16,8 +16,8 @@ from typing import Any
 from desktop_agent.core import errors
 from desktop_agent.session import events as ev
 from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice
-from desktop_agent.session.conversation import (
-    ConversationSession,
+from desktop_agent.session.conversation import ConversationSession
+from desktop_agent.session.errors import (
     NotConfiguredError,
     NothingToAnswerError,
     TurnRunningError,

@@ -30,6 +30,7 @@ from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 from . import config as session_config
 from . import defaults
 from .approvals import ApprovalAnswer, ApprovalBroker, Asker, ToolCallQuestion
+from .errors import NotConfiguredError, NothingToAnswerError, SessionError, TurnRunningError
 from .events import (
     ApprovalAsked,
     ApprovalSettled,
@@ -62,25 +63,6 @@ Listener = Callable[[SessionEvent], None]
 Content = str | list[dict[str, Any]]
 """A user message: text, or OpenAI content parts (text and pictures)."""
 
-
-
-class SessionError(Exception):
-    """A user action the conversation cannot take now; the message says why."""
-
-
-class NotConfiguredError(SessionError):
-    """No server or model is chosen."""
-
-
-class NothingToAnswerError(SessionError):
-    """There is no user message (or tool result) waiting for an answer."""
-
-
-class TurnRunningError(SessionError):
-    """A turn is already running in this conversation (in this process)."""
-
-
-BUSY_ELSEWHERE = "This conversation is busy in another window or server."
 
 
 class ConversationSession:
