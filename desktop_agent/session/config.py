@@ -42,13 +42,25 @@ class AppConfig:
 
     path: Path | None = None
 
+    @property
+    def file(self) -> Path:
+        """The file read and written: the given path, or the data folder's ``config.json``.
+
+        Resolved here (the app's naming), so the core's parser needs no app knowledge.
+        """
+        if self.path is not None:
+            return self.path
+        from desktop_agent.paths import config_path
+
+        return Path(config_path())
+
     def load(self) -> ToolConfig:
         """The parsed file.
 
         Raises:
             ToolConfigError: The file is malformed (the message names where).
         """
-        return tool_config.load_tool_config(self.path)
+        return tool_config.load_tool_config(self.file)
 
     def problem(self) -> str | None:
         """Why the file cannot be used, or None when it is fine."""
@@ -77,7 +89,7 @@ class AppConfig:
             ConfigWriteError: The file is malformed or cannot be written.
         """
         try:
-            tool_config.save_global_rule(rule, self.path)
+            tool_config.save_global_rule(rule, self.file)
         except (ToolConfigError, OSError) as exc:
             raise ConfigWriteError(f"The rule was not saved: {exc}") from exc
 
@@ -90,7 +102,7 @@ class AppConfig:
         try:
             config = self.load()
             config.permissions = tool_config.remove_rule(config.permissions, rule)
-            tool_config.save_tool_config(config, self.path)
+            tool_config.save_tool_config(config, self.file)
         except (ToolConfigError, OSError) as exc:
             raise ConfigWriteError(f"The rule was not removed: {exc}") from exc
 
