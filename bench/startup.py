@@ -8,7 +8,9 @@ Prints, against the targets for the 2-core CI machine:
 * time from launch to the main window's first paint, median of N runs, for the single
   file (target <= 1.0 s), the onedir build and ``python -m desktop_agent`` from source;
 * idle RSS with the window open (target <= 120 MB), read from /proc a few seconds after
-  the first paint, once the background warm-up imports are done.
+  the first paint, once the background warm-up imports are done;
+* idle RSS with five conversation tabs open (40 messages each, target <= 150 MB), for the
+  builds that exist and from source (``--rss-only`` skips the first-paint runs).
 
 The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
@@ -37,6 +39,8 @@ ONEDIR = ONEDIR_DIST / "desktop-agent" / "desktop-agent"
 TARGET_SIZE_MB = 70.0
 TARGET_PAINT_S = 1.0
 TARGET_RSS_MB = 120.0
+TARGET_TABS_RSS_MB = 150.0
+OPEN_TABS = 5
 MB = 1_000_000
 
 
@@ -163,6 +167,33 @@ def idle_rss(
             process.wait()
 
 
+def seed_open_tabs(data_dir: Path, tabs: int = OPEN_TABS, messages: int = 40,
+                   with_usage: bool = True) -> None:
+    """A data folder whose window reopens ``tabs`` conversations with some history each.
+
+    With ``with_usage`` the last replies carry the server's token counts, as the app
+    records them; without, reopening counts tokens with the tokenizer (about 40 MB more).
+    """
+    os.environ["DESKTOP_AGENT_DATA_DIR"] = str(data_dir)
+    from desktop_agent.store import Store
+
+    store = Store.open()
+    ids = []
+    for n in range(tabs):
+        record = store.create_conversation(title=f"Conversation {n + 1}")
+        for i in range(messages // 2):
+            store.add_message(record.id, {"role": "user", "content": f"Question {i}: how?"})
+            reply = store.add_message(record.id, {"role": "assistant", "content":
+                                      f"## Answer {i}\n\nSome **markdown** and `code`.\n\n"
+                                      "```python\nprint('hello')\n```\n"})
+        if with_usage:  # as the app records a reply when the server reports usage
+            store.update_message_metadata(reply.id, {"usage": {"prompt_tokens": 900,
+                                                               "completion_tokens": 40}})
+        ids.append(record.id)
+    store.set_setting("open_tabs", {"ids": ids, "current": ids[-1]})
+    store.close()
+
+
 def verdict(value: float, target: float) -> str:
     return f"{value / target:.2f}x target ({'OK' if value <= target else 'OVER'})"
 
@@ -172,9 +203,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--settle", type=float, default=5.0, help="idle seconds before RSS")
     parser.add_argument("--no-build", action="store_true", help="measure only what exists")
+    parser.add_argument("--rss-only", action="store_true",
+                        help="only the idle RSS figures (no first-paint runs, no build)")
     args = parser.parse_args()
 
-    if not args.no_build:
+    if not args.no_build and not args.rss_only:
         if not ONEFILE.is_file():
             build(onedir=False)
         if not ONEDIR.is_file():
@@ -203,6 +236,8 @@ def main() -> int:
         # One unmeasured launch creates the data folder and database, as a first start does.
         time_to_first_paint(commands["source (python -m desktop_agent)"], display, data_dir)
         for label, command in commands.items():
+            if args.rss_only:
+                break
             if command is None:
                 print(f"first paint, {label}: not built")
                 continue
@@ -227,6 +262,19 @@ def main() -> int:
             print(f"idle RSS, {label}, window open {args.settle:.0f} s after first paint: "
                   f"{figures['app_mb']:.1f} MB  {verdict(figures['app_mb'], TARGET_RSS_MB)} "
                   f"(target <= {TARGET_RSS_MB:.0f} MB){extra}", flush=True)
+        for usage in (True, False):
+            tabs_dir = Path(scratch) / f"five-tabs-{usage}"
+            tabs_dir.mkdir()
+            seed_open_tabs(tabs_dir, with_usage=usage)
+            counted = "server counts stored" if usage else "no server counts: tokenizer loaded"
+            for label, command in commands.items():
+                if command is None:
+                    continue
+                figures = idle_rss(command, display, tabs_dir, args.settle)
+                print(f"idle RSS, {label}, {OPEN_TABS} tabs open ({counted}): "
+                      f"{figures['app_mb']:.1f} MB  "
+                      f"{verdict(figures['app_mb'], TARGET_TABS_RSS_MB)} "
+                      f"(target <= {TARGET_TABS_RSS_MB:.0f} MB)", flush=True)
     return 0
 
 

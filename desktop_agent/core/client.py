@@ -316,7 +316,7 @@ class Client:
                     await asyncio.shield(guard.__aexit__(None, None, None))
         yield self.last_usage
 
-    async def _run_turn(self, usage: UsageTotals,  # noqa: C901 - ratchet: merged sdk loop
+    async def _run_turn(self, usage: UsageTotals,
                         resume: tuple[list[ToolUseBlock], dict[str, PermissionResult]] | None,
                         ) -> AsyncIterator[StreamItem]:
         options = self.options
@@ -367,34 +367,14 @@ class Client:
                 continue  # the model was told what was wrong; it answers again
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
-            for error in bad_calls:  # the model gets a chance to correct itself
-                self._history.append(tool_message(error.tool_use_id or "", error.name,
-                                                   f"Error: {error.error} Raw arguments: "
-                                                   f"{(error.raw_data or '')[:500]}"))
-            max_turns = options.max_turns
-            if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
-                yield self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
-                    f"Stopped: the limit of {max_turns} model request(s) for one query "
-                    "(max_turns) was reached. Ask again to let the agent continue."))
-                return
-            if not calls:
-                if iteration >= options.max_tool_iterations:
-                    yield self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
-                    return
-                iteration += 1
-                continue
-            if iteration >= options.max_tool_iterations:
-                yield self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
-                return
-            recent_calls.extend(_signature(c) for c in calls)
-            threshold = options.doom_loop_threshold
-            if threshold and len(recent_calls) >= threshold and \
-                    len(set(recent_calls[-threshold:])) == 1:
-                yield self._stop_loop(calls, NOT_EXECUTED_LOOP, (
-                    f"Stopped: {calls[-1].name} was called {threshold} times in a row with the "
-                    "same arguments."))
+            self._answer_bad_calls(bad_calls)
+            stop = self._limit_reached(calls, iteration, recent_calls)
+            if stop is not None:
+                yield stop
                 return
             iteration += 1
+            if not calls:
+                continue  # only unusable calls: the model answers their errors
             self.turn_metadata["iterations"] = iteration
             async for item in execute_round(calls, options, self._history, control,
                                             self.turn_metadata["tool_decisions"]):
@@ -407,6 +387,33 @@ class Client:
                 self.turn_metadata["pending_approvals"] = [
                     p.to_dict() for p in pending_in(self._history)]
                 return
+
+    def _answer_bad_calls(self, bad_calls: list[ToolUseError]) -> None:
+        """Calls with unusable arguments get their error back, so the model can correct itself."""
+        for error in bad_calls:
+            self._history.append(tool_message(error.tool_use_id or "", error.name,
+                                               f"Error: {error.error} Raw arguments: "
+                                               f"{(error.raw_data or '')[:500]}"))
+
+    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int,
+                       recent_calls: list[str]) -> ToolUseError | None:
+        """The stop notice when max_turns, the tool-round limit or a doom loop ends the turn."""
+        options = self.options
+        max_turns = options.max_turns
+        if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
+            return self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
+                f"Stopped: the limit of {max_turns} model request(s) for one query "
+                "(max_turns) was reached. Ask again to let the agent continue."))
+        if iteration >= options.max_tool_iterations:
+            return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
+        recent_calls.extend(_signature(c) for c in calls)
+        threshold = options.doom_loop_threshold
+        if calls and threshold and len(recent_calls) >= threshold and \
+                len(set(recent_calls[-threshold:])) == 1:
+            return self._stop_loop(calls, NOT_EXECUTED_LOOP, (
+                f"Stopped: {calls[-1].name} was called {threshold} times in a row with the "
+                "same arguments."))
+        return None
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:

@@ -36,7 +36,7 @@ from .permissions import (
 from .redaction import redact_values, secret_values
 from .tool_output import ToolOutput, image_note
 from .tool_progress import ProgressChannel
-from .tools import tool_result_text
+from .tools import Tool, tool_result_text
 from .types import ToolResultBlock, ToolUseBlock, ToolUseError
 
 log = logging.getLogger("desktop_agent.tools")
@@ -72,7 +72,7 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
     )
 
 
-async def run_tool_call(call: ToolUseBlock, options: AgentOptions,  # noqa: C901 - ratchet
+async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                         history: list[dict[str, Any]],
                         limit: asyncio.Semaphore | None = None,
                         progress: ProgressChannel | None = None,
@@ -109,44 +109,10 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,  # noqa: C901
         if decision.modified_input is not None:
             tool_input = dict(decision.modified_input)
 
-    verdict = evaluate_rules(
-        options.permission_rules, call.name, tool_input, read_only=tool.read_only,
-        allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
-    settled_by = "rule"
-    if verdict.decision == "allow" and tool.unsandboxed and options.can_use_tool is not None:
-        # No sandbox holds this call: an allow rule may not run it unasked.
-        verdict = RuleVerdict("ask", verdict.rule)
-    if verdict.decision == "deny":
-        return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
-                        f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
-                        tool_input)
-    if verdict.decision != "allow" and answer is not None:
-        if not isinstance(answer, PermissionResultAllow):
-            return _failure(call, answer.message, "denied", tool_input)
-        settled_by = "approved"
-        if answer.updated_input is not None:
-            tool_input = dict(answer.updated_input)
-    elif verdict.decision != "allow":
-        if options.can_use_tool is None:
-            if verdict.decision == "ask":
-                return _failure(call, f"The call to {call.name} needs approval, but nobody is "
-                                "there to approve it.", "denied", tool_input)
-            settled_by = "auto"
-        else:
-            context = ToolPermissionContext(
-                tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
-                description=tool.description, rule=verdict.rule,
-                unsandboxed=tool.unsandboxed)
-            asked = await ask_callback(options.can_use_tool, call.name, tool_input, context,
-                                       options.approval_timeout)
-            if isinstance(asked, PermissionResultDefer):
-                return ToolOutcome(ToolResultBlock(call.id, "", name=call.name), None,
-                                   "deferred")
-            if not isinstance(asked, PermissionResultAllow):
-                return _failure(call, asked.message, "denied", tool_input)
-            settled_by = "approved"
-            if asked.updated_input is not None:
-                tool_input = dict(asked.updated_input)
+    settled = await _settle_permission(call, tool, tool_input, options, answer)
+    if isinstance(settled, ToolOutcome):
+        return settled
+    tool_input, settled_by = settled
 
     # From here on the tool runs: with an input that differs from the model's,
     # the result says so, and the client puts it into the history.
@@ -154,22 +120,13 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,  # noqa: C901
     timeout = tool.timeout or options.tool_timeout
     is_error = False
     secrets = secret_values(options)
-    images: list[dict[str, Any]] = []
-    user_content: str | None = None
     if progress is not None:
         progress.bind(call.id, call.name)
     try:
         async with limit or contextlib.nullcontext():
             value = await asyncio.wait_for(tool.execute(tool_input), timeout)
-        if isinstance(value, ToolOutput):
-            note = image_note(value.images, options.vision)
-            text = "\n".join(t for t in (value.text, note) if t)
-            images = list(value.images)
-            user_content = redact_values(value.user_text, secrets) or None
-        else:
-            text = tool_result_text(value)
         # The one point where every tool's output loses the conversation's secrets.
-        content = redact_values(text, secrets)
+        content, images, user_content = _rendered(value, options.vision, secrets)
     except ToolInputError as exc:
         return _failure(call, str(exc), settled_by, tool_input, secrets, ran)
     except TimeoutError:
@@ -192,3 +149,57 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,  # noqa: C901
                                        ran_input=ran, images=images,
                                        user_content=user_content),
                        None, settled_by)
+
+
+async def _settle_permission(call: ToolUseBlock, tool: Tool, tool_input: dict[str, Any],
+                             options: AgentOptions, answer: PermissionResult | None,
+                             ) -> ToolOutcome | tuple[dict[str, Any], str]:
+    """Rules, then an earlier answer or the approver: the input to run and how it was settled.
+
+    Returns a :class:`ToolOutcome` instead when the call is refused or deferred.
+    """
+    verdict = evaluate_rules(
+        options.permission_rules, call.name, tool_input, read_only=tool.read_only,
+        allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
+    settled_by = "rule"
+    if verdict.decision == "allow" and tool.unsandboxed and options.can_use_tool is not None:
+        # No sandbox holds this call: an allow rule may not run it unasked.
+        verdict = RuleVerdict("ask", verdict.rule)
+    if verdict.decision == "deny":
+        return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
+                        f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
+                        tool_input)
+    if verdict.decision == "allow":
+        return tool_input, settled_by
+    if answer is None and options.can_use_tool is None:
+        if verdict.decision == "ask":
+            return _failure(call, f"The call to {call.name} needs approval, but nobody is "
+                            "there to approve it.", "denied", tool_input)
+        return tool_input, "auto"
+    given: PermissionResult | PermissionResultDefer | None = answer
+    if given is None and options.can_use_tool is not None:
+        context = ToolPermissionContext(
+            tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
+            description=tool.description, rule=verdict.rule,
+            unsandboxed=tool.unsandboxed)
+        given = await ask_callback(options.can_use_tool, call.name, tool_input, context,
+                                   options.approval_timeout)
+    if isinstance(given, PermissionResultDefer):
+        return ToolOutcome(ToolResultBlock(call.id, "", name=call.name), None, "deferred")
+    if not isinstance(given, PermissionResultAllow):
+        message = given.message if given is not None else "no approval was given"
+        return _failure(call, message, "denied", tool_input)
+    if given.updated_input is not None:
+        tool_input = dict(given.updated_input)
+    return tool_input, "approved"
+
+
+def _rendered(value: Any, vision: bool | None,
+              secrets: tuple[str, ...]) -> tuple[str, list[dict[str, Any]], str | None]:
+    """A handler's return value as (text for the model, pictures, text for the person)."""
+    if not isinstance(value, ToolOutput):
+        return redact_values(tool_result_text(value), secrets), [], None
+    note = image_note(value.images, vision)
+    text = "\n".join(t for t in (value.text, note) if t)
+    return (redact_values(text, secrets), list(value.images),
+            redact_values(value.user_text, secrets) or None)

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +38,7 @@ from .approval_queue import (
     ApprovalRequest,
     RequestState,
 )
+from .icons import icon, set_icon
 
 log = logging.getLogger("desktop_agent.gui.approvals")
 
@@ -63,6 +63,7 @@ class ApprovalDock(QDockWidget):
     def __init__(self, queue: ApprovalQueue, parent: QWidget | None = None) -> None:
         super().__init__("Approvals", parent)
         self.setObjectName("approvalsDock")
+        self.setMinimumWidth(260)
         self._queue = queue
         self._items: dict[int, QListWidgetItem] = {}
         self._requests_by_number: dict[int, ApprovalRequest] = {}
@@ -99,9 +100,11 @@ class ApprovalDock(QDockWidget):
         self._tick.setInterval(500)
         self._tick.timeout.connect(self._update_countdown)
 
-        QShortcut(QKeySequence(ALLOW_SHORTCUT), self, self.allow_once,
+        # On the window, not the dock: the keys work while the dock is hidden (the
+        # request is then answered on its card, which resolves the same request).
+        QShortcut(QKeySequence(ALLOW_SHORTCUT), parent or self, self.allow_once,
                   context=Qt.ShortcutContext.WindowShortcut)
-        QShortcut(QKeySequence(DENY_SHORTCUT), self, self.deny,
+        QShortcut(QKeySequence(DENY_SHORTCUT), parent or self, self.deny,
                   context=Qt.ShortcutContext.WindowShortcut)
 
         queue.added.connect(self._on_added)
@@ -146,13 +149,14 @@ class ApprovalDock(QDockWidget):
         self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self._reason.returnPressed.connect(self.deny)
 
-        style = self.style()
-        self.deny_button = QPushButton(
-            style.standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton), "&Deny")
+        self.deny_button = QPushButton("&Deny")
+        set_icon(self.deny_button, "ban")
+        self.deny_button.setProperty("role", "danger")
         self.deny_button.setToolTip(f"Do not run the tool ({DENY_SHORTCUT})")
         self.deny_button.clicked.connect(self.deny)
-        self.allow_button = QPushButton(
-            style.standardIcon(QStyle.StandardPixmap.SP_DialogApplyButton), "&Allow once")
+        self.allow_button = QPushButton("&Allow once")
+        set_icon(self.allow_button, "check", "accent_text")
+        self.allow_button.setProperty("role", "primary")
         self.allow_button.setToolTip(f"Run the tool this time ({ALLOW_SHORTCUT})")
         self.allow_button.clicked.connect(self.allow_once)
         self.allow_conversation_button = QPushButton("Allow for this &conversation")
@@ -167,10 +171,10 @@ class ApprovalDock(QDockWidget):
         row1.addWidget(self.deny_button)
         row1.addStretch(1)
         row1.addWidget(self.allow_button)
-        row2 = QHBoxLayout()
+        # Stacked, so the dock stays narrow enough to sit beside a 1024-pixel conversation.
+        row2 = QVBoxLayout()
         row2.addWidget(self.allow_conversation_button)
         row2.addWidget(self.allow_always_button)
-        row2.addStretch(1)
         row2.addWidget(self.dismiss_button)
 
         layout.addWidget(self._title)
@@ -190,7 +194,7 @@ class ApprovalDock(QDockWidget):
 
     def _on_added(self, request: ApprovalRequest) -> None:
         item = QListWidgetItem(self._item_text(request))
-        item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxQuestion))
+        item.setIcon(icon("circle-help"))
         item.setData(Qt.ItemDataRole.UserRole, request.number)
         self._list.addItem(item)
         self._items[request.number] = item
@@ -207,7 +211,7 @@ class ApprovalDock(QDockWidget):
             return
         if request.state is RequestState.EXPIRED:
             item.setText(self._item_text(request))
-            item.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning))
+            item.setIcon(icon("triangle-alert"))
             if self._shown is request:
                 self._show(request)
             return
@@ -248,6 +252,13 @@ class ApprovalDock(QDockWidget):
     def _item_text(request: ApprovalRequest) -> str:
         prefix = "Expired · " if request.state is RequestState.EXPIRED else ""
         return f"{prefix}{request.tool_name} — {request.conversation_title}"
+
+    def show_conversation(self, conversation_id: str) -> None:
+        """Select the oldest pending request of a conversation (the visible tab's)."""
+        for number, request in self._requests_by_number.items():
+            if request.pending and request.conversation_id == conversation_id:
+                self._list.setCurrentItem(self._items[number])
+                return
 
     # -- detail -------------------------------------------------------------
 

@@ -73,6 +73,8 @@ class ConversationController(QObject):
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
         figures_changed(object): New :class:`TurnFigures`.
+        prompt_progress(int, int): Prompt tokens the server has read, of all (before the
+            first token, when the server reports it).
         pending_approvals_changed(int): Requests of this conversation waiting.
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
         notice(str): Something the person should know that is not part of the
@@ -95,6 +97,7 @@ class ConversationController(QObject):
     assistant_finished = Signal(bool)
     error = Signal(str, bool)
     figures_changed = Signal(object)
+    prompt_progress = Signal(int, int)
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
     notice = Signal(str)
@@ -113,6 +116,7 @@ class ConversationController(QObject):
         self.session.subscribe(self._on_event)
         self._transcript_open = False
         self._busy_shown = False
+        self._shown_next: str | None = None
         settings = self.session.settings
         self._figures = TurnFigures(model=str(settings.get("model") or ""),
                                     context_length=settings.get("context_length"))
@@ -195,12 +199,25 @@ class ConversationController(QObject):
 
     # -- user actions --------------------------------------------------------
 
-    def send(self, text: str) -> bool:
-        """Send a user message and stream the reply (False when it cannot be sent)."""
+    def send(self, text: str, content: str | list[dict[str, Any]] | None = None,
+             shown: str | None = None) -> bool:
+        """Send a user message and stream the reply (False when it cannot be sent).
+
+        Args:
+            text: The typed text (it names the conversation).
+            content: What is sent instead of ``text``: a string, or OpenAI content
+                parts when pictures are attached.
+            shown: How the message reads in the transcript (default: ``text``).
+        """
         text = text.strip()
-        if not text or self.busy:
+        if (not text and not content) or self.busy:
             return False
-        return self._act(lambda: self.session.send(text))
+        prompt = content if content else text
+        self._shown_next = shown or text
+        try:
+            return self._act(lambda: self.session.send(prompt))
+        finally:
+            self._shown_next = None
 
     def retry(self) -> bool:
         """Run the last user message again (after an error); a new branch in the store."""
@@ -224,7 +241,7 @@ class ConversationController(QObject):
         try:
             action()
         except NotConfiguredError:
-            self.error.emit("Pick a server and a model first (toolbar: Server).", False)
+            self.error.emit("Pick a model first (at the top of the conversation).", False)
             return False
         except ConversationBusyError:
             self.error.emit(f"{BUSY_ELSEWHERE} Wait for its reply, then send again.", False)
@@ -264,8 +281,10 @@ class ConversationController(QObject):
                 self._busy_shown = True
                 self.busy_changed.emit(True)
         elif isinstance(event, ev.UserMessageAdded):
-            self.user_message.emit(str(event.record.message.get("content") or ""),
-                                   event.record.id)
+            content = event.record.message.get("content")
+            shown = self._shown_next if self._shown_next is not None else (
+                content if isinstance(content, str) else "")
+            self.user_message.emit(shown, event.record.id)
         elif isinstance(event, ev.PathReset):
             self.transcript_reset.emit([view_dict(r) for r in event.records])
         elif isinstance(event, ev.TurnFailed):
@@ -311,6 +330,8 @@ class ConversationController(QObject):
             self.tool_error.emit(event.error, event.tool_use_id)
         elif isinstance(event, ev.UsageReported):
             self._on_usage(event)
+        elif isinstance(event, ev.PromptProgressReported):
+            self.prompt_progress.emit(event.processed, event.total)
         elif isinstance(event, ev.ReplyEnded):
             self._end_transcript_message(event.interrupted)
 
@@ -343,6 +364,11 @@ class ConversationController(QObject):
         """
         if self._figures.context_used is not None or not self.session.path:
             return
+        counted = _server_count(self.session.path)
+        if counted is not None:  # the server's own count from the last reply: no tokenizer
+            self._figures.context_used = counted
+            self.figures_changed.emit(self._figures)
+            return
         loop = asyncio.get_running_loop()
         used = await loop.run_in_executor(None, self._estimate_context)
         if used is not None and self._figures.context_used is None:
@@ -353,7 +379,10 @@ class ConversationController(QObject):
         try:
             from desktop_agent.core.context import estimate_tokens
 
-            return int(estimate_tokens(model_history(self.session.path)))
+            # The tool definitions are part of every request, as in the server's own count.
+            client = self.session.client
+            return int(estimate_tokens(model_history(self.session.path),
+                                       tools=list(client.options.tools) if client else None))
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
@@ -367,3 +396,15 @@ def progress_text(progress: ev.ToolProgressReported) -> str:
     else:
         done = f"{progress.progress:g}"
     return f"running… {done}" + (f": {progress.message}" if progress.message else "")
+
+
+def _server_count(path: list[Any]) -> int | None:
+    """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
+    last = path[-1] if path else None
+    if last is None or getattr(last, "role", None) != "assistant":
+        return None
+    usage = (getattr(last, "metadata", None) or {}).get("usage") or {}
+    prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int) and isinstance(reply, int):
+        return prompt + reply
+    return None

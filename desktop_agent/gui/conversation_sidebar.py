@@ -1,7 +1,9 @@
 """The "Conversations" dock: every conversation, newest first, searchable.
 
 Typing in the search field filters by title and message text (the store's
-full-text search); double-click or Enter opens a conversation in a tab.
+full-text search); a click or Enter opens a conversation in a tab, and the
+selection follows the tab the person is looking at. Relative times ("5 min
+ago") are refreshed every minute.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QMessageBox,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 
 PAGE_SIZE = 200
 SEARCH_DELAY_MS = 200
+#: The sidebar never gets narrower than this (titles stay readable at 1024 px).
+MIN_WIDTH = 200
+#: How often relative times ("5 min ago") are brought up to date.
+AGE_REFRESH_MS = 60_000
 
 
 def _age(epoch: float, now: float) -> str:
@@ -49,22 +54,27 @@ class ConversationSidebar(QDockWidget):
         open_requested(str): The person wants this conversation id in a tab.
         delete_requested(str): The person confirmed deleting this conversation.
         export_requested(list): Export these conversation ids (the selection).
+        rename_requested(str): The person wants to rename this conversation.
     """
 
     open_requested = Signal(str)
     delete_requested = Signal(str)
     export_requested = Signal(list)
+    rename_requested = Signal(str)
 
     def __init__(self, store: Store, parent: QWidget | None = None) -> None:
         super().__init__("Conversations", parent)
         self.setObjectName("conversationsDock")
+        self.setMinimumWidth(MIN_WIDTH)
         self._store = store
+        self._active: str | None = None
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(6)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search conversations")
+        self.search.setAccessibleName("Search conversations")
         self.search.setClearButtonEnabled(True)
         self._debounce = QTimer(self)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
@@ -72,10 +82,12 @@ class ConversationSidebar(QDockWidget):
         layout.addWidget(self.search)
         self.list = QListWidget()
         self.list.setObjectName("conversationList")
+        self.list.setAccessibleName("Conversations")
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setSpacing(2)
         self.list.itemActivated.connect(self._on_activated)
+        self.list.itemClicked.connect(self._on_clicked)
         self.list.setSelectionMode(QListWidget.SelectionMode.ExtendedSelection)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._show_menu)
@@ -95,6 +107,10 @@ class ConversationSidebar(QDockWidget):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(SEARCH_DELAY_MS)
         self._debounce.timeout.connect(self.refresh)
+        self._ages = QTimer(self)
+        self._ages.setInterval(AGE_REFRESH_MS)
+        self._ages.timeout.connect(self.refresh)
+        self._ages.start()
         self.refresh()
 
     def refresh(self) -> None:
@@ -103,16 +119,18 @@ class ConversationSidebar(QDockWidget):
         records = self._store.list_conversations(limit=PAGE_SIZE, query=query)
         current = self.list.currentItem()
         selected = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+        selected = self._active or selected
+        self.list.blockSignals(True)
         self.list.clear()
         now = time.time()
-        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_FileDialogDetailedView)
         for record in records:
-            item = QListWidgetItem(icon, f"{record.title}\n{_age(record.updated_at, now)}")
+            item = QListWidgetItem(f"{record.title}\n{_age(record.updated_at, now)}")
             item.setData(Qt.ItemDataRole.UserRole, record.id)
             item.setToolTip(record.title)
             self.list.addItem(item)
             if record.id == selected:
                 self.list.setCurrentItem(item)
+        self.list.blockSignals(False)
         self.list.setVisible(bool(records))
         if records:
             self.empty.hide()
@@ -120,6 +138,24 @@ class ConversationSidebar(QDockWidget):
             self.empty.setText("No conversation matches your search." if query else
                                "No conversations yet. Press Ctrl+T to start one.")
             self.empty.show()
+
+    def follow(self, conversation_id: str | None) -> None:
+        """Select the conversation shown in the active tab (without opening anything)."""
+        self._active = conversation_id
+        self.list.blockSignals(True)
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == conversation_id:
+                self.list.setCurrentItem(item)
+                break
+        else:
+            self.list.clearSelection()
+        self.list.blockSignals(False)
+
+    def current_id(self) -> str | None:
+        """The selected conversation's id."""
+        item = self.list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else None
 
     def selected_ids(self) -> list[str]:
         """The selected conversations, top to bottom."""
@@ -139,6 +175,8 @@ class ConversationSidebar(QDockWidget):
             self.list.setCurrentItem(item)
         menu = QMenu(self)
         menu.addAction("Open", lambda: self._on_activated(item))
+        menu.addAction("Rename…", lambda: self.rename_requested.emit(
+            item.data(Qt.ItemDataRole.UserRole)))
         selected = self.selected_ids()
         noun = "conversation" if len(selected) == 1 else f"{len(selected)} conversations"
         menu.addAction(f"Export {noun}…", lambda: self.export_requested.emit(selected))
@@ -164,6 +202,14 @@ class ConversationSidebar(QDockWidget):
         box.finished.connect(box.deleteLater)
         box.open()
         return box
+
+    def _on_clicked(self, item: QListWidgetItem) -> None:
+        """One click opens, unless the person is extending a selection (Ctrl/Shift)."""
+        from PySide6.QtWidgets import QApplication
+
+        if not QApplication.keyboardModifiers() & (Qt.KeyboardModifier.ControlModifier
+                                                   | Qt.KeyboardModifier.ShiftModifier):
+            self._on_activated(item)
 
     def _on_activated(self, item: QListWidgetItem) -> None:
         self.open_requested.emit(item.data(Qt.ItemDataRole.UserRole))

@@ -7,69 +7,45 @@ the controller; it decides nothing itself.
 from __future__ import annotations
 
 import asyncio
+import time
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
     QPushButton,
-    QSizePolicy,
     QStackedWidget,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
 
-from .approval_queue import ApprovalChoice, ApprovalDecision, ApprovalRequest
+from .approval_queue import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalQueue,
+    ApprovalRequest,
+    RequestState,
+)
+from .attachments import (
+    Attachment,
+    AttachmentError,
+    message_content,
+    read_attachment,
+    shown_text,
+)
+from .composer import Composer, ComposerBox
 from .conversation_controller import ConversationController
-from .status_line import StatusLine
+from .conversation_header import ConversationHeader
+from .icons import icon, set_icon
+from .status_line import StatusLine, waiting_text
+from .theme import style_chrome
 from .transcript import TranscriptView
+from .transcript.approval_panel import ApprovalPrompt
+from .transcript.view import COLUMN_MAX_WIDTH
 
-MIN_LINES = 2
-MAX_LINES = 8
-
-
-class Composer(QPlainTextEdit):
-    """The message box: Enter sends, Shift+Enter starts a new line.
-
-    Signals:
-        submitted(): The person pressed Enter.
-        stop_requested(): The person pressed Esc.
-    """
-
-    submitted = Signal()
-    stop_requested = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("composer")
-        self.setPlaceholderText("Message the model — Enter to send, Shift+Enter for a new line")
-        self.setTabChangesFocus(True)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.document().contentsChanged.connect(self._fit_height)
-        self._fit_height()
-
-    def _fit_height(self) -> None:
-        """Grow with the text from two to eight lines, then scroll."""
-        lines = max(MIN_LINES, min(MAX_LINES, int(self.document().size().height())))
-        margins = self.contentsMargins()
-        extra = int(2 * self.document().documentMargin()) + margins.top() + margins.bottom()
-        self.setFixedHeight(lines * self.fontMetrics().lineSpacing() + extra + 4)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        """Send on Enter unless Shift (or an input method) asks for a new line."""
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
-                event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
-            self.submitted.emit()
-            return
-        if event.key() == Qt.Key.Key_Escape:
-            self.stop_requested.emit()
-            return
-        super().keyPressEvent(event)
-
+__all__ = ["Composer", "ConversationTab", "ServerNotice"]
 
 class ServerNotice(QFrame):
     """A banner above the transcript when no model can be used yet.
@@ -90,15 +66,14 @@ class ServerNotice(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
-        icon = QLabel()
-        icon.setPixmap(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_MessageBoxInformation).pixmap(24, 24))
-        layout.addWidget(icon)
+        badge = QLabel()
+        badge.setPixmap(icon("info").pixmap(20, 20))
+        layout.addWidget(badge)
         self.message = QLabel()
         self.message.setWordWrap(True)
         layout.addWidget(self.message, 1)
-        self.retry_button = QPushButton(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_BrowserReload), "Retry")
+        self.retry_button = QPushButton("Retry")
+        set_icon(self.retry_button, "refresh-cw")
         self.retry_button.clicked.connect(self.retry)
         self.url_button = QPushButton("Enter URL…")
         self.url_button.clicked.connect(self.enter_url)
@@ -129,92 +104,133 @@ class ServerNotice(QFrame):
 class ConversationTab(QWidget):
     """The widgets of one conversation, driven by its controller.
 
+    Layout: the header (model, folder, sandbox, network) on top; the transcript
+    as the main surface; the rounded composer and the status line below it,
+    centred in the same reading column as the messages.
+
     Signals:
         choose_server_requested(): The person wants the server picker.
         retry_discovery_requested(): Search for servers again.
         enter_url_requested(): Open the picker with the URL field focused.
+        branch_requested(str, int): Show another version of this message (key, -1/+1).
     """
 
+    branch_requested = Signal(str, int)
     choose_server_requested = Signal()
     retry_discovery_requested = Signal()
     enter_url_requested = Signal()
 
-    def __init__(self, controller: ConversationController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: ConversationController,
+                 approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
+                 lazy: bool = False) -> None:
         super().__init__(parent)
         self.controller = controller
+        self._approvals = approvals
+        self._requests: dict[str, ApprovalRequest] = {}
+        self.setObjectName("conversationPage")
+        self.setBackgroundRole(QPalette.ColorRole.Base)  # the reading surface, edge to edge
+        self.setAutoFillBackground(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+
+        self.header = ConversationHeader()
+        layout.addWidget(self.header)
 
         self.notice = ServerNotice()
         self.notice.choose_server.connect(self.choose_server_requested)
         self.notice.retry.connect(self.retry_discovery_requested)
         self.notice.enter_url.connect(self.enter_url_requested)
         self.notice.hide()
-        layout.addWidget(self.notice)
+        layout.addLayout(_centred(self.notice, margins=(16, 8, 16, 0)))
 
         self.transcript = TranscriptView()
         self.empty_hint = QLabel()
         self.empty_hint.setObjectName("emptyConversationHint")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_hint.setWordWrap(True)
-        self.empty_hint.setEnabled(False)
         self._pages = QStackedWidget()
         self._pages.addWidget(self.empty_hint)
         self._pages.addWidget(self.transcript)
         layout.addWidget(self._pages, 1)
 
-        bottom = QWidget()
-        bottom_layout = QHBoxLayout(bottom)
-        bottom_layout.setContentsMargins(8, 8, 8, 4)
-        bottom_layout.setSpacing(6)
-        self.composer = Composer()
-        self.composer.submitted.connect(self.send)
-        self.composer.stop_requested.connect(controller.stop)
-        bottom_layout.addWidget(self.composer, 1)
-        buttons = QVBoxLayout()
-        style = self.style()
-        self.send_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_ArrowRight),
-                                       "Send")
-        self.send_button.setToolTip("Send (Enter)")
-        self.send_button.clicked.connect(self.send)
-        self.stop_button = QPushButton(style.standardIcon(QStyle.StandardPixmap.SP_MediaStop),
-                                       "Stop")
-        self.stop_button.setToolTip("Stop the reply (Esc)")
-        self.stop_button.clicked.connect(controller.stop)
-        buttons.addWidget(self.send_button)
-        buttons.addWidget(self.stop_button)
-        buttons.addStretch(1)
-        bottom_layout.addLayout(buttons)
-        layout.addWidget(bottom)
+        self.composer_box = ComposerBox()
+        self.composer = self.composer_box.text
+        self.send_button = self.composer_box.send_button
+        self.stop_button = self.composer_box.stop_button
+        self.composer_box.send_requested.connect(self.send)
+        self.composer_box.stop_requested.connect(controller.stop)
+        self.composer_box.files_added.connect(self.attach_files)
+        self.composer_box.attachment_removed.connect(self._remove_attachment)
+        self.attachments: list[Attachment] = []
+        layout.addLayout(_centred(self.composer_box, margins=(16, 4, 16, 2)))
 
         self.status_line = StatusLine()
-        layout.addWidget(self.status_line)
+        layout.addLayout(_centred(self.status_line, margins=(16, 0, 16, 6)))
+
+        style_chrome(self.header, self.notice, self.composer_box, self.status_line)
 
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
+        self._waiting_since: float | None = None
+        self._progress: tuple[int, int] | None = None
+        self._waiting_timer = QTimer(self)
+        self._waiting_timer.setInterval(250)
+        self._waiting_timer.timeout.connect(self._show_waiting)
+
         self._connect(controller)
-        self.transcript.load_messages(controller.stored_messages())
+        self._loaded = False
+        if not lazy:
+            self.ensure_loaded()
         self._update_empty_hint()
         self.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
 
     def _show_waiting_for_approval(self, request: ApprovalRequest) -> None:
-        """The call's card says it waits for the dock, then that it runs once allowed."""
+        """Ask on the call's card; when answered (here or in the dock), say how it ended."""
+        self._requests[request.tool_use_id] = request
         self.transcript.set_tool_status(request.tool_use_id, "waiting for approval")
+        self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
+            deadline=request.deadline, can_remember=request.can_remember,
+            unsandboxed=request.unsandboxed))
 
         def answered(future: asyncio.Future[ApprovalDecision]) -> None:
-            if not future.cancelled() and future.exception() is None \
-                    and future.result().choice is not ApprovalChoice.DENY:
+            self._requests.pop(request.tool_use_id, None)
+            if request.state is RequestState.EXPIRED:
+                outcome: str | None = "expired"
+            elif request.state is RequestState.CANCELLED or future.cancelled():
+                outcome = "cancelled"
+            elif future.exception() is None and not future.result().allowed:
+                outcome = "denied"
+            else:
+                outcome = None
+            self.transcript.set_tool_approval(request.tool_use_id, None, outcome)
+            if outcome is None:
                 self.transcript.set_tool_status(request.tool_use_id, "running…")
 
         request.future.add_done_callback(answered)
 
+    def answer_on_card(self, tool_use_id: str, choice: str, reason: str = "") -> bool:
+        """Resolve the request behind a card's buttons (the same one the dock lists)."""
+        request = self._requests.get(tool_use_id)
+        if request is None or self._approvals is None:
+            return False
+        decision = ApprovalDecision(ApprovalChoice(choice), reason)
+        if not request.can_remember and decision.choice in (
+                ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
+            return False
+        done = self._approvals.answer(request, decision)
+        self.focus_composer()
+        return done
+
     def _connect(self, c: ConversationController) -> None:
         t = self.transcript
         c.transcript_reset.connect(t.load_messages)
-        c.user_message.connect(lambda text, mid: t.add_user_message(text, message_id=mid))
+        c.error.connect(lambda _t, _r: self.ensure_loaded())  # before the error is shown
+        c.busy_changed.connect(lambda _b: self.ensure_loaded())
+        c.transcript_reset.connect(lambda _m: setattr(self, "_loaded", True))
+        c.user_message.connect(self._on_user_message)
         c.assistant_started.connect(lambda mid: t.begin_assistant_message(message_id=mid))
         c.text_delta.connect(t.append_text)
         c.thinking_delta.connect(t.append_thinking)
@@ -236,30 +252,128 @@ class ConversationTab(QWidget):
         c.user_message.connect(lambda _t, _m: self._update_empty_hint())
         c.error.connect(lambda _t, _r: self._update_empty_hint())
         c.figures_changed.connect(self.status_line.show_figures)
+        c.prompt_progress.connect(self._on_prompt_progress)
+        c.assistant_started.connect(lambda _m: self._stop_waiting())
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
+        t.approval_answered.connect(self.answer_on_card)
+        t.branch_requested.connect(self.branch_requested)
+        c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
+
+    def ensure_loaded(self) -> None:
+        """Build the transcript from the store the first time it is needed.
+
+        Why lazy: tabs restored in the background hold hundreds of widgets each;
+        building them only when a tab is first shown keeps start-up fast and an idle
+        window with several tabs small.
+        """
+        if self._loaded:
+            return
+        self._loaded = True
+        self.transcript.load_messages(self.controller.stored_messages())
+        self._update_empty_hint()
+
+    def _on_user_message(self, text: str, message_id: str) -> None:
+        if not self._loaded:
+            self.ensure_loaded()  # the store already holds the new message
+            return
+        self.transcript.add_user_message(text, message_id=message_id)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Load the transcript when the tab is first seen."""
+        self.ensure_loaded()
+        super().showEvent(event)
+
+    def _show_branches(self) -> None:
+        """‹ 1/2 › on messages that were edited or regenerated (those on screen)."""
+        self.transcript.refresh_branches()
 
     def send(self) -> None:
-        """Hand the composer's text to the controller; clear it if it was taken."""
-        if self.controller.send(self.composer.toPlainText()):
+        """Hand the composer's text (and attachments) to the controller; clear what it took."""
+        self.ensure_loaded()
+        text = self.composer.toPlainText()
+        attached = list(self.attachments)
+        if not attached:
+            taken = self.controller.send(text)
+        else:
+            taken = self.controller.send(text, message_content(text, attached),
+                                         shown_text(text, attached))
+        if taken:
             self.composer.clear()
+            self.attachments.clear()
+            self.composer_box.show_attachments([])
+
+    def attach_files(self, paths: list[str]) -> None:
+        """Attach files (paperclip or drop); a file that cannot be attached is said so."""
+        problems = []
+        for path in paths:
+            try:
+                self.attachments.append(read_attachment(path))
+            except (AttachmentError, OSError) as exc:
+                problems.append(str(exc))
+        self.composer_box.show_attachments([a.name for a in self.attachments])
+        if problems:
+            self.transcript.add_error(" ".join(problems), retry=False)
+            self._update_empty_hint()
+        self.focus_composer()
+
+    def _remove_attachment(self, index: int) -> None:
+        if 0 <= index < len(self.attachments):
+            del self.attachments[index]
+        self.composer_box.show_attachments([a.name for a in self.attachments])
 
     def _update_empty_hint(self) -> None:
         """A new conversation shows what to do instead of an empty page."""
-        empty = not self.transcript.item_keys() and not self.controller.busy
+        shown = self.transcript.item_keys() if self._loaded else \
+            self.controller.stored_messages()
+        empty = not shown and not self.controller.busy
         if empty:
             model = self.controller.settings.get("model")
             self.empty_hint.setText(
                 f"Start the conversation with {model}.\n\nType a message below and press "
-                "Enter. Tool calls wait for your approval in the Approvals panel."
+                "Enter. When the model wants to run a tool, it asks you here first."
                 if model else "Choose a server and a model, then type a message below.")
         self._pages.setCurrentWidget(self.empty_hint if empty else self.transcript)
 
     def _on_busy(self, busy: bool) -> None:
-        self.stop_button.setEnabled(busy)
-        self.send_button.setEnabled(not busy)
+        self.composer_box.set_busy(busy)
+        if busy:
+            self._waiting_since = time.monotonic()
+            self._progress = None
+            self._waiting_timer.start()
+            self._show_waiting()
+        else:
+            self._stop_waiting()
+
+    def _on_prompt_progress(self, processed: int, total: int) -> None:
+        self._progress = (processed, total)
+        self._show_waiting()
+
+    def _show_waiting(self) -> None:
+        """Until the first token: "Processing prompt… N s" (and % when the server says)."""
+        if self._waiting_since is None:
+            return
+        processed, total = self._progress or (None, None)
+        self.status_line.show_waiting(
+            waiting_text(time.monotonic() - self._waiting_since, processed, total))
+
+    def _stop_waiting(self) -> None:
+        self._waiting_since = None
+        self._waiting_timer.stop()
+        self.status_line.show_waiting(None)
 
     def focus_composer(self) -> None:
         """Put the cursor in the message box."""
         self.composer.setFocus()
+
+
+def _centred(widget: QWidget, *, margins: tuple[int, int, int, int]) -> QHBoxLayout:
+    """A row that keeps ``widget`` in the reading column (centred, at most its width)."""
+    widget.setMaximumWidth(COLUMN_MAX_WIDTH - 8)
+    row = QHBoxLayout()
+    row.setContentsMargins(*margins)
+    row.addStretch(0)
+    row.addWidget(widget, 1)
+    row.addStretch(0)
+    return row

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from .server_catalog import ServerCatalog, ServerEntry
+from .theme import style_chrome
 
 log = logging.getLogger("desktop_agent.gui.servers")
 
@@ -46,6 +47,7 @@ class ServerPicker(QDialog):
 
     def __init__(self, catalog: ServerCatalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        style_chrome(self)
         self.setWindowTitle("Choose a server and model")
         self.setObjectName("serverPicker")
         self.resize(560, 480)

@@ -32,6 +32,8 @@ from desktop_agent.core.permissions import PermissionRule
 from desktop_agent.session import config as session_config
 from desktop_agent.session.setting_values import asks_before_tools
 
+from .theme import style_chrome
+
 _ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -49,6 +51,7 @@ class ConversationSettingsDialog(QDialog):
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
         self.setObjectName("conversationSettings")
         self.resize(520, 620)

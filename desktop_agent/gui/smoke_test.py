@@ -39,6 +39,21 @@ async def _wait_for(condition: Any, what: str, timeout: float = 20.0) -> None:
         await asyncio.sleep(0.02)
 
 
+def _check_look() -> None:
+    """The bundled SVG icons render (QtSvg and its plugins shipped) and the stylesheet exists."""
+    from PySide6.QtGui import QImage
+
+    from desktop_agent.resource_files import resource_path
+
+    from .icons import icon
+
+    pixmap = icon("send").pixmap(24, 24)
+    image = pixmap.toImage().convertToFormat(QImage.Format.Format_ARGB32)
+    drawn = any(image.pixelColor(x, y).alpha() > 0 for x in range(24) for y in range(24))
+    _check(drawn, "the bundled Lucide icons do not render (QtSvg or the .svg files missing)")
+    _check(resource_path("theme.qss").is_file(), "resources/theme.qss is missing")
+
+
 async def _run(app: Any) -> None:
     from desktop_agent.core.tools import tool
     from desktop_agent.session.tools import ToolCatalog
@@ -47,6 +62,7 @@ async def _run(app: Any) -> None:
 
     from .main_window import MainWindow
 
+    _check_look()
     received: list[dict[str, Any]] = []
 
     @tool("smoke_ping", "Answers pong", {"message": str})  # type: ignore[untyped-decorator]

@@ -1,71 +1,175 @@
-"""Light and dark themes that follow the system's colour scheme.
+"""Light and dark themes: the system's choice, or the one picked in Preferences.
 
 The Fusion style draws the same everywhere and honours the palette, so one
-light and one dark palette cover every platform. When the system switches
-scheme while the app runs, the palette follows.
+:class:`~.palette.Palette` per theme gives the QPalette, the stylesheet
+(``resources/theme.qss``, a template of palette names) and the icon tint.
+When the system switches scheme while the app runs and the person chose
+"system", the window follows.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import weakref
+from string import Template
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+import shiboken6
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtWidgets import (
+    QApplication,
+    QProxyStyle,
+    QStyle,
+    QStyleHintReturn,
+    QStyleOption,
+    QWidget,
+)
+
+from desktop_agent.resource_files import resource_path
+
+from .icons import set_icon_palette
+from .palette import Palette, palette_for
 
 log = logging.getLogger("desktop_agent.gui.theme")
 
-_DARK = {
-    QPalette.ColorRole.Window: "#26282b",
-    QPalette.ColorRole.WindowText: "#e6e6e6",
-    QPalette.ColorRole.Base: "#1e1f22",
-    QPalette.ColorRole.AlternateBase: "#2b2d31",
-    QPalette.ColorRole.ToolTipBase: "#323438",
-    QPalette.ColorRole.ToolTipText: "#e6e6e6",
-    QPalette.ColorRole.PlaceholderText: "#8b8f96",
-    QPalette.ColorRole.Text: "#e6e6e6",
-    QPalette.ColorRole.Button: "#2f3136",
-    QPalette.ColorRole.ButtonText: "#e6e6e6",
-    QPalette.ColorRole.BrightText: "#ff6b6b",
-    QPalette.ColorRole.Link: "#6ea8fe",
-    QPalette.ColorRole.Highlight: "#3d6fb6",
-    QPalette.ColorRole.HighlightedText: "#ffffff",
-}
+THEME_CHOICES = ("system", "light", "dark")
+DEFAULT_FONT_PT = 10.0
+
+_choice = "system"
+_font_pt = DEFAULT_FONT_PT
+_sheet = ""
+#: Widgets that carry the stylesheet (the window's chrome), re-styled on a theme change.
+_styled: weakref.WeakSet[QWidget] = weakref.WeakSet()
+
+
+class ThemeSignals(QObject):
+    """Tells widgets that keep their own colours (icons, transcript) to re-read them.
+
+    Signals:
+        changed(bool): The theme was applied; True when it is dark.
+    """
+
+    changed = Signal(bool)
+
+
+signals: ThemeSignals | None = None
+
+
+def theme_signals() -> ThemeSignals:
+    """The one notifier (created on first use, after the QApplication)."""
+    global signals
+    if signals is None:
+        signals = ThemeSignals()
+    return signals
+
+
+class QuietFusion(QProxyStyle):
+    """Fusion without the legacy stock icons on dialog buttons (OK, Cancel...)."""
+
+    def styleHint(self, hint: QStyle.StyleHint, option: QStyleOption | None = None,
+                  widget: QWidget | None = None, returnData: QStyleHintReturn | None = None,
+                  ) -> int:
+        """Dialog buttons show words only; everything else as Fusion."""
+        if hint == QStyle.StyleHint.SH_DialogButtonBox_ButtonsHaveIcons:
+            return 0
+        return super().styleHint(hint, option, widget, returnData)
 
 
 def is_dark(app: QGuiApplication | None = None) -> bool:
-    """Whether the system asks for a dark scheme (env DESKTOP_AGENT_THEME overrides)."""
-    import os
-
+    """Whether the dark theme applies: env DESKTOP_AGENT_THEME, then Preferences, then system."""
     forced = os.environ.get("DESKTOP_AGENT_THEME", "").lower()
     if forced in ("dark", "light"):
         return forced == "dark"
+    if _choice in ("dark", "light"):
+        return _choice == "dark"
     app = app or QGuiApplication.instance()  # type: ignore[assignment]
     if app is None:
         return False
     return app.styleHints().colorScheme() == Qt.ColorScheme.Dark
 
 
-def dark_palette() -> QPalette:
-    """The dark palette, with muted colours for disabled widgets."""
+def qpalette(colours: Palette) -> QPalette:
+    """The QPalette made from a theme's colours (disabled text muted)."""
+    roles = QPalette.ColorRole
+    table = {
+        roles.Window: colours.window, roles.WindowText: colours.text,
+        roles.Base: colours.surface, roles.AlternateBase: colours.sunken,
+        roles.ToolTipBase: colours.raised, roles.ToolTipText: colours.text,
+        roles.PlaceholderText: colours.muted, roles.Text: colours.text,
+        roles.Button: colours.raised, roles.ButtonText: colours.text,
+        roles.BrightText: colours.danger, roles.Link: colours.accent,
+        roles.Highlight: colours.accent, roles.HighlightedText: colours.accent_text,
+        roles.Mid: colours.border, roles.Midlight: colours.border,
+    }
     palette = QPalette()
-    for role, colour in _DARK.items():
+    for role, colour in table.items():
         palette.setColor(role, QColor(colour))
-    disabled = QColor("#7a7d83")
-    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text,
-                 QPalette.ColorRole.ButtonText):
-        palette.setColor(QPalette.ColorGroup.Disabled, role, disabled)
+    for role in (roles.WindowText, roles.Text, roles.ButtonText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(colours.muted))
     return palette
 
 
+def dark_palette() -> QPalette:
+    """The dark QPalette."""
+    return qpalette(palette_for(True))
+
+
+def stylesheet(colours: Palette, font_pt: float = DEFAULT_FONT_PT) -> str:
+    """The application stylesheet filled in with ``colours``."""
+    path = resource_path("theme.qss")
+    template = Template(path.read_text(encoding="utf-8") if path.exists() else "")
+    return template.safe_substitute(colours.as_dict(), font_pt=f"{font_pt:g}",
+                                    font_large_pt=f"{font_pt * 1.15:.1f}")
+
+
+def current_colours(app: QGuiApplication | None = None) -> Palette:
+    """The palette in use now."""
+    return palette_for(is_dark(app))
+
+
+def style_chrome(*widgets: QWidget) -> None:
+    """Give the window's chrome (bars, docks, header, composer, dialogs) the stylesheet.
+
+    Why not the whole application: a stylesheet on an ancestor makes Qt style every
+    descendant through QStyleSheetStyle, and the transcript's hundreds of widgets then
+    cost memory and time (about 7 MB per open tab). The transcript is drawn from the
+    palette instead, so the sheet goes only where it is needed.
+    """
+    for widget in widgets:
+        _styled.add(widget)
+        widget.setStyleSheet(_sheet)
+
+
 def apply_theme(app: QApplication) -> None:
-    """Use Fusion with the palette that matches the system scheme."""
-    app.setStyle("Fusion")
-    if is_dark(app):
-        app.setPalette(dark_palette())
-    else:
-        app.setPalette(app.style().standardPalette())
-    log.debug("theme applied (dark=%s)", is_dark(app))
+    """Use Fusion with the palette, stylesheet, font size and icon tint of the theme."""
+    global _sheet
+    dark = is_dark(app)
+    colours = palette_for(dark)
+    if not isinstance(app.style(), QuietFusion):
+        app.setStyle(QuietFusion("Fusion"))
+    set_icon_palette(colours)
+    font = QFont(app.font())
+    font.setPointSizeF(_font_pt)
+    app.setFont(font)
+    app.setPalette(qpalette(colours))
+    _sheet = stylesheet(colours, _font_pt)
+    for widget in list(_styled):
+        if shiboken6.isValid(widget):  # its C++ side may be gone before the wrapper
+            widget.setStyleSheet(_sheet)
+        else:
+            _styled.discard(widget)
+    theme_signals().changed.emit(dark)
+    log.debug("theme applied (dark=%s, %.1f pt)", dark, _font_pt)
+
+
+def set_preferences(app: QApplication, choice: str, font_pt: float | None = None) -> None:
+    """Apply the theme picked in Preferences (``system``, ``light`` or ``dark``)."""
+    global _choice, _font_pt
+    _choice = choice if choice in THEME_CHOICES else "system"
+    if font_pt is not None:
+        _font_pt = max(8.0, min(20.0, float(font_pt)))
+    apply_theme(app)
 
 
 def follow_system_theme(app: QApplication) -> None:

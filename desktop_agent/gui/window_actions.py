@@ -11,19 +11,20 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QStyle, QToolButton
+from PySide6.QtWidgets import QMenu
+
+from .icons import icon as lucide
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-_SP = QStyle.StandardPixmap
-
 
 def _action(window: MainWindow, text: str, slot: Callable[[], Any], shortcut: Any = None,
-            icon: QStyle.StandardPixmap | None = None, tip: str = "") -> QAction:
+            icon: str | None = None, tip: str = "") -> QAction:
     action = QAction(text, window)
     if icon is not None:
-        action.setIcon(window.style().standardIcon(icon))
+        action.setIcon(lucide(icon))
+        action.setProperty("lucideIcon", icon)
     if shortcut is not None:
         action.setShortcut(QKeySequence(shortcut))
     if tip:
@@ -44,50 +45,52 @@ def _fill(menu: QMenu, actions: Sequence[QAction | None]) -> None:
 def build_actions(window: MainWindow) -> None:
     """Create the window's actions (as attributes), then its menus and toolbar."""
     w = window
-    w.new_action = _action(w, "&New conversation", w.new_conversation, "Ctrl+T", _SP.SP_FileIcon)
+    w.new_action = _action(w, "&New conversation", w.new_conversation, "Ctrl+T", "plus")
     w.close_action = _action(w, "&Close tab", w.close_current_tab, "Ctrl+W",
-                             _SP.SP_DialogCloseButton)
-    w.import_action = _action(w, "&Import…", w.ask_import, "Ctrl+O", _SP.SP_DialogOpenButton)
+                             "x")
+    w.import_action = _action(w, "&Import…", w.ask_import, "Ctrl+O", "upload")
     w.export_action = _action(w, "&Export conversation…", w.ask_export_current, "Ctrl+S",
-                              _SP.SP_DialogSaveButton)
+                              "download")
     w.export_md_action = _action(w, "Export as &Markdown…", w.ask_export_markdown)
     w.export_all_action = _action(w, "Export &all conversations…", w.ask_export_all)
     w.quit_action = _action(w, "&Quit", w.close, QKeySequence.StandardKey.Quit)
-    w.stop_action = _action(w, "&Stop reply", w.stop_current, None, _SP.SP_MediaStop,
+    w.stop_action = _action(w, "&Stop reply", w.stop_current, None, "circle-stop",
                             "Stop the reply (Esc)")
     w.regenerate_action = _action(w, "&Regenerate answer", w.regenerate_current, "Ctrl+R",
-                                  _SP.SP_BrowserReload)
+                                  "refresh-cw")
     w.rename_action = _action(w, "Re&name…", w.rename_current, "F2")
     w.settings_action = _action(w, "Conversation &settings…", w.open_settings, "Ctrl+,",
-                                _SP.SP_FileDialogDetailedView)
+                                "sliders-horizontal")
     w.server_action = _action(w, "Choose &server and model…", w.open_server_picker, "Ctrl+L",
-                              _SP.SP_ComputerIcon)
+                              "server")
     w.rediscover_action = _action(w, "Search for servers again", w.catalog.refresh, None,
-                                  _SP.SP_BrowserReload)
+                                  "refresh-cw")
     w.focus_approvals_action = _action(w, "Go to &approvals", w.focus_approvals,
                                        "Ctrl+Shift+A")
+    w.preferences_action = _action(w, "&Preferences…", w.open_preferences,
+                                   QKeySequence.StandardKey.Preferences, "settings-2")
+    w.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+    w.shortcuts_action = _action(w, "&Keyboard shortcuts", w.show_shortcuts, "F1", "keyboard")
+    w.about_action = _action(w, "&About Desktop Agent", w.show_about, None, "info")
+    w.about_action.setMenuRole(QAction.MenuRole.AboutRole)
 
     menu = w.menuBar()
     _fill(menu.addMenu("&File"), [w.new_action, w.close_action, None, w.import_action,
                                   w.export_action, w.export_md_action, w.export_all_action,
-                                  None, w.quit_action])
+                                  None, w.preferences_action, None, w.quit_action])
     _fill(menu.addMenu("&Conversation"), [w.stop_action, w.regenerate_action, None,
                                           w.rename_action, w.settings_action])
     _fill(menu.addMenu("&Server"), [w.server_action, w.rediscover_action])
     _fill(menu.addMenu("&View"), [w.approval_dock.toggleViewAction(),
                                   w.sidebar.toggleViewAction(), w.focus_approvals_action])
+    _fill(menu.addMenu("&Help"), [w.shortcuts_action, None, w.about_action])
 
-    toolbar = w.addToolBar("Main")
+    toolbar = w.toolbar = w.addToolBar("Main")
     toolbar.setObjectName("mainToolbar")
     toolbar.setMovable(False)
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     toolbar.addAction(w.new_action)
     toolbar.addSeparator()
-    w.server_button = QToolButton()
-    w.server_button.setObjectName("serverButton")
-    w.server_button.setDefaultAction(w.server_action)
-    w.server_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-    toolbar.addWidget(w.server_button)
     toolbar.addAction(w.settings_action)
     toolbar.addSeparator()
     toolbar.addAction(w.regenerate_action)

@@ -40,6 +40,7 @@ class WindowServersMixin:
         def current_controller(self) -> ConversationController | None: ...
         def new_conversation(self) -> ConversationController: ...
         def statusBar(self) -> Any: ...  # Qt's name
+        def _fill_model_menus(self) -> None: ...
 
     def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
         """Open the server and model picker for the visible conversation."""
@@ -68,12 +69,13 @@ class WindowServersMixin:
         self.statusBar().showMessage(f"Using {model} at {base_url}", 5000)
 
     def _on_servers_changed(self, _servers: list[Any]) -> None:
-        choice = self.catalog.preselected_choice()
+        choice = self.catalog.preselected_choice() or self._only_model()
         if choice is not None:
             for controller in list(self.controllers.values()):
                 if not controller.has_server:
                     self.use_server(controller, choice[0], choice[1], None, choice[2])
         self._refresh_notices()
+        self._fill_model_menus()
         for controller in self.controllers.values():
             settings = controller.settings
             server = self.catalog.find(str(settings.get("base_url") or ""))
@@ -81,6 +83,12 @@ class WindowServersMixin:
                 found = server.model(str(settings.get("model") or ""))
                 if found is not None and found.context_length:
                     controller.update_settings(context_length=found.context_length)
+
+    def _only_model(self) -> tuple[str, str, int | None] | None:
+        """The one model of the one running server, when a search found exactly that."""
+        models = [(s.base_url, m.id, m.context_length) for s in self.catalog.up_servers()
+                  for m in s.models]
+        return models[0] if len(models) == 1 else None
 
     def _refresh_notices(self) -> None:
         for i in range(self.tabs.count()):

@@ -14,6 +14,8 @@ from . import conversation_transfer
 from .transfer_dialogs import ask_for_files, file_name_for
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+
     from desktop_agent.store import Store
 
     from .conversation_controller import ConversationController
@@ -26,6 +28,7 @@ class WindowTransferMixin:
 
     store: Store
     sidebar: ConversationSidebar
+    _window_settings: QSettings
     notice: NoticeBar
 
     if TYPE_CHECKING:  # provided by MainWindow / QMainWindow
@@ -65,7 +68,8 @@ class WindowTransferMixin:
     def ask_import(self) -> None:
         """Choose files to import (File → Import)."""
         ask_for_files(self, "Import conversations", False, "JSON files (*.json)", "",
-                      lambda paths: self.import_files(list(paths)))
+                      lambda paths: self.import_files(list(paths)),
+                      settings=self._window_settings)
 
     def ask_export_current(self) -> None:
         """Choose where to export the visible conversation."""
@@ -74,7 +78,8 @@ class WindowTransferMixin:
             conversation_id = controller.conversation_id
             ask_for_files(self, "Export conversation", True, "JSON files (*.json)",
                           file_name_for(controller.title, ".json"),
-                          lambda paths: self.export_conversations(paths[0], [conversation_id]))
+                          lambda paths: self.export_conversations(paths[0], [conversation_id]),
+                          settings=self._window_settings)
 
     def ask_export_markdown(self) -> None:
         """Choose where to save the visible conversation as Markdown."""
@@ -83,17 +88,20 @@ class WindowTransferMixin:
             conversation_id = controller.conversation_id
             ask_for_files(self, "Export as Markdown", True, "Markdown (*.md)",
                           file_name_for(controller.title, ".md"),
-                          lambda paths: self.export_markdown(paths[0], conversation_id))
+                          lambda paths: self.export_markdown(paths[0], conversation_id),
+                          settings=self._window_settings)
 
     def ask_export_selected(self, conversation_ids: list[str]) -> None:
         """Choose where to export the conversations selected in the sidebar."""
         if conversation_ids:
             ask_for_files(self, "Export conversations", True, "JSON files (*.json)",
                           "desktop-agent-conversations.json",
-                          lambda paths: self.export_conversations(paths[0], conversation_ids))
+                          lambda paths: self.export_conversations(paths[0], conversation_ids),
+                          settings=self._window_settings)
 
     def ask_export_all(self) -> None:
         """Choose where to export every conversation."""
         ask_for_files(self, "Export all conversations", True, "JSON files (*.json)",
                       "desktop-agent-export.json",
-                      lambda paths: self.export_conversations(paths[0], None))
+                      lambda paths: self.export_conversations(paths[0], None),
+                      settings=self._window_settings)

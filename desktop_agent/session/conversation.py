@@ -252,7 +252,7 @@ class ConversationSession:
         self._path.append(record)
         self._emit(UserMessageAdded(record))
         if self._record.title == DEFAULT_TITLE:
-            self.rename(title_from(prompt_text(content)))
+            self.rename(title_from(prompt_text(content) or "Attachment"))
         return record
 
     def send(self, content: Content) -> MessageRecord:

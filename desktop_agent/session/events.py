@@ -120,6 +120,14 @@ class ToolErrorReported:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptProgressReported:
+    """How much of the prompt the server has read, before the first token."""
+
+    processed: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported:
     """The turn's figures (tokens, speed)."""
 
@@ -185,6 +193,6 @@ class Notice:
 
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
-                | ToolProgressReported
+                | ToolProgressReported | PromptProgressReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice)

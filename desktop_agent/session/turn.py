@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.types import (
+    PromptProgressBlock,
     TextBlock,
     ThinkingBlock,
     ToolProgressBlock,
@@ -21,6 +22,7 @@ from desktop_agent.core.types import (
 )
 
 from .events import (
+    PromptProgressReported,
     ReplyStarted,
     SessionEvent,
     TextDelta,
@@ -93,6 +95,8 @@ class TurnBlocks:
                 "tokens_per_second": item.tokens_per_second,
             })
             self._emit(UsageReported(item))
+        elif isinstance(item, PromptProgressBlock):
+            self._emit(PromptProgressReported(item.processed, item.total))
 
     def _opened(self, message_id: str | None) -> None:
         if message_id is not None:

@@ -112,6 +112,27 @@ class MessageTree:
             raise NotFoundError(f"no message {message_id}")
         return self.children(record.parent_id, record.conversation_id)
 
+    def branch_position(self, message_id: str) -> tuple[int, int] | None:
+        """Which version a message is: (position from 1, number of versions), or None.
+
+        One indexed query (by parent), so the window can ask for each message it
+        draws ("‹ 2/3 ›") without reading the whole conversation.
+        """
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                """
+                SELECT s.id FROM messages m
+                JOIN messages s ON s.parent_id IS m.parent_id
+                    AND s.conversation_id = m.conversation_id
+                WHERE m.id = ? ORDER BY s.seq
+                """,
+                (message_id,),
+            ).fetchall()
+        ids = [str(r[0]) for r in rows]
+        if len(ids) < 2 or message_id not in ids:
+            return None
+        return ids.index(message_id) + 1, len(ids)
+
     def latest_leaf(self, message_id: str) -> str:
         """The newest leaf under a message, following the newest child at each step.
 

@@ -225,6 +225,10 @@ class Store:
         """The alternatives at a message's place (itself included), oldest first."""
         return self._tree.siblings(message_id)
 
+    def branch_position(self, message_id: str) -> tuple[int, int] | None:
+        """Which version of its place a message is: (position, count), None when alone."""
+        return self._tree.branch_position(message_id)
+
     def latest_leaf(self, message_id: str) -> str:
         """The newest leaf under a message, following the newest child at each step."""
         return self._tree.latest_leaf(message_id)

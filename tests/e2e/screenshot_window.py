@@ -7,9 +7,12 @@ Usage::
 Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
 ``DISPLAY`` is already set, opens the real main window with the xcb platform
 over a throw-away data folder, and plays a scripted conversation against a
-local scripted model server: a streamed markdown answer, a tool call waiting
-in the Approvals dock, the approved result, and a dropped connection with its
-Retry. A PNG is saved at each of those moments (``01-streaming.png`` ...).
+local scripted model server: the empty conversation, a streamed markdown
+answer, a tool call waiting on its card, a regenerated answer with its branch
+switcher, attachments in the composer, a request from a background tab in the
+Approvals dock, and the settings dialogs. It does so in the light and the dark
+theme (``--light`` / ``--dark`` for one) at 1200×800 and 1024×640, saving
+``<theme>-<size>-NN-<moment>.png``.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ async def _pause(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-async def _wait_for(condition: Any, what: str, timeout: float = 30.0) -> None:
+async def _wait_for(condition: Any, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -86,7 +89,10 @@ async def _wait_for(condition: Any, what: str, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def play(app: Any, out: Path) -> list[Path]:
+SIZES = ((1200, 800), (1024, 640))
+
+
+async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[Path]:
     """Drive the window through the scripted conversation, saving screenshots."""
     from desktop_agent.core.tools import tool
     from desktop_agent.gui.main_window import MainWindow
@@ -100,31 +106,34 @@ async def play(app: Any, out: Path) -> list[Path]:
 
     saved: list[Path] = []
 
-    def shot(name: str) -> None:
+    def save(widget: Any, name: str) -> None:
         app.processEvents()
-        path = out / name
-        window.grab().save(str(path))
+        path = out / f"{prefix}-{name}"
+        widget.grab().save(str(path))
         saved.append(path)
+
+    def shot(name: str) -> None:
+        save(window, name)
 
     with ScriptedServer() as server:
         server.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
         store = Store.open()
         window = MainWindow(store, tools=ToolCatalog([read_file], include_builtin=False),
                             approval_timeout=300.0, discover_on_start=False)
-        window.resize(1360, 860)
+        window.resize(*size)
         window.show()
         controller = window.current_controller()
         window.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None, 32768)
-        shot("00-empty.png")
+        await _pause(0.2)
+        shot("01-empty.png")
 
         server.enqueue(script.text(ANSWER, pieces=120, delay=0.03))
         controller.send("How should we refactor the client?")
         tab = window.current_tab()
         await _wait_for(lambda: "Effort" in " ".join(
             tab.transcript.item_text(k) for k in tab.transcript.item_keys()), "streaming")
-        shot("01-streaming.png")
+        shot("02-streaming.png")
         await _wait_for(lambda: not controller.busy, "the first answer")
-        shot("02-answer.png")
 
         server.enqueue(script.tool_calls([("read_file", {"path": "desktop_agent/core/client.py"})],
                                          text_before="Let me look at the file first."),
@@ -132,34 +141,48 @@ async def play(app: Any, out: Path) -> list[Path]:
                                    "is cancelled by `interrupt()`."))
         controller.send("Check how interrupt works in client.py")
         await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
-        await _pause(0.3)
-        shot("03-approval-pending.png")
+        await _pause(0.4)
+        shot("03-inline-approval.png")
         window.approval_dock.allow_once()
         await _wait_for(lambda: not controller.busy, "the tool turn")
-        shot("04-tool-result.png")
 
-        server.enqueue(script.dropped("Streaming was going fine until"))
-        controller.send("And what happens when the server goes away?")
-        await _wait_for(lambda: not controller.busy, "the dropped reply")
+        server.enqueue(script.text("In short: `interrupt()` sets a flag and cancels the "
+                                   "reader task, so the stream closes at once."))
+        controller.regenerate()
+        await _wait_for(lambda: not controller.busy, "the regenerated answer")
+        await _pause(0.3)
+        shot("04-branch-switcher.png")
+
+        picture = out / "chart.png"
+        _draw_chart(picture)
+        notes = Path(os.environ["DESKTOP_AGENT_DATA_DIR"]) / "meeting-notes.md"
+        notes.write_text("# Notes\n- ship the window redesign\n")
+        tab.attach_files([str(picture), str(notes)])
+        tab.composer.setPlainText("What does this chart say about last week?")
         await _pause(0.2)
-        shot("05-error.png")
+        shot("05-attachments.png")
+        picture.unlink()
 
-        window.open_settings()
+        second = window.new_conversation()
+        window.use_server(second, server.base_url, "llama-3.1-8b", None, 8192)
+        server.enqueue(script.tool_calls([("read_file", {"path": "README.md"})]))
+        window.tabs.setCurrentIndex(0)
+        second.send("Read the README")
+        await _wait_for(lambda: bool(window.approvals.pending()), "a background request")
         await _pause(0.3)
-        for widget in app.topLevelWidgets():
-            if widget.objectName() == "conversationSettings" and widget.isVisible():
-                widget.grab().save(str(out / "06-settings.png"))
-                saved.append(out / "06-settings.png")
-                widget.reject()
-        picker = window.open_server_picker()
-        window.catalog.preselection.base_url = server.base_url
-        window.catalog.add_custom(server.base_url)
-        await _wait_for(lambda: window.catalog.searched and not window.catalog.searching,
-                        "server discovery")
+        shot("06-background-approval.png")
+        window.approval_dock.deny()
+        await _wait_for(lambda: not second.busy, "the denied turn")
+
+        dialog = window.open_settings()
         await _pause(0.3)
-        picker.grab().save(str(out / "07-server-picker.png"))
-        saved.append(out / "07-server-picker.png")
-        picker.reject()
+        if dialog is not None:
+            save(dialog, "07-conversation-settings.png")
+            dialog.reject()
+        prefs = window.open_preferences()
+        await _pause(0.3)
+        save(prefs, "08-preferences.png")
+        prefs.reject()
 
         window.close()
         await window.shutdown()
@@ -167,29 +190,64 @@ async def play(app: Any, out: Path) -> list[Path]:
     return saved
 
 
+def _draw_chart(path: Path) -> None:
+    """A small bar chart to attach (drawn, so nothing binary is committed)."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    image = QImage(240, 140, QImage.Format.Format_RGB32)
+    image.fill(QColor("#ffffff"))
+    painter = QPainter(image)
+    for i, height in enumerate((40, 80, 60, 110, 90)):
+        painter.fillRect(20 + i * 42, 130 - height, 30, height, QColor("#2f6fde"))
+    painter.end()
+    image.save(str(path), "PNG")
+
+
 def main(argv: list[str]) -> int:
-    """Run the scripted session and print where the screenshots are."""
+    """Run the scripted session in each theme and size and print where the shots are.
+
+    Each theme and size runs in its own process (one window per process, as the
+    app runs), under one shared virtual display.
+    """
     args = [a for a in argv if not a.startswith("--")]
     out = Path(args[0] if args else "screenshots").resolve()
     out.mkdir(parents=True, exist_ok=True)
-    if "--dark" in argv:
-        os.environ["DESKTOP_AGENT_THEME"] = "dark"
+    if "--one" in argv:
+        theme, size = args[1], args[2]
+        width, height = (int(n) for n in size.split("x"))
+        return _one(out, theme, (width, height))
+    themes = ["dark"] if "--dark" in argv else ["light"] if "--light" in argv else \
+        ["light", "dark"]
+    with virtual_display():
+        for theme in themes:
+            for width, height in SIZES:
+                subprocess.run([sys.executable, __file__, str(out), theme,
+                                f"{width}x{height}", "--one"], check=True, timeout=300)
+    return 0
+
+
+def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
+    """One theme at one size, in this process."""
     with virtual_display(), tempfile.TemporaryDirectory() as data:
         os.environ["DESKTOP_AGENT_DATA_DIR"] = data
+        os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(Path(data) / "Desktop Agent")
         os.environ["QT_QPA_PLATFORM"] = "xcb"
         from PySide6.QtWidgets import QApplication
 
         from desktop_agent.gui.app import create_application, finalize_async_generators_on
+        from desktop_agent.gui.theme import set_preferences
 
         app = create_application(["screenshot"])
         assert isinstance(app, QApplication)
         app.setQuitOnLastWindowClosed(False)
+        set_preferences(app, theme)
         import qasync
 
         loop = qasync.QEventLoop(app)
         asyncio.set_event_loop(loop)
+        prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):
-            saved = loop.run_until_complete(asyncio.wait_for(play(app, out), 120))
+            saved = loop.run_until_complete(asyncio.wait_for(play(app, out, prefix, size), 120))
     for path in saved:
         print(path)
     return 0

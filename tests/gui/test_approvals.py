@@ -347,10 +347,22 @@ def test_an_unsandboxed_command_is_asked_with_a_warning_and_never_remembered(
     request = _wait_for_request(qtbot, window)
     dock = window.approval_dock
     assert request.unsandboxed
-    assert dock._unsandboxed.isVisible() and dock._unsandboxed.text() == UNSANDBOXED_WARNING
-    assert not dock.allow_always_button.isVisible()
-    assert not dock.allow_conversation_button.isVisible()
+    # The dock (the queue, hidden while the request's own tab is visible) and the card
+    # both say so, and neither offers a remembered approval.
+    assert dock._unsandboxed.isVisibleTo(dock) and dock._unsandboxed.text() == \
+        UNSANDBOXED_WARNING
+    assert not dock.allow_always_button.isVisibleTo(dock)
+    assert not dock.allow_conversation_button.isVisibleTo(dock)
     assert dock.allow_always() is False and request.pending  # not offered, not taken
+    qtbot.waitUntil(lambda: _tool_card(window, "bash").approval_panel is not None,
+                    timeout=WAIT_MS)
+    panel = _tool_card(window, "bash").approval_panel
+    assert panel.warning.isVisibleTo(panel) and "anything your account can" in panel.warning.text()
+    assert not panel.allow_always_button.isVisibleTo(panel)
+    assert not panel.allow_conversation_button.isVisibleTo(panel)
+    assert window.current_tab().answer_on_card(request.tool_use_id,
+                                               "allow_always") is False
+    assert request.pending
     qtbot.mouseClick(dock.allow_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, controller)
     assert "ran-it" in _tool_messages(server.requests[1])[0]["content"]

@@ -66,6 +66,10 @@ def test_regenerating_adds_a_sibling_branch_and_remembers_the_active_one(store: 
     assert _texts(store.active_path(conv.id)) == ["Q", "A1", "follow-up"]
     assert store.get_conversation(conv.id).active_leaf_id == store.latest_leaf(first.id)
     assert store.count_messages(conv.id) == 4
+    # The window asks which version a message is ("‹ 1/2 ›").
+    assert store.branch_position(first.id) == (1, 2)
+    assert store.branch_position(second.id) == (2, 2)
+    assert store.branch_position(question.id) is None
 
 
 def test_editing_the_first_message_starts_a_new_root(store: Store) -> None:

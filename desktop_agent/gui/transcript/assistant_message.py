@@ -23,6 +23,7 @@ from desktop_agent.gui.transcript.block_splitter import (
     ProseClosed,
     StreamingBlockSplitter,
 )
+from desktop_agent.gui.transcript.branch_switcher import BranchSwitcher
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.items import AssistantItem, TextRun, ToolCallPart, ToolErrorPart
@@ -64,10 +65,15 @@ class AssistantMessageWidget(QWidget):
     Signals:
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
         regenerate_requested(): Regenerate was clicked.
+        approval_answered(str, str, str): tool use id, choice, reason (on a card).
+        branch_requested(str, int): item key and -1/+1 (another version of the answer).
     """
+
+    branch_requested = Signal(str, int)
 
     copy_requested = Signal(str)
     regenerate_requested = Signal()
+    approval_answered = Signal(str, str, str)
 
     def __init__(
         self,
@@ -118,9 +124,13 @@ class AssistantMessageWidget(QWidget):
         self.regenerate_button = action_button(
             "Regenerate", theme, self._actions, self.regenerate_requested.emit
         )
+        self.branches = BranchSwitcher(theme, self._actions)
+        self.branches.set_position(item.branch)
+        self.branches.step.connect(lambda offset: self.branch_requested.emit(item.key, offset))
         actions_layout = QHBoxLayout(self._actions)
         actions_layout.setContentsMargins(0, 0, 0, 0)
         actions_layout.setSpacing(2)
+        actions_layout.addWidget(self.branches)
         actions_layout.addWidget(self.copy_button)
         actions_layout.addWidget(self.regenerate_button)
         actions_layout.addStretch(1)
@@ -142,6 +152,10 @@ class AssistantMessageWidget(QWidget):
     def ended(self) -> bool:
         """True once the turn's final render is done."""
         return self._ended
+
+    def set_branch(self, branch: tuple[int, int] | None) -> None:
+        """Show which version of the answer this is."""
+        self.branches.set_position(branch)
 
     def set_regenerate_visible(self, visible: bool) -> None:
         """Offer Regenerate (the view does so on the last finished turn only)."""
@@ -310,13 +324,16 @@ class AssistantMessageWidget(QWidget):
             parent=self,
         )
         card.arguments_view.copied.connect(self.copy_requested.emit)
+        card.approval_answered.connect(self.approval_answered.emit)
         self._cards[part.tool_use_id] = card
         self._insert(card)
+        card.set_outcome(part.outcome)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
         else:
             if part.status:
                 card.set_status(part.status)
+            card.show_approval(part.approval)
             self._waiting_cards.append((part, card))
 
     def _update_cards(self) -> None:
@@ -324,6 +341,8 @@ class AssistantMessageWidget(QWidget):
         for part, card in self._waiting_cards:
             if format_arguments(part.arguments) != card.arguments_text:
                 card.set_arguments(part.arguments)
+            card.set_outcome(part.outcome)
+            card.show_approval(part.approval if part.result is None else None)
             if part.result is not None:
                 card.set_result(part.result, part.is_error)
             else:

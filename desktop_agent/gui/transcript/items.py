@@ -19,6 +19,8 @@ class UserItem:
 
     key: str
     text: str
+    branch: tuple[int, int] | None = None  # (position, alternatives) when edited
+    branch_known: bool = False  # whether ``branch`` was looked up
 
 
 @dataclass
@@ -53,6 +55,8 @@ class ToolCallPart:
     result: str | None = None
     is_error: bool = False
     status: str | None = None  # shown until a result arrives, e.g. "waiting for approval"
+    approval: Any = None  # an ApprovalPrompt while the person is asked on the card
+    outcome: str | None = None  # "denied" / "expired": what an error result means
 
 
 @dataclass
@@ -78,6 +82,8 @@ class AssistantItem:
     open: bool = True
     interrupted: bool = False
     revision: int = 0
+    branch: tuple[int, int] | None = None  # (position, alternatives) when regenerated
+    branch_known: bool = False  # whether ``branch`` was looked up
 
     def append(self, kind: str, delta: str) -> None:
         """Add a text or thinking piece, starting a new run if the kind changes."""

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QVBoxLayout, QWidget
 
+from desktop_agent.gui.transcript.branch_switcher import BranchSwitcher
 from desktop_agent.gui.transcript.items import ErrorItem, UserItem
 from desktop_agent.gui.transcript.message_editor import MessageEditor
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
@@ -26,10 +27,12 @@ class UserMessageWidget(QWidget):
     Signals:
         edit_requested(str, str): item key and the edited text, when an edit is sent.
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
+        branch_requested(str, int): item key and -1/+1 (another version of the message).
     """
 
     edit_requested = Signal(str, str)
     copy_requested = Signal(str)
+    branch_requested = Signal(str, int)
 
     def __init__(
         self, item: UserItem, theme: TranscriptTheme, parent: QWidget | None = None
@@ -60,9 +63,13 @@ class UserMessageWidget(QWidget):
         bubble_row.addStretch(1)
         bubble_row.addWidget(self.bubble)
         bubble_row.addWidget(self.editor, 4)
+        self.branches = BranchSwitcher(theme, self)
+        self.branches.set_position(item.branch)
+        self.branches.step.connect(lambda offset: self.branch_requested.emit(item.key, offset))
         actions_row = QHBoxLayout()
         actions_row.setSpacing(2)
         actions_row.addStretch(1)
+        actions_row.addWidget(self.branches)
         actions_row.addWidget(self.copy_button)
         actions_row.addWidget(self.edit_button)
         layout = QVBoxLayout(self)
@@ -76,6 +83,10 @@ class UserMessageWidget(QWidget):
     def plain_text(self) -> str:
         """The message text."""
         return self.item.text
+
+    def set_branch(self, branch: tuple[int, int] | None) -> None:
+        """Show which version of the message this is."""
+        self.branches.set_position(branch)
 
     def _measure_text_width(self) -> int:
         metrics = QFontMetrics(self.text_view.font())

@@ -50,9 +50,10 @@ class TranscriptTheme:
     @classmethod
     def from_palette(cls, palette: QPalette) -> TranscriptTheme:
         """Build the colours that fit ``palette`` (light or dark)."""
-        window = palette.color(QPalette.ColorRole.Window)
+        # The reading surface is the palette's Base (the window's Window is the chrome).
+        window = palette.color(QPalette.ColorRole.Base)
         text = palette.color(QPalette.ColorRole.WindowText)
-        base = palette.color(QPalette.ColorRole.Base)
+        base = palette.color(QPalette.ColorRole.AlternateBase)
         highlight = palette.color(QPalette.ColorRole.Highlight)
         dark = window.lightness() < text.lightness()
         error_hue = QColor("#ff7b72") if dark else QColor("#b3261e")

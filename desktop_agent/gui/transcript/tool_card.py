@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from desktop_agent.gui.transcript.approval_panel import ApprovalPanel, ApprovalPrompt
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
@@ -36,9 +38,15 @@ def format_arguments(arguments: Any) -> str:
 class ToolCard(CollapsibleSection):
     """Shows a tool call; :meth:`set_result` or :meth:`set_error` completes it.
 
+    While the call waits for the person, :meth:`show_approval` opens the card
+    (arguments in view) and puts the answer buttons on it.
+
     Signals:
         toggled(bool): the details were shown or hidden (from CollapsibleSection).
+        approval_answered(str, str, str): tool use id, choice, deny reason.
     """
+
+    approval_answered = Signal(str, str, str)
 
     def __init__(
         self,
@@ -86,7 +94,10 @@ class ToolCard(CollapsibleSection):
         body_layout.addWidget(self._output_panel)
 
         self.header_button.setToolTip(f"Tool call {tool_use_id}")
+        self.header_button.setAccessibleName(f"Tool call {name}")
         self._source = source
+        self._outcome: str | None = None
+        self.approval_panel: ApprovalPanel | None = None
         self._set_status("running…")
 
     def set_arguments(self, arguments: Any) -> None:
@@ -94,6 +105,32 @@ class ToolCard(CollapsibleSection):
         self.arguments_text = format_arguments(arguments)
         self.arguments_view.code_view.setPlainText(self.arguments_text)
         self._arguments_label.setText("Arguments (edited before it ran)")
+
+    def show_approval(self, prompt: ApprovalPrompt | None) -> None:
+        """Ask on the card (``prompt``) or stop asking (None)."""
+        if prompt is None:
+            if self.approval_panel is not None:
+                self.approval_panel.hide()
+                self.approval_panel.deleteLater()
+                self.approval_panel = None
+                self.set_panel_colors(self._theme.card_background, self._theme.border)
+            return
+        if self.approval_panel is not None:
+            return
+        self.approval_panel = ApprovalPanel(prompt, self._theme, self)
+        self.approval_panel.answered.connect(
+            lambda choice, reason: self.approval_answered.emit(self.tool_use_id, choice, reason))
+        layout = self.layout()
+        if isinstance(layout, QVBoxLayout):
+            layout.addWidget(self.approval_panel)
+        self.set_expanded(True)
+        self.set_panel_colors(self._theme.card_background, self._theme.accent)
+
+    def set_outcome(self, outcome: str | None) -> None:
+        """What an error result means when the person (or the clock) refused the call."""
+        self._outcome = outcome
+        if outcome and self.output_text is None:
+            self._set_status(outcome)
 
     def set_result(self, content: str, is_error: bool = False) -> None:
         """Fill the output; an error result marks the card as failed."""
@@ -104,10 +141,11 @@ class ToolCard(CollapsibleSection):
             hidden = len(content) - OUTPUT_DISPLAY_LIMIT
             shown = f"{content[:OUTPUT_DISPLAY_LIMIT]}\n… ({hidden:,} more characters)"
         self.output_view.setPlainText(shown or "(no output)")
-        self._output_label.setText("Error" if is_error else "Output")
+        self._output_label.setText(("Told the model" if self._outcome else "Error")
+                                   if is_error else "Output")
         self._output_label.setVisible(True)
         self._output_panel.setVisible(True)
-        self._set_status("failed" if is_error else "done")
+        self._set_status((self._outcome or "failed") if is_error else "done")
 
     def set_status(self, status: str) -> None:
         """Say where the call stands before its result (e.g. waiting for approval)."""
@@ -121,5 +159,6 @@ class ToolCard(CollapsibleSection):
     def _set_status(self, status: str) -> None:
         parts = [part for part in (self._source, status) if part]
         self.detail_label.setText(" · ".join(parts))
-        border = self._theme.error_text if self.is_error else self._theme.border
+        border = self._theme.error_text if self.is_error and not self._outcome \
+            else self._theme.border
         self.set_panel_colors(self._theme.card_background, border)

@@ -75,7 +75,13 @@ class TranscriptView(QScrollArea):
         regenerate_requested(): Regenerate was clicked on the last answer.
         copy_requested(str): something was copied (it is already on the clipboard).
         follows_end_changed(bool): :attr:`follows_end` changed.
+        approval_answered(str, str, str): tool use id, choice, reason, from a card.
+        branch_requested(str, int): message key and -1/+1: show another version of it.
     """
+
+    branch_requested = Signal(str, int)
+
+    approval_answered = Signal(str, str, str)
 
     retry_requested = Signal()
     edit_requested = Signal(str, str)
@@ -117,6 +123,7 @@ class TranscriptView(QScrollArea):
         self._adjusting = False
         self._anchor: tuple[QWidget, int] | None = None
         self._paging = False
+        self._branch_source: Any = None
 
         self._scheduler = FrameScheduler(self)
         self._scheduler.add_frame_hook(self._show_pending)
@@ -211,6 +218,19 @@ class TranscriptView(QScrollArea):
         item.revision += 1
         self._mark_dirty(item)
 
+    def set_tool_approval(self, tool_use_id: str, prompt: Any, outcome: str | None = None) -> None:
+        """Ask on the call's card (an ApprovalPrompt) or stop asking (None, with the outcome)."""
+        found = self._find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        part.approval = prompt
+        if outcome is not None:
+            part.outcome = outcome
+            part.status = outcome
+        item.revision += 1
+        self._mark_dirty(item)
+
     def add_tool_error(self, text: str, tool_use_id: str | None = None) -> None:
         """Show a tool problem: on its card when known, else as a line in the answer."""
         found = self._find_tool_call(tool_use_id) if tool_use_id else None
@@ -260,6 +280,34 @@ class TranscriptView(QScrollArea):
         self._update_regenerate()
         self._set_follows_end(True)
         self.scroll_to_end()
+
+    def set_branch_source(self, lookup: Any) -> None:
+        """Where to ask which version a message is: ``lookup(key) -> (pos, count) | None``.
+
+        Asked only for messages that get a widget (a page at a time), never for
+        the whole conversation.
+        """
+        self._branch_source = lookup
+
+    def refresh_branches(self) -> None:
+        """Ask again for every message on screen (after a regenerate or an edit)."""
+        for widget in list(self._window.widgets.values()):
+            item = getattr(widget, "item", None)
+            if isinstance(item, UserItem | AssistantItem):
+                item.branch_known = False
+                self._look_up_branch(item)
+                if isinstance(widget, UserMessageWidget | AssistantMessageWidget):
+                    widget.set_branch(item.branch)
+
+    def _look_up_branch(self, item: UserItem | AssistantItem) -> None:
+        if not item.branch_known and self._branch_source is not None:
+            item.branch = self._branch_source(item.key)
+            item.branch_known = True
+
+    def branch_of(self, key: str) -> tuple[int, int] | None:
+        """The (position, count) shown on message ``key`` (None: no other version)."""
+        item = next((i for i in self._window.items if i.key == key), None)
+        return item.branch if isinstance(item, UserItem | AssistantItem) else None
 
     @property
     def follows_end(self) -> bool:
@@ -355,10 +403,13 @@ class TranscriptView(QScrollArea):
 
     def _make_widget(self, item: TranscriptItem) -> QWidget:
         widget: QWidget
+        if isinstance(item, UserItem | AssistantItem):
+            self._look_up_branch(item)
         if isinstance(item, UserItem):
             user = UserMessageWidget(item, self._theme, self._column)
             user.edit_requested.connect(self.edit_requested.emit)
             user.copy_requested.connect(self.copy_requested.emit)
+            user.branch_requested.connect(self.branch_requested.emit)
             widget = user
         elif isinstance(item, ErrorItem):
             error = ErrorNoticeWidget(item, self._theme, self._column)
@@ -370,6 +421,8 @@ class TranscriptView(QScrollArea):
             )
             answer.copy_requested.connect(self.copy_requested.emit)
             answer.regenerate_requested.connect(self.regenerate_requested.emit)
+            answer.approval_answered.connect(self.approval_answered.emit)
+            answer.branch_requested.connect(self.branch_requested.emit)
             answer.set_regenerate_visible(item.key == self._regenerate_key)
             widget = answer
         return widget

@@ -221,7 +221,7 @@ def test_dark_palette_switches_colours_and_code_style(view, qtbot):
     assert view.theme.code_style == "github-dark"
     assert "x = 1" in view.item_text(key)  # rebuilt in the new colours
     content = view.widget()
-    assert content.palette().color(QPalette.ColorRole.Window).name() == "#1e1f22"
+    assert content.palette().color(QPalette.ColorRole.Window).name() == "#2b2d30"
 
 
 def test_a_long_session_of_qt_calls_does_not_exhaust_none(view):

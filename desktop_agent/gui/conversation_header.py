@@ -1,0 +1,232 @@
+"""The bar at the top of a conversation: model, working folder, sandbox, network.
+
+Why here and not in a dialog: these four decide what the model is and what its
+commands may touch, so they stay in sight while the person reads. The header
+only shows settings and reports choices through signals; the window applies
+them to the conversation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QMenu,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+from .icons import icon, set_icon
+
+#: Sandbox levels (the settings' ``sandbox`` values) and how the header names them.
+SANDBOX_LABELS = {
+    "workdir": "Sandboxed",
+    "read_only": "Read-only",
+    "off": "No sandbox",
+}
+SANDBOX_TIPS = {
+    "workdir": "Commands may change only the working folder; the rest of the system is "
+               "read-only and your home folder is hidden.",
+    "read_only": "Commands may read the working folder and change nothing.",
+    "off": "Commands run with your account's full rights. Every command asks first and is "
+           "never remembered.",
+}
+
+
+def short_path(path: Path) -> str:
+    """``~/…`` for folders under the home folder, else the path."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+class ElidingToolButton(QToolButton):
+    """A tool button whose text shortens (with …) to the room it gets.
+
+    Why: a long folder path or model id must not make the window wider; the
+    full text stays in the tooltip.
+    """
+
+    def __init__(self, mode: Qt.TextElideMode, limit: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._mode = mode
+        self._limit = limit
+        self.setMinimumWidth(90)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+
+    def set_full_text(self, text: str) -> None:
+        """Set the text to show (shortened as needed)."""
+        self._full = text
+        self._elide()
+
+    def full_text(self) -> str:
+        """The text before shortening."""
+        return self._full
+
+    def sizeHint(self) -> QSize:
+        """As wide as the text needs, up to the limit."""
+        hint = super().sizeHint()
+        wanted = self.fontMetrics().horizontalAdvance(self._full) + self.iconSize().width() + 28
+        return QSize(min(wanted, self._limit), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Shorten the text to the new width."""
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        room = max(20, self.width() - self.iconSize().width() - 28)
+        self.setText(self.fontMetrics().elidedText(self._full, self._mode, room))
+
+
+class ConversationHeader(QWidget):
+    """Model switcher, working folder chooser, sandbox level and network switch.
+
+    Signals:
+        model_chosen(str, str, object): base URL, model id, context length (or None).
+        add_server_requested(): "Add server…" was chosen.
+        rediscover_requested(): "Search for servers again" was chosen.
+        folder_chosen(str): The person picked a working folder.
+        sandbox_chosen(str): A sandbox level (``workdir``, ``read_only``, ``off``).
+        network_toggled(bool): Whether commands may use the network.
+    """
+
+    model_chosen = Signal(str, str, object)
+    add_server_requested = Signal()
+    rediscover_requested = Signal()
+    folder_chosen = Signal(str)
+    sandbox_chosen = Signal(str)
+    network_toggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("conversationHeader")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(12, 6, 12, 6)
+        layout.setSpacing(6)
+
+        self.model_button = ElidingToolButton(Qt.TextElideMode.ElideRight, 260)
+        self.model_button.setObjectName("modelSwitcher")
+        self.model_button.setAccessibleName("Model")
+        set_icon(self.model_button, "bot")
+        self.model_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.model_menu = QMenu(self.model_button)
+        self.model_button.setMenu(self.model_menu)
+        layout.addWidget(self.model_button)
+        layout.addStretch(1)
+
+        self.folder_button = ElidingToolButton(Qt.TextElideMode.ElideMiddle, 300)
+        self.folder_button.setObjectName("workFolder")
+        self.folder_button.setAccessibleName("Working folder")
+        set_icon(self.folder_button, "folder")
+        self.folder_button.clicked.connect(lambda _c=False: self.choose_folder())
+        layout.addWidget(self.folder_button)
+
+        self.sandbox_box = QComboBox()
+        self.sandbox_box.setObjectName("sandboxLevel")
+        self.sandbox_box.setAccessibleName("Sandbox level")
+        for level, label in SANDBOX_LABELS.items():
+            self.sandbox_box.addItem(icon("shield-alert" if level == "off" else "shield-check"),
+                                     label, level)
+            self.sandbox_box.setItemData(self.sandbox_box.count() - 1, SANDBOX_TIPS[level],
+                                         Qt.ItemDataRole.ToolTipRole)
+        self.sandbox_box.activated.connect(
+            lambda i: self.sandbox_chosen.emit(str(self.sandbox_box.itemData(i))))
+        layout.addWidget(self.sandbox_box)
+
+        self.network_button = QToolButton()
+        self.network_button.setObjectName("networkSwitch")
+        self.network_button.setAccessibleName("Network for commands")
+        self.network_button.setCheckable(True)
+        self.network_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.network_button.clicked.connect(
+            lambda _c=False: self.network_toggled.emit(self.network_button.isChecked()))
+        layout.addWidget(self.network_button)
+
+        self._folder = Path.home()
+        self._servers: list[Any] = []
+        self._current: tuple[str | None, str | None] = (None, None)
+        self.show_settings({}, None)
+        self.set_servers([])
+
+    # -- what the window tells it ---------------------------------------------
+
+    def show_settings(self, settings: dict[str, Any], folder: Path | None) -> None:
+        """Show a conversation's model, folder, sandbox level and network switch."""
+        model = settings.get("model")
+        self._current = (settings.get("base_url"), model)
+        self.model_button.set_full_text(str(model) if model else "Choose a model")
+        self.model_button.setToolTip(
+            f"{model} at {settings.get('base_url')} — click to switch" if model
+            else "Choose the server and model for this conversation")
+        if folder is not None:
+            self._folder = folder
+            self.folder_button.set_full_text(short_path(folder))
+            self.folder_button.setToolTip(
+                f"Working folder: {folder}\nTools read and write here. Click to choose "
+                "another folder.")
+        level = settings.get("sandbox", "workdir")
+        index = max(0, self.sandbox_box.findData(level))
+        self.sandbox_box.setCurrentIndex(index)
+        self.sandbox_box.setToolTip(SANDBOX_TIPS[str(self.sandbox_box.itemData(index))])
+        network = settings.get("network") is True
+        unsandboxed = settings.get("sandbox") == "off"
+        self.network_button.setEnabled(not unsandboxed)
+        self.network_button.setChecked(network or unsandboxed)
+        set_icon(self.network_button, "wifi" if network else "wifi-off")
+        self.network_button.setText("Network on" if network else "Network off")
+        self.network_button.setToolTip(
+            "Without a sandbox, commands can reach the network like any program."
+            if unsandboxed else
+            "Commands may use the network. Click to cut them off." if network else
+            "Commands cannot reach the network. Click to allow it for this conversation.")
+        if unsandboxed:
+            set_icon(self.network_button, "wifi")
+            self.network_button.setText("Network on")
+
+    def set_servers(self, servers: list[Any]) -> None:
+        """Fill the model menu with the running servers' models (ServerEntry list)."""
+        self._servers = [s for s in servers if getattr(s, "up", False) and s.models]
+        menu = self.model_menu
+        menu.clear()
+        for server in self._servers:
+            menu.addSection(f"{server.name} · {server.base_url}")
+            for model in server.models:
+                action = menu.addAction(model.id)
+                action.setCheckable(True)
+                action.setChecked((server.base_url, model.id) == self._current)
+                action.triggered.connect(
+                    lambda _c=False, u=server.base_url, m=model.id, n=model.context_length:
+                    self.model_chosen.emit(u, m, n))
+        if not self._servers:
+            empty = menu.addAction("No running server found")
+            empty.setEnabled(False)
+        menu.addSeparator()
+        menu.addAction(icon("plus"), "Add server…", self.add_server_requested.emit)
+        menu.addAction(icon("refresh-cw"), "Search for servers again",
+                       self.rediscover_requested.emit)
+
+    def model_names(self) -> list[str]:
+        """The models offered in the menu (tests and accessibility checks)."""
+        return [a.text() for a in self.model_menu.actions()
+                if a.isCheckable()]
+
+    def choose_folder(self) -> None:
+        """Ask for a working folder (non-blocking dialog)."""
+        dialog = QFileDialog(self, "Choose the working folder", str(self._folder))
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        dialog.fileSelected.connect(self.folder_chosen.emit)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()

@@ -1,0 +1,126 @@
+"""The window's icons: bundled Lucide SVGs, tinted to the current theme.
+
+Why an icon engine: Lucide draws with ``currentColor``; Qt's SVG engine would
+paint it black, unreadable on the dark theme. :class:`TintedSvgEngine` swaps
+``currentColor`` for the palette's text colour (muted when disabled) and
+renders the vector at whatever size and pixel ratio the widget asks, so one
+file serves every size and both themes.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from PySide6.QtCore import QByteArray, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
+from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QAbstractButton, QWidget
+
+from desktop_agent.resource_files import resource_path
+
+from .palette import Palette, palette_for
+
+_current: Palette = palette_for(False)
+
+
+def set_icon_palette(palette: Palette) -> None:
+    """Tint icons made from now on with ``palette`` (the theme calls this)."""
+    global _current
+    _current = palette
+
+
+@cache
+def _svg_source(name: str) -> bytes:
+    path = resource_path(f"icons/lucide/{name}.svg")
+    return path.read_bytes() if path.exists() else b""
+
+
+@cache
+def _renderer(name: str, colour: str) -> QSvgRenderer:
+    data = _svg_source(name).replace(b"currentColor", colour.encode())
+    return QSvgRenderer(QByteArray(data))
+
+
+class TintedSvgEngine(QIconEngine):
+    """Paints one Lucide icon in the colours of a palette."""
+
+    def __init__(self, name: str, palette: Palette, colour: str | None = None) -> None:
+        super().__init__()
+        self._name = name
+        self._palette = palette
+        self._colour = colour
+
+    def _colour_for(self, mode: QIcon.Mode) -> str:
+        if mode == QIcon.Mode.Disabled:
+            return self._palette.muted if not self._colour else self._palette.border
+        # Selected rows use the soft accent tint (see theme.qss): the text colour reads there.
+        return self._colour or self._palette.text
+
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode,
+              state: QIcon.State) -> None:
+        """Draw the vector into ``rect``."""
+        renderer = _renderer(self._name, self._colour_for(mode))
+        if mode == QIcon.Mode.Disabled:
+            painter.setOpacity(0.55)
+        renderer.render(painter, rect)
+        painter.setOpacity(1.0)
+
+    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
+        """A transparent pixmap with the icon drawn at ``size``."""
+        pixmap = QPixmap(size)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        self.paint(painter, QRect(QPoint(0, 0), size), mode, state)
+        painter.end()
+        return pixmap
+
+    def clone(self) -> QIconEngine:
+        """A copy (Qt copies engines when icons are copied)."""
+        return TintedSvgEngine(self._name, self._palette, self._colour)
+
+    def key(self) -> str:
+        """The engine's kind."""
+        return "desktop-agent-tinted-svg"
+
+    def isNull(self) -> bool:
+        """True when the SVG is missing."""
+        return not _svg_source(self._name)
+
+
+def icon(name: str, colour: str | None = None) -> QIcon:
+    """The Lucide icon ``name`` (e.g. ``"send"``) tinted for the current theme.
+
+    Args:
+        name: The file name in ``resources/icons/lucide`` without ``.svg``.
+        colour: A fixed colour (e.g. the palette's ``accent_text`` for an icon
+            on an accent button); default: the theme's text colour.
+    """
+    return QIcon(TintedSvgEngine(name, _current, colour))
+
+
+def set_icon(target: QAbstractButton, name: str, role: str | None = None) -> None:
+    """Give a button a Lucide icon and remember which, so :func:`retint` can redraw it.
+
+    Args:
+        target: The button.
+        name: The icon's file name without ``.svg``.
+        role: A palette colour name for a fixed tint (e.g. ``"accent_text"`` on an
+            accent button); default: the theme's text colour.
+    """
+    target.setProperty("lucideIcon", name)
+    target.setProperty("lucideRole", role or "")
+    target.setIcon(icon(name, getattr(_current, role) if role else None))
+
+
+def retint(root: QWidget) -> None:
+    """Redraw every remembered icon under ``root`` in the current theme's colours."""
+    for button in root.findChildren(QAbstractButton):
+        name = button.property("lucideIcon")
+        if isinstance(name, str) and name:
+            role = button.property("lucideRole")
+            set_icon(button, name, role if isinstance(role, str) and role else None)
+
+
+def current_palette() -> Palette:
+    """The palette icons are tinted with right now."""
+    return _current

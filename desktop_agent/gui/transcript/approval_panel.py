@@ -1,0 +1,135 @@
+"""The answer buttons on a tool card that waits for the person.
+
+Why on the card: the person reads the call where it happens, with its
+arguments right above, and answers there; the Approvals dock keeps the same
+requests as a queue across tabs (both resolve one request). The panel only
+reports the choice; the tab hands it to the approval queue.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+
+from desktop_agent.core.builtin_tools.sandbox import UNSANDBOXED_WARNING
+from desktop_agent.gui.transcript.painted_panel import set_text_color
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.gui.transcript.widget_style import scaled_font
+
+#: The answers, as the values of the approval queue's ``ApprovalChoice``.
+ALLOW_ONCE = "allow_once"
+ALLOW_CONVERSATION = "allow_conversation"
+ALLOW_ALWAYS = "allow_always"
+DENY = "deny"
+
+
+@dataclass(frozen=True)
+class ApprovalPrompt:
+    """What the card needs to ask: plain data, kept on the transcript item.
+
+    Attributes:
+        deadline: ``time.monotonic()`` at which the call is denied (None: never).
+        can_remember: Whether "for this conversation" and "always" are offered.
+        unsandboxed: The call would run with the account's full rights.
+    """
+
+    deadline: float | None = None
+    can_remember: bool = True
+    unsandboxed: bool = False
+
+
+def format_countdown(seconds: float) -> str:
+    """``m:ss`` rounded up, never negative."""
+    whole = max(0, int(seconds + 0.999))
+    return f"{whole // 60}:{whole % 60:02d}"
+
+
+class ApprovalPanel(QWidget):
+    """Countdown, optional unsandboxed warning, reason field and four answers.
+
+    Signals:
+        answered(str, str): choice (``allow_once``... ``deny``) and the deny reason.
+    """
+
+    answered = Signal(str, str)
+
+    def __init__(self, prompt: ApprovalPrompt, theme: TranscriptTheme,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("approvalPanel")
+        self._prompt = prompt
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 2)
+        layout.setSpacing(6)
+        self.warning = QLabel(UNSANDBOXED_WARNING[:1].upper() + UNSANDBOXED_WARNING[1:] + ".")
+        self.warning.setObjectName("cardUnsandboxed")
+        self.warning.setWordWrap(True)
+        self.warning.setFont(scaled_font(self.warning, bold=True))
+        set_text_color(self.warning, theme.error_text)
+        self.warning.setVisible(prompt.unsandboxed)
+        layout.addWidget(self.warning)
+
+        self.countdown = QLabel()
+        self.countdown.setObjectName("approvalCountdown")
+        self.countdown.setFont(scaled_font(self.countdown, bold=True, scale=1.05))
+        set_text_color(self.countdown, theme.accent)
+        layout.addWidget(self.countdown)
+
+        self.reason = QLineEdit()
+        self.reason.setPlaceholderText("Reason if you deny (optional, sent to the model)")
+        self.reason.setAccessibleName("Reason for denying")
+        self.reason.returnPressed.connect(lambda: self._answer(DENY))
+        layout.addWidget(self.reason)
+
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        self.allow_button = self._button("Allow once", ALLOW_ONCE, "primary")
+        self.allow_conversation_button = self._button("Allow for this conversation",
+                                                      ALLOW_CONVERSATION)
+        self.allow_always_button = self._button("Always allow", ALLOW_ALWAYS)
+        self.deny_button = self._button("Deny", DENY, "danger")
+        for button in (self.allow_button, self.allow_conversation_button,
+                       self.allow_always_button):
+            row.addWidget(button)
+        row.addStretch(1)
+        row.addWidget(self.deny_button)
+        self.allow_conversation_button.setVisible(prompt.can_remember)
+        self.allow_always_button.setVisible(prompt.can_remember)
+        layout.addLayout(row)
+
+        from desktop_agent.gui.theme import style_chrome
+
+        style_chrome(self)  # a few widgets: the buttons read as one group, Allow stands out
+        self._tick = QTimer(self)
+        self._tick.setInterval(500)
+        self._tick.timeout.connect(self._update_countdown)
+        if prompt.deadline is not None:
+            self._tick.start()
+        self._update_countdown()
+
+    def _button(self, text: str, choice: str, role: str = "") -> QPushButton:
+        button = QPushButton(text, self)
+        button.setAccessibleName(text)
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        if role:
+            button.setProperty("role", role)
+        button.clicked.connect(lambda: self._answer(choice))
+        return button
+
+    def _update_countdown(self) -> None:
+        deadline = self._prompt.deadline
+        if deadline is None:
+            self.countdown.setText("Waiting for your answer")
+            return
+        self.countdown.setText(
+            f"Denied automatically in {format_countdown(deadline - time.monotonic())}")
+
+    def _answer(self, choice: str) -> None:
+        if not self.isEnabled():
+            return
+        self.setEnabled(False)
+        self._tick.stop()
+        self.answered.emit(choice, self.reason.text().strip() if choice == DENY else "")
