@@ -91,6 +91,7 @@ class ConversationRunner:
         """
         with _as_http():
             if message is not None:
+                self.session.reload_settings()  # another process may have changed 'vision'
                 refuse_if_blind(self.session.settings, message)
                 self.session.send(message)
             else:
