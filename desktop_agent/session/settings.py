@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .setting_values import asks_before_tools, has_server
 
 __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_tools",
-           "checked_changes", "has_server", "stored_settings"]
+           "checked_changes", "has_server", "invalid_keys", "stored_settings"]
 
 SandboxLevel = Literal["workdir", "read_only", "off"]
 
@@ -114,6 +114,16 @@ def stored_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     except ValidationError as exc:
         raise SettingsError(_sentence(exc)) from exc
     return dict(settings)
+
+
+def invalid_keys(settings: Mapping[str, Any]) -> list[str]:
+    """Known keys whose values break the schema (an import from an older or edited file)."""
+    known = {k: v for k, v in settings.items() if k in KNOWN_KEYS and v is not None}
+    try:
+        ConversationSettings.model_validate(known)
+    except ValidationError as exc:
+        return sorted({str(error["loc"][0]) for error in exc.errors() if error["loc"]})
+    return []
 
 
 def checked_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
