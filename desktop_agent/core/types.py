@@ -62,6 +62,9 @@ class ToolResultBlock:
 
     ``decision`` says how the call was settled (``rule``, ``approved``,
     ``denied``, ``blocked``, ``auto``...), for transcripts and the store.
+    ``ran_input`` is the input the tool ran with when it differs from the
+    model's (an approver edited it, or a hook rewrote it); the client has
+    already put it into the history's assistant entry.
     ``images`` are pictures the tool returned (``image_url`` parts; sent to a
     model that can see). ``user_content`` is meant for the person only (MCP
     ``audience: ["user"]``): show it on the tool card; the model never gets it.
@@ -72,6 +75,7 @@ class ToolResultBlock:
     is_error: bool = False
     name: str | None = None
     decision: str | None = None
+    ran_input: dict[str, Any] | None = None
     images: list[dict[str, Any]] = field(default_factory=list)
     user_content: str | None = None
     type: Literal["tool_result"] = "tool_result"

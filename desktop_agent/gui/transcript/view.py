@@ -200,6 +200,16 @@ class TranscriptView(QScrollArea):
         item.revision += 1
         self._mark_dirty(item)
 
+    def set_tool_input(self, tool_use_id: str, arguments: dict[str, Any]) -> None:
+        """Show the input a call ran with (edited before it ran) on its card."""
+        found = self._find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        part.arguments = arguments
+        item.revision += 1
+        self._mark_dirty(item)
+
     def set_tool_status(self, tool_use_id: str, status: str) -> None:
         """Show where a call stands until its result arrives ("waiting for approval")."""
         found = self._find_tool_call(tool_use_id)

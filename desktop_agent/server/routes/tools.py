@@ -37,7 +37,7 @@ class ToolList(BaseModel):
 @router.get("/tools", response_model=ToolList)
 async def list_tools(svc: AppServices = Depends(services)) -> ToolList:  # noqa: B008
     """Tools a conversation may name, with the prompt tokens each schema costs."""
-    tools = svc.tools.listing()
+    tools = svc.session.tools.offered_tools()
     costs = schema_costs(tools)
     return ToolList(
         tools=[ToolInfo(name=t.name, description=t.description, group=c.group,
