@@ -187,10 +187,15 @@ class ConversationController(QObject):
         self.session.update_settings(**changes)
 
     def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
-                   context_length: int | None = None) -> None:
-        """Use this server and model from the next turn (mid-conversation too)."""
+                   context_length: int | None = None, vision: bool | None = None) -> None:
+        """Use this server and model from the next turn (mid-conversation too).
+
+        ``vision`` is what the server says about the model reading images (None:
+        unknown), so a picture for a text-only model is refused in words before
+        anything is sent.
+        """
         self.update_settings(base_url=base_url, model=model, api_key_name=api_key_name,
-                             context_length=context_length)
+                             context_length=context_length, vision=vision)
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""

@@ -61,8 +61,11 @@ class WindowServersMixin:
     def use_server(self, controller: ConversationController, base_url: str, model: str,
                    api_key_name: str | None = None, context_length: int | None = None) -> None:
         """Point a conversation at a server and model, and remember it for new ones."""
+        server = self.catalog.find(base_url)
+        found = server.model(model) if server is not None else None
         controller.set_server(base_url, model, api_key_name=api_key_name,
-                              context_length=context_length)
+                              context_length=context_length,
+                              vision=found.vision if found is not None else None)
         self.store.set_setting(LAST_SERVER_KEY, {"base_url": base_url, "model": model,
                                                  "api_key_name": api_key_name,
                                                  "context_length": context_length})
@@ -79,10 +82,13 @@ class WindowServersMixin:
         for controller in self.controllers.values():
             settings = controller.settings
             server = self.catalog.find(str(settings.get("base_url") or ""))
-            if server is not None and settings.get("context_length") is None:
-                found = server.model(str(settings.get("model") or ""))
-                if found is not None and found.context_length:
-                    controller.update_settings(context_length=found.context_length)
+            found = server.model(str(settings.get("model") or "")) if server else None
+            if found is None:
+                continue
+            if settings.get("context_length") is None and found.context_length:
+                controller.update_settings(context_length=found.context_length)
+            if settings.get("vision") is None and found.vision is not None:
+                controller.update_settings(vision=found.vision)
 
     def _only_model(self) -> tuple[str, str, int | None] | None:
         """The one model of the one running server, when a search found exactly that."""

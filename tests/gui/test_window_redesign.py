@@ -229,10 +229,11 @@ def test_help_menu_lists_shortcuts(make_window: Any) -> None:
     dialog.reject()
 
 
-def _entry(base_url: str, models: list[str]) -> Any:
+def _entry(base_url: str, models: list[str], vision: bool | None = None) -> Any:
     from desktop_agent.gui.server_catalog import ModelChoice, ServerEntry
 
-    return ServerEntry("Test", base_url, True, tuple(ModelChoice(m, 4096) for m in models))
+    return ServerEntry("Test", base_url, True,
+                       tuple(ModelChoice(m, 4096, vision) for m in models))
 
 
 def test_processing_prompt_shows_time_and_server_progress(
@@ -474,6 +475,19 @@ def test_a_search_that_finds_exactly_one_model_selects_it(make_window: Any) -> N
     window._on_servers_changed(window.catalog.servers)
     assert controller.settings["model"] == "only-model"
     assert window.current_tab().header.model_names() == ["only-model"]
+
+
+def test_picking_a_model_takes_what_the_server_says_about_its_vision(
+        make_window: Any) -> None:
+    window = make_window()
+    controller = window.current_controller()
+    window.catalog._servers = [_entry("http://127.0.0.1:9/v1", ["text-only"], vision=False),
+                               _entry("http://127.0.0.1:8/v1", ["sees"], vision=True)]
+    window.catalog.searched = True
+    window.use_server(controller, "http://127.0.0.1:9/v1", "text-only")
+    assert controller.settings["vision"] is False  # a picture is refused in words
+    window.use_server(controller, "http://127.0.0.1:8/v1", "sees")
+    assert controller.settings["vision"] is True
 
 
 def test_icons_are_redrawn_in_the_new_theme(qtbot: Any, make_window: Any) -> None:
