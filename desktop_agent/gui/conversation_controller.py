@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("desktop_agent.gui.conversation")
 
+HISTORY_PAGE = 200
+"""Messages read from the store at a time when a conversation is shown."""
+
 # Other modules import these names from here.
 __all__ = ["DEFAULT_TITLE", "TITLE_LENGTH", "ConversationController", "TurnFigures"]
 
@@ -166,11 +169,26 @@ class ConversationController(QObject):
     @property
     def can_regenerate(self) -> bool:
         """Whether there is a user message to answer again."""
-        return not self.busy and any(r.role == "user" for r in self.session.path)
+        # Without reading a long branch: its newest message is a user's or answers one.
+        last = self.session.last_message()
+        return not self.busy and last is not None and last.role != "system"
 
-    def stored_messages(self) -> list[dict[str, Any]]:
-        """The active branch as shown in the transcript."""
-        return [view_dict(r) for r in self.session.path]
+    def stored_messages(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The active branch as shown in the transcript (with ``limit``: its last page).
+
+        A page starts at a user message, so a turn is never cut from its tool
+        results; :meth:`earlier_messages` brings the pages before it.
+        """
+        records = self.session.path if limit is None else self.session.latest_page(limit)
+        return [view_dict(r) for r in records]
+
+    def earlier_messages(self, before: str, limit: int = HISTORY_PAGE) -> list[dict[str, Any]]:
+        """The page of the active branch before message ``before`` (empty at the root)."""
+        return [view_dict(r) for r in self.session.page_before(before, limit)]
+
+    def is_empty(self) -> bool:
+        """Whether the active branch holds no message (reads one row, not the branch)."""
+        return self.session.last_message() is None
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""
@@ -372,26 +390,29 @@ class ConversationController(QObject):
         Counting tokens loads the tokenizer, so it runs in a worker thread after
         the window has painted; a turn's own figures win if one ends meanwhile.
         """
-        if self._figures.context_used is not None or not self.session.path:
+        if self._figures.context_used is not None or self.is_empty():
             return
-        counted = _server_count(self.session.path)
+        last = self.session.last_message()
+        counted = _server_count([last] if last else [])
         if counted is not None:  # the server's own count from the last reply: no tokenizer
             self._figures.context_used = counted
             self.figures_changed.emit(self._figures)
             return
         loop = asyncio.get_running_loop()
-        used = await loop.run_in_executor(None, self._estimate_context)
+        used = await loop.run_in_executor(None, self._estimate_context, True)
         if used is not None and self._figures.context_used is None:
             self._figures.context_used = used
             self.figures_changed.emit(self._figures)
 
-    def _estimate_context(self) -> int | None:
+    def _estimate_context(self, from_worker: bool = False) -> int | None:
         try:
+            # A worker reads its own copy: the session's list belongs to the turn.
+            path = self.session.read_branch() if from_worker else self.session.path
             from desktop_agent.core.context import estimate_tokens
 
             # The tool definitions are part of every request, as in the server's own count.
             client = self.session.client
-            return int(estimate_tokens(model_history(self.session.path),
+            return int(estimate_tokens(model_history(path),
                                        tools=list(client.options.tools) if client else None))
         except Exception as exc:  # an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)

@@ -36,7 +36,7 @@ from .attachments import (
     shown_text,
 )
 from .composer import Composer, ComposerBox
-from .conversation_controller import ConversationController
+from .conversation_controller import HISTORY_PAGE, ConversationController
 from .conversation_header import ConversationHeader
 from .icons import icon, set_icon
 from .status_line import StatusLine, waiting_text
@@ -272,7 +272,8 @@ class ConversationTab(QWidget):
         if self._loaded:
             return
         self._loaded = True
-        self.transcript.load_messages(self.controller.stored_messages())
+        self.transcript.set_earlier_source(self.controller.earlier_messages)
+        self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
         self._update_empty_hint()
 
     def _on_user_message(self, text: str, message_id: str) -> None:
@@ -326,8 +327,8 @@ class ConversationTab(QWidget):
 
     def _update_empty_hint(self) -> None:
         """A new conversation shows what to do instead of an empty page."""
-        shown = self.transcript.item_keys() if self._loaded else \
-            self.controller.stored_messages()
+        shown = bool(self.transcript.item_keys()) if self._loaded else \
+            not self.controller.is_empty()
         empty = not shown and not self.controller.busy
         if empty:
             model = self.controller.settings.get("model")

@@ -345,8 +345,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
 
     async def _dispose(self, controller: ConversationController, tab: ConversationTab) -> None:
         await controller.close()
-        if not controller.stored_messages() and controller.title == DEFAULT_TITLE:
-            with contextlib.suppress(Exception):  # already deleted, or the store closed
+        with contextlib.suppress(Exception):  # already deleted, or the store closed
+            if controller.title == DEFAULT_TITLE and controller.is_empty():
                 self.store.delete_conversation(controller.conversation_id)
         tab.deleteLater()
         controller.deleteLater()

@@ -88,7 +88,10 @@ class ConversationSession:
             raise NotFoundError(f"no conversation {conversation_id}")
         self._store = store
         self._record: ConversationRecord = record
-        self._path: list[MessageRecord] = store.active_path(conversation_id)
+        # The whole branch is read only when something needs it (a turn, refresh):
+        # opening a long conversation reads just the page the window shows.
+        self._loaded_path: list[MessageRecord] | None = None
+        self._shown_page: tuple[int, list[tuple[str, str]]] | None = None  # (limit, ids)
         self._env = env
         self._ask = ask
         self._owner = owner
@@ -144,8 +147,55 @@ class ConversationSession:
 
     @property
     def path(self) -> list[MessageRecord]:
-        """The active branch as last read (root first)."""
+        """The active branch as last read (root first); read whole on first use."""
         return list(self._path)
+
+    @property
+    def _path(self) -> list[MessageRecord]:
+        if self._loaded_path is None:
+            self._loaded_path = self._store.active_path(self._record.id)
+        return self._loaded_path
+
+    @_path.setter
+    def _path(self, path: list[MessageRecord]) -> None:
+        self._loaded_path = path
+
+    def latest_page(self, limit: int) -> list[MessageRecord]:
+        """The newest messages of the active branch, starting at a user message.
+
+        Why: a transcript shows a long conversation a page at a time, so it
+        needs neither the whole branch read nor grouped. The page starts at a
+        user message (when it holds one) so a turn is never cut from its tool
+        results; the ones before come with :meth:`page_before`.
+        """
+        if self._loaded_path is not None:
+            page = self._loaded_path[-limit:]
+        else:
+            page = self._store.active_path(self._record.id, limit)
+        page = _from_turn_start(page, limit)
+        self._shown_page = (limit, [(r.id, r.status) for r in page])
+        return page
+
+    def last_message(self) -> MessageRecord | None:
+        """The newest message of the active branch (one row read, not the branch)."""
+        if self._loaded_path is not None:
+            return self._loaded_path[-1] if self._loaded_path else None
+        page = self._store.active_path(self._record.id, 1)
+        return page[-1] if page else None
+
+    def read_branch(self) -> list[MessageRecord]:
+        """The whole active branch without keeping it (safe from a worker thread)."""
+        loaded = self._loaded_path
+        return list(loaded) if loaded is not None else self._store.active_path(self._record.id)
+
+    def page_before(self, message_id: str, limit: int) -> list[MessageRecord]:
+        """Up to ``limit`` messages before ``message_id`` on its branch, root first."""
+        if self._loaded_path is not None:
+            index = next((i for i, r in enumerate(self._loaded_path) if r.id == message_id), 0)
+            page = self._loaded_path[max(0, index - limit):index]
+        else:
+            page = self._store.active_path(self._record.id, limit, before=message_id)
+        return _from_turn_start(page, limit)
 
     @property
     def busy(self) -> bool:
@@ -167,8 +217,17 @@ class ConversationSession:
         if self.busy or self._closed:
             return False
         self._reload_record()
+        if self._loaded_path is None:
+            if self._shown_page is None:
+                return False  # nothing was read yet: the next read is fresh anyway
+            # Only a page was read: compare the same page, read the whole branch if it moved.
+            limit, shown = self._shown_page
+            page = _from_turn_start(self._store.active_path(self._record.id, limit), limit)
+            if [(r.id, r.status) for r in page] == shown:
+                return False
         path = self._store.active_path(self._record.id)
-        if [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]:
+        if self._loaded_path is not None and (
+                [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]):
             return False
         self._path = path
         self._emit(PathReset(tuple(path)))
@@ -451,3 +510,11 @@ def _is_expected(exc: BaseException) -> bool:
     from .tools import WorkdirError
 
     return isinstance(exc, AgentError | WorkdirError | ConversationBusyError)
+
+
+def _from_turn_start(page: list[MessageRecord], limit: int) -> list[MessageRecord]:
+    """A full page without its leading non-user messages (they belong to the page before)."""
+    if len(page) < limit:
+        return page  # it reaches the root
+    start = next((i for i, r in enumerate(page) if r.role == "user"), 0)
+    return page[start:]

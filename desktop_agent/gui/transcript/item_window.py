@@ -57,6 +57,12 @@ class ItemWindow:
         self.lo = self.hi = len(items)
         self.render_before(rendered_from)
 
+    def prepend(self, items: list[TranscriptItem]) -> None:
+        """Add older items before all others (paged in from the store), unrendered."""
+        self.items = [*items, *self.items]
+        self.lo += len(items)
+        self.hi += len(items)
+
     def append(self, item: TranscriptItem) -> bool:
         """Add a new item; it gets a widget only if the window reaches the end."""
         at_end = self.includes_end

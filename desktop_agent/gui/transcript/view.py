@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
@@ -126,6 +126,8 @@ class TranscriptView(QScrollArea):
         self._anchor: tuple[QWidget, int] | None = None
         self._paging = False
         self._branch_source: Any = None
+        self._earlier_source: Callable[[str], list[Any]] | None = None
+        self._first_message_id: str | None = None
 
         self._scheduler = FrameScheduler(self)
         self._scheduler.add_frame_hook(self._show_pending)
@@ -282,12 +284,41 @@ class TranscriptView(QScrollArea):
         Only the last page gets widgets; see the module docstring.
         """
         self.clear()
+        messages = list(messages)
+        self._first_message_id = _message_id(messages[0]) if messages else None
         items = items_from_messages(messages, lambda: self._key(None))
         self._window.reset(items, max(0, len(items) - PAGE_SIZE))
         self._keys_in_use = {item.key for item in items}
         self._update_regenerate()
         self._set_follows_end(True)
         self.scroll_to_end()
+
+    def set_earlier_source(self, fetch: Callable[[str], list[Any]] | None) -> None:
+        """Where older messages come from: ``fetch(first_shown_message_id) -> messages``.
+
+        Why: a long conversation is loaded a page at a time; when the person
+        scrolls above the oldest loaded message the view asks for the page
+        before it (root first, empty when there is none).
+        """
+        self._earlier_source = fetch
+
+    def _load_earlier(self) -> bool:
+        """Put the page before the oldest loaded message in front (True: there was one)."""
+        if self._earlier_source is None or self._first_message_id is None:
+            return False
+        messages = list(self._earlier_source(self._first_message_id))
+        if not messages:
+            self._first_message_id = None  # the root is loaded
+            return False
+        self._first_message_id = _message_id(messages[0])
+        items = items_from_messages(messages, lambda: self._key(None))
+        self._window.prepend(items)
+        self._keys_in_use |= {item.key for item in items}
+        return True
+
+    def _more_above(self) -> bool:
+        return self._window.lo > 0 or (
+            self._earlier_source is not None and self._first_message_id is not None)
 
     def set_branch_source(self, lookup: Any) -> None:
         """Where to ask which version a message is: ``lookup(key) -> (pos, count) | None``.
@@ -481,7 +512,7 @@ class TranscriptView(QScrollArea):
         elif self._anchor is not None:
             widget, offset = self._anchor
             self._set_scroll_value(self._widget_top(widget) - offset)
-        if not self._paging and self._window.lo > 0 and maximum < self.viewport().height():
+        if not self._paging and self._more_above() and maximum < self.viewport().height():
             self._start_paging(self._page_up)  # too little to scroll: fill the screen first
 
     def _on_value_changed(self, value: int) -> None:
@@ -498,7 +529,7 @@ class TranscriptView(QScrollArea):
         """Render the next page when the view is within a screen of the window's edge."""
         bar = self.verticalScrollBar()
         margin = self.viewport().height()
-        if bar.value() <= margin and self._window.lo > 0:
+        if bar.value() <= margin and self._more_above():
             self._start_paging(self._page_up)
         elif bar.value() >= bar.maximum() - margin and not self._window.includes_end:
             self._start_paging(self._page_down)
@@ -518,6 +549,8 @@ class TranscriptView(QScrollArea):
 
     def _page_up(self) -> None:
         window = self._window
+        if window.lo <= 0 and window.widgets:
+            self._load_earlier()
         if window.lo <= 0 or not window.widgets:
             self._paging = False
             return
@@ -569,3 +602,9 @@ class TranscriptView(QScrollArea):
         self._renderer = MarkdownRenderer(theme)
         self._apply_content_style()
         self._window.rebuild()
+
+
+def _message_id(entry: Any) -> str | None:
+    """The store id of a message dict or record (None when it has none)."""
+    value = entry.get("id") if isinstance(entry, dict) else getattr(entry, "id", None)
+    return None if value is None else str(value)
