@@ -62,7 +62,8 @@ class ConversationController(QObject):
         settings_changed(dict): Its settings changed (server, model, sampling...).
         busy_changed(bool): A turn started (True) or ended (False).
         transcript_reset(list): Show these stored messages instead of what is shown
-            (each a dict: ``id``, ``role``, ``message``, ``metadata``, ``status``).
+            (each a dict: ``id``, ``role``, ``message``, ``metadata``, ``status``): the
+            last page of the branch; :meth:`earlier_messages` has the rest.
         user_message(str, str): A user message was sent (text, message id).
         assistant_started(str): An assistant reply begins (message id).
         text_delta(str): A piece of the answer.
@@ -312,7 +313,8 @@ class ConversationController(QObject):
                 content if isinstance(content, str) else "")
             self.user_message.emit(shown, event.record.id)
         elif isinstance(event, ev.PathReset):
-            self.transcript_reset.emit([view_dict(r) for r in event.records])
+            # The transcript gets the last page; it asks for earlier ones as it scrolls up.
+            self.transcript_reset.emit(self.stored_messages(HISTORY_PAGE))
         elif isinstance(event, ev.TurnFailed):
             description = describe_error(event.error)
             self.error.emit(description.sentence, description.can_retry)

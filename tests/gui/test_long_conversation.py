@@ -87,3 +87,22 @@ def test_a_page_starts_at_a_user_message_so_tool_rounds_stay_whole(
     assert earlier[0]["role"] == "user" and earlier[-1]["role"] == "assistant"
     whole = [m["id"] for m in controller.stored_messages()]
     assert [m["id"] for m in earlier + page] == whole[-len(earlier + page):]
+
+
+def test_regenerating_in_a_long_conversation_shows_the_last_page_again(
+        qtbot: Any, make_window: Any, store: Any, server: Any) -> None:
+    conversation_id = seed(store)
+    window = make_window()
+    window.open_conversation(conversation_id)
+    tab = window.tab_for(conversation_id)
+    window.use_server(tab.controller, server.base_url, "test-model", None, 8192)
+    server.enqueue(script.text("A second answer."))
+    assert tab.controller.regenerate()
+    wait_idle(qtbot, tab.controller)
+    view = tab.transcript
+    view.flush()
+    keys = view.item_keys()
+    assert len(keys) <= HISTORY_PAGE
+    assert view.item_text(keys[-1]).strip() == "A second answer."
+    assert view.item_text(keys[-2]).strip() == f"Question {PAIRS - 1}"
+    assert len(server.requests[-1]["messages"]) == 2 * PAIRS - 1
