@@ -58,6 +58,9 @@ log = logging.getLogger("desktop_agent.gui.transcript")
 
 #: Items rendered at once when history loads or the person scrolls to a window edge.
 PAGE_SIZE = 30
+#: Items rendered when history loads: about a screen's worth, so a conversation opens
+#: fast; more are rendered as soon as the view has too little to scroll, or scrolls up.
+FIRST_PAGE = 12
 #: Most item widgets kept alive; beyond this, the far side of the window is dropped.
 MAX_RENDERED = 90
 #: Largest readable line length: the column is centred beyond this width.
@@ -287,7 +290,7 @@ class TranscriptView(QScrollArea):
         messages = list(messages)
         self._first_message_id = _message_id(messages[0]) if messages else None
         items = items_from_messages(messages, lambda: self._key(None))
-        self._window.reset(items, max(0, len(items) - PAGE_SIZE))
+        self._window.reset(items, max(0, len(items) - FIRST_PAGE))
         self._keys_in_use = {item.key for item in items}
         self._update_regenerate()
         self._set_follows_end(True)
