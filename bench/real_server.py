@@ -6,28 +6,35 @@ started here on a free port with the e2e tier's launcher and chat template.
 Runs alternate, and the order flips every run, so drift on a busy machine
 hits both paths alike. Prints medians and the ratios Client / raw.
 
+A second part measures whether the prompt prefix stays cacheable: with
+``cache_prompt`` on, the time to first token of turn 10 of a conversation
+(the seven built-in tools, a system prompt, nine earlier turns) against a
+fresh request holding only turn 10's new message. Target: at most 1.2x.
+
 Needs the packages of ``.ci/install_llama.sh``::
 
-    python bench/real_server.py [--runs 5] [--tokens 128] [--threads 2]
+    python bench/real_server.py [--runs 5] [--tokens 128] [--threads 2] [--part all|speed|cache]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e" / "llama"))
 
 from llama_process import LlamaNotInstalled, start_server
 
-from desktop_agent import AgentOptions, Client, TextBlock, Usage
+from desktop_agent import AgentOptions, Client, TextBlock, ToolUseBlock, Usage
 
 PROMPT = "Write a long story about a dragon who learns to bake bread."
 
@@ -158,11 +165,100 @@ def report(title: str, raw_runs: list[Run], client_runs: list[Run], tokens: int)
           f"Client {_median(client_runs, 'pieces'):.0f}")
 
 
+CACHE_SYSTEM = "You are a helpful assistant. Answer in one short sentence."
+CACHE_QUESTIONS = [f"Question {n}: name a fruit that starts with the letter {chr(65 + n)}."
+                   for n in range(10)]
+
+
+async def _first_token(client: Client, prompt: str) -> float:
+    started = time.perf_counter()
+    first = None
+    await client.query(prompt)
+    async for item in client.receive_messages():
+        if first is None and isinstance(item, TextBlock | ToolUseBlock):
+            first = time.perf_counter() - started
+    return first if first is not None else time.perf_counter() - started
+
+
+async def _timed_request(http: httpx.AsyncClient, request: dict[str, object]
+                         ) -> tuple[float, dict[str, float]]:
+    """(time to first token, llama.cpp's own ``timings``) of one streamed request."""
+    body = {k: v for k, v in request.items() if k != "extra_body"}
+    body.update(request.get("extra_body") or {})  # type: ignore[call-overload]
+    started = time.perf_counter()
+    first: float | None = None
+    timings: dict[str, float] = {}
+    async with http.stream("POST", "/chat/completions", json=body) as response:
+        async for line in response.aiter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            choices = chunk.get("choices") or []
+            if first is None and choices and (choices[0].get("delta") or {}).get("content"):
+                first = time.perf_counter() - started
+            timings = chunk.get("timings") or timings
+    return (first if first is not None else time.perf_counter() - started), timings
+
+
+async def turn_ten_ratio(base_url: str, runs: int) -> None:
+    """Turn-10 TTFT with the cached prefix vs a fresh prompt of only the new message.
+
+    Turns 1-9 go through ``Client``; turn 10 is sent as the exact request
+    ``Client`` would build (``request_build``), so llama.cpp's own ``timings``
+    (tokens evaluated, tokens reused from the cache, prompt milliseconds) can
+    be read: on a busy machine they say more than wall-clock times.
+    """
+    import tempfile
+
+    from desktop_agent.core.builtin_tools import builtin_tools
+    from desktop_agent.core.request_build import build_request
+
+    with tempfile.TemporaryDirectory() as folder:
+        tools = builtin_tools(folder)
+        options = AgentOptions(model="smollm2", base_url=base_url, temperature=0.0,
+                               max_tokens=24, max_turns=None, system_prompt=CACHE_SYSTEM,
+                               tools=tools, context_length=2048,
+                               extra_body={"cache_prompt": True, "seed": 1})
+        # fresh: evaluated from scratch (llama.cpp would otherwise restore it from its cache
+        # of earlier prompts, and evaluate 1 token)
+        fresh_options = AgentOptions(model="smollm2", base_url=base_url, temperature=0.0,
+                                     max_tokens=24, max_turns=None,
+                                     extra_body={"cache_prompt": False, "seed": 1})
+        tenth: list[tuple[float, dict[str, float]]] = []
+        fresh: list[tuple[float, dict[str, float]]] = []
+        async with httpx.AsyncClient(base_url=base_url, timeout=300) as http:
+            for _ in range(runs):
+                async with Client(options) as client:
+                    for question in CACHE_QUESTIONS[:9]:
+                        await _first_token(client, question)
+                    history = [*client.history, {"role": "user", "content": CACHE_QUESTIONS[9]}]
+                tenth.append(await _timed_request(http, build_request(options, history)))
+                fresh.append(await _timed_request(http, build_request(
+                    fresh_options, [{"role": "user", "content": CACHE_QUESTIONS[9]}])))
+
+    def median(samples: list[tuple[float, dict[str, float]]], key: str | None) -> float:
+        return statistics.median(s[0] * 1000 if key is None else float(s[1].get(key, 0))
+                                 for s in samples)
+
+    print(f"\nprompt cache ({runs} runs, medians): turn 10 of a conversation (system prompt, "
+          "7 built-in tools, 9 earlier turns) vs a fresh prompt of only its new message")
+    print(f"{'':36s} {'turn 10':>9s} {'fresh':>9s} {'ratio':>7s}")
+    for label, key in (("time to first token (ms, wall)", None),
+                       ("prompt eval (ms, llama.cpp timings)", "prompt_ms")):
+        ours, base = median(tenth, key), median(fresh, key)
+        print(f"{label:36s} {ours:9.1f} {base:9.1f} {ours / base:7.2f}  (target <= 1.2)")
+    print(f"{'tokens evaluated (prompt_n)':36s} {median(tenth, 'prompt_n'):9.0f} "
+          f"{median(fresh, 'prompt_n'):9.0f}")
+    print(f"{'tokens reused from cache (cache_n)':36s} {median(tenth, 'cache_n'):9.0f} "
+          f"{median(fresh, 'cache_n'):9.0f}")
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--part", choices=("all", "speed", "cache"), default="all")
     args = parser.parse_args()
     try:
         server = start_server(threads=args.threads)
@@ -172,10 +268,15 @@ async def main() -> int:
     print("SmolLM2-135M Q4_1 on llama.cpp llama-server, "
           f"{args.threads} threads, greedy, ignore_eos")
     try:
-        for warm, title in ((False, "new client per reply (construction timed on both paths)"),
-                            (True, "one client reused (keep-alive, as a conversation does)")):
-            raw_runs, client_runs = await measure(server.base_url, args.runs, args.tokens, warm)
-            report(title, raw_runs, client_runs, args.tokens)
+        if args.part in ("all", "speed"):
+            for warm, title in (
+                    (False, "new client per reply (construction timed on both paths)"),
+                    (True, "one client reused (keep-alive, as a conversation does)")):
+                raw_runs, client_runs = await measure(server.base_url, args.runs, args.tokens,
+                                                      warm)
+                report(title, raw_runs, client_runs, args.tokens)
+        if args.part in ("all", "cache"):
+            await turn_ten_ratio(server.base_url, args.runs)
     finally:
         server.stop()
     return 0

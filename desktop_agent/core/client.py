@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from . import errors
+from .compaction import ContextKeeper
 from .content_parts import Prompt
 from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
 from .history import (
@@ -49,7 +50,6 @@ from .options import AgentOptions
 from .permissions import PermissionResult, PermissionResultAllow, PermissionResultDeny
 from .prompt_intake import user_message
 from .redaction import scrub_error, secret_values
-from .reply_reader import read_reply
 from .request_build import assistant_message, build_request
 from .sessions import ConversationSession, SessionLink
 from .stream import StreamAggregator
@@ -105,6 +105,8 @@ class Client:
         self._http: Any = None
         self._control = TurnControl()
         self._closing: set[asyncio.Future[None]] = set()
+        #: Keeps each request within options.context_length (a view; history is whole).
+        self.context_keeper = ContextKeeper()
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -335,8 +337,9 @@ class Client:
             aggregator.taken_ids = history_call_ids(self._history)
             self._early.reset()
             try:
-                async for block in read_reply(self._client(), options, self._build_request,
-                                              aggregator, usage, control, self.turn_metadata):
+                async for block in self.context_keeper.read_reply(
+                        self._client(), options, self._build_request, aggregator, usage,
+                        control, self.turn_metadata, self._history):
                     if isinstance(block, ToolUseBlock):
                         self._early.streamed[block.id] = block.name
                     yield block

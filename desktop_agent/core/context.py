@@ -99,8 +99,17 @@ def estimate_tokens(messages: Iterable[dict[str, Any]] | str, model: str | None 
         total += _TOKENS_PER_MESSAGE + count_text_tokens(_message_text(message))
     for tool in tools or ():
         schema = tool.to_openai_format() if hasattr(tool, "to_openai_format") else tool
-        total += count_text_tokens(json.dumps(schema))
+        total += count_text_tokens(schema_json(schema))
     return total + (3 if count else 0)
+
+
+def schema_json(schema: Any) -> str:
+    """A tool schema as the request carries it (the compact JSON httpx sends).
+
+    A server's chat template may re-render it with spaces, which costs about
+    a quarter more; compaction's retry on the server's refusal covers that.
+    """
+    return json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
 
 
 def truncate_messages(messages: Sequence[dict[str, Any]], keep: int = 10,

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
+CompactionMode = Literal["summarise", "drop_oldest", "off"]
+COMPACTION_MODES = ("summarise", "drop_oldest", "off")
 
 
 @dataclass
@@ -54,7 +56,18 @@ class AgentOptions:
             leaves such text as it is.
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
-        context_length: The model's context window, when known (for front ends).
+        context_length: The model's context window, when known. With it, each
+            request is checked before it is sent and compacted when it nears
+            the window (see ``compaction``).
+        compaction: What to do when a request nears ``context_length``:
+            ``summarise`` the oldest messages by the same model (falling back
+            to dropping them), ``drop_oldest`` whole exchanges, or ``off``.
+            Only the request changes; the history keeps every message.
+        compaction_threshold: The share of ``context_length`` (prompt plus
+            the reply's reserve) past which a request is compacted.
+        tool_result_budget: Tokens one tool result may take in a request; a
+            longer one reaches the model cut, with a note on how to read on.
+            None means a quarter of ``context_length`` (4,000 when unknown).
         vision: Whether the model reads images: True, False (a prompt with a
             picture raises ``VisionNotSupportedError`` before anything is
             sent), or None when unknown (sent; a server's refusal becomes
@@ -97,6 +110,9 @@ class AgentOptions:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
+    compaction: CompactionMode = "summarise"
+    compaction_threshold: float = 0.8
+    tool_result_budget: int | None = None
     vision: bool | None = None
     secret_values: Sequence[str] = field(default=(), repr=False)
     output_type: Any = None
@@ -113,7 +129,7 @@ class AgentOptions:
                 f"base_url must start with http:// or https:// (got {self.base_url!r})"
             )
         self.base_url = self.base_url.rstrip("/")
-        for name in ("max_turns", "max_tokens", "context_length"):
+        for name in ("max_turns", "max_tokens", "context_length", "tool_result_budget"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(
@@ -136,6 +152,7 @@ class AgentOptions:
             raise ConfigurationError("text_delta_mode must be auto, incremental or cumulative")
         if self.text_tool_calls not in ("auto", "off"):
             raise ConfigurationError("text_tool_calls must be auto or off")
+        _check_compaction(self.compaction, self.compaction_threshold)
         self.tools = list(self.tools)
         seen: set[str] = set()
         for t in self.tools:
@@ -155,3 +172,10 @@ class AgentOptions:
             if t.name == name:
                 return t
         return None
+
+
+def _check_compaction(mode: str, threshold: float) -> None:
+    if mode not in COMPACTION_MODES:
+        raise ConfigurationError("compaction must be summarise, drop_oldest or off")
+    if not isinstance(threshold, int | float) or not 0.1 <= threshold <= 1:
+        raise ConfigurationError("compaction_threshold must be between 0.1 and 1")

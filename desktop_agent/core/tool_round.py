@@ -16,6 +16,7 @@ from typing import Any
 from .history import NOT_EXECUTED_INTERRUPT, tool_message
 from .options import AgentOptions
 from .permissions import PermissionResult
+from .ran_inputs import replace_call_arguments
 from .tool_output import images_message
 from .tool_pool import MAX_PARALLEL_TOOL_CALLS
 from .tool_progress import ProgressChannel
@@ -79,6 +80,9 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
         if outcome.decision == "deferred":
             continue
         outcome.result.decision = outcome.decision
+        if outcome.result.ran_input is not None:
+            # What the model sees next is what ran (an edited or rewritten input).
+            replace_call_arguments(history, call.id, outcome.result.ran_input)
         if outcome.error is not None:
             yield outcome.error
         yield outcome.result

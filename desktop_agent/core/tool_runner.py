@@ -59,12 +59,14 @@ class ToolOutcome:
 
 
 def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
-             secrets: tuple[str, ...] = ()) -> ToolOutcome:
+             secrets: tuple[str, ...] = (), ran_input: dict[str, Any] | None = None
+             ) -> ToolOutcome:
     raw_text = raw if isinstance(raw, str) or raw is None else json.dumps(raw, default=str)
     message = redact_values(message, secrets)
     raw_text = raw_text if raw_text is None else redact_values(raw_text, secrets)
     return ToolOutcome(
-        ToolResultBlock(call.id, f"Error: {message}", is_error=True, name=call.name),
+        ToolResultBlock(call.id, f"Error: {message}", is_error=True, name=call.name,
+                        ran_input=ran_input),
         ToolUseError(message, raw_data=raw_text, tool_use_id=call.id, name=call.name),
         decision,
     )
@@ -112,6 +114,9 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         return settled
     tool_input, settled_by = settled
 
+    # From here on the tool runs: with an input that differs from the model's,
+    # the result says so, and the client puts it into the history.
+    ran = dict(tool_input) if tool_input != call.input else None
     timeout = tool.timeout or options.tool_timeout
     is_error = False
     secrets = secret_values(options)
@@ -123,24 +128,26 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         # The one point where every tool's output loses the conversation's secrets.
         content, images, user_content = _rendered(value, options.vision, secrets)
     except ToolInputError as exc:
-        return _failure(call, str(exc), settled_by, tool_input, secrets)
+        return _failure(call, str(exc), settled_by, tool_input, secrets, ran)
     except TimeoutError:
         return _failure(call, f"{call.name} did not finish within {timeout:g} s.", settled_by,
-                        tool_input, secrets)
+                        tool_input, secrets, ran)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         log.info("tool %s failed: %s", call.name, redact_values(str(exc), secrets))
         return _failure(call, f"{call.name} failed: {type(exc).__name__}: {exc}", settled_by,
-                        tool_input, secrets)
+                        tool_input, secrets, ran)
 
     post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, PostToolUseEvent(
         call.name, tool_input, call.id, content, is_error, history))
     if post is not None and not post.continue_:
         reason = post.reason or "withheld by a hook"
-        return _failure(call, f"The result of {call.name} was withheld: {reason}", settled_by)
+        return _failure(call, f"The result of {call.name} was withheld: {reason}", settled_by,
+                        ran_input=ran)
     return ToolOutcome(ToolResultBlock(call.id, content, is_error=False, name=call.name,
-                                       images=images, user_content=user_content),
+                                       ran_input=ran, images=images,
+                                       user_content=user_content),
                        None, settled_by)
 
 

@@ -62,6 +62,9 @@ class ToolResultBlock:
 
     ``decision`` says how the call was settled (``rule``, ``approved``,
     ``denied``, ``blocked``, ``auto``...), for transcripts and the store.
+    ``ran_input`` is the input the tool ran with when it differs from the
+    model's (an approver edited it, or a hook rewrote it); the client has
+    already put it into the history's assistant entry.
     ``images`` are pictures the tool returned (``image_url`` parts; sent to a
     model that can see). ``user_content`` is meant for the person only (MCP
     ``audience: ["user"]``): show it on the tool card; the model never gets it.
@@ -72,6 +75,7 @@ class ToolResultBlock:
     is_error: bool = False
     name: str | None = None
     decision: str | None = None
+    ran_input: dict[str, Any] | None = None
     images: list[dict[str, Any]] = field(default_factory=list)
     user_content: str | None = None
     type: Literal["tool_result"] = "tool_result"
@@ -118,6 +122,31 @@ class PromptProgressBlock:
 
 
 @dataclass(slots=True)
+class CompactionBlock:
+    """Earlier messages were summarised or dropped so the request fits the context.
+
+    Only the request changes: ``Client.history`` and the store keep every
+    message. A front end shows it as "N earlier messages summarised", which
+    expands to ``summary``.
+
+    Attributes:
+        messages: History messages the request now replaces (all compactions so far).
+        summary: The summary that stands in for them; None when they were dropped.
+        mode: ``summarise`` or ``drop_oldest`` (what actually happened: a failed
+            summary falls back to dropping).
+        tokens_before: Estimated prompt tokens before compacting.
+        tokens_after: Estimated prompt tokens after.
+    """
+
+    messages: int
+    summary: str | None
+    mode: Literal["summarise", "drop_oldest"]
+    tokens_before: int = 0
+    tokens_after: int = 0
+    type: Literal["compaction"] = "compaction"
+
+
+@dataclass(slots=True)
 class Usage:
     """Figures for one turn.
 
@@ -146,7 +175,7 @@ class Usage:
 
 
 Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
-         | PromptProgressBlock | ToolProgressBlock)
+         | PromptProgressBlock | ToolProgressBlock | CompactionBlock)
 StreamItem = Block | Usage
 
 

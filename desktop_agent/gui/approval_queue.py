@@ -17,14 +17,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice
 
-class ApprovalChoice(enum.Enum):
-    """The four answers the dock offers."""
-
-    DENY = "deny"
-    ALLOW_ONCE = "allow_once"
-    ALLOW_CONVERSATION = "allow_conversation"
-    ALLOW_ALWAYS = "allow_always"
+__all__ = ["ApprovalChoice", "ApprovalDecision", "ApprovalQueue", "ApprovalRequest",
+           "RequestState"]
 
 
 class RequestState(enum.Enum):
@@ -36,24 +32,8 @@ class RequestState(enum.Enum):
     CANCELLED = "cancelled"
 
 
-@dataclass(frozen=True, slots=True)
-class ApprovalDecision:
-    """A person's answer to one request.
-
-    Attributes:
-        choice: Which button was used.
-        reason: For a deny: why, sent to the model (may be empty).
-        updated_input: Edited arguments, or None when they were not changed.
-    """
-
-    choice: ApprovalChoice
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-
-    @property
-    def allowed(self) -> bool:
-        """Whether the tool may run."""
-        return self.choice is not ApprovalChoice.DENY
+# The answers and their meaning are the session's; the dock only carries them.
+ApprovalDecision = ApprovalAnswer
 
 
 _ids = itertools.count(1)

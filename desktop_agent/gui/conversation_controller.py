@@ -1,64 +1,58 @@
-"""One conversation's brain: its Client, its running turn, its autosave.
+"""One conversation in the window: Qt signals over a session.
 
-The controller is the only thing a conversation's widgets talk to. It owns
-the core :class:`~desktop_agent.core.client.Client` and the task running the
-current turn (kept referenced, cancelled on close), turns the core's blocks
-into Qt signals, writes every message to the store as it happens (a streaming
-reply is checkpointed while it grows), and answers the core's approval
-callback by queueing a request for the approval dock and awaiting it.
+The conversation itself (its Client and turn task, options, tools, the
+approval broker, the recorder, the turn lease) is the session layer's
+:class:`~desktop_agent.session.conversation.ConversationSession`, the same
+one the REST server drives. This controller is the window's adapter, by
+composition: it subscribes to the session's events and re-emits them as Qt
+signals for the tab's widgets, shows approval questions in the shared dock
+(:class:`DockAsker`), keeps the status-line figures and maps the session's
+typed refusals to sentences.
 
 The core is imported lazily (inside the first turn) so the window paints
 before the openai SDK loads.
-
-Split by job: :mod:`.turn_blocks` turns each streamed block into a store write
-and a signal, :mod:`.agent_options` maps settings to agent options,
-:mod:`.conversation_history` says what the model and the transcript see of
-the active branch. This module keeps the conversation's lifecycle: settings,
-send / retry / regenerate / edit (each a branch in the store), stop and close.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
-from . import permission_settings
-from .agent_options import build_agent_options
-from .approval_gate import ApprovalGate
-from .approval_queue import ApprovalQueue
-from .conversation_history import (
+from desktop_agent.session import config as session_config
+from desktop_agent.session import events as ev
+from desktop_agent.session.conversation import ConversationSession
+from desktop_agent.session.errors import BUSY_ELSEWHERE, NotConfiguredError, SessionError
+from desktop_agent.session.history import (
     DEFAULT_TITLE,
     TITLE_LENGTH,
-    last_user_index,
     model_history,
-    title_from,
+    tool_result_text,
     view_dict,
 )
+from desktop_agent.session.options import SessionEnvironment
+from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.store.errors import ConversationBusyError, StaleParentError
+
+from .approval_gate import DockAsker
+from .approval_queue import ApprovalQueue
 from .error_messages import describe_error
-from .tool_catalog import ToolCatalog
-from .turn_blocks import TurnBlocksMixin
 from .turn_figures import TurnFigures
-from .turn_recorder import TurnRecorder
 
 if TYPE_CHECKING:
-    from desktop_agent.core.client import Client
-    from desktop_agent.store import ConversationRecord, MessageRecord, Store
+    from desktop_agent.core.connection_pool import ConnectionPool
+    from desktop_agent.store import ConversationRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
 
-CHECKPOINT_INTERVAL_MS = 500
-
 # Other modules import these names from here.
-__all__ = ["CHECKPOINT_INTERVAL_MS", "DEFAULT_TITLE", "TITLE_LENGTH", "ConversationController",
-           "TurnFigures"]
+__all__ = ["DEFAULT_TITLE", "TITLE_LENGTH", "ConversationController", "TurnFigures"]
 
 
-class ConversationController(TurnBlocksMixin, QObject):
-    """Runs one conversation and keeps its store record up to date.
+class ConversationController(QObject):
+    """The window's side of one conversation.
 
     Signals:
         title_changed(str): The conversation's title changed.
@@ -72,6 +66,9 @@ class ConversationController(TurnBlocksMixin, QObject):
         thinking_delta(str): A piece of reasoning.
         tool_call(str, str, object, object): id, name, input dict, source.
         tool_result(str, str, bool): id, content, is_error.
+        tool_input_changed(str, object): id, the input the call ran with (edited
+            in the approval dock); the card shows it instead of the model's.
+        tool_progress(str, str): id, how far the running call is ("running… 2/3").
         tool_error(str, object): text, tool use id or None.
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
@@ -82,6 +79,8 @@ class ConversationController(TurnBlocksMixin, QObject):
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
         notice(str): Something the person should know that is not part of the
             transcript (e.g. a remembered approval could not be saved).
+        compacted(int, object): The model's view of the conversation was
+            compacted: messages covered, and the summary (None when dropped).
     """
 
     title_changed = Signal(str)
@@ -94,6 +93,7 @@ class ConversationController(TurnBlocksMixin, QObject):
     thinking_delta = Signal(str)
     tool_call = Signal(str, str, object, object)
     tool_result = Signal(str, str, bool)
+    tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_error = Signal(str, object)
     assistant_finished = Signal(bool)
@@ -103,34 +103,26 @@ class ConversationController(TurnBlocksMixin, QObject):
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
     notice = Signal(str)
+    compacted = Signal(int, object)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
+                 connection_pool: ConnectionPool | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._store = store
-        self._record = record
         self._approvals = approvals
         self._tools = tools or ToolCatalog()
-        self._approval_timeout = approval_timeout
-        self._client: Client | None = None
-        self._client_stack: contextlib.AsyncExitStack | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._stop_task: asyncio.Future[None] | None = None
-        self._closed = False
-        self._path: list[MessageRecord] = store.active_path(record.id)
-        self._recorder: TurnRecorder | None = None
+        self._asker = DockAsker(approvals, lambda: self.title, self.approval_requested.emit)
+        env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout,
+                                 connection_pool=connection_pool)
+        self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
+        self.session.subscribe(self._on_event)
         self._transcript_open = False
-        self._reported_tool_problems: list[str] = []
-        self.approval_gate = ApprovalGate(
-            record.id, approvals, approval_timeout, settings=lambda: self._record.settings,
-            title=lambda: self._record.title, allow_in_conversation=self._allow_in_conversation,
-            on_request=self.approval_requested.emit, on_problem=self.notice.emit)
-        self._figures = TurnFigures(model=str(record.settings.get("model") or ""),
-                                    context_length=record.settings.get("context_length"))
-        self._checkpoint_timer = QTimer(self)
-        self._checkpoint_timer.setInterval(CHECKPOINT_INTERVAL_MS)
-        self._checkpoint_timer.timeout.connect(self._checkpoint)
+        self._busy_shown = False
+        self._shown_next: str | None = None
+        settings = self.session.settings
+        self._figures = TurnFigures(model=str(settings.get("model") or ""),
+                                    context_length=settings.get("context_length"))
         approvals.pending_count_changed.connect(self._on_pending_count)
 
     # -- properties ----------------------------------------------------------
@@ -138,27 +130,27 @@ class ConversationController(TurnBlocksMixin, QObject):
     @property
     def conversation_id(self) -> str:
         """The store id of this conversation."""
-        return self._record.id
+        return self.session.conversation_id
 
     @property
     def title(self) -> str:
         """The conversation's title."""
-        return self._record.title
+        return self.session.record.title
 
     @property
     def settings(self) -> dict[str, Any]:
         """A copy of the conversation's settings."""
-        return dict(self._record.settings)
+        return self.session.settings
 
     @property
     def busy(self) -> bool:
         """Whether a turn is running."""
-        return self._task is not None and not self._task.done()
+        return self.session.busy
 
     @property
     def task(self) -> asyncio.Task[None] | None:
         """The task running the current turn, if any."""
-        return self._task
+        return self.session.task
 
     @property
     def figures(self) -> TurnFigures:
@@ -168,66 +160,31 @@ class ConversationController(TurnBlocksMixin, QObject):
     @property
     def has_server(self) -> bool:
         """Whether a server and a model are chosen."""
-        s = self._record.settings
+        s = self.session.record.settings
         return bool(s.get("base_url") and s.get("model"))
 
     @property
     def can_regenerate(self) -> bool:
         """Whether there is a user message to answer again."""
-        return not self.busy and any(r.role == "user" for r in self._path)
-
-    def refresh_from_store(self) -> bool:
-        """Catch up with writes made elsewhere when idle (True: the branch changed).
-
-        Another process (the REST server, an import) or the window itself (switching
-        to another version of a message) may have moved the active branch; the
-        transcript is shown again from the store.
-        """
-        if self.busy or self._closed:
-            return False
-        path = self._store.active_path(self._record.id)
-        if [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]:
-            return False
-        self._path = path
-        self.transcript_reset.emit(self.stored_messages())
-        return True
+        return not self.busy and any(r.role == "user" for r in self.session.path)
 
     def stored_messages(self) -> list[dict[str, Any]]:
         """The active branch as shown in the transcript."""
-        return [view_dict(r) for r in self._path]
+        return [view_dict(r) for r in self.session.path]
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""
-        return permission_settings.conversation_allowed_tools(self._record.settings)
+        return session_config.conversation_allowed_tools(self.session.record.settings)
 
     # -- settings ------------------------------------------------------------
 
     def rename(self, title: str) -> None:
         """Give the conversation a new title (blank titles are ignored)."""
-        title = " ".join(title.split())
-        if not title or title == self._record.title:
-            return
-        self._record = self._store.update_conversation(self._record.id, title=title)
-        self.title_changed.emit(title)
+        self.session.rename(title)
 
     def update_settings(self, **changes: Any) -> None:
-        """Change settings (None removes a key); takes effect from the next turn."""
-        settings = dict(self._record.settings)
-        for key, value in changes.items():
-            if value is None:
-                settings.pop(key, None)
-            else:
-                settings[key] = value
-        self._save_settings(settings)
-
-    def _save_settings(self, settings: dict[str, Any]) -> None:
-        if settings == self._record.settings:
-            return
-        self._record = self._store.update_conversation(self._record.id, settings=settings)
-        self._figures.model = str(settings.get("model") or "")
-        self._figures.context_length = settings.get("context_length")
-        self.settings_changed.emit(dict(settings))
-        self.figures_changed.emit(self._figures)
+        """Change settings by key (None removes one); takes effect from the next turn."""
+        self.session.update_settings(**changes)
 
     def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
                    context_length: int | None = None) -> None:
@@ -237,14 +194,17 @@ class ConversationController(TurnBlocksMixin, QObject):
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
-        self._save_settings(permission_settings.without_conversation_allow(
-            self._record.settings, tool_name))
+        self.session.revoke_in_conversation(tool_name)
+
+    def refresh_from_store(self) -> bool:
+        """Catch up with another process's writes when idle (True: the branch changed)."""
+        return self.session.refresh()
 
     # -- user actions --------------------------------------------------------
 
     def send(self, text: str, content: str | list[dict[str, Any]] | None = None,
              shown: str | None = None) -> bool:
-        """Send a user message and stream the reply (False when busy or empty).
+        """Send a user message and stream the reply (False when it cannot be sent).
 
         Args:
             text: The typed text (it names the conversation).
@@ -253,195 +213,203 @@ class ConversationController(TurnBlocksMixin, QObject):
             shown: How the message reads in the transcript (default: ``text``).
         """
         text = text.strip()
-        if (not text and not content) or self.busy or self._closed:
-            return False
-        if not self.has_server:
-            self.error.emit("Pick a model first (at the top of the conversation).", False)
+        if (not text and not content) or self.busy:
             return False
         prompt = content if content else text
-        base = model_history(self._path)
-        record = self._store.add_message(self._record.id, {"role": "user", "content": prompt},
-                                         parent_id=self._leaf_id())
-        self._path.append(record)
-        self.user_message.emit(shown or text, record.id)
-        if self._record.title == DEFAULT_TITLE:
-            self.rename(title_from(text or shown or "Attachment"))
-        self._start_turn(prompt, base)
-        return True
+        self._shown_next = shown or text
+        try:
+            return self._act(lambda: self.session.send(prompt))
+        finally:
+            self._shown_next = None
 
     def retry(self) -> bool:
         """Run the last user message again (after an error); a new branch in the store."""
-        return self._rerun_last_user()
+        return self.regenerate()
 
     def regenerate(self) -> bool:
         """Answer the last user message again; the old answer stays as a sibling branch."""
-        return self._rerun_last_user()
+        if self.busy:
+            return False
+        return self._act(self.session.regenerate)
 
     def edit_and_resend(self, message_id: str, text: str) -> bool:
         """Replace a user message with ``text`` (a sibling branch) and answer it."""
         text = text.strip()
-        if not text or self.busy or self._closed:
+        if not text or self.busy:
             return False
-        index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
-        if index is None or self._path[index].role != "user":
+        return self._act(lambda: self.session.edit(message_id, text))
+
+    def _act(self, action: Any) -> bool:
+        """Run a session action; its refusals become a sentence in the transcript."""
+        try:
+            action()
+        except NotConfiguredError:
+            self.error.emit("Pick a model first (at the top of the conversation).", False)
             return False
-        old = self._path[index]
-        prefix = self._path[:index]
-        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
-                                         parent_id=old.parent_id,
-                                         new_root=old.parent_id is None)
-        self._path = [*prefix, record]
-        self.transcript_reset.emit(self.stored_messages())
-        self._start_turn(text, model_history(prefix))
+        except ConversationBusyError:
+            self.error.emit(f"{BUSY_ELSEWHERE} Wait for its reply, then send again.", False)
+            return False
+        except StaleParentError:
+            self.session.refresh()
+            self.error.emit("This conversation changed in another window or server; it was "
+                            "reloaded. Send your message again.", False)
+            return False
+        except SessionError as exc:
+            log.debug("action refused: %s", exc)
+            return False
         return True
 
     def stop(self) -> None:
         """Stop the running turn; the partial reply is kept and marked interrupted."""
         if not self.busy:
             return
-        self._approvals.cancel_conversation(self._record.id)
-        if self._client is not None and self._client.is_running:
-            self._stop_task = asyncio.ensure_future(self._interrupt())
-        elif self._task is not None:
-            # Not streaming yet (still connecting or loading): nothing to keep.
-            self._task.cancel()
-
-    async def _interrupt(self) -> None:
-        client, task = self._client, self._task
-        if client is None or task is None:
-            return
-        try:
-            await client.interrupt()
-        except Exception as exc:  # the turn may have ended meanwhile
-            log.debug("interrupt failed: %s", exc)
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(task), 2.0)
-        if not task.done():
-            task.cancel()
+        self._approvals.cancel_conversation(self.conversation_id)
+        self.session.stop()
 
     async def close(self) -> None:
         """Deny pending approvals, cancel the turn and release the client."""
-        if self._closed:
-            return
-        self._closed = True
-        self._approvals.cancel_conversation(self._record.id)
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        if self._stop_task is not None and not self._stop_task.done():
-            self._stop_task.cancel()
-        self._checkpoint_timer.stop()
-        if self._client_stack is not None:
-            with contextlib.suppress(Exception):
-                await self._client_stack.aclose()
-        self._client = None
-        self._client_stack = None
+        self._approvals.cancel_conversation(self.conversation_id)
+        await self.session.close()
 
-    # -- turns -----------------------------------------------------------------
+    # -- session events -> signals -------------------------------------------------
 
-    def _rerun_last_user(self) -> bool:
-        if self.busy or self._closed:
-            return False
-        index = last_user_index(self._path)
-        if index is None:
-            return False
-        user = self._path[index]
-        self._store.set_active_leaf(self._record.id, user.id)
-        self._path = self._path[:index + 1]
-        self.transcript_reset.emit(self.stored_messages())
-        content = user.message.get("content")
-        self._start_turn(content if isinstance(content, list) else str(content or ""),
-                         model_history(self._path[:index]))
-        return True
-
-    def _start_turn(self, prompt: str | list[dict[str, Any]],
-                    base_history: list[dict[str, Any]]) -> None:
-        self._task = asyncio.ensure_future(self._run_turn(prompt, base_history))
-        self.busy_changed.emit(True)
-
-    async def _run_turn(self, prompt: str | list[dict[str, Any]],
-                        base_history: list[dict[str, Any]]) -> None:
-        self.approval_gate.forget_decisions()
-        recorder = TurnRecorder(self._store, self._record.id, self._path, self._figures.model,
-                                self.approval_gate.decision_of)
-        self._recorder = recorder
-        self._checkpoint_timer.start()
-        try:
-            client = await self._prepare_client()
-            client.message_history = base_history
-            await client.query(prompt)
-            async for item in client.receive_messages():
-                self._handle(item, recorder)
-            interrupted = bool(client.turn_metadata.get("interrupted"))
-            recorder.finish("interrupted" if interrupted else "complete", client.history,
-                            len(base_history))
-            self._end_transcript_message(interrupted)
-        except asyncio.CancelledError:
-            recorder.finish("interrupted")
-            self._end_transcript_message(True)
-            raise
-        except Exception as exc:
-            description = describe_error(exc)
-            log.info("turn failed in %s: %s", self._record.id, type(exc).__name__,
-                     exc_info=not _is_core_error(exc))
-            recorder.finish("error")
-            self._end_transcript_message(True)
+    def _on_event(self, event: ev.SessionEvent) -> None:
+        if isinstance(event, ev.StateChanged):
+            if event.state == "idle":
+                self._end_transcript_message(event.outcome != "complete")
+                if self._busy_shown:
+                    self._busy_shown = False
+                    self.busy_changed.emit(False)
+            elif not self._busy_shown:
+                self._busy_shown = True
+                self.busy_changed.emit(True)
+        elif isinstance(event, ev.UserMessageAdded):
+            content = event.record.message.get("content")
+            shown = self._shown_next if self._shown_next is not None else (
+                content if isinstance(content, str) else "")
+            self.user_message.emit(shown, event.record.id)
+        elif isinstance(event, ev.PathReset):
+            self.transcript_reset.emit([view_dict(r) for r in event.records])
+        elif isinstance(event, ev.TurnFailed):
+            description = describe_error(event.error)
             self.error.emit(description.sentence, description.can_retry)
-        finally:
-            self._checkpoint_timer.stop()
-            self._recorder = None
-            self._task = None
-            if not self._closed:
-                self.busy_changed.emit(False)
-
-    async def _prepare_client(self) -> Client:
-        """The conversation's client with options built from its current settings."""
-        api_key = "not-needed"
-        key_name = self._record.settings.get("api_key_name")
-        if key_name:
-            from desktop_agent.secrets import get_secret
-
-            # A keyring may wait on D-Bus or an unlock prompt: never on the UI thread.
-            found: str | None = await asyncio.to_thread(get_secret, str(key_name))
-            api_key = found or "not-needed"
-        tools = await self._tools.tools_for(self._record.id, self._record.settings)
-        self._tool_schemas = tools  # counted in the context estimate, as the server counts them
-        problems = self._tools.mcp_problems()
-        if problems and problems != self._reported_tool_problems:
-            self._reported_tool_problems = problems
-            self.notice.emit(" ".join(problems))
-        options = build_agent_options(self._record.settings, api_key, tools,
-                                      self.approval_gate, self._approval_timeout)
-        if self._client is None:
-            from desktop_agent.core.client import Client
-
-            stack = contextlib.AsyncExitStack()
-            self._client = await stack.enter_async_context(Client(options))
-            self._client_stack = stack
+        elif isinstance(event, ev.SettingsChanged):
+            self._figures.model = str(event.settings.get("model") or "")
+            self._figures.context_length = event.settings.get("context_length")
+            self.settings_changed.emit(dict(event.settings))
+            self.figures_changed.emit(self._figures)
+        elif isinstance(event, ev.TitleChanged):
+            self.title_changed.emit(event.title)
+        elif isinstance(event, ev.Notice):
+            self.notice.emit(event.text)
+        elif isinstance(event, ev.ApprovalSettled):
+            # The broker gave up on a question: the dock shows it expired or withdrawn.
+            self._asker.settled(event.tool_use_id, event.record)
         else:
-            self._client.update_options(options)
-        return self._client
+            self._on_reply_event(event)
 
-    # -- approvals -------------------------------------------------------------
+    def _on_reply_event(self, event: ev.SessionEvent) -> None:
+        """The reply's pieces: one signal each, in the order they streamed."""
+        if isinstance(event, ev.ReplyStarted):
+            if not self._transcript_open:  # the transcript shows one reply per turn
+                self._transcript_open = True
+                self.assistant_started.emit(event.message_id)
+        elif isinstance(event, ev.TextDelta):
+            self.text_delta.emit(event.text)
+        elif isinstance(event, ev.ThinkingDelta):
+            self.thinking_delta.emit(event.text)
+        elif isinstance(event, ev.ToolCallStarted):
+            self.tool_call.emit(event.tool_use_id, event.name, dict(event.input), event.source)
+        elif isinstance(event, ev.ToolInputReplaced):
+            self.tool_input_changed.emit(event.tool_use_id, dict(event.input))
+        elif isinstance(event, ev.ToolResultArrived):
+            if not event.reported:
+                self.tool_result.emit(event.tool_use_id,
+                                      tool_result_text(event.content, event.user_content),
+                                      event.is_error)
+        elif isinstance(event, ev.ToolProgressReported):
+            self.tool_progress.emit(event.tool_use_id, progress_text(event))
+        elif isinstance(event, ev.ToolErrorReported):
+            self.tool_error.emit(event.error, event.tool_use_id)
+        elif isinstance(event, ev.UsageReported):
+            self._on_usage(event)
+        elif isinstance(event, ev.PromptProgressReported):
+            self.prompt_progress.emit(event.processed, event.total)
+        elif isinstance(event, ev.CompactionReported):
+            self.compacted.emit(event.block.messages, event.block.summary)
+        elif isinstance(event, ev.ReplyEnded):
+            self._end_transcript_message(event.interrupted)
 
-    def _allow_in_conversation(self, tool_name: str) -> None:
-        if tool_name not in self.session_allowed_tools():
-            self._save_settings(permission_settings.with_conversation_allow(
-                self._record.settings, tool_name))
+    def _end_transcript_message(self, interrupted: bool) -> None:
+        if self._transcript_open:
+            self._transcript_open = False
+            self.assistant_finished.emit(interrupted)
 
     def _on_pending_count(self, conversation_id: str, count: int) -> None:
-        if conversation_id == self._record.id:
+        if conversation_id == self.conversation_id:
             self.pending_approvals_changed.emit(count)
 
-    # -- helpers ---------------------------------------------------------------
+    # -- figures ---------------------------------------------------------------
 
-    def _leaf_id(self) -> str | None:
-        return self._path[-1].id if self._path else None
+    def _on_usage(self, event: ev.UsageReported) -> None:
+        usage = event.usage
+        self._figures.tokens_per_second = usage.tokens_per_second
+        self._figures.time_to_first_token = usage.time_to_first_token
+        if usage.prompt_tokens is not None and usage.completion_tokens is not None:
+            self._figures.context_used = usage.prompt_tokens + usage.completion_tokens
+        else:
+            self._figures.context_used = self._estimate_context()
+        self.figures_changed.emit(self._figures)
+
+    async def estimate_context(self) -> None:
+        """Fill in "context used" for a conversation opened from the store.
+
+        Counting tokens loads the tokenizer, so it runs in a worker thread after
+        the window has painted; a turn's own figures win if one ends meanwhile.
+        """
+        if self._figures.context_used is not None or not self.session.path:
+            return
+        counted = _server_count(self.session.path)
+        if counted is not None:  # the server's own count from the last reply: no tokenizer
+            self._figures.context_used = counted
+            self.figures_changed.emit(self._figures)
+            return
+        loop = asyncio.get_running_loop()
+        used = await loop.run_in_executor(None, self._estimate_context)
+        if used is not None and self._figures.context_used is None:
+            self._figures.context_used = used
+            self.figures_changed.emit(self._figures)
+
+    def _estimate_context(self) -> int | None:
+        try:
+            from desktop_agent.core.context import estimate_tokens
+
+            # The tool definitions are part of every request, as in the server's own count.
+            client = self.session.client
+            return int(estimate_tokens(model_history(self.session.path),
+                                       tools=list(client.options.tools) if client else None))
+        except Exception as exc:  # an estimate must never break a turn
+            log.debug("token estimate failed: %s", exc)
+            return None
 
 
-def _is_core_error(exc: BaseException) -> bool:
-    from desktop_agent.core.errors import AgentError
+def progress_text(progress: ev.ToolProgressReported) -> str:
+    """A running call's progress as the card's status ("running… 2/3 (67%)")."""
+    if progress.total:
+        share = progress.progress / progress.total
+        done = f"{progress.progress:g}/{progress.total:g} ({share:.0%})"
+    else:
+        done = f"{progress.progress:g}"
+    return f"running… {done}" + (f": {progress.message}" if progress.message else "")
 
-    return isinstance(exc, AgentError)
+
+def _server_count(path: list[Any]) -> int | None:
+    """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
+    last = path[-1] if path else None
+    if last is None or getattr(last, "role", None) != "assistant":
+        return None
+    usage = (getattr(last, "metadata", None) or {}).get("usage") or {}
+    prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int) and isinstance(reply, int):
+        return prompt + reply
+    return None

@@ -238,8 +238,10 @@ class ConversationTab(QWidget):
             tid, name, args, source=source))
         c.tool_result.connect(lambda tid, content, is_error: t.set_tool_result(
             tid, content, is_error=is_error))
+        c.tool_input_changed.connect(t.set_tool_input)
         c.tool_progress.connect(t.set_tool_status)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
+        c.compacted.connect(t.add_compaction_marker)
         c.approval_requested.connect(self._show_waiting_for_approval)
         c.assistant_finished.connect(lambda interrupted: t.end_assistant_message(
             interrupted=interrupted))

@@ -35,6 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.core.connection_pool import ConnectionPool
+from desktop_agent.session.tools import ToolCatalog
+
 from .approval_dock import ApprovalDock
 from .approval_queue import ApprovalQueue
 from .branches import switch_branch
@@ -48,7 +51,6 @@ from .server_catalog import ServerCatalog
 from .settings_dialog import ConversationSettingsDialog
 from .store_watcher import StoreWatcher
 from .theme import DEFAULT_FONT_PT, style_chrome, theme_signals
-from .tool_catalog import ToolCatalog
 from .window_actions import build_actions
 from .window_approvals import WindowApprovalsMixin
 from .window_chrome import WindowChromeMixin
@@ -117,6 +119,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.resize(1200, 800)
         self.store = store
         self.tools = tools or ToolCatalog()
+        # One HTTP pool per model server for every tab (not one per conversation).
+        self.connection_pool = ConnectionPool()
         self.preferences = Preferences.load(store)
         if self.preferences.theme != "system" or self.preferences.font_pt != DEFAULT_FONT_PT:
             self.apply_preferences(self.preferences)
@@ -256,7 +260,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
 
     def _open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
-                                            approval_timeout=self.approval_timeout, parent=self)
+                                            approval_timeout=self.approval_timeout,
+                                            connection_pool=self.connection_pool, parent=self)
         if make_current:
             self.sidebar.follow(record.id)
         self.controllers[record.id] = controller
@@ -301,7 +306,10 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         async def delete_after_close() -> None:
             if closing is not None:
                 await closing  # its turn writes its last words before the rows go
-            self.store.delete_conversation(conversation_id)
+            from desktop_agent.session.deletion import delete_conversation
+
+            # Rows and the conversation's keyring secrets, as the REST server does.
+            await delete_conversation(self.store, conversation_id)
             if not self._closed:
                 self.sidebar.refresh()
                 self.statusBar().showMessage("Conversation deleted.", 5000)
@@ -418,7 +426,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         if controller is None:
             return None
         dialog = ConversationSettingsDialog(controller.title, controller.settings,
-                                            self.tools.tool_names(), self)
+                                            self.tools.tool_names(), self,
+                                            schema_costs=self.tools.schema_costs())
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)
@@ -464,6 +473,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         others = [t for t in self._closing_tasks if t is not asyncio.current_task()]
         if others:
             await asyncio.gather(*others, return_exceptions=True)
+        await self.connection_pool.aclose()
         try:
             await self.tools.aclose()
         except Exception as exc:  # a server that will not stop must not block closing

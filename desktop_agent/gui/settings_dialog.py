@@ -7,6 +7,7 @@ is applied at once (it only ever makes the app ask more).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -29,8 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.permissions import PermissionRule
+from desktop_agent.session import config as session_config
+from desktop_agent.session.setting_values import asks_before_tools
 
-from . import permission_settings
+from .context_settings import ContextSettingsBox
 from .theme import style_chrome
 
 _ROLE = Qt.ItemDataRole.UserRole
@@ -48,7 +51,7 @@ class ConversationSettingsDialog(QDialog):
     conversation_approval_revoked = Signal(str)
 
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, schema_costs: Sequence[Any] = ()) -> None:
         super().__init__(parent)
         style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
@@ -93,11 +96,13 @@ class ConversationSettingsDialog(QDialog):
             grid.addLayout(column)
         tools_layout.addLayout(grid)
         self.auto_execute = QCheckBox("Run tools without asking (auto-execute)")
-        self.auto_execute.setChecked(bool(settings.get("auto_execute", False)))
+        self.auto_execute.setChecked(not asks_before_tools(settings))
         self.auto_execute.setToolTip("Deny rules still apply. Off: every call waits in the "
                                      "Approvals panel.")
         tools_layout.addWidget(self.auto_execute)
         layout.addWidget(tools)
+        self.context_box = ContextSettingsBox(settings, schema_costs)
+        layout.addWidget(self.context_box)
 
         remembered = QGroupBox("Remembered approvals")
         r_layout = QVBoxLayout(remembered)
@@ -115,7 +120,7 @@ class ConversationSettingsDialog(QDialog):
         self.problem.setStyleSheet("color: #d9534f;")
         self.problem.hide()
         r_layout.addWidget(self.problem)
-        config_problem = permission_settings.config_problem()
+        config_problem = session_config.AppConfig().problem()
         if config_problem:
             self.problem.setText(f"The config file cannot be used, so no remembered approval "
                                  f"applies and every call asks: {config_problem}")
@@ -131,11 +136,11 @@ class ConversationSettingsDialog(QDialog):
 
     def _fill_approvals(self) -> None:
         self.approvals.clear()
-        for name in permission_settings.conversation_allowed_tools(self._settings):
+        for name in session_config.conversation_allowed_tools(self._settings):
             item = QListWidgetItem(f"{name} — allowed in this conversation")
             item.setData(_ROLE, ("conversation", name))
             self.approvals.addItem(item)
-        for rule in permission_settings.load_rules():
+        for rule in session_config.AppConfig().global_rules():
             if rule.decision != "allow":
                 continue
             args = ", ".join(f"{k}={v}" for k, v in rule.arguments.items())
@@ -156,12 +161,13 @@ class ConversationSettingsDialog(QDialog):
             return
         kind, value = data
         if kind == "conversation":
-            self._settings = permission_settings.without_conversation_allow(self._settings, value)
+            self._settings = {**self._settings, session_config.RULES_KEY:
+                              session_config.revoke_in_conversation(self._settings, value)}
             self.conversation_approval_revoked.emit(value)
         else:
             try:
-                permission_settings.remove_rule(PermissionRule.from_dict(value))
-            except permission_settings.PermissionSettingsError as exc:
+                session_config.AppConfig().remove_rule(PermissionRule.from_dict(value))
+            except session_config.ConfigWriteError as exc:
                 self.problem.setText(str(exc))
                 self.problem.show()
         self._fill_approvals()
@@ -175,7 +181,10 @@ class ConversationSettingsDialog(QDialog):
             "temperature": round(self.temperature.value(), 2),
             "max_tokens": self.max_tokens.value(),
             "tools": None if all_on else chosen,
-            "auto_execute": self.auto_execute.isChecked(),
+            # One key for both front ends: the REST API's confirmation mode.
+            "confirm_tools": not self.auto_execute.isChecked(),
+            "auto_execute": None,
+            "compaction": self.context_box.chosen_compaction(),
         }
 
     def _apply(self) -> None:

@@ -56,11 +56,11 @@ def _check_look() -> None:
 
 async def _run(app: Any) -> None:
     from desktop_agent.core.tools import tool
+    from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 
     from .main_window import MainWindow
-    from .tool_catalog import ToolCatalog
 
     _check_look()
     received: list[dict[str, Any]] = []

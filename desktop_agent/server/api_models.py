@@ -2,8 +2,9 @@
 
 These pydantic models are the API's contract: FastAPI builds ``/openapi.json``
 from them, validates input against them and serialises output through them.
-Settings mirror the keys the store and the window use, so a conversation made
-here opens in the window with the same server, model and tools.
+Settings are :class:`desktop_agent.session.settings.ConversationSettings`, the
+schema the window uses too, so a conversation made here opens in the window
+with the same server, model and tools.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# The one schema of a conversation's settings (the window's dialog and import use it too).
+from desktop_agent.session.settings import ConversationSettings
 
 from .message_content import MessageContent
 
@@ -24,6 +28,7 @@ EventType = Literal[
     "tool_result",
     "tool_progress",
     "tool_error",
+    "compaction",
     "error",
     "usage",
     "state",
@@ -41,53 +46,6 @@ class ErrorBody(BaseModel):
     error: str
     code: str
     details: list[dict[str, Any]] | None = None
-
-
-class ConversationSettings(BaseModel):
-    """How a conversation talks to its model; every key is optional.
-
-    ``api_key_name`` is the *name* of a keyring entry (for example
-    ``api:LM Studio`` or ``conv:<id>:OPENAI_KEY``), never a key.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str | None = Field(
-        default=None, max_length=2000, pattern=r"^https?://[^\s]+$",
-        description="The model server's OpenAI-compatible root, e.g. http://127.0.0.1:1234/v1",
-    )
-    model: str | None = Field(default=None, min_length=1, max_length=500)
-    api_key_name: str | None = Field(default=None, min_length=1, max_length=500)
-    system_prompt: str | None = Field(default=None, max_length=200_000)
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, ge=1, le=1_000_000)
-    tools: list[str] | None = Field(default=None, max_length=200)
-    max_tool_iterations: int | None = Field(default=None, ge=0, le=100)
-    workdir: str | None = Field(default=None, min_length=1, max_length=4000)
-    context_length: int | None = Field(default=None, ge=1, le=100_000_000)
-    confirm_tools: bool | None = Field(
-        default=None, description="Confirmation mode: tool calls wait for approve/reject."
-    )
-    sandbox: Literal["workdir", "read_only", "off"] | None = Field(
-        default=None,
-        description="Where commands (bash, /commands) may reach: 'workdir' (default: the "
-                    "working folder read-write, the system read-only, home and the data folder "
-                    "invisible), 'read_only' (the working folder read-only too) or 'off' (no "
-                    "sandbox; every such call is asked and never remembered).")
-    network: bool | None = Field(
-        default=None, description="Whether commands may use the network (default false).")
-    vision: bool | None = Field(
-        default=None, description="Whether the model reads pictures: false refuses messages "
-                                  "with images before anything is sent; null means unknown.")
-
-    @field_validator("tools")
-    @classmethod
-    def _tool_names_are_names(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None:
-            for name in value:
-                if not name or len(name) > 200:
-                    raise ValueError("tool names must be 1 to 200 characters")
-        return value
 
 
 class ConversationCreate(BaseModel):

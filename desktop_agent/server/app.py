@@ -20,19 +20,22 @@ from fastapi.responses import JSONResponse
 
 from desktop_agent import paths
 from desktop_agent.core.connection_pool import ConnectionPool
+from desktop_agent.session.config import AppConfig
+from desktop_agent.session.options import SessionEnvironment
+from desktop_agent.session.tools import ToolCatalog
 
 from .api_errors import install_error_handlers
 from .api_models import Alive
 from .app_services import AppServices
 from .auth import check_key_text, require_key
 from .callbacks import BackoffPolicy, CallbackDispatcher
-from .conversation_runner import RunnerRegistry
+from .conversation_runner import runner_registry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
-from .routes import callbacks, commands, conversations, events, files, secrets, turns
-from .tool_catalogue import ToolCatalogue
+from .routes import callbacks, commands, conversations, events, files, secrets, tools, turns
 
 if TYPE_CHECKING:
+    from desktop_agent.core.hooks import Hooks
     from desktop_agent.core.tools import Tool
     from desktop_agent.store import Store
 
@@ -53,6 +56,8 @@ def create_app(
     callback_policy: BackoffPolicy | None = None,
     allowed_hosts: Sequence[str] | None = None,
     body_limit: int = DEFAULT_BODY_LIMIT,
+    config_path: Path | None = None,
+    hooks: Hooks | None = None,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
 ) -> FastAPI:
     """Build the REST app over ``store``.
@@ -70,6 +75,9 @@ def create_app(
             loopback names without a key (DNS rebinding), any name with one.
             Without a key, names that are not loopback are dropped.
         body_limit: Largest request body of every route but uploads, in bytes.
+        config_path: The ``config.json`` with MCP servers and permission rules
+            (default: the data folder's, the one the window reads).
+        hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
         idle_seconds: Drop a conversation's runner and in-memory events after
             this long without use (they are rebuilt from the store on next use).
 
@@ -82,18 +90,23 @@ def create_app(
     event_log = EventLog(store)
     dispatcher = CallbackDispatcher(callback_policy)
     event_log.listeners.append(dispatcher.on_event)
+    # One HTTP pool per model server, shared by every conversation.
+    pool = ConnectionPool()
     svc = AppServices(
         store=store,
         events=event_log,
         callbacks=dispatcher,
-        tools=ToolCatalogue(root / ".tool-catalogue", extra_tools),
+        session=SessionEnvironment(
+            tools=ToolCatalog(extra_tools, config=AppConfig(config_path), workdirs_root=root),
+            config=AppConfig(config_path), hooks=hooks, approval_timeout=approval_timeout,
+            connection_pool=pool),
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
-        connection_pool=ConnectionPool(),
+        connection_pool=pool,
         idle_seconds=idle_seconds,
     )
-    svc.runners = RunnerRegistry(svc)
+    svc.runners = runner_registry(svc)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -106,6 +119,7 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
             await svc.runners.close()
+            await svc.session.tools.aclose()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
             await svc.connection_pool.aclose()
@@ -133,7 +147,7 @@ def create_app(
         return Alive(status="ok")
 
     protected = [Depends(require_key)]
-    for module in (conversations, turns, events, callbacks, files, commands, secrets):
+    for module in (conversations, turns, events, callbacks, files, commands, secrets, tools):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 
 from .api_errors import not_found
 from .callbacks import CallbackDispatcher
 from .event_log import EventLog
-from .tool_catalogue import ToolCatalogue
 
 if TYPE_CHECKING:
     from desktop_agent.core.connection_pool import ConnectionPool
+    from desktop_agent.session.options import SessionEnvironment
+    from desktop_agent.session.registry import SessionRegistry
     from desktop_agent.store import ConversationRecord, Store
 
-    from .conversation_runner import RunnerRegistry
+    from .conversation_runner import ConversationRunner
 
 
 @dataclass
@@ -34,7 +35,9 @@ class AppServices:
         events: Every conversation's event log.
         callbacks: The HTTP callback dispatcher.
         runners: One runner per conversation that has been driven.
-        tools: The tool names conversations may use.
+        session: What every conversation shares with the window's: the one tool
+            catalog (built-ins, MCP servers of config.json, extra tools), the
+            config file's rules, hooks and the approval timeout.
         workdirs_root: Parent of the default per-conversation workdirs.
         upload_limit: Largest accepted upload, in bytes.
         approval_timeout: Seconds a tool call waits for approve/reject; then deny.
@@ -48,13 +51,13 @@ class AppServices:
     store: Store
     events: EventLog
     callbacks: CallbackDispatcher
-    tools: ToolCatalogue
+    session: SessionEnvironment
     workdirs_root: Path
     upload_limit: int
     approval_timeout: float
     connection_pool: ConnectionPool
     idle_seconds: float
-    runners: RunnerRegistry = field(init=False)
+    runners: SessionRegistry[ConversationRunner] = field(init=False)
 
     def conversation(self, conversation_id: str) -> ConversationRecord:
         """The record, or a 404 ApiError."""
@@ -65,10 +68,9 @@ class AppServices:
 
     def workdir_of(self, record: ConversationRecord) -> Path:
         """The conversation's workdir: its ``workdir`` setting or a folder of its own."""
-        chosen: Any = (record.settings or {}).get("workdir")
-        if isinstance(chosen, str) and chosen.strip():
-            return Path(chosen).expanduser()
-        return self.workdirs_root / record.id
+        from desktop_agent.session.tools import workdir_path
+
+        return workdir_path(record.id, record.settings or {}, self.workdirs_root)
 
     def is_managed_workdir(self, path: Path) -> bool:
         """True for workdirs the server made itself (the only ones it will delete)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -125,6 +126,10 @@ class EventLog:
         self._signals: dict[str, asyncio.Event] = {}
         self._progress: dict[str, _Progress] = {}
         self._writer: EventWriter | None = None
+        # Appended during this loop iteration, handed to the writer at its end.
+        self._outbox: list[Pending | Forget] = []
+        self._outbox_lock = threading.Lock()  # close() runs in a worker thread
+        self._hand_over_scheduled = False
         self._closed = False
         self.listeners: list[Listener] = []
 
@@ -146,18 +151,30 @@ class EventLog:
         """Queue an event; readers and listeners see it once committed (about a millisecond)."""
         if self._closed:
             raise RuntimeError("event log is closed")
-        writer = self._writer
-        if writer is None:
-            writer = self._writer = EventWriter(self._store, asyncio.get_running_loop(),
-                                                self._committed)
-            writer.start()
         data_json = json.dumps(data, ensure_ascii=False, default=str)
         progress = self._progress.get(conversation_id)
         if progress is None:
             progress = self._progress[conversation_id] = _Progress()
         progress.queued += 1
-        writer.queue.put(Pending(NewEvent(conversation_id, event_type, data_json, time.time()),
-                                 data))
+        self._send(Pending(NewEvent(conversation_id, event_type, data_json, time.time()), data))
+
+    def _send(self, item: Pending | Forget) -> None:
+        """Queue ``item`` for the writer at the end of this loop iteration."""
+        if self._writer is None:
+            self._writer = EventWriter(self._store, asyncio.get_running_loop(), self._committed)
+            self._writer.start()
+        with self._outbox_lock:
+            self._outbox.append(item)
+        if not self._hand_over_scheduled:
+            self._hand_over_scheduled = True
+            asyncio.get_running_loop().call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        self._hand_over_scheduled = False
+        with self._outbox_lock:
+            items, self._outbox = self._outbox, []
+            if items and self._writer is not None:
+                self._writer.queue.put(items)
 
     def _committed(self, written: list[tuple[StoredEvent, dict[str, Any]]],
                    others: list[str]) -> None:
@@ -330,7 +347,7 @@ class EventLog:
         if self._writer is not None:
             # Counted like an event, so a reader waits until the rows are gone.
             self._progress.setdefault(conversation_id, _Progress()).queued += 1
-            self._writer.queue.put(Forget(conversation_id))
+            self._send(Forget(conversation_id))
         else:
             self._store.delete_events(conversation_id)
 
@@ -357,5 +374,9 @@ class EventLog:
             return
         self._closed = True
         if self._writer is not None:
-            self._writer.queue.put(None)
+            with self._outbox_lock:
+                items, self._outbox = self._outbox, []
+                if items:
+                    self._writer.queue.put(items)
+                self._writer.queue.put(None)
             self._writer.join(timeout=30)

@@ -1,10 +1,13 @@
 """The thread that writes the event log to the store, many events per transaction.
 
-A commit, not a row, is what an SQLite write costs, so appends from the event
-loop queue here and this one thread takes everything queued at once and
-inserts it in one transaction (:meth:`Store.append_events`), where the
-database gives each event its id. Under load the batches grow by themselves;
-when idle a single event is written at once, so no timer adds latency.
+A commit, not a row, is what an SQLite write costs, so the event loop hands
+over the events appended during one loop iteration as one list, and this one
+thread takes every list queued at once and inserts them in one transaction
+(:meth:`Store.append_events`), where the database gives each event its id.
+Under load the batches grow by themselves; when idle a single event is
+written at once, so no timer adds latency. Handing over per iteration rather
+than per event also wakes this thread (and makes it compete for the GIL) once
+per iteration instead of once per text delta.
 
 What was committed goes back to the event loop through ``on_committed`` (run
 with ``loop.call_soon_threadsafe``), which makes the events readable there.
@@ -63,22 +66,22 @@ class EventWriter(threading.Thread):
         self._store = store
         self._loop = loop
         self._on_committed = on_committed
-        self.queue: queue.SimpleQueue[Pending | Forget | None] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[list[Pending | Forget] | None] = queue.SimpleQueue()
 
     def run(self) -> None:
         stop = False
         while not stop:
             batch: list[Pending | Forget] = []
-            item = self.queue.get()
-            while item is not None:
-                batch.append(item)
+            items = self.queue.get()
+            while items is not None:
+                batch += items
                 if len(batch) >= MAX_BATCH:
                     break
                 try:
-                    item = self.queue.get_nowait()
+                    items = self.queue.get_nowait()
                 except queue.Empty:
                     break
-            stop = item is None
+            stop = items is None
             if batch:
                 self._write(batch)
 

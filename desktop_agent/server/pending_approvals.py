@@ -1,21 +1,24 @@
-"""Tool calls waiting for a person (or a script) to approve or reject them over the API.
+"""The REST server's side of tool approval: questions wait as pending approvals.
 
-The runner's approval callback parks each call here as a Future; the approve
-and reject routes resolve it. The core wraps the wait in its approval timeout,
-so a call nobody answers is denied, exactly as in the window.
+The decisions (confirmation mode, remembered approvals, the one timeout,
+what an answer means) are the session's
+:class:`~desktop_agent.session.approvals.ApprovalBroker`. This adapter parks
+each broker question as a Future that the approve and reject routes resolve,
+and lists the open ones for ``GET .../approvals``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_agent.core.permissions import (
-    PermissionResult,
-    PermissionResultDeny,
-    ToolPermissionContext,
+from desktop_agent.session.approvals import (
+    ApprovalAnswer,
+    QuestionWithdrawn,
+    ToolCallQuestion,
 )
 
 
@@ -24,46 +27,51 @@ class PendingApproval:
     """One call waiting for a decision."""
 
     tool_use_id: str
-    tool_name: str
-    input: dict[str, Any]
-    context: ToolPermissionContext
-    future: asyncio.Future[PermissionResult]
+    question: ToolCallQuestion
+    future: asyncio.Future[ApprovalAnswer]
     requested_at: float = field(default_factory=time.time)
 
     def to_dict(self) -> dict[str, Any]:
         """The shape of ``ApprovalOut`` and of the ``approval_requested`` event."""
+        context = self.question.context
         return {
             "tool_use_id": self.tool_use_id,
-            "tool_name": self.tool_name,
-            "input": self.input,
-            "read_only": self.context.read_only,
-            "source": self.context.source,
-            "description": self.context.description,
+            "tool_name": self.question.tool_name,
+            "input": self.question.tool_input,
+            "read_only": context.read_only,
+            "source": context.source,
+            "description": context.description,
             "requested_at": self.requested_at,
-            "unsandboxed": self.context.unsandboxed,
+            "unsandboxed": context.unsandboxed,
         }
 
 
 class PendingApprovals:
-    """The open requests of one conversation, by tool call id."""
+    """The open questions of one conversation, by tool call id; the broker's asker.
 
-    def __init__(self) -> None:
+    Args:
+        on_open: Told about each new pending approval (the event log).
+    """
+
+    def __init__(self, on_open: Callable[[PendingApproval], None] = lambda _p: None) -> None:
         self._open: dict[str, PendingApproval] = {}
+        self._on_open = on_open
 
-    def open(self, tool_name: str, tool_input: dict[str, Any],
-             context: ToolPermissionContext) -> PendingApproval:
-        """Park a call; the caller awaits ``.future``."""
-        key = context.tool_use_id
-        while key in self._open:  # servers that reuse call ids must not clobber a request
-            key += "'"
-        pending = PendingApproval(key, tool_name, dict(tool_input), context,
+    async def __call__(self, question: ToolCallQuestion) -> ApprovalAnswer:
+        """Park a question until a route answers it."""
+        pending = PendingApproval(question.context.tool_use_id, question,
                                   asyncio.get_running_loop().create_future())
-        self._open[key] = pending
-        return pending
-
-    def close(self, tool_use_id: str) -> None:
-        """Forget a request (answered, timed out or cancelled)."""
-        self._open.pop(tool_use_id, None)
+        self._open[pending.tool_use_id] = pending
+        self._on_open(pending)
+        try:
+            return await pending.future
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if pending.future.cancelled() and not (task and task.cancelling()):
+                raise QuestionWithdrawn from None
+            raise
+        finally:
+            self._open.pop(pending.tool_use_id, None)
 
     def get(self, tool_use_id: str) -> PendingApproval | None:
         """An open request, or None."""
@@ -76,7 +84,7 @@ class PendingApprovals:
         """Open requests, oldest first."""
         return [p for p in self._open.values() if not p.future.done()]
 
-    def resolve(self, tool_use_id: str, answer: PermissionResult) -> bool:
+    def resolve(self, tool_use_id: str, answer: ApprovalAnswer) -> bool:
         """Answer a request; False when there is no such open request."""
         pending = self.get(tool_use_id)
         if pending is None:
@@ -84,10 +92,7 @@ class PendingApprovals:
         pending.future.set_result(answer)
         return True
 
-    def deny_all(self, reason: str) -> list[str]:
-        """Deny every open request (the turn is being interrupted)."""
-        ids = []
+    def withdraw_all(self) -> None:
+        """Withdraw every open request (the turn is being stopped): each is denied."""
         for pending in self.all():
-            pending.future.set_result(PermissionResultDeny(message=reason))
-            ids.append(pending.tool_use_id)
-        return ids
+            pending.future.cancel()

@@ -42,6 +42,10 @@ class ScriptedServer:
         reject_stream_options: Answer 400 to requests with ``stream_options``,
             as some older servers do.
         routes: Extra JSON routes, ``{("GET", "/api/tags"): (200, {...})}``.
+        max_prompt_tokens: When set, a prompt (messages and tool schemas,
+            counted with the app's own estimate) over this many tokens gets
+            llama.cpp's 400 ``exceed_context_size_error`` instead of a reply.
+        prompt_tokens: The estimated prompt size of each chat request, in order.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -54,6 +58,8 @@ class ScriptedServer:
         self.api_key: str | None = None
         self.reject_stream_options = False
         self.routes: dict[tuple[str, str], tuple[int, Any]] = {}
+        self.max_prompt_tokens: int | None = None
+        self.prompt_tokens: list[int] = []
         self.connections_opened = 0
         self._queue: collections.deque[Script] = collections.deque()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -203,6 +209,16 @@ class ScriptedServer:
                 await self._json(writer, 400, {"error": {
                     "message": "Unrecognized request argument supplied: stream_options"}})
                 return True
+            if self.max_prompt_tokens is not None:
+                size = _prompt_tokens(body)
+                self.prompt_tokens.append(size)
+                if size > self.max_prompt_tokens:
+                    await self._json(writer, 400, {"error": {
+                        "code": 400, "type": "exceed_context_size_error",
+                        "message": "the request exceeds the available context size, try "
+                                   "increasing it",
+                        "n_prompt_tokens": size, "n_ctx": self.max_prompt_tokens}})
+                    return True
             return await self._play(self._next_script(body), body, writer)
         await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         return True
@@ -261,6 +277,14 @@ class ScriptedServer:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
+
+
+def _prompt_tokens(body: dict[str, Any]) -> int:
+    from desktop_agent.core.context import estimate_tokens
+
+    messages = body.get("messages") or []
+    return estimate_tokens(messages if isinstance(messages, list) else [],
+                           tools=body.get("tools") or None)
 
 
 def _collapse(steps: list[Any], body: dict[str, Any]) -> dict[str, Any]:

@@ -109,7 +109,8 @@ async def test_allowed_calls_run_and_only_the_others_wait(server, make_options):
         await drain(client)
     assert DELETED == ["b.bak"]  # the edited input is what ran
     sent = server.requests[1]["messages"]
-    assert json.loads(sent[1]["tool_calls"][1]["function"]["arguments"]) == {"path": "b.txt"}
+    # What the model sees next is what ran (ARCHITECTURE: "what the record shows is what ran").
+    assert json.loads(sent[1]["tool_calls"][1]["function"]["arguments"]) == {"path": "b.bak"}
 
 
 async def test_an_inline_approver_can_defer_only_some_calls(server, make_options):

@@ -96,7 +96,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     """Drive the window through the scripted conversation, saving screenshots."""
     from desktop_agent.core.tools import tool
     from desktop_agent.gui.main_window import MainWindow
-    from desktop_agent.gui.tool_catalog import ToolCatalog
+    from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 

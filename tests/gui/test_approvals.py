@@ -62,8 +62,18 @@ def test_approving_with_edited_arguments_runs_the_tool_with_them(
     wait_idle(qtbot, controller)
 
     assert weather.calls == [{"city": "Lyon"}]
-    assert _tool_card(window, "get_weather").detail_label.text() == "done"
+    card = _tool_card(window, "get_weather")
+    assert card.detail_label.text() == "done"
+    # What the record shows is what ran: the card, the store and the next request.
+    assert json.loads(card.arguments_view.code()) == {"city": "Lyon"}
     assert "Lyon" in _tool_messages(server.requests[1])[0]["content"]
+    sent_call = next(m for m in server.requests[1]["messages"] if m.get("tool_calls"))
+    assert json.loads(sent_call["tool_calls"][0]["function"]["arguments"]) == {"city": "Lyon"}
+    stored_call = next(m for m in controller.stored_messages() if m["message"].get("tool_calls"))
+    assert json.loads(stored_call["message"]["tool_calls"][0]["function"]["arguments"]) \
+        == {"city": "Lyon"}
+    assert json.loads(stored_call["metadata"]["model_arguments"][request.tool_use_id]) \
+        == {"city": "Paris"}
     assert "It is sunny in Lyon." in last_assistant_text(window)
     assert "●" not in window.tab_badge(controller.conversation_id)
     tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
@@ -123,9 +133,9 @@ def test_an_unanswered_request_expires_and_is_denied_visibly(qtbot: Any, make_wi
     assert weather.calls == []
     assert "Expired" in window.approval_dock._state.text()
     assert not window.approval_dock.allow_button.isEnabled()
-    assert "Nobody approved" in _tool_messages(server.requests[1])[0]["content"]
+    assert "No approval came" in _tool_messages(server.requests[1])[0]["content"]
     card = _tool_card(window, "get_weather")
-    assert card.is_error and "Nobody approved" in card.output_text
+    assert card.is_error and "No approval came" in card.output_text
     tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
     assert tool_record["metadata"]["approval"] == {"decision": "expired"}
     qtbot.mouseClick(window.approval_dock.dismiss_button, Qt.MouseButton.LeftButton)
@@ -159,7 +169,7 @@ def test_allow_for_this_conversation_stops_asking(qtbot: Any, make_window: Any, 
 
 def test_always_allow_writes_a_rule_that_settings_can_revoke(
         qtbot: Any, make_window: Any, server: Any, weather: Any, data_dir: Any) -> None:
-    from desktop_agent.gui import permission_settings
+    from desktop_agent.session.config import AppConfig
 
     window = make_window()
     controller = use_server(window, server)
@@ -168,7 +178,7 @@ def test_always_allow_writes_a_rule_that_settings_can_revoke(
     _wait_for_request(qtbot, window)
     qtbot.mouseClick(window.approval_dock.allow_always_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, controller)
-    rules = permission_settings.load_rules()
+    rules = AppConfig().global_rules()
     assert [(r.tool, r.decision) for r in rules] == [("get_weather", "allow")]
     assert json.loads((data_dir / "config.json").read_text())["permissions"]
 
@@ -177,7 +187,7 @@ def test_always_allow_writes_a_rule_that_settings_can_revoke(
     assert any("get_weather" in t and "always" in t for t in items)
     dialog.approvals.setCurrentRow(0)
     qtbot.mouseClick(dialog.revoke_button, Qt.MouseButton.LeftButton)
-    assert permission_settings.load_rules() == []
+    assert AppConfig().global_rules() == []
     dialog.reject()
 
 
@@ -325,7 +335,7 @@ def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, serv
 def test_an_unsandboxed_command_is_asked_with_a_warning_and_never_remembered(
         qtbot: Any, make_window: Any, server: Any, tmp_path: Any) -> None:
     from desktop_agent.core.builtin_tools import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
-    from desktop_agent.gui import permission_settings
+    from desktop_agent.session.config import AppConfig
 
     bash = builtin_tools(tmp_path, sandbox=SandboxPolicy(level="off"), include=("bash",))[0]
     window = make_window(tools=[bash])
@@ -356,7 +366,7 @@ def test_an_unsandboxed_command_is_asked_with_a_warning_and_never_remembered(
     qtbot.mouseClick(dock.allow_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, controller)
     assert "ran-it" in _tool_messages(server.requests[1])[0]["content"]
-    assert permission_settings.load_rules() == []
+    assert AppConfig().global_rules() == []
 
 
 def test_mcp_servers_start_only_for_conversations_that_use_them(

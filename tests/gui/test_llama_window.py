@@ -50,6 +50,16 @@ def _pick_server(qtbot: Any, window: Any, base_url: str, model: str) -> None:
     qtbot.mouseClick(picker.use_button, Qt.MouseButton.LeftButton)
 
 
+def _waiting_card(window: Any) -> Any:
+    """The tool card that shows an approval request, or None."""
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+
+    window.current_tab().transcript.flush()
+    cards = [c for c in window.current_tab().findChildren(ToolCard)
+             if c.approval_panel is not None]
+    return cards[-1] if cards else None
+
+
 def _last_growing_run(snapshots: list[str]) -> list[str]:
     """The last run of snapshots in which each one extends the one before.
 
@@ -98,8 +108,12 @@ def test_the_window_runs_an_approved_tool_call_from_a_real_model(
     assert request is not None, (
         f"the model asked for no tool; it said: {last_assistant_text(window)!r}")
     assert request.tool_name == "get_weather"
-    assert dock.isVisible()
-    assert PROMPT in dock._conversation.text()
+    # The request in the visible tab is answered on its tool card (the dock is the
+    # queue for other tabs and stays out of the way).
+    qtbot.waitUntil(lambda: _waiting_card(window) is not None, timeout=TURN_MS)
+    panel = _waiting_card(window).approval_panel
+    assert dock.isHidden()
+    assert "Denied automatically in" in panel.countdown.text()
     arguments = json.loads(dock._arguments.toPlainText())
     assert arguments["city"].strip().lower() == "paris"
     assert weather.calls == []  # nothing runs before the person approves
@@ -112,7 +126,7 @@ def test_the_window_runs_an_approved_tool_call_from_a_real_model(
 
     # Approve every call the model makes (it may ask more than once), and watch
     # the answer grow on screen while it streams.
-    qtbot.mouseClick(dock.allow_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.allow_button, Qt.MouseButton.LeftButton)
     seen: list[str] = []
 
     def turn_over() -> bool:

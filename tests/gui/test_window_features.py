@@ -302,6 +302,12 @@ def test_deleting_a_conversation_from_the_sidebar(qtbot: Any, make_window: Any,
     send(qtbot, window, "Delete me later")
     wait_idle(qtbot, controller)
     conversation_id = controller.conversation_id
+    from desktop_agent import secrets
+    from desktop_agent.session import conversation_secrets
+
+    conversation_secrets.set_conversation_secret(conversation_id, "GITHUB_TOKEN", "ghp-x-123")
+    other = window.store.create_conversation(title="Keeps its secret")
+    conversation_secrets.set_conversation_secret(other.id, "GITHUB_TOKEN", "ghp-y-456")
     window.sidebar.refresh()
     window.sidebar.list.setCurrentRow(window.sidebar.conversation_ids().index(conversation_id))
     box = window.sidebar.ask_delete_current()
@@ -315,4 +321,9 @@ def test_deleting_a_conversation_from_the_sidebar(qtbot: Any, make_window: Any,
     qtbot.waitUntil(lambda: window.store.get_conversation(conversation_id) is None,
                     timeout=WAIT_MS)
     assert window.tab_for(conversation_id) is None
-    assert conversation_id not in window.sidebar.conversation_ids()
+    qtbot.waitUntil(lambda: conversation_id not in window.sidebar.conversation_ids(),
+                    timeout=WAIT_MS)
+    # Its keyring secrets go with it (as over REST); other conversations keep theirs.
+    qtbot.waitUntil(lambda: not secrets.list_secret_names(f"conv:{conversation_id}:"),
+                    timeout=WAIT_MS)
+    assert conversation_secrets.conversation_secret_names(other.id) == ["GITHUB_TOKEN"]

@@ -41,8 +41,11 @@ def main() -> None:
                     errors = [e for e in api.events(cid) if e["type"] == "error"]
                     print(f"failed at {n}: {idle['data']} {errors}", flush=True)
                     return
-            time.sleep(0.5)  # let the sweeper drop idle runners
-            runners = len(api.server.config.app.state.services.runners)
+            registry = api.server.config.app.state.services.runners
+            deadline = time.monotonic() + 20
+            while len(registry) and time.monotonic() < deadline:  # the sweeper drops them
+                time.sleep(0.05)
+            runners = len(registry)
             print(f"ok {count} fds={len(os.listdir('/proc/self/fd'))} runners={runners}",
                   flush=True)
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 from server_harness import RunningApi
@@ -135,11 +136,24 @@ def test_confirmation_mode_approve_with_edited_input_and_reject_with_reason(
     tool_messages = [m for m in model_server.requests[-1]["messages"] if m["role"] == "tool"]
     assert "No weather lookups today." in tool_messages[-1]["content"]
     resolved = [e["data"]["decision"] for e in api.events(cid, types="approval_resolved")]
-    assert resolved == ["approved", "rejected"]
+    # One set of decision words for the window, the store and the events.
+    assert resolved == ["allow_once", "deny"]
     stored = api.client.get(f"/conversations/{cid}/messages").json()["messages"]
     assert [m["role"] for m in stored] == ["user", "assistant", "tool", "assistant",
                                            "user", "assistant", "tool", "assistant"]
     assert stored[1]["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+    # What the record shows is what ran: the stored call, the events and the
+    # history the model is sent next hold the edited input.
+    assert json.loads(stored[1]["message"]["tool_calls"][0]["function"]["arguments"]) \
+        == {"city": "Lyon"}
+    assert results[0]["data"]["input"] == {"city": "Lyon"}
+    next_request = model_server.requests[1]["messages"]
+    sent_call = next(m for m in next_request if m.get("tool_calls"))
+    assert json.loads(sent_call["tool_calls"][0]["function"]["arguments"]) == {"city": "Lyon"}
+    record = api.store.get_message(stored[1]["id"])
+    assert json.loads(record.metadata["model_arguments"][call_id]) == {"city": "Paris"}
+    assert api.store.get_message(stored[2]["id"]).metadata["approval"] == {
+        "decision": "allow_once", "edited_input": {"city": "Lyon"}}
     assert stored[3]["message"]["content"] == "It is sunny in Lyon."
     unknown = api.client.post(f"/conversations/{cid}/approvals/nope/approve")
     assert unknown.status_code == 404
@@ -173,7 +187,7 @@ def test_unanswered_approval_times_out_as_deny(tmp_path, data_dir, model_server)
         api.wait_idle(cid)
         events = api.events(cid)
         assert [e["data"]["decision"] for e in events if e["type"] == "approval_resolved"] \
-            == ["timed_out"]
+            == ["expired"]
         assert not [e for e in events if e["type"] == "tool_result" and not e["data"]["is_error"]]
         tool_message = [m for m in model_server.requests[-1]["messages"] if m["role"] == "tool"]
         assert "approval" in tool_message[0]["content"].lower()

@@ -166,20 +166,27 @@ def test_the_lease_of_a_killed_process_is_taken_over(store: Store, helper_proces
         assert lease.held and store.turn_lease_holder(conv.id) == "window"
 
 
-def test_an_expired_lease_is_taken_over_and_its_holder_learns_it(store: Store, tmp_path) -> None:
+def test_an_expired_lease_is_taken_over_and_its_holder_learns_it(store: Store) -> None:
     conv = store.create_conversation("c")
     with Store.open(store.path) as other:  # another connection, as a hung second holder
-        stale = other.turn_lease(conv.id, "hung", seconds=0.05)
+        stale = other.turn_lease(conv.id, "hung", seconds=1.5)
         stale.acquire()
         with pytest.raises(ConversationBusyError):
             store.turn_lease(conv.id, "window").acquire()
-        time.sleep(0.1)
+        time.sleep(1.6)  # the hung holder never renews
         with store.turn_lease(conv.id, "window"):
             with pytest.raises(ConversationBusyError):
                 stale.renew()
             assert stale.lost
             stale.release()  # must not remove the new holder's lease
             assert store.turn_lease_holder(conv.id) == "window"
+
+
+def _lease_expiry(store: Store, conversation_id: str) -> float:
+    with store._reading() as conn:
+        row = conn.execute("SELECT expires_at FROM turn_leases WHERE conversation_id = ?",
+                           (conversation_id,)).fetchone()
+    return float(row[0]) if row else 0.0
 
 
 async def test_async_lease_renews_itself_and_is_released_on_cancel(store: Store) -> None:
@@ -195,12 +202,17 @@ async def test_async_lease_renews_itself_and_is_released_on_cancel(store: Store)
 
     task = asyncio.ensure_future(turn())
     await asyncio.wait_for(entered.wait(), 10)
-    await asyncio.sleep(0.6)  # twice the lease: only renewals keep it
-    assert store.turn_lease_holder(conv.id) == "server"
+    first = _lease_expiry(store, conv.id)
+    for _ in range(200):  # renewed in the background (every 0.1 s), not by this test
+        await asyncio.sleep(0.05)
+        if _lease_expiry(store, conv.id) > first:
+            break
+    assert _lease_expiry(store, conv.id) > first
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert store.turn_lease_holder(conv.id) is None
+    assert _lease_expiry(store, conv.id) == 0.0  # the row is gone, not just expired
 
 
 def test_deleting_a_conversation_removes_its_events_and_lease(store: Store) -> None:

@@ -167,7 +167,8 @@ def list_entries(workdir: Workdir, path: str = ".") -> str:
 def file_tools(workdir: Workdir) -> list[Tool]:
     """The four file tools bound to ``workdir``."""
 
-    @builtin_tool(read_only=True)
+    @builtin_tool(read_only=True, brief="Read a text file.",
+                  params={"offset": "first line (1-based)", "limit": "max lines"})
     def read_file(path: str, offset: int = 1, limit: int = DEFAULT_READ_LINES) -> str:
         """Read a text file in the working directory.
 
@@ -178,7 +179,7 @@ def file_tools(workdir: Workdir) -> list[Tool]:
         """
         return read_text(workdir, path, offset, limit)
 
-    @builtin_tool()
+    @builtin_tool(brief="Create or overwrite a file.")
     def write_file(path: str, content: str) -> str:
         """Create or overwrite a file in the working directory.
 
@@ -188,7 +189,7 @@ def file_tools(workdir: Workdir) -> list[Tool]:
         """
         return write_text(workdir, path, content)
 
-    @builtin_tool()
+    @builtin_tool(brief="Replace old_string (unique unless replace_all) with new_string.")
     def edit_file(path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
         """Replace exact text in a file; old_string must occur exactly once unless replace_all.
 
@@ -200,7 +201,7 @@ def file_tools(workdir: Workdir) -> list[Tool]:
         """
         return replace_text(workdir, path, old_string, new_string, replace_all)
 
-    @builtin_tool(read_only=True)
+    @builtin_tool(read_only=True, brief="List a folder.")
     def list_dir(path: str = ".") -> str:
         """List the entries of a folder in the working directory.
 

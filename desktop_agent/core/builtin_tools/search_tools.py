@@ -263,7 +263,8 @@ def search_contents(workdir: Workdir, pattern: str, path: str = ".", include: st
 def search_tools(workdir: Workdir) -> list[Tool]:
     """The glob and grep tools bound to ``workdir``."""
 
-    @builtin_tool(read_only=True)
+    @builtin_tool(read_only=True, brief="Find paths matching a glob, e.g. src/**/*.py.",
+                  hide=("path",))
     def glob(pattern: str, path: str = ".") -> str:
         """Find files and folders whose paths match a glob pattern such as **/*.py.
 
@@ -273,7 +274,9 @@ def search_tools(workdir: Workdir) -> list[Tool]:
         """
         return find_paths(workdir, pattern, path)
 
-    @builtin_tool(read_only=True)
+    @builtin_tool(read_only=True, brief="Search files for a Python regex ((?i) ignores case).",
+                  params={"include": "file name glob"},
+                  hide=("ignore_case", "max_results"))
     def grep(pattern: str, path: str = ".", include: str = "", ignore_case: bool = False,
              max_results: int = DEFAULT_GREP_RESULTS) -> str:
         """Search file contents for a regular expression (Python syntax).

@@ -247,11 +247,12 @@ def shell_tool(workdir: Workdir, env_secrets: Mapping[str, str] | None = None,
     note = f" Environment variables with secrets: {names}." if names else ""
     if policy.sandboxed:
         reach = "read-only" if policy.level == "read_only" else "read-write"
-        note += (f" Runs in a sandbox: only the working directory ({reach}) and the system's "
-                 "programs are visible; /tmp is private"
-                 + ("." if policy.network else "; there is no network access."))
+        note += (f" Sandboxed: working folder {reach}"
+                 + ("." if policy.network else ", no network access."))
 
-    @builtin_tool(timeout=MAX_TIMEOUT + 2 * KILL_GRACE + DRAIN_TIMEOUT + 5)
+    @builtin_tool(timeout=MAX_TIMEOUT + 2 * KILL_GRACE + DRAIN_TIMEOUT + 5,
+                  brief="Run a bash command.",
+                  params={"timeout_seconds": "max 600"})
     async def bash(command: str, timeout_seconds: float = DEFAULT_TIMEOUT) -> str:
         """Run a bash command in the working directory; returns exit code, stdout and stderr.
 

@@ -32,7 +32,7 @@ from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.thinking_section import ThinkingSection
-from desktop_agent.gui.transcript.tool_card import ToolCard
+from desktop_agent.gui.transcript.tool_card import ToolCard, format_arguments
 from desktop_agent.gui.transcript.widget_style import action_button, muted_label, role_label
 
 #: Finished markdown (source characters) gathered into one document before a new one starts.
@@ -339,6 +339,8 @@ class AssistantMessageWidget(QWidget):
     def _update_cards(self) -> None:
         still_waiting = []
         for part, card in self._waiting_cards:
+            if format_arguments(part.arguments) != card.arguments_text:
+                card.set_arguments(part.arguments)
             card.set_outcome(part.outcome)
             card.show_approval(part.approval if part.result is None else None)
             if part.result is not None:

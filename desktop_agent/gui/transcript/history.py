@@ -21,7 +21,6 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from desktop_agent.gui.conversation_history import tool_result_text
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
     ErrorItem,
@@ -31,6 +30,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
+from desktop_agent.session.history import tool_result_text
 from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")

@@ -107,4 +107,21 @@ class AssistantItem:
         ).strip()
 
 
-TranscriptItem = UserItem | ErrorItem | AssistantItem
+@dataclass
+class CompactionItem:
+    """Where the model's view was compacted: messages covered, and the summary (or None)."""
+
+    key: str
+    messages: int
+    summary: str | None
+
+    @property
+    def title(self) -> str:
+        """The marker's one line."""
+        noun = "message" if self.messages == 1 else "messages"
+        if self.summary:
+            return f"{self.messages} earlier {noun} summarised"
+        return f"{self.messages} earlier {noun} left out of the model's context"
+
+
+TranscriptItem = UserItem | ErrorItem | AssistantItem | CompactionItem

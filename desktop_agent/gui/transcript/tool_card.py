@@ -73,6 +73,7 @@ class ToolCard(CollapsibleSection):
         self.is_error = False
 
         arguments_label = muted_label("Arguments", theme, body, bold=True, scale=0.85)
+        self._arguments_label = arguments_label
         self.arguments_view = CodeBlockWidget("json", theme, scheduler, body)
         self.arguments_view.append(self.arguments_text)
         self.arguments_view.finish()
@@ -98,6 +99,12 @@ class ToolCard(CollapsibleSection):
         self._outcome: str | None = None
         self.approval_panel: ApprovalPanel | None = None
         self._set_status("running…")
+
+    def set_arguments(self, arguments: Any) -> None:
+        """Show the input the call ran with (edited before it ran) instead of the model's."""
+        self.arguments_text = format_arguments(arguments)
+        self.arguments_view.code_view.setPlainText(self.arguments_text)
+        self._arguments_label.setText("Arguments (edited before it ran)")
 
     def show_approval(self, prompt: ApprovalPrompt | None) -> None:
         """Ask on the card (``prompt``) or stop asking (None)."""

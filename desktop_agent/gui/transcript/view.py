@@ -36,11 +36,13 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWi
 
 from desktop_agent.gui.none_refcount_guard import guard_none_refcount
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+from desktop_agent.gui.transcript.compaction_marker import CompactionMarker
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.history import items_from_messages
 from desktop_agent.gui.transcript.item_window import ItemWindow
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
+    CompactionItem,
     ErrorItem,
     ToolCallPart,
     ToolErrorPart,
@@ -198,6 +200,16 @@ class TranscriptView(QScrollArea):
         item.revision += 1
         self._mark_dirty(item)
 
+    def set_tool_input(self, tool_use_id: str, arguments: dict[str, Any]) -> None:
+        """Show the input a call ran with (edited before it ran) on its card."""
+        found = self._find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        part.arguments = arguments
+        item.revision += 1
+        self._mark_dirty(item)
+
     def set_tool_status(self, tool_use_id: str, status: str) -> None:
         """Show where a call stands until its result arrives ("waiting for approval")."""
         found = self._find_tool_call(tool_use_id)
@@ -255,6 +267,12 @@ class TranscriptView(QScrollArea):
         if self._open is not None:
             self.end_assistant_message(interrupted=True)
         item = ErrorItem(self._key(None), text, retry)
+        self._append_item(item)
+        return item.key
+
+    def add_compaction_marker(self, messages: int, summary: str | None) -> str:
+        """Show where the model's view was compacted ("N earlier messages summarised")."""
+        item = CompactionItem(self._key(None), messages, summary)
         self._append_item(item)
         return item.key
 
@@ -401,6 +419,8 @@ class TranscriptView(QScrollArea):
             user.copy_requested.connect(self.copy_requested.emit)
             user.branch_requested.connect(self.branch_requested.emit)
             widget = user
+        elif isinstance(item, CompactionItem):
+            widget = CompactionMarker(item, self._theme, self._column)
         elif isinstance(item, ErrorItem):
             error = ErrorNoticeWidget(item, self._theme, self._column)
             error.retry_requested.connect(self.retry_requested.emit)

@@ -10,11 +10,11 @@ from fastapi import APIRouter, Depends
 from desktop_agent.command_sandbox import sandbox_policy
 from desktop_agent.core.builtin_tools.shell_tool import run_command
 from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
+from desktop_agent.session.conversation_secrets import conversation_environment
 
 from ..api_errors import ApiError
 from ..api_models import CommandRequest, CommandResult, ErrorBody
 from ..app_services import AppServices, services
-from ..conversation_secrets import conversation_environment
 from ..workdir_paths import open_workdir
 
 router = APIRouter(tags=["commands"])

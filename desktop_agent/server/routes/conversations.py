@@ -13,9 +13,10 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
 
+from desktop_agent.session import deletion
+from desktop_agent.session.settings import asks_before_tools
 from desktop_agent.store import ConversationRecord
 
-from .. import conversation_secrets
 from ..api_errors import ApiError
 from ..api_models import (
     ConversationCreate,
@@ -42,7 +43,7 @@ def conversation_out(svc: AppServices, record: ConversationRecord) -> Conversati
     """The API view of a record, with the runner's live state."""
     runner = svc.runners.peek(record.id)
     settings = dict(record.settings or {})
-    confirm = runner.confirm_tools if runner else bool(settings.get("confirm_tools", True))
+    confirm = runner.confirm_tools if runner else asks_before_tools(settings)
     return ConversationOut(
         id=record.id,
         title=record.title,
@@ -56,15 +57,24 @@ def conversation_out(svc: AppServices, record: ConversationRecord) -> Conversati
     )
 
 
-def check_settings(svc: AppServices, settings: dict[str, Any]) -> None:
-    """Refuse settings the API cannot honour, with a sentence saying why."""
-    unknown = svc.tools.unknown(settings.get("tools") or [])
-    if unknown:
-        raise ApiError(422, "unknown_tool",
-                       f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
-                       f"Available: {', '.join(svc.tools.names)}.")
+def check_settings(svc: AppServices, settings: dict[str, Any],
+                   changed: list[str] | None = None) -> None:
+    """Refuse settings the API cannot honour, with a sentence saying why.
+
+    Only the keys being changed are checked (``changed``; None: all), so a
+    conversation made in the window with, say, an MCP tool whose server is
+    not running can still have its temperature changed.
+    """
+    tools = svc.session.tools
+    if changed is None or "tools" in changed:
+        unknown = tools.unknown(settings.get("tools") or [])
+        if unknown:
+            raise ApiError(422, "unknown_tool",
+                           f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
+                           f"Available: {', '.join(sorted(tools.tool_names()))}.")
     workdir = settings.get("workdir")
-    if workdir is not None and not Path(workdir).expanduser().is_absolute():
+    if (changed is None or "workdir" in changed) and workdir is not None \
+            and not Path(workdir).expanduser().is_absolute():
         raise ApiError(422, "bad_workdir", "workdir must be an absolute path on the server.")
 
 
@@ -115,20 +125,23 @@ async def update_conversation(conversation_id: str, body: ConversationUpdate,
     """Change the title or settings; takes effect from the next turn (model, key, tools...)."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     settings = dict(record.settings or {})
-    changed: list[str] = []
-    if body.settings is not None:
-        for key, value in body.settings.model_dump(exclude_unset=True).items():
-            changed.append(key)
-            if value is None:
-                settings.pop(key, None)
-            else:
-                settings[key] = value
-        check_settings(svc, settings)
-    await asyncio.to_thread(svc.store.update_conversation, conversation_id, title=body.title,
-                            settings=settings if body.settings is not None else None)
+    changes = body.settings.model_dump(exclude_unset=True) if body.settings is not None else {}
+    changed = list(changes)
+    for key, value in changes.items():
+        if value is None:
+            settings.pop(key, None)
+        else:
+            settings[key] = value
+    check_settings(svc, settings, changed)
+    # By key, so settings the window (or another server) wrote meanwhile are kept.
+    if changes:
+        settings = await asyncio.to_thread(svc.store.patch_settings, conversation_id, changes)
+    if body.title is not None:
+        await asyncio.to_thread(svc.store.update_conversation, conversation_id,
+                                title=body.title)
     runner = svc.runners.peek(conversation_id)
-    if runner is not None and "confirm_tools" in changed:
-        runner.confirm_tools = bool(settings.get("confirm_tools", True))
+    if runner is not None:
+        runner.session.reload_settings()  # a running turn's approvals see the change
     if changed or body.title is not None:
         svc.events.append(conversation_id, "settings",
                           {"changed": sorted(changed), "title_changed": body.title is not None})
@@ -147,9 +160,8 @@ async def delete_conversation(
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     await svc.runners.discard(conversation_id)
     await svc.callbacks.remove_conversation(conversation_id)
-    await asyncio.to_thread(svc.store.delete_conversation, conversation_id)
+    await deletion.delete_conversation(svc.store, conversation_id)
     svc.events.forget(conversation_id)
-    await asyncio.to_thread(conversation_secrets.delete_all, conversation_id)
     workdir = svc.workdir_of(record)
     removed, note = False, None
     if delete_workdir:
@@ -181,16 +193,9 @@ async def send_message(conversation_id: str, body: MessageCreate,
                        svc: AppServices = Depends(services)) -> MessageOut:  # noqa: B008
     """Add a user message; ``POST .../run`` answers it."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    runner = svc.runners.get(conversation_id, record.settings or {})
-    if runner.busy:
-        raise ApiError(409, "turn_running",
-                       "A turn is running; wait for it or interrupt it before sending.")
     content = stored_content(body.content)
     refuse_if_blind(record.settings or {}, content)
-    added = await asyncio.to_thread(svc.store.add_message, conversation_id,
-                                    {"role": "user", "content": content})
-    runner.emit("message", {"id": added.id, "role": "user", "status": added.status,
-                            "content": content})
+    added = svc.runners.get(record.id).add_message(content)
     return message_out(added)
 
 

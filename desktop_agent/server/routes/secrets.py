@@ -7,7 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Response, status
 
-from .. import conversation_secrets
+from desktop_agent.session import conversation_secrets
+
 from ..api_errors import ApiError
 from ..api_models import SECRET_NAME_PATTERN, ErrorBody, SecretNames, SecretSet, SecretStored
 from ..app_services import AppServices, services

@@ -34,7 +34,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunner:
     """The conversation's runner (404 if the conversation does not exist)."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    return svc.runners.get(conversation_id, record.settings or {})
+    return svc.runners.get(record.id)
 
 
 @router.post(
@@ -67,11 +67,8 @@ async def interrupt_turn(conversation_id: str,
 async def set_confirmation(conversation_id: str, body: ConfirmationMode,
                            svc: AppServices = Depends(services)) -> ConfirmationMode:  # noqa: B008
     """Turn confirmation mode on (tool calls wait for approval) or off (they run)."""
-    record = await asyncio.to_thread(svc.conversation, conversation_id)
-    runner = svc.runners.get(conversation_id, record.settings or {})
-    settings = {**(record.settings or {}), "confirm_tools": body.enabled}
-    await asyncio.to_thread(svc.store.update_conversation, conversation_id, settings=settings)
-    runner.confirm_tools = body.enabled
+    runner = await runner_for(svc, conversation_id)
+    runner.set_confirmation(body.enabled)
     runner.emit("settings", {"changed": ["confirm_tools"], "confirm_tools": body.enabled})
     return ConfirmationMode(enabled=body.enabled)
 

@@ -7,6 +7,13 @@ its tool calls run or the turn ends; each tool result is written with the
 approval decision in its metadata. At the end, the stored messages are made
 equal to what the client actually sent (its history is the truth), so a
 restored conversation continues exactly where it was.
+
+This is the one recorder of every front end, so a conversation has one
+stored shape whoever ran it. A call whose input was edited before it ran is
+stored with the input that ran (the model's own arguments are kept in the
+assistant message's metadata under ``model_arguments``), and every stored
+message is reported through ``on_stored`` (the REST server's ``message``
+events).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from desktop_agent.store import StreamingReplyWriter
 if TYPE_CHECKING:
     from desktop_agent.store import MessageRecord, Store
 
-log = logging.getLogger("desktop_agent.gui.conversation")
+log = logging.getLogger("desktop_agent.session.recorder")
 
 CHECKPOINT_INTERVAL = 0.5
 
@@ -58,15 +65,18 @@ class TurnRecorder:
         path: The active branch (root first); extended and updated in place.
         model: The model id, kept in each reply's metadata.
         decision_of: The approval decision recorded for a tool call id, if any.
+        on_stored: Told about each message once it is complete in the store.
     """
 
     def __init__(self, store: Store, conversation_id: str, path: list[MessageRecord],
-                 model: str, decision_of: Callable[[str], dict[str, Any] | None]) -> None:
+                 model: str, decision_of: Callable[[str], dict[str, Any] | None],
+                 on_stored: Callable[[MessageRecord], None] = lambda _record: None) -> None:
         self._store = store
         self._conversation_id = conversation_id
         self._path = path
         self._model = model
         self._decision_of = decision_of
+        self._on_stored = on_stored
         self._segment: _Segment | None = None
         self._tool_records: dict[str, str] = {}
         self._bad_calls: list[tuple[str, str, str]] = []
@@ -97,16 +107,36 @@ class TurnRecorder:
         return opened
 
     def tool_result(self, tool_use_id: str, content: str, is_error: bool,
-                    name: str | None, settled_by: str | None = None, *,
+                    name: str | None, settled_by: str | None = None,
+                    ran_input: dict[str, Any] | None = None, *,
                     user_content: str | None = None) -> None:
         """A tool ran (or was refused): its reply is complete; store the result.
 
         ``settled_by`` is the core's word for how the call was decided (``rule``,
-        ``auto``, ``denied``...), kept when nobody was asked. ``user_content``
+        ``auto``, ``denied``...), kept when nobody was asked. ``ran_input`` is
+        the input the tool ran with when it was not the model's. ``user_content``
         (for the person only) goes in the metadata, never in the message.
         """
         self.finish_segment("complete")
+        if ran_input is not None:
+            self._store_ran_input(tool_use_id, ran_input)
         self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content)
+
+    def _store_ran_input(self, tool_use_id: str, ran_input: dict[str, Any]) -> None:
+        """Put the input that ran into the stored call; keep the model's in metadata."""
+        from desktop_agent.core.ran_inputs import replace_call_arguments
+
+        for record in reversed(self._path):
+            if record.role != "assistant" or not any(
+                    c.get("id") == tool_use_id for c in record.message.get("tool_calls") or []):
+                continue
+            message = json.loads(json.dumps(record.message))
+            original = replace_call_arguments([message], tool_use_id, ran_input)
+            kept = dict(record.metadata.get("model_arguments") or {})
+            kept.setdefault(tool_use_id, original)
+            self._stored(self._store.complete_message(
+                record.id, message, {"model_arguments": kept}, status=record.status))
+            return
 
     def tool_error(self, error: str, tool_use_id: str | None, name: str | None,
                    raw_data: str | None) -> str | None:
@@ -157,7 +187,7 @@ class TurnRecorder:
         if segment.tool_calls:
             metadata["tool_calls"] = {c["id"]: {"name": c["function"]["name"]}
                                       for c in segment.tool_calls}
-        self._replace(segment.writer.finish(segment.message(), metadata, status))
+        self._stored(segment.writer.finish(segment.message(), metadata, status))
         bad_calls, self._bad_calls = self._bad_calls, []
         for tool_use_id, name, content in bad_calls:
             self._tool_message(tool_use_id, content, True, name)
@@ -193,7 +223,7 @@ class TurnRecorder:
             if record is None or record.role != message.get("role"):
                 return
             if record.message != message:
-                self._replace(self._store.complete_message(
+                self._stored(self._store.complete_message(
                     record_id, message, dict(record.metadata), status=record.status))
 
     # -- helpers ----------------------------------------------------------------
@@ -225,19 +255,24 @@ class TurnRecorder:
         message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
         existing = self._tool_records.get(tool_use_id)
         if existing is not None:
-            self._replace(self._store.complete_message(existing, message, metadata))
+            self._stored(self._store.complete_message(existing, message, metadata))
             return
         record = self._store.add_message(self._conversation_id, message,
                                          parent_id=self._leaf_id(), metadata=metadata)
         self._path.append(record)
         self.written.append(record.id)
         self._tool_records[tool_use_id] = record.id
+        self._on_stored(record)
 
     def _leaf_id(self) -> str | None:
         return self._path[-1].id if self._path else None
 
     def _find(self, record_id: str) -> MessageRecord | None:
         return next((r for r in self._path if r.id == record_id), None)
+
+    def _stored(self, record: MessageRecord) -> None:
+        self._replace(record)
+        self._on_stored(record)
 
     def _replace(self, record: MessageRecord) -> None:
         for i, old in enumerate(self._path):

@@ -1,8 +1,10 @@
-"""Per-conversation secrets (e.g. ``GITHUB_TOKEN``) kept by ``desktop_agent.secrets``.
+"""A conversation's own secrets (e.g. ``GITHUB_TOKEN``), kept in the keyring.
 
-A secret named ``NAME`` in conversation ``ID`` is stored under the keyring name
-``conv:ID:NAME``. This module only ever hands values to the command runner's
-environment; routes see names.
+A secret named ``NAME`` of conversation ``ID`` is the keyring entry
+``conv:ID:NAME``. Values only ever reach the conversation's own commands'
+environment (and the list of values blanked out of tool output); routes and
+widgets see names. Deleting a conversation deletes its secrets, from either
+front end, through :func:`delete_all`.
 """
 
 from __future__ import annotations
@@ -42,11 +44,11 @@ def delete_conversation_secret(conversation_id: str, name: str) -> bool:
 
 
 def conversation_environment(conversation_id: str) -> dict[str, str]:
-    """``{NAME: value}`` for injecting into a command's environment."""
+    """``{NAME: value}`` for a command's environment (blocking: call off the UI thread)."""
     return conversation_env_secrets(conversation_id)
 
 
 def delete_all(conversation_id: str) -> None:
-    """Remove every secret of a deleted conversation."""
+    """Remove every secret of a deleted conversation (blocking: keyring access)."""
     for name in conversation_secret_names(conversation_id):
         secrets.delete_secret(keyring_name(conversation_id, name))

@@ -1,0 +1,135 @@
+"""``config.json``: MCP servers and global permission rules, read the same by every front end.
+
+The file's parser lives in :mod:`desktop_agent.core.tool_config` (the SDK can
+read an MCP config of its own); this module is the app's side of it: where
+the file is, what a malformed file means for a conversation (its rules count
+as absent, so calls are asked about, and the file is never overwritten), and
+the remembered approvals (global "always allow" rules in the file, "allow for
+this conversation" rules in the conversation's settings).
+
+Before this module the window read the file's rules and the REST server did
+not, so a ``deny`` rule stopped a tool in the window and not over REST.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop_agent.core import tool_config
+from desktop_agent.core.permissions import PermissionRule
+from desktop_agent.core.tool_config import ToolConfig, ToolConfigError
+
+log = logging.getLogger("desktop_agent.session.config")
+
+RULES_KEY = tool_config.CONVERSATION_RULES_KEY
+
+
+class ConfigWriteError(Exception):
+    """The config file cannot be read or written; the message says why, in words."""
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """Where the app's ``config.json`` is (None: the data folder's).
+
+    Every read goes to the file, so hand edits and other processes (the
+    window, ``serve``) are seen at the next turn.
+    """
+
+    path: Path | None = None
+
+    @property
+    def file(self) -> Path:
+        """The file read and written: the given path, or the data folder's ``config.json``.
+
+        Resolved here (the app's naming), so the core's parser needs no app knowledge.
+        """
+        if self.path is not None:
+            return self.path
+        from desktop_agent.paths import config_path
+
+        return Path(config_path())
+
+    def load(self) -> ToolConfig:
+        """The parsed file.
+
+        Raises:
+            ToolConfigError: The file is malformed (the message names where).
+        """
+        return tool_config.load_tool_config(self.file)
+
+    def problem(self) -> str | None:
+        """Why the file cannot be used, or None when it is fine."""
+        try:
+            self.load()
+        except ToolConfigError as exc:
+            return str(exc)
+        return None
+
+    def global_rules(self) -> list[PermissionRule]:
+        """The file's rules (none, with a warning, when the file is malformed)."""
+        try:
+            return list(self.load().permissions)
+        except ToolConfigError as exc:
+            log.warning("permission rules not loaded: %s", exc)
+            return []
+
+    def effective_rules(self, settings: Mapping[str, Any]) -> list[PermissionRule]:
+        """Every rule for a conversation: its own, then the global ones."""
+        return tool_config.effective_rules(conversation_rules(settings), self.global_rules())
+
+    def add_rule(self, rule: PermissionRule) -> None:
+        """Remember a global rule (re-reading the file first, so hand edits are kept).
+
+        Raises:
+            ConfigWriteError: The file is malformed or cannot be written.
+        """
+        try:
+            tool_config.save_global_rule(rule, self.file)
+        except (ToolConfigError, OSError) as exc:
+            raise ConfigWriteError(f"The rule was not saved: {exc}") from exc
+
+    def remove_rule(self, rule: PermissionRule) -> None:
+        """Forget a global rule (revoke a remembered approval).
+
+        Raises:
+            ConfigWriteError: The file is malformed or cannot be written.
+        """
+        try:
+            config = self.load()
+            config.permissions = tool_config.remove_rule(config.permissions, rule)
+            tool_config.save_tool_config(config, self.file)
+        except (ToolConfigError, OSError) as exc:
+            raise ConfigWriteError(f"The rule was not removed: {exc}") from exc
+
+
+def conversation_rules(settings: Mapping[str, Any]) -> list[PermissionRule]:
+    """The conversation's own rules (none when its settings hold a malformed list)."""
+    try:
+        return tool_config.conversation_rules(settings)
+    except ToolConfigError as exc:
+        log.warning("conversation rules ignored: %s", exc)
+        return []
+
+
+def allow_in_conversation(settings: Mapping[str, Any], tool_name: str) -> list[dict[str, Any]]:
+    """The conversation's rule list once ``tool_name`` is allowed without asking."""
+    rules = tool_config.add_rule(conversation_rules(settings),
+                                 tool_config.always_allow_rule(tool_name))
+    return tool_config.rules_to_list(rules)
+
+
+def revoke_in_conversation(settings: Mapping[str, Any], tool_name: str) -> list[dict[str, Any]]:
+    """The conversation's rule list once ``tool_name`` is asked about again."""
+    rule = tool_config.always_allow_rule(tool_name)
+    return tool_config.rules_to_list(tool_config.remove_rule(conversation_rules(settings), rule))
+
+
+def conversation_allowed_tools(settings: Mapping[str, Any]) -> list[str]:
+    """Tools allowed without asking in this conversation (whole-tool allow rules)."""
+    return [r.tool for r in conversation_rules(settings)
+            if r.decision == "allow" and not r.arguments and r.read_only is None]

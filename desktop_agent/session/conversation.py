@@ -1,0 +1,453 @@
+"""ConversationSession: one conversation's life, the same for the window and the REST server.
+
+The session owns the conversation's core :class:`~desktop_agent.core.client.Client`
+and the task running its turn (kept referenced, cancelled on close). Each
+turn takes the store's turn lease (one turn at a time per conversation,
+across processes), re-reads the settings and the active branch, builds its
+options in :mod:`.options`, decides tool calls through the
+:class:`~.approvals.ApprovalBroker`, writes every message through the
+:class:`~.recorder.TurnRecorder` and reports :mod:`.events` to its
+listeners. Front ends are adapters: the window maps events to Qt signals,
+the REST server to its event log; neither runs a turn itself.
+
+User actions raise typed errors (:class:`SessionError`, the store's
+``ConversationBusyError`` and ``StaleParentError``) that each front end maps
+to a sentence or an HTTP status; nothing here knows either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.content_parts import prompt_text
+from desktop_agent.store.errors import ConversationBusyError, NotFoundError
+
+from . import config as session_config
+from . import defaults
+from .approvals import ApprovalAnswer, ApprovalBroker, Asker, ToolCallQuestion
+from .errors import NotConfiguredError, NothingToAnswerError, SessionError, TurnRunningError
+from .events import (
+    ApprovalAsked,
+    ApprovalSettled,
+    MessageStored,
+    Notice,
+    Outcome,
+    PathReset,
+    ReplyEnded,
+    RunState,
+    SessionEvent,
+    SettingsChanged,
+    StateChanged,
+    TitleChanged,
+    TurnFailed,
+    UserMessageAdded,
+)
+from .history import DEFAULT_TITLE, last_user_index, model_history, title_from
+from .options import SessionEnvironment, build_options
+from .recorder import TurnRecorder
+from .setting_values import has_server
+from .turn import TurnBlocks
+
+if TYPE_CHECKING:
+    from desktop_agent.core.client import Client
+    from desktop_agent.store import ConversationRecord, MessageRecord, Store
+
+log = logging.getLogger("desktop_agent.session.conversation")
+
+Listener = Callable[[SessionEvent], None]
+Content = str | list[dict[str, Any]]
+"""A user message: text, or OpenAI content parts (text and pictures)."""
+
+
+
+class ConversationSession:
+    """One conversation, driven by one front end.
+
+    Args:
+        store: The conversation store.
+        conversation_id: The conversation.
+        env: What all conversations share (tools, config, hooks, timeout).
+        ask: Shows approval questions (the window's dock, the REST pending list).
+        owner: Who runs turns, as other processes are told (``window``, ``server``).
+
+    Attributes:
+        state: ``idle``, ``running``, ``waiting_approval`` or ``interrupting``.
+        broker: The conversation's approval broker.
+        last_used: ``time.monotonic()`` of the last action (for idle eviction).
+    """
+
+    def __init__(self, store: Store, conversation_id: str, env: SessionEnvironment,
+                 ask: Asker, *, owner: str = "window") -> None:
+        record = store.get_conversation(conversation_id)
+        if record is None:
+            raise NotFoundError(f"no conversation {conversation_id}")
+        self._store = store
+        self._record: ConversationRecord = record
+        self._path: list[MessageRecord] = store.active_path(conversation_id)
+        self._env = env
+        self._ask = ask
+        self._owner = owner
+        self._listeners: list[Listener] = []
+        self.state: RunState = "idle"
+        self._waiting = 0
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stop_task: asyncio.Task[bool] | None = None
+        self._closed = False
+        self._reported_problems: list[str] = []
+        self.last_used = time.monotonic()
+        self.broker = ApprovalBroker(
+            conversation_id, self._asked, settings=lambda: self._record.settings,
+            timeout=env.approval_timeout, config=env.config,
+            allow_in_conversation=self.allow_in_conversation,
+            on_settled=lambda i, r: self._emit(ApprovalSettled(i, r)),
+            on_problem=lambda text: self._emit(Notice(text)))
+
+    # -- listening ---------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> None:
+        """Report every event to ``listener`` (called on the loop, in order)."""
+        self._listeners.append(listener)
+
+    def _emit(self, event: SessionEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a front end's bug must not end the turn
+                log.exception("a session listener failed on %s", type(event).__name__)
+
+    def _set_state(self, state: RunState, outcome: Outcome | None = None) -> None:
+        if state == self.state and outcome is None:
+            return
+        self.state = state
+        self._emit(StateChanged(state, outcome))
+
+    # -- reading -----------------------------------------------------------------------
+    @property
+    def conversation_id(self) -> str:
+        """The store id of the conversation."""
+        return self._record.id
+
+    @property
+    def record(self) -> ConversationRecord:
+        """The conversation's record as last read."""
+        return self._record
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """A copy of the settings as last read."""
+        return dict(self._record.settings)
+
+    @property
+    def path(self) -> list[MessageRecord]:
+        """The active branch as last read (root first)."""
+        return list(self._path)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn runs (or is starting) in this process."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """The task running the current turn, if any."""
+        return self._task
+
+    @property
+    def client(self) -> Client | None:
+        """The conversation's client once a turn ran."""
+        return self._client
+
+    def refresh(self) -> bool:
+        """Catch up with other processes' writes when idle; True when the branch changed."""
+        if self.busy or self._closed:
+            return False
+        self._reload_record()
+        path = self._store.active_path(self._record.id)
+        if [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]:
+            return False
+        self._path = path
+        self._emit(PathReset(tuple(path)))
+        return True
+
+    def can_evict(self) -> bool:
+        """Whether the session holds nothing the store does not (no turn, no question)."""
+        return not self.busy and self.state == "idle"
+
+    def reload_settings(self) -> None:
+        """Re-read title and settings now, even mid-turn (a PATCH, confirmation mode)."""
+        self._reload_record()
+
+    def _reload_record(self) -> None:
+        fresh = self._store.get_conversation(self._record.id)
+        if fresh is None:
+            return
+        old, self._record = self._record, fresh
+        if fresh.title != old.title:
+            self._emit(TitleChanged(fresh.title))
+        if fresh.settings != old.settings:
+            self._emit(SettingsChanged(dict(fresh.settings)))
+
+    # -- settings ----------------------------------------------------------------------
+    def rename(self, title: str) -> None:
+        """Give the conversation a new title (blank titles are ignored)."""
+        title = " ".join(title.split())
+        if title and title != self._record.title:
+            self._store.update_conversation(self._record.id, title=title)
+            self._reload_record()
+
+    def update_settings(self, **changes: Any) -> None:
+        """Change settings by key (None removes one); keys others wrote are kept.
+
+        Raises:
+            SettingsError: A value breaks the schema (nothing is saved).
+        """
+        from .settings import checked_changes  # pydantic: loaded when settings are saved
+
+        checked_changes(changes)
+        current = self._record.settings
+        changes = {k: v for k, v in changes.items()
+                   if (v is None and k in current) or (v is not None and current.get(k) != v)}
+        if changes:
+            self._store.patch_settings(self._record.id, changes)
+            self._reload_record()
+
+    def allow_in_conversation(self, tool_name: str) -> None:
+        """Stop asking about ``tool_name`` in this conversation."""
+        if tool_name not in session_config.conversation_allowed_tools(self._record.settings):
+            self.update_settings(permission_rules=session_config.allow_in_conversation(
+                self._record.settings, tool_name))
+
+    def revoke_in_conversation(self, tool_name: str) -> None:
+        """Ask about ``tool_name`` again in this conversation."""
+        self.update_settings(permission_rules=session_config.revoke_in_conversation(
+            self._record.settings, tool_name))
+
+    # -- user actions --------------------------------------------------------------------
+    def _check_can_start(self) -> None:
+        if self._closed:
+            raise SessionError("The conversation was closed.")
+        if self.busy:
+            raise TurnRunningError("A turn is already running in this conversation.")
+        self.refresh()  # each turn starts from what is on disk
+        if not has_server(self._record.settings):
+            raise NotConfiguredError("Pick a server and a model first.")
+        holder = self._store.turn_lease_holder(self._record.id)
+        if holder is not None:
+            raise ConversationBusyError(self._record.id, holder)
+
+    def add_user_message(self, content: Content) -> MessageRecord:
+        """Store a user message (text, or content parts with pictures) without answering it.
+
+        Raises:
+            StaleParentError: Another process appended meanwhile (refresh, retry).
+        """
+        leaf = self._path[-1].id if self._path else None
+        record = self._store.add_message(self._record.id, {"role": "user", "content": content},
+                                         parent_id=leaf, expected_parent=leaf)
+        self._path.append(record)
+        self._emit(UserMessageAdded(record))
+        if self._record.title == DEFAULT_TITLE:
+            self.rename(title_from(prompt_text(content) or "Attachment"))
+        return record
+
+    def send(self, content: Content) -> MessageRecord:
+        """Store a user message and answer it in the background.
+
+        Raises:
+            SessionError: Closed, a turn runs, or no server/model.
+            ConversationBusyError: Another process runs a turn here.
+            StaleParentError: Another process appended meanwhile.
+        """
+        self._check_can_start()
+        base = model_history(self._path)
+        record = self.add_user_message(content)
+        self._start(content, base, len(base))
+        return record
+
+    def run(self) -> None:
+        """Answer the waiting user message (or tool results) in the background.
+
+        Raises:
+            NothingToAnswerError: The branch ends with an answer already.
+        """
+        self._check_can_start()
+        if not self._path or self._path[-1].role not in ("user", "tool"):
+            raise NothingToAnswerError(
+                "The conversation has no new user message to answer; send one first.")
+        last = self._path[-1]
+        if last.role == "user":
+            base = model_history(self._path[:-1])
+            self._start(last.message.get("content") or "", base, len(base))
+        else:
+            base = model_history(self._path)
+            self._start("", base, len(base) - 1)
+
+    def regenerate(self) -> None:
+        """Answer the last user message again; the old answer stays as a sibling branch."""
+        self._check_can_start()
+        index = last_user_index(self._path)
+        if index is None:
+            raise NothingToAnswerError("There is no user message to answer again.")
+        user = self._path[index]
+        self._store.set_active_leaf(self._record.id, user.id)
+        self._path = self._path[:index + 1]
+        self._emit(PathReset(tuple(self._path)))
+        base = model_history(self._path[:index])
+        self._start(user.message.get("content") or "", base, len(base))
+
+    retry = regenerate
+
+    def edit(self, message_id: str, text: str) -> None:
+        """Replace a user message with ``text`` (a sibling branch) and answer it."""
+        self._check_can_start()
+        index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
+        if index is None or self._path[index].role != "user":
+            raise NothingToAnswerError("That message is not a user message on this branch.")
+        old = self._path[index]
+        prefix = self._path[:index]
+        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+                                         parent_id=old.parent_id,
+                                         new_root=old.parent_id is None)
+        self._path = [*prefix, record]
+        self._emit(PathReset(tuple(self._path)))
+        base = model_history(prefix)
+        self._start(text, base, len(base))
+
+    def stop(self) -> None:
+        """Stop the running turn (the partial reply is kept and marked interrupted)."""
+        if self.busy and (self._stop_task is None or self._stop_task.done()):
+            self._stop_task = asyncio.ensure_future(self.interrupt())
+
+    async def interrupt(self) -> bool:
+        """Stop the running turn, keeping what streamed so far; False if none runs."""
+        task = self._task
+        if task is None or task.done():
+            return False
+        self._set_state("interrupting")
+        client = self._client
+        if client is not None and client.is_running:
+            with contextlib.suppress(Exception):  # the turn may have ended meanwhile
+                await client.interrupt()
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(task), defaults.STOP_GRACE_SECONDS)
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return True
+
+    async def close(self) -> None:
+        """Deny pending approvals, cancel the turn and release the client."""
+        if self._closed:
+            return
+        self._closed = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._stop_task is not None and not self._stop_task.done():
+            self._stop_task.cancel()
+        client, self._client = self._client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+    # -- the turn ---------------------------------------------------------------------
+    def _start(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
+        self.last_used = time.monotonic()
+        # The task first, so listeners told "running" already see the session busy.
+        self._task = asyncio.ensure_future(self._turn(prompt, base, base_length))
+        self._set_state("running")
+
+    async def _turn(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
+        outcome: Outcome = "error"
+        try:
+            async with self._store.turn_lease(self._record.id, self._owner):
+                outcome = await self._leased_turn(prompt, base, base_length)
+        except ConversationBusyError as exc:
+            self._emit(TurnFailed(exc))
+        finally:
+            self._task = None
+            self._waiting = 0
+            self.last_used = time.monotonic()
+            if not self._closed:
+                self._set_state("idle", outcome)
+
+    async def _leased_turn(self, prompt: Content, base: list[dict[str, Any]],
+                           base_length: int) -> Outcome:
+        self.broker.forget_decisions()
+        recorder = TurnRecorder(self._store, self._record.id, self._path,
+                                str(self._record.settings.get("model") or ""),
+                                self.broker.decision_of,
+                                on_stored=self._on_stored)
+        started = False
+        try:
+            client = await self._ready_client()
+            client.message_history = base
+            await client.query(prompt)
+            blocks = TurnBlocks(recorder, client, self._emit)
+            started = True
+            async for item in client.receive_messages():
+                blocks.handle(item)
+            interrupted = bool(client.turn_metadata.get("interrupted"))
+            recorder.finish("interrupted" if interrupted else "complete", client.history,
+                            base_length)
+            self._emit(ReplyEnded(interrupted))
+            return "interrupted" if interrupted else "complete"
+        except asyncio.CancelledError:
+            recorder.finish("interrupted")
+            self._emit(ReplyEnded(True))
+            raise
+        except Exception as exc:
+            log.info("turn failed in %s: %s", self._record.id, type(exc).__name__,
+                     exc_info=not _is_expected(exc))
+            recorder.finish("error")
+            if started:
+                self._emit(ReplyEnded(True))
+            self._emit(TurnFailed(exc))
+            return "error"
+
+    def _on_stored(self, record: MessageRecord) -> None:
+        self._emit(MessageStored(record))
+
+    async def _ready_client(self) -> Client:
+        """The conversation's client with options built from its current settings."""
+        options = await build_options(self._record.id, self._record.settings, self._env,
+                                      self.broker)
+        problems = self._env.tools.mcp_problems()
+        if problems and problems != self._reported_problems:
+            self._reported_problems = problems
+            self._emit(Notice(" ".join(problems)))
+        if self._client is None:
+            from desktop_agent.core.client import Client
+
+            self._client = Client(options)
+        else:
+            self._client.update_options(options)
+        return self._client
+
+    async def _asked(self, question: ToolCallQuestion) -> ApprovalAnswer:
+        """The broker's asker: report the question and the state, then ask the front end."""
+        self._emit(ApprovalAsked(question))
+        self._waiting += 1
+        self._set_state("waiting_approval")
+        try:
+            return await self._ask(question)
+        finally:
+            self._waiting -= 1
+            if self._waiting <= 0 and self.state == "waiting_approval":
+                self._set_state("running")
+
+
+def _is_expected(exc: BaseException) -> bool:
+    from desktop_agent.core.errors import AgentError
+
+    from .tools import WorkdirError
+
+    return isinstance(exc, AgentError | WorkdirError | ConversationBusyError)

@@ -1,0 +1,22 @@
+"""Deleting a conversation: its rows and its keyring secrets, from any front end.
+
+The REST server removed a deleted conversation's ``conv:<id>:*`` secrets and
+the window did not, so tokens outlived their conversation in the keyring.
+Both now delete through :func:`delete_conversation`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from . import conversation_secrets
+
+if TYPE_CHECKING:
+    from desktop_agent.store import Store
+
+
+async def delete_conversation(store: Store, conversation_id: str) -> None:
+    """Delete the conversation's rows, then its secrets (the keyring is read in a thread)."""
+    store.delete_conversation(conversation_id)
+    await asyncio.to_thread(conversation_secrets.delete_all, conversation_id)

@@ -1,0 +1,205 @@
+"""Typed events a :class:`~.conversation.ConversationSession` reports to its front end.
+
+The window turns them into Qt signals, the REST server into its event log and
+SSE stream; neither parses the core's blocks or knows how a turn is recorded.
+Each event is a small frozen dataclass; :data:`SessionEvent` is their union.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from desktop_agent.core.types import CompactionBlock, Usage
+    from desktop_agent.store import MessageRecord
+
+    from .approvals import ToolCallQuestion
+
+RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
+Outcome = Literal["complete", "interrupted", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged:
+    """The run state moved; ``outcome`` is set when a turn ended (state ``idle``)."""
+
+    state: RunState
+    outcome: Outcome | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessageAdded:
+    """A user message was stored (sent, or added to be answered later)."""
+
+    record: MessageRecord
+
+
+@dataclass(frozen=True, slots=True)
+class PathReset:
+    """Show these messages instead of what is shown (branch switch, another process wrote)."""
+
+    records: tuple[MessageRecord, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyStarted:
+    """An assistant message was opened in the store (the first of a turn or after tools)."""
+
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the visible answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of reasoning."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model called a tool (arguments as the model wrote them)."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInputReplaced:
+    """The call ran with another input (edited at approval): show and keep that one."""
+
+    tool_use_id: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultArrived:
+    """A call's result; ``reported`` is True when a ToolErrorReported already said it.
+
+    ``user_content`` is meant for the person only (MCP ``audience: ["user"]``);
+    ``images`` counts the pictures the tool returned.
+    """
+
+    tool_use_id: str
+    name: str | None
+    content: str
+    is_error: bool
+    reported: bool = False
+    user_content: str | None = None
+    images: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgressReported:
+    """How far a running call is (MCP progress notifications)."""
+
+    tool_use_id: str
+    name: str | None
+    progress: float
+    total: float | None
+    message: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolErrorReported:
+    """A call that could not be used or was refused, or a stop of the tool loop."""
+
+    error: str
+    tool_use_id: str | None
+    name: str | None
+    raw_data: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptProgressReported:
+    """How much of the prompt the server has read, before the first token."""
+
+    processed: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReported:
+    """The model's view of the conversation was compacted (see core.compaction)."""
+
+    block: CompactionBlock
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReported:
+    """The turn's figures (tokens, speed)."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStored:
+    """A message of the turn is complete in the store (its final shape)."""
+
+    record: MessageRecord
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyEnded:
+    """The turn's reply ended (``interrupted``: stopped, or failed part way)."""
+
+    interrupted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFailed:
+    """The turn failed; front ends map the error's type to a sentence."""
+
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalAsked:
+    """A call waits for a person or a script."""
+
+    question: ToolCallQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalSettled:
+    """A question ended without an answer (expired, withdrawn); ``record`` says how."""
+
+    tool_use_id: str
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsChanged:
+    """The conversation's settings now are these."""
+
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TitleChanged:
+    """The conversation's title now is this."""
+
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something a person should know that is not part of the transcript."""
+
+    text: str
+
+
+SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
+                | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
+                | ToolProgressReported | PromptProgressReported | CompactionReported
+                | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
+                | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice)

@@ -1,0 +1,124 @@
+"""Settings + secrets + tools -> the core's AgentOptions, in one place.
+
+Every key of :class:`~.settings.ConversationSettings` that reaches the model
+is wired here and nowhere else, so both front ends send the same request for
+the same conversation: sampling, ``extra_body`` (e.g. llama.cpp's
+``cache_prompt``), the tool rounds, the tools of :class:`~.tools.ToolCatalog`
+(MCP included), the rules of ``config.json`` and of the conversation, the
+app's hooks (``UserPromptSubmit`` too) and the conversation's secrets (in its
+commands' environment and blanked out of every result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.errors import ConfigurationError
+
+from . import defaults
+from .config import AppConfig
+from .conversation_secrets import conversation_environment
+from .tools import ToolCatalog
+
+if TYPE_CHECKING:
+    from desktop_agent.core.connection_pool import ConnectionPool
+    from desktop_agent.core.hooks import Hooks
+    from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.permissions import CanUseTool
+
+
+class MissingApiKeyError(ConfigurationError):
+    """The conversation names an API key that is not stored (a sentence, no value).
+
+    A :class:`ConfigurationError`, so both front ends already map it to a
+    sentence with no retry offered.
+    """
+
+
+@dataclass
+class SessionEnvironment:
+    """What every conversation of one app shares: tools, config, hooks, limits.
+
+    Attributes:
+        tools: The one tool catalog (MCP servers are shared by conversations).
+        config: The app's ``config.json``.
+        hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
+        approval_timeout: Seconds a call waits for a person; then it is denied.
+        connection_pool: HTTP connections to model servers shared by every
+            conversation (one pool per base URL), so idle conversations hold
+            no socket of their own; None: each client has its own.
+    """
+
+    tools: ToolCatalog = field(default_factory=ToolCatalog)
+    config: AppConfig = field(default_factory=AppConfig)
+    hooks: Hooks | None = None
+    approval_timeout: float | None = defaults.DEFAULT_APPROVAL_TIMEOUT
+    connection_pool: ConnectionPool | None = None
+
+
+async def api_key_for(settings: Mapping[str, Any]) -> str:
+    """The key to send: the stored one the settings name, or none for local servers.
+
+    The keyring may wait on D-Bus or an unlock prompt, so it is read in a thread.
+
+    Raises:
+        MissingApiKeyError: The named key is not stored.
+    """
+    key_name = settings.get("api_key_name")
+    if not key_name:
+        return defaults.NO_API_KEY
+    from desktop_agent.secrets import get_secret
+
+    found: str | None = await asyncio.to_thread(get_secret, str(key_name))
+    if not found:
+        raise MissingApiKeyError(
+            f"No API key named “{key_name}” is stored. Store it (Settings → Keys, or the "
+            "secrets API) or choose another key for this conversation.")
+    return found
+
+
+async def build_options(conversation_id: str, settings: Mapping[str, Any],
+                        env: SessionEnvironment, can_use_tool: CanUseTool | None) -> AgentOptions:
+    """The options of a conversation's next turn.
+
+    Raises:
+        MissingApiKeyError: The conversation names a key that is not stored.
+        WorkdirError: Its work folder cannot be made.
+        ConfigurationError: The settings make no valid options (no model...).
+    """
+    from desktop_agent.core.options import AgentOptions
+
+    api_key = await api_key_for(settings)
+    secrets = await asyncio.to_thread(conversation_environment, conversation_id)
+    tools = await env.tools.tools_for(conversation_id, settings, secrets)
+    rules = await asyncio.to_thread(env.config.effective_rules, settings)
+    s = settings
+    timeout = env.approval_timeout
+    return AgentOptions(
+        model=str(s.get("model") or ""),
+        base_url=str(s.get("base_url") or ""),
+        system_prompt=s.get("system_prompt") or None,
+        tools=tools,
+        max_turns=None,
+        max_tokens=s.get("max_tokens", defaults.DEFAULT_MAX_TOKENS),
+        temperature=s.get("temperature", defaults.DEFAULT_TEMPERATURE),
+        api_key=api_key,
+        auto_execute_tools=True,
+        max_tool_iterations=int(s.get("max_tool_iterations",
+                                      defaults.DEFAULT_MAX_TOOL_ITERATIONS)),
+        hooks=env.hooks,
+        permission_rules=rules,
+        can_use_tool=can_use_tool,
+        # The broker times out (visibly) first; the core's limit is a backstop.
+        approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
+        context_length=s.get("context_length"),
+        compaction=s.get("compaction") or "summarise",
+        # per-conversation override of what discovery found (None: unknown)
+        vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
+        extra_body=dict(s.get("extra_body") or {}),
+        secret_values=tuple(secrets.values()),
+        connection_pool=env.connection_pool,
+    )

@@ -1,0 +1,107 @@
+"""One turn: the core's blocks -> the store (through the recorder) and session events.
+
+Kept apart from :mod:`.conversation` (which decides when turns start, stop
+and what they answer) because this is the part that runs for every block of
+a reply: write it first (so nothing shown is lost), then report it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.types import (
+    CompactionBlock,
+    PromptProgressBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolProgressBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    ToolUseError,
+    Usage,
+)
+
+from .events import (
+    CompactionReported,
+    PromptProgressReported,
+    ReplyStarted,
+    SessionEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolErrorReported,
+    ToolInputReplaced,
+    ToolProgressReported,
+    ToolResultArrived,
+    UsageReported,
+)
+
+if TYPE_CHECKING:
+    from desktop_agent.core.client import Client
+
+    from .recorder import TurnRecorder
+
+
+class TurnBlocks:
+    """Records and reports the blocks of one turn.
+
+    Args:
+        recorder: The turn's recorder.
+        client: The client streaming the turn (for a tool's source).
+        emit: Reports a session event.
+    """
+
+    def __init__(self, recorder: TurnRecorder, client: Client,
+                 emit: Callable[[SessionEvent], None]) -> None:
+        self._recorder = recorder
+        self._client = client
+        self._emit = emit
+
+    def handle(self, item: Any) -> None:
+        """Write one block to the store, then report it."""
+        recorder = self._recorder
+        if isinstance(item, TextBlock):
+            self._opened(recorder.text(item.text))
+            self._emit(TextDelta(item.text))
+        elif isinstance(item, ThinkingBlock):
+            self._opened(recorder.thinking(item.text))
+            self._emit(ThinkingDelta(item.text))
+        elif isinstance(item, ToolUseBlock):
+            self._opened(recorder.tool_call(item.id, item.name, dict(item.input)))
+            found = self._client.options.tool_named(item.name)
+            self._emit(ToolCallStarted(item.id, item.name, dict(item.input),
+                                       found.source if found is not None else None))
+        elif isinstance(item, ToolResultBlock):
+            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
+                                 item.decision, item.ran_input, user_content=item.user_content)
+            if item.ran_input is not None:
+                self._emit(ToolInputReplaced(item.tool_use_id, dict(item.ran_input)))
+            self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,
+                                         item.is_error,
+                                         item.tool_use_id in recorder.errors_shown,
+                                         item.user_content, len(item.images)))
+        elif isinstance(item, ToolProgressBlock):
+            self._emit(ToolProgressReported(item.tool_use_id, item.name, item.progress,
+                                            item.total, item.message))
+        elif isinstance(item, ToolUseError):
+            self._opened(recorder.tool_error(item.error, item.tool_use_id, item.name,
+                                             item.raw_data))
+            self._emit(ToolErrorReported(item.error, item.tool_use_id, item.name,
+                                         item.raw_data))
+        elif isinstance(item, Usage):
+            recorder.usage({
+                "prompt_tokens": item.prompt_tokens,
+                "completion_tokens": item.completion_tokens,
+                "time_to_first_token": item.time_to_first_token,
+                "tokens_per_second": item.tokens_per_second,
+            })
+            self._emit(UsageReported(item))
+        elif isinstance(item, PromptProgressBlock):
+            self._emit(PromptProgressReported(item.processed, item.total))
+        elif isinstance(item, CompactionBlock):
+            self._emit(CompactionReported(item))
+
+    def _opened(self, message_id: str | None) -> None:
+        if message_id is not None:
+            self._emit(ReplyStarted(message_id))

@@ -1,0 +1,108 @@
+"""A long conversation on a small context: the window shows where it was compacted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from window_driver import send, use_server, wait_idle
+
+from desktop_agent.core.summary_request import SUMMARY_INSTRUCTIONS
+from desktop_agent.testing import script
+
+LONG_ANSWER = " ".join(f"word{i}" for i in range(180))
+
+
+def answering(server: Any) -> None:
+    """Long answers; summary requests get a recognisable summary."""
+
+    def respond(body: dict[str, Any]) -> script.Script:
+        if body["messages"][0].get("content") == SUMMARY_INSTRUCTIONS:
+            return script.text("The person asked three questions about words.")
+        return script.text(LONG_ANSWER)
+
+    server.responder = respond
+
+
+def markers(window: Any) -> list[str]:
+    view = window.current_tab().transcript
+    view.flush()
+    return [view.item_text(k) for k in view.item_keys()
+            if "earlier message" in view.item_text(k)]
+
+
+def talk(qtbot: Any, window: Any, controller: Any, turns: int) -> None:
+    for n in range(turns):
+        send(qtbot, window, f"Question {n}: tell me more words")
+        wait_idle(qtbot, controller)
+
+
+def test_a_summary_marker_opens_to_the_summary(qtbot: Any, make_window: Any,
+                                               server: Any) -> None:
+    answering(server)
+    server.max_prompt_tokens = 700
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(context_length=700, max_tokens=100)
+    talk(qtbot, window, controller, 5)
+    found = markers(window)
+    assert found and found[0].endswith("earlier messages summarised")
+    view = window.current_tab().transcript
+    key = next(k for k in view.item_keys() if "summarised" in view.item_text(k))
+    marker = view.item_widget(key)
+    qtbot.mouseClick(marker.header_button, _left())
+    assert "three questions about words" in view.item_text(key)
+    # the store keeps every message; only the model's view was compacted
+    stored = controller.stored_messages()
+    assert sum(m["role"] == "assistant" for m in stored) == 5
+    assert max(server.prompt_tokens) <= 700
+
+
+def test_drop_oldest_chosen_in_settings(qtbot: Any, make_window: Any, server: Any) -> None:
+    answering(server)
+    server.max_prompt_tokens = 700
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(context_length=700, max_tokens=100)
+    dialog = window.open_settings()
+    box = dialog.context_box
+    assert box.chosen_compaction() == "summarise"
+    box.compaction.setCurrentIndex(box.compaction.findData("drop_oldest"))
+    # the tool schemas' cost per group is shown (the fixture's one custom tool)
+    assert set(box.group_tokens()) == {"custom"} and box.group_tokens()["custom"] > 10
+    dialog._apply()
+    assert controller.settings["compaction"] == "drop_oldest"
+    talk(qtbot, window, controller, 5)
+    assert markers(window) and "left out of the model's context" in markers(window)[0]
+    assert not any(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
+                   for r in server.requests)
+
+
+def test_builtin_schema_costs_are_listed(qtbot: Any, make_window: Any, server: Any) -> None:
+    from desktop_agent.session.tools import ToolCatalog
+
+    window = make_window(tools=[])
+    window.tools = ToolCatalog(include_mcp=False)
+    use_server(window, server)
+    dialog = window.open_settings()
+    groups = dialog.context_box.group_tokens()
+    assert 300 < groups["built-in"] <= 400
+    assert dialog.context_box.total_label.text().endswith(f" {groups['built-in']} tokens")
+
+
+def _left() -> Any:
+    from PySide6.QtCore import Qt
+
+    return Qt.MouseButton.LeftButton
+
+
+def test_the_summary_is_reused_across_turns(qtbot: Any, make_window: Any, server: Any) -> None:
+    """Each turn reloads the history from the store; compaction still comes in steps."""
+    answering(server)
+    server.max_prompt_tokens = 2048
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(context_length=2048, max_tokens=100)
+    talk(qtbot, window, controller, 10)
+    summaries = [r for r in server.requests
+                 if r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS]
+    assert 1 <= len(markers(window)) <= 4 and len(summaries) == len(markers(window))

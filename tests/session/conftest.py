@@ -1,0 +1,103 @@
+"""Fixtures for the session tier: a real store file and the scripted model server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_agent.core.tools import Tool, tool
+from desktop_agent.session.approvals import ApprovalAnswer, ToolCallQuestion
+from desktop_agent.session.config import AppConfig
+from desktop_agent.session.conversation import ConversationSession
+from desktop_agent.session.events import SessionEvent
+from desktop_agent.session.options import SessionEnvironment
+from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.store import Store
+from desktop_agent.testing import ScriptedServer
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def store(data_dir: Path) -> Iterator[Store]:
+    opened = Store.open(data_dir / "conversations.sqlite3")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as server:
+        yield server
+
+
+class Weather:
+    """A tool that records the input it really ran with."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def build(self) -> Tool:
+        @tool("get_weather", "The weather in a city.", {"city": str})
+        async def get_weather(args: dict[str, Any]) -> str:
+            self.calls.append(dict(args))
+            return f"Sunny in {args['city']}"
+
+        return get_weather
+
+
+@pytest.fixture
+def weather() -> Weather:
+    return Weather()
+
+
+class Asker:
+    """A scripted person: answers each question with the next queued answer."""
+
+    def __init__(self) -> None:
+        self.answers: list[ApprovalAnswer] = []
+        self.questions: list[ToolCallQuestion] = []
+
+    async def __call__(self, question: ToolCallQuestion) -> ApprovalAnswer:
+        self.questions.append(question)
+        return self.answers.pop(0)
+
+
+@pytest.fixture
+def asker() -> Asker:
+    return Asker()
+
+
+@pytest.fixture
+def make_session(store: Store, data_dir: Path, weather: Weather, asker: Asker,
+                 model_server: ScriptedServer) -> Iterator[Callable[..., Any]]:
+    """A session on a new conversation pointed at the scripted server; events collected."""
+    sessions: list[ConversationSession] = []
+
+    def make(approval_timeout: float | None = 30.0, **settings: Any) -> Any:
+        env = SessionEnvironment(
+            tools=ToolCatalog([weather.build()], include_builtin=False,
+                              config=AppConfig(data_dir / "config.json")),
+            config=AppConfig(data_dir / "config.json"), approval_timeout=approval_timeout)
+        record = store.create_conversation(title="Session test", settings={
+            "base_url": model_server.base_url, "model": "test-model", **settings})
+        session = ConversationSession(store, record.id, env, asker, owner="test")
+        events: list[SessionEvent] = []
+        session.subscribe(events.append)
+        session.events = events  # type: ignore[attr-defined]
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        if session.task is not None:
+            session.task.cancel()
