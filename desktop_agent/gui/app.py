@@ -124,12 +124,11 @@ def run_app(argv: Sequence[str]) -> int:
     from PySide6.QtWidgets import QMessageBox
 
     app = create_application(argv)
-    import qasync  # after PySide6, so qasync picks the right binding
-
     from .error_sink import ErrorSink
+    from .event_loop import GuiEventLoop
     from .main_window import MainWindow
 
-    loop = qasync.QEventLoop(app)
+    loop = GuiEventLoop(app)
     asyncio.set_event_loop(loop)
     sink = ErrorSink()
     sink.install(loop)

@@ -120,11 +120,10 @@ def run_smoke_test() -> int:
             app = existing if isinstance(existing, QApplication) else \
                 QApplication(sys.argv[:1])
             app.setQuitOnLastWindowClosed(False)  # the loop ends when the test ends
-            import qasync
-
             from .app import finalize_async_generators_on
+            from .event_loop import GuiEventLoop
 
-            loop = qasync.QEventLoop(app)
+            loop = GuiEventLoop(app)
             asyncio.set_event_loop(loop)
             with loop, finalize_async_generators_on(loop):
                 loop.run_until_complete(asyncio.wait_for(_run(app), SMOKE_TIMEOUT))

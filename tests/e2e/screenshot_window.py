@@ -241,9 +241,9 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
         assert isinstance(app, QApplication)
         app.setQuitOnLastWindowClosed(False)
         set_preferences(app, theme)
-        import qasync
+        from desktop_agent.gui.event_loop import GuiEventLoop
 
-        loop = qasync.QEventLoop(app)
+        loop = GuiEventLoop(app)
         asyncio.set_event_loop(loop)
         prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):

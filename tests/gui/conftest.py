@@ -45,9 +45,9 @@ def fail_on_qt_warnings(qtlog: Any) -> Iterator[None]:
 @pytest.fixture
 def qasync_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     """A qasync event loop on the test's QApplication, torn down with the test."""
-    import qasync
+    from desktop_agent.gui.event_loop import GuiEventLoop
 
-    loop = qasync.QEventLoop(qapp, already_running=True)
+    loop = GuiEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)
     errors: list[dict[str, Any]] = []
 
@@ -81,9 +81,7 @@ def qasync_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
     # Kill the loop's leftover Qt timers now, in the GUI thread: a garbage
     # collection in another thread (the scripted server's) must not be the one
     # that destroys a QObject with live timers.
-    timer = loop._timer
-    for timer_id in list(timer._SimpleTimer__callbacks):
-        timer.killTimer(timer_id)
+    loop._timer.kill_all()
     gc.collect()
     asyncio.set_event_loop(None)
     if errors:

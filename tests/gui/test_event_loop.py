@@ -1,0 +1,61 @@
+"""A nested Qt event loop inside a task's step must not lose another task's wake-up.
+
+With plain qasync the woken task's step ran inside the nested loop, asyncio
+refused it ("Cannot enter into task ... while another task ... is being
+executed"), and the task then waited for ever on a finished future: the
+screenshot script's stuck first reply (3 runs in 6). The test uses the window
+fixture's loop, which is the app's :class:`GuiEventLoop`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+from window_driver import WAIT_MS, last_assistant_text, send, use_server
+
+from desktop_agent.testing import script
+
+
+def test_a_task_woken_during_a_nested_qt_loop_still_resumes(
+        qtbot: Any, qasync_loop: asyncio.AbstractEventLoop) -> None:
+    answer: asyncio.Future[str] = qasync_loop.create_future()
+    heard: list[str] = []
+    waiting: list[bool] = []
+
+    async def listener() -> None:
+        waiting.append(True)  # the await below parks it in this same step
+        heard.append(await answer)
+
+    async def painter() -> None:
+        answer.set_result("hello")  # the listener's wake-up is now due...
+        QApplication.processEvents()  # ...and Qt runs due timers inside this step
+
+    listening = qasync_loop.create_task(listener())
+    qtbot.waitUntil(lambda: bool(waiting), timeout=WAIT_MS)
+    painting = qasync_loop.create_task(painter())
+    qtbot.waitUntil(lambda: painting.done() and listening.done(), timeout=WAIT_MS)
+    assert heard == ["hello"]
+
+
+def test_a_reply_streams_to_the_end_while_a_task_paints_the_window(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    """The screenshot script's shape: grab the window mid-stream from a coroutine."""
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text(" ".join(f"w{i}" for i in range(80)), pieces=80, delay=0.01))
+    send(qtbot, window, "Tell me")
+    grabs: list[bool] = []
+
+    async def paint_while_it_streams() -> None:
+        while controller.busy:
+            QApplication.processEvents()  # paint first, as a screenshot does
+            grabs.append(not window.grab().isNull())
+            await asyncio.sleep(0.005)
+
+    painting = asyncio.ensure_future(paint_while_it_streams())
+    qtbot.waitUntil(lambda: "w79" in last_assistant_text(window) and not controller.busy,
+                    timeout=WAIT_MS)
+    qtbot.waitUntil(painting.done, timeout=WAIT_MS)
+    assert grabs and all(grabs)
