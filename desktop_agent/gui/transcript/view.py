@@ -194,38 +194,31 @@ class TranscriptView(QScrollArea):
 
     def set_tool_result(self, tool_use_id: str, content: str, is_error: bool = False) -> None:
         """Fill in the output of the card for ``tool_use_id``."""
-        found = self._find_tool_call(tool_use_id)
-        if found is None:
+        if not self._update_tool_call(tool_use_id, result=content, is_error=is_error):
             log.debug("No card for tool result %s; shown as a note", tool_use_id)
             self._ensure_open().parts.append(ToolErrorPart(content) if is_error else ToolErrorPart(
                 f"Tool result: {content}"))
             self._mark_dirty(self._open)
-            return
-        item, part = found
-        part.result = content
-        part.is_error = is_error
-        item.revision += 1
-        self._mark_dirty(item)
 
     def set_tool_input(self, tool_use_id: str, arguments: dict[str, Any]) -> None:
         """Show the input a call ran with (edited before it ran) on its card."""
-        found = self._find_tool_call(tool_use_id)
-        if found is None:
-            return
-        item, part = found
-        part.arguments = arguments
-        item.revision += 1
-        self._mark_dirty(item)
+        self._update_tool_call(tool_use_id, arguments=arguments)
 
     def set_tool_status(self, tool_use_id: str, status: str) -> None:
         """Show where a call stands until its result arrives ("waiting for approval")."""
+        self._update_tool_call(tool_use_id, status=status)
+
+    def _update_tool_call(self, tool_use_id: str, **fields: Any) -> bool:
+        """Change a card's fields and repaint it; False when there is no such card."""
         found = self._find_tool_call(tool_use_id)
         if found is None:
-            return
+            return False
         item, part = found
-        part.status = status
+        for name, value in fields.items():
+            setattr(part, name, value)
         item.revision += 1
         self._mark_dirty(item)
+        return True
 
     def set_tool_approval(self, tool_use_id: str, prompt: Any, outcome: str | None = None) -> None:
         """Ask on the call's card (an ApprovalPrompt) or stop asking (None, with the outcome)."""

@@ -108,19 +108,23 @@ def start_proxy(config: Path, folder: Path) -> LiteLLMProxy:
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
             cwd=folder)
     proxy = LiteLLMProxy(port, process, log_path)
-    deadline = time.monotonic() + STARTUP_TIMEOUT
+    return _when_up(proxy, f"http://127.0.0.1:{port}/health/liveliness", STARTUP_TIMEOUT,
+                    "the LiteLLM proxy")
+
+
+def _when_up(server: LiteLLMProxy, url: str, timeout: float, what: str) -> LiteLLMProxy:
+    """``server`` once ``url`` answers 200; stopped, with its log, if it dies or never does."""
+    deadline = time.monotonic() + timeout
     with httpx.Client(timeout=2.0) as http:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                break
+        while time.monotonic() < deadline and server.process.poll() is None:
             try:
-                if http.get(f"http://127.0.0.1:{port}/health/liveliness").status_code == 200:
-                    return proxy
+                if http.get(url).status_code == 200:
+                    return server
             except httpx.TransportError:
                 pass
-            time.sleep(0.25)
-    proxy.stop()
-    raise RuntimeError(f"the LiteLLM proxy did not start on port {port}:\n{proxy.log_tail()}")
+            time.sleep(0.2)
+    server.stop()
+    raise RuntimeError(f"{what} did not start on port {server.port}:\n{server.log_tail()}")
 
 
 def llmock_command() -> Path:
@@ -144,14 +148,4 @@ def start_llmock(folder: Path, *flags: str) -> LiteLLMProxy:
              "--log-level", "warning", *flags],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     mock = LiteLLMProxy(port, process, log_path)
-    deadline = time.monotonic() + 60
-    with httpx.Client(timeout=2.0) as http:
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                if http.get(f"{mock.base_url}/models").status_code == 200:
-                    return mock
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-    mock.stop()
-    raise RuntimeError(f"LLMock did not start on port {port}:\n{mock.log_tail()}")
+    return _when_up(mock, f"{mock.base_url}/models", 60, "LLMock")
