@@ -17,7 +17,7 @@ from typing import Any
 from . import errors
 from .options import AgentOptions
 from .stream import StreamAggregator
-from .stream_guard import StreamGuard, ended_without_finish, next_chunk
+from .stream_guard import IdleTimer, StreamGuard, ended_without_finish
 from .transport import ChatStream, open_stream
 from .turn_control import TurnControl
 from .types import Block, PromptProgressBlock, ToolUseBlock, ToolUseError
@@ -66,6 +66,7 @@ async def _attempt(http: Any, options: AgentOptions, request: dict[str, Any],
     sent_at = time.perf_counter()
     first_at: float | None = None
     stream: ChatStream | None = None
+    idle = IdleTimer(options.timeout, options.base_url)
     try:
         control.awaiting_server = True
         try:
@@ -78,7 +79,7 @@ async def _attempt(http: Any, options: AgentOptions, request: dict[str, Any],
             while True:
                 control.awaiting_server = True
                 try:
-                    chunk = await next_chunk(chunks, options.timeout, options.base_url)
+                    chunk = await idle.next(chunks)
                 except StopAsyncIteration:
                     break
                 finally:
@@ -112,6 +113,7 @@ async def _attempt(http: Any, options: AgentOptions, request: dict[str, Any],
         else:
             aggregator.finish_reason = aggregator.finish_reason or "interrupted"
     finally:
+        idle.close()
         if stream is not None:
             await asyncio.shield(stream.close())
         usage.add(aggregator, sent_at, first_at, time.perf_counter())

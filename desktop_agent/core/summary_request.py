@@ -16,7 +16,7 @@ from .context import count_text_tokens
 from .options import AgentOptions
 from .result_budget import head_within
 from .stream import StreamAggregator
-from .stream_guard import next_chunk
+from .stream_guard import IdleTimer
 from .transport import open_stream
 
 #: The system prompt of a summary request (tests recognise summary requests by it).
@@ -85,15 +85,17 @@ async def summarise(http: Any, options: AgentOptions, messages: Sequence[dict[st
                                api_key=options.api_key, retry=options.retry,
                                extra_headers=options.extra_headers)
     aggregator = StreamAggregator(options.text_delta_mode, "off")
+    idle = IdleTimer(options.timeout, options.base_url)
     try:
         chunks = stream.chunks()
         while True:
             try:
-                chunk = await next_chunk(chunks, options.timeout, options.base_url)
+                chunk = await idle.next(chunks)
             except StopAsyncIteration:
                 break
             aggregator.feed(chunk)
         aggregator.finish()
     finally:
+        idle.close()
         await stream.close()
     return aggregator.text.strip()

@@ -193,15 +193,26 @@ def _name_hint(body: str) -> str | None:
     return None
 
 
+_OPENER_FIRSTS = "".join(sorted({opener[0] for opener in _OPENERS}))
+_LONGEST_HELD = max(len(opener) for opener in _OPENERS) - 1
+
+
 def _held_suffix(text: str) -> int:
-    """Length of the longest suffix of ``text`` that could begin an opener."""
-    best = 0
-    for opener in _OPENERS:
-        for size in range(min(len(opener) - 1, len(text)), best, -1):
-            if text.endswith(opener[:size]):
-                best = size
-                break
-    return best
+    """Length of the longest suffix of ``text`` that could begin an opener.
+
+    Runs on every streamed text piece, so the usual case (no ``<`` or ``[``
+    near the end) returns after two substring scans of a dozen characters.
+    """
+    tail = text[-_LONGEST_HELD:]
+    if not any(first in tail for first in _OPENER_FIRSTS):
+        return 0
+    for start, char in enumerate(tail):  # earliest start = longest suffix
+        if char in _OPENER_FIRSTS:
+            candidate = tail[start:]
+            if any(len(candidate) < len(opener) and opener.startswith(candidate)
+                   for opener in _OPENERS):
+                return len(candidate)
+    return 0
 
 
 def _json_end(text: str) -> int | None:

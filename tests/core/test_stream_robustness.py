@@ -7,14 +7,16 @@ stays valid (the next turn works), and nothing grows without bound.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from desktop_agent import Client, tool
 from desktop_agent.core import errors
-from desktop_agent.core.stream_guard import MIN_CHAR_CAP
+from desktop_agent.core.stream_guard import MIN_CHAR_CAP, IdleTimer
 from desktop_agent.core.types import TextBlock, ToolResultBlock, ToolUseBlock
 from desktop_agent.testing import script
 from desktop_agent.testing.script import Chunk, Pause, Raw
@@ -87,6 +89,47 @@ async def test_keep_alive_comments_do_not_reset_the_idle_timeout(server, make_op
         with pytest.raises(errors.RequestTimeoutError, match="keep-alive comments do not count"):
             await _turn(client, "hello")
         assert client.history[-1] == {"role": "assistant", "content": "Thinking"}
+
+
+async def test_the_idle_timeout_counts_from_each_chunk_not_from_the_start(
+        server, make_options) -> None:
+    # Chunks 0.6 s apart under a 1 s timeout: 2.4 s in all, never 1 s of silence.
+    steps: list[Any] = []
+    for word in ("one ", "two ", "three ", "four"):
+        steps += [Pause(0.6), Chunk(_chunk({"content": word}))]
+    steps += [Chunk(_chunk({}, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])),
+              Raw(b"data: [DONE]\n\n")]
+    server.enqueue(script.Script(steps))
+    async with Client(make_options(timeout=1.0)) as client:
+        items = await _turn(client, "slowly")
+    assert "".join(i.text for i in items if isinstance(i, TextBlock)) == "one two three four"
+
+
+async def _never() -> AsyncIterator[dict[str, Any]]:
+    await asyncio.Event().wait()
+    yield {}
+
+
+async def test_an_interrupt_at_the_moment_the_idle_timer_fires_stays_an_interrupt() -> None:
+    timer = IdleTimer(0.05)
+
+    async def wait() -> dict[str, Any]:
+        return await timer.next(_never().__aiter__())
+
+    task = asyncio.create_task(wait())
+    await asyncio.sleep(0)  # the wait has begun and armed the timer
+    loop = asyncio.get_running_loop()
+    loop.call_at(loop.time() + 0.05, task.cancel)  # due with the timer, in the same turn
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    timer.close()
+
+
+async def test_silence_alone_ends_the_wait_with_a_timeout_error() -> None:
+    timer = IdleTimer(0.05, "http://model.invalid/v1")
+    with pytest.raises(errors.RequestTimeoutError, match=r"model\.invalid"):
+        await timer.next(_never().__aiter__())
+    timer.close()
 
 
 async def test_duplicate_tool_call_ids_are_made_unique_before_history(
