@@ -8,6 +8,7 @@ slow tool never blocks the event loop that also drives the window.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -68,6 +69,35 @@ def _is_optional_annotation(py_type: Any) -> bool:
     return get_origin(py_type) in (Union, pytypes.UnionType) and type(None) in get_args(py_type)
 
 
+_CHECKED_SCHEMAS: dict[str, Any] = {}
+"""Validator classes of schemas already checked against their meta-schema, by JSON text.
+
+Checking a schema walks the whole JSON Schema meta-schema (a few ms each); the
+built-in tools are built for every turn and every conversation with the same
+seven schemas, so each distinct schema is checked once per process."""
+
+
+def _checked_validator_class(name: str, schema: dict[str, Any]) -> Any:
+    """The validator class for ``schema``, checked once; raises ConfigurationError if invalid."""
+    try:
+        key = json.dumps(schema, sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # not JSON at all: let the check below say why
+        key = None
+    known = _CHECKED_SCHEMAS.get(key) if key is not None else None
+    if known is not None:
+        return known
+    try:
+        validator_cls = jsonschema.validators.validator_for(schema)
+        validator_cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ConfigurationError(f"tool {name!r} has an invalid schema: {exc.message}") from exc
+    if key is not None:
+        if len(_CHECKED_SCHEMAS) >= 4096:  # MCP servers come and go: stay bounded
+            _CHECKED_SCHEMAS.clear()
+        _CHECKED_SCHEMAS[key] = validator_cls
+    return validator_cls
+
+
 def convert_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """Turn a tool's ``input_schema`` shorthand into a JSON Schema object.
 
@@ -110,8 +140,14 @@ def convert_schema(input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
 _ARG_LINE = re.compile(r"^(\s*)(\w+)\s*(?:\([^)]*\))?:\s*(.*)$")
 
 
+@functools.lru_cache(maxsize=512)
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into a summary and per-argument text."""
+    """Split a Google-style docstring into a summary and per-argument text.
+
+    Cached: the built-in tools are declared anew for every turn (they close
+    over the conversation's folder), with the same few docstrings. Callers
+    copy the returned dict before changing it.
+    """
     lines = inspect.cleandoc(doc).splitlines() if doc else []
     summary: list[str] = []
     args: dict[str, str] = {}
@@ -143,10 +179,34 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
     return " ".join(summary), args
 
 
+_HINTS: dict[Any, tuple[Any, dict[str, Any]]] = {}
+
+
+def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
+    """``typing.get_type_hints(func)``, evaluated once per code object and module.
+
+    Evaluating string annotations is the slow part of declaring a tool, and a
+    closure declared for every turn has the same code (so the same annotations)
+    each time.
+    """
+    code = getattr(func, "__code__", None)
+    namespace = getattr(func, "__globals__", None)
+    if code is None or namespace is None:
+        return typing.get_type_hints(func)
+    known = _HINTS.get(code)
+    if known is not None and known[0] is namespace:
+        return known[1]
+    hints = typing.get_type_hints(func)
+    if len(_HINTS) >= 4096:
+        _HINTS.clear()
+    _HINTS[code] = (namespace, hints)
+    return hints
+
+
 def schema_from_function(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     """Derive (description, JSON Schema) from a function's hints and docstring."""
     signature = inspect.signature(func)
-    hints = typing.get_type_hints(func)
+    hints = _type_hints(func)
     description, arg_docs = _docstring_parts(func.__doc__ or "")
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -217,12 +277,7 @@ class Tool:
                 f"tool name {self.name!r} must be non-empty and use only letters, digits, _ or -"
             )
         self.input_schema = convert_schema(self.input_schema)
-        try:
-            validator_cls = jsonschema.validators.validator_for(self.input_schema)
-            validator_cls.check_schema(self.input_schema)
-        except jsonschema.SchemaError as exc:
-            raise ConfigurationError(f"tool {self.name!r} has an invalid schema: {exc.message}")\
-                from exc
+        validator_cls = _checked_validator_class(self.name, self.input_schema)
         self._validator = validator_cls(self.input_schema)
 
     def to_openai_format(self) -> dict[str, Any]:

@@ -69,9 +69,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from desktop_agent.core.warm_up import warm_up
     from desktop_agent.store import Store, StoreError
 
     from .app import create_app
+
+    warm_up()  # before serving: a lazy first import would stall every open stream
 
     try:
         store = Store.open()

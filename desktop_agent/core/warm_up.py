@@ -1,0 +1,33 @@
+"""Load ahead of time what the first turn would otherwise load on the event loop.
+
+The openai SDK and its HTTP library take about a second to import, the CA
+certificates tens of milliseconds, and the tokenizer (used to size every
+request) a few hundred milliseconds. Loaded lazily, they land inside the first
+turn, on the event loop: a long-running process such as the REST server then
+stalls every stream it is serving for that long. Such a process calls
+:func:`warm_up` once before it starts serving; it blocks, so an interactive
+program runs it in a worker thread instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+log = logging.getLogger("desktop_agent.core")
+
+
+def warm_up(*, tokenizer: bool = True) -> None:
+    """Import the HTTP stack and (optionally) load the tokenizer; never raises."""
+    try:
+        importlib.import_module("openai")
+        from . import transport
+
+        transport.http_modules()
+        transport.tls_context()
+        if tokenizer:
+            from .context import count_text_tokens
+
+            count_text_tokens("warm up")
+    except Exception as exc:  # noqa: BLE001 - warming up only saves time; the turn still works
+        log.debug("warm-up failed: %s", exc)
