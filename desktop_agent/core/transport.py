@@ -275,6 +275,30 @@ class ChatStream:
             pass
 
 
+def _hung_up(exc: BaseException) -> bool:
+    """Whether the server closed the connection before any byte of a response."""
+    cause = exc.__cause__ or exc.__context__
+    return (isinstance(cause, _http_error_types("RemoteProtocolError"))
+            and "without sending a response" in str(cause))
+
+
+def _wire_body(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The request as JSON to send, passed to the SDK as ``extra_body``.
+
+    The SDK's ``create()`` walks every parameter against its TypedDicts
+    (``async_maybe_transform``) before sending: for the message list that is
+    typing introspection on every message of the history, about 9 ms per
+    request after 20 turns and growing with the conversation, on the event
+    loop. Our request is already wire JSON (plain dicts, lists and strings),
+    so it goes as ``extra_body``, which the SDK merges over the (tiny)
+    transformed parameters unchanged; the caller's own ``extra_body`` keys
+    (e.g. llama.cpp's ``cache_prompt``) go on top, as before.
+    """
+    body = {k: v for k, v in request.items() if k != "extra_body"}
+    body.update(request.get("extra_body") or {})
+    return body
+
+
 async def open_stream(
     client: openai.AsyncOpenAI,
     request: dict[str, Any],
@@ -292,13 +316,14 @@ async def open_stream(
     import openai
 
     attempt = 0
+    hung_up_once = False
     while True:
         body = dict(request)
         if base_url in _NO_STREAM_OPTIONS:
             body.pop("stream_options", None)
-        extra_body = body.pop("extra_body", None)
         manager = client.chat.completions.with_streaming_response.create(
-            **body, extra_body=extra_body, extra_headers=dict(extra_headers or {}) or None)
+            model=body["model"], messages=[], stream=True, extra_body=_wire_body(body),
+            extra_headers=dict(extra_headers or {}) or None)
         try:
             response = await manager.__aenter__()
             return ChatStream(manager, response, base_url)
@@ -321,6 +346,15 @@ async def open_stream(
             raise map_status_error(exc, base_url, api_key, str(request.get("model")),
                                    images=images) from None
         except (openai.APIConnectionError, OSError) as exc:
+            if not hung_up_once and _hung_up(exc):
+                # The server closed the kept-alive connection as the request went
+                # out (llama.cpp's HTTP server times idle connections out after 5 s);
+                # the request was never answered, so it is sent once more on a new
+                # connection whatever the retry policy says.
+                hung_up_once = True
+                log.info("%s closed the connection without answering; sending again",
+                         base_url)
+                continue
             if attempt < retry.max_retries:
                 attempt += 1
                 wait = retry.delay(attempt)
