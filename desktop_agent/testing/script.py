@@ -58,6 +58,16 @@ class Drop:
 
 
 @dataclass(slots=True)
+class Hangup:
+    """Close the connection without any response (must be the first step).
+
+    What a server does to a keep-alive connection it timed out just as the
+    client sent a new request on it: the client sees "server disconnected
+    without sending a response".
+    """
+
+
+@dataclass(slots=True)
 class Status:
     """Answer with this HTTP status instead of a stream (must be the first step)."""
 
@@ -66,7 +76,7 @@ class Status:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-Step = Chunk | Raw | Pause | Gate | Drop | Status
+Step = Chunk | Raw | Pause | Gate | Drop | Hangup | Status
 DONE = Raw(b"data: [DONE]\n\n")
 
 

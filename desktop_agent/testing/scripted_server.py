@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import script as scripts
-from .script import Chunk, Drop, Gate, Pause, Raw, Script, Status
+from .script import Chunk, Drop, Gate, Hangup, Pause, Raw, Script, Status
 
 Responder = Callable[[dict[str, Any]], Script]
 
@@ -236,6 +236,9 @@ class ScriptedServer:
     async def _play(self, reply: Script, body: dict[str, Any],
                     writer: asyncio.StreamWriter) -> bool:
         steps = list(reply.steps)
+        if steps and isinstance(steps[0], Hangup):
+            writer.transport.abort()
+            return False
         if steps and isinstance(steps[0], Status):
             first = steps[0]
             await self._json(writer, first.status, first.body, first.headers)

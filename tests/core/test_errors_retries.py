@@ -168,3 +168,29 @@ async def test_drop_before_any_content_is_retried(server, make_options):
     items, _ = await run(make_options())
     assert text_of(items) == "second try"
     assert len(server.requests) == 2
+
+
+async def test_a_connection_closed_without_an_answer_is_sent_again_once(server, make_options):
+    # llama.cpp closes kept-alive connections after 5 idle seconds; a request that
+    # goes out on one just then gets no response at all. Even with retries off
+    # it is sent once more, and the person never sees the hiccup.
+    from desktop_agent.testing.script import Hangup, Script
+
+    server.enqueue(script.text("First."), Script([Hangup()]), script.text("Second."))
+    async with Client(make_options(retry=RetryPolicy(max_retries=0))) as client:
+        await client.query("one")
+        first = [b async for b in client.receive_messages()]
+        await client.query("two")
+        second = [b async for b in client.receive_messages()]
+    assert (text_of(first), text_of(second)) == ("First.", "Second.")
+    assert len(server.requests) == 3
+
+
+async def test_a_server_that_always_hangs_up_is_reported_after_one_more_try(
+        server, make_options):
+    from desktop_agent.testing.script import Hangup, Script
+
+    server.enqueue(Script([Hangup()]), Script([Hangup()]), script.text("never"))
+    with pytest.raises(ServerConnectionError):
+        await run(make_options(retry=RetryPolicy(max_retries=0)))
+    assert len(server.requests) == 2
