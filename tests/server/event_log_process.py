@@ -22,7 +22,7 @@ async def main() -> None:
         print("ready", flush=True)
         await asyncio.to_thread(sys.stdin.readline)
         for n in range(count):
-            log.append(conversation_id, "text", {"text": f"{tag} {n}"})
+            log.append(conversation_id, "message", {"text": f"{tag} {n}"})
             if n % 5 == 0:
                 await asyncio.sleep(0)
         await log.page(conversation_id, 0, 1)

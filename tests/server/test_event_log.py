@@ -20,10 +20,10 @@ async def test_pages_span_disk_and_memory_without_gaps(tmp_path, monkeypatch):
     log = EventLog(store)
     try:
         for n in range(100):
-            log.append("c1", "text", {"text": str(n)})
+            log.append("c1", "message", {"text": str(n)})
         await log.page("c1", 0, 1)  # waits for what was queued
         for n in range(100, 130):
-            log.append("c1", "text", {"text": str(n)})
+            log.append("c1", "message", {"text": str(n)})
         seen, after = [], 0
         while True:
             page, after, more = await log.page("c1", after, 7)
@@ -70,13 +70,13 @@ async def test_events_another_process_writes_are_read_and_followed(tmp_path):
     other = Store.open(tmp_path / "db.sqlite3")  # the other server's connection
     log = EventLog(store)
     try:
-        log.append("c3", "text", {"text": "mine 1"})
+        log.append("c3", "message", {"text": "mine 1"})
         await log.page("c3")
         follower = asyncio.ensure_future(log.wait_beyond("c3", 1, 10))
         await asyncio.sleep(0.05)
-        other.append_events([NewEvent("c3", "text", '{"text": "theirs 2"}', 1.0)])
+        other.append_events([NewEvent("c3", "message", '{"text": "theirs 2"}', 1.0)])
         assert await asyncio.wait_for(follower, 5) is True
-        log.append("c3", "text", {"text": "mine 3"})
+        log.append("c3", "message", {"text": "mine 3"})
         events, next_after, more = await log.page("c3", 0, 100)
         assert [(e.id, e.data["text"]) for e in events] == [
             (1, "mine 1"), (2, "theirs 2"), (3, "mine 3")]
@@ -112,7 +112,7 @@ async def test_two_server_processes_on_one_folder_lose_no_event(tmp_path):
         other.stdin.flush()
         follower = asyncio.ensure_future(_follow(log, "c9", 2 * count))
         for n in range(count):
-            log.append("c9", "text", {"text": f"this {n}"})
+            log.append("c9", "message", {"text": f"this {n}"})
             if n % 5 == 0:
                 await asyncio.sleep(0)
         out, err = await asyncio.to_thread(other.communicate, timeout=60)
@@ -143,3 +143,40 @@ async def _follow(log: EventLog, conversation_id: str, total: int) -> list:
         if len(seen) < total and not page:
             await log.wait_beyond(conversation_id, cursor, 5)
     return seen
+
+
+async def test_deltas_ready_together_become_one_event_and_keep_the_text(tmp_path):
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
+    try:
+        # One loop turn: what a busy server reads from one socket read.
+        for piece in ("Hel", "lo, ", "world"):
+            log.append("c5", "text", {"text": piece})
+        log.append("c5", "thinking", {"text": "hm"})  # another type: its own event
+        log.append("c5", "thinking", {"text": "m."})
+        log.append("c5", "tool_call", {"id": "t1", "name": "x", "input": {}})
+        log.append("c5", "text", {"text": "after"})  # nothing to join: the call came between
+        log.append("c6", "text", {"text": "other conversation"})
+        await asyncio.sleep(0)  # the next loop turn: a delta that arrives later stays apart
+        log.append("c5", "text", {"text": " later"})
+        events, _, _ = await log.page("c5", 0, 100)
+        assert [(e.type, e.data) for e in events] == [
+            ("text", {"text": "Hello, world"}),
+            ("thinking", {"text": "hmm."}),
+            ("tool_call", {"id": "t1", "name": "x", "input": {}}),
+            ("text", {"text": "after"}),
+            ("text", {"text": " later"}),
+        ]
+        assert [e.id for e in events] == [1, 2, 3, 4, 5]  # ids stay gapless
+        assert [e.data for e in (await log.page("c6"))[0]] == [{"text": "other conversation"}]
+        log.append("c5", "text", {"text": "unsaved "})
+        log.append("c5", "text", {"text": "at close"})
+    finally:
+        await asyncio.to_thread(log.close)  # writes the joined delta too
+    reopened = EventLog(store)
+    try:
+        events, _, _ = await reopened.page("c5", 5, 100)
+        assert [e.data for e in events] == [{"text": "unsaved at close"}]
+    finally:
+        reopened.close()
+        store.close()
