@@ -22,10 +22,17 @@ Prints:
   should stay flat (idle conversations are dropped after ``--idle-seconds``,
   model-server connections are shared).
 
+On a machine with few cores the load generator (this process and the model
+server, both Python) competes with the server for CPU, and what the server
+"adds" then includes waiting for the generator's own work. ``--pin-server``
+(Linux) gives the server the last CPU to itself and keeps the generator on
+the others, which is how the figure is meant: the cost of the server's own
+path under 50 streams. The output says which way it was measured.
+
 Usage::
 
     python bench/server_load.py [--conversations 50] [--tokens 200] [--delay 0.005]
-                                [--sequential 1000] [--idle-seconds 5]
+                                [--sequential 1000] [--idle-seconds 5] [--pin-server]
 """
 
 from __future__ import annotations
@@ -156,9 +163,21 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+_SERVER_CPUS: set[int] | None = None
+"""CPUs the REST server is pinned to (``--pin-server``); None: not pinned."""
+
+
+def _pin(pid: int, server: bool) -> None:
+    if _SERVER_CPUS is None:
+        return
+    everything = os.sched_getaffinity(0) | _SERVER_CPUS
+    os.sched_setaffinity(pid, _SERVER_CPUS if server else everything - _SERVER_CPUS)
+
+
 def _start_model_server(tokens: int, delay: float) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(tokens), str(delay)],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    _pin(process.pid, server=False)
     assert process.stdout is not None
     return process, process.stdout.readline().strip()
 
@@ -208,6 +227,7 @@ def _start_server(data_dir: Path, port: int, key: str,
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
          "--log-level", "warning", "--idle-seconds", str(idle_seconds)], env=env)
+    _pin(process.pid, server=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -233,7 +253,17 @@ def main() -> None:
                         help="the server's --idle-seconds in the sequential part")
     parser.add_argument("--sequential-tokens", type=int, default=20,
                         help="text pieces per reply in the sequential part (no chunk delay)")
+    parser.add_argument("--pin-server", action="store_true",
+                        help="Linux: the server alone on the last CPU, the load generator "
+                             "on the others (see the module docstring)")
     args = parser.parse_args()
+    global _SERVER_CPUS
+    if args.pin_server:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            raise SystemExit("--pin-server needs at least two CPUs")
+        _SERVER_CPUS = {cpus[-1]}
+        _pin(os.getpid(), server=False)
 
     key = secrets.token_hex(16)
     port = _free_port()
@@ -273,6 +303,9 @@ def main() -> None:
     ms = [value * 1000 for value in latencies]
     print(f"conversations: {args.conversations}, text pieces per reply: {args.tokens}, "
           f"model chunk delay: {args.delay * 1000:g} ms")
+    print(f"CPUs: {os.cpu_count()}; " + (
+        f"server pinned to CPU {sorted(_SERVER_CPUS)}, load generator on the others"
+        if _SERVER_CPUS is not None else "server and load generator share every CPU"))
     print(f"events delivered over SSE: {events} ({events / args.conversations:.0f} per turn)")
     print(f"events per second (all streams): {events / wall:,.0f}")
     if cpu_before is not None and cpu_after is not None:
