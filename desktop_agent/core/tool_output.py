@@ -48,12 +48,23 @@ def image_note(images: list[ContentPart], vision: bool | None) -> str:
 
 def images_message(results: list[Any], vision: bool | None) -> dict[str, Any] | None:
     """The user message carrying a round's pictures to a model that can see, or None."""
-    if not vision:
+    return pictures_message([image for result in results
+                             for image in getattr(result, "images", None) or []], vision)
+
+
+def pictures_message(images: list[ContentPart], vision: bool | None) -> dict[str, Any] | None:
+    """The user message that carries ``images`` after a round's tool results, or None.
+
+    Used live (:func:`images_message`) and when a stored conversation's history
+    is rebuilt, so both send the model the same messages.
+    """
+    if not vision or not images:
         return None
-    parts: list[ContentPart] = []
-    for result in results:
-        for image in getattr(result, "images", None) or []:
-            parts.append(image)
-    if not parts:
-        return None
-    return {"role": "user", "content": [text_part(IMAGES_INTRO), *parts]}
+    return {"role": "user", "content": [text_part(IMAGES_INTRO), *images]}
+
+
+def is_pictures_message(message: dict[str, Any]) -> bool:
+    """Whether ``message`` is the pictures message of :func:`pictures_message`."""
+    content = message.get("content")
+    return (message.get("role") == "user" and isinstance(content, list) and bool(content)
+            and isinstance(content[0], dict) and content[0].get("text") == IMAGES_INTRO)

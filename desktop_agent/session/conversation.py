@@ -323,7 +323,7 @@ class ConversationSession:
             StaleParentError: Another process appended meanwhile.
         """
         self._check_can_start()
-        base = model_history(self._path)
+        base = model_history(self._path, self._vision())
         record = self.add_user_message(content)
         self._start(content, base, len(base))
         return record
@@ -340,10 +340,10 @@ class ConversationSession:
                 "The conversation has no new user message to answer; send one first.")
         last = self._path[-1]
         if last.role == "user":
-            base = model_history(self._path[:-1])
+            base = model_history(self._path[:-1], self._vision())
             self._start(last.message.get("content") or "", base, len(base))
         else:
-            base = model_history(self._path)
+            base = model_history(self._path, self._vision())
             self._start("", base, len(base) - 1)
 
     def regenerate(self) -> None:
@@ -356,7 +356,7 @@ class ConversationSession:
         self._store.set_active_leaf(self._record.id, user.id)
         self._path = self._path[:index + 1]
         self._emit(PathReset(tuple(self._path)))
-        base = model_history(self._path[:index])
+        base = model_history(self._path[:index], self._vision())
         self._start(user.message.get("content") or "", base, len(base))
 
     retry = regenerate
@@ -374,7 +374,7 @@ class ConversationSession:
                                          new_root=old.parent_id is None)
         self._path = [*prefix, record]
         self._emit(PathReset(tuple(self._path)))
-        base = model_history(prefix)
+        base = model_history(prefix, self._vision())
         self._start(text, base, len(base))
 
     def stop(self) -> None:
@@ -471,6 +471,11 @@ class ConversationSession:
                 self._emit(ReplyEnded(True))
             self._emit(TurnFailed(exc))
             return "error"
+
+    def _vision(self) -> bool | None:
+        """Whether the conversation's model reads pictures (None: unknown)."""
+        vision = self._record.settings.get("vision")
+        return vision if isinstance(vision, bool) else None
 
     def _on_stored(self, record: MessageRecord) -> None:
         self._emit(MessageStored(record))

@@ -17,15 +17,39 @@ DEFAULT_TITLE = "New chat"
 TITLE_LENGTH = 48
 
 
-def model_history(path: list[MessageRecord]) -> list[dict[str, Any]]:
-    """What the model sees: stored messages, minus failed empty partial replies."""
-    history = []
+def model_history(path: list[MessageRecord],
+                  vision: bool | None = None) -> list[dict[str, Any]]:
+    """What the model sees: stored messages, minus failed empty partial replies.
+
+    Pictures a round of tool calls returned are stored with the tool results;
+    for a model that can see (``vision``) they go back in as the user message
+    that followed the round live (:func:`~desktop_agent.core.tool_output.pictures_message`),
+    so a reopened conversation sends what the live one sent.
+    """
+    history: list[dict[str, Any]] = []
+    pictures: list[dict[str, Any]] = []
     for record in path:
         if record.status == "error" and not (record.message.get("content") or
                                              record.message.get("tool_calls")):
             continue
+        if record.role != "tool":
+            _add_pictures(history, pictures, vision)
+        elif isinstance(stored := record.metadata.get("images"), list):
+            pictures += [part for part in stored if isinstance(part, dict)]
         history.append(dict(record.message))
+    _add_pictures(history, pictures, vision)
     return history
+
+
+def _add_pictures(history: list[dict[str, Any]], pictures: list[dict[str, Any]],
+                  vision: bool | None) -> None:
+    """Append the pictures message for the round just ended (and forget its pictures)."""
+    from desktop_agent.core.tool_output import pictures_message
+
+    message = pictures_message(pictures, vision)
+    if message is not None:
+        history.append(message)
+    pictures.clear()
 
 
 def view_dict(record: MessageRecord) -> dict[str, Any]:

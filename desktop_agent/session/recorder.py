@@ -109,18 +109,23 @@ class TurnRecorder:
     def tool_result(self, tool_use_id: str, content: str, is_error: bool,
                     name: str | None, settled_by: str | None = None,
                     ran_input: dict[str, Any] | None = None, *,
-                    user_content: str | None = None) -> None:
+                    user_content: str | None = None,
+                    images: list[dict[str, Any]] | None = None) -> None:
         """A tool ran (or was refused): its reply is complete; store the result.
 
         ``settled_by`` is the core's word for how the call was decided (``rule``,
         ``auto``, ``denied``...), kept when nobody was asked. ``ran_input`` is
         the input the tool ran with when it was not the model's. ``user_content``
-        (for the person only) goes in the metadata, never in the message.
+        (for the person only) goes in the metadata, never in the message; so do
+        the pictures the tool returned (``images``, ``image_url`` parts), from
+        which the history sent to the model is rebuilt when the conversation is
+        opened again (:func:`~desktop_agent.session.history.model_history`).
         """
         self.finish_segment("complete")
         if ran_input is not None:
             self._store_ran_input(tool_use_id, ran_input)
-        self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content)
+        self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content,
+                           images)
 
     def _store_ran_input(self, tool_use_id: str, ran_input: dict[str, Any]) -> None:
         """Put the input that ran into the stored call; keep the model's in metadata."""
@@ -214,6 +219,11 @@ class TurnRecorder:
             self._reconcile(history[base_length + 1:])
 
     def _reconcile(self, sent: list[dict[str, Any]]) -> None:
+        from desktop_agent.core.tool_output import is_pictures_message
+
+        # A round's pictures travel in a user message of their own; the store keeps
+        # them with the tool results instead (see tool_result).
+        sent = [m for m in sent if not is_pictures_message(m)]
         if len(sent) != len(self.written):
             log.debug("history has %d new messages, the store %d; keeping the store's",
                       len(sent), len(self.written))
@@ -242,10 +252,13 @@ class TurnRecorder:
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
                       name: str | None, settled_by: str | None = None,
-                      user_content: str | None = None) -> None:
+                      user_content: str | None = None,
+                      images: list[dict[str, Any]] | None = None) -> None:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error}
         if user_content:
             metadata["user_content"] = user_content
+        if images:
+            metadata["images"] = list(images)
         decision = self._decision_of(tool_use_id)
         if decision is not None:
             metadata["approval"] = decision

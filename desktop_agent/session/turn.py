@@ -74,7 +74,8 @@ class TurnBlocks:
                                        found.source if found is not None else None))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision, item.ran_input, user_content=item.user_content)
+                                 item.decision, item.ran_input, user_content=item.user_content,
+                                 images=item.images)
             if item.ran_input is not None:
                 self._emit(ToolInputReplaced(item.tool_use_id, dict(item.ran_input)))
             self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,

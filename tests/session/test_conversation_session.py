@@ -132,3 +132,56 @@ async def test_a_session_sees_another_writers_messages_and_settings(
     assert [r.message["content"] for r in path] == ["one", "uno", "two", "Reply two."]
     assert store.count_messages(session.conversation_id) == 4
     await session.close()
+
+
+async def test_pictures_a_tool_returned_are_kept_and_sent_again_after_reopening(
+        store: Store, data_dir: Any, asker: Any, model_server: ScriptedServer) -> None:
+    # A screenshot tool (an MCP server's picture, say) on a model that can see: the
+    # pictures are stored with the result, and a session opened later sends the model
+    # the same messages the live one did.
+    from desktop_agent.core.content_parts import image_part
+    from desktop_agent.core.tool_output import IMAGES_INTRO, ToolOutput
+    from desktop_agent.core.tools import tool
+    from desktop_agent.session.config import AppConfig
+    from desktop_agent.session.conversation import ConversationSession
+    from desktop_agent.session.options import SessionEnvironment
+    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.testing.images import png_bytes
+
+    picture = image_part(png_bytes(rgb=(0, 0, 255)))
+
+    @tool("screenshot", "A picture of the screen.", {})
+    async def screenshot(args: dict[str, Any]) -> ToolOutput:
+        return ToolOutput("Took a screenshot.", images=[picture])
+
+    def open_session(conversation_id: str) -> ConversationSession:
+        config = AppConfig(data_dir / "config.json")
+        env = SessionEnvironment(tools=ToolCatalog([screenshot], include_builtin=False,
+                                                   config=config), config=config)
+        return ConversationSession(store, conversation_id, env, asker, owner="test")
+
+    record = store.create_conversation(title="Pictures", settings={
+        "base_url": model_server.base_url, "model": "test-model", "vision": True,
+        "confirm_tools": False})
+    model_server.enqueue(script.tool_calls([("screenshot", {})]), script.text("A blue screen."),
+                         script.text("Still blue."), script.text("Still blue."))
+    live = open_session(record.id)
+    live.send("What is on screen?")
+    await finished(live)
+    live.send("And now?")
+    await finished(live)
+    await live.close()
+    stored = next(r for r in store.active_path(record.id) if r.role == "tool")
+    assert stored.metadata["images"] == [picture]
+
+    reopened = open_session(record.id)
+    reopened.send("And now?")  # the same question again, from a fresh session
+    await finished(reopened)
+    await reopened.close()
+    live_second, reopened_request = model_server.requests[2], model_server.requests[3]
+    pictures = [m for m in reopened_request["messages"]
+                if isinstance(m.get("content"), list)
+                and m["content"][0].get("text") == IMAGES_INTRO]
+    assert pictures and pictures[0]["content"][1] == picture
+    assert reopened_request["messages"][:len(live_second["messages"])] == \
+        live_second["messages"]
