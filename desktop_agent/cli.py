@@ -43,7 +43,8 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 # Modules the window must not need before its first paint (see bench/startup.py).
-HEAVY_MODULES = ("openai", "fastapi", "uvicorn", "mcp", "tiktoken", "starlette", "pydantic")
+HEAVY_MODULES = ("openai", "aiohttp", "fastapi", "uvicorn", "mcp", "tiktoken", "starlette",
+                 "pydantic")
 
 EXIT_AFTER_PAINT_ENV = "DESKTOP_AGENT_EXIT_AFTER_PAINT"
 REPORT_PAINT_ENV = "DESKTOP_AGENT_REPORT_PAINT"

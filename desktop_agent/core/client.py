@@ -55,7 +55,7 @@ from .sessions import ConversationSession, SessionLink
 from .stream import StreamAggregator
 from .structured_output import structured_output_for
 from .tool_round import execute_round
-from .transport import make_openai_client
+from .transport import make_model_http
 from .turn_control import TurnControl
 from .types import (
     StreamItem,
@@ -431,8 +431,7 @@ class Client:
             o = self.options
             pool = o.connection_pool
             shared = pool.http_client(o.base_url) if pool is not None else None
-            self._http = make_openai_client(o.base_url, o.api_key, o.timeout,
-                                            http_client=shared)
+            self._http = make_model_http(o.base_url, o.api_key, o.timeout, session=shared)
         return self._http
 
     def _build_request(self) -> dict[str, Any]:

@@ -6,8 +6,8 @@ many conversations (the REST server, a window with many tabs) would then hold
 at least one socket per conversation it ever ran: under a 256-file limit the
 server stopped answering after about 240 conversations. Passing one
 :class:`ConnectionPool` in every Client's ``AgentOptions.connection_pool``
-makes them share one HTTP client per model server, whose idle keep-alive
-connections are capped and reused.
+makes them share one HTTP session per model server, whose keep-alive
+connections are reused (and closed after a few idle seconds).
 
 The pool belongs to whoever made it (it outlives the Clients using it): close
 it with :meth:`ConnectionPool.aclose` when the process stops serving. It is
@@ -19,43 +19,34 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-DEFAULT_KEEPALIVE = 16
-"""Idle connections kept open per model server."""
-
 DEFAULT_MAX_CONNECTIONS = 256
 """Connections open at once per model server (streams beyond it wait for one)."""
 
 
 class ConnectionPool:
-    """One shared HTTP client per model server base URL.
+    """One shared HTTP session per model server base URL.
 
     Attributes:
-        max_keepalive: Idle connections kept per server.
         max_connections: Open connections allowed per server.
     """
 
-    def __init__(self, *, max_keepalive: int = DEFAULT_KEEPALIVE,
-                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
-        if max_keepalive < 0 or max_connections < 1:
+    def __init__(self, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+        if max_connections < 1:
             raise ValueError("connection limits must be positive")
-        self.max_keepalive = max_keepalive
         self.max_connections = max_connections
         self._clients: dict[str, Any] = {}
         self._closed = False
 
     def http_client(self, base_url: str) -> Any:
-        """The HTTP client (an ``httpx.AsyncClient``) shared by Clients of ``base_url``."""
+        """The HTTP session (an ``aiohttp.ClientSession``) shared by Clients of ``base_url``."""
         if self._closed:
             raise RuntimeError("the connection pool is closed")
         key = base_url.rstrip("/")
         client = self._clients.get(key)
-        if client is None or client.is_closed:
-            import openai
+        if client is None or client.closed:
+            from .transport import new_session
 
-            from .transport import http_limits, tls_context
-
-            limits = http_limits(self.max_keepalive, self.max_connections)
-            client = openai.DefaultAsyncHttpxClient(verify=tls_context(), limits=limits)
+            client = new_session(self.max_connections)
             self._clients[key] = client
         return client
 
@@ -67,4 +58,4 @@ class ConnectionPool:
         """Close every shared client (their Clients must not stream any more)."""
         self._closed = True
         clients, self._clients = list(self._clients.values()), {}
-        await asyncio.gather(*(c.aclose() for c in clients), return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)

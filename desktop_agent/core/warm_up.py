@@ -1,6 +1,6 @@
 """Load ahead of time what the first turn would otherwise load on the event loop.
 
-The openai SDK and its HTTP library take about a second to import, the CA
+The HTTP library takes a few hundred milliseconds to import, the CA
 certificates tens of milliseconds, and the tokenizer (used to size every
 request) a few hundred milliseconds. Loaded lazily, they land inside the first
 turn, on the event loop: a long-running process such as the REST server then
@@ -20,7 +20,7 @@ log = logging.getLogger("desktop_agent.core")
 def warm_up(*, tokenizer: bool = True) -> None:
     """Import the HTTP stack and (optionally) load the tokenizer; never raises."""
     try:
-        importlib.import_module("openai")
+        importlib.import_module("aiohttp")
         from . import transport
 
         transport.http_modules()

@@ -1,7 +1,7 @@
 """Start the window: QApplication, the qasync loop, the error sink, the store.
 
-The window is shown (and painted) before anything heavy is loaded; the openai
-SDK is warmed up in a worker thread when the person first types or clicks, so
+The window is shown (and painted) before anything heavy is loaded; the HTTP
+stack is warmed up in a worker thread when the person first types or clicks, so
 the first message does not wait for it and an idle window stays small.
 """
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.gui.app")
 
 APP_NAME = "Desktop Agent"
-WARM_UP_MODULES = ("openai", "desktop_agent.core.transport")
+WARM_UP_MODULES = ("aiohttp", "desktop_agent.core.transport")
 
 
 def create_application(argv: Sequence[str]) -> QApplication:
@@ -93,8 +93,8 @@ def _freeze_startup_objects() -> None:
 def warm_up_on_first_input(app: QApplication, warm_up: Callable[[], object]) -> None:
     """Run ``warm_up`` once, when the person first presses a key or clicks.
 
-    Importing the openai SDK ahead of the first message makes that message
-    start at once, but costs ~30 MB: doing it when the person starts to type
+    Importing the HTTP stack ahead of the first message makes that message
+    start at once, but costs memory: doing it when the person starts to type
     keeps an idle window small and still finishes long before Enter.
     The filter is parented to the app, which keeps it alive.
     """

@@ -23,7 +23,7 @@ def test_core_imports_no_qt():
 def test_top_level_import_is_light():
     """`import desktop_agent` must not import the openai SDK (start-up time)."""
     code = ("import sys, desktop_agent; "
-            "print(','.join(m for m in ('openai', 'httpx', 'httpx2', 'tiktoken') "
+            "print(','.join(m for m in ('openai', 'aiohttp', 'httpx', 'httpx2', 'tiktoken') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)

@@ -42,17 +42,13 @@ def sse_body(text: str, piece: int = 9) -> bytes:
     return body + b"data: [DONE]\n\n"
 
 
-class _Response:
-    def __init__(self, pieces: list[bytes]) -> None:
-        self._pieces = pieces
-
-    async def iter_bytes(self) -> AsyncIterator[bytes]:
-        for piece in self._pieces:
-            yield piece
+async def _body(pieces: list[bytes]) -> AsyncIterator[bytes]:
+    for piece in pieces:
+        yield piece
 
 
 async def read(pieces: list[bytes]) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
-    stream = ChatStream(None, _Response(pieces), "http://test")
+    stream = ChatStream(_body(pieces), "http://test")
     aggregator = StreamAggregator("incremental")
     blocks = []
     async for chunk in stream.chunks():

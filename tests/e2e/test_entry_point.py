@@ -25,7 +25,7 @@ from tier_policy import part_missing
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("PySide6", "openai", "fastapi", "uvicorn", "mcp", "tiktoken")
+HEAVY = ("PySide6", "openai", "aiohttp", "fastapi", "uvicorn", "mcp", "tiktoken")
 COMMAND_TIMEOUT = 90
 
 
@@ -232,7 +232,8 @@ def test_importing_the_window_module_loads_nothing_a_conversation_needs():
     code = (
         "import sys\n"
         "import desktop_agent.gui.app\n"
-        "print(','.join(sorted(m for m in ('openai','fastapi','mcp','tiktoken','uvicorn')"
+        "print(','.join(sorted(m for m in ('openai','aiohttp','fastapi','mcp','tiktoken',"
+        "'uvicorn')"
         " if m in sys.modules)))\n"
     )
     result = subprocess.run(

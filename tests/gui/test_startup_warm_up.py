@@ -1,4 +1,4 @@
-"""The openai SDK is warmed up when the person starts typing, not while the window idles."""
+"""The HTTP stack is warmed up when the person starts typing, not while the window idles."""
 
 from __future__ import annotations
 

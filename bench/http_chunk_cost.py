@@ -1,0 +1,151 @@
+"""CPU per streamed chunk with many replies at once: the core's Client against bare HTTP libraries.
+
+The scripted model server runs in its own process (on another CPU where there
+is one) and streams ``--streams`` replies of ``--tokens`` chunks, one every
+``--delay`` seconds, as a busy local server would. This process reads them all
+at once in four ways and prints the CPU time it spent per chunk:
+
+- the core's ``Client`` (request, SSE decoding, aggregation: everything a turn does);
+- bare aiohttp (the HTTP library the core streams with), lines split and JSON decoded;
+- bare httpx (what the openai SDK streams with), the same work;
+- bare asyncio streams with a hand-written chunked reader (a floor, not a client).
+
+This is why the core streams with aiohttp (see README, design notes).
+
+    python bench/http_chunk_cost.py [--streams 50] [--tokens 200] [--delay 0.005] [--runs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import server_load  # the bench's own model-server helper
+
+BODY = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}]}
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _decode(block: bytes) -> None:
+    for line in block.split(b"\n"):
+        if line.startswith(b"data: {"):
+            json.loads(line[6:])
+
+
+async def _measured(streams: int, one: Callable[[], Awaitable[None]]) -> float:
+    await asyncio.gather(*(one() for _ in range(streams)))  # warm: connections, imports
+    began = _cpu()
+    await asyncio.gather(*(one() for _ in range(streams)))
+    return _cpu() - began
+
+
+async def through_client(url: str, streams: int) -> float:
+    from desktop_agent import AgentOptions, Client
+    from desktop_agent.core import ConnectionPool
+
+    pool = ConnectionPool()
+    clients = [Client(AgentOptions(model="m", base_url=url, connection_pool=pool))
+               for _ in range(streams)]
+    turns = iter(clients * 2)
+
+    async def one() -> None:
+        client = next(turns)
+        await client.query("go")
+        async for _ in client.receive_messages():
+            pass
+
+    try:
+        return await _measured(streams, one)
+    finally:
+        for client in clients:
+            await client.close()
+        await pool.aclose()
+
+
+async def bare_aiohttp(url: str, streams: int) -> float:
+    import aiohttp
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        async def one() -> None:
+            async with session.post(f"{url}/chat/completions", json=BODY) as response:
+                async for block in response.content.iter_any():
+                    _decode(block)
+
+        return await _measured(streams, one)
+
+
+async def bare_httpx(url: str, streams: int) -> float:
+    import httpx
+
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=streams)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+        async def one() -> None:
+            async with client.stream("POST", f"{url}/chat/completions", json=BODY) as response:
+                async for block in response.aiter_raw():
+                    _decode(block)
+
+        return await _measured(streams, one)
+
+
+async def bare_asyncio(url: str, streams: int) -> float:
+    host, _, port = url.split("//")[1].split("/")[0].partition(":")
+    payload = json.dumps(BODY).encode()
+
+    async def one() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (host.encode(), len(payload), payload))
+        await writer.drain()
+        while await reader.readline() != b"\r\n":
+            pass
+        while size := int((await reader.readline()).strip(), 16):
+            _decode(await reader.readexactly(size + 2))
+        writer.close()
+
+    return await _measured(streams, one)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, default=50)
+    parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument("--delay", type=float, default=0.005)
+    parser.add_argument("--runs", type=int, default=2)
+    args = parser.parse_args()
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    model, url = server_load._start_model_server(args.tokens, args.delay)
+    if len(cpus) >= 2:  # the model server on one CPU, the readers on another
+        os.sched_setaffinity(model.pid, {cpus[0]})
+        os.sched_setaffinity(0, {cpus[-1]})
+    ways = [("Client (the core)", through_client), ("bare aiohttp", bare_aiohttp),
+            ("bare httpx", bare_httpx), ("bare asyncio streams", bare_asyncio)]
+    results: dict[str, list[float]] = {name: [] for name, _ in ways}
+    try:
+        for _ in range(args.runs):
+            for name, way in ways:
+                seconds = asyncio.run(way(url, args.streams))
+                results[name].append(seconds / (args.streams * args.tokens) * 1e6)
+    finally:
+        model.communicate("", timeout=30)
+    print(f"{args.streams} streams x {args.tokens} chunks, one every {args.delay * 1000:g} ms; "
+          f"CPU of this process per chunk (median of {args.runs} runs):")
+    for name, values in results.items():
+        print(f"  {name:<22} {statistics.median(values):6.1f} µs")
+
+
+if __name__ == "__main__":
+    main()
