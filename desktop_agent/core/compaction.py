@@ -122,6 +122,25 @@ class ContextKeeper:
                      self.last_ms)
             yield block
 
+    def restore(self, block: CompactionBlock, history: Sequence[dict[str, Any]]) -> bool:
+        """Continue from a compaction made earlier (by another Client) over ``history``.
+
+        A conversation opened again gets a new Client; without this its first
+        request past the threshold would summarise the same messages again
+        (a slow extra request, and a different prompt prefix). Ignored, and
+        False, when ``history`` is shorter than what the block covers.
+        """
+        if block.messages <= 0 or block.messages > len(history) or (
+                block.anchor is not None and not 0 <= block.anchor < block.messages):
+            return False
+        self.covered = block.messages
+        self.summary = block.summary
+        self._dropped = min(block.dropped, block.messages)
+        self._anchor = block.anchor
+        self._fingerprint = _fingerprint(history[:block.messages])
+        self.last = block
+        return True
+
     def observe(self, usage: dict[str, Any] | None) -> None:
         """Learn from the server's prompt count how far off our estimate is.
 
@@ -253,7 +272,8 @@ class ContextKeeper:
         self._anchor = anchor if anchor is not None and anchor < split else None
         self._fingerprint = _fingerprint(history[:split])
         return CompactionBlock(messages=split, summary=self.summary if mode == "summarise"
-                               else None, mode=mode)
+                               else None, mode=mode, dropped=self._dropped,
+                               anchor=self._anchor)
 
     def _split(self, history: Sequence[dict[str, Any]], target: int,
                budget: int) -> int | None:

@@ -136,6 +136,15 @@ class CompactionBlock:
             summary falls back to dropping).
         tokens_before: Estimated prompt tokens before compacting.
         tokens_after: Estimated prompt tokens after.
+        dropped: Of ``messages``, how many were left out without a summary.
+        anchor: The index of a user message kept although before ``messages``
+            (the start of a long agent turn the cut fell into), or None.
+
+    ``messages``, ``summary``, ``dropped`` and ``anchor`` are the whole state
+    of the model's view: stored with the reply, they let a Client made later
+    (the conversation opened again) continue from the same view
+    (:meth:`~desktop_agent.core.compaction.ContextKeeper.restore`) instead of
+    summarising again.
     """
 
     messages: int
@@ -143,6 +152,8 @@ class CompactionBlock:
     mode: Literal["summarise", "drop_oldest"]
     tokens_before: int = 0
     tokens_after: int = 0
+    dropped: int = 0
+    anchor: int | None = None
     type: Literal["compaction"] = "compaction"
 
 

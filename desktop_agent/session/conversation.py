@@ -49,7 +49,7 @@ from .events import (
 )
 from .history import DEFAULT_TITLE, last_user_index, model_history, title_from
 from .options import SessionEnvironment, build_options
-from .recorder import TurnRecorder
+from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server
 from .turn import TurnBlocks
 
@@ -449,6 +449,10 @@ class ConversationSession:
         try:
             client = await self._ready_client()
             client.message_history = base
+            if client.context_keeper.covered == 0:  # a new client: continue the stored view
+                stored = stored_compaction(self._path)
+                if stored is not None:
+                    client.context_keeper.restore(stored, base)
             await client.query(prompt)
             blocks = TurnBlocks(recorder, client, self._emit)
             started = True

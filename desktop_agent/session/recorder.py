@@ -29,6 +29,7 @@ from desktop_agent.core.history import NOT_EXECUTED_INTERRUPT, NOT_EXECUTED_UNAN
 from desktop_agent.store import StreamingReplyWriter
 
 if TYPE_CHECKING:
+    from desktop_agent.core.types import CompactionBlock
     from desktop_agent.store import MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.session.recorder")
@@ -78,6 +79,7 @@ class TurnRecorder:
         self._decision_of = decision_of
         self._on_stored = on_stored
         self._segment: _Segment | None = None
+        self._compaction: dict[str, Any] | None = None  # for the next reply's metadata
         self._tool_records: dict[str, str] = {}
         self._bad_calls: list[tuple[str, str, str]] = []
         self.written: list[str] = []
@@ -169,6 +171,19 @@ class TurnRecorder:
             self.errors_shown.add(tool_use_id)
         return opened
 
+    def compaction(self, block: CompactionBlock) -> None:
+        """The next request's view was compacted: keep it with the reply that follows.
+
+        Stored in that reply's metadata (``compaction``), so the transcript
+        shows the marker again when the conversation is opened later, and the
+        session continues from the same view instead of summarising again
+        (:func:`stored_compaction`).
+        """
+        self._compaction = {"messages": block.messages, "summary": block.summary,
+                            "mode": block.mode, "dropped": block.dropped,
+                            "anchor": block.anchor, "tokens_before": block.tokens_before,
+                            "tokens_after": block.tokens_after}
+
     def usage(self, figures: dict[str, Any]) -> None:
         """Keep the turn's figures in the last reply's metadata."""
         last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
@@ -241,10 +256,12 @@ class TurnRecorder:
     def _open_segment(self) -> tuple[_Segment, str | None]:
         if self._segment is not None and not self._segment.closed:
             return self._segment, None
+        metadata: dict[str, Any] = {"model": self._model, "started_at": time.time()}
+        if self._compaction is not None:
+            metadata["compaction"], self._compaction = self._compaction, None
         writer = StreamingReplyWriter(
             self._store, self._conversation_id, parent_id=self._leaf_id(),
-            metadata={"model": self._model, "started_at": time.time()},
-            interval=CHECKPOINT_INTERVAL)
+            metadata=metadata, interval=CHECKPOINT_INTERVAL)
         self._path.append(writer.record)
         self.written.append(writer.message_id)
         self._segment = _Segment(writer)
@@ -292,3 +309,24 @@ class TurnRecorder:
             if old.id == record.id:
                 self._path[i] = record
                 return
+
+
+def stored_compaction(path: list[MessageRecord]) -> CompactionBlock | None:
+    """The newest compaction kept with a reply on this branch, as the core's block."""
+    from desktop_agent.core.types import CompactionBlock
+
+    for record in reversed(path):
+        data = record.metadata.get("compaction") if record.role == "assistant" else None
+        if not isinstance(data, dict):
+            continue
+        messages, anchor = data.get("messages"), data.get("anchor")
+        if not isinstance(messages, int) or not (anchor is None or isinstance(anchor, int)):
+            return None
+        summary = data.get("summary")
+        dropped = data.get("dropped")
+        return CompactionBlock(messages=messages,
+                               summary=summary if isinstance(summary, str) else None,
+                               mode="summarise" if data.get("mode") == "summarise"
+                               else "drop_oldest",
+                               dropped=dropped if isinstance(dropped, int) else 0, anchor=anchor)
+    return None

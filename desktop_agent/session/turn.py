@@ -101,6 +101,7 @@ class TurnBlocks:
         elif isinstance(item, PromptProgressBlock):
             self._emit(PromptProgressReported(item.processed, item.total))
         elif isinstance(item, CompactionBlock):
+            recorder.compaction(item)
             self._emit(CompactionReported(item))
 
     def _opened(self, message_id: str | None) -> None:

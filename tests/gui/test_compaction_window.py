@@ -106,3 +106,31 @@ def test_the_summary_is_reused_across_turns(qtbot: Any, make_window: Any, server
     summaries = [r for r in server.requests
                  if r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS]
     assert 1 <= len(markers(window)) <= 4 and len(summaries) == len(markers(window))
+
+
+def test_the_marker_comes_back_when_the_conversation_is_opened_again(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    answering(server)
+    server.max_prompt_tokens = 700
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(context_length=700, max_tokens=100)
+    talk(qtbot, window, controller, 5)
+    live = markers(window)
+    assert live
+    summaries = sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
+                    for r in server.requests)
+    window.close()
+    qtbot.waitUntil(lambda: not window.controllers, timeout=10_000)
+
+    again = make_window()
+    assert markers(again) == live  # restored from the store, in the same places
+    view = again.current_tab().transcript
+    key = next(k for k in view.item_keys() if "summarised" in view.item_text(k))
+    qtbot.mouseClick(view.item_widget(key).header_button, _left())
+    assert "three questions about words" in view.item_text(key)
+    # the next turn goes on from the stored summary instead of writing it again
+    send(qtbot, again, "Question 5: tell me more words")
+    wait_idle(qtbot, again.current_controller())
+    assert sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
+               for r in server.requests) == summaries

@@ -185,3 +185,59 @@ async def test_pictures_a_tool_returned_are_kept_and_sent_again_after_reopening(
     assert pictures and pictures[0]["content"][1] == picture
     assert reopened_request["messages"][:len(live_second["messages"])] == \
         live_second["messages"]
+
+
+async def test_a_compacted_view_is_stored_and_reused_after_reopening(
+        store: Store, data_dir: Any, asker: Any, model_server: ScriptedServer) -> None:
+    # A small context fills up and the oldest turns are summarised. A session opened
+    # later (the window restarted) continues from the stored summary: no second summary
+    # request, the same view, and the reply says where the view was compacted.
+    from desktop_agent.core.summary_request import SUMMARY_INSTRUCTIONS
+    from desktop_agent.session.config import AppConfig
+    from desktop_agent.session.conversation import ConversationSession
+    from desktop_agent.session.options import SessionEnvironment
+    from desktop_agent.session.tools import ToolCatalog
+
+    long_answer = " ".join(f"word{i}" for i in range(180))
+
+    def respond(body: dict[str, Any]) -> Any:
+        if body["messages"][0].get("content") == SUMMARY_INSTRUCTIONS:
+            return script.text("The person asked about words.")
+        return script.text(long_answer)
+
+    model_server.responder = respond
+    model_server.max_prompt_tokens = 700
+
+    def open_session(conversation_id: str) -> ConversationSession:
+        config = AppConfig(data_dir / "config.json")
+        env = SessionEnvironment(tools=ToolCatalog([], include_builtin=False, config=config),
+                                 config=config)
+        return ConversationSession(store, conversation_id, env, asker, owner="test")
+
+    def summaries() -> int:
+        return sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
+                   for r in model_server.requests)
+
+    record = store.create_conversation(title="Words", settings={
+        "base_url": model_server.base_url, "model": "test-model", "tools": [],
+        "context_length": 700, "max_tokens": 100})
+    live = open_session(record.id)
+    for n in range(5):
+        live.send(f"Question {n}: more words")
+        await finished(live)
+    await live.close()
+    assert summaries() >= 1
+    compacted = [r for r in store.active_path(record.id) if "compaction" in r.metadata]
+    assert compacted and compacted[-1].metadata["compaction"]["summary"] == \
+        "The person asked about words."
+    last_view = model_server.requests[-1]["messages"]
+
+    before = summaries()
+    reopened = open_session(record.id)
+    reopened.send("Question 5: more words")
+    await finished(reopened)
+    await reopened.close()
+    assert summaries() == before, "the stored summary is used, not written again"
+    sent = model_server.requests[-1]["messages"]
+    assert "The person asked about words." in sent[0]["content"]
+    assert sent[:len(last_view) - 1] == last_view[:-1]  # the same view, grown at its end

@@ -23,6 +23,7 @@ from typing import Any
 
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
+    CompactionItem,
     ErrorItem,
     TextRun,
     ToolCallPart,
@@ -83,6 +84,13 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
             turn = None
             items.append(UserItem(key, content_text(message.get("content"))))
         elif role == "assistant":
+            compaction = metadata.get("compaction")
+            if isinstance(compaction, dict) and isinstance(compaction.get("messages"), int):
+                # where the model's view was compacted before this reply (as shown live)
+                summary = compaction.get("summary")
+                items.append(CompactionItem(new_key(), compaction["messages"],
+                                            summary if isinstance(summary, str) else None))
+                turn = None
             if turn is None:
                 turn = AssistantItem(key, open=False)
                 items.append(turn)
