@@ -226,7 +226,12 @@ async def turn_ten_ratio(base_url: str, runs: int) -> None:
                                      extra_body={"cache_prompt": False, "seed": 1})
         tenth: list[tuple[float, dict[str, float]]] = []
         fresh: list[tuple[float, dict[str, float]]] = []
-        async with httpx.AsyncClient(base_url=base_url, timeout=300) as http:
+        # a new connection per request: llama.cpp's HTTP server closes a kept-alive
+        # connection after a few requests (or 5 idle seconds) without saying so, and a
+        # request sent on it then fails with "server disconnected" (the app resends
+        # such a request; this bare client does not)
+        limits = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=base_url, timeout=300, limits=limits) as http:
             for _ in range(runs):
                 async with Client(options) as client:
                     for question in CACHE_QUESTIONS[:9]:
@@ -259,14 +264,16 @@ async def main() -> int:
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--part", choices=("all", "speed", "cache"), default="all")
+    parser.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto",
+                        help="llama.cpp's flash attention (its -fa)")
     args = parser.parse_args()
     try:
-        server = start_server(threads=args.threads)
+        server = start_server(threads=args.threads, flash_attn=args.flash_attn)
     except LlamaNotInstalled as exc:
         print(f"cannot run: {exc}", file=sys.stderr)
         return 2
     print("SmolLM2-135M Q4_1 on llama.cpp llama-server, "
-          f"{args.threads} threads, greedy, ignore_eos")
+          f"{args.threads} threads, flash attention {args.flash_attn}, greedy, ignore_eos")
     try:
         if args.part in ("all", "speed"):
             for warm, title in (

@@ -78,7 +78,8 @@ def describe_exit(returncode: int | None) -> str:
 
 
 def server_command(
-    model: Path, port: int, *, context_size: int, threads: int, api_key: str | None
+    model: Path, port: int, *, context_size: int, threads: int, api_key: str | None,
+    flash_attn: str = "auto",
 ) -> list[str]:
     """The command line that starts the server (a Python process, see the launcher)."""
     return [
@@ -90,6 +91,7 @@ def server_command(
         "--ctx-size", str(context_size),
         "--parallel", "1",
         "--threads", str(threads),
+        "--flash-attn", flash_attn,
         *(("--api-key", api_key) if api_key else ()),
     ]
 
@@ -189,6 +191,7 @@ def start_server(
     context_size: int = 2048,
     threads: int = 2,
     command: list[str] | None = None,
+    flash_attn: str = "auto",
 ) -> LlamaServer:
     """Start the server with the test chat template and wait for ``/health``.
 
@@ -199,6 +202,7 @@ def start_server(
         threads: CI has two cores.
         command: Replaces the server's command line, with ``{port}`` filled in
             (tests use it to start a stand-in that crashes the way a real build can).
+        flash_attn: llama.cpp's flash attention: ``auto``, ``on`` or ``off``.
 
     Raises:
         LlamaNotInstalled: A package is missing.
@@ -217,7 +221,7 @@ def start_server(
         argv = (
             [part.format(port=port) for part in command] if command is not None
             else server_command(model, port, context_size=context_size, threads=threads,
-                                api_key=api_key)
+                                api_key=api_key, flash_attn=flash_attn)
         )
         process = subprocess.Popen(
             argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL

@@ -30,6 +30,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--api-key", help="bearer token the chat routes demand")
+    parser.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto",
+                        help="flash attention (llama.cpp's -fa; auto: where the backend has it)")
     return parser.parse_args(argv)
 
 
@@ -46,6 +48,7 @@ def main(argv: list[str]) -> int:
     params.n_parallel = arguments.parallel
     params.cpuparams.n_threads = arguments.threads
     params.cpuparams_batch.n_threads = arguments.threads
+    params.flash_attn_type = {"auto": -1, "on": 1, "off": 0}[arguments.flash_attn]
     params.use_jinja = True
     params.ui = False
     if arguments.chat_template_file is not None:
