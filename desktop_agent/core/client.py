@@ -30,7 +30,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
-from . import errors
+from . import constrained_calls, errors
 from .compaction import ContextKeeper
 from .content_parts import Prompt
 from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
@@ -333,7 +333,8 @@ class Client:
                 self.turn_metadata["interrupted"] = True
                 return
         while True:
-            aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls)
+            aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls,
+                                          constrained=constrained_calls.applies(options))
             aggregator.taken_ids = history_call_ids(self._history)
             self._early.reset()
             try:
@@ -344,9 +345,7 @@ class Client:
                         self._early.streamed[block.id] = block.name
                     yield block
             except errors.APIError as exc:
-                if self._structured is not None and self._structured.refused_natively(
-                        exc, bool(aggregator.content_chunks)):
-                    log.info("the server refused response_format; asking in the prompt instead")
+                if self._refused_response_format(exc, bool(aggregator.content_chunks)):
                     continue
                 # any mid-stream failure (dropped connection, an `error` event as
                 # LiteLLM sends): keep the partial reply in history, then re-raise
@@ -426,6 +425,18 @@ class Client:
         return ToolUseError(message)
 
     # -- helpers ---------------------------------------------------------------------
+    def _refused_response_format(self, exc: errors.APIError, content_arrived: bool) -> bool:
+        """The server refused ``response_format``: True when the request goes again without."""
+        if self._structured is not None and self._structured.refused_natively(
+                exc, content_arrived):
+            log.info("the server refused response_format; asking in the prompt instead")
+            return True
+        if constrained_calls.refused(exc, self.options, content_arrived):
+            log.info("%s refused constrained calls; sending the tools as usual",
+                     self.options.base_url)
+            return True
+        return False
+
     def _client(self) -> Any:
         if self._http is None:
             o = self.options

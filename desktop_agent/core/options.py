@@ -54,6 +54,13 @@ class AgentOptions:
             (``<tool_call>``, ``[TOOL_CALLS]``, ``<|python_tag|>``,
             ``<function=...>``) when the server sent no native calls; ``off``
             leaves such text as it is.
+        constrained_tool_calls: Make the server produce only valid calls of
+            the offered tools or a plain answer, through constrained decoding
+            (``response_format`` with a JSON schema; llama.cpp, LM Studio,
+            vLLM, Ollama). For small models that misspell tools or
+            arguments. The tools are then described in the system prompt
+            instead of the ``tools`` field; a server that refuses the field is
+            asked without it (see :mod:`~desktop_agent.core.constrained_calls`).
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known. With it, each
@@ -107,6 +114,7 @@ class AgentOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     text_delta_mode: TextDeltaMode = "auto"
     text_tool_calls: TextToolCalls = "auto"
+    constrained_tool_calls: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import constrained_calls
 from .content_parts import check_vision, images_for_model
 from .options import AgentOptions
 from .stream import StreamAggregator
@@ -19,9 +20,13 @@ from .types import ToolUseBlock, ToolUseError
 def build_request(options: AgentOptions, history: list[dict[str, Any]]) -> dict[str, Any]:
     """The streaming chat-completions request for ``history`` under ``options``."""
     o = options
+    constrained = constrained_calls.applies(o)
     messages: list[dict[str, Any]] = []
-    if o.system_prompt:
-        messages.append({"role": "system", "content": o.system_prompt})
+    system = o.system_prompt or ""
+    if constrained:
+        system = "\n\n".join(p for p in (system, constrained_calls.instructions(o.tools)) if p)
+    if system:
+        messages.append({"role": "system", "content": system})
     check_vision(history, o.vision, o.model)  # history set from a store
     messages.extend(images_for_model(history, o.vision))
     request: dict[str, Any] = {
@@ -30,7 +35,9 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]]) -> dict[
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    if o.tools:
+    if constrained:
+        request["response_format"] = constrained_calls.response_format(list(o.tools))
+    elif o.tools:
         request["tools"] = [t.to_openai_format() for t in o.tools]
     if o.max_tokens is not None:
         request["max_tokens"] = o.max_tokens

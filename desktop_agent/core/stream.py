@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .constrained_calls import ConstrainedReplyParser
 from .text_tool_calls import TextToolCallParser
 from .types import Block, PromptProgressBlock, TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError
 
@@ -60,10 +61,14 @@ class StreamAggregator:
     """
 
     def __init__(self, text_delta_mode: TextDeltaMode = "auto",
-                 text_tool_calls: TextToolCalls = "auto") -> None:
+                 text_tool_calls: TextToolCalls = "auto", *,
+                 constrained: bool = False) -> None:
         self.mode: TextDeltaMode = text_delta_mode
-        # Calls the model wrote as text (see text_tool_calls.py); None when off.
-        self._text_calls = TextToolCallParser() if text_tool_calls == "auto" else None
+        # Calls the model wrote as text (see text_tool_calls.py), or the reply of a
+        # constrained request (constrained_calls.py); None when off.
+        self._text_calls: TextToolCallParser | ConstrainedReplyParser | None = (
+            ConstrainedReplyParser() if constrained
+            else TextToolCallParser() if text_tool_calls == "auto" else None)
         # Pieces are joined when read, not per chunk: ``self.text += piece`` on an
         # attribute copies the whole reply each time (quadratic on long replies).
         self._text_parts: list[str] = []

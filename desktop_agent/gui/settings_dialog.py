@@ -100,6 +100,14 @@ class ConversationSettingsDialog(QDialog):
         self.auto_execute.setToolTip("Deny rules still apply. Off: every call waits in the "
                                      "Approvals panel.")
         tools_layout.addWidget(self.auto_execute)
+        self.constrained = QCheckBox("Only allow well-formed tool calls (constrained decoding)")
+        self.constrained.setObjectName("constrainedToolCalls")
+        self.constrained.setChecked(settings.get("constrained_tool_calls") is True)
+        self.constrained.setToolTip(
+            "For small models that misspell tools or arguments: the server may only write "
+            "a valid call of an enabled tool or a plain answer. Needs llama.cpp, LM Studio, "
+            "vLLM or Ollama; a server without it is asked the usual way.")
+        tools_layout.addWidget(self.constrained)
         layout.addWidget(tools)
         self.context_box = ContextSettingsBox(settings, schema_costs)
         layout.addWidget(self.context_box)
@@ -185,6 +193,7 @@ class ConversationSettingsDialog(QDialog):
             "confirm_tools": not self.auto_execute.isChecked(),
             "auto_execute": None,
             "compaction": self.context_box.chosen_compaction(),
+            "constrained_tool_calls": True if self.constrained.isChecked() else None,
         }
 
     def _apply(self) -> None:

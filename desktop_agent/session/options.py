@@ -116,6 +116,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
         context_length=s.get("context_length"),
         compaction=s.get("compaction") or "summarise",
+        constrained_tool_calls=s.get("constrained_tool_calls") is True,
         # per-conversation override of what discovery found (None: unknown)
         vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
         extra_body=dict(s.get("extra_body") or {}),

@@ -78,6 +78,12 @@ class ConversationSettings(BaseModel):
     vision: bool | None = Field(
         default=None, description="Whether the model reads pictures: false refuses messages "
                                   "with images before anything is sent; null means unknown.")
+    constrained_tool_calls: bool | None = Field(
+        default=None, description="Constrained decoding for tool calls (default off): the "
+                                  "server may only produce a valid call of an offered tool "
+                                  "or a plain answer. For small models that misspell tools "
+                                  "or arguments; needs a server with JSON-schema "
+                                  "response_format (llama.cpp, LM Studio, vLLM, Ollama).")
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields for the model server (e.g. "
                                   "llama.cpp's cache_prompt, top_p, seed).")

@@ -134,3 +134,25 @@ def test_the_marker_comes_back_when_the_conversation_is_opened_again(
     wait_idle(qtbot, again.current_controller())
     assert sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
                for r in server.requests) == summaries
+
+
+def test_constrained_tool_calls_are_switched_on_in_settings(qtbot: Any, make_window: Any,
+                                                            server: Any) -> None:
+    # The fixture's weather tool; the model's constrained answer shows as plain words.
+    server.enqueue(script.text('{"answer": "It is sunny."}', pieces=4))
+    window = make_window()
+    controller = use_server(window, server)
+    dialog = window.open_settings()
+    assert not dialog.constrained.isChecked()
+    qtbot.mouseClick(dialog.constrained, _left())
+    dialog._apply()
+    assert controller.settings["constrained_tool_calls"] is True
+    send(qtbot, window, "Weather?")
+    wait_idle(qtbot, controller)
+    request = server.requests[-1]
+    assert "response_format" in request and "tools" not in request
+    view = window.current_tab().transcript
+    view.flush()
+    shown = [view.item_text(k) for k in view.item_keys()]
+    assert any("It is sunny." in text for text in shown)
+    assert not any('"answer"' in text for text in shown)

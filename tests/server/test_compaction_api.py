@@ -96,3 +96,31 @@ def test_compaction_stays_in_steps_across_turns(api: RunningApi,
     summaries = [r for r in model_server.requests
                  if r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS]
     assert 1 <= len(compactions) <= 4 and len(summaries) == len(compactions)
+
+
+def test_constrained_tool_calls_are_a_setting(api: RunningApi,
+                                              model_server: ScriptedServer) -> None:
+    # Off by default; switched on over REST, the next request asks the server for
+    # constrained decoding, and the constrained answer arrives as text events.
+    model_server.enqueue(script.text("Plain."), script.text('{"answer": "Constrained."}'))
+    cid = api.create(base_url=model_server.base_url, model="test-model",
+                     tools=["read_file"], confirm_tools=False)["id"]
+    _talk(api, cid, 1)
+    patched = api.client.patch(f"/conversations/{cid}",
+                               json={"settings": {"constrained_tool_calls": True}})
+    assert patched.status_code == 200, patched.text
+    last = api.events(cid)[-1]["id"]
+    sent = api.client.post(f"/conversations/{cid}/run", json={"message": "again"})
+    assert sent.status_code == 202
+    api.wait_idle(cid, after=last)
+    plain, constrained = model_server.requests[-2:]
+    assert "response_format" not in plain and "tools" in plain
+    schema = constrained["response_format"]["json_schema"]["schema"]
+    names = [c["properties"]["name"]["const"]
+             for c in schema["anyOf"][1]["properties"]["tool_calls"]["items"]["anyOf"]]
+    assert names == ["read_file"]
+    texts = "".join(e["data"]["text"] for e in api.events(cid, types="text"))
+    assert texts.endswith("Constrained.") and "answer" not in texts
+    bad = api.client.patch(f"/conversations/{cid}",
+                           json={"settings": {"constrained_tool_calls": "yes please"}})
+    assert bad.status_code == 422

@@ -1,0 +1,130 @@
+"""Constrained tool calls over real HTTP: what is asked for, and what comes back as blocks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from desktop_agent import Client, TextBlock, ToolUseBlock, tool
+from desktop_agent.core import constrained_calls
+from desktop_agent.core.constrained_calls import ConstrainedReplyParser
+from desktop_agent.testing import script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def weather_tool(calls: list[dict[str, Any]]) -> Any:
+    @tool("get_weather", "The weather in a city.",
+          {"type": "object", "properties": {
+              "city": {"type": "string"},
+              "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+           "required": ["city", "unit"]})
+    def get_weather(args: dict[str, Any]) -> str:
+        calls.append(dict(args))
+        return f"Sunny in {args['city']}"
+
+    return get_weather
+
+
+async def turn(client: Client, prompt: str) -> list[Any]:
+    await client.query(prompt)
+    return [item async for item in client.receive_messages()]
+
+
+def text_of(items: list[Any]) -> str:
+    return "".join(i.text for i in items if isinstance(i, TextBlock))
+
+
+@pytest.fixture(autouse=True)
+def _forget_refusals() -> Any:
+    yield
+    constrained_calls._REFUSED.clear()
+
+
+async def test_off_by_default_and_on_only_with_tools(server: Any, make_options: Any) -> None:
+    calls: list[dict[str, Any]] = []
+    server.enqueue(script.text("Plain."), script.text('{"answer": "No tools."}'))
+    async with Client(make_options(tools=[weather_tool(calls)])) as client:
+        await turn(client, "hi")
+    async with Client(make_options(constrained_tool_calls=True)) as client:
+        assert text_of(await turn(client, "hi")) == '{"answer": "No tools."}'
+    plain, toolless = server.requests
+    assert "tools" in plain and "response_format" not in plain
+    assert "response_format" not in toolless  # nothing to constrain a call to
+
+
+async def test_a_constrained_call_runs_and_the_answer_streams(server: Any,
+                                                              make_options: Any) -> None:
+    calls: list[dict[str, Any]] = []
+    call = json.dumps({"tool_calls": [{"name": "get_weather",
+                                       "arguments": {"city": "Paris", "unit": "celsius"}}]})
+    answer = json.dumps({"answer": 'Sunny in Paris, "warm" \u00e9t\u00e9 \U0001f31e.'})
+    server.enqueue(script.text(call, pieces=7), script.text(answer, pieces=11))
+    options = make_options(tools=[weather_tool(calls)], constrained_tool_calls=True,
+                           auto_execute_tools=True, system_prompt="Be brief.")
+    async with Client(options) as client:
+        items = await turn(client, "Weather in Paris?")
+        history = client.history
+    assert calls == [{"city": "Paris", "unit": "celsius"}]
+    used = [i for i in items if isinstance(i, ToolUseBlock)]
+    assert [(u.name, u.input) for u in used] == [("get_weather",
+                                                 {"city": "Paris", "unit": "celsius"})]
+    assert text_of(items) == 'Sunny in Paris, "warm" \u00e9t\u00e9 \U0001f31e.'
+    assert sum(isinstance(i, TextBlock) for i in items) > 1, "the answer streams in pieces"
+    # the history keeps native calls and the answer's text, never the JSON
+    assert history[1]["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert history[-1] == {"role": "assistant",
+                           "content": 'Sunny in Paris, "warm" \u00e9t\u00e9 \U0001f31e.'}
+    request = server.requests[0]
+    assert "tools" not in request
+    schema = request["response_format"]["json_schema"]["schema"]
+    call_schema = schema["anyOf"][1]["properties"]["tool_calls"]["items"]["anyOf"][0]
+    assert call_schema["properties"]["name"] == {"const": "get_weather"}
+    assert call_schema["properties"]["arguments"]["properties"]["unit"]["enum"] == \
+        ["celsius", "fahrenheit"]
+    system = request["messages"][0]["content"]
+    assert system.startswith("Be brief.") and "- get_weather: The weather in a city." in system
+
+
+def test_the_answer_is_the_same_split_at_every_character() -> None:
+    answer = 'Line one\nsaid "hi" \\ caf\u00e9 \U0001f31e'
+    reply = json.dumps({"answer": answer})
+    for cut in range(1, len(reply)):
+        parser = ConstrainedReplyParser()
+        shown = parser.feed(reply[:cut]) + parser.feed(reply[cut:]) + parser.finish()
+        assert shown == answer, cut
+        assert parser.calls == []
+
+
+def test_calls_are_read_at_the_end_and_broken_ones_are_reported() -> None:
+    parser = ConstrainedReplyParser()
+    reply = '{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]}'
+    assert parser.feed(reply[:20]) == "" and parser.feed(reply[20:]) == ""
+    assert parser.finish() == ""
+    assert [(c.name, c.arguments) for c in parser.calls] == [("a", {"x": 1}), ("b", {})]
+    broken = ConstrainedReplyParser()
+    broken.feed('{"tool_calls": [{"name": "a", "arguments": ')
+    broken.finish()
+    assert broken.calls and broken.calls[0].error
+
+
+def test_a_reply_that_is_not_json_is_plain_text() -> None:
+    parser = ConstrainedReplyParser()
+    shown = parser.feed("Just words") + parser.finish()
+    assert shown == "Just words" and parser.calls == []
+
+
+async def test_a_server_that_refuses_the_field_is_asked_as_usual(server: Any,
+                                                                 make_options: Any) -> None:
+    server.enqueue(script.error(400, "response_format is not supported"),
+                   script.text("Fine."), script.text("Again."))
+    options = make_options(tools=[weather_tool([])], constrained_tool_calls=True)
+    async with Client(options) as client:
+        assert text_of(await turn(client, "hi")) == "Fine."
+        assert text_of(await turn(client, "again")) == "Again."
+    refused, asked, remembered = server.requests
+    assert "response_format" in refused
+    assert "response_format" not in asked and "tools" in asked
+    assert "response_format" not in remembered
