@@ -39,7 +39,7 @@ VERSION_FILE = "VERSION"
 # explain what is missing when a module is not in this build.
 _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "desktop_agent.server.cli_command": ("serve",),
-    "desktop_agent.store.cli_command": ("export", "import"),
+    "desktop_agent.transfer_command": ("export", "import"),
 }
 
 # Modules the window must not need before its first paint (see bench/startup.py).

@@ -145,3 +145,12 @@ def checked_changes(changes: Mapping[str, Any]) -> dict[str, Any]:
     """
     stored_settings({k: v for k, v in changes.items() if v is not None})
     return dict(changes)
+
+
+def _install_in_the_store() -> None:
+    from desktop_agent.store.write_checks import use_settings_schema
+
+    use_settings_schema(invalid_keys)
+
+
+_install_in_the_store()  # every process with the session layer checks writes against it

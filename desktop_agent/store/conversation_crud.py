@@ -147,7 +147,7 @@ class ConversationCrud:
                     merged.pop(str(key), None)
                 else:
                     merged[str(key)] = value
-            check_settings(merged)
+            check_settings(merged, checked={str(key) for key in changes})
             conn.execute(
                 "UPDATE conversations SET settings = ?, updated_at = ? WHERE id = ?",
                 (dumps(merged), time.time(), conversation_id),

@@ -7,6 +7,7 @@ settings, keys scrubbed from metadata) read in one place.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from desktop_agent.image_data import ImageDataError, decode_data_uri
@@ -50,9 +51,38 @@ def check_images(content: Any, where: str = "content") -> None:
 SANDBOX_LEVELS = ("workdir", "read_only", "off")
 
 
-def check_settings(settings: Any) -> dict[str, Any]:
+SettingsSchema = Callable[[Mapping[str, Any]], list[str]]
+"""Names the keys of a settings dict whose values break the schema (empty: all good)."""
+
+_schema: SettingsSchema | None = None
+
+
+def use_settings_schema(schema: SettingsSchema) -> None:
+    """Check every settings write against ``schema`` from now on (this process).
+
+    The typed schema (``session.settings.ConversationSettings``) lives in the
+    layer above, which the store may not import; that layer installs it here
+    when it is loaded, so a window, a server or the CLI writing through the
+    store cannot save a value the app would refuse. Without it (a script using
+    the store alone) the safety checks below still apply.
+    """
+    global _schema
+    _schema = schema
+
+
+def check_settings(settings: Any, checked: Collection[str] | None = None) -> dict[str, Any]:
+    """Refuse settings that are not a dict, break a safety rule, hold a key or break the schema.
+
+    The installed schema is checked for the ``checked`` keys only, when given:
+    a patch does not fail on a key it did not touch.
+    """
     if not isinstance(settings, dict):
         raise ValueError("conversation settings must be a dict")
+    if _schema is not None:
+        bad = [key for key in _schema(settings) if checked is None or key in checked]
+        if bad:
+            raise ValueError(f"the setting(s) {', '.join(bad)} have values the app does not "
+                             "accept; nothing was saved")
     if "sandbox" in settings and settings["sandbox"] not in SANDBOX_LEVELS:
         raise ValueError(f"the setting 'sandbox' must be one of {', '.join(SANDBOX_LEVELS)}, "
                          f"not {settings['sandbox']!r}; nothing was saved")

@@ -169,6 +169,31 @@ class EntryPointChecks:
         assert listing.returncode == 0, listing.stderr
         assert "Packing list for Lisbon" in listing.stdout
 
+    def test_import_resets_unsafe_and_removes_invalid_settings_in_words(self, tmp_path):
+        # A crafted export: confirmation off, and values the app's settings schema refuses.
+        from desktop_agent.store import Store
+
+        source = tmp_path / "source.sqlite3"
+        with Store.open(source) as store:
+            store.create_conversation(title="Crafted", settings={"model": "m"})
+        exported = tmp_path / "export.json"
+        assert self.run("export", "--all", "-o", str(exported),
+                        "--database", str(source)).returncode == 0
+        document = json.loads(exported.read_text(encoding="utf-8"))
+        document["conversations"][0]["settings"].update(
+            {"confirm_tools": False, "temperature": 5, "max_tool_iterations": 500})
+        exported.write_text(json.dumps(document), encoding="utf-8")
+
+        target = tmp_path / "target"
+        result = self.run("import", str(exported), env={"DESKTOP_AGENT_DATA_DIR": str(target)})
+        assert result.returncode == 0, result.stderr
+        assert "Reset for safety: 'Crafted': confirmation of tool calls was off" in result.stderr
+        assert "Removed:" in result.stderr and "max_tool_iterations, temperature" in result.stderr
+        assert "Traceback" not in result.stderr
+        with Store.open(target / "conversations.sqlite3") as store:
+            settings = store.list_conversations()[0].settings
+        assert settings == {"model": "m"}
+
     def test_import_of_a_broken_file_explains_and_imports_nothing(self, tmp_path):
         broken = tmp_path / "broken.json"
         broken.write_text("{not json", encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,20 @@ async def test_mcp_tool_names_are_known_by_their_configured_server(data_dir: Pat
     write_config(data_dir, {"mcpServers": {"time": {"command": "no-such-server"}}})
     catalog = environment(data_dir).tools
     assert catalog.unknown(["time__now", "read_file", "other__x"]) == ["other__x"]
+
+
+def test_the_store_refuses_what_the_settings_schema_refuses(store: Any) -> None:
+    # The session layer installs its schema in the store: a window, a server or the
+    # CLI writing straight through the store cannot save a value the app refuses.
+    import desktop_agent.session.settings  # noqa: F401 - installs the schema
+
+    record = store.create_conversation(title="Typed", settings={"temperature": 0.5})
+    with pytest.raises(ValueError, match=r"temperature.*nothing was saved"):
+        store.patch_settings(record.id, {"temperature": 7})
+    with pytest.raises(ValueError, match="constrained_tool_calls"):
+        store.patch_settings(record.id, {"constrained_tool_calls": "sometimes"})
+    with pytest.raises(ValueError, match="max_tool_iterations"):
+        store.create_conversation(title="Bad", settings={"max_tool_iterations": 1000})
+    assert store.get_conversation(record.id).settings == {"temperature": 0.5}
+    # a key the patch does not touch is not checked again (an older file's value)
+    assert store.patch_settings(record.id, {"model": "m"}) == {"temperature": 0.5, "model": "m"}

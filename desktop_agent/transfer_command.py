@@ -11,6 +11,11 @@ Examples::
 Only the standard library is imported at the top, so ``desktop-agent --help``
 stays fast; the store loads inside the handlers. Problems print one sentence
 on stderr and exit with status 1; nothing is half-written or half-imported.
+
+This sits with ``cli`` above the layers (not in the store) because an import is
+checked by two of them: the store resets what weakens safety, and the session
+layer's one settings schema removes values the app would refuse (the window's
+import does the same), each reported in a sentence.
 """
 
 from __future__ import annotations
@@ -176,6 +181,7 @@ def _export_markdown(store: Store, ids: list[str], output: Path | None) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """Handle ``desktop-agent import``."""
+    from desktop_agent.session.imports import drop_invalid_settings
     from desktop_agent.store.errors import StoreError
     from desktop_agent.store.import_json import import_files
 
@@ -183,11 +189,14 @@ def run_import(args: argparse.Namespace) -> int:
     try:
         with _open_store(args) as store:
             records = import_files(store, args.files, report=resets)
+            removed = drop_invalid_settings(store, records)
     except (StoreError, OSError) as exc:
         return _fail("import", f"{exc}. Nothing was imported.")
     for record in records:
         sys.stdout.write(f"Imported {record.title!r} as {record.id}\n")
     for note in resets:
         sys.stderr.write(f"Reset for safety: {note}\n")
+    for note in removed:
+        sys.stderr.write(f"Removed: {note}\n")
     sys.stderr.write(f"Imported {len(records)} conversation(s).\n")
     return EXIT_OK
