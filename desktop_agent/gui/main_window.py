@@ -6,10 +6,13 @@ server catalog and the store. It restores geometry, dock layout and open tabs
 on start and saves them on close.
 
 This module keeps building the window, its tabs (open, close, titles, which
-actions apply), approvals and shutdown. Mixins hold the rest, one job each:
-:mod:`.window_state` (save and restore), :mod:`.window_servers` (server and
-model choice), :mod:`.window_transfer` (import and export); the menus and
-toolbar are built by :mod:`.window_actions`.
+actions apply), approvals and shutdown. Objects it owns do the rest, one job
+each, holding the window rather than being mixed into it: ``persistence``
+(:mod:`.window_state`: save and restore), ``servers`` (:mod:`.window_servers`:
+server and model choice), ``transfer`` (:mod:`.window_transfer`: import and
+export), ``chrome`` (:mod:`.window_chrome`: headers, Preferences, Help) and
+``approval_view`` (:mod:`.window_approvals`: badges and the dock); the menus
+and toolbar are built by :mod:`.window_actions`.
 """
 
 from __future__ import annotations
@@ -52,12 +55,12 @@ from .settings_dialog import ConversationSettingsDialog
 from .store_watcher import StoreWatcher
 from .theme import DEFAULT_FONT_PT, style_chrome, theme_signals
 from .window_actions import build_actions
-from .window_approvals import WindowApprovalsMixin
-from .window_chrome import WindowChromeMixin
+from .window_approvals import ApprovalRouting
+from .window_chrome import WindowChrome
 from .window_pages import EmptyStatePage, NoticeBar
-from .window_servers import LAST_SERVER_KEY, WindowServersMixin
-from .window_state import OPEN_TABS_KEY, WindowStateMixin, default_window_settings
-from .window_transfer import WindowTransferMixin
+from .window_servers import LAST_SERVER_KEY, ServerChoice
+from .window_state import OPEN_TABS_KEY, WindowPersistence, default_window_settings
+from .window_transfer import WindowTransfer
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store
@@ -68,8 +71,7 @@ log = logging.getLogger("desktop_agent.gui.window")
 __all__ = ["LAST_SERVER_KEY", "OPEN_TABS_KEY", "MainWindow"]
 
 
-class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, WindowChromeMixin,
-                 WindowApprovalsMixin, QMainWindow):
+class MainWindow(QMainWindow):
     """Desktop Agent's window.
 
     Args:
@@ -118,22 +120,28 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.setObjectName("mainWindow")
         self.resize(1200, 800)
         self.store = store
+        # The window's jobs, each in an object of its own that holds the window.
+        self.persistence = WindowPersistence(self)
+        self.servers = ServerChoice(self)
+        self.transfer = WindowTransfer(self)
+        self.chrome = WindowChrome(self)
+        self.approval_view = ApprovalRouting(self)
         self.tools = tools or ToolCatalog()
         # One HTTP pool per model server for every tab (not one per conversation).
         self.connection_pool = ConnectionPool()
         self.preferences = Preferences.load(store)
         if self.preferences.theme != "system" or self.preferences.font_pt != DEFAULT_FONT_PT:
-            self.apply_preferences(self.preferences)
+            self.chrome.apply_preferences(self.preferences)
         self.approval_timeout = approval_timeout
         self.controllers: dict[str, ConversationController] = {}
         self._closing_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
-        self._window_settings = window_settings or default_window_settings()
+        self.window_settings = window_settings or default_window_settings()
 
         self.approvals = ApprovalQueue(self)
         self.catalog = ServerCatalog(store, self)
-        self.catalog.servers_changed.connect(self._on_servers_changed)
-        self.catalog.discovery_started.connect(self._refresh_notices)
+        self.catalog.servers_changed.connect(self.servers.on_servers_changed)
+        self.catalog.discovery_started.connect(self.servers.refresh_notices)
 
         self.notice = NoticeBar()
         self.tabs = QTabWidget()
@@ -145,7 +153,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.tabs.tabCloseRequested.connect(lambda i: self.close_tab(i))
         self.tabs.currentChanged.connect(self._on_current_tab)
         self.tabs.tabBarDoubleClicked.connect(self._rename_tab_at)
-        self.tabs.tabBar().tabMoved.connect(lambda _a, _b: self._save_open_tabs())
+        self.tabs.tabBar().tabMoved.connect(lambda _a, _b: self.persistence.save_open_tabs())
         self._stack = QStackedWidget()
         self.empty_page = EmptyStatePage()
         self.empty_page.new_requested.connect(lambda: self.new_conversation())
@@ -165,7 +173,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.sidebar = ConversationSidebar(store, self)
         self.sidebar.open_requested.connect(self.open_conversation)
         self.sidebar.delete_requested.connect(self.delete_conversation)
-        self.sidebar.export_requested.connect(self.ask_export_selected)
+        self.sidebar.export_requested.connect(self.transfer.ask_export_selected)
         self.sidebar.rename_requested.connect(self.rename_conversation)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
         self.resizeDocks([self.sidebar, self.approval_dock], [240, 340],
@@ -174,7 +182,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.notifier = ApprovalNotifier(self, icon if not icon.isNull() else
                                          self.style().standardIcon(
                                              QStyle.StandardPixmap.SP_MessageBoxQuestion))
-        self.approvals.pending_count_changed.connect(self._on_pending_count)
+        self.approvals.pending_count_changed.connect(self.approval_view.on_pending_count)
 
         self._sidebar_refresh = QTimer(self)
         self._sidebar_refresh.setSingleShot(True)
@@ -186,14 +194,16 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         self.store_watcher.start()
 
         build_actions(self)
-        theme_signals().changed.connect(self._retint_icons)  # system or Preferences switch
+        # A slot of the window itself (not of its part): Qt disconnects it when the
+        # window is deleted, and the app-wide theme signal outlives every window.
+        theme_signals().changed.connect(self._on_theme_changed)  # system or Preferences
         style_chrome(self.menuBar(), self.toolbar, self.sidebar, self.approval_dock,
                      self.tabs.tabBar(), self.notice, self.empty_page, self.statusBar())
         self._update_actions()
         self.statusBar().showMessage("Ready")
-        self._restore_layout()
-        self._hide_idle_approvals()
-        self.restore_tabs()
+        self.persistence.restore_layout()
+        self.approval_view.hide_idle_approvals()
+        self.persistence.restore_tabs()
         self._update_empty_state()
         self._painted = False
         self.installEventFilter(self)
@@ -242,7 +252,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
             settings = {k: v for k, v in last.items() if v is not None}
         settings["workdir"] = str(new_work_folder(self.preferences.work_root()))
         record = self.store.create_conversation(title=DEFAULT_TITLE, settings=settings)
-        controller = self._open_record(record)
+        controller = self.open_record(record)
         self.sidebar.refresh()
         return controller
 
@@ -256,9 +266,12 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         if record is None:
             self.statusBar().showMessage("That conversation no longer exists.", 5000)
             return None
-        return self._open_record(record)
+        return self.open_record(record)
 
-    def _open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
+    def _on_theme_changed(self, dark: bool) -> None:
+        self.chrome.retint_icons(dark)
+
+    def open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
                                             approval_timeout=self.approval_timeout,
                                             connection_pool=self.connection_pool, parent=self)
@@ -266,10 +279,10 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
             self.sidebar.follow(record.id)
         self.controllers[record.id] = controller
         tab = ConversationTab(controller, self.approvals, lazy=not make_current)
-        tab.choose_server_requested.connect(self.open_server_picker)
+        tab.choose_server_requested.connect(self.servers.open_server_picker)
         tab.retry_discovery_requested.connect(self.catalog.refresh)
-        tab.enter_url_requested.connect(lambda: self.open_server_picker(focus_url=True))
-        self._wire_header(tab)
+        tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
+        self.chrome.wire_header(tab)
         tab.transcript.set_branch_source(self.store.branch_position)
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))
@@ -281,20 +294,21 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         close.setAccessibleName("Close conversation")
         close.clicked.connect(lambda: self.close_tab(self.tabs.indexOf(tab)))
         self.tabs.tabBar().setTabButton(index, QTabBar.ButtonPosition.RightSide, close)
-        controller.title_changed.connect(lambda _t, c=controller: self._update_tab_title(c))
+        retitle = self.approval_view.update_tab_title
+        controller.title_changed.connect(lambda _t, c=controller: retitle(c))
         controller.title_changed.connect(lambda _t: self._sidebar_refresh.start())
-        controller.busy_changed.connect(lambda _b, c=controller: self._update_tab_title(c))
+        controller.busy_changed.connect(lambda _b, c=controller: retitle(c))
         controller.busy_changed.connect(lambda _b: self._update_actions())
         controller.busy_changed.connect(lambda _b: self._sidebar_refresh.start())
-        controller.settings_changed.connect(lambda _s: self._refresh_notices())
-        controller.settings_changed.connect(lambda _s: self._update_server_button())
-        controller.approval_requested.connect(self._on_approval_requested)
+        controller.settings_changed.connect(lambda _s: self.servers.refresh_notices())
+        controller.settings_changed.connect(lambda _s: self.servers.update_server_button())
+        controller.approval_requested.connect(self.approval_view.on_approval_requested)
         controller.notice.connect(self.notice.show_message)
         if make_current:
             self.tabs.setCurrentIndex(index)
         self._update_empty_state()
-        self._save_open_tabs()
-        self._refresh_notices()
+        self.persistence.save_open_tabs()
+        self.servers.refresh_notices()
         self.tab_opened.emit(record.id)
         return controller
 
@@ -340,7 +354,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
         task = asyncio.ensure_future(self._dispose(controller, tab))
         self._track(task)
         self._update_empty_state()
-        self._save_open_tabs()
+        self.persistence.save_open_tabs()
         return task
 
     async def _dispose(self, controller: ConversationController, tab: ConversationTab) -> None:
@@ -355,8 +369,8 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
 
     def _on_current_tab(self, _index: int) -> None:
         self._update_actions()
-        self._update_server_button()
-        self._refresh_notices()
+        self.servers.update_server_button()
+        self.servers.refresh_notices()
         tab = self.current_tab()
         self.sidebar.follow(tab.controller.conversation_id if tab is not None else None)
         if tab is not None:
@@ -462,7 +476,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
     async def shutdown(self) -> None:
         """Deny pending approvals, cancel every turn and discovery, release clients."""
         if not self._closed:
-            self.save_state()
+            self.persistence.save_state()
         self._closed = True
         self._sidebar_refresh.stop()
         self.store_watcher.stop()
@@ -483,7 +497,7 @@ class MainWindow(WindowStateMixin, WindowServersMixin, WindowTransferMixin, Wind
     def closeEvent(self, event: QCloseEvent) -> None:
         """Save state and deny pending approvals before the window goes."""
         if not self._closed:
-            self.save_state()
+            self.persistence.save_state()
             for controller in self.controllers.values():
                 self.approvals.cancel_conversation(controller.conversation_id)
             self._closed = True

@@ -80,7 +80,7 @@ async def _run(app: Any) -> None:
             window.show()
             app.processEvents()
             controller = window.current_controller() or window.new_conversation()
-            window.use_server(controller, server.base_url, "test-model")
+            window.servers.use_server(controller, server.base_url, "test-model")
             _check(controller.send("Run the smoke test"), "the message was not accepted")
             await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
             request = window.approval_dock.current_request()

@@ -48,11 +48,11 @@ def build_actions(window: MainWindow) -> None:
     w.new_action = _action(w, "&New conversation", w.new_conversation, "Ctrl+T", "plus")
     w.close_action = _action(w, "&Close tab", w.close_current_tab, "Ctrl+W",
                              "x")
-    w.import_action = _action(w, "&Import…", w.ask_import, "Ctrl+O", "upload")
-    w.export_action = _action(w, "&Export conversation…", w.ask_export_current, "Ctrl+S",
+    w.import_action = _action(w, "&Import…", w.transfer.ask_import, "Ctrl+O", "upload")
+    w.export_action = _action(w, "&Export conversation…", w.transfer.ask_export_current, "Ctrl+S",
                               "download")
-    w.export_md_action = _action(w, "Export as &Markdown…", w.ask_export_markdown)
-    w.export_all_action = _action(w, "Export &all conversations…", w.ask_export_all)
+    w.export_md_action = _action(w, "Export as &Markdown…", w.transfer.ask_export_markdown)
+    w.export_all_action = _action(w, "Export &all conversations…", w.transfer.ask_export_all)
     w.quit_action = _action(w, "&Quit", w.close, QKeySequence.StandardKey.Quit)
     w.stop_action = _action(w, "&Stop reply", w.stop_current, None, "circle-stop",
                             "Stop the reply (Esc)")
@@ -61,17 +61,18 @@ def build_actions(window: MainWindow) -> None:
     w.rename_action = _action(w, "Re&name…", w.rename_current, "F2")
     w.settings_action = _action(w, "Conversation &settings…", w.open_settings, "Ctrl+,",
                                 "sliders-horizontal")
-    w.server_action = _action(w, "Choose &server and model…", w.open_server_picker, "Ctrl+L",
-                              "server")
+    w.server_action = _action(w, "Choose &server and model…", w.servers.open_server_picker,
+                              "Ctrl+L", "server")
     w.rediscover_action = _action(w, "Search for servers again", w.catalog.refresh, None,
                                   "refresh-cw")
-    w.focus_approvals_action = _action(w, "Go to &approvals", w.focus_approvals,
+    w.focus_approvals_action = _action(w, "Go to &approvals", w.approval_view.focus_approvals,
                                        "Ctrl+Shift+A")
-    w.preferences_action = _action(w, "&Preferences…", w.open_preferences,
+    w.preferences_action = _action(w, "&Preferences…", w.chrome.open_preferences,
                                    QKeySequence.StandardKey.Preferences, "settings-2")
     w.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-    w.shortcuts_action = _action(w, "&Keyboard shortcuts", w.show_shortcuts, "F1", "keyboard")
-    w.about_action = _action(w, "&About Desktop Agent", w.show_about, None, "info")
+    w.shortcuts_action = _action(w, "&Keyboard shortcuts", w.chrome.show_shortcuts, "F1",
+                                 "keyboard")
+    w.about_action = _action(w, "&About Desktop Agent", w.chrome.show_about, None, "info")
     w.about_action.setMenuRole(QAction.MenuRole.AboutRole)
 
     menu = w.menuBar()

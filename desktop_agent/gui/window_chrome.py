@@ -1,6 +1,6 @@
 """The window's side of each conversation header, Preferences and the Help menu.
 
-This mixin ties a tab's :class:`~.conversation_header.ConversationHeader` to
+This part of the window ties a tab's :class:`~.conversation_header.ConversationHeader` to
 its controller (model, folder, sandbox, network all become settings), keeps
 the model menus filled from the server catalog, and applies Preferences.
 """
@@ -19,13 +19,9 @@ from .preferences_dialog import PreferencesDialog, about_dialog, shortcuts_dialo
 from .theme import set_preferences
 
 if TYPE_CHECKING:
-    from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QTabWidget
 
-    from desktop_agent.store import Store
 
-    from .conversation_controller import ConversationController
-    from .server_catalog import ServerCatalog
+    from .main_window import MainWindow
 
 
 def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
@@ -38,77 +34,67 @@ def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
     return workdirs_dir() / conversation_id
 
 
-class WindowChromeMixin:
+class WindowChrome:
     """Headers, Preferences and Help for :class:`~desktop_agent.gui.main_window.MainWindow`."""
 
-    store: Store
-    catalog: ServerCatalog
-    tabs: QTabWidget
-    preferences: Preferences
-    approval_timeout: float | None
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
 
-    if TYPE_CHECKING:  # provided by MainWindow and the other mixins
-        def use_server(self, controller: ConversationController, base_url: str, model: str,
-                       api_key_name: str | None = None,
-                       context_length: int | None = None) -> None: ...
-        def open_server_picker(self, *, focus_url: bool = False) -> Any: ...
-        def actions(self) -> list[QAction]: ...
-        def _update_tab_title(self, controller: ConversationController) -> None: ...
-
-    def _wire_header(self, tab: ConversationTab) -> None:
+    def wire_header(self, tab: ConversationTab) -> None:
         controller = tab.controller
         header = tab.header
+        servers = self._window.servers
         header.model_chosen.connect(
-            lambda url, model, ctx: self.use_server(controller, url, model, None, ctx))
-        header.add_server_requested.connect(lambda: self.open_server_picker(focus_url=True))
-        header.rediscover_requested.connect(self.catalog.refresh)
+            lambda url, model, ctx: servers.use_server(controller, url, model, None, ctx))
+        header.add_server_requested.connect(lambda: servers.open_server_picker(focus_url=True))
+        header.rediscover_requested.connect(self._window.catalog.refresh)
         header.folder_chosen.connect(lambda path: controller.update_settings(workdir=path))
         header.sandbox_chosen.connect(lambda level: controller.update_settings(sandbox=level))
         header.network_toggled.connect(lambda on: controller.update_settings(network=on))
-        controller.settings_changed.connect(lambda _s: self._show_header(tab))
-        header.set_servers(self.catalog.servers)
-        self._show_header(tab)
+        controller.settings_changed.connect(lambda _s: self.show_header(tab))
+        header.set_servers(self._window.catalog.servers)
+        self.show_header(tab)
 
     @staticmethod
-    def _show_header(tab: ConversationTab) -> None:
+    def show_header(tab: ConversationTab) -> None:
         settings = tab.controller.settings
         tab.header.show_settings(settings, work_folder(tab.controller.conversation_id, settings))
         tab.header.set_servers(tab.header._servers)  # re-tick the current model
 
-    def _fill_model_menus(self) -> None:
-        for i in range(self.tabs.count()):
-            tab = self.tabs.widget(i)
+    def fill_model_menus(self) -> None:
+        for i in range(self._window.tabs.count()):
+            tab = self._window.tabs.widget(i)
             if isinstance(tab, ConversationTab):
-                tab.header.set_servers(self.catalog.servers)
+                tab.header.set_servers(self._window.catalog.servers)
 
     # -- Preferences and Help ------------------------------------------------------
 
     def apply_preferences(self, prefs: Preferences) -> None:
         """Use (and remember) new preferences: theme and size at once, the rest for new chats."""
-        self.preferences = prefs
-        prefs.save(self.store)
-        self.approval_timeout = prefs.timeout()
+        self._window.preferences = prefs
+        prefs.save(self._window.store)
+        self._window.approval_timeout = prefs.timeout()
         app = QApplication.instance()
         if isinstance(app, QApplication):
             set_preferences(app, prefs.theme, prefs.font_pt)  # icons follow: theme signal
 
-    def _retint_icons(self, _dark: bool = False) -> None:
+    def retint_icons(self, _dark: bool = False) -> None:
         """Icons are drawn in the theme's colours: make them again after a switch."""
-        for action in self.actions():
+        for action in self._window.actions():
             name = action.property("lucideIcon")
             if isinstance(name, str):
                 action.setIcon(icon(name))
-        for i in range(self.tabs.count()):
-            tab = self.tabs.widget(i)
+        for i in range(self._window.tabs.count()):
+            tab = self._window.tabs.widget(i)
             if isinstance(tab, ConversationTab):
-                self._show_header(tab)
-        retint(self)  # type: ignore[arg-type]
-        for controller in list(getattr(self, "controllers", {}).values()):
-            self._update_tab_title(controller)
+                self.show_header(tab)
+        retint(self._window)
+        for controller in list(self._window.controllers.values()):
+            self._window.approval_view.update_tab_title(controller)
 
     def open_preferences(self) -> PreferencesDialog:
         """Open Preferences (non-modal); OK applies them."""
-        dialog = PreferencesDialog(self.preferences, self)  # type: ignore[arg-type]
+        dialog = PreferencesDialog(self._window.preferences, self._window)
         dialog.applied.connect(self.apply_preferences)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
@@ -117,7 +103,7 @@ class WindowChromeMixin:
     def shortcut_rows(self) -> list[tuple[str, str]]:
         """(action, keys) for every action that has a shortcut, plus the composer's keys."""
         rows = [(a.text().replace("&", ""), a.shortcut().toString())
-                for a in self.actions() if not a.shortcut().isEmpty()]
+                for a in self._window.actions() if not a.shortcut().isEmpty()]
         rows += [("Send the message", "Enter"), ("New line in the message", "Shift+Enter"),
                  ("Stop the reply", "Esc"), ("Allow the tool call shown", "Ctrl+Shift+Return"),
                  ("Deny the tool call shown", "Ctrl+Shift+Backspace"),
@@ -126,7 +112,7 @@ class WindowChromeMixin:
 
     def show_shortcuts(self) -> Any:
         """Open the keyboard-shortcut sheet."""
-        dialog = shortcuts_dialog(self.shortcut_rows(), self)  # type: ignore[arg-type]
+        dialog = shortcuts_dialog(self.shortcut_rows(), self._window)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
         return dialog
@@ -139,7 +125,7 @@ class WindowChromeMixin:
             number = version("desktop-agent")
         except PackageNotFoundError:
             number = ""
-        dialog = about_dialog(number, self)  # type: ignore[arg-type]
+        dialog = about_dialog(number, self._window)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
         return dialog

@@ -7,78 +7,63 @@ file (``QSettings``) because they belong to this screen, not to the data.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings
 
 from .conversation_tab import ConversationTab
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QTabWidget
 
-    from desktop_agent.store import Store
 
-    from .conversation_controller import ConversationController
+    from .main_window import MainWindow
 
 OPEN_TABS_KEY = "open_tabs"
 
 
-class WindowStateMixin:
-    """Save and restore for :class:`~desktop_agent.gui.main_window.MainWindow`."""
+class WindowPersistence:
+    """Save and restore open tabs, geometry and docks of the main window."""
 
-    store: Store
-    tabs: QTabWidget
-    _closed: bool
-    _window_settings: QSettings
-
-    if TYPE_CHECKING:  # provided by MainWindow / QMainWindow
-        def current_controller(self) -> ConversationController | None: ...
-        def tab_for(self, conversation_id: str) -> ConversationTab | None: ...
-        def new_conversation(self) -> ConversationController: ...
-        def _open_record(self, record: Any, *,
-                         make_current: bool = True) -> ConversationController: ...
-        def restoreGeometry(self, geometry: QByteArray) -> bool: ...
-        def restoreState(self, state: QByteArray) -> bool: ...
-        def saveGeometry(self) -> QByteArray: ...
-        def saveState(self) -> QByteArray: ...
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
 
     def restore_tabs(self) -> None:
         """Reopen the tabs that were open last time (or one new conversation)."""
-        saved = self.store.get_setting(OPEN_TABS_KEY) or {}
+        saved = self._window.store.get_setting(OPEN_TABS_KEY) or {}
         ids = [i for i in saved.get("ids", []) if isinstance(i, str)]
         current = saved.get("current")
         for conversation_id in ids:
-            record = self.store.get_conversation(conversation_id)
+            record = self._window.store.get_conversation(conversation_id)
             if record is not None:
-                self._open_record(record, make_current=False)
-        if current and (tab := self.tab_for(current)) is not None:
-            self.tabs.setCurrentWidget(tab)
-        if not self.tabs.count() and not saved:
-            self.new_conversation()
+                self._window.open_record(record, make_current=False)
+        if current and (tab := self._window.tab_for(current)) is not None:
+            self._window.tabs.setCurrentWidget(tab)
+        if not self._window.tabs.count() and not saved:
+            self._window.new_conversation()
 
-    def _save_open_tabs(self) -> None:
-        if self._closed:
+    def save_open_tabs(self) -> None:
+        if self._window._closed:
             return
-        tabs = [self.tabs.widget(i) for i in range(self.tabs.count())]
+        tabs = [self._window.tabs.widget(i) for i in range(self._window.tabs.count())]
         ids = [t.controller.conversation_id for t in tabs if isinstance(t, ConversationTab)]
-        current = self.current_controller()
-        self.store.set_setting(OPEN_TABS_KEY, {
+        current = self._window.current_controller()
+        self._window.store.set_setting(OPEN_TABS_KEY, {
             "ids": ids, "current": current.conversation_id if current else None})
 
-    def _restore_layout(self) -> None:
-        geometry = self._window_settings.value("geometry")
-        state = self._window_settings.value("window_state")
+    def restore_layout(self) -> None:
+        geometry = self._window.window_settings.value("geometry")
+        state = self._window.window_settings.value("window_state")
         if isinstance(geometry, QByteArray | bytes):
-            self.restoreGeometry(QByteArray(geometry))
+            self._window.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
-            self.restoreState(QByteArray(state))
+            self._window.restoreState(QByteArray(state))
 
     def save_state(self) -> None:
         """Save geometry, dock layout and open tabs (tab order as shown)."""
-        self._save_open_tabs()
-        self._window_settings.setValue("geometry", self.saveGeometry())
-        self._window_settings.setValue("window_state", self.saveState())
-        self._window_settings.sync()
+        self.save_open_tabs()
+        self._window.window_settings.setValue("geometry", self._window.saveGeometry())
+        self._window.window_settings.setValue("window_state", self._window.saveState())
+        self._window.window_settings.sync()
 
 
 def default_window_settings() -> QSettings:

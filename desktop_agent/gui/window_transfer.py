@@ -1,107 +1,93 @@
 """The main window's File → Import / Export: asking for files and reporting results.
 
 The reading and writing live in :mod:`.conversation_transfer` (no dialogs);
-this mixin adds what the window does around it: ask where, put the outcome in
-the status bar (and the notice bar when it failed), and open what was
-imported in tabs.
+:class:`WindowTransfer`, which the window owns, adds what the window does
+around it: ask where, put the outcome in the status bar (and the notice bar
+when it failed), and open what was imported in tabs.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import conversation_transfer
 from .transfer_dialogs import ask_for_files, file_name_for
 
 if TYPE_CHECKING:
-    from PySide6.QtCore import QSettings
-
-    from desktop_agent.store import Store
-
-    from .conversation_controller import ConversationController
-    from .conversation_sidebar import ConversationSidebar
-    from .window_pages import NoticeBar
+    from .main_window import MainWindow
 
 
-class WindowTransferMixin:
+class WindowTransfer:
     """Import and export for :class:`~desktop_agent.gui.main_window.MainWindow`."""
 
-    store: Store
-    sidebar: ConversationSidebar
-    _window_settings: QSettings
-    notice: NoticeBar
-
-    if TYPE_CHECKING:  # provided by MainWindow / QMainWindow
-        def current_controller(self) -> ConversationController | None: ...
-        def _open_record(self, record: Any, *,
-                         make_current: bool = True) -> ConversationController: ...
-        def statusBar(self) -> Any: ...  # Qt's name
+    def __init__(self, window: MainWindow) -> None:
+        self._window = window
 
     def export_conversations(self, path: str, conversation_ids: list[str] | None) -> \
             conversation_transfer.TransferResult:
         """Export to a JSON file (None: all conversations) and report in the status bar."""
-        result = conversation_transfer.export_json(self.store, path, conversation_ids)
+        result = conversation_transfer.export_json(self._window.store, path, conversation_ids)
         self._report(result.ok, result.message)
         return result
 
     def export_markdown(self, path: str, conversation_id: str) -> \
             conversation_transfer.TransferResult:
         """Save one conversation as Markdown."""
-        result = conversation_transfer.export_markdown(self.store, path, conversation_id)
+        result = conversation_transfer.export_markdown(self._window.store, path, conversation_id)
         self._report(result.ok, result.message)
         return result
 
     def import_files(self, paths: list[str]) -> conversation_transfer.TransferResult:
         """Import files as new conversations and open them in tabs."""
-        result = conversation_transfer.import_files(self.store, paths)
+        result = conversation_transfer.import_files(self._window.store, paths)
         self._report(result.ok, result.message)
         for record in result.imported:
-            self._open_record(record)
-        self.sidebar.refresh()
+            self._window.open_record(record)
+        self._window.sidebar.refresh()
         return result
 
     def _report(self, ok: bool, message: str) -> None:
-        self.statusBar().showMessage(message, 8000)
+        self._window.statusBar().showMessage(message, 8000)
         if not ok:
-            self.notice.show_message(message)
+            self._window.notice.show_message(message)
 
     def ask_import(self) -> None:
         """Choose files to import (File → Import)."""
-        ask_for_files(self, "Import conversations", False, "JSON files (*.json)", "",
+        ask_for_files(self._window, "Import conversations", False, "JSON files (*.json)", "",
                       lambda paths: self.import_files(list(paths)),
-                      settings=self._window_settings)
+                      settings=self._window.window_settings)
 
     def ask_export_current(self) -> None:
         """Choose where to export the visible conversation."""
-        controller = self.current_controller()
+        controller = self._window.current_controller()
         if controller is not None:
             conversation_id = controller.conversation_id
-            ask_for_files(self, "Export conversation", True, "JSON files (*.json)",
+            ask_for_files(self._window, "Export conversation", True, "JSON files (*.json)",
                           file_name_for(controller.title, ".json"),
                           lambda paths: self.export_conversations(paths[0], [conversation_id]),
-                          settings=self._window_settings)
+                          settings=self._window.window_settings)
 
     def ask_export_markdown(self) -> None:
         """Choose where to save the visible conversation as Markdown."""
-        controller = self.current_controller()
+        controller = self._window.current_controller()
         if controller is not None:
             conversation_id = controller.conversation_id
-            ask_for_files(self, "Export as Markdown", True, "Markdown (*.md)",
+            ask_for_files(self._window, "Export as Markdown", True, "Markdown (*.md)",
                           file_name_for(controller.title, ".md"),
                           lambda paths: self.export_markdown(paths[0], conversation_id),
-                          settings=self._window_settings)
+                          settings=self._window.window_settings)
 
     def ask_export_selected(self, conversation_ids: list[str]) -> None:
         """Choose where to export the conversations selected in the sidebar."""
         if conversation_ids:
-            ask_for_files(self, "Export conversations", True, "JSON files (*.json)",
+            ask_for_files(self._window, "Export conversations", True, "JSON files (*.json)",
                           "desktop-agent-conversations.json",
                           lambda paths: self.export_conversations(paths[0], conversation_ids),
-                          settings=self._window_settings)
+                          settings=self._window.window_settings)
 
     def ask_export_all(self) -> None:
         """Choose where to export every conversation."""
-        ask_for_files(self, "Export all conversations", True, "JSON files (*.json)",
+        ask_for_files(self._window, "Export all conversations", True, "JSON files (*.json)",
                       "desktop-agent-export.json",
                       lambda paths: self.export_conversations(paths[0], None),
-                      settings=self._window_settings)
+                      settings=self._window.window_settings)

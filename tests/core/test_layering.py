@@ -42,3 +42,31 @@ def test_the_core_and_the_seed_modules_never_load_the_store():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "", f"the core pulled in: {out.stdout.strip()}"
+
+
+def test_no_class_is_assembled_from_mixins():
+    """Composition over mixins: a window owns its parts instead of inheriting them.
+
+    Fails on a class named ``...Mixin`` anywhere in the package, and on a class
+    that derives from a Qt class and from one of the package's own classes.
+    """
+    import ast
+    from pathlib import Path
+
+    import desktop_agent
+
+    package = Path(desktop_agent.__file__).parent
+    own = {node.name for path in package.rglob("*.py")
+           for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+           if isinstance(node, ast.ClassDef)}
+    offenders = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+            qt = [b for b in bases if b.startswith("Q")]
+            mixed = [b for b in bases if b in own]
+            if node.name.endswith("Mixin") or (qt and mixed):
+                offenders.append(f"{path.relative_to(package)}: {node.name}({', '.join(bases)})")
+    assert offenders == []

@@ -123,7 +123,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         window.resize(*size)
         window.show()
         controller = window.current_controller()
-        window.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None, 32768)
+        window.servers.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None, 32768)
         await _pause(0.2)
         shot("01-empty.png")
 
@@ -164,7 +164,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         picture.unlink()
 
         second = window.new_conversation()
-        window.use_server(second, server.base_url, "llama-3.1-8b", None, 8192)
+        window.servers.use_server(second, server.base_url, "llama-3.1-8b", None, 8192)
         server.enqueue(script.tool_calls([("read_file", {"path": "README.md"})]))
         window.tabs.setCurrentIndex(0)
         second.send("Read the README")
@@ -179,7 +179,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         if dialog is not None:
             save(dialog, "07-conversation-settings.png")
             dialog.reject()
-        prefs = window.open_preferences()
+        prefs = window.chrome.open_preferences()
         await _pause(0.3)
         save(prefs, "08-preferences.png")
         prefs.reject()

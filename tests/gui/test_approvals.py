@@ -44,7 +44,7 @@ def test_approving_with_edited_arguments_runs_the_tool_with_them(
     assert request.tool_name == "get_weather"
     assert "Weather please" in dock._conversation.text()
     assert json.loads(dock._arguments.toPlainText()) == {"city": "Paris"}
-    assert "●" in window.tab_badge(controller.conversation_id)
+    assert "●" in window.approval_view.tab_badge(controller.conversation_id)
     qtbot.waitUntil(lambda: "waiting for approval" in _tool_card(window, "get_weather")
                     .detail_label.text(), timeout=WAIT_MS)
     # In the background, a notification goes out too.
@@ -75,7 +75,7 @@ def test_approving_with_edited_arguments_runs_the_tool_with_them(
     assert json.loads(stored_call["metadata"]["model_arguments"][request.tool_use_id]) \
         == {"city": "Paris"}
     assert "It is sunny in Lyon." in last_assistant_text(window)
-    assert "●" not in window.tab_badge(controller.conversation_id)
+    assert "●" not in window.approval_view.tab_badge(controller.conversation_id)
     tool_record = next(m for m in controller.stored_messages() if m["role"] == "tool")
     assert tool_record["metadata"]["approval"]["decision"] == "allow_once"
     assert tool_record["metadata"]["approval"]["edited_input"] == {"city": "Lyon"}
@@ -267,8 +267,8 @@ def test_requests_from_two_tabs_queue_in_the_dock(qtbot: Any, make_window: Any, 
     qtbot.waitUntil(lambda: len(window.approvals.pending()) == 2, timeout=WAIT_MS)
     dock = window.approval_dock
     assert dock._list.count() == 2
-    assert "●" in window.tab_badge(first.conversation_id)
-    assert "●" in window.tab_badge(second.conversation_id)
+    assert "●" in window.approval_view.tab_badge(first.conversation_id)
+    assert "●" in window.approval_view.tab_badge(second.conversation_id)
     shown = dock.current_request()
     assert shown.conversation_id == first.conversation_id  # the oldest stays shown
     # Clicking a request shows its conversation.
@@ -280,7 +280,7 @@ def test_requests_from_two_tabs_queue_in_the_dock(qtbot: Any, make_window: Any, 
     dock.deny()
     qtbot.waitUntil(lambda: not first.busy, timeout=WAIT_MS)
     assert dock.current_request().conversation_id == second.conversation_id
-    assert "●" not in window.tab_badge(first.conversation_id)
+    assert "●" not in window.approval_view.tab_badge(first.conversation_id)
     dock.allow_once()
     wait_idle(qtbot, second)
     assert weather.calls == [{"city": "Malmö"}]

@@ -36,7 +36,7 @@ PROMPT = "<tool_call> get_weather Paris"
 
 def _pick_server(qtbot: Any, window: Any, base_url: str, model: str) -> None:
     """Enter the server's URL in the picker, wait for its models and use one."""
-    picker = window.open_server_picker(focus_url=True)
+    picker = window.servers.open_server_picker(focus_url=True)
     qtbot.keyClicks(picker.url_edit, base_url)
     qtbot.mouseClick(picker.add_button, Qt.MouseButton.LeftButton)
 

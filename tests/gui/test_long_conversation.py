@@ -54,7 +54,7 @@ def test_long_conversation_opens_at_the_end_and_pages_in_earlier_messages(
     assert view.item_keys() == all_ids
 
     # The next turn still sends the whole history.
-    window.use_server(tab.controller, server.base_url, "test-model", None, 8192)
+    window.servers.use_server(tab.controller, server.base_url, "test-model", None, 8192)
     server.enqueue(script.text("Still here."))
     send(qtbot, window, "One more")
     wait_idle(qtbot, tab.controller)
@@ -95,7 +95,7 @@ def test_regenerating_in_a_long_conversation_shows_the_last_page_again(
     window = make_window()
     window.open_conversation(conversation_id)
     tab = window.tab_for(conversation_id)
-    window.use_server(tab.controller, server.base_url, "test-model", None, 8192)
+    window.servers.use_server(tab.controller, server.base_url, "test-model", None, 8192)
     server.enqueue(script.text("A second answer."))
     assert tab.controller.regenerate()
     wait_idle(qtbot, tab.controller)

@@ -66,7 +66,7 @@ def test_api_key_is_kept_for_the_session_and_never_written_to_disk(
     planted = "sk-test-" + "k" * 32
     server.api_key = planted
     window = make_window()
-    picker = window.open_server_picker()
+    picker = window.servers.open_server_picker()
     picker.url_edit.setText(server.base_url)
     picker.key_edit.setText(planted)
     qtbot.mouseClick(picker.add_button, Qt.MouseButton.LeftButton)

@@ -47,7 +47,7 @@ def test_dropped_connection_shows_words_and_retry_recovers(qtbot: Any, make_wind
 def test_unreachable_server_says_so_in_words(qtbot: Any, make_window: Any) -> None:
     window = make_window()
     controller = window.current_controller()
-    window.use_server(controller, "http://127.0.0.1:9/v1", "m")
+    window.servers.use_server(controller, "http://127.0.0.1:9/v1", "m")
     send(qtbot, window, "hello?")
     wait_idle(qtbot, controller)
     tab = window.current_tab()
@@ -84,7 +84,7 @@ def test_picker_lists_the_running_server_and_its_models(qtbot: Any, make_window:
     server.models = ["test-model", "other-model"]
     window = make_window()
     tab = window.current_tab()
-    picker = window.open_server_picker()
+    picker = window.servers.open_server_picker()
     window.catalog.add_custom(server.base_url)
     qtbot.waitUntil(lambda: window.catalog.searched and not window.catalog.searching,
                     timeout=WAIT_MS)
@@ -129,7 +129,7 @@ def test_nothing_running_offers_retry_and_url(qtbot: Any, make_window: Any, serv
     assert "No model server is running" in tab.notice.message.text()
     assert tab.notice.retry_button.isVisible() and tab.notice.url_button.isVisible()
     qtbot.mouseClick(tab.notice.url_button, Qt.MouseButton.LeftButton)
-    picker = window.picker
+    picker = window.servers.picker
     assert picker.isVisible()
     picker.url_edit.setText("nonsense://")
     qtbot.mouseClick(picker.add_button, Qt.MouseButton.LeftButton)
@@ -183,7 +183,7 @@ def test_export_then_import_from_the_window(qtbot: Any, make_window: Any, server
     send(qtbot, window, "Keep this")
     wait_idle(qtbot, controller)
     target = tmp_path / "export.json"
-    result = window.export_conversations(str(target), [controller.conversation_id])
+    result = window.transfer.export_conversations(str(target), [controller.conversation_id])
     assert result.ok and "Exported 1 conversation" in window.statusBar().currentMessage()
     document = json.loads(target.read_text())
     assert len(document["conversations"]) == 1
@@ -191,12 +191,12 @@ def test_export_then_import_from_the_window(qtbot: Any, make_window: Any, server
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     before = window.store.count_conversations()
-    failed = window.import_files([str(bad)])
+    failed = window.transfer.import_files([str(bad)])
     assert not failed.ok and "bad.json" in failed.message and "not valid JSON" in failed.message
     assert window.notice.isVisible()
     assert window.store.count_conversations() == before
 
-    imported = window.import_files([str(target)])
+    imported = window.transfer.import_files([str(target)])
     assert imported.ok and len(imported.imported) == 1
     new = window.current_controller()
     assert new.conversation_id != controller.conversation_id
@@ -204,7 +204,7 @@ def test_export_then_import_from_the_window(qtbot: Any, make_window: Any, server
         [m["message"]["content"] for m in controller.stored_messages()]
 
     markdown = tmp_path / "chat.md"
-    assert window.export_markdown(str(markdown), controller.conversation_id).ok
+    assert window.transfer.export_markdown(str(markdown), controller.conversation_id).ok
     assert "Keep this" in markdown.read_text()
 
 
@@ -275,7 +275,7 @@ def test_file_menu_export_and_import_go_through_file_dialogs(
     window.sidebar.list.selectAll()
     assert set(window.sidebar.selected_ids()) == {controller.conversation_id,
                                                   second.conversation_id}
-    window.ask_export_selected(window.sidebar.selected_ids())
+    window.transfer.ask_export_selected(window.sidebar.selected_ids())
     several = tmp_path / "several.json"
     dialog = visible_dialog()
     dialog.filesSelected.emit([str(several)])

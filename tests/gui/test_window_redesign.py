@@ -136,7 +136,7 @@ def test_request_in_a_background_tab_shows_the_dock_and_a_badge(
     window.new_conversation()  # the first conversation is now in the background
     qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
     assert not window.approval_dock.isHidden()
-    assert "●" in window.tab_badge(first.conversation_id)
+    assert "●" in window.approval_view.tab_badge(first.conversation_id)
     window.approval_dock.allow_once()
     wait_idle(qtbot, first)
     qtbot.waitUntil(window.approval_dock.isHidden, timeout=WAIT_MS)
@@ -205,7 +205,7 @@ def test_preferences_switch_theme_and_timeout(qtbot: Any, make_window: Any) -> N
     from desktop_agent.gui.theme import is_dark
 
     window = make_window()
-    dialog = window.open_preferences()
+    dialog = window.chrome.open_preferences()
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     dialog.timeout.setValue(42)
     dialog.accept()
@@ -216,15 +216,15 @@ def test_preferences_switch_theme_and_timeout(qtbot: Any, make_window: Any) -> N
         assert Preferences.load(window.store).approval_timeout == 42
         assert window.approval_timeout == 42
     finally:
-        window.apply_preferences(Preferences())
+        window.chrome.apply_preferences(Preferences())
 
 
 def test_help_menu_lists_shortcuts(make_window: Any) -> None:
     window = make_window()
-    rows = dict(window.shortcut_rows())
+    rows = dict(window.chrome.shortcut_rows())
     assert rows["New conversation"] == "Ctrl+T"
     assert rows["Send the message"] == "Enter"
-    dialog = window.show_shortcuts()
+    dialog = window.chrome.show_shortcuts()
     assert dialog.isVisible()
     dialog.reject()
 
@@ -409,7 +409,7 @@ def test_save_dialogs_open_in_the_folder_used_last(
     from desktop_agent.gui.transfer_dialogs import ask_for_files
 
     window = make_window()
-    settings = window._window_settings
+    settings = window.window_settings
     chosen: list[list[str]] = []
     target = tmp_path / "exports"
     target.mkdir()
@@ -472,7 +472,7 @@ def test_a_search_that_finds_exactly_one_model_selects_it(make_window: Any) -> N
     assert not controller.has_server
     window.catalog._servers = [_entry("http://127.0.0.1:9/v1", ["only-model"])]
     window.catalog.searched = True
-    window._on_servers_changed(window.catalog.servers)
+    window.servers.on_servers_changed(window.catalog.servers)
     assert controller.settings["model"] == "only-model"
     assert window.current_tab().header.model_names() == ["only-model"]
 
@@ -484,9 +484,9 @@ def test_picking_a_model_takes_what_the_server_says_about_its_vision(
     window.catalog._servers = [_entry("http://127.0.0.1:9/v1", ["text-only"], vision=False),
                                _entry("http://127.0.0.1:8/v1", ["sees"], vision=True)]
     window.catalog.searched = True
-    window.use_server(controller, "http://127.0.0.1:9/v1", "text-only")
+    window.servers.use_server(controller, "http://127.0.0.1:9/v1", "text-only")
     assert controller.settings["vision"] is False  # a picture is refused in words
-    window.use_server(controller, "http://127.0.0.1:8/v1", "sees")
+    window.servers.use_server(controller, "http://127.0.0.1:8/v1", "sees")
     assert controller.settings["vision"] is True
 
 
@@ -503,12 +503,12 @@ def test_icons_are_redrawn_in_the_new_theme(qtbot: Any, make_window: Any) -> Non
                    if image.pixelColor(x, y).alpha() > 200)
 
     light_ink = ink(folder_button)
-    window.apply_preferences(Preferences(theme="dark"))
+    window.chrome.apply_preferences(Preferences(theme="dark"))
     try:
         assert ink(folder_button) > light_ink + 100  # light strokes on the dark theme
         assert ink(send_button) > 200  # white on the accent, in both themes
     finally:
-        window.apply_preferences(Preferences())
+        window.chrome.apply_preferences(Preferences())
 
 
 def test_messages_written_elsewhere_appear_in_an_open_idle_conversation(

@@ -14,7 +14,7 @@ WAIT_MS = 10_000
 def use_server(window: Any, server: Any, model: str = "test-model") -> Any:
     """Point the visible conversation at the scripted server."""
     controller = window.current_controller() or window.new_conversation()
-    window.use_server(controller, server.base_url, model, None, 8192)
+    window.servers.use_server(controller, server.base_url, model, None, 8192)
     return controller
 
 

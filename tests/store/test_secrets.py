@@ -15,10 +15,10 @@ import keyring.errors
 import pytest
 
 from desktop_agent import secrets
+from desktop_agent import transfer_command as cli_command
 from desktop_agent.store import (
     SecretInSettingsError,
     Store,
-    cli_command,
     conversation_to_markdown,
     write_export_file,
 )
