@@ -66,7 +66,7 @@ def main() -> int:
         from PySide6.QtWidgets import QApplication
 
         from desktop_agent.gui.app import create_application
-        from desktop_agent.gui.main_window import MainWindow
+        from desktop_agent.gui.window.main_window import MainWindow
         from desktop_agent.store import Store
 
         app = create_application(["bench"])

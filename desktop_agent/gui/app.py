@@ -29,8 +29,8 @@ def create_application(argv: Sequence[str]) -> QApplication:
     """The QApplication (created once), themed to follow the system."""
     from PySide6.QtWidgets import QApplication
 
-    from .none_refcount_guard import guard_none_refcount
-    from .theme import follow_system_theme
+    from desktop_agent.gui.none_refcount_guard import guard_none_refcount
+    from desktop_agent.gui.theme import follow_system_theme
 
     guard_none_refcount()  # before any widget: PySide6 6.12.0 leaks references to None
     existing = QApplication.instance()
@@ -122,7 +122,7 @@ def _warm_up() -> None:
 def skip_httpx_command_line() -> None:
     """Keep ``import httpx`` from loading httpx's command-line client.
 
-    httpx's package runs ``from ._main import main`` and falls back to a stub
+    httpx's package runs ``from desktop_agent.gui._main import main`` and falls back to a stub
     when that import fails; ``_main`` pulls in click, rich and pygments'
     terminal formatters, which the window never uses and which cost every idle
     window about 6 MB of resident memory (``bench/startup.py``). Marking the
@@ -139,9 +139,9 @@ def run_app(argv: Sequence[str]) -> int:
     from PySide6.QtWidgets import QMessageBox
 
     app = create_application(argv)
-    from .error_sink import ErrorSink
-    from .event_loop import GuiEventLoop
-    from .main_window import MainWindow
+    from desktop_agent.gui.error_sink import ErrorSink
+    from desktop_agent.gui.event_loop import GuiEventLoop
+    from desktop_agent.gui.window.main_window import MainWindow
 
     loop = GuiEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -149,10 +149,13 @@ def run_app(argv: Sequence[str]) -> int:
     sink.install(loop)
     app.setQuitOnLastWindowClosed(False)
 
+    from desktop_agent.gui.single_instance import (
+        SingleInstance,
+        bring_forward,
+        offer_running_instance,
+    )
     from desktop_agent.paths import data_dir
     from desktop_agent.store import DatabaseUnusableError, Store
-
-    from .single_instance import SingleInstance, bring_forward, offer_running_instance
 
     instance = SingleInstance(data_dir())
     if not instance.claim():

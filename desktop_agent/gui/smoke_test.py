@@ -43,9 +43,8 @@ def _check_look() -> None:
     """The bundled SVG icons render (QtSvg and its plugins shipped) and the stylesheet exists."""
     from PySide6.QtGui import QImage
 
+    from desktop_agent.gui.icons import icon
     from desktop_agent.resource_files import resource_path
-
-    from .icons import icon
 
     pixmap = icon("send").pixmap(24, 24)
     image = pixmap.toImage().convertToFormat(QImage.Format.Format_ARGB32)
@@ -56,11 +55,10 @@ def _check_look() -> None:
 
 async def _run(app: Any) -> None:
     from desktop_agent.core.tools import tool
+    from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
-
-    from .main_window import MainWindow
 
     _check_look()
     received: list[dict[str, Any]] = []
@@ -120,8 +118,8 @@ def run_smoke_test() -> int:
             app = existing if isinstance(existing, QApplication) else \
                 QApplication(sys.argv[:1])
             app.setQuitOnLastWindowClosed(False)  # the loop ends when the test ends
-            from .app import finalize_async_generators_on
-            from .event_loop import GuiEventLoop
+            from desktop_agent.gui.app import finalize_async_generators_on
+            from desktop_agent.gui.event_loop import GuiEventLoop
 
             loop = GuiEventLoop(app)
             asyncio.set_event_loop(loop)

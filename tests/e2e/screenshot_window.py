@@ -95,7 +95,7 @@ SIZES = ((1200, 800), (1024, 640))
 async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[Path]:
     """Drive the window through the scripted conversation, saving screenshots."""
     from desktop_agent.core.tools import tool
-    from desktop_agent.gui.main_window import MainWindow
+    from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script

@@ -145,7 +145,7 @@ def weather() -> WeatherTool:
 def make_window(qtbot: Any, qasync_loop: Any, store: Any, data_dir: Path,
                 weather: WeatherTool) -> Iterator[Callable[..., Any]]:
     """Build the real main window (several times for restart tests)."""
-    from desktop_agent.gui.main_window import MainWindow
+    from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.session.tools import ToolCatalog
 
     windows: list[Any] = []

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 
-from desktop_agent.gui.approval_queue import RequestState
+from desktop_agent.gui.approvals.approval_queue import RequestState
 from desktop_agent.testing import script
 
 

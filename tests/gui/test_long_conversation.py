@@ -11,7 +11,7 @@ from typing import Any
 
 from window_driver import WAIT_MS, send, wait_idle
 
-from desktop_agent.gui.conversation_controller import HISTORY_PAGE
+from desktop_agent.gui.conversation.conversation_controller import HISTORY_PAGE
 from desktop_agent.testing import script
 
 PAIRS = 260  # 520 messages: the first page plus two pages from the store

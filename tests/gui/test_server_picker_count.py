@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from desktop_agent.gui.server_catalog import ModelChoice, ServerCatalog, ServerEntry
-from desktop_agent.gui.server_picker import ServerPicker
+from desktop_agent.gui.servers.server_catalog import ModelChoice, ServerCatalog, ServerEntry
+from desktop_agent.gui.servers.server_picker import ServerPicker
 
 
 def test_count_includes_servers_without_a_chat_model(qtbot: Any, store: Any) -> None:

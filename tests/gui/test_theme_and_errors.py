@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtGui import QPalette
 
 from desktop_agent.core import errors
-from desktop_agent.gui.error_messages import ErrorAction, describe_error
+from desktop_agent.gui.conversation.error_messages import ErrorAction, describe_error
 
 
 @pytest.mark.parametrize("scheme", ["dark", "light"])

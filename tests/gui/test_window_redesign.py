@@ -201,8 +201,8 @@ def test_sidebar_follows_the_tab_and_one_click_opens(qtbot: Any, make_window: An
 
 
 def test_preferences_switch_theme_and_timeout(qtbot: Any, make_window: Any) -> None:
-    from desktop_agent.gui.preferences import Preferences
     from desktop_agent.gui.theme import is_dark
+    from desktop_agent.gui.window.preferences import Preferences
 
     window = make_window()
     dialog = window.chrome.open_preferences()
@@ -230,7 +230,7 @@ def test_help_menu_lists_shortcuts(make_window: Any) -> None:
 
 
 def _entry(base_url: str, models: list[str], vision: bool | None = None) -> Any:
-    from desktop_agent.gui.server_catalog import ModelChoice, ServerEntry
+    from desktop_agent.gui.servers.server_catalog import ModelChoice, ServerEntry
 
     return ServerEntry("Test", base_url, True,
                        tuple(ModelChoice(m, 4096, vision) for m in models))
@@ -406,7 +406,7 @@ def test_a_conversation_written_by_another_process_appears_in_the_sidebar(
 
 def test_save_dialogs_open_in_the_folder_used_last(
         qtbot: Any, make_window: Any, tmp_path: Path) -> None:
-    from desktop_agent.gui.transfer_dialogs import ask_for_files
+    from desktop_agent.gui.window.transfer_dialogs import ask_for_files
 
     window = make_window()
     settings = window.window_settings
@@ -491,7 +491,7 @@ def test_picking_a_model_takes_what_the_server_says_about_its_vision(
 
 
 def test_icons_are_redrawn_in_the_new_theme(qtbot: Any, make_window: Any) -> None:
-    from desktop_agent.gui.preferences import Preferences
+    from desktop_agent.gui.window.preferences import Preferences
 
     window = make_window()
     send_button = window.current_tab().send_button

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from desktop_agent.gui.conversation_transfer import import_files
+from desktop_agent.gui.window.conversation_transfer import import_files
 from desktop_agent.store import Store
 from desktop_agent.store.export_json import export_json_text
 

@@ -12,16 +12,20 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QApplication
 
-from .conversation_tab import ConversationTab
-from .icons import icon, retint
-from .preferences import Preferences
-from .preferences_dialog import PreferencesDialog, about_dialog, shortcuts_dialog
-from .theme import set_preferences
+from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+from desktop_agent.gui.icons import icon, retint
+from desktop_agent.gui.theme import set_preferences
+from desktop_agent.gui.window.preferences import Preferences
+from desktop_agent.gui.window.preferences_dialog import (
+    PreferencesDialog,
+    about_dialog,
+    shortcuts_dialog,
+)
 
 if TYPE_CHECKING:
 
 
-    from .main_window import MainWindow
+    from desktop_agent.gui.window.main_window import MainWindow
 
 
 def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
@@ -35,7 +39,7 @@ def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
 
 
 class WindowChrome:
-    """Headers, Preferences and Help for :class:`~desktop_agent.gui.main_window.MainWindow`."""
+    """Headers, Preferences and Help for the main window."""
 
     def __init__(self, window: MainWindow) -> None:
         self._window = window

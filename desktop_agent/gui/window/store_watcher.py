@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from desktop_agent.store import Store
     from desktop_agent.store.records import ChangeToken
 
-log = logging.getLogger("desktop_agent.gui.store_watcher")
+log = logging.getLogger("desktop_agent.gui.window.store_watcher")
 
 POLL_MS = 1000
 

@@ -30,11 +30,10 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.permissions import PermissionRule
+from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
+from desktop_agent.gui.theme import style_chrome
 from desktop_agent.session import config as session_config
 from desktop_agent.session.setting_values import asks_before_tools
-
-from .context_settings import ContextSettingsBox
-from .theme import style_chrome
 
 _ROLE = Qt.ItemDataRole.UserRole
 

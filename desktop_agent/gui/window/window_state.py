@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from .conversation_tab import ConversationTab
+from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 
 if TYPE_CHECKING:
 
 
-    from .main_window import MainWindow
+    from desktop_agent.gui.window.main_window import MainWindow
 
 OPEN_TABS_KEY = "open_tabs"
 

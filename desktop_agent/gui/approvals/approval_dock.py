@@ -30,15 +30,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.builtin_tools.sandbox import UNSANDBOXED_WARNING
-
-from .approval_queue import (
+from desktop_agent.gui.approvals.approval_queue import (
     ApprovalChoice,
     ApprovalDecision,
     ApprovalQueue,
     ApprovalRequest,
     RequestState,
 )
-from .icons import icon, set_icon
+from desktop_agent.gui.icons import icon, set_icon
 
 log = logging.getLogger("desktop_agent.gui.approvals")
 

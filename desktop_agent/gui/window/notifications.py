@@ -7,7 +7,7 @@ import logging
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-log = logging.getLogger("desktop_agent.gui.notifications")
+log = logging.getLogger("desktop_agent.gui.window.notifications")
 
 
 class ApprovalNotifier:

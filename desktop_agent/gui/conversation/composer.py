@@ -4,7 +4,7 @@ Why one frame: people know this shape from every chat app (the send button
 inside the box, at the end of the text), and it keeps the column's width for
 the words. The box takes files by the paperclip or by drag-and-drop and lists
 them above the text; what a file becomes in the request is decided elsewhere
-(:mod:`desktop_agent.gui.attachments`).
+(:mod:`desktop_agent.gui.conversation.attachments`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .icons import set_icon
+from desktop_agent.gui.icons import set_icon
 
 MIN_LINES = 1
 MAX_LINES = 8

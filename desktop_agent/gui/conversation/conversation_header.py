@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .icons import icon, set_icon
+from desktop_agent.gui.icons import icon, set_icon
 
 #: Sandbox levels (the settings' ``sandbox`` values) and how the header names them.
 SANDBOX_LABELS = {

@@ -14,14 +14,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest, RequestState
 from desktop_agent.session.approvals import (
     ApprovalAnswer,
     Decision,
     QuestionWithdrawn,
     ToolCallQuestion,
 )
-
-from .approval_queue import ApprovalQueue, ApprovalRequest, RequestState
 
 
 class DockAsker:

@@ -39,28 +39,34 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.connection_pool import ConnectionPool
+from desktop_agent.gui.approvals.approval_dock import ApprovalDock
+from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
+from desktop_agent.gui.approvals.window_approvals import ApprovalRouting
+from desktop_agent.gui.conversation.branches import switch_branch
+from desktop_agent.gui.conversation.conversation_controller import (
+    DEFAULT_TITLE,
+    ConversationController,
+)
+from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
+from desktop_agent.gui.icons import set_icon
+from desktop_agent.gui.servers.server_catalog import ServerCatalog
+from desktop_agent.gui.servers.window_servers import LAST_SERVER_KEY, ServerChoice
+from desktop_agent.gui.theme import DEFAULT_FONT_PT, style_chrome, theme_signals
+from desktop_agent.gui.window.conversation_sidebar import ConversationSidebar
+from desktop_agent.gui.window.notifications import ApprovalNotifier
+from desktop_agent.gui.window.preferences import Preferences, new_work_folder
+from desktop_agent.gui.window.store_watcher import StoreWatcher
+from desktop_agent.gui.window.window_actions import build_actions
+from desktop_agent.gui.window.window_chrome import WindowChrome
+from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar
+from desktop_agent.gui.window.window_state import (
+    OPEN_TABS_KEY,
+    WindowPersistence,
+    default_window_settings,
+)
+from desktop_agent.gui.window.window_transfer import WindowTransfer
 from desktop_agent.session.tools import ToolCatalog
-
-from .approval_dock import ApprovalDock
-from .approval_queue import ApprovalQueue
-from .branches import switch_branch
-from .conversation_controller import DEFAULT_TITLE, ConversationController
-from .conversation_sidebar import ConversationSidebar
-from .conversation_tab import ConversationTab
-from .icons import set_icon
-from .notifications import ApprovalNotifier
-from .preferences import Preferences, new_work_folder
-from .server_catalog import ServerCatalog
-from .settings_dialog import ConversationSettingsDialog
-from .store_watcher import StoreWatcher
-from .theme import DEFAULT_FONT_PT, style_chrome, theme_signals
-from .window_actions import build_actions
-from .window_approvals import ApprovalRouting
-from .window_chrome import WindowChrome
-from .window_pages import EmptyStatePage, NoticeBar
-from .window_servers import LAST_SERVER_KEY, ServerChoice
-from .window_state import OPEN_TABS_KEY, WindowPersistence, default_window_settings
-from .window_transfer import WindowTransfer
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import conversation_transfer
-from .transfer_dialogs import ask_for_files, file_name_for
+from desktop_agent.gui.window import conversation_transfer
+from desktop_agent.gui.window.transfer_dialogs import ask_for_files, file_name_for
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from desktop_agent.gui.window.main_window import MainWindow
 
 
 class WindowTransfer:
-    """Import and export for :class:`~desktop_agent.gui.main_window.MainWindow`."""
+    """Import and export for :class:`~desktop_agent.gui.window.main_window.MainWindow`."""
 
     def __init__(self, window: MainWindow) -> None:
         self._window = window

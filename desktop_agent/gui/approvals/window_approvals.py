@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QIcon
 
-from .icons import current_palette, icon
+from desktop_agent.gui.icons import current_palette, icon
 
 if TYPE_CHECKING:
 
-    from .approval_queue import ApprovalRequest
-    from .conversation_controller import ConversationController
-    from .main_window import MainWindow
+    from desktop_agent.gui.approvals.approval_queue import ApprovalRequest
+    from desktop_agent.gui.conversation.conversation_controller import ConversationController
+    from desktop_agent.gui.window.main_window import MainWindow
 
 
 class ApprovalRouting:
-    """Approvals for :class:`~desktop_agent.gui.main_window.MainWindow`."""
+    """Approvals for :class:`~desktop_agent.gui.window.main_window.MainWindow`."""
 
     def __init__(self, window: MainWindow) -> None:
         self._window = window

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .conversation_tab import ConversationTab
-from .server_picker import ServerPicker
+from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+from desktop_agent.gui.servers.server_picker import ServerPicker
 
 if TYPE_CHECKING:
 
 
-    from .conversation_controller import ConversationController
-    from .main_window import MainWindow
+    from desktop_agent.gui.conversation.conversation_controller import ConversationController
+    from desktop_agent.gui.window.main_window import MainWindow
 
 LAST_SERVER_KEY = "last_server"
 
 
 class ServerChoice:
-    """Server and model choice for :class:`~desktop_agent.gui.main_window.MainWindow`."""
+    """Server and model choice for :class:`~desktop_agent.gui.window.main_window.MainWindow`."""
 
     def __init__(self, window: MainWindow) -> None:
         self._window = window

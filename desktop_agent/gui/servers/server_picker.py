@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .server_catalog import ServerCatalog, ServerEntry
-from .theme import style_chrome
+from desktop_agent.gui.servers.server_catalog import ServerCatalog, ServerEntry
+from desktop_agent.gui.theme import style_chrome
 
 log = logging.getLogger("desktop_agent.gui.servers")
 

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .preferences import Preferences, default_work_root
-from .theme import style_chrome
+from desktop_agent.gui.theme import style_chrome
+from desktop_agent.gui.window.preferences import Preferences, default_work_root
 
 THEME_LABELS = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
 

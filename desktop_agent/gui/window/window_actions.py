@@ -13,10 +13,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
-from .icons import icon as lucide
+from desktop_agent.gui.icons import icon as lucide
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from desktop_agent.gui.window.main_window import MainWindow
 
 
 def _action(window: MainWindow, text: str, slot: Callable[[], Any], shortcut: Any = None,

@@ -21,29 +21,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .approval_queue import (
+from desktop_agent.gui.approvals.approval_queue import (
     ApprovalChoice,
     ApprovalDecision,
     ApprovalQueue,
     ApprovalRequest,
     RequestState,
 )
-from .attachments import (
+from desktop_agent.gui.conversation.attachments import (
     Attachment,
     AttachmentError,
     message_content,
     read_attachment,
     shown_text,
 )
-from .composer import Composer, ComposerBox
-from .conversation_controller import HISTORY_PAGE, ConversationController
-from .conversation_header import ConversationHeader
-from .icons import icon, set_icon
-from .status_line import StatusLine, waiting_text
-from .theme import style_chrome
-from .transcript import TranscriptView
-from .transcript.approval_panel import ApprovalPrompt
-from .transcript.view import COLUMN_MAX_WIDTH
+from desktop_agent.gui.conversation.composer import Composer, ComposerBox
+from desktop_agent.gui.conversation.conversation_controller import (
+    HISTORY_PAGE,
+    ConversationController,
+)
+from desktop_agent.gui.conversation.conversation_header import ConversationHeader
+from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
+from desktop_agent.gui.icons import icon, set_icon
+from desktop_agent.gui.theme import style_chrome
+from desktop_agent.gui.transcript import TranscriptView
+from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
+from desktop_agent.gui.transcript.view import COLUMN_MAX_WIDTH
 
 __all__ = ["Composer", "ConversationTab", "ServerNotice"]
 

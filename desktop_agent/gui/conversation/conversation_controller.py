@@ -21,6 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop_agent.gui.approvals.approval_gate import DockAsker
+from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
+from desktop_agent.gui.conversation.error_messages import describe_error
+from desktop_agent.gui.conversation.turn_figures import TurnFigures
 from desktop_agent.session import config as session_config
 from desktop_agent.session import events as ev
 from desktop_agent.session.conversation import ConversationSession
@@ -35,11 +39,6 @@ from desktop_agent.session.history import (
 from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
 from desktop_agent.store.errors import ConversationBusyError, StaleParentError
-
-from .approval_gate import DockAsker
-from .approval_queue import ApprovalQueue
-from .error_messages import describe_error
-from .turn_figures import TurnFigures
 
 if TYPE_CHECKING:
     from desktop_agent.core.connection_pool import ConnectionPool

@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from .turn_figures import TurnFigures
+from desktop_agent.gui.conversation.turn_figures import TurnFigures
 
 #: Below this width the status line shows only the essentials.
 NARROW_WIDTH = 620

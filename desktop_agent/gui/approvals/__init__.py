@@ -1,0 +1,1 @@
+"""Tool-call approvals: the queue across tabs, the dock, the gate, the badges."""

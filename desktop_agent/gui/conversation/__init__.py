@@ -1,0 +1,1 @@
+"""One conversation on screen: controller, tab, header, composer, status, settings."""

@@ -1,0 +1,1 @@
+"""Model servers: the catalog that finds them, the picker, applying the choice."""

@@ -1,0 +1,1 @@
+"""The main window and what it owns: menus, sidebar, Preferences, state, transfer."""
