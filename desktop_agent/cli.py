@@ -268,7 +268,7 @@ def _write_crash_log(details: str) -> Path | None:
 
     try:
         try:
-            from desktop_agent.paths import data_dir
+            from desktop_agent.appdata.paths import data_dir
 
             folder = data_dir()
         except ImportError:

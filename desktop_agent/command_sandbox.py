@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from desktop_agent import paths
+from desktop_agent.appdata import paths
 from desktop_agent.core.builtin_tools.sandbox import SANDBOX_LEVELS, SandboxPolicy
 
 #: The level a conversation gets when its settings name none (or a bad one).

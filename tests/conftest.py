@@ -26,7 +26,7 @@ def isolated_app_data(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
     # New window conversations work in ~/Desktop Agent/...: keep tests out of the real home.
     monkeypatch.setenv("DESKTOP_AGENT_WORK_ROOT", str(folder / "Desktop Agent"))
-    from desktop_agent import secrets
+    from desktop_agent.appdata import secrets
 
     secrets.default_vault().forget_session()
     yield folder

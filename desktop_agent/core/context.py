@@ -35,7 +35,7 @@ def _tokenizer_file() -> Path:
     override = os.environ.get("DESKTOP_AGENT_TOKENIZER_FILE")
     if override:
         return Path(override)
-    from desktop_agent.resource_files import resource_path
+    from desktop_agent.appdata.resource_files import resource_path
 
     return resource_path("cl100k_base.tiktoken")
 

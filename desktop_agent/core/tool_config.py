@@ -236,22 +236,18 @@ def resolve_values(
 
     Args:
         values: Env or header values from a server entry.
-        lookup: ``name -> value or None``; defaults to
-            :func:`desktop_agent.secrets.get_secret`.
+        lookup: ``name -> value or None``: the app's secret store, which the
+            core does not know (the session layer passes the keyring's).
         server: The server's name, for the error message.
 
     Raises:
         ToolConfigError: A referenced secret is not stored (the message names
             the secret, never a value).
     """
-    if lookup is None:
-        from desktop_agent.secrets import get_secret  # lazy: the keyring is slow to import
-
-        lookup = get_secret
     resolved: dict[str, str] = {}
     for key, value in values.items():
         if isinstance(value, SecretRef):
-            secret = lookup(value.name)
+            secret = lookup(value.name) if lookup is not None else None
             if secret is None:
                 raise ToolConfigError(
                     f"MCP server {server!r}: the secret {value.name!r} for {key} is not stored; "
@@ -301,20 +297,13 @@ def parse_tool_config(data: Any, where: str = "config") -> ToolConfig:
     return ToolConfig(mcp_servers=servers, permissions=rules, extra=extra)
 
 
-def default_config_path() -> Path:
-    """``config.json`` in the app's data folder."""
-    from desktop_agent.paths import config_path  # lazy: written by the store layer
-
-    return Path(config_path())
-
-
-def load_tool_config(path: str | os.PathLike[str] | None = None) -> ToolConfig:
+def load_tool_config(path: str | os.PathLike[str]) -> ToolConfig:
     """Read the config file; a missing or empty file is an empty config.
 
     Raises:
         ToolConfigError: The file is unreadable, not JSON, or malformed.
     """
-    file = Path(path) if path is not None else default_config_path()
+    file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -355,9 +344,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def save_tool_config(config: ToolConfig, path: str | os.PathLike[str] | None = None) -> Path:
+def save_tool_config(config: ToolConfig, path: str | os.PathLike[str]) -> Path:
     """Write the config atomically (a crash mid-write leaves the old file intact)."""
-    file = Path(path) if path is not None else default_config_path()
+    file = Path(path)
     file.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(config.to_dict(), indent=2, ensure_ascii=False) + "\n"
     handle, temp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=file.parent)
@@ -470,8 +459,7 @@ def remove_rule(rules: Iterable[PermissionRule], rule: PermissionRule) -> list[P
     return [r for r in rules if r != rule]
 
 
-def save_global_rule(rule: PermissionRule,
-                     path: str | os.PathLike[str] | None = None) -> ToolConfig:
+def save_global_rule(rule: PermissionRule, path: str | os.PathLike[str]) -> ToolConfig:
     """Add ``rule`` to the config file's global rules (an "Always allow" everywhere).
 
     The file is re-read first so that edits made meanwhile (by hand or by

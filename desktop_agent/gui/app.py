@@ -47,7 +47,7 @@ def app_icon() -> Any:
     """The app's icon in every size shipped in ``resources/icons`` (empty if none)."""
     from PySide6.QtGui import QIcon
 
-    from desktop_agent.resource_files import resource_path
+    from desktop_agent.appdata.resource_files import resource_path
 
     icon = QIcon()
     for size in (16, 24, 32, 48, 64, 128, 256, 512):
@@ -149,12 +149,12 @@ def run_app(argv: Sequence[str]) -> int:
     sink.install(loop)
     app.setQuitOnLastWindowClosed(False)
 
+    from desktop_agent.appdata.paths import data_dir
     from desktop_agent.gui.single_instance import (
         SingleInstance,
         bring_forward,
         offer_running_instance,
     )
-    from desktop_agent.paths import data_dir
     from desktop_agent.store import DatabaseUnusableError, Store
 
     instance = SingleInstance(data_dir())

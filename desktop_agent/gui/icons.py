@@ -16,8 +16,8 @@ from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QAbstractButton, QWidget
 
+from desktop_agent.appdata.resource_files import resource_path
 from desktop_agent.gui.palette import Palette, palette_for
-from desktop_agent.resource_files import resource_path
 
 _current: Palette = palette_for(False)
 

@@ -43,8 +43,8 @@ def _check_look() -> None:
     """The bundled SVG icons render (QtSvg and its plugins shipped) and the stylesheet exists."""
     from PySide6.QtGui import QImage
 
+    from desktop_agent.appdata.resource_files import resource_path
     from desktop_agent.gui.icons import icon
-    from desktop_agent.resource_files import resource_path
 
     pixmap = icon("send").pixmap(24, 24)
     image = pixmap.toImage().convertToFormat(QImage.Format.Format_ARGB32)

@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.appdata.resource_files import resource_path
 from desktop_agent.gui.icons import set_icon_palette
 from desktop_agent.gui.palette import Palette, palette_for
-from desktop_agent.resource_files import resource_path
 
 log = logging.getLogger("desktop_agent.gui.theme")
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
-from desktop_agent import paths
+from desktop_agent.appdata import paths
 from desktop_agent.core.connection_pool import ConnectionPool
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.options import SessionEnvironment

@@ -50,7 +50,7 @@ class AppConfig:
         """
         if self.path is not None:
             return self.path
-        from desktop_agent.paths import config_path
+        from desktop_agent.appdata.paths import config_path
 
         return Path(config_path())
 

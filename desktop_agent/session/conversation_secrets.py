@@ -9,13 +9,51 @@ front end, through :func:`delete_all`.
 
 from __future__ import annotations
 
-from desktop_agent import secrets
-from desktop_agent.core.builtin_tools.conversation_secrets import (
-    conversation_env_secrets,
-    secret_name,
-)
+import logging
+import re
+from collections.abc import Callable
 
-# The naming scheme is the bash tool's, so both read the same keyring entries.
+from desktop_agent.appdata import secrets
+
+log = logging.getLogger("desktop_agent.tools.shell")
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def secret_name(conversation_id: str, variable: str) -> str:
+    """The secret-store name under which a conversation keeps ``variable``."""
+    return f"conv:{conversation_id}:{variable}"
+
+
+def conversation_env_secrets(
+    conversation_id: str,
+    *,
+    names: Callable[[str], list[str]] | None = None,
+    lookup: Callable[[str], str | None] | None = None,
+) -> dict[str, str]:
+    """``{VARIABLE: value}`` for every secret stored for the conversation.
+
+    Args:
+        conversation_id: The conversation whose secrets to read.
+        names: Lists stored names by prefix (default: the app's secret store).
+        lookup: Resolves a name to its value (default: the app's secret store).
+    """
+    names = names or secrets.list_secret_names
+    lookup = lookup or secrets.get_secret
+    prefix = secret_name(conversation_id, "")
+    found: dict[str, str] = {}
+    for name in names(prefix):
+        variable = name[len(prefix):]
+        if not _ENV_NAME.match(variable):
+            log.warning("secret %r is not a valid environment variable name; skipped", name)
+            continue
+        value = lookup(name)
+        if value is not None:
+            found[variable] = value
+    return found
+
+
+# The keyring entry of a conversation's secret (the bash tool gets the values only).
 keyring_name = secret_name
 
 

@@ -70,7 +70,7 @@ async def api_key_for(settings: Mapping[str, Any]) -> str:
     key_name = settings.get("api_key_name")
     if not key_name:
         return defaults.NO_API_KEY
-    from desktop_agent.secrets import get_secret
+    from desktop_agent.appdata.secrets import get_secret
 
     found: str | None = await asyncio.to_thread(get_secret, str(key_name))
     if not found:

@@ -37,7 +37,7 @@ def workdir_path(conversation_id: str, settings: Mapping[str, Any],
     if isinstance(chosen, str) and chosen.strip():
         return Path(chosen).expanduser()
     if root is None:
-        from desktop_agent.paths import workdirs_dir
+        from desktop_agent.appdata.paths import workdirs_dir
 
         root = workdirs_dir()
     return root / conversation_id
@@ -182,9 +182,11 @@ class ToolCatalog:
                 return []
             if not any(s.enabled for s in config.mcp_servers.values()):
                 return []
+            from desktop_agent.appdata.secrets import get_secret
             from desktop_agent.core.mcp_tools import McpServerPool
 
-            self._pool = McpServerPool.from_config(config)
+            # {"secret": NAME} in a server's env or headers is read from the keyring
+            self._pool = McpServerPool.from_config(config, secret_lookup=get_secret)
         if self._pool is None:
             return []
         servers = None

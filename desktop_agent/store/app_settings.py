@@ -32,7 +32,7 @@ class AppSettings:
         if where:
             raise SecretInSettingsError(
                 f"The app setting '{where}' looks like a key or token; keys belong in the "
-                "keyring (desktop_agent.secrets). Nothing was saved."
+                "keyring (desktop_agent.appdata.secrets). Nothing was saved."
             )
         with self._db.writing() as conn:
             conn.execute(

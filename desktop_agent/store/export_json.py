@@ -34,7 +34,7 @@ def _app_version() -> str:
 
 def secret_values_to_blank() -> list[str]:
     """Every secret value the app can resolve, to blank in exports."""
-    from desktop_agent.secrets import known_secret_values
+    from desktop_agent.appdata.secrets import known_secret_values
 
     return known_secret_values()
 
@@ -67,7 +67,7 @@ def export_conversations(
         store: Where the conversations are.
         conversation_ids: Which to export; None exports every conversation.
         secret_values: Values to blank wherever they appear; default: every
-            secret :mod:`desktop_agent.secrets` can resolve.
+            secret :mod:`desktop_agent.appdata.secrets` can resolve.
 
     Raises:
         NotFoundError: An id names no conversation.

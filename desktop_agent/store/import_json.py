@@ -112,7 +112,7 @@ def _title_from(messages: list[dict[str, Any]], fallback: str) -> str:
 
 
 def _data_folder() -> Path:
-    from desktop_agent import paths
+    from desktop_agent.appdata import paths
 
     return paths.data_dir()
 

@@ -1,6 +1,6 @@
 """A safety net that keeps key values out of settings, metadata and exports.
 
-Keys belong in the keyring (:mod:`desktop_agent.secrets`) and are referred to
+Keys belong in the keyring (:mod:`desktop_agent.appdata.secrets`) and are referred to
 by name. These checks catch a value that slipped through anyway: by the name
 of the field holding it (``api_key``, ``token``, ``password``...) or by its
 shape (``sk-...``, ``Bearer ...``, GitHub and Slack tokens, AWS key ids).

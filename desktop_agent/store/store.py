@@ -34,7 +34,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal, Self
 
-from desktop_agent import paths
+from desktop_agent.appdata import paths
 from desktop_agent.store import schema
 from desktop_agent.store.app_settings import AppSettings
 from desktop_agent.store.connection import check_is_ours, connect
@@ -78,7 +78,7 @@ class Store:
         """Open (creating and migrating as needed) the database.
 
         Args:
-            path: The SQLite file; default :func:`desktop_agent.paths.database_path`.
+            path: The SQLite file; default :func:`desktop_agent.appdata.paths.database_path`.
             recover: Mark replies left "streaming" by a process that no longer runs
                 as "interrupted" (see :meth:`recover_interrupted`).
 

@@ -92,7 +92,7 @@ def check_settings(settings: Any, checked: Collection[str] | None = None) -> dic
     if where:
         raise SecretInSettingsError(
             f"The setting '{where}' looks like a key or token. Store keys with "
-            "desktop_agent.secrets.set_secret() and put only the key's name in "
+            "desktop_agent.appdata.secrets.set_secret() and put only the key's name in "
             "'api_key_name'; nothing was saved."
         )
     return settings

@@ -70,3 +70,20 @@ def test_no_class_is_assembled_from_mixins():
             if node.name.endswith("Mixin") or (qt and mixed):
                 offenders.append(f"{path.relative_to(package)}: {node.name}({', '.join(bases)})")
     assert offenders == []
+
+
+def test_the_core_names_no_app_secret_or_folder():
+    """Keyring names (``conv:ID:NAME``), the data folder and config.json belong to the app.
+
+    The core takes a secret lookup and a config path from its caller (import-linter
+    also forbids it the appdata modules for paths and secrets, keyring and platformdirs).
+    """
+    from pathlib import Path
+
+    import desktop_agent.core
+
+    core = Path(desktop_agent.core.__file__).parent
+    offenders = [f"{path.relative_to(core)}: {needle}" for path in core.rglob("*.py")
+                 for needle in ('"conv:', "f\"conv:", "config_path(", "data_dir(")
+                 if needle in path.read_text(encoding="utf-8")]
+    assert offenders == []

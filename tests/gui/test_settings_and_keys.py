@@ -50,7 +50,7 @@ def no_keyring() -> Iterator[None]:
     import keyring
     import keyring.backends.fail
 
-    from desktop_agent import secrets
+    from desktop_agent.appdata import secrets
 
     previous = keyring.get_keyring()
     keyring.set_keyring(keyring.backends.fail.Keyring())
@@ -61,7 +61,7 @@ def no_keyring() -> Iterator[None]:
 
 def test_api_key_is_kept_for_the_session_and_never_written_to_disk(
         qtbot: Any, make_window: Any, server: Any, data_dir: Path, no_keyring: None) -> None:
-    from desktop_agent.secrets import get_secret
+    from desktop_agent.appdata.secrets import get_secret
 
     planted = "sk-test-" + "k" * 32
     server.api_key = planted

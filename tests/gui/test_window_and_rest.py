@@ -24,7 +24,7 @@ from server_harness import RunningApi, start_api
 
 @pytest.fixture
 def rest(tmp_path: Path, store: Any, weather: Any) -> Iterator[RunningApi]:
-    from desktop_agent import paths
+    from desktop_agent.appdata import paths
     from desktop_agent.store import Store
 
     running = start_api(tmp_path, store=Store.open(paths.database_path()),

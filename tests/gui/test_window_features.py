@@ -302,7 +302,7 @@ def test_deleting_a_conversation_from_the_sidebar(qtbot: Any, make_window: Any,
     send(qtbot, window, "Delete me later")
     wait_idle(qtbot, controller)
     conversation_id = controller.conversation_id
-    from desktop_agent import secrets
+    from desktop_agent.appdata import secrets
     from desktop_agent.session import conversation_secrets
 
     conversation_secrets.set_conversation_secret(conversation_id, "GITHUB_TOKEN", "ghp-x-123")

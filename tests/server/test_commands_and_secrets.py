@@ -13,7 +13,7 @@ from pathlib import Path
 
 from server_harness import RunningApi
 
-from desktop_agent import secrets
+from desktop_agent.appdata import secrets
 from desktop_agent.testing import script
 
 SECRET = "ghp_TopSecretValue_5f3a9c1e77"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent import secrets
+from desktop_agent.appdata import secrets
 from desktop_agent.session import defaults
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.options import MissingApiKeyError, SessionEnvironment, build_options

@@ -15,7 +15,7 @@ import keyring.backends.fail
 import pytest
 from tier_policy import part_missing
 
-from desktop_agent import secrets
+from desktop_agent.appdata import secrets
 from desktop_agent.store import Store
 
 HERE = Path(__file__).parent

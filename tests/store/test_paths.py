@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent import paths
+from desktop_agent.appdata import paths
 
 
 def test_everything_lives_under_the_overridden_data_dir(data_dir: Path) -> None:

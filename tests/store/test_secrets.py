@@ -14,8 +14,8 @@ import keyring.backend
 import keyring.errors
 import pytest
 
-from desktop_agent import secrets
 from desktop_agent import transfer_command as cli_command
+from desktop_agent.appdata import secrets
 from desktop_agent.store import (
     SecretInSettingsError,
     Store,
@@ -234,7 +234,7 @@ def test_a_fresh_process_without_a_keyring_says_so(tmp_path: Path) -> None:
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     script = (
-        "from desktop_agent import secrets\n"
+        "from desktop_agent.appdata import secrets\n"
         "print(secrets.set_secret('api:x', 'fresh-process-value'))\n"
         "print(secrets.get_secret('api:x'))\n"
         "print(secrets.keyring_status().message)\n"

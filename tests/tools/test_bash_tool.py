@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 from process_checks import processes_running, wait_until_gone
 
-from desktop_agent.core.builtin_tools import (
-    BuiltinToolError,
-    builtin_tools,
-    conversation_env_secrets,
-    secret_name,
-)
+from desktop_agent.core.builtin_tools import BuiltinToolError, builtin_tools
 from desktop_agent.core.builtin_tools.shell_tool import OUTPUT_CAP
 from desktop_agent.core.tools import Tool
+from desktop_agent.session.conversation_secrets import conversation_env_secrets, secret_name
 
 
 def _bash(workdir: Path, secrets: dict[str, str] | None = None) -> Tool:
@@ -132,7 +128,7 @@ async def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:
 async def test_conversation_secrets_come_from_the_app_secret_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop_agent import secrets
+    from desktop_agent.appdata import secrets
 
     monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path))
     conversation = f"test-{uuid.uuid4().hex}"

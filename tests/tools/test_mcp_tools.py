@@ -275,7 +275,7 @@ def test_a_server_needs_a_command_or_a_url() -> None:
 async def test_secret_references_are_read_from_the_app_secret_store(
     stdio_server: StdioServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from desktop_agent import secrets
+    from desktop_agent.appdata import secrets
 
     monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path))
     name = f"tests:mcp-token-{uuid.uuid4().hex}"
@@ -284,7 +284,7 @@ async def test_secret_references_are_read_from_the_app_secret_store(
     try:
         config = stdio_server("test", "--print-env", "API_TOKEN",
                               env={"API_TOKEN": SecretRef(name)})
-        async with McpServerPool([config]) as pool:  # default lookup: desktop_agent.secrets
+        async with McpServerPool([config], secret_lookup=secrets.get_secret) as pool:
             await pool.list_tools()
             for _ in range(100):
                 if pool.status()[0].stderr:

@@ -87,11 +87,17 @@ def test_missing_or_empty_file_is_an_empty_config(tmp_path: Path) -> None:
 
 def test_default_path_is_in_the_data_folder(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # The data folder is the app's naming: the session layer's AppConfig knows it,
+    # the core's parser is always given a path.
+    from desktop_agent.session.config import AppConfig
+
     monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path))
-    save_tool_config(ToolConfig(mcp_servers={"t": McpServerConfig("t", command="x")}))
+    app_config = AppConfig()
+    save_tool_config(ToolConfig(mcp_servers={"t": McpServerConfig("t", command="x")}),
+                     app_config.file)
     assert json.loads((tmp_path / "config.json").read_text())["mcpServers"] == {
         "t": {"command": "x"}}
-    assert list(load_tool_config().mcp_servers) == ["t"]
+    assert list(app_config.load().mcp_servers) == ["t"]
 
 
 def test_invalid_json_names_the_file_and_place_and_is_left_alone(tmp_path: Path) -> None:

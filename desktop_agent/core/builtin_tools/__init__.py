@@ -13,7 +13,6 @@ from collections.abc import Mapping
 
 from desktop_agent.core.tools import Tool
 
-from .conversation_secrets import conversation_env_secrets, secret_name
 from .declare import BUILTIN_SOURCE
 from .file_tools import file_tools
 from .sandbox import SANDBOX_LEVELS, UNSANDBOXED_WARNING, SandboxPolicy
@@ -66,7 +65,5 @@ __all__ = [
     "SandboxPolicy",
     "Workdir",
     "builtin_tools",
-    "conversation_env_secrets",
     "run_command",
-    "secret_name",
 ]

@@ -176,11 +176,21 @@ class McpServerConnection:
                 if self.restarts >= MAX_RESTARTS:
                     self.state = "failed"
                     self.error = f"stopped again ({self.error}); not restarted automatically"
+                    await self._last_words()
                     raise self._failure(self.error)
                 self.restarts += 1
                 log.warning("restarting MCP server %s after: %s", self.name, self.error)
             await self._stop_task()
             await self._start()
+
+    async def _last_words(self) -> None:
+        """Let the stderr reader take what a dead server wrote last (up to half a second).
+
+        The process is gone, so the pipe's end is near; without this wait a busy
+        machine reported the crash before its reason line was read.
+        """
+        if self._stderr is not None and not self._stderr.closed.is_set():
+            await asyncio.to_thread(self._stderr.closed.wait, 0.5)
 
     def _is_dead(self) -> bool:
         if self._lost or (self._task is not None and self._task.done()):

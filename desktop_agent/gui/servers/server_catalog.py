@@ -158,7 +158,7 @@ class ServerCatalog(QObject):
         persisted: bool | None = None
         key_name: str | None = None
         if api_key:
-            from desktop_agent.secrets import set_secret
+            from desktop_agent.appdata.secrets import set_secret
 
             key_name = api_key_name_for(url)
             persisted = set_secret(key_name, api_key)
@@ -240,7 +240,7 @@ class ServerCatalog(QObject):
         key_name = custom.get("api_key_name")
         api_key = None
         if key_name:
-            from desktop_agent.secrets import get_secret
+            from desktop_agent.appdata.secrets import get_secret
 
             api_key = await asyncio.to_thread(get_secret, key_name)
         info = await providers.probe_server(url, name="Custom", api_key=api_key,

@@ -33,7 +33,7 @@ def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
     chosen = settings.get("workdir")
     if chosen:
         return Path(str(chosen)).expanduser()
-    from desktop_agent.paths import workdirs_dir
+    from desktop_agent.appdata.paths import workdirs_dir
 
     return workdirs_dir() / conversation_id
 

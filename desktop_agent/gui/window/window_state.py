@@ -68,6 +68,6 @@ class WindowPersistence:
 
 def default_window_settings() -> QSettings:
     """The ini file in the data folder that keeps geometry and dock layout."""
-    from desktop_agent.paths import data_dir
+    from desktop_agent.appdata.paths import data_dir
 
     return QSettings(str(data_dir() / "window.ini"), QSettings.Format.IniFormat)

@@ -53,5 +53,5 @@ def workdirs_dir() -> Path:
 
 
 def secret_names_path() -> Path:
-    """The index of secret *names* (never values) kept by :mod:`desktop_agent.secrets`."""
+    """The index of secret *names* (never values) kept by :mod:`desktop_agent.appdata.secrets`."""
     return data_dir() / "secret-names.json"

@@ -15,7 +15,7 @@ from pathlib import Path
 @cache
 def resources_dir() -> Path:
     """The folder holding icons, the stylesheet and the tokenizer file."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # desktop_agent/
     candidates = []
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root:

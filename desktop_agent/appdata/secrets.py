@@ -30,11 +30,11 @@ from pathlib import Path
 import keyring
 import keyring.errors
 
-from desktop_agent import paths
+from desktop_agent.appdata import paths
 
 SERVICE_NAME = "desktop-agent"
 
-logger = logging.getLogger("desktop_agent.secrets")
+logger = logging.getLogger("desktop_agent.appdata.secrets")
 
 
 @dataclass(frozen=True)
