@@ -1,7 +1,6 @@
-"""The tools config file: MCP servers and global permission rules, plus rule lists.
+"""An MCP tools config (servers and permission rules) as data, and rule lists.
 
-The file is ``config.json`` in the app's data folder and uses the shape people
-already write for other MCP clients::
+The shape is the one people already write for other MCP clients::
 
     {
       "mcpServers": {
@@ -13,30 +12,26 @@ already write for other MCP clients::
       "permissions": [{"tool": "time__*", "decision": "allow"}]
     }
 
-An env or header value may be a plain string or ``{"secret": "<keyring name>"}``;
-secrets are looked up only when the server starts, so the file never holds
-them. Keys this module does not know are kept as they are when saving. A
-malformed file raises :class:`ToolConfigError` naming the file and the place,
-and nothing is overwritten.
+An env or header value may be a plain string or ``{"secret": "<name>"}``;
+secrets are looked up through the caller's lookup only when the server starts,
+so the config never holds them. Keys this module does not know are kept in
+:attr:`ToolConfig.extra`. Malformed data raises :class:`ToolConfigError`
+naming the place.
 
-Permission rules come from two lists: the global one in this file and a
-per-conversation one in the conversation's settings (key
-:data:`CONVERSATION_RULES_KEY`). Both are plain lists of rule dicts;
-:func:`effective_rules` joins them (the deny > ask > allow order is applied by
-:func:`~desktop_agent.core.permissions.evaluate_rules`).
+Where such a config lives, how it is read and written, and where a
+conversation keeps its own rules are the app's business
+(:mod:`desktop_agent.session.config`); the SDK only parses and applies.
+:func:`effective_rules` joins rule lists (the deny > ask > allow order is
+applied by :func:`~desktop_agent.core.permissions.evaluate_rules`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .errors import ConfigurationError
@@ -44,8 +39,6 @@ from .permissions import PermissionRule
 
 log = logging.getLogger("desktop_agent.tool_config")
 
-#: Key of the per-conversation rule list in a conversation's settings dict.
-CONVERSATION_RULES_KEY = "permission_rules"
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
 _SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport",
@@ -297,74 +290,6 @@ def parse_tool_config(data: Any, where: str = "config") -> ToolConfig:
     return ToolConfig(mcp_servers=servers, permissions=rules, extra=extra)
 
 
-def load_tool_config(path: str | os.PathLike[str]) -> ToolConfig:
-    """Read the config file; a missing or empty file is an empty config.
-
-    Raises:
-        ToolConfigError: The file is unreadable, not JSON, or malformed.
-    """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ToolConfig()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ToolConfigError(f"cannot read {file}: {exc}") from exc
-    if not text.strip():
-        return ToolConfig()
-    try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise ToolConfigError(
-            f"{file} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from exc
-    except _DuplicateKeyError as exc:
-        # json.loads would keep the last entry silently: two servers with one
-        # name is a mistake the person should fix, not a coin toss
-        raise ToolConfigError(
-            f"{file} has the key {exc.key!r} more than once in one object; keep one"
-        ) from exc
-    return parse_tool_config(data, str(file))
-
-
-class _DuplicateKeyError(Exception):
-    """A JSON object repeats a key (only raised while loading the config)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(key)
-        result[key] = value
-    return result
-
-
-def save_tool_config(config: ToolConfig, path: str | os.PathLike[str]) -> Path:
-    """Write the config atomically (a crash mid-write leaves the old file intact)."""
-    file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(config.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    handle, temp = tempfile.mkstemp(prefix=".config-", suffix=".tmp", dir=file.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(temp, 0o600)
-        os.replace(temp, file)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    return file
-
-
 # -- permission rule lists ---------------------------------------------------------------------
 
 def rule_from_dict(data: Any, where: str = "rule") -> PermissionRule:
@@ -398,21 +323,6 @@ def rules_from_list(items: Any, where: str = "permissions") -> list[PermissionRu
 def rules_to_list(rules: Iterable[PermissionRule]) -> list[dict[str, Any]]:
     """Rules as JSON-ready dicts."""
     return [rule.to_dict() for rule in rules]
-
-
-def conversation_rules(settings: Mapping[str, Any]) -> list[PermissionRule]:
-    """The per-conversation rules stored in a conversation's settings dict."""
-    return rules_from_list(settings.get(CONVERSATION_RULES_KEY, []) or [],
-                           f"conversation settings: {CONVERSATION_RULES_KEY}")
-
-
-def with_conversation_rules(
-    settings: Mapping[str, Any], rules: Iterable[PermissionRule]
-) -> dict[str, Any]:
-    """A copy of ``settings`` holding ``rules`` as the conversation's rules."""
-    updated = dict(settings)
-    updated[CONVERSATION_RULES_KEY] = rules_to_list(rules)
-    return updated
 
 
 def effective_rules(
@@ -457,15 +367,3 @@ def add_rule(rules: Iterable[PermissionRule], rule: PermissionRule) -> list[Perm
 def remove_rule(rules: Iterable[PermissionRule], rule: PermissionRule) -> list[PermissionRule]:
     """``rules`` without ``rule``."""
     return [r for r in rules if r != rule]
-
-
-def save_global_rule(rule: PermissionRule, path: str | os.PathLike[str]) -> ToolConfig:
-    """Add ``rule`` to the config file's global rules (an "Always allow" everywhere).
-
-    The file is re-read first so that edits made meanwhile (by hand or by
-    another window) are kept; a malformed file raises and is left untouched.
-    """
-    config = load_tool_config(path)
-    config.permissions = add_rule(config.permissions, rule)
-    save_tool_config(config, path)
-    return config

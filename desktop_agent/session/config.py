@@ -1,11 +1,12 @@
 """``config.json``: MCP servers and global permission rules, read the same by every front end.
 
-The file's parser lives in :mod:`desktop_agent.core.tool_config` (the SDK can
-read an MCP config of its own); this module is the app's side of it: where
-the file is, what a malformed file means for a conversation (its rules count
-as absent, so calls are asked about, and the file is never overwritten), and
-the remembered approvals (global "always allow" rules in the file, "allow for
-this conversation" rules in the conversation's settings).
+The data's parser lives in :mod:`desktop_agent.core.tool_config` (the SDK can
+use an MCP config of its own) and the file I/O in :mod:`.config_file`; this
+module is the app's side of it: where the file is, what a malformed file
+means for a conversation (its rules count as absent, so calls are asked
+about, and the file is never overwritten), and the remembered approvals
+(global "always allow" rules in the file, "allow for this conversation"
+rules in the conversation's settings).
 
 Before this module the window read the file's rules and the REST server did
 not, so a ``deny`` rule stopped a tool in the window and not over REST.
@@ -23,9 +24,12 @@ from desktop_agent.core import tool_config
 from desktop_agent.core.permissions import PermissionRule
 from desktop_agent.core.tool_config import ToolConfig, ToolConfigError
 
+from .config_file import load_config_file, save_config_file, save_global_rule
+
 log = logging.getLogger("desktop_agent.session.config")
 
-RULES_KEY = tool_config.CONVERSATION_RULES_KEY
+RULES_KEY = "permission_rules"
+"""Key of a conversation's own rule list in its settings dict."""
 
 
 class ConfigWriteError(Exception):
@@ -60,7 +64,7 @@ class AppConfig:
         Raises:
             ToolConfigError: The file is malformed (the message names where).
         """
-        return tool_config.load_tool_config(self.file)
+        return load_config_file(self.file)
 
     def problem(self) -> str | None:
         """Why the file cannot be used, or None when it is fine."""
@@ -89,7 +93,7 @@ class AppConfig:
             ConfigWriteError: The file is malformed or cannot be written.
         """
         try:
-            tool_config.save_global_rule(rule, self.file)
+            save_global_rule(rule, self.file)
         except (ToolConfigError, OSError) as exc:
             raise ConfigWriteError(f"The rule was not saved: {exc}") from exc
 
@@ -102,7 +106,7 @@ class AppConfig:
         try:
             config = self.load()
             config.permissions = tool_config.remove_rule(config.permissions, rule)
-            tool_config.save_tool_config(config, self.file)
+            save_config_file(config, self.file)
         except (ToolConfigError, OSError) as exc:
             raise ConfigWriteError(f"The rule was not removed: {exc}") from exc
 
@@ -110,10 +114,26 @@ class AppConfig:
 def conversation_rules(settings: Mapping[str, Any]) -> list[PermissionRule]:
     """The conversation's own rules (none when its settings hold a malformed list)."""
     try:
-        return tool_config.conversation_rules(settings)
+        return parse_conversation_rules(settings)
     except ToolConfigError as exc:
         log.warning("conversation rules ignored: %s", exc)
         return []
+
+
+def parse_conversation_rules(settings: Mapping[str, Any]) -> list[PermissionRule]:
+    """The rules a conversation's settings hold under :data:`RULES_KEY`.
+
+    Raises:
+        ToolConfigError: The list or one of its rules is malformed (named).
+    """
+    return tool_config.rules_from_list(settings.get(RULES_KEY, []) or [],
+                                       f"conversation settings: {RULES_KEY}")
+
+
+def with_conversation_rules(settings: Mapping[str, Any],
+                            rules: list[PermissionRule]) -> dict[str, Any]:
+    """A copy of ``settings`` holding ``rules`` as the conversation's own."""
+    return {**settings, RULES_KEY: tool_config.rules_to_list(rules)}
 
 
 def allow_in_conversation(settings: Mapping[str, Any], tool_name: str) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from desktop_agent.store.errors import ImportFormatError
 MAX_DEPTH = 64
 #: Tools an imported conversation may not switch on: they run commands or change files.
 DROPPED_TOOLS = frozenset({"bash", "write_file", "edit_file"})
-#: The conversation's own permission rules (see core.tool_config.CONVERSATION_RULES_KEY).
+#: The conversation's own permission rules (see session.config.RULES_KEY).
 RULES_KEY = "permission_rules"
 #: Sandbox levels at least as strict as the default.
 SAFE_SANDBOX = frozenset({"workdir", "read_only"})

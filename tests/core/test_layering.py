@@ -84,6 +84,6 @@ def test_the_core_names_no_app_secret_or_folder():
 
     core = Path(desktop_agent.core.__file__).parent
     offenders = [f"{path.relative_to(core)}: {needle}" for path in core.rglob("*.py")
-                 for needle in ('"conv:', "f\"conv:", "config_path(", "data_dir(")
+                 for needle in ('"conv:', "f\"conv:", "config_path(", "data_dir(", "config.json")
                  if needle in path.read_text(encoding="utf-8")]
     assert offenders == []

@@ -9,24 +9,24 @@ import pytest
 
 from desktop_agent.core.permissions import PermissionRule, evaluate_rules
 from desktop_agent.core.tool_config import (
-    CONVERSATION_RULES_KEY,
     McpServerConfig,
     SecretRef,
     ToolConfig,
     ToolConfigError,
     add_rule,
     always_allow_rule,
-    conversation_rules,
     effective_rules,
-    load_tool_config,
     parse_tool_config,
     remove_rule,
     resolve_values,
     rules_from_list,
-    save_global_rule,
-    save_tool_config,
-    with_conversation_rules,
 )
+from desktop_agent.session.config import RULES_KEY as CONVERSATION_RULES_KEY
+from desktop_agent.session.config import parse_conversation_rules as conversation_rules
+from desktop_agent.session.config import with_conversation_rules
+from desktop_agent.session.config_file import load_config_file as load_tool_config
+from desktop_agent.session.config_file import save_config_file as save_tool_config
+from desktop_agent.session.config_file import save_global_rule
 
 EXAMPLE = {
     "mcpServers": {
