@@ -2,8 +2,8 @@
 
 Why: see ``view.py`` — only a contiguous range ``[lo, hi)`` of a long
 conversation is rendered. This class keeps that range, the widgets in it and
-their order in the column layout consistent, so the view only decides *when*
-to grow or shrink the window.
+their order in the column layout consistent, so the pager
+(``scroll_pager.py``) only decides *when* to grow or shrink the window.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
+from desktop_agent.gui.transcript.scroll_pager import MAX_RENDERED, PAGE_SIZE
 from desktop_agent.gui.transcript.tool_card import ToolCard
-from desktop_agent.gui.transcript.view import MAX_RENDERED, PAGE_SIZE
 
 
 def fill(view, count: int) -> None:

@@ -1,0 +1,75 @@
+"""Which widget shows which transcript item, in the current colours.
+
+Why a class of its own: the rendered window makes and drops widgets a page at
+a time, and a palette change rebuilds them all; both need the same factory,
+holding the theme and the Markdown renderer made for it, and wiring each
+widget's clicks to the view's signals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QWidget
+
+from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+from desktop_agent.gui.transcript.compaction_marker import CompactionMarker
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.items import CompactionItem, ErrorItem, TranscriptItem, UserItem
+from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
+from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.view import TranscriptView
+
+
+class ItemWidgets:
+    """Makes item widgets inside ``column``, their clicks forwarded to ``view``'s signals.
+
+    Attributes:
+        theme: the colours in use (derived from the palette).
+    """
+
+    def __init__(self, view: TranscriptView, column: QWidget, scheduler: FrameScheduler,
+                 palette: QPalette) -> None:
+        self._view = view
+        self._column = column
+        self._scheduler = scheduler
+        self.theme = TranscriptTheme.from_palette(palette)
+        self._renderer = MarkdownRenderer(self.theme)
+
+    def retheme(self, palette: QPalette) -> bool:
+        """Take the colours of ``palette``; True when they changed (rebuild the widgets)."""
+        theme = TranscriptTheme.from_palette(palette)
+        if theme == self.theme:
+            return False
+        self.theme = theme
+        self._renderer = MarkdownRenderer(theme)
+        return True
+
+    def make(self, item: TranscriptItem, regenerate: bool) -> QWidget:
+        """The widget for ``item``; ``regenerate``: an answer offers Regenerate."""
+        view = self._view
+        if isinstance(item, UserItem):
+            user = UserMessageWidget(item, self.theme, self._column)
+            user.edit_requested.connect(view.edit_requested.emit)
+            user.copy_requested.connect(view.copy_requested.emit)
+            user.branch_requested.connect(view.branch_requested.emit)
+            return user
+        if isinstance(item, CompactionItem):
+            return CompactionMarker(item, self.theme, self._column)
+        if isinstance(item, ErrorItem):
+            error = ErrorNoticeWidget(item, self.theme, self._column)
+            error.retry_requested.connect(view.retry_requested.emit)
+            return error
+        answer = AssistantMessageWidget(
+            item, self.theme, self._renderer, self._scheduler, self._column
+        )
+        answer.copy_requested.connect(view.copy_requested.emit)
+        answer.regenerate_requested.connect(view.regenerate_requested.emit)
+        answer.approval_answered.connect(view.approval_answered.emit)
+        answer.branch_requested.connect(view.branch_requested.emit)
+        answer.set_regenerate_visible(regenerate)
+        return answer

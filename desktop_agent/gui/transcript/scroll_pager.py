@@ -1,0 +1,202 @@
+"""Paging the rendered window as the person scrolls, and keeping the view anchored.
+
+Why a class of its own: deciding *when* to render the page above or below,
+when to drop widgets on the far side, when to ask for older stored messages and
+where the scroll bar must go so the text the person reads stays put, is one
+job, independent of which widgets an item becomes. The design it serves is
+described in ``view.py``; :class:`~.item_window.ItemWindow` does the rendering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QPoint, QTimer, Signal
+from PySide6.QtWidgets import QScrollArea, QWidget
+
+from desktop_agent.gui.transcript.item_book import ItemBook
+from desktop_agent.gui.transcript.item_window import ItemWindow
+from desktop_agent.gui.transcript.items import TranscriptItem
+
+#: Items rendered at once when history loads or the person scrolls to a window edge.
+PAGE_SIZE = 30
+#: Items rendered when history loads: about a screen's worth, so a conversation opens
+#: fast; more are rendered as soon as the view has too little to scroll, or scrolls up.
+FIRST_PAGE = 12
+#: Most item widgets kept alive; beyond this, the far side of the window is dropped.
+MAX_RENDERED = 90
+#: How close (pixels) to the end still counts as "at the end".
+END_SLACK = 4
+
+
+class ScrollPager(QObject):
+    """Grows and shrinks the rendered window from the scroll position.
+
+    Signals:
+        follows_end_changed(bool): :attr:`follows_end` changed.
+    """
+
+    follows_end_changed = Signal(bool)
+
+    def __init__(self, area: QScrollArea, content: QWidget, window: ItemWindow,
+                 book: ItemBook) -> None:
+        super().__init__(area)
+        self._area = area
+        self._content = content
+        self._window = window
+        self._book = book
+        self._follows_end = True
+        self._adjusting = False
+        self._anchor: tuple[QWidget, int] | None = None
+        self._paging = False
+        self._earlier_source: Callable[[str], list[Any]] | None = None
+        self._first_message_id: str | None = None
+        bar = area.verticalScrollBar()
+        bar.rangeChanged.connect(self._on_range_changed)
+        bar.valueChanged.connect(self._on_value_changed)
+
+    @property
+    def follows_end(self) -> bool:
+        """True while the view keeps the end in sight."""
+        return self._follows_end
+
+    def reset(self) -> None:
+        """Forget the anchor and follow the end (the view was emptied)."""
+        self._anchor = None
+        self.set_follows_end(True)
+
+    def show_history(self, messages: list[Any], items: list[TranscriptItem]) -> None:
+        """Render the last page of freshly loaded history; older pages come on scrolling."""
+        self._first_message_id = _message_id(messages[0]) if messages else None
+        self._window.reset(items, max(0, len(items) - FIRST_PAGE))
+
+    def set_earlier_source(self, fetch: Callable[[str], list[Any]] | None) -> None:
+        """Where older messages come from (see ``TranscriptView.set_earlier_source``)."""
+        self._earlier_source = fetch
+
+    def appended(self) -> None:
+        """Keep at most ``MAX_RENDERED`` widgets after a new item was rendered at the end."""
+        if self._window.size > MAX_RENDERED and self._follows_end:
+            self._window.drop_top(self._window.size - MAX_RENDERED)
+
+    def scroll_to_end(self) -> None:
+        """Jump to the newest message and follow the end again."""
+        if not self._window.includes_end:
+            items = self._window.items
+            self._window.reset(items, max(0, len(items) - PAGE_SIZE))
+        self._anchor = None
+        self.set_follows_end(True)
+        self._set_scroll_value(self._area.verticalScrollBar().maximum())
+
+    def set_follows_end(self, follows: bool) -> None:
+        """Set :attr:`follows_end`, announcing a change."""
+        if follows != self._follows_end:
+            self._follows_end = follows
+            self.follows_end_changed.emit(follows)
+
+    # -- scroll bar -----------------------------------------------------------------
+
+    def _set_scroll_value(self, value: int) -> None:
+        self._adjusting = True
+        try:
+            self._area.verticalScrollBar().setValue(value)
+        finally:
+            self._adjusting = False
+
+    def _widget_top(self, widget: QWidget) -> int:
+        return widget.mapTo(self._content, QPoint(0, 0)).y()
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follows_end:
+            self._set_scroll_value(maximum)
+        elif self._anchor is not None:
+            widget, offset = self._anchor
+            self._set_scroll_value(self._widget_top(widget) - offset)
+        if not self._paging and self._more_above() and maximum < self._area.viewport().height():
+            self._start_paging(self._page_up)  # too little to scroll: fill the screen first
+
+    def _on_value_changed(self, value: int) -> None:
+        if self._adjusting:
+            return
+        self._anchor = None
+        bar = self._area.verticalScrollBar()
+        at_end = value >= bar.maximum() - END_SLACK
+        self.set_follows_end(at_end and self._window.includes_end)
+        if not self._paging:
+            self._page_if_near_edge()
+
+    # -- paging -----------------------------------------------------------------------
+
+    def _more_above(self) -> bool:
+        return self._window.lo > 0 or (
+            self._earlier_source is not None and self._first_message_id is not None)
+
+    def _load_earlier(self) -> bool:
+        """Put the page before the oldest loaded message in front (True: there was one)."""
+        if self._earlier_source is None or self._first_message_id is None:
+            return False
+        messages = list(self._earlier_source(self._first_message_id))
+        if not messages:
+            self._first_message_id = None  # the root is loaded
+            return False
+        self._first_message_id = _message_id(messages[0])
+        self._window.prepend(self._book.items_from(messages))
+        return True
+
+    def _page_if_near_edge(self) -> None:
+        """Render the next page when the view is within a screen of the window's edge."""
+        bar = self._area.verticalScrollBar()
+        margin = self._area.viewport().height()
+        if bar.value() <= margin and self._more_above():
+            self._start_paging(self._page_up)
+        elif bar.value() >= bar.maximum() - margin and not self._window.includes_end:
+            self._start_paging(self._page_down)
+
+    def _start_paging(self, page: Callable[[], None]) -> None:
+        self._paging = True
+        QTimer.singleShot(0, page)
+
+    def _finish_paging(self) -> None:
+        # Let the new widgets settle their heights before paging again.
+        QTimer.singleShot(50, self._end_paging)
+
+    def _end_paging(self) -> None:
+        self._paging = False
+        if not self._follows_end:
+            self._page_if_near_edge()  # still at an edge: keep filling
+
+    def _page_up(self) -> None:
+        window = self._window
+        if window.lo <= 0 and window.widgets:
+            self._load_earlier()
+        if window.lo <= 0 or not window.widgets:
+            self._paging = False
+            return
+        first = window.widgets[window.items[window.lo].key]
+        self._anchor = (first, self._widget_top(first) - self._area.verticalScrollBar().value())
+        window.render_before(max(0, window.lo - PAGE_SIZE))
+        excess = window.size - MAX_RENDERED
+        dropped = window.items[window.hi - excess : window.hi] if excess > 0 else []
+        if dropped and not any(item is self._book.open for item in dropped):
+            window.drop_bottom(excess)
+        self._finish_paging()
+
+    def _page_down(self) -> None:
+        window = self._window
+        if window.includes_end or not window.widgets:
+            self._paging = False
+            return
+        last = window.widgets[window.items[window.hi - 1].key]
+        self._anchor = (last, self._widget_top(last) - self._area.verticalScrollBar().value())
+        window.render_after(min(len(window.items), window.hi + PAGE_SIZE))
+        excess = window.size - MAX_RENDERED
+        if excess > 0:
+            window.drop_top(excess)
+        self._finish_paging()
+
+
+def _message_id(entry: Any) -> str | None:
+    """The store id of a message dict or record (None when it has none)."""
+    value = entry.get("id") if isinstance(entry, dict) else getattr(entry, "id", None)
+    return None if value is None else str(value)
