@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from .text_tool_calls import TextCall, TextToolCallParser, _call_from, parse_arguments
+from .text_tool_calls import TextCall, TextToolCallParser, call_from, parse_arguments
 
 if TYPE_CHECKING:
     from .errors import APIError
@@ -146,7 +146,7 @@ class ConstrainedReplyParser:
         answer = value.get(ANSWER_KEY)
         items = value.get(CALLS_KEY)
         if isinstance(items, list) and items:
-            self.calls += [_call_from(item, json.dumps(item)) for item in items]
+            self.calls += [call_from(item, json.dumps(item)) for item in items]
         return answer if isinstance(answer, str) else ""
 
     def _advance(self) -> str:

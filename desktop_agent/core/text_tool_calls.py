@@ -157,10 +157,10 @@ class TextToolCallParser:
             return
         items = value if isinstance(value, list) else [value]
         for item in items:
-            self.calls.append(_call_from(item, body))
+            self.calls.append(call_from(item, body))
 
 
-def _call_from(item: Any, raw: str) -> TextCall:
+def call_from(item: Any, raw: str) -> TextCall:
     if not isinstance(item, dict) or not isinstance(item.get("name"), str):
         return TextCall(None, None, raw, "The call written as text has no tool name.")
     arguments = item.get("arguments", item.get("parameters", {}))

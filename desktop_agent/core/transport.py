@@ -58,13 +58,6 @@ ERROR_BODY_LIMIT = 64 * 1024
 """Bytes of an error response read to say what went wrong."""
 
 
-def http_modules() -> tuple[Any, ...]:
-    """The HTTP library the core streams with (for a warm-up import)."""
-    import aiohttp
-
-    return (aiohttp,)
-
-
 @functools.cache
 def _client_errors() -> tuple[type[BaseException], ...]:
     import aiohttp

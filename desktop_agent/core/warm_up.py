@@ -23,7 +23,6 @@ def warm_up(*, tokenizer: bool = True) -> None:
         importlib.import_module("aiohttp")
         from . import transport
 
-        transport.http_modules()
         transport.tls_context()
         if tokenizer:
             from .context import count_text_tokens

@@ -56,19 +56,17 @@ def test_no_class_is_assembled_from_mixins():
     import desktop_agent
 
     package = Path(desktop_agent.__file__).parent
-    own = {node.name for path in package.rglob("*.py")
-           for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-           if isinstance(node, ast.ClassDef)}
+    classes = [(path, node) for path in package.rglob("*.py")
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.ClassDef)]
+    own = {node.name for _path, node in classes}
     offenders = []
-    for path in package.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.ClassDef):
-                continue
-            bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
-            qt = [b for b in bases if b.startswith("Q")]
-            mixed = [b for b in bases if b in own]
-            if node.name.endswith("Mixin") or (qt and mixed):
-                offenders.append(f"{path.relative_to(package)}: {node.name}({', '.join(bases)})")
+    for path, node in classes:
+        bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+        qt = [b for b in bases if b.startswith("Q")]
+        mixed = [b for b in bases if b in own]
+        if node.name.endswith("Mixin") or (qt and mixed):
+            offenders.append(f"{path.relative_to(package)}: {node.name}({', '.join(bases)})")
     assert offenders == []
 
 

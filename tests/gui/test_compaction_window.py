@@ -36,20 +36,35 @@ def talk(qtbot: Any, window: Any, controller: Any, turns: int) -> None:
         wait_idle(qtbot, controller)
 
 
-def test_a_summary_marker_opens_to_the_summary(qtbot: Any, make_window: Any,
-                                               server: Any) -> None:
+def small_context_window(make_window: Any, server: Any, context: int = 700) -> tuple[Any, Any]:
+    """A window on the answering server, its conversation limited to ``context`` tokens."""
     answering(server)
-    server.max_prompt_tokens = 700
+    server.max_prompt_tokens = context
     window = make_window()
     controller = use_server(window, server)
-    controller.update_settings(context_length=700, max_tokens=100)
+    controller.update_settings(context_length=context, max_tokens=100)
+    return window, controller
+
+
+def summary_requests(server: Any) -> int:
+    return sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS for r in server.requests)
+
+
+def open_summary_marker(qtbot: Any, view: Any) -> str:
+    """Click the first "summarised" marker open; its key."""
+    key = next(k for k in view.item_keys() if "summarised" in view.item_text(k))
+    qtbot.mouseClick(view.item_widget(key).header_button, _left())
+    return key
+
+
+def test_a_summary_marker_opens_to_the_summary(qtbot: Any, make_window: Any,
+                                               server: Any) -> None:
+    window, controller = small_context_window(make_window, server)
     talk(qtbot, window, controller, 5)
     found = markers(window)
     assert found and found[0].endswith("earlier messages summarised")
     view = window.current_tab().transcript
-    key = next(k for k in view.item_keys() if "summarised" in view.item_text(k))
-    marker = view.item_widget(key)
-    qtbot.mouseClick(marker.header_button, _left())
+    key = open_summary_marker(qtbot, view)
     assert "three questions about words" in view.item_text(key)
     # the store keeps every message; only the model's view was compacted
     stored = controller.stored_messages()
@@ -58,11 +73,7 @@ def test_a_summary_marker_opens_to_the_summary(qtbot: Any, make_window: Any,
 
 
 def test_drop_oldest_chosen_in_settings(qtbot: Any, make_window: Any, server: Any) -> None:
-    answering(server)
-    server.max_prompt_tokens = 700
-    window = make_window()
-    controller = use_server(window, server)
-    controller.update_settings(context_length=700, max_tokens=100)
+    window, controller = small_context_window(make_window, server)
     dialog = window.open_settings()
     box = dialog.context_box
     assert box.chosen_compaction() == "summarise"
@@ -73,8 +84,7 @@ def test_drop_oldest_chosen_in_settings(qtbot: Any, make_window: Any, server: An
     assert controller.settings["compaction"] == "drop_oldest"
     talk(qtbot, window, controller, 5)
     assert markers(window) and "left out of the model's context" in markers(window)[0]
-    assert not any(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
-                   for r in server.requests)
+    assert summary_requests(server) == 0
 
 
 def test_builtin_schema_costs_are_listed(qtbot: Any, make_window: Any, server: Any) -> None:
@@ -97,43 +107,30 @@ def _left() -> Any:
 
 def test_the_summary_is_reused_across_turns(qtbot: Any, make_window: Any, server: Any) -> None:
     """Each turn reloads the history from the store; compaction still comes in steps."""
-    answering(server)
-    server.max_prompt_tokens = 2048
-    window = make_window()
-    controller = use_server(window, server)
-    controller.update_settings(context_length=2048, max_tokens=100)
+    window, controller = small_context_window(make_window, server, context=2048)
     talk(qtbot, window, controller, 10)
-    summaries = [r for r in server.requests
-                 if r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS]
-    assert 1 <= len(markers(window)) <= 4 and len(summaries) == len(markers(window))
+    assert 1 <= len(markers(window)) <= 4 and summary_requests(server) == len(markers(window))
 
 
 def test_the_marker_comes_back_when_the_conversation_is_opened_again(
         qtbot: Any, make_window: Any, server: Any) -> None:
-    answering(server)
-    server.max_prompt_tokens = 700
-    window = make_window()
-    controller = use_server(window, server)
-    controller.update_settings(context_length=700, max_tokens=100)
+    window, controller = small_context_window(make_window, server)
     talk(qtbot, window, controller, 5)
     live = markers(window)
     assert live
-    summaries = sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
-                    for r in server.requests)
+    summaries = summary_requests(server)
     window.close()
     qtbot.waitUntil(lambda: not window.controllers, timeout=10_000)
 
     again = make_window()
     assert markers(again) == live  # restored from the store, in the same places
     view = again.current_tab().transcript
-    key = next(k for k in view.item_keys() if "summarised" in view.item_text(k))
-    qtbot.mouseClick(view.item_widget(key).header_button, _left())
+    key = open_summary_marker(qtbot, view)
     assert "three questions about words" in view.item_text(key)
     # the next turn goes on from the stored summary instead of writing it again
     send(qtbot, again, "Question 5: tell me more words")
     wait_idle(qtbot, again.current_controller())
-    assert sum(r["messages"][0].get("content") == SUMMARY_INSTRUCTIONS
-               for r in server.requests) == summaries
+    assert summary_requests(server) == summaries
 
 
 def test_constrained_tool_calls_are_switched_on_in_settings(qtbot: Any, make_window: Any,
