@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 from server_harness import MASTER_KEY, RunningApi, SseReader, start_api
 
+from desktop_agent.server.routes import events as events_route
 from desktop_agent.store import Store
 from desktop_agent.testing import script
 
@@ -102,3 +105,27 @@ def test_events_survive_a_restart_and_ids_continue(tmp_path, data_dir, model_ser
     finally:
         again.stop()
         again.store.close()
+
+
+def test_an_idle_stream_gets_keep_alive_comments_and_ends_when_the_client_leaves(
+        api: RunningApi, model_server, monkeypatch):
+    """Proxies drop silent connections: an idle stream sends a comment line now and
+    then (which EventSource clients ignore); a client that leaves ends the server's
+    follower instead of leaving it waiting for events forever."""
+    monkeypatch.setattr(events_route, "KEEPALIVE_SECONDS", 0.2)
+    cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+    services = api.server.config.app.state.services  # type: ignore[attr-defined]
+    with _stream(api, cid) as response:
+        assert response.headers["cache-control"] == "no-store"
+        reader = SseReader(response)
+        lines = reader._lines
+        assert next(lines) == ": keep-alive"
+        assert next(lines) == ""
+        assert next(lines) == ": keep-alive"
+        _one_turn(api, model_server, cid, "still here")
+        text = reader.read_until(lambda e: e["type"] == "state" and e["data"]["state"] == "idle")
+        assert "".join(e["data"]["text"] for e in text if e["type"] == "text") == "still here"
+    deadline = time.monotonic() + 5
+    while cid in services.events._waiters and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cid not in services.events._waiters, "the follower outlived its client"

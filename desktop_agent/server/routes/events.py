@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request
-from sse_starlette import EventSourceResponse
+from fastapi import APIRouter, Depends, Header, Query
+from fastapi.responses import StreamingResponse
 
 from desktop_agent.server.api_errors import ApiError
 from desktop_agent.server.api_models import ErrorBody, EventOut, EventPage, EventType
@@ -23,6 +23,12 @@ router = APIRouter(tags=["events"])
 
 MAX_PAGE = 1000
 KEEPALIVE_SECONDS = 15.0
+"""A comment line goes out after this long without events, so proxies keep the stream open."""
+
+KEEPALIVE_FRAME = b": keep-alive\n\n"
+
+SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+"""No caching, and no buffering by a reverse proxy in front (nginx honours this header)."""
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such conversation."},
@@ -62,15 +68,20 @@ async def list_events(
     },
 )
 async def stream_events(
-    request: Request,
     conversation_id: str,
     after: int | None = Query(None, ge=0, le=2**62,
                               description="Start after this id (instead of Last-Event-ID)."),
     types: list[EventType] | None = Query(None, description="Only these event types."),  # noqa: B008
     last_event_id: str | None = Header(None, alias="Last-Event-ID", max_length=30),
     svc: AppServices = Depends(services),  # noqa: B008
-) -> EventSourceResponse:
-    """Follow the conversation live; without a resume point the stream starts at the beginning."""
+) -> StreamingResponse:
+    """Follow the conversation live; without a resume point the stream starts at the beginning.
+
+    Frames are written by Starlette's plain ``StreamingResponse``, which also ends
+    the generator when the client disconnects: per event that is one ``send``,
+    without sse-starlette's per-event lock and send timeout; the keep-alive is a
+    comment line sent when no event came for :data:`KEEPALIVE_SECONDS`.
+    """
     await asyncio.to_thread(svc.conversation, conversation_id)
     start = after
     if last_event_id is not None and last_event_id.strip():
@@ -95,11 +106,10 @@ async def stream_events(
             if next_after > cursor:
                 cursor = next_after
                 continue
-            if await request.is_disconnected():
-                return
             if not await svc.events.wait_beyond(conversation_id, cursor, KEEPALIVE_SECONDS):
                 gone = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
                 if gone is None:
                     return
+                yield KEEPALIVE_FRAME
 
-    return EventSourceResponse(follow(), ping=int(KEEPALIVE_SECONDS))
+    return StreamingResponse(follow(), media_type="text/event-stream", headers=SSE_HEADERS)
