@@ -123,6 +123,11 @@ class _Progress:
 Listener = Callable[[Event], None]
 
 
+def _settle(future: asyncio.Future[bool], woken_by_commit: bool) -> None:
+    if not future.done():
+        future.set_result(woken_by_commit)
+
+
 def _joined(entry: Pending | Forget, texts: list[str]) -> Pending | Forget:
     """``entry`` (a text or thinking delta) carrying all of ``texts`` as one delta."""
     if not isinstance(entry, Pending):
@@ -145,7 +150,9 @@ class EventLog:
         self._store = store
         self._last_ids: dict[str, int] = {}
         self._tails: dict[str, _Tail] = {}
-        self._signals: dict[str, asyncio.Event] = {}
+        # Per conversation: followers waiting in wait_beyond, each with its own future
+        # (True: woken by a commit; False: its poll timer ran out).
+        self._waiters: dict[str, list[asyncio.Future[bool]]] = {}
         self._progress: dict[str, _Progress] = {}
         self._writer: EventWriter | None = None
         # Appended during this loop iteration, handed to the writer at its end.
@@ -258,9 +265,7 @@ class EventLog:
                 except Exception:
                     log.exception("event listener failed")
         for cid in woken:
-            signal = self._signals.pop(cid, None)
-            if signal is not None:
-                signal.set()
+            self._wake(cid)
         counts: dict[str, int] = {}
         for stored, _ in written:
             counts[stored.conversation_id] = counts.get(stored.conversation_id, 0) + 1
@@ -387,8 +392,12 @@ class EventLog:
         """Wait until an event newer than ``after`` exists; False on timeout.
 
         Wakes at once for events this process writes and within
-        :data:`POLL_SECONDS` for events another process writes.
+        :data:`POLL_SECONDS` for events another process writes. Each wait is one
+        future and one timer: every open stream waits once per event it sends, and
+        ``asyncio.wait_for`` (a new task per call on Python 3.11) cost more than
+        the rest of the wait together.
         """
+        loop = asyncio.get_running_loop()
         deadline = time.monotonic() + timeout
         while True:
             if self.last_id(conversation_id) > after:
@@ -396,21 +405,31 @@ class EventLog:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            signal = self._signals.get(conversation_id)
-            if signal is None:
-                signal = self._signals[conversation_id] = asyncio.Event()
+            woken: asyncio.Future[bool] = loop.create_future()
+            waiters = self._waiters.setdefault(conversation_id, [])
+            waiters.append(woken)
+            timer = loop.call_later(min(remaining, POLL_SECONDS), _settle, woken, False)
             try:
-                await asyncio.wait_for(signal.wait(), min(remaining, POLL_SECONDS))
-            except TimeoutError:
+                by_commit = await woken
+            finally:
+                timer.cancel()
+                if woken in waiters:  # timed out or cancelled: a commit did not take it
+                    waiters.remove(woken)
+                    if not waiters and self._waiters.get(conversation_id) is waiters:
+                        del self._waiters[conversation_id]
+            if not by_commit:
                 await self._newest(conversation_id, refresh=True)
+
+    def _wake(self, conversation_id: str) -> None:
+        """Wake every follower of the conversation."""
+        for woken in self._waiters.pop(conversation_id, ()):
+            _settle(woken, True)
 
     # -- forgetting ------------------------------------------------------------------------
     def forget(self, conversation_id: str) -> None:
         """Delete a conversation's events (its conversation was deleted)."""
         self._tails.pop(conversation_id, None)
-        signal = self._signals.pop(conversation_id, None)
-        if signal is not None:
-            signal.set()
+        self._wake(conversation_id)
         self._last_ids.pop(conversation_id, None)
         if self._writer is not None:
             # Counted like an event, so a reader waits until the rows are gone.
@@ -426,13 +445,13 @@ class EventLog:
         """
         cutoff = time.monotonic() - idle_seconds
         idle = [cid for cid, tail in self._tails.items()
-                if tail.touched < cutoff and cid not in self._signals
+                if tail.touched < cutoff and cid not in self._waiters
                 and cid not in self._progress]
         for cid in idle:
             del self._tails[cid]
             self._last_ids.pop(cid, None)
         for cid in [c for c in self._last_ids if c not in self._tails
-                    and c not in self._signals and c not in self._progress]:
+                    and c not in self._waiters and c not in self._progress]:
             del self._last_ids[cid]
         return len(idle)
 

@@ -65,6 +65,31 @@ async def test_waiters_wake_on_append_and_forget_removes_the_log(tmp_path):
         store.close()
 
 
+async def test_a_wait_that_ends_without_an_event_leaves_no_waiter_behind(tmp_path):
+    """Every open stream waits once per event; a timed-out or cancelled wait must not
+    stay registered (a stream that reconnects all day would otherwise grow a list)."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
+    try:
+        assert await log.wait_beyond("c3", 0, 0.02) is False
+        cancelled = asyncio.ensure_future(log.wait_beyond("c3", 0, 10))
+        await asyncio.sleep(0.01)
+        assert "c3" in log._waiters
+        cancelled.cancel()
+        await asyncio.gather(cancelled, return_exceptions=True)
+        assert log._waiters == {}
+        # a wait outliving several poll periods still wakes at once on an event
+        waiter = asyncio.ensure_future(log.wait_beyond("c3", 0, 10))
+        await asyncio.sleep(event_log.POLL_SECONDS * 2.5)
+        assert len(log._waiters["c3"]) == 1
+        log.append("c3", "state", {"state": "running"})
+        assert await asyncio.wait_for(waiter, 5) is True
+        assert log._waiters == {}
+    finally:
+        log.close()
+        store.close()
+
+
 async def test_events_another_process_writes_are_read_and_followed(tmp_path):
     store = Store.open(tmp_path / "db.sqlite3")
     other = Store.open(tmp_path / "db.sqlite3")  # the other server's connection
