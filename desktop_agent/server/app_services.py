@@ -80,7 +80,12 @@ class AppServices:
             return False
 
 
-def services(request: Request) -> AppServices:
-    """FastAPI dependency: the app's shared services."""
+async def services(request: Request) -> AppServices:
+    """FastAPI dependency: the app's shared services.
+
+    ``async`` although it never waits: FastAPI runs a plain ``def`` dependency in
+    its thread pool, which cost every request a round trip through a worker
+    thread (two loop wake-ups and a GIL hand-over) to read one attribute.
+    """
     value: AppServices = request.app.state.services
     return value
