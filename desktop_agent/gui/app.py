@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import importlib
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -22,9 +21,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.gui.app")
 
 APP_NAME = "Desktop Agent"
-WARM_UP_MODULES = ("aiohttp", "desktop_agent.core.transport")
-
-
 def create_application(argv: Sequence[str]) -> QApplication:
     """The QApplication (created once), themed to follow the system."""
     from PySide6.QtWidgets import QApplication
@@ -111,12 +107,10 @@ def warm_up_on_first_input(app: QApplication, warm_up: Callable[[], object]) -> 
 
 
 def _warm_up() -> None:
-    """Import what the first turn needs, off the UI thread."""
-    for name in WARM_UP_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - a missing optional module only costs time later
-            log.debug("warm-up import of %s failed: %s", name, exc)
+    """Load what the first turn needs, off the UI thread (see session.warm_up)."""
+    from desktop_agent.session.warm_up import warm_up_turns
+
+    warm_up_turns()
 
 
 def skip_httpx_command_line() -> None:

@@ -67,14 +67,16 @@ def run_serve(args: argparse.Namespace) -> int:
         print("desktop-agent serve: --port must be between 1 and 65535", file=sys.stderr)  # noqa: T201
         return EXIT_ERROR
 
+    import gc
+
     import uvicorn
 
-    from desktop_agent.core.warm_up import warm_up
+    from desktop_agent.session.warm_up import warm_up_turns
     from desktop_agent.store import Store, StoreError
 
     from .app import create_app
 
-    warm_up()  # before serving: a lazy first import would stall every open stream
+    warm_up_turns()  # before serving: a lazy first import would stall every open stream
 
     try:
         store = Store.open()
@@ -88,6 +90,10 @@ def run_serve(args: argparse.Namespace) -> int:
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False)
         server = uvicorn.Server(config)
+        # A full collection scanned every object alive since start-up (50 ms measured
+        # mid-stream under load, freeing nothing); frozen objects are never scanned.
+        gc.collect()
+        gc.freeze()
         if args.no_auth:
             log.warning("serving WITHOUT a master key on %s (--no-auth)", args.host)
         server.run()
