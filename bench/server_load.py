@@ -11,7 +11,9 @@ Prints:
 - events per second delivered over SSE (all conversations together);
 - added latency per event, p50/p99: the time from the server appending an
   event to its log to the client reading it from the stream (same machine,
-  same clock), i.e. what the event log + SSE path adds per event;
+  same clock), i.e. what the event log + SSE path adds per event; then the
+  same split into the streamed text and the rest (the events of the turns'
+  starts and ends, which all fall together because every turn starts at once);
 - the server process's CPU time per event (less sensitive to a busy machine);
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
@@ -68,7 +70,8 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 async def _one_conversation(client: httpx.AsyncClient, base_url: str, model_url: str,
-                            latencies: list[float], counts: list[int],
+                            latencies: list[float], deltas: list[float], rest: list[float],
+                            counts: list[int],
                             turn_times: list[float], start: asyncio.Event) -> None:
     made = await client.post("/conversations", json={
         "title": "load", "settings": {"base_url": model_url, "model": "test-model"}})
@@ -91,6 +94,7 @@ async def _one_conversation(client: httpx.AsyncClient, base_url: str, model_url:
                 data_line = None
                 received += 1
                 latencies.append(now - event["created_at"])
+                (deltas if event["type"] == "text" else rest).append(now - event["created_at"])
                 if event["type"] == "state" and event["data"].get("state") == "idle":
                     break
         turn_times.append(time.perf_counter() - began)
@@ -98,8 +102,12 @@ async def _one_conversation(client: httpx.AsyncClient, base_url: str, model_url:
 
 
 async def _through_server(base_url: str, key: str, model_url: str,
-                          conversations: int) -> tuple[float, list[float], list[int], list[float]]:
+                          conversations: int,
+                          ) -> tuple[float, list[float], list[float], list[float], list[int],
+                                     list[float]]:
     latencies: list[float] = []
+    deltas: list[float] = []
+    rest: list[float] = []
     counts: list[int] = []
     turn_times: list[float] = []
     start = asyncio.Event()
@@ -108,14 +116,15 @@ async def _through_server(base_url: str, key: str, model_url: str,
     async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
                                  limits=limits, timeout=60) as client:
         tasks = [asyncio.create_task(_one_conversation(client, base_url, model_url, latencies,
-                                                       counts, turn_times, start))
+                                                       deltas, rest, counts, turn_times,
+                                                       start))
                  for _ in range(conversations)]
         await asyncio.sleep(2.0)  # let every stream connect before the turns start
         began = time.perf_counter()
         start.set()
         await asyncio.gather(*tasks)
         wall = time.perf_counter() - began
-    return wall, latencies, counts, turn_times
+    return wall, latencies, deltas, rest, counts, turn_times
 
 
 async def _direct(model_url: str, conversations: int) -> tuple[float, list[float]]:
@@ -273,7 +282,7 @@ def main() -> None:
             server = _start_server(Path(tmp), port, key)
             cpu_before = _cpu_seconds(server.pid)
             try:
-                wall, latencies, counts, server_turns = asyncio.run(_through_server(
+                wall, latencies, deltas, rest, counts, server_turns = asyncio.run(_through_server(
                     f"http://127.0.0.1:{port}", key, model_url, args.conversations))
                 cpu_after = _cpu_seconds(server.pid)
             finally:
@@ -315,6 +324,12 @@ def main() -> None:
     print(f"added latency per event (log append -> client read): "
           f"p50 {statistics.median(ms):.2f} ms, p99 {_percentile(ms, 0.99):.2f} ms, "
           f"max {max(ms):.2f} ms")
+    text_ms = [value * 1000 for value in deltas]
+    others = [value * 1000 for value in rest]
+    print(f"  of which streamed text: p50 {statistics.median(text_ms):.2f} ms, "
+          f"p99 {_percentile(text_ms, 0.99):.2f} ms ({len(text_ms)} events); the rest "
+          f"(the turn's start and end: message, state, usage, all 50 turns at once): "
+          f"p50 {statistics.median(others):.2f} ms, p99 {_percentile(others, 0.99):.2f} ms")
     server_mean = statistics.mean(server_turns)
     direct_mean = statistics.mean(direct_turns)
     print(f"turn time, mean: through the server {server_mean:.3f} s, "
