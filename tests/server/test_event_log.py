@@ -205,3 +205,36 @@ async def test_deltas_ready_together_become_one_event_and_keep_the_text(tmp_path
     finally:
         reopened.close()
         store.close()
+
+
+async def test_a_database_locked_by_another_process_never_stalls_the_loop(tmp_path):
+    """While another process holds the database's write lock, appended events wait
+    in the writer thread, in order, and the loop (every other stream) keeps running."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
+    other = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    try:
+        log.append("c5", "message", {"text": "free 1"})
+        events, _, _ = await log.page("c5", 0, 100)
+        assert [e.data["text"] for e in events] == ["free 1"]
+
+        other.execute("BEGIN IMMEDIATE")  # another process starts writing
+        ticks = 0
+        for n in range(5):
+            log.append("c5", "message", {"text": f"locked {n}"})
+            began = asyncio.get_running_loop().time()
+            await asyncio.sleep(0.02)
+            ticks += asyncio.get_running_loop().time() - began < 0.5
+        assert ticks == 5, "the loop waited for the other process's lock"
+        assert log.last_id("c5") == 1  # nothing could be committed yet
+        other.execute("COMMIT")
+        events, _, _ = await asyncio.wait_for(log.page("c5", 0, 100), 30)
+        assert [(e.id, e.data["text"]) for e in events] == [
+            (1, "free 1"), *((n + 2, f"locked {n}") for n in range(5))]
+        log.append("c5", "message", {"text": "free again"})
+        events, _, _ = await log.page("c5", 6, 100)
+        assert [(e.id, e.data["text"]) for e in events] == [(7, "free again")]
+    finally:
+        other.close()
+        log.close()
+        store.close()
