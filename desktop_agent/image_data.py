@@ -6,6 +6,10 @@ three agree on what an image is. Images travel as OpenAI ``image_url`` parts
 whose URL is a ``data:`` URI: the conversation then holds the picture itself,
 works offline, and an export can embed it. The bytes are sniffed, not
 trusted: a part that says ``image/png`` but holds a script is refused.
+
+It sits at the package root, beside the layers rather than in one: the core and
+the store both need it and must not import each other (the import-linter layers
+in pyproject.toml), and it knows nothing of either.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class ToolCatalog:
 
             include = tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
             if include:
-                from desktop_agent.command_sandbox import sandbox_policy
+                from .sandbox_settings import sandbox_policy
 
                 tools.extend(builtin_tools(self.workdir(conversation_id, settings),
                                            include=include, env_secrets=env_secrets,

@@ -24,7 +24,7 @@ TURN_MODULES = (
     "desktop_agent.core.ran_inputs",
     "desktop_agent.core.tool_output",
     "desktop_agent.core.builtin_tools",
-    "desktop_agent.command_sandbox",
+    "desktop_agent.session.sandbox_settings",
     "desktop_agent.session.recorder",
     "desktop_agent.session.turn",
     "desktop_agent.session.history",

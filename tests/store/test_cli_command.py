@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent import transfer_command as cli_command
+from desktop_agent.cli import transfer as cli_command
 from desktop_agent.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.command_sandbox import sandbox_policy
+from desktop_agent.session.sandbox_settings import sandbox_policy
 from desktop_agent.core.builtin_tools import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
 from desktop_agent.core.builtin_tools.sandbox import sandbox_backend
 from desktop_agent.core.options import AgentOptions

@@ -7,7 +7,7 @@ import time
 
 from fastapi import APIRouter, Depends
 
-from desktop_agent.command_sandbox import sandbox_policy
+from desktop_agent.session.sandbox_settings import sandbox_policy
 from desktop_agent.core.builtin_tools.shell_tool import run_command
 from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
 from desktop_agent.session.conversation_secrets import conversation_environment

@@ -39,7 +39,7 @@ VERSION_FILE = "VERSION"
 # explain what is missing when a module is not in this build.
 _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "desktop_agent.server.cli_command": ("serve",),
-    "desktop_agent.transfer_command": ("export", "import"),
+    "desktop_agent.cli.transfer": ("export", "import"),
 }
 
 # Modules the window must not need before its first paint (see bench/startup.py).
@@ -183,7 +183,7 @@ def _run_smoke_test() -> int:
 
 
 def _run_window(qt_args: list[str]) -> int:
-    from desktop_agent.display_check import window_problem
+    from .display_check import window_problem
 
     problem = window_problem(qt_args)
     if problem is not None:
