@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.session.sandbox_settings import sandbox_policy
 from desktop_agent.core.builtin_tools import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
 from desktop_agent.core.builtin_tools.sandbox import sandbox_backend
 from desktop_agent.core.options import AgentOptions
@@ -28,6 +27,7 @@ from desktop_agent.core.permissions import (
 from desktop_agent.core.tool_runner import run_tool_call
 from desktop_agent.core.tools import Tool
 from desktop_agent.core.types import ToolUseBlock
+from desktop_agent.session.sandbox_settings import sandbox_policy
 
 
 @pytest.fixture(autouse=True)

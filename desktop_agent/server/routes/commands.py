@@ -7,10 +7,10 @@ import time
 
 from fastapi import APIRouter, Depends
 
-from desktop_agent.session.sandbox_settings import sandbox_policy
 from desktop_agent.core.builtin_tools.shell_tool import run_command
 from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
 from desktop_agent.session.conversation_secrets import conversation_environment
+from desktop_agent.session.sandbox_settings import sandbox_policy
 
 from ..api_errors import ApiError
 from ..api_models import CommandRequest, CommandResult, ErrorBody
