@@ -86,7 +86,8 @@ class ToolResultArrived:
     """A call's result; ``reported`` is True when a ToolErrorReported already said it.
 
     ``user_content`` is meant for the person only (MCP ``audience: ["user"]``);
-    ``images`` counts the pictures the tool returned.
+    ``images`` counts the pictures the tool returned and ``pictures`` holds them
+    (``data:`` URIs) for a front end to show.
     """
 
     tool_use_id: str
@@ -96,6 +97,7 @@ class ToolResultArrived:
     reported: bool = False
     user_content: str | None = None
     images: int = 0
+    pictures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

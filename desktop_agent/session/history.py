@@ -79,3 +79,21 @@ def tool_result_text(content: str, user_content: str | None) -> str:
         return content
     return f"{content}\n\nFor you: {user_content}" if content else user_content
 
+
+
+def picture_urls(parts: Any) -> tuple[str, ...]:
+    """The ``data:`` URIs of the ``image_url`` parts in ``parts``, in order.
+
+    ``parts`` is a message's ``content`` (a string has none) or the pictures a
+    tool returned; what a front end shows as pictures.
+    """
+    if not isinstance(parts, list):
+        return ()
+    urls = []
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else None
+            if isinstance(url, str) and url.startswith("data:"):
+                urls.append(url)
+    return tuple(urls)

@@ -36,6 +36,7 @@ from .events import (
     ToolResultArrived,
     UsageReported,
 )
+from .history import picture_urls
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
@@ -81,7 +82,8 @@ class TurnBlocks:
             self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,
                                          item.is_error,
                                          item.tool_use_id in recorder.errors_shown,
-                                         item.user_content, len(item.images)))
+                                         item.user_content, len(item.images),
+                                         picture_urls(item.images)))
         elif isinstance(item, ToolProgressBlock):
             self._emit(ToolProgressReported(item.tool_use_id, item.name, item.progress,
                                             item.total, item.message))

@@ -104,6 +104,18 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     async def read_file(args: dict[str, Any]) -> str:
         return "def interrupt(self):\n    ...\n"
 
+    @tool("take_screenshot", "Capture the screen", {}, read_only=True)
+    async def take_screenshot(args: dict[str, Any]) -> Any:
+        from desktop_agent.core.tool_output import ToolOutput
+        from desktop_agent.image_data import data_uri
+
+        shot_file = out / "screen.png"
+        _draw_chart(shot_file, width=480, height=280)
+        url = data_uri(shot_file.read_bytes())
+        shot_file.unlink()
+        return ToolOutput("Captured the screen (480 × 280).",
+                          [{"type": "image_url", "image_url": {"url": url}}])
+
     saved: list[Path] = []
 
     def save(widget: Any, name: str) -> None:
@@ -118,7 +130,8 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     with ScriptedServer() as server:
         server.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
         store = Store.open()
-        window = MainWindow(store, tools=ToolCatalog([read_file], include_builtin=False),
+        window = MainWindow(store, tools=ToolCatalog([read_file, take_screenshot],
+                                                     include_builtin=False),
                             approval_timeout=300.0, discover_on_start=False)
         window.resize(*size)
         window.show()
@@ -161,6 +174,20 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         tab.composer.setPlainText("What does this chart say about last week?")
         await _pause(0.2)
         shot("05-attachments.png")
+        controller.update_settings(vision=True)
+        server.enqueue(script.tool_calls([("take_screenshot", {})],
+                                         text_before="Let me compare it with the screen."),
+                       script.text("Sales peaked on **Thursday**; the screen shows the "
+                                   "same chart, so the dashboard is up to date."))
+        tab.send()
+        await _wait_for(lambda: bool(window.approvals.pending()), "the screenshot approval")
+        window.approval_dock.allow_once()
+        await _wait_for(lambda: not controller.busy, "the answer about the pictures")
+        await _pause(0.3)
+        shot("05b-pictures.png")
+        sent = next(key for key in tab.transcript.item_keys()
+                    if getattr(tab.transcript.item_widget(key), "pictures", None) is not None)
+        save(tab.transcript.item_widget(sent), "05c-sent-picture.png")
         picture.unlink()
 
         second = window.new_conversation()
@@ -190,15 +217,18 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     return saved
 
 
-def _draw_chart(path: Path) -> None:
+def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:
     """A small bar chart to attach (drawn, so nothing binary is committed)."""
     from PySide6.QtGui import QColor, QImage, QPainter
 
-    image = QImage(240, 140, QImage.Format.Format_RGB32)
+    image = QImage(width, height, QImage.Format.Format_RGB32)
     image.fill(QColor("#ffffff"))
     painter = QPainter(image)
-    for i, height in enumerate((40, 80, 60, 110, 90)):
-        painter.fillRect(20 + i * 42, 130 - height, 30, height, QColor("#2f6fde"))
+    bar = width // 8
+    for i, share in enumerate((0.3, 0.6, 0.45, 0.8, 0.65)):
+        top = int(height * (1 - share)) - 10
+        painter.fillRect(bar // 2 + i * (bar + bar // 3), top, bar, height - 10 - top,
+                         QColor("#2f6fde"))
     painter.end()
     image.save(str(path), "PNG")
 

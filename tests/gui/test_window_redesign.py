@@ -314,7 +314,20 @@ def test_attached_picture_reaches_the_request_as_an_image_part(
     assert content[1]["type"] == "image_url"
     assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
     assert tab.attachments == [] and not tab.composer_box.chips.isVisibleTo(tab.composer_box)
-    assert "[image: chart.png]" in tab.transcript.item_text(tab.transcript.item_keys()[0])
+    key = tab.transcript.item_keys()[0]
+    assert "[image" not in tab.transcript.item_text(key)  # shown as a picture, not named
+    bubble = tab.transcript.item_widget(key)
+    assert bubble is not None and bubble.pictures is not None
+    assert (bubble.pictures.count, bubble.pictures.shown) == (1, 1)
+    # the same picture when the conversation is opened again
+    reopened = make_window()
+    reopened.open_conversation(controller.conversation_id)
+    again = reopened.tab_for(controller.conversation_id)
+    again.ensure_loaded()
+    again.transcript.flush()
+    first = again.transcript.item_widget(again.transcript.item_keys()[0])
+    assert first is not None and first.pictures is not None and first.pictures.shown == 1
+    assert "[image" not in again.transcript.item_text(again.transcript.item_keys()[0])
 
 
 def test_picture_for_a_model_without_vision_says_so(

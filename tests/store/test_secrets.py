@@ -14,8 +14,8 @@ import keyring.backend
 import keyring.errors
 import pytest
 
-from desktop_agent.cli import transfer as cli_command
 from desktop_agent.appdata import secrets
+from desktop_agent.cli import transfer as cli_command
 from desktop_agent.store import (
     SecretInSettingsError,
     Store,

@@ -88,6 +88,8 @@ def message_content(text: str, attachments: list[Attachment]) -> str | list[dict
 
 
 def shown_text(text: str, attachments: list[Attachment]) -> str:
-    """How the sent message reads in the transcript: the text sent, pictures named."""
-    names = [f"[image: {a.name}]" for a in attachments if a.image_url is not None]
-    return "\n".join([message_text(text, attachments), *names]).strip()
+    """How the sent message reads in the transcript: the text sent (with text files).
+
+    The pictures are not named here: the transcript shows them as pictures.
+    """
+    return message_text(text, attachments).strip()

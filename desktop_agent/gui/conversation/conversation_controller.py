@@ -33,6 +33,7 @@ from desktop_agent.session.history import (
     DEFAULT_TITLE,
     TITLE_LENGTH,
     model_history,
+    picture_urls,
     tool_result_text,
     view_dict,
 )
@@ -63,12 +64,13 @@ class ConversationController(QObject):
         transcript_reset(list): Show these stored messages instead of what is shown
             (each a dict: ``id``, ``role``, ``message``, ``metadata``, ``status``): the
             last page of the branch; :meth:`earlier_messages` has the rest.
-        user_message(str, str): A user message was sent (text, message id).
+        user_message(str, str, list): A user message was sent (text, message id,
+            the pictures sent with it as data: URIs).
         assistant_started(str): An assistant reply begins (message id).
         text_delta(str): A piece of the answer.
         thinking_delta(str): A piece of reasoning.
         tool_call(str, str, object, object): id, name, input dict, source.
-        tool_result(str, str, bool): id, content, is_error.
+        tool_result(str, str, bool, list): id, content, is_error, pictures (data: URIs).
         tool_input_changed(str, object): id, the input the call ran with (edited
             in the approval dock); the card shows it instead of the model's.
         tool_progress(str, str): id, how far the running call is ("running… 2/3").
@@ -90,12 +92,12 @@ class ConversationController(QObject):
     settings_changed = Signal(dict)
     busy_changed = Signal(bool)
     transcript_reset = Signal(list)
-    user_message = Signal(str, str)
+    user_message = Signal(str, str, list)
     assistant_started = Signal(str)
     text_delta = Signal(str)
     thinking_delta = Signal(str)
     tool_call = Signal(str, str, object, object)
-    tool_result = Signal(str, str, bool)
+    tool_result = Signal(str, str, bool, list)
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_error = Signal(str, object)
@@ -310,7 +312,7 @@ class ConversationController(QObject):
             content = event.record.message.get("content")
             shown = self._shown_next if self._shown_next is not None else (
                 content if isinstance(content, str) else "")
-            self.user_message.emit(shown, event.record.id)
+            self.user_message.emit(shown, event.record.id, list(picture_urls(content)))
         elif isinstance(event, ev.PathReset):
             # The transcript gets the last page; it asks for earlier ones as it scrolls up.
             self.transcript_reset.emit(self.stored_messages(HISTORY_PAGE))
@@ -350,7 +352,7 @@ class ConversationController(QObject):
             if not event.reported:
                 self.tool_result.emit(event.tool_use_id,
                                       tool_result_text(event.content, event.user_content),
-                                      event.is_error)
+                                      event.is_error, list(event.pictures))
         elif isinstance(event, ev.ToolProgressReported):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
         elif isinstance(event, ev.ToolErrorReported):

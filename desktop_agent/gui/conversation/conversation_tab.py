@@ -239,8 +239,8 @@ class ConversationTab(QWidget):
         c.thinking_delta.connect(t.append_thinking)
         c.tool_call.connect(lambda tid, name, args, source: t.add_tool_call(
             tid, name, args, source=source))
-        c.tool_result.connect(lambda tid, content, is_error: t.set_tool_result(
-            tid, content, is_error=is_error))
+        c.tool_result.connect(lambda tid, content, is_error, pictures: t.set_tool_result(
+            tid, content, is_error=is_error, pictures=pictures))
         c.tool_input_changed.connect(t.set_tool_input)
         c.tool_progress.connect(t.set_tool_status)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
@@ -253,7 +253,7 @@ class ConversationTab(QWidget):
         c.busy_changed.connect(lambda _b: self._update_empty_hint())
         c.settings_changed.connect(lambda _s: self._update_empty_hint())
         c.transcript_reset.connect(lambda _m: self._update_empty_hint())
-        c.user_message.connect(lambda _t, _m: self._update_empty_hint())
+        c.user_message.connect(lambda _t, _m, _p: self._update_empty_hint())
         c.error.connect(lambda _t, _r: self._update_empty_hint())
         c.figures_changed.connect(self.status_line.show_figures)
         c.prompt_progress.connect(self._on_prompt_progress)
@@ -279,11 +279,11 @@ class ConversationTab(QWidget):
         self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
         self._update_empty_hint()
 
-    def _on_user_message(self, text: str, message_id: str) -> None:
+    def _on_user_message(self, text: str, message_id: str, pictures: list[str]) -> None:
         if not self._loaded:
             self.ensure_loaded()  # the store already holds the new message
             return
-        self.transcript.add_user_message(text, message_id=message_id)
+        self.transcript.add_user_message(text, message_id=message_id, pictures=pictures)
 
     def showEvent(self, event: QShowEvent) -> None:
         """Load the transcript when the tab is first seen."""

@@ -330,6 +330,7 @@ class AssistantMessageWidget(QWidget):
         card.set_outcome(part.outcome)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
+            card.set_pictures(part.pictures)
         else:
             if part.status:
                 card.set_status(part.status)
@@ -345,6 +346,7 @@ class AssistantMessageWidget(QWidget):
             card.show_approval(part.approval if part.result is None else None)
             if part.result is not None:
                 card.set_result(part.result, part.is_error)
+                card.set_pictures(part.pictures)
             else:
                 if part.status:
                     card.set_status(part.status)

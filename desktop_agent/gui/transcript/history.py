@@ -31,7 +31,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
-from desktop_agent.session.history import tool_result_text
+from desktop_agent.session.history import picture_urls, tool_result_text
 from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -82,7 +82,11 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
         key = str(message_id) if message_id is not None else new_key()
         if role == "user":
             turn = None
-            items.append(UserItem(key, content_text(message.get("content"))))
+            content = message.get("content")
+            pictures = list(picture_urls(content))
+            # the pictures are shown as pictures, not as "[image]" in the text
+            text = stored_content_text(content) if pictures else content_text(content)
+            items.append(UserItem(key, text, pictures=pictures))
         elif role == "assistant":
             compaction = metadata.get("compaction")
             if isinstance(compaction, dict) and isinstance(compaction.get("messages"), int):
@@ -129,6 +133,7 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                 result, user_content if isinstance(user_content, str) else None)
             part.is_error = bool(metadata.get("is_error"))
             part.source = metadata.get("source") or part.source
+            part.pictures = list(picture_urls(metadata.get("images")))
         else:
             continue  # system prompts and unknown roles are not shown
         if metadata.get("error"):

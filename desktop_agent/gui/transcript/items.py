@@ -21,6 +21,7 @@ class UserItem:
     text: str
     branch: tuple[int, int] | None = None  # (position, alternatives) when edited
     branch_known: bool = False  # whether ``branch`` was looked up
+    pictures: list[str] = field(default_factory=list)  # data: URIs sent with the text
 
 
 @dataclass
@@ -57,6 +58,7 @@ class ToolCallPart:
     status: str | None = None  # shown until a result arrives, e.g. "waiting for approval"
     approval: Any = None  # an ApprovalPrompt while the person is asked on the card
     outcome: str | None = None  # "denied" / "expired": what an error result means
+    pictures: list[str] = field(default_factory=list)  # data: URIs the tool returned
 
 
 @dataclass

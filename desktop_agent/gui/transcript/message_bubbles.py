@@ -10,6 +10,7 @@ from desktop_agent.gui.transcript.branch_switcher import BranchSwitcher
 from desktop_agent.gui.transcript.items import ErrorItem, UserItem
 from desktop_agent.gui.transcript.message_editor import MessageEditor
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
+from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import action_button, role_label
@@ -44,9 +45,14 @@ class UserMessageWidget(QWidget):
         self.text_view = FittedTextBrowser(self.bubble)
         set_text_color(self.text_view, theme.user_bubble_text)
         self.text_view.setPlainText(item.text)
+        self.text_view.setVisible(bool(item.text) or not item.pictures)
         bubble_layout = QVBoxLayout(self.bubble)
         bubble_layout.setContentsMargins(12, 8, 12, 8)
         bubble_layout.addWidget(self.text_view)
+        self.pictures: PictureStrip | None = None
+        if item.pictures:
+            self.pictures = PictureStrip(item.pictures, theme, self.bubble)
+            bubble_layout.addWidget(self.pictures)
 
         role = role_label("You", theme, self)
         self.copy_button = action_button("Copy", theme, self, self._copy)
@@ -79,6 +85,8 @@ class UserMessageWidget(QWidget):
         layout.addLayout(bubble_row)
         layout.addLayout(actions_row)
         self._natural_width = self._measure_text_width()
+        if self.pictures is not None:  # as wide as the thumbnails need, too
+            self._natural_width = max(self._natural_width, self.pictures.sizeHint().width())
 
     def plain_text(self) -> str:
         """The message text."""

@@ -8,6 +8,7 @@ stay one click away, arguments as formatted JSON and output as text.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -19,6 +20,7 @@ from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel
+from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label
@@ -92,11 +94,14 @@ class ToolCard(CollapsibleSection):
         body_layout.addWidget(self.arguments_view)
         body_layout.addWidget(self._output_label)
         body_layout.addWidget(self._output_panel)
+        self.pictures: PictureStrip | None = None
 
         self.header_button.setToolTip(f"Tool call {tool_use_id}")
         self.header_button.setAccessibleName(f"Tool call {name}")
         self._source = source
         self._outcome: str | None = None
+        self._status = ""
+        self._picture_note = ""  # "2 pictures" in the header once the tool returned some
         self.approval_panel: ApprovalPanel | None = None
         self._set_status("running…")
 
@@ -147,6 +152,22 @@ class ToolCard(CollapsibleSection):
         self._output_panel.setVisible(True)
         self._set_status((self._outcome or "failed") if is_error else "done")
 
+    def set_pictures(self, urls: Sequence[str]) -> None:
+        """Show the pictures the tool returned (once), below the card's header.
+
+        They stay visible while the card is folded: a screenshot is usually
+        what the person wants to see of the call, the arguments and text rarely.
+        """
+        if self.pictures is not None or not urls:
+            return
+        self.pictures = PictureStrip(urls, self._theme, self, indent=18)  # under the body
+        card_layout = self.layout()
+        assert card_layout is not None
+        card_layout.addWidget(self.pictures)
+        count = len(urls)
+        self._picture_note = f"{count} picture{'s' if count != 1 else ''}"
+        self._set_status(self._status)
+
     def set_status(self, status: str) -> None:
         """Say where the call stands before its result (e.g. waiting for approval)."""
         if self.output_text is None:
@@ -157,7 +178,8 @@ class ToolCard(CollapsibleSection):
         self.set_result(text, is_error=True)
 
     def _set_status(self, status: str) -> None:
-        parts = [part for part in (self._source, status) if part]
+        self._status = status
+        parts = [part for part in (self._source, status, self._picture_note) if part]
         self.detail_label.setText(" · ".join(parts))
         border = self._theme.error_text if self.is_error and not self._outcome \
             else self._theme.border

@@ -33,7 +33,7 @@ assembles them and offers the API the window drives.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -129,9 +129,10 @@ class TranscriptView(QScrollArea):
         self._book.clear()
         self._pager.reset()
 
-    def add_user_message(self, text: str, message_id: str | None = None) -> str:
+    def add_user_message(self, text: str, message_id: str | None = None,
+                         pictures: Sequence[str] = ()) -> str:
         """Show a sent message; returns its item key (``message_id`` if given)."""
-        item = UserItem(self._book.key(message_id), text)
+        item = UserItem(self._book.key(message_id), text, pictures=list(pictures))
         self._append_item(item)
         return item.key
 
@@ -167,9 +168,11 @@ class TranscriptView(QScrollArea):
         item.parts.append(ToolCallPart(tool_use_id, name, input, source))
         self._book.mark_dirty(item)
 
-    def set_tool_result(self, tool_use_id: str, content: str, is_error: bool = False) -> None:
-        """Fill in the output of the card for ``tool_use_id``."""
-        if not self._book.update_tool_call(tool_use_id, result=content, is_error=is_error):
+    def set_tool_result(self, tool_use_id: str, content: str, is_error: bool = False,
+                        pictures: Sequence[str] = ()) -> None:
+        """Fill in the output (and any pictures) of the card for ``tool_use_id``."""
+        if not self._book.update_tool_call(tool_use_id, result=content, is_error=is_error,
+                                           pictures=list(pictures)):
             log.debug("No card for tool result %s; shown as a note", tool_use_id)
             item = self._ensure_open()
             item.parts.append(ToolErrorPart(content) if is_error else ToolErrorPart(
