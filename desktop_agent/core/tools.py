@@ -203,8 +203,54 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
     return hints
 
 
+_SCHEMAS: dict[tuple[Any, ...], tuple[Any, str, dict[str, Any]]] = {}
+"""Schemas derived from functions, by what determines them (see schema_from_function)."""
+
+
 def schema_from_function(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
-    """Derive (description, JSON Schema) from a function's hints and docstring."""
+    """Derive (description, JSON Schema) from a function's hints and docstring.
+
+    The built-in tools are closures made anew for every turn of every
+    conversation from the same code; reading their signatures and docstrings
+    each time was most of a turn's set-up (about 0.6 of 0.9 ms per turn, timed
+    with 50 conversations). So the result is kept per code object, defaults,
+    docstring and module namespace (what it depends on), and a copy is returned:
+    callers may edit their schema.
+    """
+    code = getattr(func, "__code__", None)
+    namespace = getattr(func, "__globals__", None)
+    key = None
+    if code is not None and namespace is not None:
+        try:
+            key = (code, func.__doc__, repr(getattr(func, "__defaults__", None)),
+                   repr(getattr(func, "__kwdefaults__", None)))
+            hash(key)
+        except TypeError:
+            key = None
+    known = _SCHEMAS.get(key) if key is not None else None
+    if known is not None and known[0] is namespace:
+        return known[1], _copied(known[2])
+    description, schema = _derive_schema(func)
+    if key is not None:
+        if len(_SCHEMAS) >= 4096:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = (namespace, description, _copied(schema))
+    return description, schema
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a JSON-like value: new dicts and lists, the same leaves.
+
+    About 3x faster than ``copy.deepcopy`` on a built-in tool's schema.
+    """
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
+
+
+def _derive_schema(func: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     signature = inspect.signature(func)
     hints = _type_hints(func)
     description, arg_docs = _docstring_parts(func.__doc__ or "")
@@ -277,8 +323,9 @@ class Tool:
                 f"tool name {self.name!r} must be non-empty and use only letters, digits, _ or -"
             )
         self.input_schema = convert_schema(self.input_schema)
-        validator_cls = _checked_validator_class(self.name, self.input_schema)
-        self._validator = validator_cls(self.input_schema)
+        # The schema is checked now; the validator is made when a call is first
+        # checked (a turn builds every tool it offers, the model calls few).
+        self._validator = _checked_validator_class(self.name, self.input_schema)
 
     def to_openai_format(self) -> dict[str, Any]:
         """The tool as an entry of the Chat Completions ``tools`` list."""
@@ -296,6 +343,8 @@ class Tool:
         if not isinstance(args, dict):
             raise ToolInputError(f"arguments for {self.name} must be a JSON object, "
                                  f"got {type(args).__name__}")
+        if isinstance(self._validator, type):
+            self._validator = self._validator(self.input_schema)
         errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
         if errors:
             details = "; ".join(

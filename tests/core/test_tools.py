@@ -1,6 +1,7 @@
 import asyncio
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -137,3 +138,34 @@ def test_keyword_handlers_are_detected():
         return city
 
     assert asyncio.run(weather.execute({"city": "Oslo"})) == "Oslo"
+
+
+def test_a_schema_derived_again_is_a_fresh_copy_and_follows_the_defaults():
+    """Tools made per turn from the same code reuse the derived schema, but each gets
+    its own copy (a built-in tool edits its schema in place), and closures whose
+    defaults differ keep different schemas."""
+
+    def make(limit: int) -> Any:
+        def search(query: str, max_results: int = limit) -> str:
+            """Search.
+
+            Args:
+                query: What to look for.
+            """
+            return query
+
+        return search
+
+    first = tool()(make(10))
+    first.input_schema["properties"]["query"]["description"] = "edited by the caller"
+    second = tool()(make(10))
+    assert second.input_schema["properties"]["query"]["description"] == "What to look for."
+    assert second.input_schema["properties"]["max_results"]["default"] == 10
+    assert tool()(make(25)).input_schema["properties"]["max_results"]["default"] == 25
+
+
+async def test_a_tool_built_but_never_called_still_validates_when_it_is():
+    made = tool("pick", "Pick one", {"n": int})(lambda args: args["n"])
+    assert await made.execute({"n": 3}) == 3
+    with pytest.raises(ToolInputError, match="n"):
+        await made.execute({"n": "three"})
