@@ -50,3 +50,24 @@ def test_tool_results_and_server_errors_are_redacted_everywhere(
     api.client.get(f"/conversations/{cid}/events")
     _assert_nowhere(api, TOKEN)
     _assert_nowhere(api, API_KEY)
+
+
+def test_fastapi_telemetry_stays_off_even_when_the_environment_asks_for_it(
+        tmp_path, monkeypatch):
+    """Request spans carry conversation ids and exception messages: a desktop app's
+    server must not export them because another program set OpenTelemetry up."""
+    from desktop_agent.server.app import create_app
+    from desktop_agent.store import Store
+
+    monkeypatch.setenv("FASTAPI_OTEL_AUTO_CONFIGURE", "true")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    store = Store.open(tmp_path / "db.sqlite3")
+    try:
+        app = create_app(store, master_key="k" * 32)
+        config = getattr(app, "_telemetry", None)
+        if config is not None:  # FastAPI versions with native telemetry
+            assert not any(config.get(key) for key in (
+                "tracing", "metrics", "logs", "operation_spans", "auto_configure"))
+            assert not app._native_telemetry.enabled()
+    finally:
+        store.close()
