@@ -51,7 +51,7 @@ def _encoding() -> Any:
         ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
         return tiktoken.Encoding(name="cl100k_base", pat_str=_CL100K_PATTERN,
                                  mergeable_ranks=ranks, special_tokens=_SPECIAL_TOKENS)
-    except Exception as exc:  # missing file, bad hash, no tiktoken: count characters
+    except Exception as exc:  # noqa: BLE001 - missing file, bad hash, no tiktoken: count characters
         log.warning("tokenizer unavailable (%s); estimating tokens as characters/4", exc)
         return None
 

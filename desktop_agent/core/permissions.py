@@ -197,7 +197,7 @@ async def ask_callback(
         )
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # an approver bug must never let a tool run
+    except Exception as exc:  # noqa: BLE001 - an approver bug must never let a tool run
         log.warning("approval callback failed for %s: %s", tool_name, exc)
         return PermissionResultDeny(message="The approval check failed; not run.")
     if isinstance(result, PermissionResultAllow | PermissionResultDeny | PermissionResultDefer):

@@ -134,7 +134,7 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                         tool_input, secrets, ran)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a tool's failure goes back to the model in words
         log.info("tool %s failed: %s", call.name, redact_values(str(exc), secrets))
         return _failure(call, f"{call.name} failed: {type(exc).__name__}: {exc}", settled_by,
                         tool_input, secrets, ran)

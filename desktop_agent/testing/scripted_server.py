@@ -110,7 +110,7 @@ class ScriptedServer:
                 asyncio.start_server(self._handle, self.host, self.port)
             )
             self.port = self._server.sockets[0].getsockname()[1]
-        except BaseException as exc:  # reported to start()
+        except BaseException as exc:  # noqa: BLE001 - reported to start()
             self._startup_error = exc
             self._ready.set()
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..tools import Tool, tool
+from desktop_agent.core.tools import Tool, tool
 
 #: ``Tool.source`` of every built-in tool.
 BUILTIN_SOURCE = "builtin"

@@ -14,7 +14,8 @@ import logging
 import os
 import stat
 
-from ..tools import Tool
+from desktop_agent.core.tools import Tool
+
 from .confined_fs import (
     Opened,
     kind_of,

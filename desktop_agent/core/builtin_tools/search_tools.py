@@ -15,7 +15,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from ..tools import Tool
+from desktop_agent.core.tools import Tool
+
 from .confined_fs import Opened, open_dir, open_file
 from .declare import builtin_tool
 from .workdir import BuiltinToolError, OutsideWorkdirError, Workdir

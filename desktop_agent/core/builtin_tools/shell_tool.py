@@ -23,7 +23,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..tools import Tool
+from desktop_agent.core.tools import Tool
+
 from .declare import builtin_tool
 from .sandbox import UNSANDBOXED_WARNING, SandboxPolicy, command_environment, launch
 from .workdir import BuiltinToolError, Workdir

@@ -23,8 +23,15 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..errors import AgentError
-from ..tool_config import EnvValue, McpServerConfig, SecretLookup, SecretRef, resolve_values
+from desktop_agent.core.errors import AgentError
+from desktop_agent.core.tool_config import (
+    EnvValue,
+    McpServerConfig,
+    SecretLookup,
+    SecretRef,
+    resolve_values,
+)
+
 from .session_loss import SessionGone as _SessionGone
 from .session_loss import session_gone as _session_gone
 from .stderr_tail import StderrTail
@@ -216,7 +223,7 @@ class McpServerConnection:
             await self._stop_task(cancel=True)
             self.state = "stopped"
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any start failure is the server's state, in words
             await self._stop_task(cancel=True)
             self.state = "failed"
             self.error = f"could not start: {self._redact(_describe(exc))}"
@@ -281,7 +288,7 @@ class McpServerConnection:
                         in_flight.add(job)
                         group.start_soon(self._run_job, client, job, in_flight)
                     group.cancel_scope.cancel()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - handed to whoever waits for the session
             if not ready.done():
                 ready.set_exception(exc)
             else:
@@ -309,7 +316,7 @@ class McpServerConnection:
                 job.scope = scope
                 try:
                     result = await job.run(client)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - the caller's future gets it
                     if not job.future.done():
                         job.future.set_exception(exc)
                     return
@@ -436,7 +443,7 @@ class McpServerConnection:
         except asyncio.CancelledError:
             if not task.cancelled():
                 raise
-        except Exception as exc:  # the session already failed; it is gone either way
+        except Exception as exc:  # noqa: BLE001 - the session already failed; gone either way
             log.debug("MCP server %s stopped with %s", self.name, exc)
 
     async def stop(self, state: ServerState = "stopped") -> None:

@@ -7,11 +7,12 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from ..errors import AgentError, ConfigurationError
-from ..tool_config import McpServerConfig, SecretLookup, ToolConfig
-from ..tool_output import ToolOutput
-from ..tool_progress import progress_reporter
-from ..tools import Tool
+from desktop_agent.core.errors import AgentError, ConfigurationError
+from desktop_agent.core.tool_config import McpServerConfig, SecretLookup, ToolConfig
+from desktop_agent.core.tool_output import ToolOutput
+from desktop_agent.core.tool_progress import progress_reporter
+from desktop_agent.core.tools import Tool
+
 from .server_connection import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_STARTUP_TIMEOUT,

@@ -417,7 +417,7 @@ class ConversationController(QObject):
             client = self.session.client
             return int(estimate_tokens(model_history(path),
                                        tools=list(client.options.tools) if client else None))
-        except Exception as exc:  # an estimate must never break a turn
+        except Exception as exc:  # noqa: BLE001 - an estimate must never break a turn
             log.debug("token estimate failed: %s", exc)
             return None
 

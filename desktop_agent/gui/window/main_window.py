@@ -496,7 +496,7 @@ class MainWindow(QMainWindow):
         await self.connection_pool.aclose()
         try:
             await self.tools.aclose()
-        except Exception as exc:  # a server that will not stop must not block closing
+        except Exception as exc:  # noqa: BLE001 - a server that will not stop must not block closing
             log.warning("MCP servers did not stop cleanly: %s", exc)
         self.closed.emit()
 

@@ -9,13 +9,12 @@ from fastapi import APIRouter, Depends
 
 from desktop_agent.core.builtin_tools.shell_tool import run_command
 from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import CommandRequest, CommandResult, ErrorBody
+from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.workdir_paths import open_workdir
 from desktop_agent.session.conversation_secrets import conversation_environment
 from desktop_agent.session.sandbox_settings import sandbox_policy
-
-from ..api_errors import ApiError
-from ..api_models import CommandRequest, CommandResult, ErrorBody
-from ..app_services import AppServices, services
-from ..workdir_paths import open_workdir
 
 router = APIRouter(tags=["commands"])
 

@@ -13,12 +13,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
 
-from desktop_agent.session import deletion
-from desktop_agent.session.settings import asks_before_tools
-from desktop_agent.store import ConversationRecord
-
-from ..api_errors import ApiError
-from ..api_models import (
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import (
     ConversationCreate,
     ConversationList,
     ConversationOut,
@@ -29,8 +25,11 @@ from ..api_models import (
     MessageList,
     MessageOut,
 )
-from ..app_services import AppServices, services
-from ..message_content import refuse_if_blind, stored_content
+from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.message_content import refuse_if_blind, stored_content
+from desktop_agent.session import deletion
+from desktop_agent.session.settings import asks_before_tools
+from desktop_agent.store import ConversationRecord
 
 router = APIRouter(tags=["conversations"])
 

@@ -7,11 +7,16 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Path, Response, status
 
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import (
+    SECRET_NAME_PATTERN,
+    ErrorBody,
+    SecretNames,
+    SecretSet,
+    SecretStored,
+)
+from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.session import conversation_secrets
-
-from ..api_errors import ApiError
-from ..api_models import SECRET_NAME_PATTERN, ErrorBody, SecretNames, SecretSet, SecretStored
-from ..app_services import AppServices, services
 
 router = APIRouter(tags=["secrets"])
 

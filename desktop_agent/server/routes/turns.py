@@ -7,8 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, status
 
-from ..api_errors import ApiError
-from ..api_models import (
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import (
     ApprovalDecision,
     ApprovalList,
     ApprovalOut,
@@ -20,9 +20,9 @@ from ..api_models import (
     RunRequest,
     RunStatus,
 )
-from ..app_services import AppServices, services
-from ..conversation_runner import ConversationRunner
-from ..message_content import stored_content
+from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.conversation_runner import ConversationRunner
+from desktop_agent.server.message_content import stored_content
 
 router = APIRouter(tags=["turns"])
 
