@@ -198,6 +198,26 @@ def verdict(value: float, target: float) -> str:
     return f"{value / target:.2f}x target ({'OK' if value <= target else 'OVER'})"
 
 
+def print_first_paint(commands: dict[str, list[str] | None], display: Display,
+                      data_dir: Path, runs: int, dropped: bool) -> None:
+    """Median time to first paint of each build, over ``runs`` launches."""
+    for label, command in commands.items():
+        if command is None:
+            print(f"first paint, {label}: not built")
+            continue
+        times = []
+        for _ in range(runs):
+            if dropped:
+                drop_page_cache()
+            times.append(time_to_first_paint(command, display, data_dir))
+        median = statistics.median(times)
+        shown = ", ".join(f"{t:.2f}" for t in times)
+        line = f"first paint, {label}: median {median:.2f} s over {runs} runs ({shown})"
+        if label == "single file":
+            line += f"  {verdict(median, TARGET_PAINT_S)} (target <= {TARGET_PAINT_S} s)"
+        print(line, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -235,23 +255,8 @@ def main() -> int:
         data_dir = Path(scratch)
         # One unmeasured launch creates the data folder and database, as a first start does.
         time_to_first_paint(commands["source (python -m desktop_agent)"], display, data_dir)
-        for label, command in commands.items():
-            if args.rss_only:
-                break
-            if command is None:
-                print(f"first paint, {label}: not built")
-                continue
-            times = []
-            for _ in range(args.runs):
-                if dropped:
-                    drop_page_cache()
-                times.append(time_to_first_paint(command, display, data_dir))
-            median = statistics.median(times)
-            runs = ", ".join(f"{t:.2f}" for t in times)
-            line = f"first paint, {label}: median {median:.2f} s over {args.runs} runs ({runs})"
-            if label == "single file":
-                line += f"  {verdict(median, TARGET_PAINT_S)} (target <= {TARGET_PAINT_S} s)"
-            print(line, flush=True)
+        if not args.rss_only:
+            print_first_paint(commands, display, data_dir, args.runs, dropped)
         for label in ("single file", "onedir"):
             command = commands[label]
             if command is None:

@@ -337,22 +337,11 @@ class Client:
                                           constrained=constrained_calls.applies(options))
             aggregator.taken_ids = history_call_ids(self._history)
             self._early.reset()
-            try:
-                async for block in self.context_keeper.read_reply(
-                        self._client(), options, self._build_request, aggregator, usage,
-                        control, self.turn_metadata, self._history):
-                    if isinstance(block, ToolUseBlock):
-                        self._early.streamed[block.id] = block.name
-                    yield block
-            except errors.APIError as exc:
-                if self._refused_response_format(exc, bool(aggregator.content_chunks)):
-                    continue
-                # any mid-stream failure (dropped connection, an `error` event as
-                # LiteLLM sends): keep the partial reply in history, then re-raise
-                if aggregator.text or aggregator.tool_blocks:
-                    self._append_assistant(aggregator, [], [])
-                    self.turn_metadata["dropped"] = True
-                raise
+            ask_again: list[bool] = []
+            async for block in self._stream_reply(aggregator, usage, ask_again):
+                yield block
+            if ask_again:
+                continue
             calls = aggregator.tool_blocks
             bad_calls = [e for e in aggregator.tool_errors if e.name]
             self._append_assistant(aggregator, calls, bad_calls)
@@ -389,6 +378,30 @@ class Client:
                 self.turn_metadata["pending_approvals"] = [
                     p.to_dict() for p in pending_in(self._history)]
                 return
+
+    async def _stream_reply(self, aggregator: StreamAggregator, usage: UsageTotals,
+                            ask_again: list[bool]) -> AsyncIterator[StreamItem]:
+        """One reply of the model, as it streams.
+
+        A failure mid-reply (a dropped connection, an ``error`` event as LiteLLM
+        sends) keeps the partial reply in history and is raised; a server that
+        refuses constrained output is remembered and ``ask_again`` gets a True.
+        """
+        try:
+            async for block in self.context_keeper.read_reply(
+                    self._client(), self.options, self._build_request, aggregator, usage,
+                    self._control, self.turn_metadata, self._history):
+                if isinstance(block, ToolUseBlock):
+                    self._early.streamed[block.id] = block.name
+                yield block
+        except errors.APIError as exc:
+            if self._refused_response_format(exc, bool(aggregator.content_chunks)):
+                ask_again.append(True)
+                return
+            if aggregator.text or aggregator.tool_blocks:
+                self._append_assistant(aggregator, [], [])
+                self.turn_metadata["dropped"] = True
+            raise
 
     def _answer_bad_calls(self, bad_calls: list[ToolUseError]) -> None:
         """Calls with unusable arguments get their error back, so the model can correct itself."""

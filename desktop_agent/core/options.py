@@ -128,6 +128,12 @@ class AgentOptions:
     connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        self._check_endpoint()
+        self._check_limits()
+        self._check_modes()
+        self._check_tools()
+
+    def _check_endpoint(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
             raise ConfigurationError("model must be a non-empty model id")
         if not isinstance(self.base_url, str) or not self.base_url.startswith(
@@ -137,15 +143,17 @@ class AgentOptions:
                 f"base_url must start with http:// or https:// (got {self.base_url!r})"
             )
         self.base_url = self.base_url.rstrip("/")
+
+    def _check_limits(self) -> None:
         for name in ("max_turns", "max_tokens", "context_length", "tool_result_budget"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(
                     f"{name} must be a positive integer or None, not {value!r}")
-        if not isinstance(self.max_tool_iterations, int) or self.max_tool_iterations < 0:
-            raise ConfigurationError("max_tool_iterations must be 0 or more")
-        if not isinstance(self.output_retries, int) or self.output_retries < 0:
-            raise ConfigurationError("output_retries must be 0 or more")
+        for name in ("max_tool_iterations", "output_retries"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ConfigurationError(f"{name} must be 0 or more")
         if self.doom_loop_threshold < 0:
             raise ConfigurationError("doom_loop_threshold must be 0 or more")
         if self.timeout is None or self.timeout <= 0:
@@ -154,6 +162,8 @@ class AgentOptions:
             raise ConfigurationError("tool_timeout must be a positive number of seconds")
         if self.approval_timeout is not None and self.approval_timeout <= 0:
             raise ConfigurationError("approval_timeout must be positive or None")
+
+    def _check_modes(self) -> None:
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ConfigurationError("temperature must be between 0 and 2")
         if self.text_delta_mode not in ("auto", "incremental", "cumulative"):
@@ -161,6 +171,8 @@ class AgentOptions:
         if self.text_tool_calls not in ("auto", "off"):
             raise ConfigurationError("text_tool_calls must be auto or off")
         _check_compaction(self.compaction, self.compaction_threshold)
+
+    def _check_tools(self) -> None:
         self.tools = list(self.tools)
         seen: set[str] = set()
         for t in self.tools:

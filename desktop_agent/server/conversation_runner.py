@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from desktop_agent.core import errors
@@ -146,70 +147,110 @@ class ConversationRunner:
 
     # -- session events -> event log ------------------------------------------------------
     def _on_event(self, event: ev.SessionEvent) -> None:
-        if isinstance(event, ev.StateChanged):
-            data: dict[str, Any] = {"state": event.state}
-            if event.outcome is not None:
-                data["outcome"] = event.outcome
-                self.approvals.withdraw_all()
-            self.emit("state", data)
-        elif isinstance(event, ev.UserMessageAdded):
-            record = event.record
-            self.emit("message", {"id": record.id, "role": "user", "status": record.status,
-                                  "content": record.message.get("content")})
-        elif isinstance(event, ev.TextDelta):
-            self.emit("text", {"text": event.text})
-        elif isinstance(event, ev.ThinkingDelta):
-            self.emit("thinking", {"text": event.text})
-        elif isinstance(event, ev.ToolCallStarted):
-            self.emit("tool_call", {"id": event.tool_use_id, "name": event.name,
-                                    "input": event.input})
-        elif isinstance(event, ev.ToolInputReplaced):
-            self._ran_inputs[event.tool_use_id] = event.input
-        elif isinstance(event, ev.ToolResultArrived):
-            data = {"tool_use_id": event.tool_use_id, "name": event.name,
-                    "content": event.content, "is_error": event.is_error,
-                    # for the person only (MCP audience ["user"])
-                    "user_content": event.user_content, "images": event.images}
-            ran = self._ran_inputs.pop(event.tool_use_id, None)
-            if ran is not None:
-                data["input"] = ran  # what ran, when it was not the model's
-            self.emit("tool_result", data)
-        elif isinstance(event, ev.ToolProgressReported):
-            self.emit("tool_progress", {"tool_use_id": event.tool_use_id, "name": event.name,
-                                        "progress": event.progress, "total": event.total,
-                                        "message": event.message})
-        elif isinstance(event, ev.CompactionReported):
-            block = event.block
-            self.emit("compaction", {"messages": block.messages, "summary": block.summary,
-                                     "mode": block.mode, "tokens_before": block.tokens_before,
-                                     "tokens_after": block.tokens_after})
-        elif isinstance(event, ev.ToolErrorReported):
-            raw = event.raw_data if event.raw_data is None else event.raw_data[:2000]
-            self.emit("tool_error", {"error": event.error, "tool_use_id": event.tool_use_id,
-                                     "name": event.name, "raw_data": raw})
-        elif isinstance(event, ev.UsageReported):
-            usage = event.usage
-            self.emit("usage", {"prompt_tokens": usage.prompt_tokens,
-                                "completion_tokens": usage.completion_tokens,
-                                "time_to_first_token": usage.time_to_first_token,
-                                "tokens_per_second": usage.tokens_per_second})
-        elif isinstance(event, ev.MessageStored):
-            record = event.record
-            self.emit("message", {"id": record.id, "role": record.role,
-                                  "status": record.status, "message": record.message})
-        elif isinstance(event, ev.TurnFailed):
-            self.emit("error", _describe(event.error, self.conversation_id))
-        elif isinstance(event, ev.ApprovalAsked):
-            question = event.question
-            context = question.context
-            self.emit("approval_requested", {
-                "tool_use_id": context.tool_use_id, "tool_name": question.tool_name,
-                "input": question.tool_input, "read_only": context.read_only,
-                "source": context.source, "description": context.description,
-                "requested_at": time.time(), "unsandboxed": context.unsandboxed,
-                "timeout": self._services.approval_timeout})
-        elif isinstance(event, ev.ApprovalSettled):
-            self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
+        """Append what the session reported to the log (one dict lookup per event)."""
+        handler = _EVENT_HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+    def _state_changed(self, event: ev.StateChanged) -> None:
+        data: dict[str, Any] = {"state": event.state}
+        if event.outcome is not None:
+            data["outcome"] = event.outcome
+            self.approvals.withdraw_all()
+        self.emit("state", data)
+
+    def _user_message_added(self, event: ev.UserMessageAdded) -> None:
+        record = event.record
+        self.emit("message", {"id": record.id, "role": "user", "status": record.status,
+                              "content": record.message.get("content")})
+
+    def _text_delta(self, event: ev.TextDelta) -> None:
+        self.emit("text", {"text": event.text})
+
+    def _thinking_delta(self, event: ev.ThinkingDelta) -> None:
+        self.emit("thinking", {"text": event.text})
+
+    def _tool_call_started(self, event: ev.ToolCallStarted) -> None:
+        self.emit("tool_call", {"id": event.tool_use_id, "name": event.name,
+                                "input": event.input})
+
+    def _tool_input_replaced(self, event: ev.ToolInputReplaced) -> None:
+        self._ran_inputs[event.tool_use_id] = event.input
+
+    def _tool_result_arrived(self, event: ev.ToolResultArrived) -> None:
+        data = {"tool_use_id": event.tool_use_id, "name": event.name,
+                "content": event.content, "is_error": event.is_error,
+                # for the person only (MCP audience ["user"])
+                "user_content": event.user_content, "images": event.images}
+        ran = self._ran_inputs.pop(event.tool_use_id, None)
+        if ran is not None:
+            data["input"] = ran  # what ran, when it was not the model's
+        self.emit("tool_result", data)
+
+    def _tool_progress_reported(self, event: ev.ToolProgressReported) -> None:
+        self.emit("tool_progress", {"tool_use_id": event.tool_use_id, "name": event.name,
+                                    "progress": event.progress, "total": event.total,
+                                    "message": event.message})
+
+    def _compaction_reported(self, event: ev.CompactionReported) -> None:
+        block = event.block
+        self.emit("compaction", {"messages": block.messages, "summary": block.summary,
+                                 "mode": block.mode, "tokens_before": block.tokens_before,
+                                 "tokens_after": block.tokens_after})
+
+    def _tool_error_reported(self, event: ev.ToolErrorReported) -> None:
+        raw = event.raw_data if event.raw_data is None else event.raw_data[:2000]
+        self.emit("tool_error", {"error": event.error, "tool_use_id": event.tool_use_id,
+                                 "name": event.name, "raw_data": raw})
+
+    def _usage_reported(self, event: ev.UsageReported) -> None:
+        usage = event.usage
+        self.emit("usage", {"prompt_tokens": usage.prompt_tokens,
+                            "completion_tokens": usage.completion_tokens,
+                            "time_to_first_token": usage.time_to_first_token,
+                            "tokens_per_second": usage.tokens_per_second})
+
+    def _message_stored(self, event: ev.MessageStored) -> None:
+        record = event.record
+        self.emit("message", {"id": record.id, "role": record.role,
+                              "status": record.status, "message": record.message})
+
+    def _turn_failed(self, event: ev.TurnFailed) -> None:
+        self.emit("error", _describe(event.error, self.conversation_id))
+
+    def _approval_asked(self, event: ev.ApprovalAsked) -> None:
+        question = event.question
+        context = question.context
+        self.emit("approval_requested", {
+            "tool_use_id": context.tool_use_id, "tool_name": question.tool_name,
+            "input": question.tool_input, "read_only": context.read_only,
+            "source": context.source, "description": context.description,
+            "requested_at": time.time(), "unsandboxed": context.unsandboxed,
+            "timeout": self._services.approval_timeout})
+
+    def _approval_settled(self, event: ev.ApprovalSettled) -> None:
+        self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
+
+
+_EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
+    ev.StateChanged: ConversationRunner._state_changed,
+    ev.UserMessageAdded: ConversationRunner._user_message_added,
+    ev.TextDelta: ConversationRunner._text_delta,
+    ev.ThinkingDelta: ConversationRunner._thinking_delta,
+    ev.ToolCallStarted: ConversationRunner._tool_call_started,
+    ev.ToolInputReplaced: ConversationRunner._tool_input_replaced,
+    ev.ToolResultArrived: ConversationRunner._tool_result_arrived,
+    ev.ToolProgressReported: ConversationRunner._tool_progress_reported,
+    ev.CompactionReported: ConversationRunner._compaction_reported,
+    ev.ToolErrorReported: ConversationRunner._tool_error_reported,
+    ev.UsageReported: ConversationRunner._usage_reported,
+    ev.MessageStored: ConversationRunner._message_stored,
+    ev.TurnFailed: ConversationRunner._turn_failed,
+    ev.ApprovalAsked: ConversationRunner._approval_asked,
+    ev.ApprovalSettled: ConversationRunner._approval_settled,
+}
+"""How each session event is told over REST. Events not listed here (reply started
+and ended, prompt progress, notices, path resets, settings changes) are not sent."""
 
 
 class _as_http:
