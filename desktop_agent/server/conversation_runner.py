@@ -178,10 +178,11 @@ class ConversationRunner:
         self._ran_inputs[event.tool_use_id] = event.input
 
     def _tool_result_arrived(self, event: ev.ToolResultArrived) -> None:
-        data: dict[str, Any] = {"tool_use_id": event.tool_use_id, "name": event.name,
-                "content": event.content, "is_error": event.is_error,
-                # for the person only (MCP audience ["user"])
-                "user_content": event.user_content, "images": event.images}
+        data: dict[str, Any] = {
+            "tool_use_id": event.tool_use_id, "name": event.name,
+            "content": event.content, "is_error": event.is_error,
+            # for the person only (MCP audience ["user"])
+            "user_content": event.user_content, "images": event.images}
         ran = self._ran_inputs.pop(event.tool_use_id, None)
         if ran is not None:
             data["input"] = ran  # what ran, when it was not the model's
