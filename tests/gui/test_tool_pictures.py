@@ -91,3 +91,28 @@ def test_a_picture_that_cannot_be_drawn_is_named_not_fatal(qtbot: Any) -> None:
     qtbot.addWidget(strip)
     assert (strip.count, strip.shown) == (3, 1)
     assert strip.note is not None and strip.note.text() == "2 pictures that cannot be shown here"
+
+
+def test_a_picture_scrolled_back_into_view_is_not_decoded_again(
+        qtbot: Any, monkeypatch: Any) -> None:
+    """An item's widget is rebuilt each time it scrolls back into view: its thumbnails
+    come from a small cache, and only opening a picture decodes it at full size."""
+    from desktop_agent.gui.transcript import picture_strip
+    from desktop_agent.gui.transcript.picture_strip import PictureStrip, PictureViewer
+    from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+    decoded: list[str] = []
+    real = picture_strip.picture_image
+    monkeypatch.setattr(picture_strip, "picture_image",
+                        lambda url: decoded.append(url) or real(url))
+    url = _png_uri(300, 200, "#884400")
+    theme = TranscriptTheme.from_palette(QPalette())
+    for _ in range(3):
+        strip = PictureStrip([url], theme)
+        qtbot.addWidget(strip)
+        assert strip.shown == 1
+    assert decoded == [url]
+    viewer = strip.open_url(url)
+    assert viewer is not None and viewer.windowTitle() == "300 × 200 picture"
+    assert isinstance(viewer, PictureViewer) and len(decoded) == 2
+    viewer.close()

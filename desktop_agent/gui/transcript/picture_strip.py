@@ -4,14 +4,18 @@ A message the person sent with pictures, and a tool result that returned some
 (an MCP screenshot, a chart), used to show "[image]" or nothing: the person
 could not see what the model was shown. The pictures are the conversation's
 own ``data:`` URIs (checked when they were stored, see
-:mod:`desktop_agent.image_data`); each is decoded once, when its item's widget
-is built, and scaled to a thumbnail. A picture Qt cannot decode is named in
-words instead of failing the whole message.
+:mod:`desktop_agent.image_data`). Only thumbnails are kept: the recent ones in a
+small cache (an item's widget is rebuilt whenever it scrolls back into view),
+the full picture decoded again when it is opened, so a conversation full of
+screenshots does not hold every one decoded (8 MB for one 1920 × 1080). A picture
+Qt cannot decode is named in words instead of failing the whole message.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -44,9 +48,37 @@ def picture_image(url: str) -> QImage | None:
     return None if image.isNull() else image
 
 
-def describe(image: QImage) -> str:
+def describe(image: QImage | QSize) -> str:
     """``"1280 × 720 picture"``: what a thumbnail's tooltip and accessible name say."""
     return f"{image.width()} × {image.height()} picture"
+
+
+_THUMBNAILS: OrderedDict[tuple[bytes, float], tuple[QImage, QSize] | None] = OrderedDict()
+THUMBNAILS_KEPT = 32
+"""Thumbnails cached (about 150 KB each), most recently used last."""
+
+
+def thumbnail(url: str, ratio: float) -> tuple[QImage, QSize] | None:
+    """The picture scaled to a thumbnail for a screen of ``ratio``, and its full size.
+
+    Cached by a digest of the URI, not the URI itself (megabytes of base64 that
+    the cache would otherwise keep alive after the conversation is closed), so
+    scrolling back to a picture does not decode it again.
+    """
+    key = (hashlib.blake2b(url.encode("ascii", "replace"), digest_size=16).digest(), ratio)
+    if key in _THUMBNAILS:
+        _THUMBNAILS.move_to_end(key)
+        return _THUMBNAILS[key]
+    made: tuple[QImage, QSize] | None = None
+    image = picture_image(url)
+    if image is not None:
+        bound = QSize(2 * THUMBNAIL_HEIGHT, THUMBNAIL_HEIGHT) * ratio
+        made = (image.scaled(bound, Qt.AspectRatioMode.KeepAspectRatio,
+                             Qt.TransformationMode.SmoothTransformation), image.size())
+    _THUMBNAILS[key] = made
+    while len(_THUMBNAILS) > THUMBNAILS_KEPT:
+        _THUMBNAILS.popitem(last=False)
+    return made
 
 
 class _Thumbnail(QLabel):
@@ -54,18 +86,14 @@ class _Thumbnail(QLabel):
 
     clicked = Signal()
 
-    def __init__(self, image: QImage, theme: TranscriptTheme, parent: QWidget | None = None
-                 ) -> None:
+    def __init__(self, small: QImage, size: QSize, theme: TranscriptTheme, ratio: float,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        ratio = self.devicePixelRatioF() or 1.0
-        bound = QSize(2 * THUMBNAIL_HEIGHT, THUMBNAIL_HEIGHT) * ratio
-        scaled = image.scaled(bound, Qt.AspectRatioMode.KeepAspectRatio,
-                              Qt.TransformationMode.SmoothTransformation)
-        pixmap = QPixmap.fromImage(scaled)
+        pixmap = QPixmap.fromImage(small)
         pixmap.setDevicePixelRatio(ratio)
         self.setPixmap(pixmap)
-        self.setToolTip(f"{describe(image)}: click to open it at full size")
-        self.setAccessibleName(describe(image))
+        self.setToolTip(f"{describe(size)}: click to open it at full size")
+        self.setAccessibleName(describe(size))
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setStyleSheet(f"QLabel {{ border: 1px solid {theme.border}; border-radius: 6px;"
                            " padding: 2px; }")
@@ -119,15 +147,16 @@ class PictureStrip(QWidget):
         self._thumbnails: list[_Thumbnail] = []
         self._viewer: PictureViewer | None = None
         unreadable = 0
+        ratio = self.devicePixelRatioF() or 1.0
         for url in urls:
-            image = picture_image(url)
-            if image is None:
+            made = thumbnail(url, ratio)
+            if made is None:
                 unreadable += 1
                 continue
-            thumbnail = _Thumbnail(image, theme, self)
-            thumbnail.clicked.connect(lambda image=image: self.open_picture(image))
-            layout.addWidget(thumbnail)
-            self._thumbnails.append(thumbnail)
+            label = _Thumbnail(*made, theme, ratio, self)
+            label.clicked.connect(lambda url=url: self.open_url(url))
+            layout.addWidget(label)
+            self._thumbnails.append(label)
             self.shown += 1
         if unreadable:
             log.info("%d picture(s) in the transcript could not be decoded", unreadable)
@@ -140,6 +169,11 @@ class PictureStrip(QWidget):
     def thumbnails(self) -> list[QLabel]:
         """The thumbnails shown, in order."""
         return list(self._thumbnails)
+
+    def open_url(self, url: str) -> PictureViewer | None:
+        """Decode the picture again at full size and show it (None: it cannot be drawn)."""
+        image = picture_image(url)
+        return None if image is None else self.open_picture(image)
 
     def open_picture(self, image: QImage) -> PictureViewer:
         """Show ``image`` at full size in its own window (one at a time per strip)."""
