@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.gui.app")
 
 APP_NAME = "Desktop Agent"
+
+
 def create_application(argv: Sequence[str]) -> QApplication:
     """The QApplication (created once), themed to follow the system."""
     from PySide6.QtWidgets import QApplication
