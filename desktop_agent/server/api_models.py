@@ -33,6 +33,8 @@ EventType = Literal[
     "usage",
     "state",
     "settings",
+    "notice",
+    "prompt_progress",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]

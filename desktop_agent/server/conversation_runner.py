@@ -229,6 +229,12 @@ class ConversationRunner:
             "requested_at": time.time(), "unsandboxed": context.unsandboxed,
             "timeout": self._services.approval_timeout})
 
+    def _notice(self, event: ev.Notice) -> None:
+        self.emit("notice", {"text": event.text})
+
+    def _prompt_progress_reported(self, event: ev.PromptProgressReported) -> None:
+        self.emit("prompt_progress", {"processed": event.processed, "total": event.total})
+
     def _approval_settled(self, event: ev.ApprovalSettled) -> None:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
@@ -249,9 +255,12 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     ev.TurnFailed: ConversationRunner._turn_failed,
     ev.ApprovalAsked: ConversationRunner._approval_asked,
     ev.ApprovalSettled: ConversationRunner._approval_settled,
+    ev.Notice: ConversationRunner._notice,
+    ev.PromptProgressReported: ConversationRunner._prompt_progress_reported,
 }
 """How each session event is told over REST. Events not listed here (reply started
-and ended, prompt progress, notices, path resets, settings changes) are not sent."""
+and ended, path resets, settings reloaded from another process) are not sent: the
+message and state events and ``GET /conversations/{id}`` cover what they say."""
 
 
 class _as_http:

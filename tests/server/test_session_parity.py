@@ -144,3 +144,26 @@ def test_two_servers_on_one_folder_take_turns(
         second.store.close()
         first.stop()
         first.store.close()
+
+
+def test_a_rest_turn_tells_what_the_window_shows_beside_the_transcript(
+        api: RunningApi, model_server: ScriptedServer, data_dir: Path) -> None:
+    """The window shows why an MCP server's tools are missing and how far the server
+    has read a long prompt; a REST client gets both as events."""
+    write_config(data_dir, {"mcpServers": {"time": {"command": "no-such-mcp-server"}}})
+    factory = script.ChunkFactory()
+    model_server.enqueue(script.from_chunks([
+        script.Chunk({"choices": [], "prompt_progress": {
+            "total": 1024, "cache": 0, "processed": processed, "time_ms": 5}})
+        for processed in (512, 1024)
+    ] + [factory.delta({"role": "assistant", "content": "Hi."}), factory.finish("stop")]))
+    cid = api.create(base_url=model_server.base_url, model="test-model",
+                     tools=["time__now", "get_weather"])["id"]
+    api.client.post(f"/conversations/{cid}/run", json={"message": "Hello"})
+    api.wait_idle(cid)
+    notices = api.events(cid, types="notice")
+    assert notices and "time" in notices[0]["data"]["text"]
+    assert "no-such-mcp-server" in notices[0]["data"]["text"]
+    progress = api.events(cid, types="prompt_progress")
+    assert [(e["data"]["processed"], e["data"]["total"]) for e in progress] == [
+        (512, 1024), (1024, 1024)]
