@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from typing import Any
 
 #: Image kinds every vision-capable local server reads.
 IMAGE_MIME_TYPES: tuple[str, ...] = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -75,6 +76,15 @@ def data_uri(data: bytes, mime: str | None = None) -> str:
     """A checked ``data:<mime>;base64,...`` URI for image bytes."""
     kind = check_image(data, mime)
     return f"data:{kind};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def part_url(part: Any) -> str | None:
+    """The URL of an OpenAI ``image_url`` content part (None: not one, or no URL)."""
+    if not isinstance(part, dict) or part.get("type") != "image_url":
+        return None
+    image = part.get("image_url")
+    url = image.get("url") if isinstance(image, dict) else None
+    return url if isinstance(url, str) else None
 
 
 def decode_data_uri(url: str) -> tuple[str, bytes]:

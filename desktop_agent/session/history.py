@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.image_data import part_url
+
 if TYPE_CHECKING:
     from desktop_agent.store import MessageRecord
 
@@ -89,11 +91,5 @@ def picture_urls(parts: Any) -> tuple[str, ...]:
     """
     if not isinstance(parts, list):
         return ()
-    urls = []
-    for part in parts:
-        if isinstance(part, dict) and part.get("type") == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else None
-            if isinstance(url, str) and url.startswith("data:"):
-                urls.append(url)
-    return tuple(urls)
+    urls = (part_url(part) for part in parts)
+    return tuple(url for url in urls if url is not None and url.startswith("data:"))

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from desktop_agent.image_data import ImageDataError, decode_data_uri
+from desktop_agent.image_data import ImageDataError, decode_data_uri, part_url
 from desktop_agent.store.errors import SecretInSettingsError
 from desktop_agent.store.secret_scrub import find_secret, scrub
 
@@ -39,10 +39,8 @@ def check_images(content: Any, where: str = "content") -> None:
         return
     for index, part in enumerate(content):
         if isinstance(part, dict) and part.get("type") == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, dict) else None
             try:
-                decode_data_uri(url if isinstance(url, str) else "")
+                decode_data_uri(part_url(part) or "")
             except ImageDataError as exc:
                 raise ValueError(f"{where}[{index}]: {exc}") from None
 
