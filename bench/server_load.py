@@ -2,10 +2,18 @@
 
 Starts ``desktop-agent serve`` as a subprocess (its own interpreter, as in
 production) on a temporary data folder, and the scripted model server from
-``desktop_agent.testing`` in another subprocess, so this process only reads
-the streams. ``--conversations`` clients each
-create a conversation, open its SSE stream, start a turn and read until the
-turn ends. Every reply streams ``--tokens`` text pieces.
+``desktop_agent.testing`` in another subprocess. ``--conversations`` clients
+each create a conversation and open its SSE stream; once every stream is open,
+a third subprocess starts every turn at once (``POST /run``, on connections it
+opened beforehand) while this process only reads the streams until each turn
+ends. Every reply streams ``--tokens`` text pieces.
+
+Why the turns are started from another process: when this process sent the
+50 requests itself, the turns' first events sat unread in its sockets while it
+was busy sending (matched event by event against the server's own write
+times, 16-23 ms of the 26-34 ms measured for those events was this client's,
+not the server's). For the same reason the clock is read when a block of bytes
+arrives, before it is parsed.
 
 Prints:
 - events per second delivered over SSE (all conversations together);
@@ -13,7 +21,7 @@ Prints:
   event to its log to the client reading it from the stream (same machine,
   same clock), i.e. what the event log + SSE path adds per event; then the
   same split into the streamed text and the rest (the events of the turns'
-  starts and ends, which all fall together because every turn starts at once);
+  starts and ends, which fall together because every turn starts at once);
 - the server process's CPU time per event (less sensitive to a busy machine);
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
@@ -69,36 +77,75 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[index]
 
 
-async def _one_conversation(client: httpx.AsyncClient, base_url: str, model_url: str,
+async def _read_events(response: httpx.Response, latencies: list[float], deltas: list[float],
+                       rest: list[float]) -> int:
+    """Read SSE frames until the turn's ``idle`` state; record each event's latency.
+
+    The clock is read when a block of bytes arrives, before parsing it, so the
+    figure is when the server's frame reached this process, not how long this
+    (Python, busy) client took to parse everything before it in the block.
+    """
+    received = 0
+    pending = b""
+    async for block in response.aiter_raw():
+        now = time.time()
+        frames = (pending + block).split(b"\n\n")
+        pending = frames.pop()
+        for frame in frames:
+            data = next((line[5:] for line in frame.split(b"\n") if line.startswith(b"data:")),
+                        None)
+            if data is None:
+                continue  # a keep-alive comment
+            event = json.loads(data)
+            received += 1
+            latency = now - event["created_at"]
+            latencies.append(latency)
+            (deltas if event["type"] == "text" else rest).append(latency)
+            if event["type"] == "state" and event["data"].get("state") == "idle":
+                return received
+    return received
+
+
+async def _one_conversation(client: httpx.AsyncClient, model_url: str,
                             latencies: list[float], deltas: list[float], rest: list[float],
-                            counts: list[int],
-                            turn_times: list[float], start: asyncio.Event) -> None:
+                            counts: list[int], turn_times: list[float], ids: list[str],
+                            start: asyncio.Event) -> None:
     made = await client.post("/conversations", json={
         "title": "load", "settings": {"base_url": model_url, "model": "test-model"}})
     cid = made.raise_for_status().json()["id"]
     async with client.stream("GET", f"/conversations/{cid}/events/stream",
                              timeout=httpx.Timeout(120.0)) as response:
         response.raise_for_status()
+        ids.append(cid)
         await start.wait()
         began = time.perf_counter()
-        ran = await client.post(f"/conversations/{cid}/run", json={"message": "go"})
-        ran.raise_for_status()
-        received = 0
-        data_line = None
-        async for line in response.aiter_lines():
-            if line.startswith("data:"):
-                data_line = line[5:].strip()
-            elif line == "" and data_line is not None:
-                now = time.time()
-                event = json.loads(data_line)
-                data_line = None
-                received += 1
-                latencies.append(now - event["created_at"])
-                (deltas if event["type"] == "text" else rest).append(now - event["created_at"])
-                if event["type"] == "state" and event["data"].get("state") == "idle":
-                    break
+        counts.append(await _read_events(response, latencies, deltas, rest))
         turn_times.append(time.perf_counter() - began)
-        counts.append(received)
+
+
+_RUN_STARTER = """
+import asyncio, sys
+import httpx
+base_url, key = sys.argv[1], sys.argv[2]
+ids = sys.stdin.readline().split()
+
+async def main():
+    limits = httpx.Limits(max_connections=len(ids), max_keepalive_connections=len(ids))
+    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
+                                 limits=limits, timeout=60) as client:
+        await asyncio.gather(*(client.get("/alive") for _ in ids))  # connections made now
+        print("ready", flush=True)
+        sys.stdin.readline()
+        answers = await asyncio.gather(*(
+            client.post(f"/conversations/{cid}/run", json={"message": "go"}) for cid in ids))
+    failed = [answer.status_code for answer in answers if answer.status_code != 202]
+    print(f"failed: {failed}" if failed else "ok", flush=True)
+
+asyncio.run(main())
+"""
+"""Starts every turn at once (``POST /run``) from its own process, so that the
+readers here are not queued behind 50 requests' client-side work: the latency
+read here is then the server's, not this process's."""
 
 
 async def _through_server(base_url: str, key: str, model_url: str,
@@ -110,20 +157,39 @@ async def _through_server(base_url: str, key: str, model_url: str,
     rest: list[float] = []
     counts: list[int] = []
     turn_times: list[float] = []
+    ids: list[str] = []
     start = asyncio.Event()
-    size = conversations * 3
+    size = conversations * 2
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
     async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
                                  limits=limits, timeout=60) as client:
-        tasks = [asyncio.create_task(_one_conversation(client, base_url, model_url, latencies,
-                                                       deltas, rest, counts, turn_times,
-                                                       start))
+        tasks = [asyncio.create_task(_one_conversation(client, model_url, latencies, deltas,
+                                                       rest, counts, turn_times, ids, start))
                  for _ in range(conversations)]
-        await asyncio.sleep(2.0)  # let every stream connect before the turns start
+        while len(ids) < conversations:  # every stream open before the turns start
+            await asyncio.sleep(0.05)
+            for task in tasks:
+                if task.done():
+                    task.result()  # a conversation that failed to set up: say why
+        starter = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _RUN_STARTER, base_url, key,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        _pin(starter.pid, server=False)
+        assert starter.stdin is not None and starter.stdout is not None
+        starter.stdin.write((" ".join(ids) + "\n").encode())
+        await starter.stdin.drain()
+        if await starter.stdout.readline() != b"ready\n":
+            raise SystemExit("the turn starter could not connect")
+        await asyncio.sleep(1.0)  # let the server settle after the connections
         began = time.perf_counter()
         start.set()
+        starter.stdin.write(b"go\n")
+        await starter.stdin.drain()
         await asyncio.gather(*tasks)
         wall = time.perf_counter() - began
+        outcome = (await starter.communicate())[0].decode().strip()
+        if outcome != "ok":
+            raise SystemExit(f"starting the turns: {outcome}")
     return wall, latencies, deltas, rest, counts, turn_times
 
 
@@ -328,7 +394,8 @@ def main() -> None:
     others = [value * 1000 for value in rest]
     print(f"  of which streamed text: p50 {statistics.median(text_ms):.2f} ms, "
           f"p99 {_percentile(text_ms, 0.99):.2f} ms ({len(text_ms)} events); the rest "
-          f"(the turn's start and end: message, state, usage, all 50 turns at once): "
+          f"(the turn's start and end: message, state, usage, all {args.conversations} turns "
+          f"at once): "
           f"p50 {statistics.median(others):.2f} ms, p99 {_percentile(others, 0.99):.2f} ms")
     server_mean = statistics.mean(server_turns)
     direct_mean = statistics.mean(direct_turns)
