@@ -15,6 +15,7 @@ interval is up. So ``kill -9`` loses at most the last interval of text, always.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import weakref
@@ -29,7 +30,14 @@ logger = logging.getLogger("desktop_agent.store.autosave")
 
 
 class _DeadlineSaver:
-    """One daemon thread that saves writers left unsaved past their interval."""
+    """One daemon thread that saves writers left unsaved past their interval.
+
+    Waking a sleeping thread is a context switch (about half a millisecond
+    of the event loop's time, measured on a server pinned to one CPU with 50
+    replies streaming), so a writer's deadline wakes the thread only when it
+    falls before the one the thread already sleeps until: with many replies
+    streaming, nearly every deadline is later and costs nothing.
+    """
 
     def __init__(self) -> None:
         self._due: weakref.WeakKeyDictionary[StreamingReplyWriter, float] = (
@@ -37,12 +45,16 @@ class _DeadlineSaver:
         )
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        # When the thread next looks at the deadlines: -inf while it is awake (or
+        # not yet started) and will look anyway, +inf while it waits for a notify.
+        self._looks_at = -math.inf
 
     def schedule(self, writer: StreamingReplyWriter, at: float) -> None:
         with self._wake:
             if writer not in self._due:
                 self._due[writer] = at
-                self._wake.notify()
+                if at < self._looks_at:
+                    self._wake.notify()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="reply-autosave", daemon=True
@@ -58,7 +70,9 @@ class _DeadlineSaver:
                     del self._due[writer]
                 if not ready:
                     upcoming = min(list(self._due.values()), default=None)
+                    self._looks_at = math.inf if upcoming is None else upcoming
                     self._wake.wait(None if upcoming is None else max(upcoming - now, 0.001))
+                    self._looks_at = -math.inf
                     continue
             for writer in ready:  # outside the condition: saving takes the store's lock
                 writer._save_if_pending()

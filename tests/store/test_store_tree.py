@@ -177,6 +177,22 @@ def test_a_pause_after_a_delta_still_saves_it_within_the_interval(store: Store) 
     writer.finish()
 
 
+def test_a_sooner_deadline_wakes_the_saver_sleeping_until_a_later_one(store: Store) -> None:
+    conv = store.create_conversation()
+    slow = StreamingReplyWriter(store, conv.id, interval=3600)
+    slow.append_text("later")  # the saver now sleeps until this one is due, an hour away
+    time.sleep(0.1)
+    quick = StreamingReplyWriter(store, conv.id, parent_id=slow.message_id, interval=0.2)
+    quick.append_text("soon")
+    deadline = time.monotonic() + 10
+    while store.get_message(quick.message_id).message["content"] != "soon":
+        assert time.monotonic() < deadline, "the saver kept sleeping past the sooner deadline"
+        time.sleep(0.02)
+    assert store.get_message(slow.message_id).message["content"] == ""
+    quick.finish()
+    slow.finish()
+
+
 def test_writer_with_a_long_interval_saves_on_finish_only(store: Store) -> None:
     conv = store.create_conversation()
     writer = StreamingReplyWriter(store, conv.id, interval=3600)
