@@ -12,8 +12,11 @@ Why the turns are started from another process: when this process sent the
 50 requests itself, the turns' first events sat unread in its sockets while it
 was busy sending (matched event by event against the server's own write
 times, 16-23 ms of the 26-34 ms measured for those events was this client's,
-not the server's). For the same reason the clock is read when a block of bytes
-arrives, before it is parsed.
+not the server's). For the same reason this process only records each block of
+bytes with its arrival time while the turns run (a raw asyncio protocol, no
+parsing) and reads the frames afterwards: parsing 6,000+ events a second on
+the CPU the model server also uses delayed the reads behind them, and that
+wait was measured as the server's.
 
 Prints:
 - events per second delivered over SSE (all conversations together);
@@ -21,7 +24,10 @@ Prints:
   event to its log to the client reading it from the stream (same machine,
   same clock), i.e. what the event log + SSE path adds per event; then the
   same split into the streamed text and the rest (the events of the turns'
-  starts and ends, which fall together because every turn starts at once);
+  starts and ends, which fall together because every turn starts at once),
+  and split in time: the events appended while turns were still starting
+  (until the last turn streamed its first piece: the server is then also
+  doing 50 turns' start-up work) and those after, once every turn streams;
 - the server process's CPU time per event (less sensitive to a busy machine);
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
@@ -58,8 +64,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import h11
 import httpx
 
 from desktop_agent import AgentOptions, Client
@@ -77,50 +85,123 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[index]
 
 
-async def _read_events(response: httpx.Response, latencies: list[float], deltas: list[float],
-                       rest: list[float]) -> int:
-    """Read SSE frames until the turn's ``idle`` state; record each event's latency.
+def _summary(samples: list[Sample]) -> str:
+    """p50, p99 and max latency of ``samples`` in milliseconds, and how many."""
+    if not samples:
+        return "no events"
+    ms = [sample.latency * 1000 for sample in samples]
+    return (f"p50 {statistics.median(ms):.2f} ms, p99 {_percentile(ms, 0.99):.2f} ms, "
+            f"max {max(ms):.2f} ms ({len(ms)} events)")
 
-    The clock is read when a block of bytes arrives, before parsing it, so the
-    figure is when the server's frame reached this process, not how long this
-    (Python, busy) client took to parse everything before it in the block.
+
+IDLE_MARK = b'"data": {"state": "idle"'
+"""Bytes of the frame that ends a turn (the ``state`` event saying ``idle``)."""
+
+
+class _StreamRecorder(asyncio.Protocol):
+    """One SSE response's raw bytes, each block with the time it arrived; parsed afterwards.
+
+    Parsing every frame as it came (httpx, JSON, 6,000+ events a second, on the
+    CPU the model server also uses) kept this process busy while the server's
+    next frames waited unread in its sockets, and that wait was measured as the
+    server's. Here a block costs an append and a search for :data:`IDLE_MARK`;
+    :func:`_parse_stream` reads the frames once the turns are over.
     """
-    received = 0
+
+    def __init__(self, request: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        self._request = request
+        self.blocks: list[tuple[float, bytes]] = []
+        self.opened: asyncio.Future[None] = loop.create_future()
+        """Done when the response's status line arrived (the stream is open)."""
+        self.finished: asyncio.Future[None] = loop.create_future()
+        """Done when the turn's ``idle`` state arrived."""
+        self._tail = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(self._request)
+
+    def data_received(self, data: bytes) -> None:
+        self.blocks.append((time.time(), data))
+        if not self.opened.done():
+            if data.startswith(b"HTTP/1.1 200 "):
+                self.opened.set_result(None)
+            else:
+                self.opened.set_exception(SystemExit(f"opening a stream: {data[:200]!r}"))
+        if not self.finished.done() and IDLE_MARK in self._tail + data:
+            self.finished.set_result(None)
+        self._tail = data[-len(IDLE_MARK):]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for future in (self.opened, self.finished):
+            if not future.done():
+                future.set_exception(SystemExit(f"the server closed a stream: {exc}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One event as the client saw it."""
+
+    created_at: float
+    """When the server appended it to the conversation's log."""
+    latency: float
+    """From ``created_at`` to the arrival of the bytes that completed its frame."""
+    is_text: bool
+    """A streamed text piece (the rest: the turn's start and end)."""
+
+
+def _parse_stream(blocks: list[tuple[float, bytes]]) -> list[Sample]:
+    """The recorded response's events up to the turn's ``idle`` state."""
+    connection = h11.Connection(h11.CLIENT)
+    connection.send(h11.Request(method="GET", target="/", headers=[("Host", "server")]))
+    samples: list[Sample] = []
     pending = b""
-    async for block in response.aiter_raw():
-        now = time.time()
-        frames = (pending + block).split(b"\n\n")
-        pending = frames.pop()
-        for frame in frames:
-            data = next((line[5:] for line in frame.split(b"\n") if line.startswith(b"data:")),
-                        None)
-            if data is None:
-                continue  # a keep-alive comment
-            event = json.loads(data)
-            received += 1
-            latency = now - event["created_at"]
-            latencies.append(latency)
-            (deltas if event["type"] == "text" else rest).append(latency)
-            if event["type"] == "state" and event["data"].get("state") == "idle":
-                return received
-    return received
+    for arrived, block in blocks:
+        connection.receive_data(block)
+        while True:
+            part = connection.next_event()
+            if part is h11.NEED_DATA or isinstance(part, h11.EndOfMessage | h11.ConnectionClosed):
+                break
+            if not isinstance(part, h11.Data):
+                continue
+            frames = (pending + bytes(part.data)).split(b"\n\n")
+            pending = frames.pop()
+            for frame in frames:
+                data = next((line[5:] for line in frame.split(b"\n")
+                             if line.startswith(b"data:")), None)
+                if data is None:
+                    continue  # a keep-alive comment
+                event = json.loads(data)
+                samples.append(Sample(event["created_at"], arrived - event["created_at"],
+                                      event["type"] == "text"))
+                if event["type"] == "state" and event["data"].get("state") == "idle":
+                    return samples
+    raise SystemExit("a stream ended before its turn did")
 
 
-async def _one_conversation(client: httpx.AsyncClient, model_url: str,
-                            latencies: list[float], deltas: list[float], rest: list[float],
-                            counts: list[int], turn_times: list[float], ids: list[str],
-                            start: asyncio.Event) -> None:
+async def _one_conversation(client: httpx.AsyncClient, model_url: str, key: str,
+                            recorders: list[_StreamRecorder], turn_times: list[float],
+                            ids: list[str], start: asyncio.Event) -> None:
     made = await client.post("/conversations", json={
         "title": "load", "settings": {"base_url": model_url, "model": "test-model"}})
     cid = made.raise_for_status().json()["id"]
-    async with client.stream("GET", f"/conversations/{cid}/events/stream",
-                             timeout=httpx.Timeout(120.0)) as response:
-        response.raise_for_status()
+    url = client.base_url
+    request = (f"GET /conversations/{cid}/events/stream HTTP/1.1\r\nHost: {url.netloc.decode()}"
+               f"\r\nAuthorization: Bearer {key}\r\nAccept: text/event-stream\r\n\r\n")
+    loop = asyncio.get_running_loop()
+    transport, recorder = await loop.create_connection(
+        lambda: _StreamRecorder(request.encode()), url.host, url.port)
+    try:
+        await asyncio.wait_for(recorder.opened, 60)
+        recorders.append(recorder)
         ids.append(cid)
         await start.wait()
         began = time.perf_counter()
-        counts.append(await _read_events(response, latencies, deltas, rest))
+        await asyncio.wait_for(recorder.finished, 120)
         turn_times.append(time.perf_counter() - began)
+    finally:
+        transport.close()
 
 
 _RUN_STARTER = """
@@ -150,12 +231,8 @@ read here is then the server's, not this process's."""
 
 async def _through_server(base_url: str, key: str, model_url: str,
                           conversations: int,
-                          ) -> tuple[float, list[float], list[float], list[float], list[int],
-                                     list[float]]:
-    latencies: list[float] = []
-    deltas: list[float] = []
-    rest: list[float] = []
-    counts: list[int] = []
+                          ) -> tuple[float, list[list[Sample]], list[float]]:
+    recorders: list[_StreamRecorder] = []
     turn_times: list[float] = []
     ids: list[str] = []
     start = asyncio.Event()
@@ -163,8 +240,8 @@ async def _through_server(base_url: str, key: str, model_url: str,
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
     async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
                                  limits=limits, timeout=60) as client:
-        tasks = [asyncio.create_task(_one_conversation(client, model_url, latencies, deltas,
-                                                       rest, counts, turn_times, ids, start))
+        tasks = [asyncio.create_task(_one_conversation(client, model_url, key, recorders,
+                                                       turn_times, ids, start))
                  for _ in range(conversations)]
         while len(ids) < conversations:  # every stream open before the turns start
             await asyncio.sleep(0.05)
@@ -190,7 +267,8 @@ async def _through_server(base_url: str, key: str, model_url: str,
         outcome = (await starter.communicate())[0].decode().strip()
         if outcome != "ok":
             raise SystemExit(f"starting the turns: {outcome}")
-    return wall, latencies, deltas, rest, counts, turn_times
+    streams = [_parse_stream(recorder.blocks) for recorder in recorders]
+    return wall, streams, turn_times
 
 
 async def _direct(model_url: str, conversations: int) -> tuple[float, list[float]]:
@@ -348,7 +426,7 @@ def main() -> None:
             server = _start_server(Path(tmp), port, key)
             cpu_before = _cpu_seconds(server.pid)
             try:
-                wall, latencies, deltas, rest, counts, server_turns = asyncio.run(_through_server(
+                wall, streams, server_turns = asyncio.run(_through_server(
                     f"http://127.0.0.1:{port}", key, model_url, args.conversations))
                 cpu_after = _cpu_seconds(server.pid)
             finally:
@@ -374,8 +452,8 @@ def main() -> None:
     finally:
         model.communicate("", timeout=30)
 
-    events = sum(counts)
-    ms = [value * 1000 for value in latencies]
+    samples = [sample for stream in streams for sample in stream]
+    events = len(samples)
     print(f"conversations: {args.conversations}, text pieces per reply: {args.tokens}, "
           f"model chunk delay: {args.delay * 1000:g} ms")
     print(f"CPUs: {os.cpu_count()}; " + (
@@ -387,16 +465,19 @@ def main() -> None:
         cpu = cpu_after - cpu_before
         print(f"server CPU time: {cpu:.2f} s in total, {cpu / events * 1e6:.0f} µs per event "
               f"(includes creating the conversations and the model streams it reads)")
-    print(f"added latency per event (log append -> client read): "
-          f"p50 {statistics.median(ms):.2f} ms, p99 {_percentile(ms, 0.99):.2f} ms, "
-          f"max {max(ms):.2f} ms")
-    text_ms = [value * 1000 for value in deltas]
-    others = [value * 1000 for value in rest]
-    print(f"  of which streamed text: p50 {statistics.median(text_ms):.2f} ms, "
-          f"p99 {_percentile(text_ms, 0.99):.2f} ms ({len(text_ms)} events); the rest "
-          f"(the turn's start and end: message, state, usage, all {args.conversations} turns "
-          f"at once): "
-          f"p50 {statistics.median(others):.2f} ms, p99 {_percentile(others, 0.99):.2f} ms")
+    print(f"added latency per event (log append -> client read): {_summary(samples)}")
+    print(f"  of which streamed text: {_summary([s for s in samples if s.is_text])}")
+    print(f"  the rest (the turns' starts and ends: message, state, usage; all "
+          f"{args.conversations} turns start at once): "
+          f"{_summary([s for s in samples if not s.is_text])}")
+    # Once the last turn streams its first piece, no turn is starting any more.
+    streaming = max(min(s.created_at for s in stream if s.is_text)
+                    for stream in streams if any(s.is_text for s in stream))
+    first = min(s.created_at for s in samples)
+    print(f"  while turns were still starting (the first {(streaming - first) * 1000:.0f} ms): "
+          f"{_summary([s for s in samples if s.created_at < streaming])}")
+    print(f"  once every turn was streaming: "
+          f"{_summary([s for s in samples if s.created_at >= streaming])}")
     server_mean = statistics.mean(server_turns)
     direct_mean = statistics.mean(direct_turns)
     print(f"turn time, mean: through the server {server_mean:.3f} s, "
