@@ -103,9 +103,9 @@ async def stream_events(
             if events:
                 # Everything already waiting goes out in one write.
                 yield b"".join(event.sse_frame() for event in events)
-            if next_after > cursor:
-                cursor = next_after
-                continue
+            cursor = max(cursor, next_after)
+            # Returns at once when more events are known, so a page cut short by its
+            # limit continues without a second, empty page per event sent.
             if not await svc.events.wait_beyond(conversation_id, cursor, KEEPALIVE_SECONDS):
                 gone = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
                 if gone is None:
