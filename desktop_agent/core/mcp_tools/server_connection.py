@@ -100,12 +100,16 @@ def _client_info() -> mcp_types.Implementation:
     return mcp_types.Implementation(name="desktop-agent", version=version)
 
 
-def _describe(exc: BaseException) -> str:
-    """A one-line reason from an exception, unwrapping anyio's exception groups."""
+def _describe(exc: BaseException, command: str | None = None) -> str:
+    """A one-line reason from an exception, unwrapping anyio's exception groups.
+
+    ``command``: the program being started, named when the error does not say
+    which file was missing (uvloop's spawn errors carry no file name).
+    """
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
+        return f"command not found: {exc.filename or command or exc}"
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -226,7 +230,7 @@ class McpServerConnection:
         except Exception as exc:  # noqa: BLE001 - any start failure is the server's state, in words
             await self._stop_task(cancel=True)
             self.state = "failed"
-            self.error = f"could not start: {self._redact(_describe(exc))}"
+            self.error = f"could not start: {self._redact(_describe(exc, self.config.command))}"
             raise self._failure(self.error) from None
         self.state = "running"
         log.info("MCP server %s running with %d tools", self.name, len(self.tools))
