@@ -77,20 +77,55 @@ def tls_context() -> ssl.SSLContext:
 
 
 def new_session(max_connections: int = 256) -> aiohttp.ClientSession:
-    """An aiohttp session for model servers: pooled keep-alive connections, system proxies.
+    """An aiohttp session for model servers: pooled keep-alive connections.
 
     Timeouts are set per request by :func:`open_stream` (the wait for the
     response) and per stream by :class:`~.stream_guard.IdleTimer` (silence
     between chunks), not per socket read, which would arm a timer per chunk.
+    The environment's proxy is passed per request (:func:`env_proxy`), not
+    through ``trust_env``.
     """
     import aiohttp
 
     connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0,
                                      ssl=tls_context(), keepalive_timeout=KEEPALIVE_SECONDS)
-    return aiohttp.ClientSession(connector=connector, trust_env=True,
+    return aiohttp.ClientSession(connector=connector, trust_env=False,
                                  timeout=aiohttp.ClientTimeout(total=None),
                                  skip_auto_headers=("User-Agent",),
                                  headers={"User-Agent": "desktop-agent"})
+
+
+_ENV_PROXIES: dict[str, tuple[Any, Any]] = {}
+"""The environment's proxy and its login for each scheme://host:port, once looked up."""
+
+
+async def env_proxy(url: str) -> tuple[Any, Any]:
+    """The proxy the environment names for ``url`` and its login, or ``(None, None)``.
+
+    The same rules as aiohttp's ``trust_env`` (``HTTP(S)_PROXY``, ``NO_PROXY``,
+    a proxy login in ~/.netrc), looked up once per origin. With ``trust_env``
+    aiohttp looked them up in a worker thread before every request (reading
+    ~/.netrc may block): one thread hand-off per model request, which on a
+    small machine with 50 turns starting at once was a visible share of the
+    start-up work. A proxy set after start-up applies after a restart.
+    """
+    from yarl import URL
+
+    parsed = URL(url)
+    origin = f"{parsed.scheme}://{parsed.host}:{parsed.port}"
+    known = _ENV_PROXIES.get(origin)
+    if known is None:
+        known = _ENV_PROXIES[origin] = await asyncio.to_thread(_lookup_env_proxy, parsed)
+    return known
+
+
+def _lookup_env_proxy(url: Any) -> tuple[Any, Any]:
+    from aiohttp.helpers import get_env_proxy_for_url
+
+    try:
+        return get_env_proxy_for_url(url)
+    except LookupError:  # none for this URL, or NO_PROXY says go direct
+        return None, None
 
 
 class ModelHttp:
@@ -338,6 +373,7 @@ async def open_stream(
     """
     url = f"{http.base_url}/chat/completions"
     headers = {**http.headers, **dict(extra_headers or {})}
+    proxy, proxy_auth = await env_proxy(url)
     attempt = 0
     hung_up_once = False
     while True:
@@ -348,7 +384,8 @@ async def open_stream(
         try:
             async with asyncio.timeout(http.timeout):  # connecting and the response's head
                 response = await http.session().post(
-                    url, data=json.dumps(body).encode(), headers=headers)
+                    url, data=json.dumps(body).encode(), headers=headers,
+                    proxy=proxy, proxy_auth=proxy_auth)
         except failures as exc:
             if not hung_up_once and _hung_up(exc):
                 hung_up_once = True

@@ -38,6 +38,8 @@ class ScriptedServer:
         models: Model ids listed by ``GET /v1/models``.
         responder: Makes a script for a request when the queue is empty.
         requests: Chat-completion request bodies received, in order.
+        request_targets: Every request line's target as sent, in order (the
+            whole URL when the request came through it as a proxy).
         api_key: When set, requests must carry ``Authorization: Bearer <key>``.
         reject_stream_options: Answer 400 to requests with ``stream_options``,
             as some older servers do.
@@ -55,6 +57,7 @@ class ScriptedServer:
         self.responder: Responder | None = None
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_targets: list[str] = []
         self.api_key: str | None = None
         self.reject_stream_options = False
         self.routes: dict[tuple[str, str], tuple[int, Any]] = {}
@@ -159,7 +162,11 @@ class ScriptedServer:
                 request_line = await reader.readline()
                 if not request_line:
                     return
-                method, path, _ = request_line.decode("latin-1").split(" ", 2)
+                method, target, _ = request_line.decode("latin-1").split(" ", 2)
+                self.request_targets.append(target)
+                # A request sent through a proxy names the whole URL (absolute form).
+                parts = target.split("/", 3)
+                path = "/" + (parts[3] if len(parts) > 3 else "") if "://" in target else target
                 headers: dict[str, str] = {}
                 while True:
                     line = await reader.readline()
