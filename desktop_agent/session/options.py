@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.connection_pool import ConnectionPool
     from desktop_agent.core.hooks import Hooks
     from desktop_agent.core.options import AgentOptions
-    from desktop_agent.core.permissions import CanUseTool
+    from desktop_agent.core.permissions import CanUseTool, PermissionRule
 
 
 class MissingApiKeyError(ConfigurationError):
@@ -59,10 +59,10 @@ class SessionEnvironment:
     connection_pool: ConnectionPool | None = None
 
 
-async def api_key_for(settings: Mapping[str, Any]) -> str:
+def stored_api_key(settings: Mapping[str, Any]) -> str:
     """The key to send: the stored one the settings name, or none for local servers.
 
-    The keyring may wait on D-Bus or an unlock prompt, so it is read in a thread.
+    Blocking: the keyring may wait on D-Bus or an unlock prompt.
 
     Raises:
         MissingApiKeyError: The named key is not stored.
@@ -72,7 +72,7 @@ async def api_key_for(settings: Mapping[str, Any]) -> str:
         return defaults.NO_API_KEY
     from desktop_agent.appdata.secrets import get_secret
 
-    found: str | None = await asyncio.to_thread(get_secret, str(key_name))
+    found = get_secret(str(key_name))
     if not found:
         raise MissingApiKeyError(
             f"No API key named “{key_name}” is stored. Store it (Settings → Keys, or the "
@@ -84,6 +84,10 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None) -> AgentOptions:
     """The options of a conversation's next turn.
 
+    What blocks (the keyring, config.json) is read in one worker thread: each
+    hand-off to a thread costs context switches, and with 50 turns starting at
+    once on a small machine those were a large share of the start-up work.
+
     Raises:
         MissingApiKeyError: The conversation names a key that is not stored.
         WorkdirError: Its work folder cannot be made.
@@ -91,10 +95,12 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     """
     from desktop_agent.core.options import AgentOptions
 
-    api_key = await api_key_for(settings)
-    secrets = await asyncio.to_thread(conversation_environment, conversation_id)
+    def read_blocking() -> tuple[str, dict[str, str], list[PermissionRule]]:
+        return (stored_api_key(settings), conversation_environment(conversation_id),
+                env.config.effective_rules(settings))
+
+    api_key, secrets, rules = await asyncio.to_thread(read_blocking)
     tools = await env.tools.tools_for(conversation_id, settings, secrets)
-    rules = await asyncio.to_thread(env.config.effective_rules, settings)
     s = settings
     timeout = env.approval_timeout
     return AgentOptions(
