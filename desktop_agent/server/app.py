@@ -33,6 +33,7 @@ from .conversation_runner import runner_registry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import callbacks, commands, conversations, events, files, secrets, tools, turns
+from .thread_scheduling import deferring_executor
 
 if TYPE_CHECKING:
     from desktop_agent.core.hooks import Hooks
@@ -122,6 +123,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        asyncio.get_running_loop().set_default_executor(deferring_executor())
         await _prune_deleted(svc)
         sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:

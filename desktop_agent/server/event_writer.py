@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 
 from desktop_agent.store import NewEvent, Store, StoreClosedError, StoredEvent
 
+from .thread_scheduling import defer_to_event_loop
+
 log = logging.getLogger("desktop_agent.server.events")
 
 T = TypeVar("T")
@@ -69,6 +71,7 @@ class EventWriter(threading.Thread):
         self.queue: queue.SimpleQueue[list[Pending | Forget] | None] = queue.SimpleQueue()
 
     def run(self) -> None:
+        defer_to_event_loop()  # see thread_scheduling
         stop = False
         while not stop:
             batch: list[Pending | Forget] = []
