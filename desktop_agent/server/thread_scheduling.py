@@ -2,15 +2,16 @@
 
 The event loop hands work to threads all the time: events to the writer
 thread, store reads and keyring lookups through ``asyncio.to_thread``. An
-ordinary thread woken on a busy CPU preempts the loop at once, only to find
-the GIL held and sleep again: two context switches per hand-off. With 50
-turns starting at once on a 2-core VM those hand-offs were about half of the
-loop's time (py-spy). A ``SCHED_BATCH`` thread keeps its fair share of the
-CPU but does not preempt on waking: it runs when the loop waits for the
-network (and so releases the GIL and the CPU), or when the loop's time slice
-ends. Measured with ``bench/server_load.py --pin-server``, six interleaved
-runs each on a 2-core AMD VM: p99 added latency per event, median of runs,
-13.3 ms as ordinary threads, 9.1 ms as ``SCHED_BATCH``.
+ordinary thread woken on a busy CPU tends to preempt the loop at once, only
+to find the GIL held and sleep again: context switches that delay every
+stream the loop serves. With 50 turns starting at once on a 2-core VM, py-spy
+put about half of the loop's samples in those hand-offs. ``SCHED_BATCH``
+(sched(7)) keeps the thread's fair share of the CPU but disfavours it on
+wake-up, so it mostly runs when the loop waits for the network (and so
+releases the GIL and the CPU). Measured with ``bench/server_load.py
+--pin-server``, six interleaved runs each on a 2-core AMD VM: p99 added
+latency per event, median of runs, 13.3 ms as ordinary threads, 9.1 ms as
+``SCHED_BATCH``.
 """
 
 from __future__ import annotations
