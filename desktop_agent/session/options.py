@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ConfigurationError
@@ -84,9 +85,10 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None) -> AgentOptions:
     """The options of a conversation's next turn.
 
-    What blocks (the keyring, config.json) is read in one worker thread: each
-    hand-off to a thread costs context switches, and with 50 turns starting at
-    once on a small machine those were a large share of the start-up work.
+    What blocks (the keyring, config.json, making the work folder) runs in one
+    worker thread: each hand-off to a thread costs context switches, and with 50
+    turns starting at once on a small machine those were a large share of the
+    start-up work; a folder made on the event loop held up every open stream.
 
     Raises:
         MissingApiKeyError: The conversation names a key that is not stored.
@@ -95,12 +97,13 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     """
     from desktop_agent.core.options import AgentOptions
 
-    def read_blocking() -> tuple[str, dict[str, str], list[PermissionRule]]:
+    def read_blocking() -> tuple[str, dict[str, str], list[PermissionRule], Path | None]:
         return (stored_api_key(settings), conversation_environment(conversation_id),
-                env.config.effective_rules(settings))
+                env.config.effective_rules(settings),
+                env.tools.builtin_workdir(conversation_id, settings))
 
-    api_key, secrets, rules = await asyncio.to_thread(read_blocking)
-    tools = await env.tools.tools_for(conversation_id, settings, secrets)
+    api_key, secrets, rules, workdir = await asyncio.to_thread(read_blocking)
+    tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
     s = settings
     timeout = env.approval_timeout
     return AgentOptions(

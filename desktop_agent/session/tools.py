@@ -109,22 +109,47 @@ class ToolCatalog:
                                f"{exc}") from exc
         return folder
 
+    def builtin_workdir(self, conversation_id: str, settings: Mapping[str, Any]) -> Path | None:
+        """The folder the built-in tools will use, created now; None when none is on.
+
+        Blocking (creating a folder is a disk write): the session calls it in a
+        worker thread and hands the folder to :meth:`tools_for`.
+
+        Raises:
+            WorkdirError: It cannot be created.
+        """
+        if not self._builtin_names(settings):
+            return None
+        return self.workdir(conversation_id, settings)
+
+    def _builtin_names(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
+        if not self._include_builtin:
+            return ()
+        from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES
+
+        wanted = settings.get("tools")
+        enabled = set(wanted) if isinstance(wanted, list) else None
+        return tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
+
     async def tools_for(self, conversation_id: str, settings: Mapping[str, Any],
-                        env_secrets: Mapping[str, str] | None = None) -> list[Tool]:
-        """The tools enabled in ``settings``, bound to the conversation's folder and secrets."""
+                        env_secrets: Mapping[str, str] | None = None,
+                        workdir: Path | None = None) -> list[Tool]:
+        """The tools enabled in ``settings``, bound to the conversation's folder and secrets.
+
+        ``workdir``: the folder from :meth:`builtin_workdir` (made here when not given).
+        """
         wanted = settings.get("tools")
         enabled = set(wanted) if isinstance(wanted, list) else None
         tools: list[Tool] = []
-        if self._include_builtin:
-            from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES, builtin_tools
+        include = self._builtin_names(settings)
+        if include:
+            from desktop_agent.core.builtin_tools import builtin_tools
 
-            include = tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
-            if include:
-                from .sandbox_settings import sandbox_policy
+            from .sandbox_settings import sandbox_policy
 
-                tools.extend(builtin_tools(self.workdir(conversation_id, settings),
-                                           include=include, env_secrets=env_secrets,
-                                           sandbox=sandbox_policy(settings)))
+            tools.extend(builtin_tools(workdir or self.workdir(conversation_id, settings),
+                                       include=include, env_secrets=env_secrets,
+                                       sandbox=sandbox_policy(settings)))
         taken = {t.name for t in tools}
         tools.extend(t for t in self._extra
                      if (enabled is None or t.name in enabled) and t.name not in taken)
