@@ -43,6 +43,12 @@ def workdir_path(conversation_id: str, settings: Mapping[str, Any],
     return root / conversation_id
 
 
+def _enabled(settings: Mapping[str, Any]) -> set[str] | None:
+    """The tool names the ``tools`` setting picks; None when it picks none (all are on)."""
+    wanted = settings.get("tools")
+    return set(wanted) if isinstance(wanted, list) else None
+
+
 class ToolCatalog:
     """Builds the tool list of a conversation's next turn.
 
@@ -127,8 +133,7 @@ class ToolCatalog:
             return ()
         from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES
 
-        wanted = settings.get("tools")
-        enabled = set(wanted) if isinstance(wanted, list) else None
+        enabled = _enabled(settings)
         return tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
 
     async def tools_for(self, conversation_id: str, settings: Mapping[str, Any],
@@ -138,8 +143,7 @@ class ToolCatalog:
 
         ``workdir``: the folder from :meth:`builtin_workdir` (made here when not given).
         """
-        wanted = settings.get("tools")
-        enabled = set(wanted) if isinstance(wanted, list) else None
+        enabled = _enabled(settings)
         tools: list[Tool] = []
         include = self._builtin_names(settings)
         if include:
