@@ -96,34 +96,31 @@ def new_session(max_connections: int = 256) -> aiohttp.ClientSession:
 
 
 _ENV_PROXIES: dict[str, tuple[Any, Any]] = {}
-"""The environment's proxy and its login for each scheme://host:port, once looked up."""
+"""The environment's proxy and its login for each request URL, once looked up."""
 
 
 async def env_proxy(url: str) -> tuple[Any, Any]:
     """The proxy the environment names for ``url`` and its login, or ``(None, None)``.
 
     The same rules as aiohttp's ``trust_env`` (``HTTP(S)_PROXY``, ``NO_PROXY``,
-    a proxy login in ~/.netrc), looked up once per origin. With ``trust_env``
-    aiohttp looked them up in a worker thread before every request (reading
-    ~/.netrc may block): one thread hand-off per model request, which on a
-    small machine with 50 turns starting at once was a visible share of the
-    start-up work. A proxy set after start-up applies after a restart.
+    a proxy login in ~/.netrc), looked up once per URL (one per model server).
+    With ``trust_env`` aiohttp looked them up in a worker thread before every
+    request (reading ~/.netrc may block): one thread hand-off per model request,
+    which on a small machine with 50 turns starting at once was a visible share
+    of the start-up work. A proxy set after start-up applies after a restart.
     """
-    from yarl import URL
-
-    parsed = URL(url)
-    origin = f"{parsed.scheme}://{parsed.host}:{parsed.port}"
-    known = _ENV_PROXIES.get(origin)
+    known = _ENV_PROXIES.get(url)
     if known is None:
-        known = _ENV_PROXIES[origin] = await asyncio.to_thread(_lookup_env_proxy, parsed)
+        known = _ENV_PROXIES[url] = await asyncio.to_thread(_lookup_env_proxy, url)
     return known
 
 
-def _lookup_env_proxy(url: Any) -> tuple[Any, Any]:
+def _lookup_env_proxy(url: str) -> tuple[Any, Any]:
     from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
 
     try:
-        return get_env_proxy_for_url(url)
+        return get_env_proxy_for_url(URL(url))
     except LookupError:  # none for this URL, or NO_PROXY says go direct
         return None, None
 
