@@ -31,10 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "core"))
 from test_compaction import agent_responder, read_chunk_tool, run_turns
 
 from desktop_agent import AgentOptions, Client
-from desktop_agent.core.builtin_tools import builtin_tools
-from desktop_agent.core.compaction import ContextKeeper
-from desktop_agent.core.context import count_text_tokens, estimate_tokens
-from desktop_agent.core.schema_cost import schema_costs
+from desktop_agent.core.context.compaction import ContextKeeper
+from desktop_agent.core.context.tokens import count_text_tokens, estimate_tokens
+from desktop_agent.core.tooling.builtin import builtin_tools
+from desktop_agent.core.tooling.schema_cost import schema_costs
 from desktop_agent.core.types import CompactionBlock
 from desktop_agent.testing import ScriptedServer
 

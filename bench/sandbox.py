@@ -18,9 +18,9 @@ import statistics
 import tempfile
 import time
 
-from desktop_agent.core.builtin_tools.sandbox import SandboxPolicy, sandbox_backend
-from desktop_agent.core.builtin_tools.shell_tool import run_command
-from desktop_agent.core.builtin_tools.workdir import Workdir
+from desktop_agent.core.tooling.builtin.sandbox import SandboxPolicy, sandbox_backend
+from desktop_agent.core.tooling.builtin.shell_tool import run_command
+from desktop_agent.core.tooling.builtin.workdir import Workdir
 
 
 async def _once(workdir: Workdir, policy: SandboxPolicy) -> float:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 
 async def _measure(conversations: int, folder: Path) -> tuple[float, float]:
-    from desktop_agent.core.connection_pool import ConnectionPool
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.session.approvals import ApprovalAnswer, ToolCallQuestion
     from desktop_agent.session.config import AppConfig
     from desktop_agent.session.conversation import ConversationSession

@@ -31,7 +31,7 @@ _SDK_NAMES = (
     "ToolInputError", "ToolPermissionContext", "ToolResultBlock", "ToolUseBlock",
     "ToolUseError", "TurnInProgressError", "Usage", "UserPromptSubmitEvent",
     "estimate_tokens", "query", "tool", "truncate_messages", "QueryRun", "StructuredOutputError",
-    "ConversationSession", "MemorySession", "PermissionResultDefer", "PendingApproval",
+    "HistoryStore", "MemoryHistory", "MemorySession", "PermissionResultDefer", "PendingApproval",
     "ApprovalsPendingError", "defer_approval",
     "VisionNotSupportedError", "image_part", "text_part", "IncompleteReplyError",
     "ToolProgressBlock", "ToolOutput", "report_progress",

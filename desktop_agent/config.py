@@ -1,11 +1,11 @@
 """The seed's ``open_agent.config``: resolve model and server from the environment.
 
-See :mod:`desktop_agent.core.endpoint_config` for the order of resolution.
+See :mod:`desktop_agent.core.servers.endpoint_config` for the order of resolution.
 """
 
 from __future__ import annotations
 
-from .core.endpoint_config import (
+from desktop_agent.core.servers.endpoint_config import (
     BASE_URL_ENV_VARS,
     DEFAULT_PROVIDER,
     MODEL_ENV_VARS,

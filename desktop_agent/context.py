@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .core.context import count_text_tokens, estimate_tokens, truncate_messages
+from desktop_agent.core.context.tokens import count_text_tokens, estimate_tokens, truncate_messages
 
 __all__ = ["count_text_tokens", "estimate_tokens", "truncate_messages"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .core.hooks import (
+from desktop_agent.core.tooling.hooks import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
     HOOK_USER_PROMPT_SUBMIT,

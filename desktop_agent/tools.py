@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .core.tools import Tool, tool
+from desktop_agent.core.tooling.tools import Tool, tool
 
 __all__ = ["Tool", "tool"]

@@ -2,7 +2,7 @@
 
 Front ends (the window, the REST server, scripts) call only this package;
 nothing else talks to a model. Names load on first use (PEP 562), so that
-importing one submodule (``desktop_agent.core.tool_config``, say) does not
+importing one submodule (``desktop_agent.core.tooling.config``, say) does not
 pull in the client, jsonschema and the rest before the window has painted.
 """
 
@@ -19,118 +19,128 @@ _EXPORTS: dict[str, str] = {
     'AuthenticationError': 'errors',
     'Client': 'client',
     'ConfigurationError': 'errors',
-    'ConnectionPool': 'connection_pool',
+    'ConnectionPool': 'wire.connection_pool',
     'ContextTooLongError': 'errors',
-    'HOOK_POST_TOOL_USE': 'hooks',
-    'HOOK_PRE_TOOL_USE': 'hooks',
-    'HOOK_USER_PROMPT_SUBMIT': 'hooks',
-    'HookDecision': 'hooks',
+    'HOOK_POST_TOOL_USE': 'tooling.hooks',
+    'HOOK_PRE_TOOL_USE': 'tooling.hooks',
+    'HOOK_USER_PROMPT_SUBMIT': 'tooling.hooks',
+    'HookDecision': 'tooling.hooks',
     'MaxTurnsExceededError': 'errors',
     'ModelNotFoundError': 'errors',
-    'PermissionResultAllow': 'permissions',
-    'PermissionResultDefer': 'permissions',
-    'PendingApproval': 'deferred_approvals',
-    'ApprovalsPendingError': 'deferred_approvals',
-    'defer_approval': 'deferred_approvals',
-    'PermissionResultDeny': 'permissions',
-    'PermissionRule': 'permissions',
-    'PostToolUseEvent': 'hooks',
-    'PreToolUseEvent': 'hooks',
+    'PermissionResultAllow': 'tooling.permissions',
+    'PermissionResultDefer': 'tooling.permissions',
+    'PendingApproval': 'tooling.deferred_approvals',
+    'ApprovalsPendingError': 'tooling.deferred_approvals',
+    'defer_approval': 'tooling.deferred_approvals',
+    'PermissionResultDeny': 'tooling.permissions',
+    'PermissionRule': 'tooling.permissions',
+    'PostToolUseEvent': 'tooling.hooks',
+    'PreToolUseEvent': 'tooling.hooks',
     'PromptBlockedError': 'errors',
     'RateLimitError': 'errors',
     'RequestTimeoutError': 'errors',
-    'RetryPolicy': 'retry',
+    'RetryPolicy': 'wire.retry',
     'ServerConnectionError': 'errors',
     'ServerError': 'errors',
     'PromptProgressBlock': 'types',
     'TextBlock': 'types',
     'ThinkingBlock': 'types',
-    'Tool': 'tools',
+    'Tool': 'tooling.tools',
     'ToolInputError': 'errors',
-    'ToolPermissionContext': 'permissions',
+    'ToolPermissionContext': 'tooling.permissions',
     'ToolResultBlock': 'types',
     'ToolUseBlock': 'types',
     'ToolUseError': 'types',
     'TurnInProgressError': 'errors',
     'Usage': 'types',
-    'UserPromptSubmitEvent': 'hooks',
+    'UserPromptSubmitEvent': 'tooling.hooks',
     'VisionNotSupportedError': 'errors',
     'IncompleteReplyError': 'errors',
     'ToolProgressBlock': 'types',
-    'ToolOutput': 'tool_output',
-    'report_progress': 'tool_progress',
-    'image_part': 'content_parts',
-    'text_part': 'content_parts',
-    'estimate_tokens': 'context',
+    'ToolOutput': 'tooling.output',
+    'report_progress': 'tooling.progress',
+    'image_part': 'context.content_parts',
+    'text_part': 'context.content_parts',
+    'estimate_tokens': 'context.tokens',
     'query': 'query_run',
     'QueryRun': 'query_run',
-    'ConversationSession': 'sessions',
-    'MemorySession': 'sessions',
+    'HistoryStore': 'context.history_stores',
+    'MemoryHistory': 'context.history_stores',
+    'MemorySession': 'context.history_stores',
     'StructuredOutputError': 'structured_output',
-    'tool': 'tools',
-    'truncate_messages': 'context',
+    'tool': 'tooling.tools',
+    'truncate_messages': 'context.tokens',
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from .client import Client as Client
-    from .connection_pool import ConnectionPool as ConnectionPool
-    from .content_parts import image_part as image_part
-    from .content_parts import text_part as text_part
-    from .context import estimate_tokens as estimate_tokens
-    from .context import truncate_messages as truncate_messages
-    from .deferred_approvals import ApprovalsPendingError as ApprovalsPendingError
-    from .deferred_approvals import PendingApproval as PendingApproval
-    from .deferred_approvals import defer_approval as defer_approval
-    from .errors import AgentError as AgentError
-    from .errors import APIError as APIError
-    from .errors import AuthenticationError as AuthenticationError
-    from .errors import ConfigurationError as ConfigurationError
-    from .errors import ContextTooLongError as ContextTooLongError
-    from .errors import IncompleteReplyError as IncompleteReplyError
-    from .errors import MaxTurnsExceededError as MaxTurnsExceededError
-    from .errors import ModelNotFoundError as ModelNotFoundError
-    from .errors import PromptBlockedError as PromptBlockedError
-    from .errors import RateLimitError as RateLimitError
-    from .errors import RequestTimeoutError as RequestTimeoutError
-    from .errors import ServerConnectionError as ServerConnectionError
-    from .errors import ServerError as ServerError
-    from .errors import ToolInputError as ToolInputError
-    from .errors import TurnInProgressError as TurnInProgressError
-    from .errors import VisionNotSupportedError as VisionNotSupportedError
-    from .hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
-    from .hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
-    from .hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT
-    from .hooks import HookDecision as HookDecision
-    from .hooks import PostToolUseEvent as PostToolUseEvent
-    from .hooks import PreToolUseEvent as PreToolUseEvent
-    from .hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
-    from .options import AgentOptions as AgentOptions
-    from .permissions import PermissionResultAllow as PermissionResultAllow
-    from .permissions import PermissionResultDefer as PermissionResultDefer
-    from .permissions import PermissionResultDeny as PermissionResultDeny
-    from .permissions import PermissionRule as PermissionRule
-    from .permissions import ToolPermissionContext as ToolPermissionContext
-    from .query_run import QueryRun as QueryRun
-    from .query_run import query as query
-    from .retry import RetryPolicy as RetryPolicy
-    from .sessions import ConversationSession as ConversationSession
-    from .sessions import MemorySession as MemorySession
-    from .structured_output import StructuredOutputError as StructuredOutputError
-    from .tool_output import ToolOutput as ToolOutput
-    from .tool_progress import report_progress as report_progress
-    from .tools import Tool as Tool
-    from .tools import tool as tool
-    from .types import AssistantMessage as AssistantMessage
-    from .types import PromptProgressBlock as PromptProgressBlock
-    from .types import TextBlock as TextBlock
-    from .types import ThinkingBlock as ThinkingBlock
-    from .types import ToolProgressBlock as ToolProgressBlock
-    from .types import ToolResultBlock as ToolResultBlock
-    from .types import ToolUseBlock as ToolUseBlock
-    from .types import ToolUseError as ToolUseError
-    from .types import Usage as Usage
+    from desktop_agent.core.client import Client as Client
+    from desktop_agent.core.context.content_parts import image_part as image_part
+    from desktop_agent.core.context.content_parts import text_part as text_part
+    from desktop_agent.core.context.history_stores import HistoryStore as HistoryStore
+    from desktop_agent.core.context.history_stores import MemoryHistory as MemoryHistory
+    from desktop_agent.core.context.history_stores import MemorySession as MemorySession
+    from desktop_agent.core.context.tokens import estimate_tokens as estimate_tokens
+    from desktop_agent.core.context.tokens import truncate_messages as truncate_messages
+    from desktop_agent.core.errors import AgentError as AgentError
+    from desktop_agent.core.errors import APIError as APIError
+    from desktop_agent.core.errors import AuthenticationError as AuthenticationError
+    from desktop_agent.core.errors import ConfigurationError as ConfigurationError
+    from desktop_agent.core.errors import ContextTooLongError as ContextTooLongError
+    from desktop_agent.core.errors import IncompleteReplyError as IncompleteReplyError
+    from desktop_agent.core.errors import MaxTurnsExceededError as MaxTurnsExceededError
+    from desktop_agent.core.errors import ModelNotFoundError as ModelNotFoundError
+    from desktop_agent.core.errors import PromptBlockedError as PromptBlockedError
+    from desktop_agent.core.errors import RateLimitError as RateLimitError
+    from desktop_agent.core.errors import RequestTimeoutError as RequestTimeoutError
+    from desktop_agent.core.errors import ServerConnectionError as ServerConnectionError
+    from desktop_agent.core.errors import ServerError as ServerError
+    from desktop_agent.core.errors import ToolInputError as ToolInputError
+    from desktop_agent.core.errors import TurnInProgressError as TurnInProgressError
+    from desktop_agent.core.errors import VisionNotSupportedError as VisionNotSupportedError
+    from desktop_agent.core.options import AgentOptions as AgentOptions
+    from desktop_agent.core.query_run import QueryRun as QueryRun
+    from desktop_agent.core.query_run import query as query
+    from desktop_agent.core.structured_output import StructuredOutputError as StructuredOutputError
+    from desktop_agent.core.tooling.deferred_approvals import (
+        ApprovalsPendingError as ApprovalsPendingError,
+    )
+    from desktop_agent.core.tooling.deferred_approvals import PendingApproval as PendingApproval
+    from desktop_agent.core.tooling.deferred_approvals import defer_approval as defer_approval
+    from desktop_agent.core.tooling.hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
+    from desktop_agent.core.tooling.hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
+    from desktop_agent.core.tooling.hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT
+    from desktop_agent.core.tooling.hooks import HookDecision as HookDecision
+    from desktop_agent.core.tooling.hooks import PostToolUseEvent as PostToolUseEvent
+    from desktop_agent.core.tooling.hooks import PreToolUseEvent as PreToolUseEvent
+    from desktop_agent.core.tooling.hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
+    from desktop_agent.core.tooling.output import ToolOutput as ToolOutput
+    from desktop_agent.core.tooling.permissions import (
+        PermissionResultAllow as PermissionResultAllow,
+    )
+    from desktop_agent.core.tooling.permissions import (
+        PermissionResultDefer as PermissionResultDefer,
+    )
+    from desktop_agent.core.tooling.permissions import PermissionResultDeny as PermissionResultDeny
+    from desktop_agent.core.tooling.permissions import PermissionRule as PermissionRule
+    from desktop_agent.core.tooling.permissions import (
+        ToolPermissionContext as ToolPermissionContext,
+    )
+    from desktop_agent.core.tooling.progress import report_progress as report_progress
+    from desktop_agent.core.tooling.tools import Tool as Tool
+    from desktop_agent.core.tooling.tools import tool as tool
+    from desktop_agent.core.types import AssistantMessage as AssistantMessage
+    from desktop_agent.core.types import PromptProgressBlock as PromptProgressBlock
+    from desktop_agent.core.types import TextBlock as TextBlock
+    from desktop_agent.core.types import ThinkingBlock as ThinkingBlock
+    from desktop_agent.core.types import ToolProgressBlock as ToolProgressBlock
+    from desktop_agent.core.types import ToolResultBlock as ToolResultBlock
+    from desktop_agent.core.types import ToolUseBlock as ToolUseBlock
+    from desktop_agent.core.types import ToolUseError as ToolUseError
+    from desktop_agent.core.types import Usage as Usage
+    from desktop_agent.core.wire.connection_pool import ConnectionPool as ConnectionPool
+    from desktop_agent.core.wire.retry import RetryPolicy as RetryPolicy
 
 
 def __getattr__(name: str) -> Any:

@@ -2,12 +2,12 @@
 
 Split by job: this module holds the public ``Client`` (history, turns, the
 loop deciding whether another request or tool round follows);
-:mod:`.reply_reader` sends one request and streams its blocks;
-:mod:`.tool_round` runs one reply's tool calls; :mod:`.request_build` makes
+:mod:`desktop_agent.core.wire.reply_reader` sends one request and streams its blocks;
+:mod:`desktop_agent.core.tooling.run_round` runs one reply's tool calls; :mod:`desktop_agent.core.wire.request_build` makes
 requests and history entries; :mod:`.turn_control` holds the interrupt switch;
-:mod:`.prompt_intake` turns a prompt into the user message. Features keep
+:mod:`desktop_agent.core.context.prompt_intake` turns a prompt into the user message. Features keep
 their logic in their own modules (:mod:`.structured_output`,
-:mod:`.sessions`, :mod:`.deferred_approvals`, :mod:`.manual_results`).
+:mod:`desktop_agent.core.context.history_stores`, :mod:`desktop_agent.core.tooling.deferred_approvals`, :mod:`desktop_agent.core.tooling.manual_results`).
 
 A *turn* is one user prompt and everything it triggers: the streamed reply
 and, in auto mode, rounds of tool execution with the model continuing after
@@ -30,11 +30,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
-from . import constrained_calls, errors
-from .compaction import ContextKeeper
-from .content_parts import Prompt
-from .deferred_approvals import ApprovalLedger, PendingApproval, pending_in
-from .history import (
+from desktop_agent.core import errors
+from desktop_agent.core.context.compaction import ContextKeeper
+from desktop_agent.core.context.content_parts import Prompt
+from desktop_agent.core.context.history_invariants import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
     NOT_EXECUTED_LOOP,
@@ -45,34 +44,44 @@ from .history import (
     open_calls,
     tool_message,
 )
-from .manual_results import DONE, EarlyResults, result_message
-from .options import AgentOptions
-from .permissions import PermissionResult, PermissionResultAllow, PermissionResultDeny
-from .prompt_intake import user_message
-from .redaction import scrub_error, secret_values
-from .request_build import assistant_message, build_request
-from .sessions import ConversationSession, SessionLink
-from .stream import StreamAggregator
-from .structured_output import structured_output_for
-from .tool_round import execute_round
-from .transport import make_model_http
-from .turn_control import TurnControl
-from .types import (
+from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
+from desktop_agent.core.context.prompt_intake import user_message
+from desktop_agent.core.options import AgentOptions
+from desktop_agent.core.structured_output import structured_output_for
+from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.tooling.deferred_approvals import (
+    ApprovalLedger,
+    PendingApproval,
+    pending_in,
+)
+from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
+from desktop_agent.core.tooling.permissions import (
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+)
+from desktop_agent.core.tooling.redaction import scrub_error, secret_values
+from desktop_agent.core.tooling.run_round import execute_round
+from desktop_agent.core.turn_control import TurnControl
+from desktop_agent.core.types import (
     StreamItem,
     TextBlock,
     ToolUseBlock,
     ToolUseError,
     Usage,
 )
-from .usage import UsageTotals
+from desktop_agent.core.wire.request_build import assistant_message, build_request
+from desktop_agent.core.wire.stream import StreamAggregator
+from desktop_agent.core.wire.transport import make_model_http
+from desktop_agent.core.wire.usage import UsageTotals
 
 log = logging.getLogger("desktop_agent.client")
 
 class Client:
     """A multi-turn conversation with one model, as an async context manager.
 
-    With ``session=`` (a :class:`~desktop_agent.core.sessions.ConversationSession`,
-    e.g. ``StoreSession`` over the app's database) the conversation is loaded
+    With ``session=`` (a :class:`~desktop_agent.core.context.history_stores.HistoryStore`,
+    e.g. ``StoreHistory`` over the app's database) the conversation is loaded
     on ``async with`` and every query and turn is appended to it.
 
     Attributes:
@@ -87,7 +96,7 @@ class Client:
     """
 
     def __init__(self, options: AgentOptions, *,
-                 session: ConversationSession | None = None) -> None:
+                 session: HistoryStore | None = None) -> None:
         self.options = options
         self._session = SessionLink(session) if session is not None else None
         self.last_usage: Usage | None = None
@@ -217,7 +226,7 @@ class Client:
         """Queue a prompt; ``receive_messages()`` sends it and streams the reply.
 
         ``prompt`` is a string or a list of OpenAI content parts (text and
-        images, see :mod:`~desktop_agent.core.content_parts`). An empty prompt
+        images, see :mod:`~desktop_agent.core.context.content_parts`). An empty prompt
         after tool results continues the turn without adding an empty user
         message.
 

@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import ConfigurationError
-from .hooks import Hooks, validate_hooks
-from .permissions import CanUseTool, PermissionRule
-from .retry import RetryPolicy
-from .tools import Tool
+from desktop_agent.core.errors import ConfigurationError
+from desktop_agent.core.tooling.hooks import Hooks, validate_hooks
+from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+from desktop_agent.core.tooling.tools import Tool
+from desktop_agent.core.wire.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from .connection_pool import ConnectionPool
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
@@ -60,7 +60,7 @@ class AgentOptions:
             vLLM, Ollama). For small models that misspell tools or
             arguments. The tools are then described in the system prompt
             instead of the ``tools`` field; a server that refuses the field is
-            asked without it (see :mod:`~desktop_agent.core.constrained_calls`).
+            asked without it (see :mod:`~desktop_agent.core.tooling.constrained_calls`).
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known. With it, each
@@ -88,7 +88,7 @@ class AgentOptions:
         secret_values: Values blanked out of every tool result and error (the
             conversation's secrets; ``api_key`` is always included).
         connection_pool: HTTP connections shared with other Clients, one pool
-            per model server (see :mod:`~desktop_agent.core.connection_pool`);
+            per model server (see :mod:`~desktop_agent.core.wire.connection_pool`);
             None gives this Client connections of its own.
     """
 

@@ -13,9 +13,9 @@ import dataclasses
 from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
-from .client import Client
-from .options import AgentOptions
-from .types import AssistantMessage, TextBlock, Usage
+from desktop_agent.core.client import Client
+from desktop_agent.core.options import AgentOptions
+from desktop_agent.core.types import AssistantMessage, TextBlock, Usage
 
 
 class QueryRun:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .stream import StreamAggregator
-from .tools import Tool
-from .types import Block, TextBlock, ToolUseBlock, ToolUseError
+from desktop_agent.core.tooling.tools import Tool
+from desktop_agent.core.types import Block, TextBlock, ToolUseBlock, ToolUseError
+from desktop_agent.core.wire.stream import StreamAggregator
 
 
 def format_messages(system_prompt: str | None, user_prompt: str | None,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from .errors import (
+from desktop_agent.core.errors import (
     AgentError,
     APIError,
     AuthenticationError,
@@ -35,7 +35,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .options import AgentOptions
+    from desktop_agent.core.options import AgentOptions
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 

@@ -143,7 +143,7 @@ class CompactionBlock:
     ``messages``, ``summary``, ``dropped`` and ``anchor`` are the whole state
     of the model's view: stored with the reply, they let a Client made later
     (the conversation opened again) continue from the same view
-    (:meth:`~desktop_agent.core.compaction.ContextKeeper.restore`) instead of
+    (:meth:`~desktop_agent.core.context.compaction.ContextKeeper.restore`) instead of
     summarising again.
     """
 

@@ -21,11 +21,11 @@ def warm_up(*, tokenizer: bool = True) -> None:
     """Import the HTTP stack and (optionally) load the tokenizer; never raises."""
     try:
         importlib.import_module("aiohttp")
-        from . import transport
+        from desktop_agent.core.wire import transport
 
         transport.tls_context()
         if tokenizer:
-            from .context import count_text_tokens
+            from desktop_agent.core.context.tokens import count_text_tokens
 
             count_text_tokens("warm up")
     except Exception as exc:  # noqa: BLE001 - warming up only saves time; the turn still works

@@ -19,7 +19,7 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from desktop_agent.appdata import paths
-from desktop_agent.core.connection_pool import ConnectionPool
+from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
@@ -36,8 +36,8 @@ from .routes import callbacks, commands, conversations, events, files, secrets, 
 from .thread_scheduling import deferring_executor
 
 if TYPE_CHECKING:
-    from desktop_agent.core.hooks import Hooks
-    from desktop_agent.core.tools import Tool
+    from desktop_agent.core.tooling.hooks import Hooks
+    from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.server")

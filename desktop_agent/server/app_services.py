@@ -18,7 +18,7 @@ from .callbacks import CallbackDispatcher
 from .event_log import EventLog
 
 if TYPE_CHECKING:
-    from desktop_agent.core.connection_pool import ConnectionPool
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.session.options import SessionEnvironment
     from desktop_agent.session.registry import SessionRegistry
     from desktop_agent.store import ConversationRecord, Store

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from desktop_agent.core.content_parts import has_images
+from desktop_agent.core.context.content_parts import has_images
 from desktop_agent.image_data import ImageDataError, decode_data_uri
 
 MAX_PARTS = 64

@@ -4,7 +4,7 @@ The file routes take paths from the network. Before anything is opened the
 API refuses absolute paths, ``..`` parts, NUL bytes and names longer than a
 file system allows, by their text: a caller has no reason to send them, and
 refusing them by their text makes the error plain. The opening itself goes
-through :mod:`desktop_agent.core.builtin_tools.confined_fs`, which walks the
+through :mod:`desktop_agent.core.tooling.builtin.confined_fs`, which walks the
 path component by component from the workdir's descriptor, so a folder swapped
 for a symlink while a request runs cannot lead it outside.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from desktop_agent.core.builtin_tools.confined_fs import MAX_NAME_BYTES
-from desktop_agent.core.builtin_tools.workdir import BuiltinToolError, Workdir
+from desktop_agent.core.tooling.builtin.confined_fs import MAX_NAME_BYTES
+from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
 
 from .api_errors import ApiError
 

@@ -27,14 +27,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.core.permissions import (
+from desktop_agent.core.tooling.config import always_allow_rule
+from desktop_agent.core.tooling.permissions import (
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
     ToolPermissionContext,
     evaluate_rules,
 )
-from desktop_agent.core.tool_config import always_allow_rule
 
 from .config import AppConfig, ConfigWriteError, conversation_allowed_tools
 from .setting_values import asks_before_tools

@@ -24,7 +24,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.content_parts import prompt_text
+from desktop_agent.core.context.content_parts import prompt_text
+from desktop_agent.session.branch_reading import (
+    DEFAULT_TITLE,
+    last_user_index,
+    model_history,
+    title_from,
+)
 from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 
 from . import config as session_config
@@ -47,7 +53,6 @@ from .events import (
     TurnFailed,
     UserMessageAdded,
 )
-from .history import DEFAULT_TITLE, last_user_index, model_history, title_from
 from .options import SessionEnvironment, build_options
 from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server

@@ -25,10 +25,10 @@ from .conversation_secrets import conversation_environment
 from .tools import ToolCatalog
 
 if TYPE_CHECKING:
-    from desktop_agent.core.connection_pool import ConnectionPool
-    from desktop_agent.core.hooks import Hooks
     from desktop_agent.core.options import AgentOptions
-    from desktop_agent.core.permissions import CanUseTool, PermissionRule
+    from desktop_agent.core.tooling.hooks import Hooks
+    from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 
 class MissingApiKeyError(ConfigurationError):

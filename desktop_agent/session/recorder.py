@@ -25,7 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.history import NOT_EXECUTED_INTERRUPT, NOT_EXECUTED_UNANSWERED
+from desktop_agent.core.context.history_invariants import (
+    NOT_EXECUTED_INTERRUPT,
+    NOT_EXECUTED_UNANSWERED,
+)
 from desktop_agent.store import StreamingReplyWriter
 
 if TYPE_CHECKING:
@@ -121,7 +124,7 @@ class TurnRecorder:
         (for the person only) goes in the metadata, never in the message; so do
         the pictures the tool returned (``images``, ``image_url`` parts), from
         which the history sent to the model is rebuilt when the conversation is
-        opened again (:func:`~desktop_agent.session.history.model_history`).
+        opened again (:func:`~desktop_agent.session.branch_reading.model_history`).
         """
         self.finish_segment("complete")
         if ran_input is not None:
@@ -131,7 +134,7 @@ class TurnRecorder:
 
     def _store_ran_input(self, tool_use_id: str, ran_input: dict[str, Any]) -> None:
         """Put the input that ran into the stored call; keep the model's in metadata."""
-        from desktop_agent.core.ran_inputs import replace_call_arguments
+        from desktop_agent.core.tooling.ran_inputs import replace_call_arguments
 
         for record in reversed(self._path):
             if record.role != "assistant" or not any(
@@ -234,7 +237,7 @@ class TurnRecorder:
             self._reconcile(history[base_length + 1:])
 
     def _reconcile(self, sent: list[dict[str, Any]]) -> None:
-        from desktop_agent.core.tool_output import is_pictures_message
+        from desktop_agent.core.tooling.output import is_pictures_message
 
         # A round's pictures travel in a user message of their own; the store keeps
         # them with the tool results instead (see tool_result).

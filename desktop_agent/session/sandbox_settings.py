@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from desktop_agent.appdata import paths
-from desktop_agent.core.builtin_tools.sandbox import SANDBOX_LEVELS, SandboxPolicy
+from desktop_agent.core.tooling.builtin.sandbox import SANDBOX_LEVELS, SandboxPolicy
 
 #: The level a conversation gets when its settings name none (or a bad one).
 DEFAULT_SANDBOX = "workdir"

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from .config import AppConfig
 
 if TYPE_CHECKING:
-    from desktop_agent.core.mcp_tools import McpServerPool
-    from desktop_agent.core.tools import Tool
+    from desktop_agent.core.tooling.mcp import McpServerPool
+    from desktop_agent.core.tooling.tools import Tool
 
 log = logging.getLogger("desktop_agent.session.tools")
 
@@ -81,7 +81,7 @@ class ToolCatalog:
         """Names of every tool a conversation could enable (MCP ones once started)."""
         names: list[str] = []
         if self._include_builtin:
-            from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES
+            from desktop_agent.core.tooling.builtin import BUILTIN_TOOL_NAMES
 
             names.extend(BUILTIN_TOOL_NAMES)
         names.extend(t.name for t in self._extra if t.name not in names)
@@ -95,7 +95,7 @@ class ToolCatalog:
         started, so a conversation made in the window with an MCP tool on can
         be changed over REST without the server being running.
         """
-        from desktop_agent.core.mcp_tools.server_usage import servers_used
+        from desktop_agent.core.tooling.mcp.server_usage import servers_used
 
         known = set(self.tool_names())
         servers = sorted(self._configured_servers())
@@ -131,7 +131,7 @@ class ToolCatalog:
     def _builtin_names(self, settings: Mapping[str, Any]) -> tuple[str, ...]:
         if not self._include_builtin:
             return ()
-        from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES
+        from desktop_agent.core.tooling.builtin import BUILTIN_TOOL_NAMES
 
         enabled = _enabled(settings)
         return tuple(n for n in BUILTIN_TOOL_NAMES if enabled is None or n in enabled)
@@ -147,7 +147,7 @@ class ToolCatalog:
         tools: list[Tool] = []
         include = self._builtin_names(settings)
         if include:
-            from desktop_agent.core.builtin_tools import builtin_tools
+            from desktop_agent.core.tooling.builtin import builtin_tools
 
             from .sandbox_settings import sandbox_policy
 
@@ -183,7 +183,7 @@ class ToolCatalog:
             return set()
         if self._pool is not None:
             return set(self._pool.server_names)
-        from desktop_agent.core.tool_config import ToolConfigError
+        from desktop_agent.core.tooling.config import ToolConfigError
 
         try:
             return {name for name, server in self._config.load().mcp_servers.items()
@@ -201,7 +201,7 @@ class ToolCatalog:
             return []
         if not self._pool_loaded:
             self._pool_loaded = True
-            from desktop_agent.core.tool_config import ToolConfigError
+            from desktop_agent.core.tooling.config import ToolConfigError
 
             try:
                 config = self._config.load()
@@ -212,7 +212,7 @@ class ToolCatalog:
             if not any(s.enabled for s in config.mcp_servers.values()):
                 return []
             from desktop_agent.appdata.secrets import get_secret
-            from desktop_agent.core.mcp_tools import McpServerPool
+            from desktop_agent.core.tooling.mcp import McpServerPool
 
             # {"secret": NAME} in a server's env or headers is read from the keyring
             self._pool = McpServerPool.from_config(config, secret_lookup=get_secret)
@@ -220,7 +220,7 @@ class ToolCatalog:
             return []
         servers = None
         if enabled is not None:
-            from desktop_agent.core.mcp_tools.server_usage import servers_used
+            from desktop_agent.core.tooling.mcp.server_usage import servers_used
 
             servers = servers_used(enabled, self._pool.server_names)
             if not servers:
@@ -240,7 +240,7 @@ class ToolCatalog:
 
         tools: list[Tool] = []
         if self._include_builtin:
-            from desktop_agent.core.builtin_tools import builtin_tools
+            from desktop_agent.core.tooling.builtin import builtin_tools
 
             tools.extend(builtin_tools(tempfile.gettempdir()))
         taken = {t.name for t in tools}
@@ -250,6 +250,6 @@ class ToolCatalog:
 
     def schema_costs(self) -> list[Any]:
         """What each offered tool's schema costs per request (``SchemaCost`` entries)."""
-        from desktop_agent.core.schema_cost import schema_costs
+        from desktop_agent.core.tooling.schema_cost import schema_costs
 
         return schema_costs(self.offered_tools())

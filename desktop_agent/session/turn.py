@@ -21,6 +21,7 @@ from desktop_agent.core.types import (
     ToolUseError,
     Usage,
 )
+from desktop_agent.session.branch_reading import picture_urls
 
 from .events import (
     CompactionReported,
@@ -36,7 +37,6 @@ from .events import (
     ToolResultArrived,
     UsageReported,
 )
-from .history import picture_urls
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client

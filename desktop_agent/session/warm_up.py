@@ -19,15 +19,15 @@ log = logging.getLogger("desktop_agent.session")
 
 TURN_MODULES = (
     "desktop_agent.core.client",
-    "desktop_agent.core.tool_round",
-    "desktop_agent.core.constrained_calls",
-    "desktop_agent.core.ran_inputs",
-    "desktop_agent.core.tool_output",
-    "desktop_agent.core.builtin_tools",
+    "desktop_agent.core.tooling.run_round",
+    "desktop_agent.core.tooling.constrained_calls",
+    "desktop_agent.core.tooling.ran_inputs",
+    "desktop_agent.core.tooling.output",
+    "desktop_agent.core.tooling.builtin",
     "desktop_agent.session.sandbox_settings",
     "desktop_agent.session.recorder",
     "desktop_agent.session.turn",
-    "desktop_agent.session.history",
+    "desktop_agent.session.branch_reading",
     "desktop_agent.session.options",
     "desktop_agent.session.settings",
 )
@@ -50,8 +50,8 @@ def warm_up_turns(*, tokenizer: bool = True) -> None:
         except Exception as exc:  # noqa: BLE001 - see the docstring
             log.debug("warm-up import of %s failed: %s", name, exc)
     try:
-        from desktop_agent.core.builtin_tools import builtin_tools
-        from desktop_agent.core.builtin_tools.sandbox import sandbox_backend
+        from desktop_agent.core.tooling.builtin import builtin_tools
+        from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
 
         sandbox_backend()  # the bubblewrap probe runs once per process
         with tempfile.TemporaryDirectory(prefix="desktop-agent-warm-up-") as folder:

@@ -45,7 +45,7 @@ def check_images(content: Any, where: str = "content") -> None:
                 raise ValueError(f"{where}[{index}]: {exc}") from None
 
 
-#: The command sandbox levels a conversation may name (see core.builtin_tools.sandbox).
+#: The command sandbox levels a conversation may name (see core.tooling.builtin.sandbox).
 SANDBOX_LEVELS = ("workdir", "read_only", "off")
 
 

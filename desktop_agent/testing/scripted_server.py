@@ -290,7 +290,7 @@ class ScriptedServer:
 
 
 def _prompt_tokens(body: dict[str, Any]) -> int:
-    from desktop_agent.core.context import estimate_tokens
+    from desktop_agent.core.context.tokens import estimate_tokens
 
     messages = body.get("messages") or []
     return estimate_tokens(messages if isinstance(messages, list) else [],

@@ -13,11 +13,11 @@ import pytest
 
 from desktop_agent import AgentOptions, Client
 from desktop_agent.core import errors
-from desktop_agent.core.compaction import DROPPED_NOTE, SUMMARY_HEADER
-from desktop_agent.core.context import count_text_tokens, estimate_tokens
-from desktop_agent.core.history import open_calls
-from desktop_agent.core.summary_request import SUMMARY_INSTRUCTIONS
-from desktop_agent.core.tools import Tool
+from desktop_agent.core.context.compaction import DROPPED_NOTE, SUMMARY_HEADER
+from desktop_agent.core.context.history_invariants import open_calls
+from desktop_agent.core.context.summary_request import SUMMARY_INSTRUCTIONS
+from desktop_agent.core.context.tokens import count_text_tokens, estimate_tokens
+from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.types import CompactionBlock, TextBlock, ToolResultBlock, Usage
 from desktop_agent.testing import ScriptedServer
 from desktop_agent.testing import script as scripts
@@ -275,8 +275,8 @@ async def test_without_a_context_length_results_get_4000_tokens(server: Scripted
 
 # -- prompt overhead -------------------------------------------------------------------
 def test_the_seven_builtin_schemas_cost_at_most_400_tokens(tmp_path) -> None:
-    from desktop_agent.core.builtin_tools import BUILTIN_TOOL_NAMES, builtin_tools
-    from desktop_agent.core.schema_cost import schema_costs
+    from desktop_agent.core.tooling.builtin import BUILTIN_TOOL_NAMES, builtin_tools
+    from desktop_agent.core.tooling.schema_cost import schema_costs
 
     tools = builtin_tools(tmp_path)
     assert [t.name for t in tools] == list(BUILTIN_TOOL_NAMES)
@@ -291,7 +291,7 @@ def test_the_seven_builtin_schemas_cost_at_most_400_tokens(tmp_path) -> None:
 
 
 def test_only_the_enabled_tools_are_sent_in_a_stable_order(tmp_path) -> None:
-    from desktop_agent.core.builtin_tools import builtin_tools
+    from desktop_agent.core.tooling.builtin import builtin_tools
 
     chosen = builtin_tools(tmp_path, include=("grep", "read_file"))
     assert [t.name for t in chosen] == ["read_file", "grep"]

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from desktop_agent import Client, TextBlock, ToolUseBlock, tool
-from desktop_agent.core import constrained_calls
-from desktop_agent.core.constrained_calls import ConstrainedReplyParser
+from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.tooling.constrained_calls import ConstrainedReplyParser
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)

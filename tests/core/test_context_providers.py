@@ -3,8 +3,8 @@
 import socket
 
 from desktop_agent import estimate_tokens, truncate_messages
-from desktop_agent.core import context
-from desktop_agent.core.providers import (
+from desktop_agent.core.context import tokens as context
+from desktop_agent.core.servers.discovery import (
     discover_servers,
     list_models,
     preferred_server_and_model,

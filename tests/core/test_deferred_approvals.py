@@ -16,7 +16,7 @@ from desktop_agent import (
     defer_approval,
     tool,
 )
-from desktop_agent.core.sessions import MemorySession
+from desktop_agent.core.context.history_stores import MemoryHistory
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)
@@ -52,7 +52,7 @@ async def drain(client):
 async def test_a_script_stops_saves_and_a_later_one_resumes_with_approval(server, make_options):
     server.enqueue(script.tool_calls([("delete_file", {"path": "old.log"})]),
                    script.text("Done: old.log is gone."))
-    session = MemorySession()
+    session = MemoryHistory()
     async with Client(agent(make_options), session=session) as client:
         await client.query("Clean up old.log")
         await drain(client)

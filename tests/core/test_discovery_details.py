@@ -2,7 +2,7 @@
 
 import socket
 
-from desktop_agent.core.providers import KNOWN_SERVERS, discover_servers, probe_server
+from desktop_agent.core.servers.discovery import KNOWN_SERVERS, discover_servers, probe_server
 from desktop_agent.testing import ScriptedServer
 
 

@@ -15,8 +15,8 @@ from desktop_agent import (
     ServerError,
     TextBlock,
 )
-from desktop_agent.core import transport
 from desktop_agent.core.errors import redact
+from desktop_agent.core.wire import transport
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)

@@ -6,7 +6,7 @@ import pytest
 
 from desktop_agent import Client, RetryPolicy
 from desktop_agent.core import errors
-from desktop_agent.core.content_parts import (
+from desktop_agent.core.context.content_parts import (
     IMAGE_OMITTED_NOTE,
     image_part,
     text_part,

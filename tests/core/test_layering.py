@@ -6,7 +6,8 @@ import sys
 CHECK = """
 import sys
 import desktop_agent, desktop_agent.core
-import desktop_agent.core.client, desktop_agent.core.providers, desktop_agent.core.stream
+import desktop_agent.core.client, desktop_agent.core.servers.discovery
+import desktop_agent.core.wire.stream
 import desktop_agent.testing
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'qasync')
              or m.startswith('desktop_agent.gui'))
@@ -33,8 +34,8 @@ def test_top_level_import_is_light():
 def test_the_core_and_the_seed_modules_never_load_the_store():
     """Sessions are a core protocol; only desktop_agent.store implements it over SQLite."""
     code = ("import sys\n"
-            "import desktop_agent.core.client, desktop_agent.core.sessions\n"
-            "import desktop_agent.core.query_run, desktop_agent.core.deferred_approvals\n"
+            "import desktop_agent.core.client, desktop_agent.core.context.history_stores\n"
+            "import desktop_agent.core.query_run, desktop_agent.core.tooling.deferred_approvals\n"
             "import desktop_agent.config, desktop_agent.context, desktop_agent.utils\n"
             "import desktop_agent.hooks, desktop_agent.tools, desktop_agent.types\n"
             "print(','.join(sorted(m for m in sys.modules if m.startswith(("

@@ -18,7 +18,7 @@ from desktop_agent import (
     ToolUseError,
     tool,
 )
-from desktop_agent.core.permissions import evaluate_rules
+from desktop_agent.core.tooling.permissions import evaluate_rules
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_agent.core import Client, TextBlock, transport
+from desktop_agent.core import Client, TextBlock
+from desktop_agent.core.wire import transport
 from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(60)

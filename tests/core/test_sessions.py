@@ -1,17 +1,17 @@
-"""Client sessions through the core protocol (MemorySession), over real HTTP."""
+"""Client sessions through the core protocol (MemoryHistory), over real HTTP."""
 
 import pytest
 
 from desktop_agent import Client, ServerError
-from desktop_agent.core.sessions import ConversationSession, MemorySession
+from desktop_agent.core.context.history_stores import HistoryStore, MemoryHistory
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)
 
 
 async def test_a_second_client_continues_where_the_first_stopped(server, make_options):
-    session = MemorySession()
-    assert isinstance(session, ConversationSession)
+    session = MemoryHistory()
+    assert isinstance(session, HistoryStore)
     async with Client(make_options(), session=session) as first:
         await first.query("hello")
         [item async for item in first.receive_messages()]
@@ -26,7 +26,7 @@ async def test_a_second_client_continues_where_the_first_stopped(server, make_op
 
 async def test_a_failed_turn_keeps_the_prompt_and_a_later_client_answers_it(server,
                                                                            make_options):
-    session = MemorySession()
+    session = MemoryHistory()
     server.enqueue(script.error(500, "model crashed"), script.error(500, "model crashed"),
                    script.error(500, "model crashed"))
     async with Client(make_options(), session=session) as client:
@@ -42,7 +42,7 @@ async def test_a_failed_turn_keeps_the_prompt_and_a_later_client_answers_it(serv
 
 
 async def test_an_interrupted_turn_is_saved_with_what_arrived(server, make_options):
-    session = MemorySession()
+    session = MemoryHistory()
     server.enqueue(script.text(" ".join(["word"] * 400), delay=0.01))
     async with Client(make_options(), session=session) as client:
         await client.query("talk")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from desktop_agent import TextBlock, ThinkingBlock, ToolUseBlock, ToolUseError
-from desktop_agent.core.stream import StreamAggregator
+from desktop_agent.core.wire.stream import StreamAggregator
 
 
 def delta(d=None, finish=None):

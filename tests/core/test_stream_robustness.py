@@ -16,8 +16,8 @@ import pytest
 
 from desktop_agent import Client, tool
 from desktop_agent.core import errors
-from desktop_agent.core.stream_guard import MIN_CHAR_CAP, IdleTimer
 from desktop_agent.core.types import TextBlock, ToolResultBlock, ToolUseBlock
+from desktop_agent.core.wire.stream_guard import MIN_CHAR_CAP, IdleTimer
 from desktop_agent.testing import script
 from desktop_agent.testing.script import Chunk, Pause, Raw
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.stream import StreamAggregator
 from desktop_agent.core.types import TextBlock, ToolUseBlock, ToolUseError
+from desktop_agent.core.wire.stream import StreamAggregator
 
 NATIVE = [("read_file", {"path": "a.txt", "offset": 2}), ("bash", {"command": "ls -l"})]
 

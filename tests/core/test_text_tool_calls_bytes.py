@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from desktop_agent import Client
-from desktop_agent.core.stream import StreamAggregator
-from desktop_agent.core.transport import ChatStream
 from desktop_agent.core.types import TextBlock, ToolUseBlock
+from desktop_agent.core.wire.stream import StreamAggregator
+from desktop_agent.core.wire.transport import ChatStream
 from desktop_agent.testing import script
 
 CALL = ("read_file", {"path": "café/naïve.txt", "offset": 2})
@@ -73,7 +73,7 @@ async def test_every_byte_split_gives_the_native_call(form: str) -> None:
 
 @pytest.mark.parametrize("form", sorted(FORMS))
 async def test_client_runs_the_call_sent_byte_by_byte(server, make_options, form: str) -> None:
-    from desktop_agent.core.tools import Tool
+    from desktop_agent.core.tooling.tools import Tool
 
     seen: list[dict[str, Any]] = []
     tool = Tool("read_file", "Read.", {"type": "object", "properties": {

@@ -6,8 +6,8 @@ import threading
 from typing import Any
 
 from desktop_agent import Client
-from desktop_agent.core.tool_pool import MAX_PARALLEL_TOOL_CALLS, TOOL_WORKERS
-from desktop_agent.core.tools import tool
+from desktop_agent.core.tooling.pool import MAX_PARALLEL_TOOL_CALLS, TOOL_WORKERS
+from desktop_agent.core.tooling.tools import tool
 from desktop_agent.core.types import ToolResultBlock
 from desktop_agent.testing import script
 

@@ -94,7 +94,7 @@ SIZES = ((1200, 800), (1024, 640))
 
 async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[Path]:
     """Drive the window through the scripted conversation, saving screenshots."""
-    from desktop_agent.core.tools import tool
+    from desktop_agent.core.tooling.tools import tool
     from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
@@ -106,7 +106,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
 
     @tool("take_screenshot", "Capture the screen", {}, read_only=True)
     async def take_screenshot(args: dict[str, Any]) -> Any:
-        from desktop_agent.core.tool_output import ToolOutput
+        from desktop_agent.core.tooling.output import ToolOutput
         from desktop_agent.image_data import data_uri
 
         shot_file = out / "screen.png"

@@ -126,7 +126,7 @@ class WeatherTool:
         self.calls: list[dict[str, Any]] = []
 
     def build(self) -> Any:
-        from desktop_agent.core.tools import tool
+        from desktop_agent.core.tooling.tools import tool
 
         @tool("get_weather", "The weather for a city", {"city": str})
         async def get_weather(args: dict[str, Any]) -> str:

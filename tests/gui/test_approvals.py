@@ -334,7 +334,7 @@ def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, serv
 
 def test_an_unsandboxed_command_is_asked_with_a_warning_and_never_remembered(
         qtbot: Any, make_window: Any, server: Any, tmp_path: Any) -> None:
-    from desktop_agent.core.builtin_tools import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
+    from desktop_agent.core.tooling.builtin import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
     from desktop_agent.session.config import AppConfig
 
     bash = builtin_tools(tmp_path, sandbox=SandboxPolicy(level="off"), include=("bash",))[0]

@@ -6,7 +6,7 @@ from typing import Any
 
 from window_driver import send, use_server, wait_idle
 
-from desktop_agent.core.summary_request import SUMMARY_INSTRUCTIONS
+from desktop_agent.core.context.summary_request import SUMMARY_INSTRUCTIONS
 from desktop_agent.testing import script
 
 LONG_ANSWER = " ".join(f"word{i}" for i in range(180))

@@ -9,8 +9,8 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
 from PySide6.QtGui import QColor, QImage, QPalette
 from window_driver import WAIT_MS, send, use_server, wait_idle
 
-from desktop_agent.core.tool_output import ToolOutput
-from desktop_agent.core.tools import tool
+from desktop_agent.core.tooling.output import ToolOutput
+from desktop_agent.core.tooling.tools import tool
 from desktop_agent.testing import script
 
 

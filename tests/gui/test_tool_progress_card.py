@@ -9,9 +9,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from window_driver import WAIT_MS, send, use_server, wait_idle
 
-from desktop_agent.core.tool_output import ToolOutput
-from desktop_agent.core.tool_progress import report_progress
-from desktop_agent.core.tools import tool
+from desktop_agent.core.tooling.output import ToolOutput
+from desktop_agent.core.tooling.progress import report_progress
+from desktop_agent.core.tooling.tools import tool
 from desktop_agent.testing import script
 
 
@@ -61,8 +61,8 @@ def test_progress_and_person_only_content_on_the_card(qtbot: Any, make_window: A
     assert record["metadata"]["user_content"] == "Your report is ready."
     from itertools import count
 
-    from desktop_agent.gui.transcript.history import items_from_messages
     from desktop_agent.gui.transcript.items import ToolCallPart
+    from desktop_agent.gui.transcript.stored_items import items_from_messages
 
     counter = count()
     parts = [p for item in items_from_messages(stored, lambda: f"k{next(counter)}")

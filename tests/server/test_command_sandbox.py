@@ -12,7 +12,7 @@ import os
 import pytest
 from server_harness import MASTER_KEY, RunningApi
 
-from desktop_agent.core.builtin_tools.sandbox import sandbox_backend
+from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
 from desktop_agent.testing import script
 
 PLANTED = "planted-provider-token-0b7e3c"

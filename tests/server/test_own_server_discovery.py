@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server_harness import RunningApi
 
-from desktop_agent.core.providers import discover_servers, probe_server
+from desktop_agent.core.servers.discovery import discover_servers, probe_server
 
 
 async def test_discovery_leaves_our_own_rest_server_out(api: RunningApi):

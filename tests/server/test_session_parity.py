@@ -86,7 +86,7 @@ def test_user_prompt_submit_hooks_run_for_rest_turns(
         tmp_path: Path, data_dir: Path, model_server: ScriptedServer) -> None:
     from server_harness import start_api
 
-    from desktop_agent.core.hooks import HOOK_USER_PROMPT_SUBMIT, HookDecision
+    from desktop_agent.core.tooling.hooks import HOOK_USER_PROMPT_SUBMIT, HookDecision
 
     async def add_context(event: object) -> HookDecision:
         return HookDecision(modified_prompt=f"{event.prompt} (answer briefly)")  # type: ignore[attr-defined]

@@ -7,9 +7,9 @@ from typing import Any
 
 from server_harness import start_api
 
-from desktop_agent.core.tool_output import ToolOutput
-from desktop_agent.core.tool_progress import report_progress
-from desktop_agent.core.tools import tool
+from desktop_agent.core.tooling.output import ToolOutput
+from desktop_agent.core.tooling.progress import report_progress
+from desktop_agent.core.tooling.tools import tool
 from desktop_agent.testing import script
 
 

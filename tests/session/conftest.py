@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.tools import Tool, tool
+from desktop_agent.core.tooling.tools import Tool, tool
 from desktop_agent.session.approvals import ApprovalAnswer, ToolCallQuestion
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.conversation import ConversationSession

@@ -139,9 +139,9 @@ async def test_pictures_a_tool_returned_are_kept_and_sent_again_after_reopening(
     # A screenshot tool (an MCP server's picture, say) on a model that can see: the
     # pictures are stored with the result, and a session opened later sends the model
     # the same messages the live one did.
-    from desktop_agent.core.content_parts import image_part
-    from desktop_agent.core.tool_output import IMAGES_INTRO, ToolOutput
-    from desktop_agent.core.tools import tool
+    from desktop_agent.core.context.content_parts import image_part
+    from desktop_agent.core.tooling.output import IMAGES_INTRO, ToolOutput
+    from desktop_agent.core.tooling.tools import tool
     from desktop_agent.session.config import AppConfig
     from desktop_agent.session.conversation import ConversationSession
     from desktop_agent.session.options import SessionEnvironment
@@ -192,7 +192,7 @@ async def test_a_compacted_view_is_stored_and_reused_after_reopening(
     # A small context fills up and the oldest turns are summarised. A session opened
     # later (the window restarted) continues from the stored summary: no second summary
     # request, the same view, and the reply says where the view was compacted.
-    from desktop_agent.core.summary_request import SUMMARY_INSTRUCTIONS
+    from desktop_agent.core.context.summary_request import SUMMARY_INSTRUCTIONS
     from desktop_agent.session.config import AppConfig
     from desktop_agent.session.conversation import ConversationSession
     from desktop_agent.session.options import SessionEnvironment

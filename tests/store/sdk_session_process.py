@@ -7,11 +7,11 @@ import asyncio
 import sys
 
 from desktop_agent import AgentOptions, Client, TextBlock
-from desktop_agent.store.conversation_session import StoreSession
+from desktop_agent.store.store_history import StoreHistory
 
 
 async def main(db: str, conversation_id: str, base_url: str, prompt: str) -> None:
-    session = StoreSession.open(conversation_id, db)
+    session = StoreHistory.open(conversation_id, db)
     try:
         options = AgentOptions(model="test-model", base_url=base_url)
         async with Client(options, session=session) as client:

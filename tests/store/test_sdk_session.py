@@ -13,7 +13,7 @@ import pytest
 
 from desktop_agent import AgentOptions, Client
 from desktop_agent.store import NotFoundError, Store
-from desktop_agent.store.conversation_session import StoreSession
+from desktop_agent.store.store_history import StoreHistory
 from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(90)
@@ -42,7 +42,7 @@ async def test_a_script_continues_a_conversation_the_window_started(store, serve
     store.add_message(conversation.id, {"role": "assistant", "content": "Day 1: old town."},
                       metadata={"thinking": "short trip"})
 
-    session = StoreSession(store, conversation.id)
+    session = StoreHistory(store, conversation.id)
     async with Client(options(server), session=session) as client:
         assert [m["content"] for m in client.history] == ["Plan a trip to Lyon",
                                                           "Day 1: old town."]
@@ -63,7 +63,7 @@ async def test_a_script_continues_a_conversation_the_window_started(store, serve
 async def test_a_new_conversation_from_a_script_is_continued_by_another_process(server,
                                                                                tmp_path):
     db = tmp_path / "conversations.sqlite3"
-    session = StoreSession.open(None, db, title="From a script")
+    session = StoreHistory.open(None, db, title="From a script")
     try:
         async with Client(options(server), session=session) as client:
             await client.query("Remember the number 7")
@@ -91,7 +91,7 @@ async def test_a_new_conversation_from_a_script_is_continued_by_another_process(
 
 async def test_trimming_what_is_sent_keeps_the_stored_conversation_whole(store, server):
     conversation = store.create_conversation("Long")
-    session = StoreSession(store, conversation.id)
+    session = StoreHistory(store, conversation.id)
     async with Client(options(server), session=session) as client:
         for word in ("one", "two", "three"):
             await client.query(word)
@@ -105,7 +105,7 @@ async def test_trimming_what_is_sent_keeps_the_stored_conversation_whole(store, 
 
 async def test_an_unknown_conversation_is_a_typed_error(store, server):
     with pytest.raises(NotFoundError):
-        async with Client(options(server), session=StoreSession(store, "no-such-id")):
+        async with Client(options(server), session=StoreHistory(store, "no-such-id")):
             pass
 
 
@@ -113,7 +113,7 @@ async def test_a_script_waits_its_turn_while_the_window_answers(store, server):
     from desktop_agent.store import ConversationBusyError
 
     conversation = store.create_conversation("Busy")
-    async with Client(options(server), session=StoreSession(store, conversation.id)) as client:
+    async with Client(options(server), session=StoreHistory(store, conversation.id)) as client:
         await client.query("hello")
         with store.turn_lease(conversation.id, "window"):  # the window is mid-reply
             with pytest.raises(ConversationBusyError, match="window"):
@@ -129,7 +129,7 @@ async def test_a_conversation_that_moved_on_elsewhere_is_not_forked(store, serve
 
     conversation = store.create_conversation("Shared")
     store.add_message(conversation.id, {"role": "user", "content": "first"})
-    async with Client(options(server), session=StoreSession(store, conversation.id)) as client:
+    async with Client(options(server), session=StoreHistory(store, conversation.id)) as client:
         with Store.open(tmp_path / "conversations.sqlite3") as window:
             window.add_message(conversation.id, {"role": "assistant", "content": "from window"})
         with pytest.raises(StaleParentError):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.tool_config import McpServerConfig
+from desktop_agent.core.tooling.config import McpServerConfig
 
 TEST_SERVER = Path(__file__).with_name("mcp_test_server.py")
 

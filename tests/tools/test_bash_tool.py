@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from process_checks import processes_running, wait_until_gone
 
-from desktop_agent.core.builtin_tools import BuiltinToolError, builtin_tools
-from desktop_agent.core.builtin_tools.shell_tool import OUTPUT_CAP
-from desktop_agent.core.tools import Tool
+from desktop_agent.core.tooling.builtin import BuiltinToolError, builtin_tools
+from desktop_agent.core.tooling.builtin.shell_tool import OUTPUT_CAP
+from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.session.conversation_secrets import conversation_env_secrets, secret_name
 
 

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.builtin_tools import BuiltinToolError, builtin_tools
-from desktop_agent.core.builtin_tools.confined_fs import HardLinkError, NotAFileError
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tool_pool import TOOL_WORKERS
-from desktop_agent.core.tool_runner import run_tool_call
-from desktop_agent.core.tools import Tool, tool
+from desktop_agent.core.tooling.builtin import BuiltinToolError, builtin_tools
+from desktop_agent.core.tooling.builtin.confined_fs import HardLinkError, NotAFileError
+from desktop_agent.core.tooling.pool import TOOL_WORKERS
+from desktop_agent.core.tooling.run_call import run_tool_call
+from desktop_agent.core.tooling.tools import Tool, tool
 from desktop_agent.core.types import ToolUseBlock
 
 SECRET = "OUTSIDE-SECRET-CONTENT"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.core.builtin_tools import (
+from desktop_agent.core.tooling.builtin import (
     BUILTIN_TOOL_NAMES,
     BuiltinToolError,
     OutsideWorkdirError,
     builtin_tools,
 )
-from desktop_agent.core.tools import Tool
+from desktop_agent.core.tooling.tools import Tool
 
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_workdir_must_exist(tmp_path: Path) -> None:
 
 def test_symlink_loop_is_refused_clearly(workdir: Path) -> None:
     os.symlink(workdir / "loop", workdir / "loop")
-    from desktop_agent.core.builtin_tools import Workdir
+    from desktop_agent.core.tooling.builtin import Workdir
 
     with pytest.raises(BuiltinToolError):
         Workdir(workdir).resolve("loop/x")
@@ -233,6 +233,6 @@ def test_symlink_loop_is_refused_clearly(workdir: Path) -> None:
     ],
 )
 def test_glob_patterns(pattern: str, path: str, matches: bool) -> None:
-    from desktop_agent.core.builtin_tools.search_tools import glob_regex
+    from desktop_agent.core.tooling.builtin.search_tools import glob_regex
 
     assert bool(glob_regex(pattern).match(path)) is matches

@@ -23,9 +23,9 @@ from desktop_agent import (
     ToolResultBlock,
     ToolUseError,
 )
-from desktop_agent.core.builtin_tools import builtin_tools
-from desktop_agent.core.mcp_tools import McpServerPool
-from desktop_agent.core.tool_config import McpServerConfig
+from desktop_agent.core.tooling.builtin import builtin_tools
+from desktop_agent.core.tooling.config import McpServerConfig
+from desktop_agent.core.tooling.mcp import McpServerPool
 from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(90)

@@ -36,9 +36,9 @@ import pytest
 from tier_policy import part_missing
 
 from desktop_agent import AgentOptions, Client
-from desktop_agent.core.mcp_tools import McpServerPool, McpToolError
-from desktop_agent.core.tool_config import McpServerConfig
-from desktop_agent.core.tool_output import IMAGES_INTRO, ToolOutput
+from desktop_agent.core.tooling.config import McpServerConfig
+from desktop_agent.core.tooling.mcp import McpServerPool, McpToolError
+from desktop_agent.core.tooling.output import IMAGES_INTRO, ToolOutput
 from desktop_agent.core.types import ToolProgressBlock, ToolResultBlock
 from desktop_agent.image_data import decode_data_uri
 from desktop_agent.testing import ScriptedServer, script

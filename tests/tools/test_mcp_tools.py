@@ -16,15 +16,15 @@ import mcp_types
 import pytest
 from process_checks import wait_until_dead
 
-from desktop_agent.core.mcp_tools import (
+from desktop_agent.core.tooling.config import McpServerConfig, SecretRef, ToolConfigError
+from desktop_agent.core.tooling.mcp import (
     McpServerError,
     McpServerPool,
     McpToolError,
     core_tool_name,
     render_result,
 )
-from desktop_agent.core.tool_config import McpServerConfig, SecretRef, ToolConfigError
-from desktop_agent.core.tools import Tool
+from desktop_agent.core.tooling.tools import Tool
 
 StdioServer = Callable[..., McpServerConfig]
 

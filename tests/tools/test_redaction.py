@@ -16,10 +16,10 @@ import pytest
 
 from desktop_agent import AgentOptions, Client
 from desktop_agent.core import errors
-from desktop_agent.core.builtin_tools import builtin_tools
-from desktop_agent.core.mcp_tools import McpServerPool
-from desktop_agent.core.tool_config import SecretRef
-from desktop_agent.core.tools import tool
+from desktop_agent.core.tooling.builtin import builtin_tools
+from desktop_agent.core.tooling.config import SecretRef
+from desktop_agent.core.tooling.mcp import McpServerPool
+from desktop_agent.core.tooling.tools import tool
 from desktop_agent.core.types import ToolResultBlock
 from desktop_agent.testing import ScriptedServer, script
 

@@ -16,16 +16,16 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.builtin_tools import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
-from desktop_agent.core.builtin_tools.sandbox import sandbox_backend
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.permissions import (
+from desktop_agent.core.tooling.builtin import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
+from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
+from desktop_agent.core.tooling.permissions import (
     PermissionResultAllow,
     PermissionRule,
     ToolPermissionContext,
 )
-from desktop_agent.core.tool_runner import run_tool_call
-from desktop_agent.core.tools import Tool
+from desktop_agent.core.tooling.run_call import run_tool_call
+from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.types import ToolUseBlock
 from desktop_agent.session.sandbox_settings import sandbox_policy
 

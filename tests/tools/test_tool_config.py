@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_agent.core.permissions import PermissionRule, evaluate_rules
-from desktop_agent.core.tool_config import (
+from desktop_agent.core.tooling.config import (
     McpServerConfig,
     SecretRef,
     ToolConfig,
@@ -21,12 +20,12 @@ from desktop_agent.core.tool_config import (
     resolve_values,
     rules_from_list,
 )
+from desktop_agent.core.tooling.permissions import PermissionRule, evaluate_rules
 from desktop_agent.session.config import RULES_KEY as CONVERSATION_RULES_KEY
+from desktop_agent.session.config import load_config_file as load_tool_config
 from desktop_agent.session.config import parse_conversation_rules as conversation_rules
-from desktop_agent.session.config import with_conversation_rules
-from desktop_agent.session.config_file import load_config_file as load_tool_config
-from desktop_agent.session.config_file import save_config_file as save_tool_config
-from desktop_agent.session.config_file import save_global_rule
+from desktop_agent.session.config import save_config_file as save_tool_config
+from desktop_agent.session.config import save_global_rule, with_conversation_rules
 
 EXAMPLE = {
     "mcpServers": {

@@ -3,7 +3,7 @@
 Why here and not in the composer: what a file becomes in the request is a
 rule (image kinds, a size cap for inlined text), not a widget's business; the
 composer only lists names. The parts are exactly the OpenAI-style content
-parts ``Client.query()`` takes (``desktop_agent.core.content_parts``).
+parts ``Client.query()`` takes (``desktop_agent.core.context.content_parts``).
 """
 
 from __future__ import annotations

@@ -21,15 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.gui.approvals.approval_gate import DockAsker
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
+from desktop_agent.gui.approvals.dock_asker import DockAsker
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.turn_figures import TurnFigures
 from desktop_agent.session import config as session_config
 from desktop_agent.session import events as ev
-from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.errors import BUSY_ELSEWHERE, NotConfiguredError, SessionError
-from desktop_agent.session.history import (
+from desktop_agent.session.branch_reading import (
     DEFAULT_TITLE,
     TITLE_LENGTH,
     model_history,
@@ -37,12 +35,14 @@ from desktop_agent.session.history import (
     tool_result_text,
     view_dict,
 )
+from desktop_agent.session.conversation import ConversationSession
+from desktop_agent.session.errors import BUSY_ELSEWHERE, NotConfiguredError, SessionError
 from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
 from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
 if TYPE_CHECKING:
-    from desktop_agent.core.connection_pool import ConnectionPool
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.store import ConversationRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
@@ -411,7 +411,7 @@ class ConversationController(QObject):
         try:
             # A worker reads its own copy: the session's list belongs to the turn.
             path = self.session.read_branch() if from_worker else self.session.path
-            from desktop_agent.core.context import estimate_tokens
+            from desktop_agent.core.context.tokens import estimate_tokens
 
             # The tool definitions are part of every request, as in the server's own count.
             client = self.session.client

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.permissions import PermissionRule
+from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.session import config as session_config

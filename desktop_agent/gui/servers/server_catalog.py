@@ -1,7 +1,7 @@
 """Which model servers are running, and which chat models they serve.
 
 Discovery runs in the background through the core
-(:func:`desktop_agent.core.providers.discover_servers`) plus one
+(:func:`desktop_agent.core.servers.discovery.discover_servers`) plus one
 ``list_models`` call per custom URL, all bounded by a timeout so the window
 never hangs. Custom URLs are remembered in the store's app settings; their
 API keys go to the keyring (settings hold the key's *name* only).
@@ -212,7 +212,7 @@ class ServerCatalog(QObject):
         self.servers_changed.emit(self.servers)
 
     async def _gather(self) -> list[ServerEntry]:
-        from desktop_agent.core import providers
+        from desktop_agent.core.servers import discovery as providers
 
         custom = self.custom_servers()
         discovered, *probed = await asyncio.gather(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from desktop_agent.core.builtin_tools.sandbox import UNSANDBOXED_WARNING
+from desktop_agent.core.tooling.builtin.sandbox import UNSANDBOXED_WARNING
 from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import scaled_font

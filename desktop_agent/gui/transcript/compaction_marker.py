@@ -1,7 +1,7 @@
 """The "N earlier messages summarised" line that folds open to the summary.
 
 When a long run nears the model's context window the core compacts the
-request (see ``desktop_agent.core.compaction``): the model then sees a summary
+request (see ``desktop_agent.core.context.compaction``): the model then sees a summary
 instead of the oldest messages, while the transcript and the store keep them
 all. This marker tells the person where that happened and what the model was
 told instead, so an answer that forgot a detail is not a mystery.

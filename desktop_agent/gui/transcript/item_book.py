@@ -15,7 +15,6 @@ from typing import Any
 
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
-from desktop_agent.gui.transcript.history import items_from_messages
 from desktop_agent.gui.transcript.item_window import ItemWindow
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
@@ -23,6 +22,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
+from desktop_agent.gui.transcript.stored_items import items_from_messages
 
 #: Tool results are matched against at most this many recent items.
 TOOL_RESULT_SEARCH_DEPTH = 50

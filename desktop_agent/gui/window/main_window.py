@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.connection_pool import ConnectionPool
+from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.gui.approvals.approval_dock import ApprovalDock
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
 from desktop_agent.gui.approvals.window_approvals import ApprovalRouting

@@ -7,8 +7,8 @@ import time
 
 from fastapi import APIRouter, Depends
 
-from desktop_agent.core.builtin_tools.shell_tool import run_command
-from desktop_agent.core.builtin_tools.workdir import BuiltinToolError
+from desktop_agent.core.tooling.builtin.shell_tool import run_command
+from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError
 from desktop_agent.server.api_errors import ApiError
 from desktop_agent.server.api_models import CommandRequest, CommandResult, ErrorBody
 from desktop_agent.server.app_services import AppServices, services

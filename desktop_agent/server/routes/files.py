@@ -2,7 +2,7 @@
 
 Every path is checked as text (:func:`checked_parts`: relative, no ``..``, no
 over-long names) and then opened through
-:mod:`desktop_agent.core.builtin_tools.confined_fs`: component by component
+:mod:`desktop_agent.core.tooling.builtin.confined_fs`: component by component
 from the workdir's descriptor with ``O_NOFOLLOW``, so swapping a folder for a
 symlink while a request runs cannot lead it outside, and FIFOs, sockets and
 devices are refused before they are opened. Uploads go to a temporary file in
@@ -26,13 +26,13 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, File, Form, Query, Request, Response, UploadFile, status
 from fastapi.responses import StreamingResponse
 
-from desktop_agent.core.builtin_tools.confined_fs import (
+from desktop_agent.core.tooling.builtin.confined_fs import (
     NotAFileError,
     Opened,
     open_dir,
     open_file,
 )
-from desktop_agent.core.builtin_tools.workdir import (
+from desktop_agent.core.tooling.builtin.workdir import (
     BuiltinToolError,
     OutsideWorkdirError,
     Workdir,

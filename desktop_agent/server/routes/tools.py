@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from desktop_agent.core.schema_cost import costs_by_group, schema_costs
+from desktop_agent.core.tooling.schema_cost import costs_by_group, schema_costs
 from desktop_agent.server.app_services import AppServices, services
 
 router = APIRouter(tags=["tools"])

@@ -7,7 +7,7 @@ from litellm_process import DEFAULT_PORT, LiteLLMProxy
 
 from desktop_agent import AgentOptions, Client, RetryPolicy, TextBlock
 from desktop_agent.core import errors
-from desktop_agent.core.providers import KNOWN_SERVERS, discover_servers
+from desktop_agent.core.servers.discovery import KNOWN_SERVERS, discover_servers
 from desktop_agent.testing import ScriptedServer
 from desktop_agent.testing.script import ChunkFactory, Drop, Pause, Script
 

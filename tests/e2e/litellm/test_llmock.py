@@ -17,7 +17,7 @@ from tier_policy import part_missing
 
 from desktop_agent import AgentOptions, Client, RetryPolicy, TextBlock
 from desktop_agent.core import errors
-from desktop_agent.core.providers import probe_server
+from desktop_agent.core.servers.discovery import probe_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

@@ -7,7 +7,7 @@ from typing import Any
 from llama_process import LlamaServer
 
 from desktop_agent import AgentOptions, Tool, tool
-from desktop_agent.core.retry import RetryPolicy
+from desktop_agent.core.wire.retry import RetryPolicy
 
 WEATHER_REPORT = "Sunny, 22 C"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from llama_process import LlamaServer
 
-from desktop_agent.core.providers import discover_servers, list_models, probe_server
+from desktop_agent.core.servers.discovery import discover_servers, list_models, probe_server
 
 pytestmark = pytest.mark.e2e
 

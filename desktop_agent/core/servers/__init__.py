@@ -1,0 +1,1 @@
+"""Model servers: discovery on the usual local ports, model details, endpoint config."""

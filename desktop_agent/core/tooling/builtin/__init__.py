@@ -1,0 +1,76 @@
+"""Built-in tools for one conversation's working directory.
+
+``builtin_tools(workdir)`` returns ``read_file``, ``write_file``, ``edit_file``,
+``list_dir``, ``glob``, ``grep`` and ``bash``, all confined to ``workdir``.
+The read-only ones (``read_file``, ``list_dir``, ``glob``, ``grep``) say so, so
+a rule may let them run without asking; the others ask by default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
+from desktop_agent.core.tooling.builtin.file_tools import file_tools
+from desktop_agent.core.tooling.builtin.sandbox import (
+    SANDBOX_LEVELS,
+    UNSANDBOXED_WARNING,
+    SandboxPolicy,
+)
+from desktop_agent.core.tooling.builtin.search_tools import search_tools
+from desktop_agent.core.tooling.builtin.shell_tool import run_command, shell_tool
+from desktop_agent.core.tooling.builtin.workdir import (
+    BuiltinToolError,
+    OutsideWorkdirError,
+    Workdir,
+)
+from desktop_agent.core.tooling.tools import Tool
+
+#: Names of the built-in tools, in the order builtin_tools() returns them.
+BUILTIN_TOOL_NAMES = ("read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "bash")
+
+
+def builtin_tools(
+    workdir: str | os.PathLike[str] | Workdir,
+    *,
+    env_secrets: Mapping[str, str] | None = None,
+    include: tuple[str, ...] | None = None,
+    sandbox: SandboxPolicy | None = None,
+) -> list[Tool]:
+    """The built-in tools bound to ``workdir``.
+
+    Args:
+        workdir: The conversation's working directory (must exist).
+        env_secrets: Environment variables for ``bash`` whose values are
+            secrets: the command sees them, the transcript never does.
+        include: Only these tool names (default: all of them).
+        sandbox: Where ``bash`` may reach (default: the working folder
+            read-write, no network; see :class:`SandboxPolicy`).
+
+    Raises:
+        BuiltinToolError: ``workdir`` is not a folder, or ``include`` names an
+            unknown tool.
+    """
+    root = workdir if isinstance(workdir, Workdir) else Workdir(workdir)
+    tools = [*file_tools(root), *search_tools(root), shell_tool(root, env_secrets, sandbox)]
+    if include is None:
+        return tools
+    unknown = set(include) - set(BUILTIN_TOOL_NAMES)
+    if unknown:
+        raise BuiltinToolError(f"unknown built-in tools: {', '.join(sorted(unknown))}")
+    return [item for item in tools if item.name in include]
+
+
+__all__ = [
+    "BUILTIN_SOURCE",
+    "BUILTIN_TOOL_NAMES",
+    "SANDBOX_LEVELS",
+    "UNSANDBOXED_WARNING",
+    "BuiltinToolError",
+    "OutsideWorkdirError",
+    "SandboxPolicy",
+    "Workdir",
+    "builtin_tools",
+    "run_command",
+]

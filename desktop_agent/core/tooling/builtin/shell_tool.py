@@ -1,0 +1,276 @@
+"""The ``bash`` tool: one shell command in the workdir, bounded in time and output.
+
+The command runs inside the conversation's OS sandbox (see :mod:`.sandbox`)
+and in its own session (process group), so that a timeout or an interrupted
+turn kills everything it started, not just the shell: killing the sandbox's
+outer process takes its whole PID namespace with it. Output is read as it
+comes and only the first bytes of each stream are kept: a command that prints
+gigabytes costs the app a fixed amount of memory. The environment is built,
+never inherited: the conversation's secrets reach the command as environment
+variables (and nothing of the app's own environment does), and they are
+blanked out of whatever it prints, so they never land in the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from desktop_agent.core.tooling.builtin.declare import builtin_tool
+from desktop_agent.core.tooling.builtin.sandbox import (
+    UNSANDBOXED_WARNING,
+    SandboxPolicy,
+    command_environment,
+    launch,
+)
+from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
+from desktop_agent.core.tooling.tools import Tool
+
+log = logging.getLogger("desktop_agent.tools.shell")
+
+#: Seconds a command may run when the model gives no timeout.
+DEFAULT_TIMEOUT = 60.0
+#: Longest timeout the model may ask for.
+MAX_TIMEOUT = 600.0
+#: Bytes kept from each of stdout and stderr.
+OUTPUT_CAP = 30_000
+#: Seconds between SIGTERM and SIGKILL for the process group.
+KILL_GRACE = 2.0
+#: Seconds to wait for the pipes to close once the group is dead.
+DRAIN_TIMEOUT = 2.0
+_CHUNK = 65_536
+
+
+@dataclass
+class _Capture:
+    """The first bytes of one output stream, and how many bytes were dropped."""
+
+    limit: int
+    data: bytearray
+    total: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+
+async def _pump(stream: asyncio.StreamReader | None, capture: _Capture) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(_CHUNK):
+        capture.feed(chunk)
+
+
+def redact_secrets(text: str, secrets: Mapping[str, str]) -> str:
+    """Replace every secret value in ``text`` with a marker naming the variable."""
+    for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
+        if value and len(value) >= 3:
+            text = text.replace(value, f"[secret {name} redacted]")
+    return text
+
+
+def _kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if sys.platform != "win32":
+            os.killpg(process.pid, sig)
+        else:  # pragma: no cover - no process groups to signal on Windows
+            process.kill()
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM the whole group, then SIGKILL it if it lingers."""
+    _kill_group(process, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), KILL_GRACE)
+    except TimeoutError:
+        _kill_group(process, signal.SIGKILL)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), KILL_GRACE)
+    if sys.platform != "win32":
+        # Children that ignored SIGTERM may outlive the shell; finish them.
+        _kill_group(process, signal.SIGKILL)
+
+
+@dataclass
+class CommandResult:
+    """What one command did, before it is turned into text for the model."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    stdout_dropped: int
+    stderr_dropped: int
+    timed_out: bool
+    timeout: float
+
+    def to_text(self) -> str:
+        """The result as the model reads it."""
+        parts: list[str] = []
+        if self.timed_out:
+            parts.append(f"timed out after {self.timeout:g} s; the command and everything it "
+                         "started were killed")
+        else:
+            parts.append(f"exit code: {self.exit_code}")
+        for label, text, dropped in (("stdout", self.stdout, self.stdout_dropped),
+                                     ("stderr", self.stderr, self.stderr_dropped)):
+            if not text and not dropped:
+                continue
+            parts.append(f"{label}:\n{text}")
+            if dropped:
+                parts.append(f"[{label} truncated: {dropped} more bytes not shown]")
+        return "\n".join(parts)
+
+
+async def run_command(
+    command: str,
+    cwd: Workdir,
+    *,
+    time_limit: float = DEFAULT_TIMEOUT,
+    env_secrets: Mapping[str, str] | None = None,
+    output_cap: int = OUTPUT_CAP,
+    sandbox: SandboxPolicy | None = None,
+) -> CommandResult:
+    """Run ``bash -c command`` in the workdir, sandboxed, and collect its bounded output.
+
+    Args:
+        command: The command line.
+        cwd: The working folder.
+        time_limit: Seconds before the command and everything it started are killed.
+        env_secrets: The conversation's secrets, as environment variables.
+        output_cap: Bytes kept of each of stdout and stderr.
+        sandbox: Where the command may reach (default: :class:`SandboxPolicy()`:
+            the working folder read-write, no network).
+
+    Raises:
+        BuiltinToolError: bash is missing or the command cannot be started.
+        asyncio.CancelledError: The turn was interrupted (the process group is
+            killed before this propagates).
+    """
+    if not command.strip():
+        raise BuiltinToolError("the command is empty")
+    if not 0 < time_limit <= MAX_TIMEOUT:
+        raise BuiltinToolError(f"the time limit must be between 0 and {MAX_TIMEOUT:g} seconds")
+    bash = shutil.which("bash")
+    if bash is None:
+        raise BuiltinToolError("bash is not installed or not on PATH")
+    secrets = dict(env_secrets or {})
+    env = command_environment(cwd.root, secrets)
+    plan = launch(sandbox or SandboxPolicy(), cwd.root, [bash, "-c", command])
+    # Keep room to redact a secret that straddles the cap before cutting at the cap.
+    slack = max((len(v.encode()) for v in secrets.values()), default=0)
+    out = _Capture(output_cap + slack, bytearray())
+    err = _Capture(output_cap + slack, bytearray())
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *plan.argv,
+            cwd=str(cwd.root), env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=sys.platform != "win32",
+        )
+    except OSError as exc:
+        plan.cleanup()
+        raise BuiltinToolError(f"could not start bash: {exc}") from exc
+    try:
+        return await _collect(process, out, err, time_limit, output_cap, secrets)
+    finally:
+        plan.cleanup()
+
+
+async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Capture,
+                   time_limit: float, output_cap: int, secrets: Mapping[str, str]
+                   ) -> CommandResult:
+    """Wait for the command (killing its group on timeout) and drain its pipes."""
+    pumps = asyncio.gather(_pump(process.stdout, out), _pump(process.stderr, err))
+    timed_out = False
+    try:
+        await asyncio.wait_for(asyncio.shield(process.wait()), time_limit)
+    except TimeoutError:
+        timed_out = True
+        await _stop(process)
+    except asyncio.CancelledError:
+        await asyncio.shield(_stop(process))
+        pumps.cancel()
+        raise
+    try:
+        # A background child that left the group may hold the pipes open.
+        await asyncio.wait_for(asyncio.shield(pumps), DRAIN_TIMEOUT)
+    except TimeoutError:
+        pumps.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pumps
+    return CommandResult(
+        exit_code=process.returncode,
+        stdout=_finish(out, output_cap, secrets),
+        stderr=_finish(err, output_cap, secrets),
+        stdout_dropped=max(0, out.total - output_cap),
+        stderr_dropped=max(0, err.total - output_cap),
+        timed_out=timed_out,
+        timeout=time_limit,
+    )
+
+
+def _finish(capture: _Capture, cap: int, secrets: Mapping[str, str]) -> str:
+    """Cut a capture to ``cap`` bytes without ever cutting through a secret, then redact.
+
+    The capture holds ``cap`` plus the longest secret's length, so a secret that
+    starts before the cut is complete in it and can be blanked out whole.
+    """
+    text = bytes(capture.data).decode("utf-8", errors="replace")
+    cut = len(bytes(capture.data[:cap]).decode("utf-8", errors="replace"))
+    for value in secrets.values():
+        if not value:
+            continue
+        start = text.find(value, max(0, cut - len(value) + 1))
+        while start != -1 and start < cut:
+            cut = max(cut, start + len(value))
+            start = text.find(value, start + 1)
+    return redact_secrets(text[:cut], secrets)
+
+
+def shell_tool(workdir: Workdir, env_secrets: Mapping[str, str] | None = None,
+               sandbox: SandboxPolicy | None = None) -> Tool:
+    """The ``bash`` tool bound to ``workdir``, the conversation's secrets and its sandbox.
+
+    The tool is marked ``unsandboxed`` when no sandbox can hold it here (level
+    ``off``, or no bubblewrap): approvers must then warn the person and never
+    let a rule run it unasked.
+    """
+    secrets = dict(env_secrets or {})
+    policy = sandbox or SandboxPolicy()
+    names = ", ".join(sorted(secrets))
+    note = f" Environment variables with secrets: {names}." if names else ""
+    if policy.sandboxed:
+        reach = "read-only" if policy.level == "read_only" else "read-write"
+        note += (f" Sandboxed: working folder {reach}"
+                 + ("." if policy.network else ", no network access."))
+
+    @builtin_tool(timeout=MAX_TIMEOUT + 2 * KILL_GRACE + DRAIN_TIMEOUT + 5,
+                  brief="Run a bash command.",
+                  params={"timeout_seconds": "max 600"})
+    async def bash(command: str, timeout_seconds: float = DEFAULT_TIMEOUT) -> str:
+        """Run a bash command in the working directory; returns exit code, stdout and stderr.
+
+        Args:
+            command: The command line, run with ``bash -c``.
+            timeout_seconds: Seconds before the command and its children are killed (max 600).
+        """
+        result = await run_command(command, workdir, time_limit=timeout_seconds,
+                                   env_secrets=secrets, sandbox=policy)
+        return result.to_text()
+
+    bash.description += note
+    bash.unsandboxed = not policy.sandboxed
+    if bash.unsandboxed:
+        log.info("bash in %s: %s", workdir.root, UNSANDBOXED_WARNING)
+    return bash

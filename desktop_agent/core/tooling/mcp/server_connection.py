@@ -1,0 +1,467 @@
+"""One MCP server: its session task, its stderr, its restart budget.
+
+The SDK's transports are anyio context managers that must be entered and
+left in one task, so each session lives inside one long-lived task
+(:meth:`McpServerConnection._serve`) and requests reach it through a queue;
+each request runs in that task's task group and answers through a future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Literal
+
+import anyio
+import mcp_types
+from mcp import Client as McpClient
+from mcp import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from desktop_agent.core.errors import AgentError
+from desktop_agent.core.tooling.config import (
+    EnvValue,
+    McpServerConfig,
+    SecretLookup,
+    SecretRef,
+    resolve_values,
+)
+from desktop_agent.core.tooling.mcp.session_loss import SessionGone as _SessionGone
+from desktop_agent.core.tooling.mcp.session_loss import session_gone as _session_gone
+from desktop_agent.core.tooling.mcp.stderr_tail import StderrTail
+
+log = logging.getLogger("desktop_agent.mcp")
+
+#: Seconds a server may take to start and list its tools.
+DEFAULT_STARTUP_TIMEOUT = 60.0
+#: Seconds one tool call may take.
+DEFAULT_CALL_TIMEOUT = 120.0
+#: Lines of each server's stderr that are kept.
+DEFAULT_STDERR_LINES = 200
+#: Times a crashed server is restarted before it is left failed.
+MAX_RESTARTS = 1
+#: Seconds a server may take to shut down before its task is cancelled.
+STOP_TIMEOUT = 10.0
+
+#: ``(progress, total, message)`` from the server's progress notifications.
+ProgressFn = Callable[[float, float | None, str | None], None]
+
+ServerState = Literal["idle", "starting", "running", "crashed", "failed", "stopped", "disabled"]
+
+
+class McpServerError(AgentError):
+    """An MCP server could not start, stopped, or did not answer in time."""
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerStatus:
+    """What the window shows about one server.
+
+    Attributes:
+        name: The configured name.
+        transport: ``"stdio"`` or ``"http"``.
+        state: idle (not started yet), starting, running, crashed (will be
+            restarted on next use), failed, stopped or disabled.
+        error: Why it failed or stopped, in words, or None.
+        stderr: The last lines the server wrote to stderr (secrets blanked).
+        tools: The core names of its tools.
+        restarts: How many times it was restarted after a crash.
+    """
+
+    name: str
+    transport: str
+    state: ServerState
+    error: str | None
+    stderr: list[str]
+    tools: list[str]
+    restarts: int
+
+
+@dataclass(eq=False)
+class _Job:
+    """One request for a session, run inside the session's task."""
+
+    run: Callable[[McpClient], Awaitable[Any]]
+    future: asyncio.Future[Any]
+    scope: anyio.CancelScope | None = None
+
+
+def _client_info() -> mcp_types.Implementation:
+    try:
+        version = metadata.version("desktop-agent")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return mcp_types.Implementation(name="desktop-agent", version=version)
+
+
+def _describe(exc: BaseException, command: str | None = None) -> str:
+    """A one-line reason from an exception, unwrapping anyio's exception groups.
+
+    ``command``: the program being started, named when the error does not say
+    which file was missing (uvloop's spawn errors carry no file name).
+    """
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or command or exc}"
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class McpServerConnection:
+    """One configured server: its session task, its stderr and its restart budget."""
+
+    def __init__(self, config: McpServerConfig, *, secret_lookup: SecretLookup | None,
+                 startup_timeout: float, call_timeout: float, stderr_lines: int) -> None:
+        self.config = config
+        self.state: ServerState = "idle" if config.enabled else "disabled"
+        self.error: str | None = None
+        self.restarts = 0
+        self.tools: list[mcp_types.Tool] = []
+        self.has_resources = False  # the server offers resources/read
+        self.reconnects = 0  # HTTP sessions the server forgot (a restart while idle)
+        self.startup_timeout = config.startup_timeout or startup_timeout
+        self.call_timeout = config.timeout or call_timeout
+        self._secret_lookup = secret_lookup
+        self._stderr_lines = stderr_lines
+        self._stderr: StderrTail | None = None
+        self._secrets: list[str] = []
+        self._task: asyncio.Task[None] | None = None
+        self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
+        self._lost = False
+        self._lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def stderr_tail(self) -> list[str]:
+        """The last lines of the server's stderr, oldest first."""
+        return self._stderr.snapshot() if self._stderr else []
+
+    def status(self, tool_names: list[str]) -> McpServerStatus:
+        state = self.state
+        if state == "running" and self._is_dead():
+            state = "crashed"  # noticed here already; the restart happens on next use
+        return McpServerStatus(self.name, self.config.transport, state, self.error,
+                               self.stderr_tail(), tool_names, self.restarts)
+
+    def redact(self, text: str) -> str:
+        """Blank out this server's secrets (env or header values) in ``text``."""
+        return self._redact(text)
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            if len(secret) >= 3:
+                text = text.replace(secret, "[redacted]")
+        return text
+
+    def _failure(self, reason: str) -> McpServerError:
+        tail = self.stderr_tail()[-5:]
+        detail = ("; its last stderr lines: " + " | ".join(tail)) if tail else ""
+        return McpServerError(self._redact(f"MCP server {self.name!r} {reason}{detail}"))
+
+    async def ensure_running(self) -> None:
+        """Start the server if needed, restarting it (once) if it died.
+
+        A server that failed to start stays failed (each call answers at once
+        with the reason) until :meth:`McpServerPool.restart`.
+        """
+        async with self._lock:
+            if self.state == "running":
+                if not self._is_dead():
+                    return
+                self.state = "crashed"
+                self.error = self.error or "exited"
+            if self.state == "disabled":
+                raise McpServerError(f"MCP server {self.name!r} is disabled")
+            if self.state == "failed":
+                raise self._failure(self.error or "failed")
+            if self.state == "crashed":
+                if self.restarts >= MAX_RESTARTS:
+                    self.state = "failed"
+                    self.error = f"stopped again ({self.error}); not restarted automatically"
+                    await self._last_words()
+                    raise self._failure(self.error)
+                self.restarts += 1
+                log.warning("restarting MCP server %s after: %s", self.name, self.error)
+            await self._stop_task()
+            await self._start()
+
+    async def _last_words(self) -> None:
+        """Let the stderr reader take what a dead server wrote last (up to half a second).
+
+        The process is gone, so the pipe's end is near; without this wait a busy
+        machine reported the crash before its reason line was read.
+        """
+        if self._stderr is not None and not self._stderr.closed.is_set():
+            await asyncio.to_thread(self._stderr.closed.wait, 0.5)
+
+    def _is_dead(self) -> bool:
+        if self._lost or (self._task is not None and self._task.done()):
+            return True
+        return self._stderr is not None and self._stderr.closed.is_set()
+
+    async def _start(self) -> None:
+        self.state = "starting"
+        self.error = None
+        self._lost = False
+        self._jobs = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[list[mcp_types.Tool]] = loop.create_future()
+        self._task = loop.create_task(self._serve(ready), name=f"mcp-server:{self.name}")
+        try:
+            self.tools = await asyncio.wait_for(asyncio.shield(ready), self.startup_timeout)
+        except TimeoutError:
+            await self._stop_task(cancel=True)
+            self.state = "failed"
+            self.error = f"did not start within {self.startup_timeout:g} s"
+            raise self._failure(self.error) from None
+        except asyncio.CancelledError:
+            await self._stop_task(cancel=True)
+            self.state = "stopped"
+            raise
+        except Exception as exc:  # noqa: BLE001 - any start failure is the server's state, in words
+            await self._stop_task(cancel=True)
+            self.state = "failed"
+            self.error = f"could not start: {self._redact(_describe(exc, self.config.command))}"
+            raise self._failure(self.error) from None
+        self.state = "running"
+        log.info("MCP server %s running with %d tools", self.name, len(self.tools))
+
+    @contextlib.asynccontextmanager
+    async def _stdio_transport(self, env: dict[str, str]) -> AsyncIterator[Any]:
+        assert self.config.command is not None
+        self._stderr = StderrTail(self._stderr_lines, self._secrets)
+        params = StdioServerParameters(command=self.config.command, args=list(self.config.args),
+                                       env=env or None, cwd=self.config.cwd)
+        try:
+            assert self._stderr.writer is not None
+            async with stdio_client(params, errlog=self._stderr.writer) as streams:
+                self._stderr.close_writer()
+                yield streams
+        finally:
+            self._stderr.close_writer()
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> McpClient:
+        config = self.config
+        if config.command is not None:
+            env = resolve_values(config.env, self._secret_lookup, server=self.name)
+            self._secrets = _secret_values(config.env, env)
+            transport: Any = self._stdio_transport(env)
+        else:
+            assert config.url is not None
+            headers = resolve_values(config.headers, self._secret_lookup, server=self.name)
+            self._secrets = _secret_values(config.headers, headers)
+            http_client = None
+            if headers:
+                import httpx2  # the HTTP client the mcp SDK is built on
+
+                http_client = await stack.enter_async_context(httpx2.AsyncClient(
+                    headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
+            transport = streamable_http_client(config.url, http_client=http_client)
+        client = McpClient(transport, read_timeout_seconds=self.startup_timeout,
+                           client_info=_client_info())
+        return await stack.enter_async_context(client)
+
+    async def _serve(self, ready: asyncio.Future[list[mcp_types.Tool]]) -> None:
+        """The session's whole life, in this one task."""
+        in_flight: set[_Job] = set()
+        ended = "the session ended"
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await self._open(stack)
+                self.has_resources = client.server_capabilities.resources is not None
+                tools: list[mcp_types.Tool] = []
+                cursor: str | None = None
+                for _ in range(100):
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                ready.set_result(tools)
+                async with anyio.create_task_group() as group:
+                    while (job := await self._jobs.get()) is not None:
+                        in_flight.add(job)
+                        group.start_soon(self._run_job, client, job, in_flight)
+                    group.cancel_scope.cancel()
+        except Exception as exc:  # noqa: BLE001 - handed to whoever waits for the session
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                self._lost = True
+                ended = self._redact(_describe(exc))
+                self.error = f"stopped: {ended}"
+                if self.state == "running":
+                    self.state = "crashed"
+                log.warning("MCP server %s session ended: %s", self.name, self.error)
+        finally:
+            pending = list(in_flight)
+            while not self._jobs.empty():
+                queued = self._jobs.get_nowait()
+                if queued is not None:
+                    pending.append(queued)
+            for job in pending:
+                if not job.future.done():
+                    job.future.set_exception(self._failure(f"stopped before answering ({ended})"))
+
+    async def _run_job(self, client: McpClient, job: _Job, in_flight: set[_Job]) -> None:
+        try:
+            if job.future.done():
+                return
+            with anyio.CancelScope() as scope:
+                job.scope = scope
+                try:
+                    result = await job.run(client)
+                except Exception as exc:  # noqa: BLE001 - the caller's future gets it
+                    if not job.future.done():
+                        job.future.set_exception(exc)
+                    return
+            if not job.future.done() and not scope.cancelled_caught:
+                job.future.set_result(result)
+        finally:
+            if job.future.done():
+                in_flight.discard(job)
+            # Otherwise the session itself is going down; _serve fails the job with the reason.
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any],
+                        progress: ProgressFn | None = None) -> mcp_types.CallToolResult:
+        """Call one tool; raise :class:`McpServerError` if the server fails or is slow.
+
+        ``progress`` gets the server's progress notifications (a
+        ``progressToken`` is sent with the call when it is given).
+        """
+        timeout = self.call_timeout
+
+        report = progress
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
+        async def run(client: McpClient) -> mcp_types.CallToolResult:
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout,
+                progress_callback=on_progress if progress is not None else None)
+
+        result: mcp_types.CallToolResult = await self._request(run, tool, timeout)
+        return result
+
+    async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
+        """Read one resource (``resources/read``), e.g. a link a tool returned."""
+        timeout = self.call_timeout
+
+        async def run(client: McpClient) -> mcp_types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        result: mcp_types.ReadResourceResult = await self._request(run, f"read {uri}", timeout)
+        return result
+
+    async def _request(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
+                       timeout: float) -> Any:
+        """Run one request in the session, reconnecting once if an HTTP session was lost.
+
+        An HTTP server restarted while the app was idle has forgotten the
+        session: it answers 404 (the spec) or 400 (server-everything). The
+        request is then sent again on a new session, once, without counting
+        as a crash.
+        """
+        for attempt in range(2):
+            await self.ensure_running()
+            try:
+                return await self._send(run, what, timeout)
+            except _SessionGone as gone:
+                if attempt or self.config.transport != "http":
+                    raise self._failure(f"failed on {what}: {gone}") from None
+                log.info("MCP server %s forgot its session (%s); reconnecting", self.name, gone)
+                self.reconnects += 1
+                async with self._lock:
+                    await self._stop_task(cancel=True)
+                    self.state = "idle"
+        raise AssertionError("unreachable")
+
+    async def _send(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
+                    timeout: float) -> Any:
+        loop = asyncio.get_running_loop()
+        job = _Job(run, loop.create_future())
+
+        def cancel_job(future: asyncio.Future[Any]) -> None:
+            if future.cancelled() and job.scope is not None:
+                job.scope.cancel()
+
+        job.future.add_done_callback(cancel_job)
+        self._jobs.put_nowait(job)
+        try:
+            return await asyncio.wait_for(job.future, timeout + 1.0)
+        except TimeoutError:
+            raise self._failure(f"gave no answer to {what} within {timeout:g} s") from None
+        except MCPError as exc:
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                raise self._failure(f"gave no answer to {what} within {timeout:g} s") from None
+            if self.config.transport == "http" and _session_gone(exc):
+                raise _SessionGone(_describe(exc)) from None
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                self._lost = True
+                self.state = "crashed"
+                self.error = f"stopped while running {what}"
+                raise self._failure(self.error) from None
+            raise McpServerError(self._redact(
+                f"MCP server {self.name!r} refused {what}: {exc}")) from None
+        except McpServerError as exc:
+            if self.config.transport == "http" and _session_gone(exc):
+                raise _SessionGone(str(exc)) from None
+            raise
+        except Exception as exc:  # a malformed answer or a transport failure
+            if self.config.transport == "http" and _session_gone(exc):
+                raise _SessionGone(_describe(exc)) from None
+            log.info("MCP request %s on %s failed", what, self.name, exc_info=True)
+            raise self._failure(f"failed on {what}: {_describe(exc)}") from None
+
+    async def _stop_task(self, *, cancel: bool = False) -> None:
+        """End the session task: politely via the queue, or by cancelling it.
+
+        A task still starting up never reads the queue, so it is cancelled
+        (``cancel=True``); the transports then stop the server in their own
+        shielded cleanup.
+        """
+        task, self._task = self._task, None
+        if task is None or task.done():
+            return
+        if cancel:
+            task.cancel()
+        else:
+            self._jobs.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+        except Exception as exc:  # noqa: BLE001 - the session already failed; gone either way
+            log.debug("MCP server %s stopped with %s", self.name, exc)
+
+    async def stop(self, state: ServerState = "stopped") -> None:
+        """Shut the server down (bounded by :data:`STOP_TIMEOUT`)."""
+        async with self._lock:
+            await self._stop_task()
+            if self.state != "disabled":
+                self.state = state
+
+
+def _secret_values(written: Mapping[str, EnvValue], resolved: Mapping[str, str]) -> list[str]:
+    """The resolved values that were written as ``{"secret": name}``; plain values are not secret.
+
+    Redacting a plain ``"GREETING_STYLE": "hello"`` turned every "hello" in the
+    server's results into ``[redacted]``.
+    """
+    return [resolved[key] for key, value in written.items()
+            if isinstance(value, SecretRef) and key in resolved]

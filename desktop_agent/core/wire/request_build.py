@@ -1,0 +1,74 @@
+"""From options and history to a chat request, and from a reply to a history entry.
+
+Pure functions: what is sent and what is kept are the two places where the
+history invariants (no reasoning sent back, every call kept with its id) are
+decided, so they are written once and tested through the client.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop_agent.core.context.content_parts import check_vision, images_for_model
+from desktop_agent.core.options import AgentOptions
+from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.types import ToolUseBlock, ToolUseError
+from desktop_agent.core.wire.stream import StreamAggregator
+
+
+def build_request(options: AgentOptions, history: list[dict[str, Any]]) -> dict[str, Any]:
+    """The streaming chat-completions request for ``history`` under ``options``."""
+    o = options
+    constrained = constrained_calls.applies(o)
+    messages: list[dict[str, Any]] = []
+    system = o.system_prompt or ""
+    if constrained:
+        system = "\n\n".join(p for p in (system, constrained_calls.instructions(o.tools)) if p)
+    if system:
+        messages.append({"role": "system", "content": system})
+    check_vision(history, o.vision, o.model)  # history set from a store
+    messages.extend(images_for_model(history, o.vision))
+    request: dict[str, Any] = {
+        "model": o.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if constrained:
+        request["response_format"] = constrained_calls.response_format(list(o.tools))
+    elif o.tools:
+        request["tools"] = [t.to_openai_format() for t in o.tools]
+    if o.max_tokens is not None:
+        request["max_tokens"] = o.max_tokens
+    if o.temperature is not None:
+        request["temperature"] = o.temperature
+    if o.extra_body:
+        request["extra_body"] = dict(o.extra_body)
+    return request
+
+
+def assistant_message(aggregator: StreamAggregator, calls: list[ToolUseBlock],
+                      bad_calls: list[ToolUseError],
+                      auto_execute_tools: bool) -> dict[str, Any] | None:
+    """The history entry for one reply, or None when it said and called nothing."""
+    tool_calls: list[dict[str, Any]] = [
+        {"id": c.id, "type": "function",
+         "function": {"name": c.name, "arguments": json.dumps(c.input, ensure_ascii=False)}}
+        for c in calls
+    ]
+    if auto_execute_tools:
+        # calls with unusable arguments stay in history (as {}) so that the
+        # error result sent back has a call to answer
+        tool_calls += [
+            {"id": e.tool_use_id, "type": "function",
+             "function": {"name": e.name, "arguments": "{}"}}
+            for e in bad_calls
+        ]
+    if not aggregator.text and not tool_calls:
+        return None
+    message: dict[str, Any] = {"role": "assistant",
+                               "content": aggregator.text or (None if tool_calls else "")}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message

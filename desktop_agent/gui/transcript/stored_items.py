@@ -1,0 +1,142 @@
+"""Stored conversation messages (OpenAI format) into transcript items.
+
+Why: the store and ``Client.history`` keep OpenAI-style message dicts; the
+transcript shows turns. An assistant message, the tool messages answering its
+calls and the assistant messages that follow them (automatic tool rounds) form
+one assistant turn, exactly as they looked while streaming.
+
+Accepted entries: a message dict (``role``, ``content``, ``tool_calls``,
+``tool_call_id``, optionally ``reasoning_content`` or ``reasoning``), the same
+dict with extra keys ``id``, ``metadata`` and ``status``, or any object with
+``message``, ``metadata``, ``id`` and ``status`` attributes (the store's
+``MessageRecord``). Metadata may hold ``thinking`` (str), ``interrupted``
+(bool), ``is_error`` (bool, on tool messages), ``source`` (str, on tool
+messages) and ``error`` (str, shown as an error after the message).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from desktop_agent.gui.transcript.items import (
+    AssistantItem,
+    CompactionItem,
+    ErrorItem,
+    TextRun,
+    ToolCallPart,
+    ToolErrorPart,
+    TranscriptItem,
+    UserItem,
+)
+from desktop_agent.session.branch_reading import picture_urls, tool_result_text
+from desktop_agent.store.message_text import content_text as stored_content_text
+
+log = logging.getLogger("desktop_agent.gui.transcript")
+
+
+def _unpack(entry: Any) -> tuple[dict[str, Any], dict[str, Any], str | None, str]:
+    if isinstance(entry, dict):
+        wrapped = entry.get("message")
+        message: dict[str, Any] = wrapped if isinstance(wrapped, dict) else entry
+        metadata = entry.get("metadata") or {}
+        message_id = entry.get("id")
+        status = str(entry.get("status") or "complete")
+        return message, dict(metadata), None if message_id is None else str(message_id), status
+    stored = getattr(entry, "message", None)
+    if not isinstance(stored, dict):
+        raise TypeError(f"not a message: {type(entry).__name__}")
+    metadata = getattr(entry, "metadata", None) or {}
+    status = getattr(entry, "status", None) or "complete"
+    record_id = getattr(entry, "id", None)
+    return stored, dict(metadata), None if record_id is None else str(record_id), str(status)
+
+
+def content_text(content: Any) -> str:
+    """Text of an OpenAI ``content`` field as the transcript shows it."""
+    return stored_content_text(content, image_placeholder="[image]")
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return raw
+    return raw if raw is not None else {}
+
+
+def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:
+    """Group stored messages into items; ``new_key()`` names items without an id."""
+    items: list[TranscriptItem] = []
+    turn: AssistantItem | None = None
+    for entry in entries:
+        try:
+            message, metadata, message_id, status = _unpack(entry)
+        except TypeError:
+            log.warning("Skipped a history entry that is not a message")
+            continue
+        role = message.get("role")
+        key = str(message_id) if message_id is not None else new_key()
+        if role == "user":
+            turn = None
+            content = message.get("content")
+            pictures = list(picture_urls(content))
+            # the pictures are shown as pictures, not as "[image]" in the text
+            text = stored_content_text(content) if pictures else content_text(content)
+            items.append(UserItem(key, text, pictures=pictures))
+        elif role == "assistant":
+            compaction = metadata.get("compaction")
+            if isinstance(compaction, dict) and isinstance(compaction.get("messages"), int):
+                # where the model's view was compacted before this reply (as shown live)
+                summary = compaction.get("summary")
+                items.append(CompactionItem(new_key(), compaction["messages"],
+                                            summary if isinstance(summary, str) else None))
+                turn = None
+            if turn is None:
+                turn = AssistantItem(key, open=False)
+                items.append(turn)
+            thinking = (
+                metadata.get("thinking")
+                or message.get("reasoning_content")
+                or message.get("reasoning")
+            )
+            if thinking:
+                turn.parts.append(TextRun("thinking", [str(thinking)]))
+            text = content_text(message.get("content"))
+            if text:
+                turn.parts.append(TextRun("text", [text]))
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                turn.parts.append(
+                    ToolCallPart(
+                        str(call.get("id", "")),
+                        str(function.get("name", "tool")),
+                        _arguments(function.get("arguments")),
+                    )
+                )
+            turn.interrupted = bool(metadata.get("interrupted")) or status == "interrupted"
+        elif role == "tool":
+            call_id = str(message.get("tool_call_id", ""))
+            result = content_text(message.get("content"))
+            part = turn.find_tool_call(call_id) if turn is not None else None
+            if part is None:
+                if turn is None:
+                    turn = AssistantItem(key, open=False)
+                    items.append(turn)
+                turn.parts.append(ToolErrorPart(f"Result for an unknown call: {result}"))
+                continue
+            user_content = metadata.get("user_content")
+            part.result = tool_result_text(
+                result, user_content if isinstance(user_content, str) else None)
+            part.is_error = bool(metadata.get("is_error"))
+            part.source = metadata.get("source") or part.source
+            part.pictures = list(picture_urls(metadata.get("images")))
+        else:
+            continue  # system prompts and unknown roles are not shown
+        if metadata.get("error"):
+            turn = None
+            items.append(ErrorItem(new_key(), str(metadata["error"]), retry=False))
+    return items

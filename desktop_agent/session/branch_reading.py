@@ -1,0 +1,95 @@
+"""How a conversation's stored branch reads to the model and to the transcript.
+
+The store keeps every branch; the controller works on the active one as a
+list of :class:`~desktop_agent.store.MessageRecord`. These functions say what
+the model is sent, what the transcript is given, and what a new chat is
+called after its first message (no Qt here).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.image_data import part_url
+
+if TYPE_CHECKING:
+    from desktop_agent.store import MessageRecord
+
+DEFAULT_TITLE = "New chat"
+TITLE_LENGTH = 48
+
+
+def model_history(path: list[MessageRecord],
+                  vision: bool | None = None) -> list[dict[str, Any]]:
+    """What the model sees: stored messages, minus failed empty partial replies.
+
+    Pictures a round of tool calls returned are stored with the tool results;
+    for a model that can see (``vision``) they go back in as the user message
+    that followed the round live (:func:`~desktop_agent.core.tooling.output.pictures_message`),
+    so a reopened conversation sends what the live one sent.
+    """
+    history: list[dict[str, Any]] = []
+    pictures: list[dict[str, Any]] = []
+    for record in path:
+        if record.status == "error" and not (record.message.get("content") or
+                                             record.message.get("tool_calls")):
+            continue
+        if record.role != "tool":
+            _add_pictures(history, pictures, vision)
+        elif isinstance(stored := record.metadata.get("images"), list):
+            pictures += [part for part in stored if isinstance(part, dict)]
+        history.append(dict(record.message))
+    _add_pictures(history, pictures, vision)
+    return history
+
+
+def _add_pictures(history: list[dict[str, Any]], pictures: list[dict[str, Any]],
+                  vision: bool | None) -> None:
+    """Append the pictures message for the round just ended (and forget its pictures)."""
+    from desktop_agent.core.tooling.output import pictures_message
+
+    message = pictures_message(pictures, vision)
+    if message is not None:
+        history.append(message)
+    pictures.clear()
+
+
+def view_dict(record: MessageRecord) -> dict[str, Any]:
+    """One stored message as the transcript takes it (copies, so widgets cannot edit it)."""
+    return {"id": record.id, "role": record.role, "message": dict(record.message),
+            "metadata": dict(record.metadata), "status": record.status}
+
+
+def last_user_index(path: list[MessageRecord]) -> int | None:
+    """Where the last user message sits in the branch (None when there is none)."""
+    return next((i for i in range(len(path) - 1, -1, -1) if path[i].role == "user"), None)
+
+
+def title_from(text: str) -> str:
+    """A chat title from its first message: one line, cut to fit a tab."""
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_LENGTH else line[:TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def tool_result_text(content: str, user_content: str | None) -> str:
+    """What a tool card shows: the result, and content meant for the person only.
+
+    MCP content for ``audience: ["user"]`` never reaches the model; the card
+    (live, and when the conversation is opened again) is where the person sees it.
+    """
+    if not user_content:
+        return content
+    return f"{content}\n\nFor you: {user_content}" if content else user_content
+
+
+
+def picture_urls(parts: Any) -> tuple[str, ...]:
+    """The ``data:`` URIs of the ``image_url`` parts in ``parts``, in order.
+
+    ``parts`` is a message's ``content`` (a string has none) or the pictures a
+    tool returned; what a front end shows as pictures.
+    """
+    if not isinstance(parts, list):
+        return ()
+    urls = (part_url(part) for part in parts)
+    return tuple(url for url in urls if url is not None and url.startswith("data:"))
