@@ -9,6 +9,7 @@ broke; a skip there would let a whole tier pass without running. ``CI`` is set b
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import NoReturn
 
@@ -25,3 +26,12 @@ def part_missing(reason: str) -> NoReturn:
     if running_in_ci():
         pytest.fail(f"CI must run this tier, but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def require_module(module: str, install: str = "pip install -e '.[test]'") -> None:
+    """Carry on if ``module`` can be imported; otherwise skip locally, fail in CI.
+
+    The rule's counterpart to ``pytest.importorskip``, which would skip in CI too.
+    """
+    if importlib.util.find_spec(module) is None:
+        part_missing(f"{module} is not installed ({install})")

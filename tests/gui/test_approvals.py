@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
+from tier_policy import require_module
 from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
 
 from desktop_agent.gui.approvals.approval_queue import RequestState
@@ -310,7 +310,7 @@ def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, serv
                                               data_dir: Any) -> None:
     import sys
 
-    pytest.importorskip("mcp_server_time")
+    require_module("mcp_server_time")
     (data_dir / "config.json").write_text(json.dumps({"mcpServers": {"time": {
         "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
         "trusted": True}}}))  # trusted: its readOnlyHint is believed and shown
@@ -374,7 +374,7 @@ def test_mcp_servers_start_only_for_conversations_that_use_them(
     import sys
     from pathlib import Path
 
-    pytest.importorskip("mcp_server_time")
+    require_module("mcp_server_time")
     other = Path(__file__).parents[1] / "tools" / "mcp_test_server.py"
     (data_dir / "config.json").write_text(json.dumps({"mcpServers": {
         "time": {"command": sys.executable,

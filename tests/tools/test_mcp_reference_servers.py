@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tier_policy import part_missing
+from tier_policy import part_missing, require_module
 
 from desktop_agent import AgentOptions, Client
 from desktop_agent.core.tooling.config import McpServerConfig
@@ -60,10 +60,7 @@ def npm_bin(name: str) -> str:
 
 
 def python_server(module: str) -> McpServerConfig:
-    import importlib.util
-
-    if importlib.util.find_spec(module) is None:
-        part_missing(f"{module} is not installed (pip install -e '.[test]')")
+    require_module(module)
     return McpServerConfig(module.removeprefix("mcp_server_"), command=sys.executable,
                            args=("-m", module))
 

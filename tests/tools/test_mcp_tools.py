@@ -15,6 +15,7 @@ from pathlib import Path
 import mcp_types
 import pytest
 from process_checks import wait_until_dead
+from tier_policy import part_missing
 
 from desktop_agent.core.tooling.config import McpServerConfig, SecretRef, ToolConfigError
 from desktop_agent.core.tooling.mcp import (
@@ -295,20 +296,21 @@ async def test_secret_references_are_read_from_the_app_secret_store(
         secrets.delete_secret(name)
 
 
-def _npm_filesystem_server() -> str | None:
+def _npm_filesystem_server() -> str:
+    """The published filesystem server's command; skipped locally, a failure in CI, if absent."""
     local = (Path(__file__).resolve().parents[2] / ".mcp-servers" / "node_modules" / ".bin"
              / "mcp-server-filesystem")
-    return (os.environ.get("MCP_FILESYSTEM_SERVER") or shutil.which("mcp-server-filesystem")
-            or (str(local) if local.exists() else None))
+    found = (os.environ.get("MCP_FILESYSTEM_SERVER") or shutil.which("mcp-server-filesystem")
+             or (str(local) if local.exists() else None))
+    if found is None:
+        part_missing("npm package @modelcontextprotocol/server-filesystem is not installed "
+                     "(bash .ci/install_mcp_servers.sh)")
+    return found
 
 
-@pytest.mark.skipif(_npm_filesystem_server() is None,
-                    reason="npm package @modelcontextprotocol/server-filesystem not installed "
-                           "(bash .ci/install_mcp_servers.sh)")
 async def test_published_npm_filesystem_server_with_the_older_handshake(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("hello from fs")
     command = _npm_filesystem_server()
-    assert command is not None
     config = McpServerConfig("fs", command=command, args=(str(tmp_path),), trusted=True)
     async with McpServerPool([config]) as pool:
         tools = _by_name(await pool.list_tools())
