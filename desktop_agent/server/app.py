@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 
 from desktop_agent.appdata import paths
 from desktop_agent.core.wire.connection_pool import ConnectionPool
+from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
@@ -28,7 +29,7 @@ from .api_errors import install_error_handlers
 from .api_models import Alive
 from .app_services import AppServices
 from .auth import check_key_text, require_key
-from .callbacks import BackoffPolicy, CallbackDispatcher
+from .callbacks import DELIVERY_TIMEOUT, CallbackDispatcher
 from .conversation_runner import runner_registry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
@@ -66,7 +67,8 @@ def create_app(
     extra_tools: Sequence[Tool] = (),
     upload_limit: int = DEFAULT_UPLOAD_LIMIT,
     approval_timeout: float = 300.0,
-    callback_policy: BackoffPolicy | None = None,
+    callback_policy: RetryPolicy | None = None,
+    callback_timeout: float = DELIVERY_TIMEOUT,
     allowed_hosts: Sequence[str] | None = None,
     body_limit: int = DEFAULT_BODY_LIMIT,
     config_path: Path | None = None,
@@ -83,7 +85,9 @@ def create_app(
         extra_tools: Tools conversations may name besides the built-in ones.
         upload_limit: Largest accepted upload, in bytes.
         approval_timeout: Seconds a tool call waits for a decision in confirmation mode.
-        callback_policy: Retry policy for HTTP callbacks.
+        callback_policy: Retries of a failed HTTP callback delivery (default: six
+            tries over about 15 s).
+        callback_timeout: Seconds one callback POST may take before it counts as failed.
         allowed_hosts: Host header names served (``*``: any). Default: only
             loopback names without a key (DNS rebinding), any name with one.
             Without a key, names that are not loopback are dropped.
@@ -101,7 +105,7 @@ def create_app(
     root = workdirs_root or paths.workdirs_dir()
     root.mkdir(parents=True, exist_ok=True)
     event_log = EventLog(store)
-    dispatcher = CallbackDispatcher(callback_policy)
+    dispatcher = CallbackDispatcher(callback_policy, callback_timeout)
     event_log.listeners.append(dispatcher.on_event)
     # One HTTP pool per model server, shared by every conversation.
     pool = ConnectionPool()

@@ -22,23 +22,22 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from desktop_agent.core.wire.retry import RetryPolicy
+
 from .event_log import Event
 
 log = logging.getLogger("desktop_agent.server.callbacks")
 
 
-@dataclass(frozen=True, slots=True)
-class BackoffPolicy:
-    """Exponential backoff between delivery attempts: base * 2**n, capped."""
+DELIVERY_RETRY = RetryPolicy(max_retries=5, initial_delay=0.5, max_delay=30.0, jitter=False)
+"""Six tries per event, waiting 0.5, 1, 2, 4 and 8 s between them (about 15 s in all).
 
-    attempts: int = 6
-    base: float = 0.5
-    cap: float = 30.0
-    timeout: float = 10.0
+Without jitter: each receiver has its own worker, so there is no crowd of
+clients to spread out, and a receiver's operator can read the spacing off
+its log."""
 
-    def delay(self, failures: int) -> float:
-        """Seconds to wait after ``failures`` failed attempts."""
-        return float(min(self.cap, self.base * 2 ** (failures - 1)))
+DELIVERY_TIMEOUT = 10.0
+"""Seconds one POST to a receiver may take before it counts as failed."""
 
 
 @dataclass
@@ -63,14 +62,16 @@ class Callback:
 class CallbackDispatcher:
     """Registers callbacks and feeds them events from the event log."""
 
-    def __init__(self, policy: BackoffPolicy | None = None) -> None:
-        self.policy = policy or BackoffPolicy()
+    def __init__(self, policy: RetryPolicy | None = None,
+                 timeout: float = DELIVERY_TIMEOUT) -> None:
+        self.policy = policy or DELIVERY_RETRY
+        self.timeout = timeout
         self._by_conversation: dict[str, dict[str, Callback]] = {}
         self._client: httpx.AsyncClient | None = None
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.policy.timeout, follow_redirects=False,
+            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
                                              trust_env=False)
         return self._client
 
@@ -136,7 +137,8 @@ class CallbackDispatcher:
                    "X-Desktop-Agent-Event-Id": str(event.id),
                    "X-Desktop-Agent-Callback-Id": callback.id}
         body = event.to_json().encode()
-        for attempt in range(1, self.policy.attempts + 1):
+        retries = self.policy.begin()
+        while True:
             started = time.monotonic()
             try:
                 response = await self._http().post(callback.url, content=body,
@@ -149,9 +151,12 @@ class CallbackDispatcher:
                 problem = f"could not reach receiver: {type(exc).__name__}"
             callback.last_error = problem
             log.info("callback %s event %d attempt %d failed after %.2fs: %s",
-                     callback.id, event.id, attempt, time.monotonic() - started, problem)
-            if attempt < self.policy.attempts:
-                await asyncio.sleep(self.policy.delay(attempt))
+                     callback.id, event.id, retries.retries + 1, time.monotonic() - started,
+                     problem)
+            wait = retries.next_delay()
+            if wait is None:
+                break
+            await asyncio.sleep(wait)
         callback.failed += 1
         log.warning("callback %s gave up on event %d after %d attempts",
                     callback.id, event.id, self.policy.attempts)

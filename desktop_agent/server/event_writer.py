@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.store import NewEvent, Store, StoreClosedError, StoredEvent
 
 from .thread_scheduling import defer_to_event_loop
@@ -36,6 +37,13 @@ T = TypeVar("T")
 
 MAX_BATCH = 5000
 """Events written in one transaction at most."""
+
+WRITE_RETRY = RetryPolicy(max_retries=4, initial_delay=0.05, max_delay=0.8, jitter=False)
+"""Five tries per transaction, 0.05 to 0.4 s apart (0.75 s in all), then the events are dropped.
+
+Long enough to outlast a lock another process holds briefly; short enough
+that a full disk does not stall every event behind it for long. No jitter:
+this thread is the only writer of its process, nobody to spread out from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,15 +125,18 @@ class EventWriter(threading.Thread):
 
     @staticmethod
     def _retrying(action: Callable[[], T]) -> T | None:
-        for attempt in range(5):
+        retries = WRITE_RETRY.begin()
+        while True:
             try:
                 return action()
             except StoreClosedError:
                 log.error("dropped events queued after the store was closed")
                 return None
             except Exception as exc:  # the store's errors: disk full, locked too long
-                log.warning("writing events failed (attempt %d): %s", attempt + 1, exc,
-                            exc_info=True)
-                time.sleep(0.05 * 2**attempt)
-        log.error("dropped events that could not be written to disk")
-        return None
+                log.warning("writing events failed (attempt %d): %s", retries.retries + 1,
+                            exc, exc_info=True)
+            wait = retries.next_delay()
+            if wait is None:
+                log.error("dropped events that could not be written to disk")
+                return None
+            time.sleep(wait)  # this thread's own: the event loop goes on meanwhile

@@ -18,9 +18,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from desktop_agent import tool
+from desktop_agent import RetryPolicy, tool
 from desktop_agent.server import create_app
-from desktop_agent.server.callbacks import BackoffPolicy
 from desktop_agent.store import Store
 
 MASTER_KEY = "test-master-key-0123456789abcdef"
@@ -95,8 +94,9 @@ def start_api(tmp_path: Path, store: Store | None = None, **app_options: Any) ->
     store = store or Store.open(database)
     workdirs = tmp_path / "workdirs"
     app_options.setdefault("extra_tools", [get_weather])
-    app_options.setdefault("callback_policy", BackoffPolicy(attempts=5, base=0.05, cap=0.5,
-                                                            timeout=5.0))
+    app_options.setdefault("callback_policy", RetryPolicy(max_retries=4, initial_delay=0.05,
+                                                          max_delay=0.5, jitter=False))
+    app_options.setdefault("callback_timeout", 5.0)
     app_options.setdefault("master_key", MASTER_KEY)
     app = create_app(store, workdirs_root=workdirs, **app_options)
     sock = free_socket()

@@ -106,6 +106,32 @@ def test_a_dead_receiver_never_blocks_the_conversation(api: RunningApi, model_se
     assert listed["last_error"].startswith("could not reach receiver")
 
 
+def test_a_receiver_that_keeps_failing_is_given_up_on_after_the_policy_s_tries(
+        api: RunningApi, model_server):
+    """The harness's policy allows 4 retries: each event is posted 5 times, then counted failed."""
+    refusing = Receiver(failures=10_000)
+    try:
+        cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+        api.client.post(f"/conversations/{cid}/callbacks",
+                        json={"url": refusing.url, "event_types": ["state"]})
+        model_server.enqueue(script.text("hello"))
+        api.client.post(f"/conversations/{cid}/run", json={"message": "go"})
+        api.wait_idle(cid)
+        first = api.events(cid, types=["state"])[0]["id"]
+        deadline = time.monotonic() + 30
+        while True:
+            listed = api.client.get(f"/conversations/{cid}/callbacks").json()["callbacks"][0]
+            if listed["failed"] >= 1:
+                break
+            assert time.monotonic() < deadline, f"never gave up: {listed}"
+            time.sleep(0.05)
+        assert [a["id"] for a in refusing.attempts].count(first) == 5
+        assert listed["last_error"] == "receiver answered HTTP 500"
+        assert listed["delivered"] == 0
+    finally:
+        refusing.close()
+
+
 def test_callback_urls_must_be_http(api: RunningApi):
     cid = api.create()["id"]
     for url in ("file:///etc/passwd", "ftp://x", "not a url"):
@@ -113,8 +139,12 @@ def test_callback_urls_must_be_http(api: RunningApi):
         assert answer.status_code == 422
 
 
-def test_backoff_doubles_and_is_capped():
-    from desktop_agent.server.callbacks import BackoffPolicy
+def test_delivery_retry_keeps_its_spacing_and_gives_up_after_six_tries():
+    from desktop_agent.server.callbacks import DELIVERY_RETRY
 
-    policy = BackoffPolicy(attempts=8, base=0.5, cap=4.0)
-    assert [policy.delay(n) for n in range(1, 6)] == [0.5, 1.0, 2.0, 4.0, 4.0]
+    budget = DELIVERY_RETRY.begin()
+    waits = []
+    while (wait := budget.next_delay()) is not None:
+        waits.append(wait)
+    assert waits == [0.5, 1.0, 2.0, 4.0, 8.0]
+    assert DELIVERY_RETRY.attempts == 6

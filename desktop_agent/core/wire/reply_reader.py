@@ -41,7 +41,7 @@ async def read_reply(http: Any, options: AgentOptions,
         control: The turn's interrupt switch.
         metadata: The turn's metadata (``requests`` is counted here).
     """
-    attempt = 0
+    retries = options.retry.begin()
     while True:
         try:
             async for block in _attempt(http, options, request(), aggregator, usage, control,
@@ -49,13 +49,15 @@ async def read_reply(http: Any, options: AgentOptions,
                 yield block
             return
         except errors.ServerConnectionError as exc:
-            retry = options.retry
             if (not getattr(exc, "mid_stream", False) or aggregator.content_chunks
-                    or control.interrupt_requested or attempt >= retry.max_retries):
+                    or control.interrupt_requested):
                 raise
-            attempt += 1
-            log.info("connection dropped before any content; retry %d", attempt)
-            await asyncio.sleep(retry.delay(attempt))
+            wait = retries.next_delay()
+            if wait is None:
+                raise
+            log.info("connection dropped before any content; retry %d in %.2fs",
+                     retries.retries, wait)
+            await asyncio.sleep(wait)
 
 
 async def _attempt(http: Any, options: AgentOptions, request: dict[str, Any],

@@ -371,7 +371,7 @@ async def open_stream(
     url = f"{http.base_url}/chat/completions"
     headers = {**http.headers, **dict(extra_headers or {})}
     proxy, proxy_auth = await env_proxy(url)
-    attempt = 0
+    retries = retry.begin()
     hung_up_once = False
     while True:
         body = _wire_body(request)
@@ -389,14 +389,13 @@ async def open_stream(
                 log.info("%s closed the connection without answering; sending again",
                          base_url)
                 continue
-            if attempt < retry.max_retries:
-                attempt += 1
-                wait = retry.delay(attempt)
-                log.info("connection failed (%s); retry %d in %.2fs", type(exc).__name__,
-                         attempt, wait)
-                await asyncio.sleep(wait)
-                continue
-            raise map_connection_error(exc, base_url) from None
+            wait = retries.next_delay()
+            if wait is None:
+                raise map_connection_error(exc, base_url) from None
+            log.info("connection failed (%s); retry %d in %.2fs", type(exc).__name__,
+                     retries.retries, wait)
+            await asyncio.sleep(wait)
+            continue
         status = response.status
         if status < 400:
             return ChatStream(response.content.iter_any(), base_url, response)
@@ -407,10 +406,10 @@ async def open_stream(
             log.info("%s rejects stream_options; sending requests without it", base_url)
             _NO_STREAM_OPTIONS.add(base_url)
             continue
-        if is_retryable_status(status) and attempt < retry.max_retries:
-            attempt += 1
-            wait = retry.delay(attempt, parse_retry_after(retry_after))
-            log.info("server answered %s; retry %d in %.2fs", status, attempt, wait)
+        wait = retries.next_delay(parse_retry_after(retry_after)) \
+            if is_retryable_status(status) else None
+        if wait is not None:
+            log.info("server answered %s; retry %d in %.2fs", status, retries.retries, wait)
             await asyncio.sleep(wait)
             continue
         images = any(has_images(m.get("content")) for m in request.get("messages", ()))

@@ -34,6 +34,7 @@ from desktop_agent.core.tooling.config import (
 from desktop_agent.core.tooling.mcp.session_loss import SessionGone as _SessionGone
 from desktop_agent.core.tooling.mcp.session_loss import session_gone as _session_gone
 from desktop_agent.core.tooling.mcp.stderr_tail import StderrTail
+from desktop_agent.core.wire.retry import RetryPolicy
 
 log = logging.getLogger("desktop_agent.mcp")
 
@@ -47,6 +48,9 @@ DEFAULT_STDERR_LINES = 200
 MAX_RESTARTS = 1
 #: Seconds a server may take to shut down before its task is cancelled.
 STOP_TIMEOUT = 10.0
+#: A request an HTTP server answered "unknown session" is sent once more, at once,
+#: on a new session: the server restarted while idle and is up, so waiting helps nothing.
+SESSION_RENEWAL = RetryPolicy(max_retries=1, initial_delay=0.0, jitter=False)
 
 #: ``(progress, total, message)`` from the server's progress notifications.
 ProgressFn = Callable[[float, float | None, str | None], None]
@@ -372,19 +376,21 @@ class McpServerConnection:
         request is then sent again on a new session, once, without counting
         as a crash.
         """
-        for attempt in range(2):
+        retries = SESSION_RENEWAL.begin()
+        while True:
             await self.ensure_running()
             try:
                 return await self._send(run, what, timeout)
             except _SessionGone as gone:
-                if attempt or self.config.transport != "http":
+                wait = retries.next_delay() if self.config.transport == "http" else None
+                if wait is None:
                     raise self._failure(f"failed on {what}: {gone}") from None
                 log.info("MCP server %s forgot its session (%s); reconnecting", self.name, gone)
                 self.reconnects += 1
                 async with self._lock:
                     await self._stop_task(cancel=True)
                     self.state = "idle"
-        raise AssertionError("unreachable")
+                await asyncio.sleep(wait)
 
     async def _send(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
                     timeout: float) -> Any:
