@@ -1,0 +1,210 @@
+"""One pass over a working folder: what each path is, and its contents stored.
+
+The scan is incremental: a file whose size, mtime and inode equal the
+previous checkpoint's entry keeps that entry's digest without being read, so
+a checkpoint of an unchanged folder costs one ``lstat`` per path. A file
+modified within :data:`RACY_NS` of the previous scan is read again anyway
+(git's "racily clean" rule): a write in the same clock tick as the scan
+could otherwise keep its old size and mtime unnoticed.
+
+Symlinks are recorded as links (their target text) and never followed;
+folders named in the exclusions, and every ``.git`` folder (the person's own
+repository: its index and branches are never checkpointed nor restored),
+are not entered. Files over a cap are recorded as ``skipped``, so a restore
+knows to leave them alone rather than treat them as created since.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .object_store import ObjectStore
+
+RACY_NS = 2_000_000_000
+"""A file modified this close to the previous scan is read again (clock ticks, coarse mtimes)."""
+
+ALWAYS_EXCLUDED = frozenset({".git"})
+"""Folder names never entered: a repository's own data is the person's, not the agent's."""
+
+FILE = "file"
+LINK = "link"
+DIR = "dir"
+SKIPPED = "skipped"
+
+
+class Entry(NamedTuple):
+    """One path of a checkpoint.
+
+    Attributes:
+        kind: ``file``, ``link``, ``dir`` or ``skipped`` (a file over a cap).
+        mode: Permission bits (``0o755``...).
+        size: Bytes (files), 0 otherwise.
+        mtime_ns: Modification time, to skip hashing an unchanged file.
+        ino: Inode, to notice a file replaced by another of the same size and time.
+        digest: SHA-256 of a file's contents, a link's target text, else "".
+    """
+
+    kind: str
+    mode: int
+    size: int
+    mtime_ns: int
+    ino: int
+    digest: str
+
+
+Manifest = Mapping[str, Entry]
+"""Relative POSIX path -> entry; folders included, the root itself not."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a checkpoint leaves out.
+
+    Attributes:
+        max_file_bytes: A larger file is not stored (recorded as skipped).
+        max_total_bytes: Files past this total are not stored.
+        excluded: Folder names (any depth) or relative paths not entered.
+    """
+
+    max_file_bytes: int = 50 * 1024 * 1024
+    max_total_bytes: int = 2 * 1024 * 1024 * 1024
+    excluded: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """A scanned folder: its manifest, and sentences about what was left out."""
+
+    entries: dict[str, Entry]
+    scanned_ns: int
+    notes: list[str] = field(default_factory=list)
+
+
+def same_state(a: Entry | None, b: Entry | None) -> bool:
+    """Whether two entries hold the same thing (contents, link target, mode), ignoring times."""
+    if a is None or b is None:
+        return a is b
+    if a.kind != b.kind:
+        return False
+    if a.kind == SKIPPED:
+        return (a.size, a.mtime_ns) == (b.size, b.mtime_ns)
+    if a.kind == LINK:
+        return a.digest == b.digest
+    return a.mode == b.mode and a.digest == b.digest
+
+
+def human_size(size: int) -> str:
+    """``12.3 MB``: a size in words for a sentence."""
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"  # pragma: no cover - the loop returns
+
+
+class _Walk:
+    """The state of one scan (kept in one object so the loop stays a plain loop)."""
+
+    def __init__(self, previous: Manifest, previous_ns: int, limits: Limits,
+                 objects: ObjectStore) -> None:
+        self.previous = previous
+        self.racy_after = previous_ns - RACY_NS
+        self.limits = limits
+        self.objects = objects
+        self.entries: dict[str, Entry] = {}
+        self.total = 0
+        self.over_total: list[tuple[str, int]] = []
+        self.notes: list[str] = []
+
+    def file(self, path: str, rel: str, st: os.stat_result) -> None:
+        size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
+        mode = stat.S_IMODE(st.st_mode)
+        old = self.previous.get(rel)
+        limits = self.limits
+        if size > limits.max_file_bytes:
+            self.entries[rel] = Entry(SKIPPED, mode, size, mtime, ino, "")
+            self.notes.append(
+                f"{rel} ({human_size(size)}) is larger than the {human_size(limits.max_file_bytes)}"
+                " cap for one file: it is not in the checkpoint, so undo leaves it as it is.")
+            return
+        if self.total + size > limits.max_total_bytes:
+            self.entries[rel] = Entry(SKIPPED, mode, size, mtime, ino, "")
+            self.over_total.append((rel, size))
+            return
+        self.total += size
+        if (old is not None and old.kind == FILE and old.size == size and old.mtime_ns == mtime
+                and old.ino == ino and mtime < self.racy_after):
+            self.entries[rel] = Entry(FILE, mode, size, mtime, ino, old.digest)
+            return
+        try:
+            digest = self.objects.put_file(path)
+        except OSError:
+            return  # gone or unreadable meanwhile: not in this checkpoint
+        self.entries[rel] = Entry(FILE, mode, size, mtime, ino, digest)
+
+    def walk(self, top: str) -> None:
+        excluded = ALWAYS_EXCLUDED | self.limits.excluded
+        pending: list[tuple[str, str]] = [(top, "")]
+        while pending:
+            folder, prefix = pending.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    items = sorted(listing, key=lambda e: e.name)
+            except OSError:
+                continue  # unreadable or gone: nothing of it can be recorded
+            for item in items:
+                rel = prefix + item.name
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                kind = st.st_mode
+                if stat.S_ISREG(kind):
+                    self.file(item.path, rel, st)
+                elif stat.S_ISDIR(kind):
+                    if item.name in excluded or rel in excluded:
+                        continue
+                    self.entries[rel] = Entry(DIR, stat.S_IMODE(kind), 0, st.st_mtime_ns,
+                                              st.st_ino, "")
+                    pending.append((item.path, rel + "/"))
+                elif stat.S_ISLNK(kind):
+                    try:
+                        target = os.readlink(item.path)
+                    except OSError:
+                        continue
+                    self.entries[rel] = Entry(LINK, 0o777, 0, st.st_mtime_ns, st.st_ino, target)
+                # sockets, fifos and devices are not content: never recorded, never touched
+
+    def finish_notes(self) -> None:
+        if self.over_total:
+            size = sum(s for _, s in self.over_total)
+            names = ", ".join(r for r, _ in self.over_total[:3])
+            more = f" and {len(self.over_total) - 3} more" if len(self.over_total) > 3 else ""
+            self.notes.append(
+                f"The checkpoint reached its {human_size(self.limits.max_total_bytes)} total cap: "
+                f"{len(self.over_total)} files ({human_size(size)}: {names}{more}) are not in it,"
+                " so undo leaves them as they are.")
+
+
+def scan_folder(workdir: str, previous: Manifest, previous_ns: int, limits: Limits,
+                objects: ObjectStore) -> ScanResult:
+    """Record ``workdir`` as it is now, storing every new content in ``objects``.
+
+    Args:
+        workdir: The folder (absolute).
+        previous: The last checkpoint's entries (unchanged files are not read).
+        previous_ns: When that checkpoint's scan started (``time.time_ns()``).
+        limits: Caps and exclusions.
+        objects: Where contents go.
+    """
+    started = time.time_ns()
+    walk = _Walk(previous, previous_ns, limits, objects)
+    walk.walk(workdir)
+    walk.finish_notes()
+    return ScanResult(walk.entries, started, walk.notes)
