@@ -7,7 +7,10 @@ the API is driven with httpx over real HTTP.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +39,48 @@ def free_socket() -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     return sock
+
+
+def start_serve(data_dir: Path, key: str, wait: float = 60.0,
+                extra_env: dict[str, str] | None = None
+                ) -> tuple[subprocess.Popen[str], httpx.Client]:
+    """A real ``desktop-agent serve`` process on ``data_dir`` and a client with ``key``.
+
+    The caller stops it with :func:`stop_serve`.
+    """
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
+           "DESKTOP_AGENT_MASTER_KEY": key, **(extra_env or {})}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
+         "--log-level", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=wait,
+                          headers={"Authorization": f"Bearer {key}"})
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            if client.get("/alive").status_code == 200:
+                return process, client
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"serve did not start: {process.communicate()[1][-2000:]}")
+        time.sleep(0.1)
+
+
+def stop_serve(process: subprocess.Popen[str], client: httpx.Client) -> None:
+    """Stop a process from :func:`start_serve` (SIGTERM, then SIGKILL if it lingers)."""
+    client.close()
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(30)
 
 
 @dataclass

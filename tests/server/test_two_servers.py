@@ -8,16 +8,13 @@ asks, it reads the same events, none lost, none twice.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from server_harness import free_socket
+from server_harness import start_serve, stop_serve
 
 from desktop_agent.testing import ScriptedServer, script
 
@@ -25,45 +22,14 @@ KEY = "two-servers-key-0123456789abcdef"
 WAIT = 60.0
 
 
-def _serve(data_dir: Path) -> tuple[subprocess.Popen[str], httpx.Client]:
-    sock = free_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
-           "DESKTOP_AGENT_MASTER_KEY": KEY}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
-         "--log-level", "warning"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=WAIT,
-                          headers={"Authorization": f"Bearer {KEY}"})
-    deadline = time.monotonic() + WAIT
-    while True:
-        try:
-            if client.get("/alive").status_code == 200:
-                return process, client
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(f"serve did not start: {process.communicate()[1][-2000:]}")
-        time.sleep(0.1)
-
-
 @pytest.fixture
 def two_servers(data_dir: Path) -> Iterator[tuple[httpx.Client, httpx.Client]]:
-    started = [_serve(data_dir) for _ in range(2)]
+    started = [start_serve(data_dir, KEY, WAIT) for _ in range(2)]
     try:
         yield started[0][1], started[1][1]
     finally:
         for process, client in started:
-            client.close()
-            process.terminate()
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(30)
+            stop_serve(process, client)
 
 
 def _events(client: httpx.Client, cid: str) -> list[dict]:

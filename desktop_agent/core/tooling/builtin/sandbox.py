@@ -13,8 +13,13 @@ turns a policy into the argv that runs a command under it:
   blanked out when it lies inside the working folder), not other
   conversations' folders. It gets its own network namespace (only a loopback
   that leads nowhere) unless the policy grants the network, its own session
-  (no terminal injection), and dies with its parent. Run as root, every
-  capability is dropped, so it cannot remount its way out.
+  (no terminal injection), and dies with its parent. ``/proc/sys``,
+  ``/proc/sysrq-trigger``, ``/proc/irq``, ``/proc/bus`` and ``/proc/fs`` are
+  read-only inside. Run as root, the command gets a user namespace of its own
+  and runs there as uid :data:`SANDBOX_UID` with every capability dropped: it
+  cannot remount, chroot or trace its way out, and the kernel settings that
+  root could otherwise write (``/proc/sys/kernel/core_pattern`` runs a program
+  as the real root) stay read-only.
 * macOS: ``sandbox-exec`` with the profile ``macos_sandbox.sb`` next to this
   module (the same rules; written and documented, not tested on Linux CI).
 * Anywhere else, or with ``off``: no sandbox. Such a command is marked
@@ -64,6 +69,11 @@ _ETC_ENTRIES = (
     "magic", "magic.mime", "mime.types", "nsswitch.conf", "os-release", "passwd", "pki",
     "profile", "protocols", "python3", "resolv.conf", "services", "ssl", "terminfo", "timezone",
 )
+# Kernel knobs under /proc that root may write even without capabilities
+# (sysctl files check the uid, not a capability): covered read-only inside.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+#: The uid and gid a command runs as inside the sandbox when the app runs as root.
+SANDBOX_UID = 1000
 _LANG = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 
 
@@ -182,9 +192,11 @@ def _bwrap_base(*, network: bool) -> list[str]:
     if network:
         args.append("--share-net")
     if os.geteuid() == 0:
-        # Root outside stays root inside unless told otherwise: drop every
-        # capability so the command cannot mount, chroot or trace its way out.
-        args += ["--cap-drop", "ALL"]
+        # Root outside stays root inside unless told otherwise: give the
+        # command a user namespace of its own, a non-zero uid in it, and no
+        # capabilities, so it cannot mount, chroot or trace its way out.
+        args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                 "--cap-drop", "ALL"]
     return args
 
 
@@ -220,7 +232,10 @@ def _system_arguments() -> list[str]:
         if source.exists():
             # Bind the target of a link (resolv.conf often points into /run).
             args += ["--ro-bind", str(source.resolve()), str(source)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
+    args += ["--proc", "/proc"]
+    for knob in _PROC_READ_ONLY:  # some kernels and containers lack a few of these
+        args += ["--ro-bind-try", knob, knob]
+    args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
              "--tmpfs", "/run"]
     return args
 
