@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -13,11 +13,14 @@ from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.wire.retry import RetryPolicy
 
 if TYPE_CHECKING:
+    from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
 CompactionMode = Literal["summarise", "drop_oldest", "off"]
+BeforeToolRound = Callable[[Sequence["ToolUseBlock"]], Awaitable[None]]
+"""Told a round's calls before any runs (see ``AgentOptions.before_tool_round``)."""
 COMPACTION_MODES = ("summarise", "drop_oldest", "off")
 
 
@@ -90,6 +93,11 @@ class AgentOptions:
         connection_pool: HTTP connections shared with other Clients, one pool
             per model server (see :mod:`~desktop_agent.core.wire.connection_pool`);
             None gives this Client connections of its own.
+        before_tool_round: Awaited with a round's calls before any of them
+            runs (after the reply that asked for them): an app records what
+            the tools may change (a checkpoint of the working folder) here.
+            It runs even when every call is then denied; what it raises ends
+            the turn, so a caller that must not stop the turn catches its own.
     """
 
     model: str
@@ -126,6 +134,7 @@ class AgentOptions:
     output_type: Any = None
     output_retries: int = 2
     connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
+    before_tool_round: BeforeToolRound | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._check_endpoint()

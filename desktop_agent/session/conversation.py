@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.content_parts import prompt_text
@@ -40,6 +40,7 @@ from .errors import NotConfiguredError, NothingToAnswerError, SessionError, Turn
 from .events import (
     ApprovalAsked,
     ApprovalSettled,
+    FilesChanged,
     MessageStored,
     Notice,
     Outcome,
@@ -53,6 +54,7 @@ from .events import (
     TurnFailed,
     UserMessageAdded,
 )
+from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
 from .options import SessionEnvironment, build_options
 from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server
@@ -60,6 +62,7 @@ from .turn import TurnBlocks
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.session.conversation")
@@ -83,6 +86,7 @@ class ConversationSession:
     Attributes:
         state: ``idle``, ``running``, ``waiting_approval`` or ``interrupting``.
         broker: The conversation's approval broker.
+        checkpoints: Its working folder's checkpoints (undo, restore, files changed).
         last_used: ``time.monotonic()`` of the last action (for idle eviction).
     """
 
@@ -115,6 +119,9 @@ class ConversationSession:
             allow_in_conversation=self.allow_in_conversation,
             on_settled=lambda i, r: self._emit(ApprovalSettled(i, r)),
             on_problem=lambda text: self._emit(Notice(text)))
+        self.checkpoints = ConversationCheckpoints(
+            conversation_id, lambda: env.tools.workdir(conversation_id, self._record.settings),
+            lambda: self._record.settings)
 
     # -- listening ---------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
@@ -382,6 +389,63 @@ class ConversationSession:
         base = model_history(prefix, self._vision())
         self._start(text, base, len(base))
 
+    # -- checkpoints: undo and restore ---------------------------------------------------------
+    async def undo_turn(self, turn: str | None = None, *, force: bool = False) -> RestoreReport:
+        """Put back the files a turn changed (None: the latest turn that changed files).
+
+        Holds the turn lease meanwhile, so no turn (here or in another
+        process) changes the folder while it is restored.
+
+        Raises:
+            TurnRunningError: A turn runs here.
+            ConversationBusyError: Another process runs a turn.
+            RestoreConflictError: Files changed after the agent's change (named); nothing done.
+            CheckpointError: Nothing to undo, or the working folder moved.
+        """
+        async with self._restoring():
+            report = await self.checkpoints.undo_turn(turn, force=force)
+        self._report_restore(report)
+        return report
+
+    async def restore_files(self, message_id: str, *, force: bool = False,
+                            branch: bool = False) -> RestoreReport | None:
+        """Put files back as they were before ``message_id`` (a message on this branch).
+
+        ``branch``: also move the conversation back to that point, so the next
+        message starts a new branch beside it (the old one stays). None when
+        no turn since that message changed files.
+
+        Raises:
+            NothingToAnswerError: The message is not on the active branch.
+            TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
+        """
+        path = self.read_branch()
+        index = next((i for i, r in enumerate(path) if r.id == message_id), None)
+        if index is None:
+            raise NothingToAnswerError("That message is not on the conversation's active branch.")
+        async with self._restoring():
+            report = await self.checkpoints.restore_before([r.id for r in path[index:]],
+                                                           force=force)
+            if branch:
+                parent = path[index].parent_id
+                self._store.set_active_leaf(self._record.id, parent)
+                self._path = path[:index]
+                self._emit(PathReset(tuple(self._path)))
+        if report is not None:
+            self._report_restore(report)
+        return report
+
+    @contextlib.asynccontextmanager
+    async def _restoring(self) -> AsyncIterator[None]:
+        if self.busy:
+            raise TurnRunningError("A turn is running; stop it before restoring files.")
+        async with self._store.turn_lease(self._record.id, self._owner):
+            yield
+
+    def _report_restore(self, report: RestoreReport) -> None:
+        if report.turn is not None and report.turn.changes:
+            self._emit(FilesChanged(report.turn))
+
     def stop(self) -> None:
         """Stop the running turn (the partial reply is kept and marked interrupted)."""
         if self.busy and (self._stop_task is None or self._stop_task.done()):
@@ -446,13 +510,30 @@ class ConversationSession:
     async def _leased_turn(self, prompt: Content, base: list[dict[str, Any]],
                            base_length: int) -> Outcome:
         self.broker.forget_decisions()
+        answered = last_user_index(self._path)
+        mark = TurnMark(message=self._path[answered].id if answered is not None else None)
+        try:
+            return await self._recorded_turn(prompt, base, base_length, mark)
+        finally:
+            # Shielded: a cancelled turn still records what its tools changed.
+            await asyncio.shield(self._close_checkpoints(mark))
+
+    async def _close_checkpoints(self, mark: TurnMark) -> None:
+        closed = await self.checkpoints.close(mark)
+        if mark.notes:
+            self._emit(Notice(" ".join(mark.notes)))
+        if closed is not None and closed.changes:
+            self._emit(FilesChanged(closed))
+
+    async def _recorded_turn(self, prompt: Content, base: list[dict[str, Any]],
+                             base_length: int, mark: TurnMark) -> Outcome:
         recorder = TurnRecorder(self._store, self._record.id, self._path,
                                 str(self._record.settings.get("model") or ""),
                                 self.broker.decision_of,
                                 on_stored=self._on_stored)
         started = False
         try:
-            client = await self._ready_client()
+            client = await self._ready_client(mark)
             client.message_history = base
             if client.context_keeper.covered == 0:  # a new client: continue the stored view
                 stored = stored_compaction(self._path)
@@ -489,10 +570,16 @@ class ConversationSession:
     def _on_stored(self, record: MessageRecord) -> None:
         self._emit(MessageStored(record))
 
-    async def _ready_client(self) -> Client:
+    async def _ready_client(self, mark: TurnMark) -> Client:
         """The conversation's client with options built from its current settings."""
         options = await build_options(self._record.id, self._record.settings, self._env,
                                       self.broker)
+        tool_named = options.tool_named
+
+        async def before_round(calls: Sequence[ToolUseBlock]) -> None:
+            await self.checkpoints.before_round(mark, calls, tool_named)
+
+        options.before_tool_round = before_round
         problems = self._env.tools.mcp_problems()
         if problems and problems != self._reported_problems:
             self._reported_problems = problems

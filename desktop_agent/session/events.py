@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock, Usage
     from desktop_agent.store import MessageRecord
+    from desktop_agent.workspace.checkpoints import TurnChanges
 
     from .approvals import ToolCallQuestion
 
@@ -200,8 +201,16 @@ class Notice:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class FilesChanged:
+    """A turn (or a restore) changed files of the working folder; it can be undone."""
+
+    changes: TurnChanges
+
+
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | PromptProgressReported | CompactionReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
-                | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice)
+                | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
+                | FilesChanged)

@@ -87,6 +87,11 @@ class ConversationSettings(BaseModel):
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields for the model server (e.g. "
                                   "llama.cpp's cache_prompt, top_p, seed).")
+    checkpoint_excluded: list[str] | None = Field(
+        default=None, max_length=200,
+        description="Folders left out of the working folder's checkpoints (a name such as "
+                    "'node_modules' at any depth, or a path such as 'build/cache'); undo "
+                    "never brings back what is in them. Default: none ('.git' always is).")
     permission_rules: list[dict[str, Any]] | None = Field(
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "

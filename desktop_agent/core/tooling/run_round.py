@@ -43,6 +43,8 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
             get no result: they wait for ``Client.approve()``/``deny()``).
         answers: Approvals given earlier for deferred calls, by call id.
     """
+    if options.before_tool_round is not None:
+        await options.before_tool_round(list(calls))
     snapshot = copy.deepcopy(history)
     limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
     progress = ProgressChannel()
