@@ -27,7 +27,7 @@ import asyncio
 import copy
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
 
 from desktop_agent.core import errors
@@ -113,6 +113,9 @@ class Client:
         self._running = False
         self._http: Any = None
         self._control = TurnControl()
+        self._open_turn: AsyncGenerator[StreamItem, None] | None = None  # being received
+        self._paused_at_yield = False  # the reader is in its loop body, not in the turn
+        self._turn_ended = asyncio.Event()
         self._closing: set[asyncio.Future[None]] = set()
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
@@ -230,6 +233,12 @@ class Client:
         after tool results continues the turn without adding an empty user
         message.
 
+        As in the seed, a manual-mode script may answer a call and continue
+        with ``query("")`` from inside the loop that yielded the call: the
+        reply that carried it is read to its end first, and that loop then
+        ends. After ``interrupt()`` a new query waits for the stopped turn to
+        finish instead of being refused.
+
         Raises:
             PromptBlockedError: a UserPromptSubmit hook refused the prompt.
             TurnInProgressError: the previous turn is still running.
@@ -238,7 +247,7 @@ class Client:
             ConfigurationError: a content part is malformed or not an accepted image.
         """
         if self._running:
-            raise errors.TurnInProgressError("the previous turn is still running")
+            await self._settle_running_turn(continuing=not prompt)
         await self.load_session()
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
@@ -251,6 +260,45 @@ class Client:
         self._pending = True
         if self._session is not None:
             await self._session.save(self._history)
+
+    async def _settle_running_turn(self, continuing: bool) -> None:
+        """End the running turn where a seed script expects it ended, or refuse.
+
+        A manual-mode continuation (``query("")`` after answering a streamed
+        call, from the task reading the turn) reads the reply to its end; an
+        interrupted turn is finished (here if its reader is paused in this
+        task's loop, else by its reader, which is stopping).
+
+        Raises:
+            TurnInProgressError: the turn is still running and neither applies.
+        """
+        if self._control.interrupt_requested:
+            if self._paused_here():
+                await self._finish_open_turn()
+            else:
+                await self._turn_ended.wait()
+        elif continuing and not self.options.auto_execute_tools and self._early.streamed \
+                and self._paused_here():
+            await self._finish_open_turn()
+            # Calls of that reply the script had not seen yet stay unanswerable: say so.
+            self._answer_open_calls(NOT_EXECUTED_UNANSWERED)
+        if self._running:
+            raise errors.TurnInProgressError("the previous turn is still running")
+
+    def _paused_here(self) -> bool:
+        """The turn's reader is this task, paused at a block it yielded (in the loop body)."""
+        return (self._open_turn is not None and self._paused_at_yield
+                and self._control.reader_task is asyncio.current_task())
+
+    async def _finish_open_turn(self) -> None:
+        """Run the paused turn to its end (quickly when interrupted); its items are dropped.
+
+        The ``receive_messages()`` loop that was reading it ends when it resumes.
+        """
+        turn, self._open_turn = self._open_turn, None
+        if turn is not None:
+            async for _ in turn:
+                pass
 
     def add_tool_result(self, tool_call_id: str, content: Any,
                         name: str | None = None, *, is_error: bool = False) -> Awaitable[None]:
@@ -271,10 +319,18 @@ class Client:
         return DONE
 
     async def interrupt(self) -> None:
-        """Stop the running turn now, keeping what arrived so far."""
+        """Stop the running turn now, keeping what arrived so far.
+
+        Called from inside the ``async for`` over ``receive_messages()`` (the
+        seed's "interrupt, then break"), the turn ends before this returns
+        and the next ``query()`` is accepted at once. From another task, the
+        reader stops at its next step; a ``query()`` meanwhile waits for it.
+        """
         if not self._running:
             return
         self._control.interrupt()
+        if self._paused_here():
+            await self._finish_open_turn()
 
     async def receive_messages(self) -> AsyncIterator[StreamItem]:
         """Stream the pending turn: blocks as they arrive, then its Usage."""
@@ -283,6 +339,24 @@ class Client:
         await self.load_session()
         if not self._pending:
             return
+        turn = self._turn_items()
+        self._open_turn = turn
+        try:
+            async for item in turn:
+                self._paused_at_yield = True
+                try:
+                    yield item
+                finally:
+                    self._paused_at_yield = False
+                if self._open_turn is not turn:
+                    return  # finished from inside the loop by query("") or interrupt()
+        finally:
+            if self._open_turn is turn:
+                self._open_turn = None
+                await turn.aclose()
+
+    async def _turn_items(self) -> AsyncIterator[StreamItem]:
+        """The turn itself: state, the lease, the loop and the record on every exit."""
         resume = None
         if self.options.auto_execute_tools and open_calls(self._history):
             resume = self._approvals.take(self._history)  # answered deferred calls run first
@@ -291,6 +365,7 @@ class Client:
             await guard.__aenter__()  # e.g. the store's turn lease: busy elsewhere raises here
         self._pending = False
         self._running = True
+        self._turn_ended = asyncio.Event()
         self._control.start()
         self._early.reset(new_turn=True)
         self._deferred_stop = False
@@ -323,8 +398,11 @@ class Client:
                 if self._session is not None:
                     await asyncio.shield(self._session.save(self._history))
             finally:
-                if guard is not None:
-                    await asyncio.shield(guard.__aexit__(None, None, None))
+                try:
+                    if guard is not None:
+                        await asyncio.shield(guard.__aexit__(None, None, None))
+                finally:
+                    self._turn_ended.set()  # a query() waiting after interrupt() goes on
         yield self.last_usage
 
     async def _run_turn(self, usage: UsageTotals,

@@ -18,10 +18,15 @@ server); they never parse error strings. Every error the core raises is a
     │   ├── VisionNotSupportedError            a picture for a model that cannot see
     │   ├── MalformedStreamError               chunks of the wrong shape (a list of numbers...)
     │   └── ReplyTooLongError                  the reply passed the client's cap (max_tokens)
-    ├── PromptBlockedError                     a UserPromptSubmit hook refused the prompt
+    ├── PromptBlockedError (also RuntimeError) a UserPromptSubmit hook refused the prompt
     ├── MaxTurnsExceededError                  (not raised any more; kept for scripts that catch it)
     ├── TurnInProgressError                    query() while the previous turn still streams
     └── ToolInputError                         tool arguments failed schema validation
+
+Where the seed SDK (open-agent-sdk 0.4.2) raised a built-in exception for the
+same event, the typed error also subclasses it, so the seed's scripts keep
+catching it: a blocked prompt was a ``RuntimeError``; invalid options,
+duplicate tool names and an unknown ``tool_call_id`` were ``ValueError``.
 
 Messages never contain API keys or Authorization headers: response bodies are
 passed through :func:`redact` before they are kept.
@@ -151,8 +156,12 @@ class ReplyTooLongError(APIError):
     """
 
 
-class PromptBlockedError(AgentError):
-    """A UserPromptSubmit hook refused the prompt; nothing was sent."""
+class PromptBlockedError(AgentError, RuntimeError):
+    """A UserPromptSubmit hook refused the prompt; nothing was sent.
+
+    Also a ``RuntimeError``: the seed raised one for a blocked prompt, and its
+    scripts catch it as such (``except RuntimeError``).
+    """
 
 
 class MaxTurnsExceededError(AgentError):

@@ -1,9 +1,12 @@
 """Patterns the seed's scripts rely on, over real HTTP to the scripted server."""
 
+import asyncio
+
 import pytest
 
 from desktop_agent import Client, TextBlock, ToolUseBlock, Usage
 from desktop_agent.testing import script
+from desktop_agent.testing.script import ChunkFactory, Gate, Script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -43,3 +46,43 @@ async def test_code_reading_text_on_every_item_sees_only_the_reply(server, make_
         items = [item async for item in client.receive_messages()]
     assert isinstance(items[-1], Usage)
     assert "".join(item.text for item in items) == "Plain answer."
+
+
+async def test_query_right_after_interrupt_from_another_task_is_accepted(server, make_options,
+                                                                         gate):
+    f = ChunkFactory()
+    server.enqueue(Script([f.delta({"content": "partial"}), Gate(gate, timeout=60),
+                           f.delta({"content": " never"}), f.finish("stop")]),
+                   script.text("Second answer."))
+    async with Client(make_options()) as client:
+        await client.query("long")
+        first = asyncio.Event()
+
+        async def read() -> None:  # the seed's "cancel button" pattern: reader in its own task
+            async for item in client.receive_messages():
+                if isinstance(item, TextBlock):
+                    first.set()
+
+        reader = asyncio.create_task(read())
+        await first.wait()
+        await client.interrupt()
+        await client.query("next")  # at once: waits for the stopped turn instead of refusing
+        reply = [b.text async for b in client.receive_messages() if isinstance(b, TextBlock)]
+        await reader
+    assert "".join(reply) == "Second answer."
+    assert [m["role"] for m in server.requests[1]["messages"]] == ["user", "assistant", "user"]
+
+
+async def test_interrupt_inside_the_loop_ends_the_turn_before_it_returns(server, make_options,
+                                                                         gate):
+    f = ChunkFactory()
+    server.enqueue(Script([f.delta({"content": "kept"}), Gate(gate, timeout=60),
+                           f.delta({"content": " never"}), f.finish("stop")]))
+    async with Client(make_options()) as client:
+        await client.query("long")
+        async for _ in client.receive_messages():
+            await client.interrupt()
+            assert not client.is_running  # the stream is closed; query() is accepted now
+            break
+        assert client.turn_metadata["interrupted"] is True
+        assert client.history[-1] == {"role": "assistant", "content": "kept"}
