@@ -2,12 +2,13 @@
 
 Split by job: this module holds the public ``Client`` (history, turns, the
 loop deciding whether another request or tool round follows);
-:mod:`desktop_agent.core.wire.reply_reader` sends one request and streams its blocks;
-:mod:`desktop_agent.core.tooling.run_round` runs one reply's tool calls; :mod:`desktop_agent.core.wire.request_build` makes
-requests and history entries; :mod:`.turn_control` holds the interrupt switch;
-:mod:`desktop_agent.core.context.prompt_intake` turns a prompt into the user message. Features keep
-their logic in their own modules (:mod:`.structured_output`,
-:mod:`desktop_agent.core.context.history_stores`, :mod:`desktop_agent.core.tooling.deferred_approvals`, :mod:`desktop_agent.core.tooling.manual_results`).
+:mod:`.wire.reply_reader` sends one request and streams its blocks;
+:mod:`.tooling.run_round` runs one reply's tool calls; :mod:`.wire.request_build`
+makes requests and history entries; :mod:`.turn_control` holds the interrupt
+switch; :mod:`.context.prompt_intake` turns a prompt into the user message.
+Features keep their logic in their own modules (:mod:`.structured_output`,
+:mod:`.context.history_stores`, :mod:`.tooling.deferred_approvals`,
+:mod:`.tooling.manual_results`).
 
 A *turn* is one user prompt and everything it triggers: the streamed reply
 and, in auto mode, rounds of tool execution with the model continuing after
@@ -355,7 +356,7 @@ class Client:
                 self._open_turn = None
                 await turn.aclose()
 
-    async def _turn_items(self) -> AsyncIterator[StreamItem]:
+    async def _turn_items(self) -> AsyncGenerator[StreamItem, None]:
         """The turn itself: state, the lease, the loop and the record on every exit."""
         resume = None
         if self.options.auto_execute_tools and open_calls(self._history):

@@ -177,7 +177,7 @@ class ContextKeeper:
                          request: Callable[[], dict[str, Any]], aggregator: StreamAggregator,
                          usage: UsageTotals, control: TurnControl, metadata: dict[str, Any],
                          history: Sequence[dict[str, Any]]) -> AsyncIterator[Block]:
-        """:func:`~desktop_agent.core.wire.reply_reader.read_reply` with each request fitted to the context.
+        """:func:`~desktop_agent.core.wire.reply_reader.read_reply`, each request fitted to context.
 
         A server that still refuses the prompt as too long gets one harder
         compaction and one retry; its usage figures calibrate the estimate.

@@ -13,7 +13,7 @@ asks on start never hangs on a machine with nothing running:
 
 The app's own ``desktop-agent serve`` (also :8000 by default) is recognised by
 its ``/alive`` answer and left out: it serves conversations, not a model.
-Server-reported types come first (:mod:`desktop_agent.core.servers.model_details`); a model's name is
+Server-reported types come first (:mod:`.model_details`); a model's name is
 only a fallback guess.
 
 ``DESKTOP_AGENT_BASE_URL`` adds a server to probe; ``DESKTOP_AGENT_MODEL``
