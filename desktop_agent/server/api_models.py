@@ -147,6 +147,18 @@ class ConfirmationMode(BaseModel):
     enabled: bool
 
 
+class FileChangeOut(BaseModel):
+    path: str = Field(description="The file the call names, relative to the working folder.")
+    kind: Literal["edit", "new", "delete", "binary", "over_cap"] | None = Field(
+        description="What the change does; null when the call would fail (see problem).")
+    counts: str | None = Field(description="Lines added and removed, as '+12 −12'.")
+    summary: str | None = Field(description="The change in one sentence.")
+    problem: str | None = Field(
+        description="Why the call would fail as it stands (for example an edit_file whose "
+                    "old_string is not in the file), in the tool's own words.")
+    text: str = Field(description="The change as a unified diff (or the sentence), as text.")
+
+
 class ApprovalOut(BaseModel):
     tool_use_id: str
     tool_name: str
@@ -160,6 +172,10 @@ class ApprovalOut(BaseModel):
         description="True when the call would run with no OS sandbox: it can do anything the "
                     "server's account can. Such calls are always asked, even without "
                     "confirmation mode.")
+    diff: FileChangeOut | None = Field(
+        default=None,
+        description="For write_file and edit_file: the change the call would make, against "
+                    "the file on disk when the approval was asked.")
 
 
 class ApprovalList(BaseModel):

@@ -227,7 +227,8 @@ class ConversationRunner:
             "input": question.tool_input, "read_only": context.read_only,
             "source": context.source, "description": context.description,
             "requested_at": time.time(), "unsandboxed": context.unsandboxed,
-            "timeout": self._services.approval_timeout})
+            "timeout": self._services.approval_timeout,
+            "diff": None if question.preview is None else question.preview.to_dict()})
 
     def _notice(self, event: ev.Notice) -> None:
         self.emit("notice", {"text": event.text})

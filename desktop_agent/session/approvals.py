@@ -25,7 +25,7 @@ import enum
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.config import always_allow_rule
 from desktop_agent.core.tooling.permissions import (
@@ -38,6 +38,9 @@ from desktop_agent.core.tooling.permissions import (
 
 from .config import AppConfig, ConfigWriteError, conversation_allowed_tools
 from .setting_values import asks_before_tools
+
+if TYPE_CHECKING:
+    from .file_changes import ChangePreview
 
 log = logging.getLogger("desktop_agent.session.approvals")
 
@@ -95,6 +98,8 @@ class ToolCallQuestion:
         tool_input: The model's arguments.
         context: The core's context (call id, read-only, source, unsandboxed...).
         timeout: Seconds before the call is denied (None: never).
+        preview: For a built-in ``write_file``/``edit_file`` call: the change it would
+            make, as a diff against the file on disk when the question was asked.
     """
 
     conversation_id: str
@@ -102,6 +107,7 @@ class ToolCallQuestion:
     tool_input: dict[str, Any]
     context: ToolPermissionContext
     timeout: float | None
+    preview: ChangePreview | None = None
 
     @property
     def can_remember(self) -> bool:
@@ -114,6 +120,14 @@ Asker = Callable[[ToolCallQuestion], Awaitable[ApprovalAnswer]]
 
 A front end that withdraws a question itself (Stop, a closed tab) raises
 :class:`QuestionWithdrawn`."""
+
+
+Previewer = Callable[[str, dict[str, Any]], Awaitable["ChangePreview | None"]]
+"""Works out what a call would change in a file (None: not a file-changing call)."""
+
+
+async def _no_preview(_name: str, _input: dict[str, Any]) -> ChangePreview | None:
+    return None
 
 
 class QuestionWithdrawn(Exception):
@@ -133,6 +147,8 @@ class ApprovalBroker:
         on_settled: Told ``(tool_use_id, decision record)`` when a question ends
             without an answer (expired or withdrawn) so the front end can say so.
         on_problem: Told, in words, when a remembered approval could not be saved.
+        preview: Works out the diff a built-in file-changing call would make, shown
+            with the question.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -140,7 +156,8 @@ class ApprovalBroker:
                  config: AppConfig | None = None,
                  allow_in_conversation: Callable[[str], None] = lambda _name: None,
                  on_settled: Callable[[str, dict[str, Any]], None] = lambda _i, _r: None,
-                 on_problem: Callable[[str], None] = lambda _text: None) -> None:
+                 on_problem: Callable[[str], None] = lambda _text: None,
+                 preview: Previewer = _no_preview) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -149,6 +166,7 @@ class ApprovalBroker:
         self._allow_in_conversation = allow_in_conversation
         self._on_settled = on_settled
         self._on_problem = on_problem
+        self._preview = preview
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -188,8 +206,10 @@ class ApprovalBroker:
 
     async def _question(self, tool_name: str, tool_input: dict[str, Any],
                         context: ToolPermissionContext) -> PermissionResult:
+        preview = await self._preview(tool_name, tool_input) \
+            if context.source in (None, "builtin") else None
         question = ToolCallQuestion(self.conversation_id, tool_name, dict(tool_input), context,
-                                    self.timeout)
+                                    self.timeout, preview)
         call_id = context.tool_use_id
         try:
             answer = await asyncio.wait_for(self._ask(question), self.timeout)

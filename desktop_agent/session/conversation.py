@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.content_parts import prompt_text
@@ -54,6 +55,7 @@ from .events import (
     TurnFailed,
     UserMessageAdded,
 )
+from .file_changes import ChangePreview, FileChangeWatch, preview_change
 from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
 from .options import SessionEnvironment, build_options
 from .recorder import TurnRecorder, stored_compaction
@@ -113,12 +115,14 @@ class ConversationSession:
         self._closed = False
         self._reported_problems: list[str] = []
         self.last_used = time.monotonic()
+        self._file_changes = FileChangeWatch(self._builtin_workdir)
         self.broker = ApprovalBroker(
             conversation_id, self._asked, settings=lambda: self._record.settings,
             timeout=env.approval_timeout, config=env.config,
             allow_in_conversation=self.allow_in_conversation,
             on_settled=lambda i, r: self._emit(ApprovalSettled(i, r)),
-            on_problem=lambda text: self._emit(Notice(text)))
+            on_problem=lambda text: self._emit(Notice(text)),
+            preview=self.preview_change)
         self.checkpoints = ConversationCheckpoints(
             conversation_id, lambda: env.tools.workdir(conversation_id, self._record.settings),
             lambda: self._record.settings)
@@ -510,6 +514,7 @@ class ConversationSession:
     async def _leased_turn(self, prompt: Content, base: list[dict[str, Any]],
                            base_length: int) -> Outcome:
         self.broker.forget_decisions()
+        self._file_changes.forget()
         answered = last_user_index(self._path)
         mark = TurnMark(message=self._path[answered].id if answered is not None else None)
         try:
@@ -530,7 +535,8 @@ class ConversationSession:
         recorder = TurnRecorder(self._store, self._record.id, self._path,
                                 str(self._record.settings.get("model") or ""),
                                 self.broker.decision_of,
-                                on_stored=self._on_stored)
+                                on_stored=self._on_stored,
+                                change_of=self._file_changes.change_of)
         started = False
         try:
             client = await self._ready_client(mark)
@@ -573,7 +579,7 @@ class ConversationSession:
     async def _ready_client(self, mark: TurnMark) -> Client:
         """The conversation's client with options built from its current settings."""
         options = await build_options(self._record.id, self._record.settings, self._env,
-                                      self.broker)
+                                      self.broker, self._file_changes.hooks(self._env.hooks))
         tool_named = options.tool_named
 
         async def before_round(calls: Sequence[ToolUseBlock]) -> None:
@@ -591,6 +597,30 @@ class ConversationSession:
         else:
             self._client.update_options(options)
         return self._client
+
+    async def preview_change(self, tool_name: str,
+                             tool_input: dict[str, Any]) -> ChangePreview | None:
+        """What a built-in ``write_file``/``edit_file`` call would change, as a diff.
+
+        Against the file on disk now, so a front end that lets a person edit the
+        arguments shows the diff of the edited call. None for other tools and when
+        the conversation has no built-in tools (so no working folder).
+        """
+        from .file_changes import FILE_CHANGING_TOOLS
+
+        if tool_name not in FILE_CHANGING_TOOLS:
+            return None
+        return await asyncio.to_thread(
+            lambda: preview_change(tool_name, tool_input, self._builtin_workdir()))
+
+    def _builtin_workdir(self) -> Path | None:
+        """The built-in tools' folder (blocking: it may make the folder); None if none."""
+        from .tools import WorkdirError
+
+        try:
+            return self._env.tools.builtin_workdir(self._record.id, self._record.settings)
+        except WorkdirError:  # the turn itself reports it, in words
+            return None
 
     async def _asked(self, question: ToolCallQuestion) -> ApprovalAnswer:
         """The broker's asker: report the question and the state, then ask the front end."""

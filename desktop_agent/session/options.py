@@ -82,7 +82,8 @@ def stored_api_key(settings: Mapping[str, Any]) -> str:
 
 
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
-                        env: SessionEnvironment, can_use_tool: CanUseTool | None) -> AgentOptions:
+                        env: SessionEnvironment, can_use_tool: CanUseTool | None,
+                        hooks: Hooks | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -94,6 +95,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         MissingApiKeyError: The conversation names a key that is not stored.
         WorkdirError: Its work folder cannot be made.
         ConfigurationError: The settings make no valid options (no model...).
+
+    ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
     """
     from desktop_agent.core.options import AgentOptions
 
@@ -118,7 +121,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         auto_execute_tools=True,
         max_tool_iterations=int(s.get("max_tool_iterations",
                                       defaults.DEFAULT_MAX_TOOL_ITERATIONS)),
-        hooks=env.hooks,
+        hooks=env.hooks if hooks is None else hooks,
         permission_rules=rules,
         can_use_tool=can_use_tool,
         # The broker times out (visibly) first; the core's limit is a backstop.

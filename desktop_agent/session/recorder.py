@@ -31,6 +31,8 @@ from desktop_agent.core.context.history_invariants import (
 )
 from desktop_agent.store import StreamingReplyWriter
 
+from .file_changes import FILE_CHANGE_KEY
+
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
     from desktop_agent.store import MessageRecord, Store
@@ -70,17 +72,21 @@ class TurnRecorder:
         model: The model id, kept in each reply's metadata.
         decision_of: The approval decision recorded for a tool call id, if any.
         on_stored: Told about each message once it is complete in the store.
+        change_of: The diff of what a tool call changed in a file, if it changed one
+            (kept in the result's metadata so the card shows it after a restart).
     """
 
     def __init__(self, store: Store, conversation_id: str, path: list[MessageRecord],
                  model: str, decision_of: Callable[[str], dict[str, Any] | None],
-                 on_stored: Callable[[MessageRecord], None] = lambda _record: None) -> None:
+                 on_stored: Callable[[MessageRecord], None] = lambda _record: None,
+                 change_of: Callable[[str], dict[str, Any] | None] = lambda _id: None) -> None:
         self._store = store
         self._conversation_id = conversation_id
         self._path = path
         self._model = model
         self._decision_of = decision_of
         self._on_stored = on_stored
+        self._change_of = change_of
         self._segment: _Segment | None = None
         self._compaction: dict[str, Any] | None = None  # for the next reply's metadata
         self._tool_records: dict[str, str] = {}
@@ -285,6 +291,9 @@ class TurnRecorder:
         elif settled_by:
             by = "rule" if settled_by in ("rule", "denied") else "auto"
             metadata["approval"] = {"decision": settled_by, "by": by}
+        change = self._change_of(tool_use_id)
+        if change is not None:
+            metadata[FILE_CHANGE_KEY] = change
         message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
         existing = self._tool_records.get(tool_use_id)
         if existing is not None:

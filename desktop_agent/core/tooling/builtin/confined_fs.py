@@ -58,6 +58,10 @@ class NotAFileError(BuiltinToolError):
     """The path names a FIFO, socket, device or folder where a file was wanted."""
 
 
+class MissingFileError(BuiltinToolError):
+    """The named file (or a folder on its way) does not exist: to a diff, a new file."""
+
+
 class HardLinkError(BuiltinToolError):
     """A write was refused because the file has other hard links."""
 
@@ -227,7 +231,7 @@ def _walk_folders(walk: _Walk, pending: list[str], *, create: bool, keep_last: b
             fd = os.open(name, _DIR_FLAGS, dir_fd=walk.fd)
         except FileNotFoundError:
             if not create:
-                raise BuiltinToolError(
+                raise MissingFileError(
                     f"{walk.shown!r} does not exist (no folder {'/'.join([*walk.names, name])!r})"
                 ) from None
             with contextlib.suppress(FileExistsError):
@@ -298,7 +302,7 @@ def open_file(workdir: Workdir, path: str, mode: Mode = "read", *,
                 before = os.stat(name, dir_fd=walk.fd, follow_symlinks=False)
             except FileNotFoundError:
                 if mode != "write":
-                    raise BuiltinToolError(f"{path!r} does not exist") from None
+                    raise MissingFileError(f"{path!r} does not exist") from None
                 before = None
             if before is not None and stat.S_ISLNK(before.st_mode):
                 walk.follow(name, pending)

@@ -107,33 +107,53 @@ def write_text(workdir: Workdir, path: str, content: str) -> str:
 def replace_text(workdir: Workdir, path: str, old_string: str, new_string: str,
                  replace_all: bool = False) -> str:
     """Replace an exact string; refuse when it is missing or ambiguous."""
+    check_edit_strings(old_string, new_string)
+    with open_file(workdir, path, "update") as opened:
+        original = editable_text(opened, path)
+        updated, done = edited_text(original, path, old_string, new_string, replace_all)
+        replace_content(opened, updated.encode("utf-8", errors="surrogateescape"))
+        return f"replaced {done} occurrence{'s' if done != 1 else ''} in {opened.relative}"
+
+
+def check_edit_strings(old_string: str, new_string: str) -> None:
+    """Refuse an edit that could change nothing, before any file is opened."""
     if old_string == "":
         raise BuiltinToolError("old_string is empty; use write_file to create a file")
     if old_string == new_string:
         raise BuiltinToolError("old_string and new_string are the same; nothing to change")
-    with open_file(workdir, path, "update") as opened:
-        if opened.info.st_size > MAX_EDIT_BYTES:
-            raise BuiltinToolError(f"{path!r} is larger than {MAX_EDIT_BYTES} bytes; not edited")
-        raw = read_bytes(opened, MAX_EDIT_BYTES + 1)
-        if b"\x00" in raw[:_SNIFF_BYTES]:
-            raise BuiltinToolError(f"{path!r} is a binary file; not edited")
-        original = raw.decode("utf-8", errors="surrogateescape")
-        count = original.count(old_string)
-        if count == 0:
-            hint = ""
-            if old_string.strip() and old_string.strip() in original:
-                hint = " (it appears with different leading/trailing whitespace)"
-            raise BuiltinToolError(f"old_string was not found in {path!r}{hint}; nothing changed")
-        if count > 1 and not replace_all:
-            raise BuiltinToolError(
-                f"old_string occurs {count} times in {path!r}; include more surrounding text "
-                "to make it unique, or set replace_all to true. Nothing changed"
-            )
-        updated = original.replace(old_string, new_string) if replace_all else \
-            original.replace(old_string, new_string, 1)
-        replace_content(opened, updated.encode("utf-8", errors="surrogateescape"))
-        done = count if replace_all else 1
-        return f"replaced {done} occurrence{'s' if done != 1 else ''} in {opened.relative}"
+
+
+def editable_text(opened: Opened, path: str) -> str:
+    """An open file's text as edit_file reads it (within its cap, never a binary file)."""
+    if opened.info.st_size > MAX_EDIT_BYTES:
+        raise BuiltinToolError(f"{path!r} is larger than {MAX_EDIT_BYTES} bytes; not edited")
+    raw = read_bytes(opened, MAX_EDIT_BYTES + 1)
+    if b"\x00" in raw[:_SNIFF_BYTES]:
+        raise BuiltinToolError(f"{path!r} is a binary file; not edited")
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def edited_text(original: str, path: str, old_string: str, new_string: str,
+                replace_all: bool) -> tuple[str, int]:
+    """The text after the edit and how many places changed.
+
+    One function for the tool and for the diff shown before approval, so the
+    preview refuses exactly what the tool would refuse, in the same words.
+    """
+    count = original.count(old_string)
+    if count == 0:
+        hint = ""
+        if old_string.strip() and old_string.strip() in original:
+            hint = " (it appears with different leading/trailing whitespace)"
+        raise BuiltinToolError(f"old_string was not found in {path!r}{hint}; nothing changed")
+    if count > 1 and not replace_all:
+        raise BuiltinToolError(
+            f"old_string occurs {count} times in {path!r}; include more surrounding text "
+            "to make it unique, or set replace_all to true. Nothing changed"
+        )
+    updated = original.replace(old_string, new_string) if replace_all else \
+        original.replace(old_string, new_string, 1)
+    return updated, count if replace_all else 1
 
 
 def list_entries(workdir: Workdir, path: str = ".") -> str:
