@@ -140,6 +140,47 @@ def test_malformed_entries_get_a_clear_message(data: object, message: str) -> No
         parse_tool_config(data, "config.json")
 
 
+@pytest.mark.parametrize(
+    ("data", "sentence"),
+    [
+        ({"mcpServers": {"a": {"command": "x", "startupTimeout": True}}},
+         "mcpServers.a.startupTimeout must be a positive number of seconds"),
+        ({"mcpServers": {"a": {"url": "http://h", "transport": "sse"}}},
+         "mcpServers.a.transport must be \"stdio\" or \"http\": 'sse' is not supported; "
+         "use a command (stdio) or a streamable HTTP url"),
+        ({"mcpServers": {"a": {"command": "x", "headers": {"Auth": {"secret": ""}}}}},
+         "mcpServers.a.headers.Auth must be a string or {\"secret\": \"<keyring name>\"}"),
+        ({"mcpServers": {"a": {"command": "x", "env": ["K=v"]}}},
+         "mcpServers.a.env must be an object of names to values"),
+        ({"mcpServers": {"a": {"command": "   "}}},
+         "mcpServers.a.command must be a non-empty string"),
+        ({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}},
+         "mcpServers.a.disabled must be true or false"),
+        ({"mcpServers": {"a": 3}}, "mcpServers.a must be an object"),
+        ({"permissions": [{"tool": "x", "decision": "allow"}, "x"]},
+         "permissions[1] must be an object"),
+        ({"permissions": [{"tool": "x", "decision": "allow", "read_only": "no"}]},
+         "permissions[0].read_only must be true, false or absent"),
+    ],
+)
+def test_a_malformed_file_is_told_in_one_sentence_naming_the_file_and_the_place(
+        tmp_path: Path, data: object, sentence: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ToolConfigError) as caught:
+        load_tool_config(path)
+    assert str(caught.value) == f"{path}: {sentence}"
+
+
+def test_unknown_keys_in_a_server_entry_are_ignored_and_logged(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO", logger="desktop_agent.tool_config"):
+        config = parse_tool_config({"mcpServers": {"t": {"command": "x", "autoApprove": ["a"],
+                                                         "description": "clock"}}}, "c.json")
+    assert config.mcp_servers["t"] == McpServerConfig("t", command="x")
+    assert "c.json: mcpServers.t: ignoring unknown keys ['autoApprove']" in caplog.text
+
+
 def test_secret_references_resolve_at_start_and_missing_ones_are_named() -> None:
     values = {"TOKEN": SecretRef("gh"), "PLAIN": "v"}
     assert resolve_values(values, {"gh": "s3cret"}.get) == {"TOKEN": "s3cret", "PLAIN": "v"}

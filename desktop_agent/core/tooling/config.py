@@ -15,8 +15,9 @@ The shape is the one people already write for other MCP clients::
 An env or header value may be a plain string or ``{"secret": "<name>"}``;
 secrets are looked up through the caller's lookup only when the server starts,
 so the config never holds them. Keys this module does not know are kept in
-:attr:`ToolConfig.extra`. Malformed data raises :class:`ToolConfigError`
-naming the place.
+:attr:`ToolConfig.extra`. The entries' shape is declared once, as pydantic
+models, in :mod:`desktop_agent.core.tooling.config_schema`; malformed data
+raises :class:`ToolConfigError` naming the file and the place in words.
 
 Where such a config lives, how it is read and written, and where a
 conversation keeps its own rules are the app's business
@@ -34,15 +35,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from desktop_agent.core.errors import ConfigurationError
+from desktop_agent.core.tooling.config_schema import (
+    RuleEntry,
+    SecretEntry,
+    ServerEntry,
+    first_problem,
+)
 from desktop_agent.core.tooling.permissions import PermissionRule
 
 log = logging.getLogger("desktop_agent.tool_config")
 
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
-_SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "type", "transport",
-                "disabled", "enabled", "timeout", "startupTimeout", "description", "trusted"}
 
 
 class ToolConfigError(ConfigurationError):
@@ -110,116 +117,65 @@ class McpServerConfig:
         return [v.name for v in values if isinstance(v, SecretRef)]
 
     def to_dict(self) -> dict[str, Any]:
-        """The entry as written under ``mcpServers`` (secrets stay references)."""
-        data: dict[str, Any] = {}
-        if self.command is not None:
-            data["command"] = self.command
-            if self.args:
-                data["args"] = list(self.args)
-            if self.cwd:
-                data["cwd"] = self.cwd
-            if self.env:
-                data["env"] = _values_to_json(self.env)
-        else:
-            data["url"] = self.url
-            if self.headers:
-                data["headers"] = _values_to_json(self.headers)
-        if not self.enabled:
-            data["disabled"] = True
-        if self.timeout is not None:
-            data["timeout"] = self.timeout
-        if self.startup_timeout is not None:
-            data["startupTimeout"] = self.startup_timeout
-        if self.trusted:
-            data["trusted"] = True
+        """The entry as written under ``mcpServers`` (secrets stay references).
+
+        Written through :class:`~desktop_agent.core.tooling.config_schema.ServerEntry`,
+        the model that reads it, so a key's spelling is declared once; what
+        equals its default is left out, as a person would write it.
+        """
+        stdio = self.command is not None
+        entry = ServerEntry.model_construct(
+            command=self.command, args=list(self.args), cwd=self.cwd if stdio else None,
+            env=_values_to_entry(self.env) if stdio else {},
+            url=self.url, headers=_values_to_entry(self.headers) if not stdio else {},
+            disabled=not self.enabled, timeout=self.timeout,
+            startup_timeout=self.startup_timeout, trusted=self.trusted)
+        data: dict[str, Any] = entry.model_dump(by_alias=True, exclude_defaults=True,
+                                                exclude={"kind", "enabled", "description"})
         return data
 
     @classmethod
     def from_dict(cls, name: str, data: Any, where: str = "config") -> McpServerConfig:
-        """Read one ``mcpServers`` entry; raise :class:`ToolConfigError` saying what is wrong."""
+        """Read one ``mcpServers`` entry; raise :class:`ToolConfigError` saying what is wrong.
+
+        The shape is checked by :class:`~desktop_agent.core.tooling.config_schema.ServerEntry`;
+        ``where`` (the file) starts the message, so a person knows which file to open.
+        """
         here = f"{where}: mcpServers.{name}"
         if not isinstance(name, str) or not _SERVER_NAME.match(name):
             raise ToolConfigError(
                 f"{here}: server names use letters, digits, spaces, '.', '_' or '-' "
                 "(at most 64 characters)"
             )
-        if not isinstance(data, Mapping):
-            raise ToolConfigError(f"{here} must be an object")
-        unknown = set(data) - _SERVER_KEYS
-        if unknown:
-            log.info("%s: ignoring unknown keys %s", here, sorted(unknown))
-        kind = data.get("type", data.get("transport"))
-        if kind not in (None, "stdio", "http", "streamable-http", "streamableHttp"):
-            raise ToolConfigError(
-                f"{here}: transport {kind!r} is not supported; use a command (stdio) "
-                "or a streamable HTTP url"
-            )
-        command = data.get("command")
-        url = data.get("url")
-        if command is not None and (not isinstance(command, str) or not command.strip()):
-            raise ToolConfigError(f"{here}.command must be a non-empty string")
-        if url is not None and (not isinstance(url, str)
-                                or not url.startswith(("http://", "https://"))):
-            raise ToolConfigError(f"{here}.url must be an http:// or https:// address")
-        if command is None and url is None:
-            raise ToolConfigError(f"{here} needs either a \"command\" or a \"url\"")
-        if command is not None and url is not None:
-            raise ToolConfigError(f"{here} has both \"command\" and \"url\"; keep one")
-        args = data.get("args", [])
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ToolConfigError(f"{here}.args must be a list of strings")
-        cwd = data.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise ToolConfigError(f"{here}.cwd must be a string")
-        disabled = data.get("disabled", False)
-        enabled = data.get("enabled", True)
-        if not isinstance(disabled, bool) or not isinstance(enabled, bool):
-            raise ToolConfigError(f"{here}: \"disabled\" / \"enabled\" must be true or false")
-        trusted = data.get("trusted", False)
-        if not isinstance(trusted, bool):
-            raise ToolConfigError(f"{here}.trusted must be true or false")
+        try:
+            entry = ServerEntry.model_validate(data)
+        except ValidationError as exc:
+            raise ToolConfigError(first_problem(exc, ServerEntry, here)) from None
+        if entry.model_extra:
+            log.info("%s: ignoring unknown keys %s", here, sorted(entry.model_extra))
         return cls(
             name=name,
-            command=command,
-            args=tuple(args),
-            env=_values_from_json(data.get("env", {}), f"{here}.env"),
-            cwd=cwd,
-            url=url,
-            headers=_values_from_json(data.get("headers", {}), f"{here}.headers"),
-            enabled=enabled and not disabled,
-            timeout=_seconds(data.get("timeout"), f"{here}.timeout"),
-            startup_timeout=_seconds(data.get("startupTimeout"), f"{here}.startupTimeout"),
-            trusted=trusted,
+            command=entry.command,
+            args=tuple(entry.args),
+            env=_values_from_entry(entry.env),
+            cwd=entry.cwd,
+            url=entry.url,
+            headers=_values_from_entry(entry.headers),
+            enabled=entry.enabled and not entry.disabled,
+            timeout=entry.timeout,
+            startup_timeout=entry.startup_timeout,
+            trusted=entry.trusted,
         )
 
 
-def _seconds(value: Any, where: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ToolConfigError(f"{where} must be a positive number of seconds")
-    return float(value)
+def _values_from_entry(values: Mapping[str, str | SecretEntry]) -> dict[str, EnvValue]:
+    return {key: SecretRef(value.secret) if isinstance(value, SecretEntry) else value
+            for key, value in values.items()}
 
 
-def _values_from_json(data: Any, where: str) -> dict[str, EnvValue]:
-    if not isinstance(data, Mapping):
-        raise ToolConfigError(f"{where} must be an object of names to values")
-    values: dict[str, EnvValue] = {}
-    for key, value in data.items():
-        if isinstance(value, str):
-            values[str(key)] = value
-        elif (isinstance(value, Mapping) and set(value) == {"secret"}
-              and isinstance(value["secret"], str) and value["secret"]):
-            values[str(key)] = SecretRef(value["secret"])
-        else:
-            raise ToolConfigError(
-                f"{where}.{key} must be a string or {{\"secret\": \"<keyring name>\"}}"
-            )
-    return values
-
-
-def _values_to_json(values: Mapping[str, EnvValue]) -> dict[str, Any]:
-    return {k: ({"secret": v.name} if isinstance(v, SecretRef) else v) for k, v in values.items()}
+def _values_to_entry(values: Mapping[str, EnvValue]) -> dict[str, str | SecretEntry]:
+    return {key: SecretEntry(secret=value.name) if isinstance(value, SecretRef) else value
+            for key, value in values.items()}
 
 
 def resolve_values(
@@ -294,23 +250,11 @@ def parse_tool_config(data: Any, where: str = "config") -> ToolConfig:
 
 def rule_from_dict(data: Any, where: str = "rule") -> PermissionRule:
     """One rule dict (``tool``, ``decision``, optional ``arguments`` and ``read_only``)."""
-    if not isinstance(data, Mapping):
-        raise ToolConfigError(f"{where} must be an object")
-    tool_name = data.get("tool")
-    if not isinstance(tool_name, str) or not tool_name:
-        raise ToolConfigError(f"{where}.tool must be a tool name or glob")
-    decision = data.get("decision")
-    if decision not in ("allow", "ask", "deny"):
-        raise ToolConfigError(f"{where}.decision must be \"allow\", \"ask\" or \"deny\"")
-    arguments = data.get("arguments", {})
-    if not isinstance(arguments, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in arguments.items()
-    ):
-        raise ToolConfigError(f"{where}.arguments must map argument names to glob strings")
-    read_only = data.get("read_only")
-    if read_only is not None and not isinstance(read_only, bool):
-        raise ToolConfigError(f"{where}.read_only must be true, false or absent")
-    return PermissionRule(tool_name, decision, dict(arguments), read_only)
+    try:
+        entry = RuleEntry.model_validate(data)
+    except ValidationError as exc:
+        raise ToolConfigError(first_problem(exc, RuleEntry, where)) from None
+    return PermissionRule(entry.tool, entry.decision, entry.arguments, entry.read_only)
 
 
 def rules_from_list(items: Any, where: str = "permissions") -> list[PermissionRule]:
