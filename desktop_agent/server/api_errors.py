@@ -24,13 +24,15 @@ class ApiError(Exception):
     """An expected failure with an HTTP status, a stable code and a sentence."""
 
     def __init__(
-        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None,
+        details: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
+        self.details = details
 
 
 def not_found(what: str, ident: str) -> ApiError:
@@ -70,7 +72,8 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse(
-            _body(exc.code, exc.message), status_code=exc.status, headers=exc.headers
+            _body(exc.code, exc.message, exc.details), status_code=exc.status,
+            headers=exc.headers
         )
 
     @app.exception_handler(SecretInSettingsError)

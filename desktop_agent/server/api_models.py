@@ -35,6 +35,7 @@ EventType = Literal[
     "settings",
     "notice",
     "prompt_progress",
+    "files_changed",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
@@ -275,6 +276,9 @@ class CommandResult(BaseModel):
     truncated: bool
     sandboxed: bool = Field(
         default=True, description="False only when the conversation's sandbox setting is 'off'.")
+    turn: str | None = Field(
+        default=None, description="The command's turn in the folder's checkpoints: "
+                                  "POST .../undo with it puts back what it changed.")
 
 
 class SecretSet(BaseModel):

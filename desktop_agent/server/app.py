@@ -33,7 +33,17 @@ from .callbacks import DELIVERY_TIMEOUT, CallbackDispatcher
 from .conversation_runner import runner_registry
 from .event_log import EventLog
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
-from .routes import callbacks, commands, conversations, events, files, secrets, tools, turns
+from .routes import (
+    callbacks,
+    checkpoints,
+    commands,
+    conversations,
+    events,
+    files,
+    secrets,
+    tools,
+    turns,
+)
 from .thread_scheduling import deferring_executor
 
 if TYPE_CHECKING:
@@ -166,7 +176,8 @@ def create_app(
         return Alive(status="ok")
 
     protected = [Depends(require_key)]
-    for module in (conversations, turns, events, callbacks, files, commands, secrets, tools):
+    for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
+                   checkpoints):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

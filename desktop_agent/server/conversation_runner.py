@@ -23,6 +23,11 @@ from desktop_agent.session.errors import (
     NothingToAnswerError,
     TurnRunningError,
 )
+from desktop_agent.session.file_checkpoints import (
+    CheckpointError,
+    RestoreConflictError,
+    RestoreReport,
+)
 from desktop_agent.session.registry import SessionRegistry
 from desktop_agent.session.settings import asks_before_tools
 from desktop_agent.session.tools import WorkdirError
@@ -140,6 +145,25 @@ class ConversationRunner:
         self.approvals.withdraw_all()
         return await self.session.interrupt()
 
+    async def undo_turn(self, turn: str | None, force: bool) -> RestoreReport:
+        """Undo a turn's file changes (None: the latest that changed files).
+
+        Raises:
+            ApiError: 409 when a turn runs or files changed since (with their names),
+                404 when there is nothing to undo.
+        """
+        with _as_http():
+            return await self.session.undo_turn(turn, force=force)
+
+    async def restore_files(self, message_id: str | None, checkpoint_id: str | None,
+                            force: bool, branch: bool) -> RestoreReport | None:
+        """Put files back as before a message or at a checkpoint (409 on a conflict)."""
+        with _as_http():
+            if message_id is not None:
+                return await self.session.restore_files(message_id, force=force, branch=branch)
+            assert checkpoint_id is not None
+            return await self.session.restore_checkpoint(checkpoint_id, force=force)
+
     async def close(self) -> None:
         """Cancel any running turn and close the client (shutdown, deletion, eviction)."""
         self.approvals.withdraw_all()
@@ -230,6 +254,13 @@ class ConversationRunner:
             "timeout": self._services.approval_timeout,
             "diff": None if question.preview is None else question.preview.to_dict()})
 
+    def _files_changed(self, event: ev.FilesChanged) -> None:
+        changes = event.changes
+        self.emit("files_changed", {
+            "turn": changes.turn, "kind": changes.kind, "message_id": changes.message,
+            "files": [{"path": c.path, "change": c.change, "kind": c.kind}
+                      for c in changes.changes]})
+
     def _notice(self, event: ev.Notice) -> None:
         self.emit("notice", {"text": event.text})
 
@@ -257,6 +288,7 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     ev.ApprovalAsked: ConversationRunner._approval_asked,
     ev.ApprovalSettled: ConversationRunner._approval_settled,
     ev.Notice: ConversationRunner._notice,
+    ev.FilesChanged: ConversationRunner._files_changed,
     ev.PromptProgressReported: ConversationRunner._prompt_progress_reported,
 }
 """How each session event is told over REST. Events not listed here (reply started
@@ -287,6 +319,11 @@ class _as_http:
                            "its turn to end.") from exc
         if isinstance(exc, StaleParentError):
             raise ApiError(409, "conversation_changed", str(exc)) from exc
+        if isinstance(exc, RestoreConflictError):
+            raise ApiError(409, "restore_conflict", str(exc),
+                           details=[{"path": p} for p in exc.paths]) from exc
+        if isinstance(exc, CheckpointError):
+            raise ApiError(404, "nothing_to_restore", str(exc)) from exc
 
 
 def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:

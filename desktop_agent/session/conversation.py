@@ -439,6 +439,34 @@ class ConversationSession:
             self._report_restore(report)
         return report
 
+    async def restore_checkpoint(self, checkpoint_id: str, *,
+                                 force: bool = False) -> RestoreReport:
+        """Put files back as they were at a checkpoint (from :attr:`checkpoints`).
+
+        Raises:
+            TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
+            CheckpointError: No such checkpoint, or the working folder moved.
+        """
+        async with self._restoring():
+            report = await self.checkpoints.restore_to(checkpoint_id, force=force)
+        self._report_restore(report)
+        return report
+
+    @contextlib.asynccontextmanager
+    async def command_checkpoint(self) -> AsyncIterator[TurnMark]:
+        """Record the folder around a command run outside a turn (REST ``/commands``).
+
+        The command is recorded as a turn of its own (kind ``command``), so it
+        can be undone like one; its changed files are reported as :class:`FilesChanged`.
+        """
+        last = self.last_message()
+        mark = TurnMark(message=last.id if last is not None else None, kind="command")
+        await self.checkpoints.before_command(mark)
+        try:
+            yield mark
+        finally:
+            await asyncio.shield(self._close_checkpoints(mark))
+
     @contextlib.asynccontextmanager
     async def _restoring(self) -> AsyncIterator[None]:
         if self.busy:

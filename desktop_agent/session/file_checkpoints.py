@@ -31,6 +31,7 @@ from desktop_agent.workspace.checkpoints import (
     Checkpoint,
     CheckpointError,
     CheckpointStore,
+    RestoreConflictError,
     RestoreReport,
     TurnChanges,
 )
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.session.checkpoints")
 
 __all__ = ["Checkpoint", "CheckpointError", "ConversationCheckpoints", "FileChangeView",
-           "RestoreReport", "TurnChanges", "TurnMark", "checkpoints_folder",
-           "delete_checkpoints"]
+           "RestoreConflictError", "RestoreReport", "TurnChanges", "TurnMark",
+           "checkpoints_folder", "delete_checkpoints"]
 
 
 def checkpoints_folder(conversation_id: str) -> Path:

@@ -46,12 +46,16 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
                        "This machine has no working command sandbox (install bubblewrap); "
                        "set the conversation's sandbox to 'off' to run commands unsandboxed.")
     env = await asyncio.to_thread(conversation_environment, conversation_id)
+    session = svc.runners.get(record.id).session
     started = time.monotonic()
-    try:
-        result = await run_command(body.command, workdir, time_limit=body.timeout, env_secrets=env,
-                                   output_cap=OUTPUT_CAP, sandbox=policy)
-    except BuiltinToolError as exc:
-        raise ApiError(422, "command_refused", str(exc)) from exc
+    # Recorded like a turn (a checkpoint before, the changed files after): POST .../undo
+    # with the turn id from the files_changed event puts the folder back.
+    async with session.command_checkpoint() as mark:
+        try:
+            result = await run_command(body.command, workdir, time_limit=body.timeout,
+                                       env_secrets=env, output_cap=OUTPUT_CAP, sandbox=policy)
+        except BuiltinToolError as exc:
+            raise ApiError(422, "command_refused", str(exc)) from exc
     return CommandResult(
         exit_code=None if result.timed_out else result.exit_code,
         stdout=result.stdout,
@@ -60,4 +64,5 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
         timed_out=result.timed_out,
         truncated=bool(result.stdout_dropped or result.stderr_dropped),
         sandboxed=policy.sandboxed,
+        turn=mark.turn if mark.recorded else None,
     )
