@@ -33,7 +33,7 @@ from typing import Any
 
 from desktop_agent.core import errors
 from desktop_agent.core.context.compaction import ContextKeeper
-from desktop_agent.core.context.content_parts import Prompt
+from desktop_agent.core.context.content_parts import Prompt, has_images
 from desktop_agent.core.context.history_invariants import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_LIMIT,
@@ -117,6 +117,7 @@ class Client:
         self._open_turn: AsyncGenerator[StreamItem, None] | None = None  # being received
         self._paused_at_yield = False  # the reader is in its loop body, not in the turn
         self._turn_ended = asyncio.Event()
+        self._picture_prompt: int | None = None  # index of a new prompt holding a picture
         self._closing: set[asyncio.Future[None]] = set()
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
@@ -259,7 +260,9 @@ class Client:
         self._history.append(message)
         self._turns += 1
         self._pending = True
-        if self._session is not None:
+        # A picture the server may refuse is stored once the turn shows it was accepted.
+        self._picture_prompt = len(self._history) - 1 if has_images(message["content"]) else None
+        if self._session is not None and self._picture_prompt is None:
             await self._session.save(self._history)
 
     async def _settle_running_turn(self, continuing: bool) -> None:
@@ -382,9 +385,12 @@ class Client:
             async for item in self._run_turn(usage, resume):
                 yield item
         except errors.AgentError as exc:
+            if isinstance(exc, errors.VisionNotSupportedError):
+                self._drop_refused_prompt()
             scrub_error(exc, secret_values(self.options))  # a server may echo the key
             raise
         finally:
+            self._picture_prompt = None
             self._running = False
             self._control.finish()
             if self._control.interrupt_requested or not self._deferred_stop:
@@ -490,6 +496,19 @@ class Client:
                 self._append_assistant(aggregator, [], [])
                 self.turn_metadata["dropped"] = True
             raise
+
+    def _drop_refused_prompt(self) -> None:
+        """Take back the new prompt whose picture the server refused, as if never sent.
+
+        Only when the refusal answered that prompt itself (nothing came after
+        it): kept, it would make every later request refused too, plain text
+        included, and the advice "send it again without the picture" useless.
+        """
+        index = self._picture_prompt
+        if index is not None and index == len(self._history) - 1:
+            del self._history[index]
+            self._turns -= 1
+            self.turn_metadata["turn_count"] = self._turns
 
     def _answer_bad_calls(self, bad_calls: list[ToolUseError]) -> None:
         """Calls with unusable arguments get their error back, so the model can correct itself."""

@@ -16,12 +16,19 @@ if TYPE_CHECKING:
     from desktop_agent.store import MessageRecord
 
 DEFAULT_TITLE = "New chat"
+#: Metadata key of a user message whose picture the model's server refused: it stays
+#: in the transcript (what the person wrote) but is never sent again, or every later
+#: prompt would be refused too.
+REFUSED_PICTURE = "refused_picture"
 TITLE_LENGTH = 48
 
 
 def model_history(path: list[MessageRecord],
                   vision: bool | None = None) -> list[dict[str, Any]]:
-    """What the model sees: stored messages, minus failed empty partial replies.
+    """What the model sees: the stored messages, with some left out.
+
+    Left out: failed empty partial replies, and prompts whose picture the
+    server refused (:data:`REFUSED_PICTURE`).
 
     Pictures a round of tool calls returned are stored with the tool results;
     for a model that can see (``vision``) they go back in as the user message
@@ -33,6 +40,8 @@ def model_history(path: list[MessageRecord],
     for record in path:
         if record.status == "error" and not (record.message.get("content") or
                                              record.message.get("tool_calls")):
+            continue
+        if record.role == "user" and record.metadata.get(REFUSED_PICTURE):
             continue
         if record.role != "tool":
             _add_pictures(history, pictures, vision)

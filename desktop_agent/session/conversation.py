@@ -25,9 +25,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.context.content_parts import prompt_text
+from desktop_agent.core.context.content_parts import has_images, prompt_text
 from desktop_agent.session.branch_reading import (
     DEFAULT_TITLE,
+    REFUSED_PICTURE,
     last_user_index,
     model_history,
     title_from,
@@ -566,6 +567,7 @@ class ConversationSession:
                                 on_stored=self._on_stored,
                                 change_of=self._file_changes.change_of)
         started = False
+        prompt_record = self._path[-1] if self._path and self._path[-1].role == "user" else None
         try:
             client = await self._ready_client(mark)
             client.message_history = base
@@ -593,8 +595,15 @@ class ConversationSession:
             recorder.finish("error")
             if started:
                 self._emit(ReplyEnded(True))
+            if prompt_record is not None and _refused_picture(exc, prompt_record):
+                self._set_aside(prompt_record)
             self._emit(TurnFailed(exc))
             return "error"
+
+    def _set_aside(self, record: MessageRecord) -> None:
+        """Keep a prompt whose picture was refused out of every later request."""
+        updated = self._store.update_message_metadata(record.id, {REFUSED_PICTURE: True})
+        self._path = [updated if r.id == record.id else r for r in self._path]
 
     def _vision(self) -> bool | None:
         """Whether the conversation's model reads pictures (None: unknown)."""
@@ -661,6 +670,13 @@ class ConversationSession:
             self._waiting -= 1
             if self._waiting <= 0 and self.state == "waiting_approval":
                 self._set_state("running")
+
+
+def _refused_picture(exc: BaseException, prompt: MessageRecord) -> bool:
+    """The server refused the picture of the prompt this turn sent."""
+    from desktop_agent.core.errors import VisionNotSupportedError
+
+    return isinstance(exc, VisionNotSupportedError) and has_images(prompt.message.get("content"))
 
 
 def _is_expected(exc: BaseException) -> bool:

@@ -11,6 +11,7 @@ from desktop_agent.core.context.content_parts import (
     image_part,
     text_part,
 )
+from desktop_agent.core.context.history_stores import MemoryHistory
 from desktop_agent.testing import script
 from desktop_agent.testing.images import png_bytes
 
@@ -116,3 +117,25 @@ async def test_text_only_parts_are_sent_as_a_plain_string(server, make_options):
         await client.query([text_part("Hello")])
         await drain(client)
         assert server.requests[0]["messages"] == [{"role": "user", "content": "Hello"}]
+
+
+async def test_a_refused_picture_leaves_nothing_behind(server, make_options):
+    """llama.cpp without a vision projector: the refusal must not poison later prompts."""
+    refusal = {"error": {"code": 500, "message": "image input is not supported - hint: if "
+                         "this is unexpected, you may need to provide the mmproj",
+                         "type": "server_error"}}
+    server.enqueue(script.Script([script.Status(500, refusal)]), script.text("Hello there."))
+    session = MemoryHistory()
+    async with Client(make_options(retry=RetryPolicy(max_retries=0)),
+                      session=session) as client:
+        await client.query([text_part("Look"), image_part(png_bytes())])
+        with pytest.raises(errors.VisionNotSupportedError):
+            await drain(client)
+        assert client.history == [] and client.turn_count == 0
+        assert session.messages == []
+        await client.query("Look, in words this time")  # the advice: send it without the picture
+        await drain(client)
+    assert [m["role"] for m in server.requests[1]["messages"]] == ["user"]
+    assert client.history[-1] == {"role": "assistant", "content": "Hello there."}
+    assert [m["content"] for m in session.messages] == ["Look, in words this time",
+                                                         "Hello there."]

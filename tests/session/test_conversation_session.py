@@ -241,3 +241,34 @@ async def test_a_compacted_view_is_stored_and_reused_after_reopening(
     sent = model_server.requests[-1]["messages"]
     assert "The person asked about words." in sent[0]["content"]
     assert sent[:len(last_view) - 1] == last_view[:-1]  # the same view, grown at its end
+
+
+async def test_a_refused_picture_does_not_poison_the_next_prompt(
+        make_session: Any, model_server: ScriptedServer, store: Store) -> None:
+    # LM Studio with a text-only model refuses the picture; vision is unknown (None),
+    # as the window keeps it for LiteLLM. The error's advice is to send it again
+    # without the picture, which must then reach the model alone.
+    from desktop_agent.core.context.content_parts import image_part, text_part
+    from desktop_agent.core.errors import VisionNotSupportedError
+    from desktop_agent.testing.images import png_bytes
+
+    refusal = {"error": {"message": "Model does not support images. "
+                         "Please use a model that does."}}
+    model_server.enqueue(script.Script([script.Status(400, refusal)]),
+                         script.text("It is a red square, I am told."))
+    session = make_session(tools=[])
+    session.send([text_part("What is this?"), image_part(png_bytes())])
+    await finished(session)
+    failures = [e for e in session.events if isinstance(e, ev.TurnFailed)]
+    assert len(failures) == 1 and isinstance(failures[0].error, VisionNotSupportedError)
+    session.send("It is a red square; what colour is it?")
+    await finished(session)
+    sent = model_server.requests[-1]["messages"]
+    assert [(m["role"], m["content"]) for m in sent] == [
+        ("user", "It is a red square; what colour is it?")]
+    assert session.events[-1] == ev.StateChanged("idle", "complete")
+    # The transcript still shows what the person wrote, marked as refused.
+    path = store.active_path(session.conversation_id)
+    assert path[0].message["content"][1]["type"] == "image_url"
+    assert path[0].metadata.get("refused_picture") is True
+    await session.close()
