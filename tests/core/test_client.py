@@ -385,3 +385,30 @@ async def test_connections_are_reused_across_turns(server, make_options):
             await client.query(f"turn {n}")
             await collect(client)
     assert server.connections_opened == 1
+
+
+@pytest.mark.parametrize("raw", ['{"city": "Paris",}', "{'city': 'Paris'}"])
+async def test_native_arguments_with_small_json_slips_are_repaired(server, make_options, raw):
+    """A trailing comma or single quotes: the repair text-format calls get serves both paths."""
+    server.enqueue(script.tool_calls([("get_weather", raw)], ids=["c1"]),
+                   script.text("Sunny, then."))
+    async with Client(make_options(tools=[get_weather], auto_execute_tools=True)) as client:
+        await client.query("Weather in Paris?")
+        items = await collect(client)
+    assert not [i for i in items if isinstance(i, ToolUseError)]
+    results = [i for i in items if isinstance(i, ToolResultBlock)]
+    assert [r.content for r in results] == ["Sunny in Paris"]
+    sent = server.requests[1]["messages"]
+    assert json.loads(sent[1]["tool_calls"][0]["function"]["arguments"]) == {"city": "Paris"}
+    assert client.history[1]["tool_calls"][0]["function"]["arguments"] == '{"city": "Paris"}'
+
+
+async def test_native_arguments_cut_off_by_the_token_limit_are_not_repaired(server,
+                                                                          make_options):
+    server.enqueue(script.tool_calls([("get_weather", '{"city": "Paris", "days": 3')],
+                                     finish_reason="length"))
+    async with Client(make_options(tools=[get_weather])) as client:
+        await client.query("Weather in Paris?")
+        items = await collect(client)
+    errors_seen = [i for i in items if isinstance(i, ToolUseError)]
+    assert errors_seen and "cut off by the token limit" in errors_seen[0].error

@@ -34,7 +34,7 @@ from desktop_agent.core.types import (
     ToolUseBlock,
     ToolUseError,
 )
-from desktop_agent.core.wire.text_tool_calls import TextToolCallParser
+from desktop_agent.core.wire.text_tool_calls import TextToolCallParser, parse_arguments
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
@@ -332,15 +332,22 @@ class StreamAggregator:
             return block
         try:
             value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if self.finish_reason == "length":
-                message = (f"The arguments for {call.name} were cut off by the token limit "
-                           f"(finish_reason 'length') and are incomplete JSON.")
-            else:
-                message = f"The arguments for {call.name} are not valid JSON: {exc.msg}."
-            error = ToolUseError(message, raw_data=raw, tool_use_id=call_id, name=call.name)
-            self.tool_errors.append(error)
-            return error
+        except json.JSONDecodeError:
+            if self.finish_reason == "length":  # closing its brackets would run a cut call
+                error = ToolUseError(
+                    f"The arguments for {call.name} were cut off by the token limit "
+                    f"(finish_reason 'length') and are incomplete JSON.",
+                    raw_data=raw, tool_use_id=call_id, name=call.name)
+                self.tool_errors.append(error)
+                return error
+            # The same repair as for calls written as text (a trailing comma, single
+            # quotes): small models make these slips on both paths.
+            value, problem = parse_arguments(text)
+            if problem is not None:
+                message = problem.replace("The arguments", f"The arguments for {call.name}", 1)
+                error = ToolUseError(message, raw_data=raw, tool_use_id=call_id, name=call.name)
+                self.tool_errors.append(error)
+                return error
         if not isinstance(value, dict):
             error = ToolUseError(
                 f"The arguments for {call.name} must be a JSON object, "
