@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop_agent.core import errors
 from desktop_agent.session import events as ev
@@ -34,11 +34,40 @@ from desktop_agent.session.tools import WorkdirError
 from desktop_agent.store import ConversationBusyError, MessageRecord, StaleParentError
 
 from .api_errors import ApiError
-from .app_services import AppServices
 from .message_content import refuse_if_blind
 from .pending_approvals import PendingApprovals
 
+if TYPE_CHECKING:
+    from desktop_agent.session.options import SessionEnvironment
+    from desktop_agent.store import Store
+
+    from .event_log import EventLog
+
 log = logging.getLogger("desktop_agent.server.runner")
+
+
+class RunnerServices(Protocol):
+    """What a runner uses of the app's shared services.
+
+    :class:`~.app_services.AppServices` has all of it; naming only these keeps
+    the runner from importing the services that hold the runners.
+    """
+
+    @property
+    def store(self) -> Store:
+        """The conversation store."""
+
+    @property
+    def session(self) -> SessionEnvironment:
+        """What every conversation shares: tools, rules, hooks."""
+
+    @property
+    def events(self) -> EventLog:
+        """Every conversation's event log."""
+
+    @property
+    def approval_timeout(self) -> float:
+        """Seconds a tool call waits for an answer before it is denied."""
 
 
 class ConversationRunner:
@@ -49,7 +78,7 @@ class ConversationRunner:
         approvals: Open approval requests.
     """
 
-    def __init__(self, conversation_id: str, services: AppServices) -> None:
+    def __init__(self, conversation_id: str, services: RunnerServices) -> None:
         self.conversation_id = conversation_id
         self._services = services
         self.approvals = PendingApprovals()
@@ -338,6 +367,6 @@ def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:
             "message": f"The turn failed unexpectedly ({type(exc).__name__})."}
 
 
-def runner_registry(services: AppServices) -> SessionRegistry[ConversationRunner]:
+def runner_registry(services: RunnerServices) -> SessionRegistry[ConversationRunner]:
     """One runner per conversation; idle ones are closed (their connections released)."""
     return SessionRegistry(lambda conversation_id: ConversationRunner(conversation_id, services))

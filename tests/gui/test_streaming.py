@@ -18,7 +18,7 @@ def test_answer_grows_in_the_transcript_while_it_streams(qtbot: Any, make_window
     controller = use_server(window, server)
     hint = window.current_tab().empty_hint
     assert hint.isVisible() and "Start the conversation with test-model" in hint.text()
-    assert not window.regenerate_action.isEnabled()
+    assert not window.menu_actions.regenerate_action.isEnabled()
     server.enqueue(script.text(LONG_ANSWER, pieces=40, delay=0.04))
     send(qtbot, window, "Tell me something long")
     assert not hint.isVisible()
@@ -47,7 +47,7 @@ def test_answer_grows_in_the_transcript_while_it_streams(qtbot: Any, make_window
     assert status.model_label.text() == "Model: test-model"
     assert "tok/s" in status.speed_label.text() and "—" not in status.speed_label.text()
     assert "/ 8,192" in status.context_label.text()
-    assert window.regenerate_action.isEnabled()
+    assert window.menu_actions.regenerate_action.isEnabled()
 
 
 def test_escape_stops_a_long_reply_and_keeps_the_partial_text(qtbot: Any, make_window: Any,
@@ -110,7 +110,7 @@ def test_stop_before_the_first_token_cancels_cleanly(qtbot: Any, make_window: An
     send(qtbot, window, "Slow one")
     qtbot.wait(200)
     assert controller.busy
-    window.stop_action.trigger()
+    window.menu_actions.stop_action.trigger()
     wait_idle(qtbot, controller)
     assert [m["role"] for m in controller.stored_messages()] == ["user"]
     assert window.current_tab().send_button.isEnabled()

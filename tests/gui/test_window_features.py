@@ -63,7 +63,7 @@ def test_regenerate_and_edit_create_branches(qtbot: Any, make_window: Any, serve
     send(qtbot, window, "Question")
     wait_idle(qtbot, controller)
     first = controller.stored_messages()[1]
-    window.regenerate_action.trigger()
+    window.menu_actions.regenerate_action.trigger()
     wait_idle(qtbot, controller)
     second = controller.stored_messages()[1]
     assert second["message"]["content"] == "Second answer."
@@ -98,7 +98,7 @@ def test_picker_lists_the_running_server_and_its_models(qtbot: Any, make_window:
     assert controller.settings["model"] == "other-model"
     assert controller.settings["base_url"] == server.base_url
     assert not tab.notice.isVisible()
-    assert window.server_action.text() == "Model: other-model"
+    assert window.menu_actions.server_action.text() == "Model: other-model"
     assert tab.status_line.model_label.text() == "Model: other-model"
     # The choice sticks for new conversations.
     assert window.new_conversation().settings["model"] == "other-model"
@@ -261,7 +261,7 @@ def test_file_menu_export_and_import_go_through_file_dialogs(
         return dialogs[0]
 
     target = tmp_path / "from-menu.json"
-    window.export_all_action.trigger()
+    window.menu_actions.export_all_action.trigger()
     dialog = visible_dialog()
     assert dialog.acceptMode() == QFileDialog.AcceptMode.AcceptSave
     dialog.filesSelected.emit([str(target)])
@@ -284,7 +284,7 @@ def test_file_menu_export_and_import_go_through_file_dialogs(
     window.close_current_tab()
     qtbot.waitUntil(lambda: not window._closing_tasks, timeout=WAIT_MS)
 
-    window.import_action.trigger()
+    window.menu_actions.import_action.trigger()
     dialog = visible_dialog()
     dialog.filesSelected.emit([str(target)])
     dialog.reject()

@@ -485,7 +485,7 @@ def test_a_search_that_finds_exactly_one_model_selects_it(make_window: Any) -> N
     assert not controller.has_server
     window.catalog._servers = [_entry("http://127.0.0.1:9/v1", ["only-model"])]
     window.catalog.searched = True
-    window.servers.on_servers_changed(window.catalog.servers)
+    window.catalog.servers_changed.emit(window.catalog.servers)
     assert controller.settings["model"] == "only-model"
     assert window.current_tab().header.model_names() == ["only-model"]
 

@@ -8,8 +8,9 @@ widget's clicks to the view's signals.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QWidget
 
@@ -21,8 +22,37 @@ from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
 from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
-if TYPE_CHECKING:
-    from desktop_agent.gui.transcript.view import TranscriptView
+
+class ItemSignals(Protocol):
+    """The signals an item widget's clicks are forwarded to (the transcript view's).
+
+    A protocol rather than the view itself, so the view can hold this factory
+    without the two modules importing each other.
+    """
+
+    @property
+    def edit_requested(self) -> SignalInstance:
+        """A user message is to be edited."""
+
+    @property
+    def copy_requested(self) -> SignalInstance:
+        """A message's text is to be copied."""
+
+    @property
+    def branch_requested(self) -> SignalInstance:
+        """Another version of a message is to be shown."""
+
+    @property
+    def retry_requested(self) -> SignalInstance:
+        """A failed turn is to be tried again."""
+
+    @property
+    def regenerate_requested(self) -> SignalInstance:
+        """An answer is to be generated again."""
+
+    @property
+    def approval_answered(self) -> SignalInstance:
+        """A tool card's Allow or Deny was clicked."""
 
 
 class ItemWidgets:
@@ -32,7 +62,7 @@ class ItemWidgets:
         theme: the colours in use (derived from the palette).
     """
 
-    def __init__(self, view: TranscriptView, column: QWidget, scheduler: FrameScheduler,
+    def __init__(self, view: ItemSignals, column: QWidget, scheduler: FrameScheduler,
                  palette: QPalette) -> None:
         self._view = view
         self._column = column

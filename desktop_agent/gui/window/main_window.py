@@ -7,12 +7,16 @@ on start and saves them on close.
 
 This module keeps building the window, its tabs (open, close, titles, which
 actions apply), approvals and shutdown. Objects it owns do the rest, one job
-each, holding the window rather than being mixed into it: ``persistence``
-(:mod:`.window_state`: save and restore), ``servers`` (:mod:`.window_servers`:
-server and model choice), ``transfer`` (:mod:`.window_transfer`: import and
-export), ``chrome`` (:mod:`.window_chrome`: headers, Preferences, Help) and
-``approval_view`` (:mod:`.window_approvals`: badges and the dock); the menus
-and toolbar are built by :mod:`.window_actions`.
+each: ``persistence`` (:mod:`.window_state`: save and restore), ``servers``
+(:mod:`~desktop_agent.gui.servers.window_servers`: server and model choice),
+``transfer`` (:mod:`.window_transfer`: import and export), ``chrome``
+(:mod:`.window_chrome`: headers, Preferences, Help) and ``approval_view``
+(:mod:`~desktop_agent.gui.approvals.window_approvals`: badges and the dock);
+the menus and toolbar are built by :mod:`.window_actions` (``menu_actions``).
+The parts get only what they use (the open tabs as
+:class:`~desktop_agent.gui.conversation.open_tabs.OpenTabs`, the store, the
+catalog, callables for the window's own steps), never the window's class: none
+of them imports this module, so the window and its parts form no import cycle.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
     QInputDialog,
@@ -32,7 +36,6 @@ from PySide6.QtWidgets import (
     QStyle,
     QTabBar,
     QTabWidget,
-    QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -48,6 +51,7 @@ from desktop_agent.gui.conversation.conversation_controller import (
     ConversationController,
 )
 from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+from desktop_agent.gui.conversation.open_tabs import OpenTabs
 from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
 from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
@@ -57,7 +61,7 @@ from desktop_agent.gui.window.conversation_sidebar import ConversationSidebar
 from desktop_agent.gui.window.notifications import ApprovalNotifier
 from desktop_agent.gui.window.preferences import Preferences, new_work_folder
 from desktop_agent.gui.window.store_watcher import StoreWatcher
-from desktop_agent.gui.window.window_actions import build_actions
+from desktop_agent.gui.window.window_actions import ActionSlots, WindowActions, build_actions
 from desktop_agent.gui.window.window_chrome import WindowChrome
 from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar
 from desktop_agent.gui.window.window_state import (
@@ -98,25 +102,7 @@ class MainWindow(QMainWindow):
     closed = Signal()
     first_painted = Signal()
 
-    # Built by window_actions.build_actions:
-    new_action: QAction
-    close_action: QAction
-    import_action: QAction
-    export_action: QAction
-    export_md_action: QAction
-    export_all_action: QAction
-    quit_action: QAction
-    stop_action: QAction
-    regenerate_action: QAction
-    rename_action: QAction
-    settings_action: QAction
-    server_action: QAction
-    rediscover_action: QAction
-    focus_approvals_action: QAction
-    preferences_action: QAction
-    shortcuts_action: QAction
-    about_action: QAction
-    toolbar: QToolBar
+    menu_actions: WindowActions
 
     def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
                  approval_timeout: float | None = 300.0, discover_on_start: bool = True,
@@ -126,31 +112,39 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.resize(1200, 800)
         self.store = store
-        # The window's jobs, each in an object of its own that holds the window.
-        self.persistence = WindowPersistence(self)
-        self.servers = ServerChoice(self)
-        self.transfer = WindowTransfer(self)
-        self.chrome = WindowChrome(self)
-        self.approval_view = ApprovalRouting(self)
         self.tools = tools or ToolCatalog()
         # One HTTP pool per model server for every tab (not one per conversation).
         self.connection_pool = ConnectionPool()
-        self.preferences = Preferences.load(store)
-        if self.preferences.theme != "system" or self.preferences.font_pt != DEFAULT_FONT_PT:
-            self.chrome.apply_preferences(self.preferences)
         self.approval_timeout = approval_timeout
         self.controllers: dict[str, ConversationController] = {}
         self._closing_tasks: set[asyncio.Future[None]] = set()
         self._closed = False
         self.window_settings = window_settings or default_window_settings()
+        self.tabs = QTabWidget()
+        self.open_tabs = OpenTabs(self.tabs, self.controllers)
 
         self.approvals = ApprovalQueue(self)
         self.catalog = ServerCatalog(store, self)
+        # The window's jobs, each in an object of its own that gets only what it uses.
+        self.persistence = WindowPersistence(
+            self, self.open_tabs, store, self.window_settings,
+            reopen=lambda record: self.open_record(record, make_current=False),
+            new_conversation=self.new_conversation)
+        self.servers = ServerChoice(
+            self.open_tabs, self.catalog, store, self.statusBar(), parent=self,
+            new_conversation=self.new_conversation,
+            show_model=lambda text: self.menu_actions.server_action.setText(text))
+        self.chrome = WindowChrome(self, self.open_tabs, self.catalog, self.servers, store,
+                                   Preferences.load(store), self._use_preferences)
+        if self.chrome.preferences.theme != "system" or \
+                self.chrome.preferences.font_pt != DEFAULT_FONT_PT:
+            self.chrome.apply_looks()
+        # Model menus first: a conversation given a server next ticks its model there.
+        self.catalog.servers_changed.connect(self.chrome.fill_model_menus)
         self.catalog.servers_changed.connect(self.servers.on_servers_changed)
         self.catalog.discovery_started.connect(self.servers.refresh_notices)
 
         self.notice = NoticeBar()
-        self.tabs = QTabWidget()
         self.tabs.setObjectName("conversationTabs")
         self.tabs.setMovable(True)
         self.tabs.setTabsClosable(True)
@@ -179,6 +173,9 @@ class MainWindow(QMainWindow):
         self.sidebar = ConversationSidebar(store, self)
         self.sidebar.open_requested.connect(self.open_conversation)
         self.sidebar.delete_requested.connect(self.delete_conversation)
+        self.transfer = WindowTransfer(self, self.open_tabs, store, self.window_settings,
+                                       self.notice, open_record=self.open_record,
+                                       list_changed=self.sidebar.refresh)
         self.sidebar.export_requested.connect(self.transfer.ask_export_selected)
         self.sidebar.rename_requested.connect(self.rename_conversation)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
@@ -188,6 +185,8 @@ class MainWindow(QMainWindow):
         self.notifier = ApprovalNotifier(self, icon if not icon.isNull() else
                                          self.style().standardIcon(
                                              QStyle.StandardPixmap.SP_MessageBoxQuestion))
+        self.approval_view = ApprovalRouting(self.open_tabs, self.approvals, self.approval_dock,
+                                             self.statusBar(), self.notifier.notify)
         self.approvals.pending_count_changed.connect(self.approval_view.on_pending_count)
 
         self._sidebar_refresh = QTimer(self)
@@ -199,11 +198,22 @@ class MainWindow(QMainWindow):
         self.store_watcher.changed_elsewhere.connect(self._on_store_changed_elsewhere)
         self.store_watcher.start()
 
-        build_actions(self)
+        self.menu_actions = build_actions(self, ActionSlots(
+            new_conversation=self.new_conversation, close_tab=self.close_current_tab,
+            import_files=self.transfer.ask_import,
+            export_conversation=self.transfer.ask_export_current,
+            export_markdown=self.transfer.ask_export_markdown,
+            export_all=self.transfer.ask_export_all, quit=self.close, stop=self.stop_current,
+            regenerate=self.regenerate_current, rename=self.rename_current,
+            settings=self.open_settings, choose_server=self.servers.open_server_picker,
+            rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
+            preferences=self.chrome.open_preferences, shortcuts=self.chrome.show_shortcuts,
+            about=self.chrome.show_about),
+            [self.approval_dock.toggleViewAction(), self.sidebar.toggleViewAction()])
         # A slot of the window itself (not of its part): Qt disconnects it when the
         # window is deleted, and the app-wide theme signal outlives every window.
         theme_signals().changed.connect(self._on_theme_changed)  # system or Preferences
-        style_chrome(self.menuBar(), self.toolbar, self.sidebar, self.approval_dock,
+        style_chrome(self.menuBar(), self.menu_actions.toolbar, self.sidebar, self.approval_dock,
                      self.tabs.tabBar(), self.notice, self.empty_page, self.statusBar())
         self._update_actions()
         self.statusBar().showMessage("Ready")
@@ -230,22 +240,15 @@ class MainWindow(QMainWindow):
 
     def current_controller(self) -> ConversationController | None:
         """The controller of the visible tab."""
-        tab = self.tabs.currentWidget()
-        return tab.controller if isinstance(tab, ConversationTab) else None
+        return self.open_tabs.current_controller()
 
     def current_tab(self) -> ConversationTab | None:
         """The visible tab."""
-        tab = self.tabs.currentWidget()
-        return tab if isinstance(tab, ConversationTab) else None
+        return self.open_tabs.current()
 
     def tab_for(self, conversation_id: str) -> ConversationTab | None:
         """The tab showing a conversation, if it is open."""
-        for i in range(self.tabs.count()):
-            tab = self.tabs.widget(i)
-            if isinstance(tab, ConversationTab) and tab.controller.conversation_id == \
-                    conversation_id:
-                return tab
-        return None
+        return self.open_tabs.tab_for(conversation_id)
 
     def new_conversation(self) -> ConversationController:
         """Create a conversation (with the last used server and model) and show it."""
@@ -256,7 +259,7 @@ class MainWindow(QMainWindow):
             settings = {"base_url": pre.base_url, "model": pre.model}
         elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
             settings = {k: v for k, v in last.items() if v is not None}
-        settings["workdir"] = str(new_work_folder(self.preferences.work_root()))
+        settings["workdir"] = str(new_work_folder(self.chrome.preferences.work_root()))
         record = self.store.create_conversation(title=DEFAULT_TITLE, settings=settings)
         controller = self.open_record(record)
         self.sidebar.refresh()
@@ -276,6 +279,12 @@ class MainWindow(QMainWindow):
 
     def _on_theme_changed(self, dark: bool) -> None:
         self.chrome.retint_icons(dark)
+        for controller in list(self.controllers.values()):
+            self.approval_view.update_tab_title(controller)  # the badge icons' colours
+
+    def _use_preferences(self, prefs: Preferences) -> None:
+        """New Preferences were saved: the next conversations opened use their timeout."""
+        self.approval_timeout = prefs.timeout()
 
     def open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
@@ -392,11 +401,12 @@ class MainWindow(QMainWindow):
         controller = self.current_controller()
         has = controller is not None
         busy = bool(controller and controller.busy)
-        for action in (self.close_action, self.export_action, self.export_md_action,
-                       self.rename_action, self.settings_action, self.server_action):
+        acts = self.menu_actions
+        for action in (acts.close_action, acts.export_action, acts.export_md_action,
+                       acts.rename_action, acts.settings_action, acts.server_action):
             action.setEnabled(has)
-        self.stop_action.setEnabled(busy)
-        self.regenerate_action.setEnabled(bool(controller and controller.can_regenerate))
+        acts.stop_action.setEnabled(busy)
+        acts.regenerate_action.setEnabled(bool(controller and controller.can_regenerate))
 
     # -- conversation actions ------------------------------------------------------
 

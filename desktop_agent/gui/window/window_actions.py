@@ -1,25 +1,74 @@
 """The main window's actions, menus and toolbar, built in one place.
 
-Each action becomes an attribute of the window (``window.new_action``...),
-so tests and the window's own code trigger exactly what a menu click does.
+:func:`build_actions` gets what each entry does as :class:`ActionSlots` (the
+window's methods and its parts' ones) and returns the actions as
+:class:`WindowActions`, which the window keeps (``window.menu_actions``), so
+tests and the window's own code trigger exactly what a menu click does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
 from desktop_agent.gui.icons import icon as lucide
 
-if TYPE_CHECKING:
-    from desktop_agent.gui.window.main_window import MainWindow
+Slot = Callable[[], object]
 
 
-def _action(window: MainWindow, text: str, slot: Callable[[], Any], shortcut: Any = None,
+@dataclass(frozen=True)
+class ActionSlots:
+    """What each menu entry does (each called without arguments)."""
+
+    new_conversation: Slot
+    close_tab: Slot
+    import_files: Slot
+    export_conversation: Slot
+    export_markdown: Slot
+    export_all: Slot
+    quit: Slot
+    stop: Slot
+    regenerate: Slot
+    rename: Slot
+    settings: Slot
+    choose_server: Slot
+    rediscover: Slot
+    focus_approvals: Slot
+    preferences: Slot
+    shortcuts: Slot
+    about: Slot
+
+
+@dataclass(frozen=True)
+class WindowActions:
+    """The window's actions (each also added to the window, for its shortcut) and toolbar."""
+
+    new_action: QAction
+    close_action: QAction
+    import_action: QAction
+    export_action: QAction
+    export_md_action: QAction
+    export_all_action: QAction
+    quit_action: QAction
+    stop_action: QAction
+    regenerate_action: QAction
+    rename_action: QAction
+    settings_action: QAction
+    server_action: QAction
+    rediscover_action: QAction
+    focus_approvals_action: QAction
+    preferences_action: QAction
+    shortcuts_action: QAction
+    about_action: QAction
+    toolbar: QToolBar
+
+
+def _action(window: QMainWindow, text: str, slot: Slot, shortcut: Any = None,
             icon: str | None = None, tip: str = "") -> QAction:
     action = QAction(text, window)
     if icon is not None:
@@ -42,57 +91,60 @@ def _fill(menu: QMenu, actions: Sequence[QAction | None]) -> None:
             menu.addAction(action)
 
 
-def build_actions(window: MainWindow) -> None:
-    """Create the window's actions (as attributes), then its menus and toolbar."""
-    w = window
-    w.new_action = _action(w, "&New conversation", w.new_conversation, "Ctrl+T", "plus")
-    w.close_action = _action(w, "&Close tab", w.close_current_tab, "Ctrl+W",
-                             "x")
-    w.import_action = _action(w, "&Import…", w.transfer.ask_import, "Ctrl+O", "upload")
-    w.export_action = _action(w, "&Export conversation…", w.transfer.ask_export_current, "Ctrl+S",
-                              "download")
-    w.export_md_action = _action(w, "Export as &Markdown…", w.transfer.ask_export_markdown)
-    w.export_all_action = _action(w, "Export &all conversations…", w.transfer.ask_export_all)
-    w.quit_action = _action(w, "&Quit", w.close, QKeySequence.StandardKey.Quit)
-    w.stop_action = _action(w, "&Stop reply", w.stop_current, None, "circle-stop",
-                            "Stop the reply (Esc)")
-    w.regenerate_action = _action(w, "&Regenerate answer", w.regenerate_current, "Ctrl+R",
-                                  "refresh-cw")
-    w.rename_action = _action(w, "Re&name…", w.rename_current, "F2")
-    w.settings_action = _action(w, "Conversation &settings…", w.open_settings, "Ctrl+,",
-                                "sliders-horizontal")
-    w.server_action = _action(w, "Choose &server and model…", w.servers.open_server_picker,
-                              "Ctrl+L", "server")
-    w.rediscover_action = _action(w, "Search for servers again", w.catalog.refresh, None,
-                                  "refresh-cw")
-    w.focus_approvals_action = _action(w, "Go to &approvals", w.approval_view.focus_approvals,
-                                       "Ctrl+Shift+A")
-    w.preferences_action = _action(w, "&Preferences…", w.chrome.open_preferences,
-                                   QKeySequence.StandardKey.Preferences, "settings-2")
-    w.preferences_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-    w.shortcuts_action = _action(w, "&Keyboard shortcuts", w.chrome.show_shortcuts, "F1",
-                                 "keyboard")
-    w.about_action = _action(w, "&About Desktop Agent", w.chrome.show_about, None, "info")
-    w.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+def build_actions(window: QMainWindow, slots: ActionSlots,
+                  dock_toggles: Sequence[QAction]) -> WindowActions:
+    """Create the window's actions, then its menus and toolbar.
+
+    Args:
+        window: The window that gets the menus, the toolbar and the shortcuts.
+        slots: What each entry does.
+        dock_toggles: The docks' show/hide actions, for the View menu.
+    """
+    w, s = window, slots
+    new = _action(w, "&New conversation", s.new_conversation, "Ctrl+T", "plus")
+    close = _action(w, "&Close tab", s.close_tab, "Ctrl+W", "x")
+    import_ = _action(w, "&Import…", s.import_files, "Ctrl+O", "upload")
+    export = _action(w, "&Export conversation…", s.export_conversation, "Ctrl+S", "download")
+    export_md = _action(w, "Export as &Markdown…", s.export_markdown)
+    export_all = _action(w, "Export &all conversations…", s.export_all)
+    quit_ = _action(w, "&Quit", s.quit, QKeySequence.StandardKey.Quit)
+    stop = _action(w, "&Stop reply", s.stop, None, "circle-stop", "Stop the reply (Esc)")
+    regenerate = _action(w, "&Regenerate answer", s.regenerate, "Ctrl+R", "refresh-cw")
+    rename = _action(w, "Re&name…", s.rename, "F2")
+    settings = _action(w, "Conversation &settings…", s.settings, "Ctrl+,",
+                       "sliders-horizontal")
+    server = _action(w, "Choose &server and model…", s.choose_server, "Ctrl+L", "server")
+    rediscover = _action(w, "Search for servers again", s.rediscover, None, "refresh-cw")
+    focus_approvals = _action(w, "Go to &approvals", s.focus_approvals, "Ctrl+Shift+A")
+    preferences = _action(w, "&Preferences…", s.preferences,
+                          QKeySequence.StandardKey.Preferences, "settings-2")
+    preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
+    shortcuts = _action(w, "&Keyboard shortcuts", s.shortcuts, "F1", "keyboard")
+    about = _action(w, "&About Desktop Agent", s.about, None, "info")
+    about.setMenuRole(QAction.MenuRole.AboutRole)
 
     menu = w.menuBar()
-    _fill(menu.addMenu("&File"), [w.new_action, w.close_action, None, w.import_action,
-                                  w.export_action, w.export_md_action, w.export_all_action,
-                                  None, w.preferences_action, None, w.quit_action])
-    _fill(menu.addMenu("&Conversation"), [w.stop_action, w.regenerate_action, None,
-                                          w.rename_action, w.settings_action])
-    _fill(menu.addMenu("&Server"), [w.server_action, w.rediscover_action])
-    _fill(menu.addMenu("&View"), [w.approval_dock.toggleViewAction(),
-                                  w.sidebar.toggleViewAction(), w.focus_approvals_action])
-    _fill(menu.addMenu("&Help"), [w.shortcuts_action, None, w.about_action])
+    _fill(menu.addMenu("&File"), [new, close, None, import_, export, export_md, export_all,
+                                  None, preferences, None, quit_])
+    _fill(menu.addMenu("&Conversation"), [stop, regenerate, None, rename, settings])
+    _fill(menu.addMenu("&Server"), [server, rediscover])
+    _fill(menu.addMenu("&View"), [*dock_toggles, focus_approvals])
+    _fill(menu.addMenu("&Help"), [shortcuts, None, about])
 
-    toolbar = w.toolbar = w.addToolBar("Main")
+    toolbar = w.addToolBar("Main")
     toolbar.setObjectName("mainToolbar")
     toolbar.setMovable(False)
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-    toolbar.addAction(w.new_action)
+    toolbar.addAction(new)
     toolbar.addSeparator()
-    toolbar.addAction(w.settings_action)
+    toolbar.addAction(settings)
     toolbar.addSeparator()
-    toolbar.addAction(w.regenerate_action)
-    toolbar.addAction(w.stop_action)
+    toolbar.addAction(regenerate)
+    toolbar.addAction(stop)
+    return WindowActions(
+        new_action=new, close_action=close, import_action=import_, export_action=export,
+        export_md_action=export_md, export_all_action=export_all, quit_action=quit_,
+        stop_action=stop, regenerate_action=regenerate, rename_action=rename,
+        settings_action=settings, server_action=server, rediscover_action=rediscover,
+        focus_approvals_action=focus_approvals, preferences_action=preferences,
+        shortcuts_action=shortcuts, about_action=about, toolbar=toolbar)

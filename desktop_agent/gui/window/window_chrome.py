@@ -7,6 +7,7 @@ the model menus filled from the server catalog, and applies Preferences.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +24,12 @@ from desktop_agent.gui.window.preferences_dialog import (
 )
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
 
-
-    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.gui.conversation.open_tabs import OpenTabs
+    from desktop_agent.gui.servers.server_catalog import ServerCatalog
+    from desktop_agent.gui.servers.window_servers import ServerChoice
+    from desktop_agent.store import Store
 
 
 def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
@@ -39,48 +43,76 @@ def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
 
 
 class WindowChrome:
-    """Headers, Preferences and Help for the main window."""
+    """Headers, Preferences and Help for the main window.
 
-    def __init__(self, window: MainWindow) -> None:
+    Args:
+        window: The main window: the dialogs' parent, the holder of the actions
+            whose shortcuts are listed and whose icons follow the theme.
+        tabs: The window's open conversations.
+        catalog: The servers found and added (the headers' model menus).
+        servers: Server and model choice, which a header's model menu uses.
+        store: Where Preferences are kept.
+        preferences: The Preferences in use.
+        preferences_applied: Called with new Preferences after they are saved,
+            so the window uses them for what comes next (the approval timeout).
+
+    Attributes:
+        preferences: The Preferences in use.
+    """
+
+    def __init__(self, window: QWidget, tabs: OpenTabs, catalog: ServerCatalog,
+                 servers: ServerChoice, store: Store, preferences: Preferences,
+                 preferences_applied: Callable[[Preferences], None]) -> None:
         self._window = window
+        self._tabs = tabs
+        self._catalog = catalog
+        self._servers = servers
+        self._store = store
+        self.preferences = preferences
+        self._preferences_applied = preferences_applied
 
     def wire_header(self, tab: ConversationTab) -> None:
+        """Make a tab's header choices (model, folder, sandbox, network) its settings."""
         controller = tab.controller
         header = tab.header
-        servers = self._window.servers
+        servers = self._servers
         header.model_chosen.connect(
             lambda url, model, ctx: servers.use_server(controller, url, model, None, ctx))
         header.add_server_requested.connect(lambda: servers.open_server_picker(focus_url=True))
-        header.rediscover_requested.connect(self._window.catalog.refresh)
+        header.rediscover_requested.connect(self._catalog.refresh)
         header.folder_chosen.connect(lambda path: controller.update_settings(workdir=path))
         header.sandbox_chosen.connect(lambda level: controller.update_settings(sandbox=level))
         header.network_toggled.connect(lambda on: controller.update_settings(network=on))
         controller.settings_changed.connect(lambda _s: self.show_header(tab))
-        header.set_servers(self._window.catalog.servers)
+        header.set_servers(self._catalog.servers)
         self.show_header(tab)
 
     @staticmethod
     def show_header(tab: ConversationTab) -> None:
+        """Show a conversation's settings in its header."""
         settings = tab.controller.settings
         tab.header.show_settings(settings, work_folder(tab.controller.conversation_id, settings))
         tab.header.set_servers(tab.header._servers)  # re-tick the current model
 
-    def fill_model_menus(self) -> None:
-        for i in range(self._window.tabs.count()):
-            tab = self._window.tabs.widget(i)
-            if isinstance(tab, ConversationTab):
-                tab.header.set_servers(self._window.catalog.servers)
+    def fill_model_menus(self, _servers: object = None) -> None:
+        """Give every header's model menu the servers the catalog knows now."""
+        for tab in self._tabs.all():
+            tab.header.set_servers(self._catalog.servers)
 
     # -- Preferences and Help ------------------------------------------------------
 
     def apply_preferences(self, prefs: Preferences) -> None:
         """Use (and remember) new preferences: theme and size at once, the rest for new chats."""
-        self._window.preferences = prefs
-        prefs.save(self._window.store)
-        self._window.approval_timeout = prefs.timeout()
+        self.preferences = prefs
+        prefs.save(self._store)
+        self._preferences_applied(prefs)
+        self.apply_looks()
+
+    def apply_looks(self) -> None:
+        """Use the theme and text size of the Preferences in use."""
         app = QApplication.instance()
-        if isinstance(app, QApplication):
-            set_preferences(app, prefs.theme, prefs.font_pt)  # icons follow: theme signal
+        if isinstance(app, QApplication):  # icons follow: theme signal
+            set_preferences(app, self.preferences.theme, self.preferences.font_pt)
 
     def retint_icons(self, _dark: bool = False) -> None:
         """Icons are drawn in the theme's colours: make them again after a switch."""
@@ -88,17 +120,13 @@ class WindowChrome:
             name = action.property("lucideIcon")
             if isinstance(name, str):
                 action.setIcon(icon(name))
-        for i in range(self._window.tabs.count()):
-            tab = self._window.tabs.widget(i)
-            if isinstance(tab, ConversationTab):
-                self.show_header(tab)
+        for tab in self._tabs.all():
+            self.show_header(tab)
         retint(self._window)
-        for controller in list(self._window.controllers.values()):
-            self._window.approval_view.update_tab_title(controller)
 
     def open_preferences(self) -> PreferencesDialog:
         """Open Preferences (non-modal); OK applies them."""
-        dialog = PreferencesDialog(self._window.preferences, self._window)
+        dialog = PreferencesDialog(self.preferences, self._window)
         dialog.applied.connect(self.apply_preferences)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()

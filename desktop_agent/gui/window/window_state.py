@@ -7,63 +7,82 @@ file (``QSettings``) because they belong to this screen, not to the data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from desktop_agent.gui.conversation.conversation_tab import ConversationTab
-
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMainWindow
 
-
-    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.gui.conversation.open_tabs import OpenTabs
+    from desktop_agent.store import ConversationRecord, Store
 
 OPEN_TABS_KEY = "open_tabs"
 
 
 class WindowPersistence:
-    """Save and restore open tabs, geometry and docks of the main window."""
+    """Save and restore open tabs, geometry and docks of the main window.
 
-    def __init__(self, window: MainWindow) -> None:
+    Args:
+        window: The main window whose geometry and dock layout are kept.
+        tabs: The window's open conversations.
+        store: Where the open tabs are kept.
+        settings: Where geometry and dock layout are kept.
+        reopen: Opens a stored conversation in a tab in the background.
+        new_conversation: Starts a conversation, for a first run with no tabs saved.
+    """
+
+    def __init__(self, window: QMainWindow, tabs: OpenTabs, store: Store, settings: QSettings,
+                 *, reopen: Callable[[ConversationRecord], object],
+                 new_conversation: Callable[[], object]) -> None:
         self._window = window
+        self._tabs = tabs
+        self._store = store
+        self._settings = settings
+        self._reopen = reopen
+        self._new_conversation = new_conversation
+        self._final_saved = False
 
     def restore_tabs(self) -> None:
         """Reopen the tabs that were open last time (or one new conversation)."""
-        saved = self._window.store.get_setting(OPEN_TABS_KEY) or {}
+        saved = self._store.get_setting(OPEN_TABS_KEY) or {}
         ids = [i for i in saved.get("ids", []) if isinstance(i, str)]
         current = saved.get("current")
         for conversation_id in ids:
-            record = self._window.store.get_conversation(conversation_id)
+            record = self._store.get_conversation(conversation_id)
             if record is not None:
-                self._window.open_record(record, make_current=False)
-        if current and (tab := self._window.tab_for(current)) is not None:
-            self._window.tabs.setCurrentWidget(tab)
-        if not self._window.tabs.count() and not saved:
-            self._window.new_conversation()
+                self._reopen(record)
+        if current and (tab := self._tabs.tab_for(current)) is not None:
+            self._tabs.widget.setCurrentWidget(tab)
+        if not self._tabs.widget.count() and not saved:
+            self._new_conversation()
 
     def save_open_tabs(self) -> None:
-        if self._window._closed:
-            return
-        tabs = [self._window.tabs.widget(i) for i in range(self._window.tabs.count())]
-        ids = [t.controller.conversation_id for t in tabs if isinstance(t, ConversationTab)]
-        current = self._window.current_controller()
-        self._window.store.set_setting(OPEN_TABS_KEY, {
+        """Remember the open tabs (until the window's last save, when closing)."""
+        if self._final_saved:
+            return  # tabs closed while the window shuts down stay in the saved list
+        ids = [t.controller.conversation_id for t in self._tabs.all()]
+        current = self._tabs.current_controller()
+        self._store.set_setting(OPEN_TABS_KEY, {
             "ids": ids, "current": current.conversation_id if current else None})
 
     def restore_layout(self) -> None:
-        geometry = self._window.window_settings.value("geometry")
-        state = self._window.window_settings.value("window_state")
+        """Put the window and its docks where they were."""
+        geometry = self._settings.value("geometry")
+        state = self._settings.value("window_state")
         if isinstance(geometry, QByteArray | bytes):
             self._window.restoreGeometry(QByteArray(geometry))
         if isinstance(state, QByteArray | bytes):
             self._window.restoreState(QByteArray(state))
 
     def save_state(self) -> None:
-        """Save geometry, dock layout and open tabs (tab order as shown)."""
+        """Save geometry, dock layout and open tabs (tab order as shown), the last time."""
         self.save_open_tabs()
-        self._window.window_settings.setValue("geometry", self._window.saveGeometry())
-        self._window.window_settings.setValue("window_state", self._window.saveState())
-        self._window.window_settings.sync()
+        self._final_saved = True
+        self._settings.setValue("geometry", self._window.saveGeometry())
+        self._settings.setValue("window_state", self._window.saveState())
+        self._settings.sync()
 
 
 def default_window_settings() -> QSettings:
