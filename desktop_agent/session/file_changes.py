@@ -263,3 +263,21 @@ class FileChangeWatch:
         if diff is not None:
             self._changes[event.tool_use_id] = diff.to_dict()
         return None
+
+
+def stored_file_change(metadata: Mapping[str, Any]) -> FileDiff | None:
+    """The diff of what a tool call changed, as its result's metadata keeps it (or None).
+
+    Metadata comes from the store, an import or another version of the app: what
+    cannot be read as a diff is left out (logged), never an error for the reader.
+    """
+    from desktop_agent.workspace.diffs import FileDiff
+
+    data = metadata.get(FILE_CHANGE_KEY)
+    if not isinstance(data, Mapping):
+        return None
+    try:
+        return FileDiff.from_dict(data)
+    except ValueError:
+        log.info("a stored file change could not be read; not shown")
+        return None

@@ -8,9 +8,11 @@ means is up to the conversation's controller.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
@@ -38,8 +40,17 @@ from desktop_agent.gui.approvals.approval_queue import (
     RequestState,
 )
 from desktop_agent.gui.icons import icon, set_icon
+from desktop_agent.gui.transcript.diff_view import DiffView
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+if TYPE_CHECKING:
+    from desktop_agent.session.file_changes import ChangePreview
 
 log = logging.getLogger("desktop_agent.gui.approvals")
+
+#: Quiet time after the last key in the arguments before their diff is worked out again.
+PREVIEW_DELAY_MS = 300
 
 ALLOW_SHORTCUT = "Ctrl+Shift+Return"
 DENY_SHORTCUT = "Ctrl+Shift+Backspace"
@@ -67,6 +78,12 @@ class ApprovalDock(QDockWidget):
         self._items: dict[int, QListWidgetItem] = {}
         self._requests_by_number: dict[int, ApprovalRequest] = {}
         self._shown: ApprovalRequest | None = None
+        self._preview_task: asyncio.Future[ChangePreview | None] | None = None
+        self._scheduler = FrameScheduler(self)  # the diff's lines arrive a slice per frame
+        self._preview_timer = QTimer(self)
+        self._preview_timer.setSingleShot(True)
+        self._preview_timer.setInterval(PREVIEW_DELAY_MS)
+        self._preview_timer.timeout.connect(self._preview_edited)
 
         body = QWidget()
         outer = QVBoxLayout(body)
@@ -144,6 +161,8 @@ class ApprovalDock(QDockWidget):
         self._json_error.setStyleSheet("color: #d9534f;")
         self._json_error.setWordWrap(True)
         self._json_error.hide()
+        self.diff_view = DiffView(TranscriptTheme.from_palette(self.palette()), self._scheduler,
+                                  detail)
         self._reason = QLineEdit()
         self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self._reason.returnPressed.connect(self.deny)
@@ -183,6 +202,7 @@ class ApprovalDock(QDockWidget):
         layout.addWidget(QLabel("Arguments (JSON, editable before running):"))
         layout.addWidget(self._arguments, 1)
         layout.addWidget(self._json_error)
+        layout.addWidget(self.diff_view)
         layout.addWidget(self._reason)
         layout.addWidget(self._state)
         layout.addLayout(row1)
@@ -282,9 +302,16 @@ class ApprovalDock(QDockWidget):
         self._description.setText(request.description)
         self._description.setVisible(bool(request.description))
         if changed:
+            self._preview_timer.stop()
+            self._arguments.blockSignals(True)
             self._arguments.setPlainText(
                 json.dumps(request.tool_input, indent=2, ensure_ascii=False))
+            self._arguments.blockSignals(False)
+            self._json_error.hide()
             self._reason.clear()
+            preview = request.preview
+            self.diff_view.set_diff(None if preview is None else preview.diff,
+                                    None if preview is None else preview.problem)
         pending = request.pending
         for widget in (self._arguments, self._reason, self.deny_button, self.allow_button,
                        self.allow_conversation_button, self.allow_always_button):
@@ -312,7 +339,38 @@ class ApprovalDock(QDockWidget):
             self._state.clear()
 
     def _validate_arguments(self) -> None:
-        self._parsed_arguments()
+        if self._parsed_arguments() is not None and self._shown is not None \
+                and self._shown.previewer is not None:
+            self._preview_timer.start()
+
+    def _preview_edited(self) -> None:
+        """Work out the diff of the edited arguments (in the session, off the loop)."""
+        request = self._shown
+        arguments = self._parsed_arguments()
+        if request is None or request.previewer is None or arguments is None:
+            return
+        if self._preview_task is not None:
+            self._preview_task.cancel()
+        task: asyncio.Future[ChangePreview | None] = asyncio.ensure_future(
+            request.previewer(arguments))
+        self._preview_task = task
+
+        def shown(done: asyncio.Future[ChangePreview | None]) -> None:
+            if done.cancelled() or self._shown is not request:
+                return
+            preview = done.result() if done.exception() is None else None
+            if preview is None:
+                log.info("no diff for the edited arguments of %s", request.tool_name)
+                return
+            request.preview = preview
+            self.diff_view.set_diff(preview.diff, preview.problem)
+
+        task.add_done_callback(shown)
+
+    def preview_pending(self) -> bool:
+        """Whether a diff of edited arguments is being worked out (for tests and the UI)."""
+        return self._preview_timer.isActive() or (
+            self._preview_task is not None and not self._preview_task.done())
 
     def _parsed_arguments(self) -> dict[str, object] | None:
         """The edited arguments, or None (with a visible message) when they are not valid."""

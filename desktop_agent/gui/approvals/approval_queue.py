@@ -12,12 +12,16 @@ import asyncio
 import enum
 import itertools
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice
+
+if TYPE_CHECKING:
+    from desktop_agent.session.file_changes import ChangePreview
 
 __all__ = ["ApprovalChoice", "ApprovalDecision", "ApprovalQueue", "ApprovalRequest",
            "RequestState"]
@@ -55,6 +59,9 @@ class ApprovalRequest:
         unsandboxed: The call would run with the account's full rights (no OS
             sandbox): the dock says so, and offers no remembered approval.
         timeout: Seconds before the request is denied automatically (None: never).
+        preview: For ``write_file``/``edit_file``: the session's ChangePreview (the
+            diff the call would make, or why it would fail).
+        previewer: Works out the preview again for edited arguments (None: not offered).
     """
 
     conversation_id: str
@@ -67,6 +74,8 @@ class ApprovalRequest:
     read_only: bool = False
     timeout: float | None = None
     unsandboxed: bool = False
+    preview: ChangePreview | None = None
+    previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING

@@ -11,8 +11,8 @@ withdrawn when the broker gives up.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest, RequestState
 from desktop_agent.session.approvals import (
@@ -22,6 +22,9 @@ from desktop_agent.session.approvals import (
     ToolCallQuestion,
 )
 
+if TYPE_CHECKING:
+    from desktop_agent.session.file_changes import ChangePreview
+
 
 class DockAsker:
     """Shows a conversation's questions in the approval dock.
@@ -30,11 +33,15 @@ class DockAsker:
         queue: The window's shared approval queue.
         title: Returns the conversation's current title.
         on_request: Told about each new request (for notifications).
+        previewer: Works out a file call's diff for edited arguments (tool name, input).
     """
 
     def __init__(self, queue: ApprovalQueue, title: Callable[[], str],
-                 on_request: Callable[[ApprovalRequest], None]) -> None:
+                 on_request: Callable[[ApprovalRequest], None],
+                 previewer: Callable[[str, dict[str, Any]],
+                                     Awaitable[ChangePreview | None]] | None = None) -> None:
         self._queue = queue
+        self._previewer = previewer
         self._title = title
         self._on_request = on_request
         self._open: dict[str, ApprovalRequest] = {}
@@ -47,7 +54,11 @@ class DockAsker:
             tool_name=question.tool_name, tool_input=dict(question.tool_input),
             tool_use_id=context.tool_use_id, description=context.description,
             source=context.source, read_only=context.read_only, timeout=question.timeout,
-            unsandboxed=context.unsandboxed)
+            unsandboxed=context.unsandboxed, preview=question.preview)
+        previewer = self._previewer
+        if question.preview is not None and previewer is not None:
+            name = question.tool_name
+            request.previewer = lambda arguments: previewer(name, arguments)
         self._open[context.tool_use_id] = request
         self._queue.submit(request)
         self._on_request(request)

@@ -37,13 +37,14 @@ from desktop_agent.session.branch_reading import (
 )
 from desktop_agent.session.conversation import ConversationSession
 from desktop_agent.session.errors import BUSY_ELSEWHERE, NotConfiguredError, SessionError
+from desktop_agent.session.file_changes import stored_file_change
 from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
 from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-    from desktop_agent.store import ConversationRecord, Store
+    from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
 
@@ -75,6 +76,7 @@ class ConversationController(QObject):
             in the approval dock); the card shows it instead of the model's.
         tool_progress(str, str): id, how far the running call is ("running… 2/3").
         tool_error(str, object): text, tool use id or None.
+        tool_change(str, object): id, the FileDiff of what the call changed in its file.
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
         figures_changed(object): New :class:`TurnFigures`.
@@ -101,6 +103,7 @@ class ConversationController(QObject):
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_error = Signal(str, object)
+    tool_change = Signal(str, object)
     assistant_finished = Signal(bool)
     error = Signal(str, bool)
     figures_changed = Signal(object)
@@ -117,7 +120,9 @@ class ConversationController(QObject):
         super().__init__(parent)
         self._approvals = approvals
         self._tools = tools or ToolCatalog()
-        self._asker = DockAsker(approvals, lambda: self.title, self.approval_requested.emit)
+        self._asker = DockAsker(approvals, lambda: self.title, self.approval_requested.emit,
+                                previewer=lambda name, args: self.session.preview_change(name,
+                                                                                         args))
         env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout,
                                  connection_pool=connection_pool)
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
@@ -353,6 +358,8 @@ class ConversationController(QObject):
                 self.tool_result.emit(event.tool_use_id,
                                       tool_result_text(event.content, event.user_content),
                                       event.is_error, list(event.pictures))
+        elif isinstance(event, ev.MessageStored):
+            self._on_stored(event.record)
         elif isinstance(event, ev.ToolProgressReported):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
         elif isinstance(event, ev.ToolErrorReported):
@@ -365,6 +372,15 @@ class ConversationController(QObject):
             self.compacted.emit(event.block.messages, event.block.summary)
         elif isinstance(event, ev.ReplyEnded):
             self._end_transcript_message(event.interrupted)
+
+    def _on_stored(self, record: MessageRecord) -> None:
+        """A stored tool result that changed a file: its card keeps the diff."""
+        if record.role != "tool":
+            return
+        change = stored_file_change(record.metadata)
+        call_id = record.message.get("tool_call_id")
+        if change is not None and isinstance(call_id, str):
+            self.tool_change.emit(call_id, change)
 
     def _end_transcript_message(self, interrupted: bool) -> None:
         if self._transcript_open:

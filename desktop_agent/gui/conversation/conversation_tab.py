@@ -194,6 +194,9 @@ class ConversationTab(QWidget):
         """Ask on the call's card; when answered (here or in the dock), say how it ended."""
         self._requests[request.tool_use_id] = request
         self.transcript.set_tool_status(request.tool_use_id, "waiting for approval")
+        if request.preview is not None:
+            self.transcript.set_tool_preview(request.tool_use_id, request.preview.diff,
+                                             request.preview.problem)
         self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
             deadline=request.deadline, can_remember=request.can_remember,
             unsandboxed=request.unsandboxed))
@@ -242,6 +245,7 @@ class ConversationTab(QWidget):
         c.tool_result.connect(lambda tid, content, is_error, pictures: t.set_tool_result(
             tid, content, is_error=is_error, pictures=pictures))
         c.tool_input_changed.connect(t.set_tool_input)
+        c.tool_change.connect(t.set_tool_change)
         c.tool_progress.connect(t.set_tool_status)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)

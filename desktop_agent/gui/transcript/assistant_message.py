@@ -34,6 +34,7 @@ from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.thinking_section import ThinkingSection
 from desktop_agent.gui.transcript.tool_card import ToolCard, format_arguments
 from desktop_agent.gui.transcript.widget_style import action_button, muted_label, role_label
+from desktop_agent.session.file_changes import FILE_CHANGING_TOOLS
 
 #: Finished markdown (source characters) gathered into one document before a new one starts.
 CHUNK_CHARS = 600
@@ -106,6 +107,8 @@ class AssistantMessageWidget(QWidget):
         self._pages: list[QVBoxLayout] = []
         self._cards: dict[str, ToolCard] = {}
         self._waiting_cards: list[tuple[ToolCallPart, ToolCard]] = []
+        # Cards of file calls that ran and whose diff of what changed is not here yet.
+        self._change_cards: list[tuple[ToolCallPart, ToolCard]] = []
 
         role = role_label("Assistant", theme, self)
         self._status = muted_label("", theme, self, scale=0.92)
@@ -328,6 +331,9 @@ class AssistantMessageWidget(QWidget):
         self._cards[part.tool_use_id] = card
         self._insert(card)
         card.set_outcome(part.outcome)
+        if part.preview is not None and part.result is None:
+            card.set_preview(*part.preview)
+        card.set_change(part.change)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
             card.set_pictures(part.pictures)
@@ -344,14 +350,27 @@ class AssistantMessageWidget(QWidget):
                 card.set_arguments(part.arguments)
             card.set_outcome(part.outcome)
             card.show_approval(part.approval if part.result is None else None)
+            if part.preview is not None and part.result is None:
+                card.set_preview(*part.preview)
             if part.result is not None:
                 card.set_result(part.result, part.is_error)
                 card.set_pictures(part.pictures)
+                if part.change is None and part.name in FILE_CHANGING_TOOLS \
+                        and not part.is_error:
+                    self._change_cards.append((part, card))  # its stored diff comes next
+                card.set_change(part.change)
             else:
                 if part.status:
                     card.set_status(part.status)
                 still_waiting.append((part, card))
         self._waiting_cards = still_waiting
+        changing = []
+        for part, card in self._change_cards:
+            if part.change is None:
+                changing.append((part, card))
+            else:
+                card.set_change(part.change)
+        self._change_cards = changing
 
     def _add_tool_error(self, text: str) -> None:
         label = QLabel(text, self)

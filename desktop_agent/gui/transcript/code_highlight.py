@@ -123,3 +123,31 @@ def highlight_job(
             yield None
             if cursor.isNull():
                 return  # the document was deleted while waiting for the next frame
+
+
+def _build_file_lexer(path: str) -> Lexer:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.lexers.special import TextLexer
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return TextLexer()
+
+
+def file_lexer_future(path: str) -> Future[Lexer]:
+    """The lexer for a file's name (plain text if unknown), loading in the background."""
+    key = "file:" + path.rsplit("/", 1)[-1].rsplit(".", 1)[-1].lower() if "." in path else \
+        "file:"
+    with _lexers_lock:
+        future = _lexers.get(key)
+        if future is None:
+            future = _lexer_pool.submit(_build_file_lexer, path)
+            _lexers[key] = future
+    return future
+
+
+def token_formats(style_name: str) -> dict[_TokenType, QTextCharFormat]:
+    """The pygments style's colours as Qt character formats, by token type."""
+    return _style_formats(style_name)

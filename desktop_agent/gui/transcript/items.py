@@ -59,6 +59,8 @@ class ToolCallPart:
     approval: Any = None  # an ApprovalPrompt while the person is asked on the card
     outcome: str | None = None  # "denied" / "expired": what an error result means
     pictures: list[str] = field(default_factory=list)  # data: URIs the tool returned
+    preview: Any = None  # (FileDiff | None, problem | None): what a file call would change
+    change: Any = None  # FileDiff: what the call changed in its file (kept in the store)
 
 
 @dataclass

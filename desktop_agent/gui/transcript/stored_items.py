@@ -32,6 +32,7 @@ from desktop_agent.gui.transcript.items import (
     UserItem,
 )
 from desktop_agent.session.branch_reading import picture_urls, tool_result_text
+from desktop_agent.session.file_changes import stored_file_change
 from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -134,9 +135,11 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
             part.is_error = bool(metadata.get("is_error"))
             part.source = metadata.get("source") or part.source
             part.pictures = list(picture_urls(metadata.get("images")))
+            part.change = stored_file_change(metadata)
         else:
             continue  # system prompts and unknown roles are not shown
         if metadata.get("error"):
             turn = None
             items.append(ErrorItem(new_key(), str(metadata["error"]), retry=False))
     return items
+

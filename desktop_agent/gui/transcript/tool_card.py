@@ -18,12 +18,14 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from desktop_agent.gui.transcript.approval_panel import ApprovalPanel, ApprovalPrompt
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
+from desktop_agent.gui.transcript.diff_view import DiffView
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel
 from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label
+from desktop_agent.workspace.diffs import FileDiff
 
 #: Output beyond this many characters is cut in the card (the model got all of it).
 OUTPUT_DISPLAY_LIMIT = 20_000
@@ -95,6 +97,12 @@ class ToolCard(CollapsibleSection):
         body_layout.addWidget(self._output_label)
         body_layout.addWidget(self._output_panel)
         self.pictures: PictureStrip | None = None
+        self._scheduler = scheduler
+        # What a write_file/edit_file call would change (while it waits for approval).
+        self.preview_view = DiffView(theme, scheduler, body)
+        body_layout.insertWidget(2, self.preview_view)
+        self.change_section: CollapsibleSection | None = None
+        self.change_view: DiffView | None = None
 
         self.header_button.setToolTip(f"Tool call {tool_use_id}")
         self.header_button.setAccessibleName(f"Tool call {name}")
@@ -110,6 +118,40 @@ class ToolCard(CollapsibleSection):
         self.arguments_text = format_arguments(arguments)
         self.arguments_view.code_view.setPlainText(self.arguments_text)
         self._arguments_label.setText("Arguments (edited before it ran)")
+
+    def set_preview(self, diff: FileDiff | None, problem: str | None = None) -> None:
+        """Show what the call would change in its file (or why it would fail)."""
+        if diff is None and not problem:
+            self.preview_view.hide()
+            return
+        if diff is self.preview_view.diff() and diff is not None:
+            return
+        self.preview_view.set_diff(diff, problem)
+
+    def set_change(self, diff: FileDiff | None) -> None:
+        """Keep, folded, the diff of what the call actually changed in its file."""
+        if diff is None or not diff.changed:
+            return
+        self.preview_view.hide()  # the record of what happened replaces the proposal
+        if self.change_view is not None:
+            if self.change_view.diff() != diff:
+                self.change_view.set_diff(diff)
+            return
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(12, 0, 0, 4)
+        self.change_view = DiffView(self._theme, self._scheduler, body)
+        layout.addWidget(self.change_view)
+        self.change_section = CollapsibleSection(
+            f"Changed {diff.path}  +{diff.added} \u2212{diff.removed}", body, self._theme, self)
+        self.change_section.setObjectName("fileChange")
+        self.change_section.set_expanded(False)
+        self.change_view.set_diff(diff)
+        # Under the header, not in the folded details: the change is what a person
+        # looks for in a file call, so its line shows while the card is folded.
+        card_layout = self.layout()
+        assert card_layout is not None
+        card_layout.addWidget(self.change_section)
 
     def show_approval(self, prompt: ApprovalPrompt | None) -> None:
         """Ask on the card (``prompt``) or stop asking (None)."""

@@ -59,6 +59,7 @@ from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
 from desktop_agent.gui.transcript.scroll_pager import ScrollPager
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.workspace.diffs import FileDiff
 
 log = logging.getLogger("desktop_agent.gui.transcript")
 
@@ -191,6 +192,15 @@ class TranscriptView(QScrollArea):
         """Ask on the call's card (an ApprovalPrompt) or stop asking (None, with the outcome)."""
         settled = {} if outcome is None else {"outcome": outcome, "status": outcome}
         self._book.update_tool_call(tool_use_id, approval=prompt, **settled)
+
+    def set_tool_preview(self, tool_use_id: str, diff: FileDiff | None,
+                         problem: str | None = None) -> None:
+        """Show on the card what a file-changing call would do (or why it would fail)."""
+        self._book.update_tool_call(tool_use_id, preview=(diff, problem))
+
+    def set_tool_change(self, tool_use_id: str, diff: FileDiff) -> None:
+        """Keep on the card (folded) the diff of what the call changed."""
+        self._book.update_tool_call(tool_use_id, change=diff)
 
     def add_tool_error(self, text: str, tool_use_id: str | None = None) -> None:
         """Show a tool problem: on its card when known, else as a line in the answer."""

@@ -1,0 +1,92 @@
+"""File calls on approval cards: the diff before, the diff of what changed after."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from window_driver import WAIT_MS, send, use_server, wait_idle
+
+from desktop_agent.testing import script
+
+
+def _tool_card(window: Any, name: str) -> Any:
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+
+    window.current_tab().transcript.flush()
+    cards = [c for c in window.current_tab().findChildren(ToolCard) if c.tool_name == name]
+    assert cards, f"no card for {name}"
+    return cards[-1]
+
+
+def _lines(view: Any) -> list[str]:
+    return view.left.toPlainText().splitlines()
+
+
+def test_an_edit_shows_its_diff_the_dock_follows_edits_and_the_card_keeps_what_changed(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "calc.py").write_text("a = 1\nb = 2\nc = 3\n")
+    window = make_window(builtin=True)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["edit_file"], workdir=str(work))
+    server.enqueue(script.tool_calls([("edit_file", {"path": "calc.py", "old_string": "b = 2",
+                                                     "new_string": "b = 20"})]),
+                   script.text("Changed b."))
+    send(qtbot, window, "Change b")
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    dock = window.approval_dock
+
+    card = _tool_card(window, "edit_file")
+    qtbot.waitUntil(lambda: card.preview_view.isVisible() and card.preview_view.rows_shown > 0,
+                    timeout=WAIT_MS)
+    view = card.preview_view
+    assert view.counts.text().count("+1") == 1 and "\u22121" in view.counts.text()
+    assert view.summary.text() == "Changes calc.py (+1 \u22121)."
+    shown = _lines(view)
+    assert shown[0] == "@@ -1,3 +1,3 @@"
+    # Both line numbers, the sign and the code, as a person reads a diff.
+    assert [line.split() for line in shown[1:]] == [
+        ["1", "1", "a", "=", "1"], ["2", "-", "b", "=", "2"], ["2", "+", "b", "=", "20"],
+        ["3", "3", "c", "=", "3"]]
+
+    # The dock shows the same diff; editing the arguments works it out again.
+    assert dock.diff_view.summary.text() == "Changes calc.py (+1 \u22121)."
+    dock.set_arguments_text(json.dumps({"path": "calc.py", "old_string": "b = 2",
+                                        "new_string": "b = 2\nb2 = 4"}))
+    qtbot.waitUntil(lambda: dock.diff_view.summary.text() == "Changes calc.py (+1 \u22120).",
+                    timeout=WAIT_MS)
+    dock.set_arguments_text(json.dumps({"path": "calc.py", "old_string": "z = 9",
+                                        "new_string": "z = 10"}))
+    qtbot.waitUntil(lambda: "old_string was not found in 'calc.py'"
+                    in dock.diff_view.summary.text(), timeout=WAIT_MS)
+    assert "Would fail" in dock.diff_view.counts.text()
+    dock.set_arguments_text(json.dumps({"path": "calc.py", "old_string": "b = 2",
+                                        "new_string": "b = 2\nb2 = 4"}))
+    qtbot.waitUntil(lambda: not dock.preview_pending() and dock.diff_view.diff() is not None,
+                    timeout=WAIT_MS)
+    dock.allow_once()
+    wait_idle(qtbot, controller)
+
+    assert (work / "calc.py").read_text() == "a = 1\nb = 2\nb2 = 4\nc = 3\n"
+    qtbot.waitUntil(lambda: _tool_card(window, "edit_file").change_section is not None,
+                    timeout=WAIT_MS)
+    card = _tool_card(window, "edit_file")
+    assert not card.preview_view.isVisible()
+    assert not card.change_section.expanded  # kept, folded
+    assert "+1 \u22120" in card.change_section.header_button.text()
+
+    # After a restart the card still has it, from the stored result.
+    window.close()
+    qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)
+    again = make_window(builtin=True)
+    qtbot.waitUntil(lambda: again.current_controller() is not None, timeout=WAIT_MS)
+    again.current_tab().ensure_loaded()
+    qtbot.waitUntil(lambda: _tool_card(again, "edit_file").change_section is not None,
+                    timeout=WAIT_MS)
+    restored = _tool_card(again, "edit_file")
+    restored.change_section.set_expanded(True)
+    qtbot.waitUntil(lambda: restored.change_view.rows_shown > 0, timeout=WAIT_MS)
+    assert "b2 = 4" in restored.change_view.left.toPlainText()
