@@ -7,7 +7,9 @@ Prints, against the targets in the issue:
   of the active branch, as the window does), target < 100 ms;
 - per-message autosave cost: add_message (a sent message) and
   checkpoint_message (a streaming reply growing), p50/p99, target p99 < 2 ms;
-- FTS search over 100,000 messages, target < 50 ms.
+- FTS search over 100,000 messages, target < 50 ms;
+- what the Store's public names cost over calling its parts directly (a ratio,
+  ideally 1.0: each name is its part's bound method after first use).
 Everything runs on a real SQLite file in a temporary folder.
 """
 
@@ -221,6 +223,27 @@ def bench_search(folder: Path, total: int) -> None:
             )
 
 
+def bench_part_methods(folder: Path, calls: int = 100_000) -> None:
+    """One cheap read (who holds a turn lease) through the Store's name and through its part."""
+    with Store.open(folder / "facade.sqlite3") as store:
+        part = store._cross  # the part behind store.turn_lease_holder
+        through_store, direct = [], []
+        for _ in range(3):
+            start = time.perf_counter()
+            for _ in range(calls):
+                store.turn_lease_holder("none")  # the name resolved per call, as callers do
+            through_store.append((time.perf_counter() - start) / calls)
+            start = time.perf_counter()
+            for _ in range(calls):
+                part.turn_lease_holder("none")
+            direct.append((time.perf_counter() - start) / calls)
+    best_store, best_part = min(through_store), min(direct)
+    print(
+        f"store.turn_lease_holder: {best_store * 1e6:.2f} us per call; its part directly "
+        f"{best_part * 1e6:.2f} us ({best_store / best_part:.2f}x)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=10_000)
@@ -239,6 +262,7 @@ def main() -> None:
         bench_open(folder, args.messages, args.page)
         bench_autosave(folder, args.autosave_samples)
         bench_search(folder, args.search_messages)
+        bench_part_methods(folder)
 
 
 if __name__ == "__main__":
