@@ -3,6 +3,8 @@
 #   ruff          style, bugbear, async, blind excepts, tidy imports, complexity ratchet
 #   lint-imports  the layer contracts in pyproject.toml ([tool.importlinter]):
 #                 gui | server -> session -> store | core; no Qt/FastAPI below the front ends
+#   import cycles .ci/import_cycles.py: no two modules of desktop_agent import each other,
+#                 directly or round a loop (grimp's graph, TYPE_CHECKING imports included)
 #   mypy          --strict on every package ([tool.mypy]; the few relaxations are listed there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,5 +13,6 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 status=0
 echo "-- ruff"; ruff check desktop_agent tests bench examples || status=1
 echo "-- import contracts"; lint-imports || status=1
+echo "-- import cycles"; python .ci/import_cycles.py desktop_agent || status=1
 echo "-- mypy --strict"; mypy desktop_agent || status=1
 exit $status

@@ -1,7 +1,9 @@
 """The core is a Qt-free SDK: importing it must not load Qt or the GUI."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 CHECK = """
 import sys
@@ -86,3 +88,36 @@ def test_the_core_names_no_app_secret_or_folder():
                  for needle in ('"conv:', "f\"conv:", "config_path(", "data_dir(", "config.json")
                  if needle in path.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+CYCLE_CHECK = Path(__file__).resolve().parents[2] / ".ci" / "import_cycles.py"
+
+
+def _check_cycles(package: str, path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    return subprocess.run([sys.executable, str(CYCLE_CHECK), package], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_no_two_modules_import_each_other():
+    """CI's cycle check (run by .ci/lint.sh) passes on this checkout."""
+    out = _check_cycles("desktop_agent", CYCLE_CHECK.parents[1])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "none in desktop_agent" in out.stdout
+
+
+def test_the_cycle_check_names_a_cycle_hidden_in_type_checking_and_functions(tmp_path: Path):
+    """A loop through a TYPE_CHECKING import and an import in a function still fails."""
+    package = tmp_path / "looped"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "window.py").write_text("from looped import part\n")
+    (package / "part.py").write_text("from typing import TYPE_CHECKING\n"
+                                     "if TYPE_CHECKING:\n    from looped import helper\n")
+    (package / "helper.py").write_text("def late():\n    from looped.window import x\n")
+    (package / "outside.py").write_text("import looped.window\n")
+    out = _check_cycles("looped", tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "3 modules: looped.helper, looped.part, looped.window" in out.stdout
+    assert "looped.helper -> looped.window  (line 2: from looped.window import x)" in out.stdout
+    assert "outside" not in out.stdout
