@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 
 #: (tag, i1, i2, j1, j2) as ``SequenceMatcher.get_opcodes`` gives them.
@@ -101,16 +102,21 @@ def _match(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi
         bhi -= 1
         tail += 1
     if alo < ahi and blo < bhi:
-        anchors = _anchors(a, b, alo, ahi, blo, bhi)
-        if anchors:
-            i, j = alo, blo
-            for ai, bj in anchors:
-                _gap(a, b, i, ai, j, bj, out)
-                out.append((ai, bj, 1))
-                i, j = ai + 1, bj + 1
-            _gap(a, b, i, ahi, j, bhi, out)
-        else:
-            _gap(a, b, alo, ahi, blo, bhi, out)
+        i, j = alo, blo  # where the last run of anchors ended
+        run_i = run_j = run = 0
+        for ai, bj in _anchors(a, b, alo, ahi, blo, bhi):
+            if run and ai == run_i + run and bj == run_j + run:
+                run += 1  # the next line of the same unchanged stretch
+                continue
+            if run:
+                out.append((run_i, run_j, run))
+                i, j = run_i + run, run_j + run
+            _gap(a, b, i, ai, j, bj, out)
+            run_i, run_j, run = ai, bj, 1
+        if run:
+            out.append((run_i, run_j, run))
+            i, j = run_i + run, run_j + run
+        _gap(a, b, i, ahi, j, bhi, out)
     if tail:
         out.append((ahi, bhi, tail))
 
@@ -129,19 +135,16 @@ def _gap(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int, bhi: 
 def _anchors(a: Sequence[str], b: Sequence[str], alo: int, ahi: int, blo: int,
              bhi: int) -> list[tuple[int, int]]:
     """Lines unique on both sides, the longest run of them in the same order on both."""
-    seen_a: dict[str, int] = {}
-    for i in range(alo, ahi):
-        line = a[i]
-        seen_a[line] = -1 if line in seen_a else i
-    seen_b: dict[str, int] = {}
-    for j in range(blo, bhi):
-        line = b[j]
-        if seen_a.get(line, -1) >= 0:
-            seen_b[line] = -1 if line in seen_b else j
-    pairs = [(seen_a[line], j) for line, j in seen_b.items() if j >= 0]
-    if not pairs:
+    counts_a = Counter(a[alo:ahi])
+    counts_b = Counter(b[blo:bhi])
+    where_b = {line: j for j, line in enumerate(b[blo:bhi], blo)
+               if counts_b[line] == 1 and counts_a.get(line) == 1}
+    if not where_b:
         return []
-    pairs.sort()
+    pairs = [(i, where_b[line]) for i, line in enumerate(a[alo:ahi], alo) if line in where_b]
+    later = [j for _i, j in pairs]
+    if later == sorted(later):  # the usual case: nothing moved, every anchor is kept
+        return pairs
     return _longest_increasing(pairs)
 
 

@@ -1,0 +1,125 @@
+"""The diff of a 10,000-line file: worked out, and rendered on an approval card.
+
+Run: QT_QPA_PLATFORM=offscreen python3 bench/diff_render.py [--lines N] [--every K]
+
+A Python file of N lines has every K-th line changed (plus a fully rewritten
+variant). Prints:
+
+- the diff worked out and its unified text made (``workspace.diffs``), target <= 50 ms;
+- the rows rendered on a real DiffView on the transcript's FrameScheduler: the wall
+  time until every row is on screen, the longest slice (one frame's work on the
+  diff), and the longest event-loop stall (gap between ticks of a 1 ms heartbeat
+  timer, minus the 1 ms), target <= 16 ms.
+
+Each figure is printed with its ratio to the target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QWidget
+
+from desktop_agent.gui.transcript.diff_view import DiffView
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.workspace.diffs import FileDiff, diff_bytes
+
+DIFF_TARGET_MS = 50.0
+STALL_TARGET_MS = 16.0
+
+
+def source(lines: int, every: int, changed: bool) -> bytes:
+    rows = []
+    for i in range(lines):
+        if changed and i % every == 0:
+            rows.append(f"    total_{i} = compute({i}) + 1  # changed\n")
+        else:
+            rows.append(f"    total_{i} = compute({i})  # step {i}\n")
+    return ("def run():\n" + "".join(rows)).encode()
+
+
+def measure_diff(old: bytes, new: bytes, repeat: int = 5) -> tuple[float, FileDiff]:
+    best = float("inf")
+    diff = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        diff = diff_bytes("src/big_module.py", old, new)
+        diff.unified_text()
+        best = min(best, time.perf_counter() - start)
+    assert diff is not None
+    return best * 1000, diff
+
+
+def measure_render(app: QApplication, diff: FileDiff, side_by_side: bool) -> dict[str, float]:
+    host = QWidget()
+    host.resize(1400 if side_by_side else 800, 600)
+    scheduler = FrameScheduler(host)
+    view = DiffView(TranscriptTheme.from_palette(app.palette()), scheduler, host)
+    view.set_side_by_side(side_by_side)
+    view.resize(host.size())
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    heartbeat = QTimer()
+    heartbeat.setInterval(1)
+    heartbeat.timeout.connect(tick)
+    heartbeat.start()
+    start = time.perf_counter()
+    host.show()
+    view.set_diff(diff)
+    deadline = start + 120
+    while not (view.rows_shown > 0 and scheduler.pending_jobs == 0):
+        app.processEvents()
+        if time.perf_counter() > deadline:
+            print("    (rendering did not finish in 120 s)")
+            break
+    wall = time.perf_counter() - start
+    heartbeat.stop()
+    host.close()
+    stall = max((g for g in gaps[1:]), default=0.0) - 0.001
+    return {"wall_ms": wall * 1000, "slice_ms": scheduler.longest_frame_seconds * 1000,
+            "stall_ms": max(0.0, stall) * 1000, "rows": float(view.rows_shown)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lines", type=int, default=10_000)
+    parser.add_argument("--every", type=int, default=100)
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    old = source(args.lines, args.every, changed=False)
+    cases = {
+        f"every {args.every}th line changed": source(args.lines, args.every, changed=True),
+        "every line changed": source(args.lines, 1, changed=True),
+    }
+    print(f"diff of a {args.lines:,}-line file")
+    for name, new in cases.items():
+        ms, diff = measure_diff(old, new)
+        print(f"  {name}: {diff.counts}, {len(diff.hunks)} hunks")
+        print(f"    diff + unified text  {ms:7.1f} ms   target {DIFF_TARGET_MS:.0f} ms  "
+              f"ratio {ms / DIFF_TARGET_MS:.2f}")
+        for side in (False, True):
+            figures = measure_render(app, diff, side)
+            label = "side by side" if side else "unified"
+            print(f"    on a card, {label:12s} all {figures['rows']:,.0f} rows in "
+                  f"{figures['wall_ms']:7.1f} ms; longest frame {figures['slice_ms']:5.1f} ms; "
+                  f"longest stall {figures['stall_ms']:5.1f} ms  target {STALL_TARGET_MS:.0f} ms"
+                  f"  ratio {figures['stall_ms'] / STALL_TARGET_MS:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
