@@ -15,6 +15,8 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "desktop-agent"
+#: The data folder's sub-folder holding the app's per-conversation work folders.
+WORKDIRS_NAME = "workdirs"
 DATA_DIR_ENV = "DESKTOP_AGENT_DATA_DIR"
 
 
@@ -47,7 +49,7 @@ def config_path() -> Path:
 
 def workdirs_dir() -> Path:
     """The parent folder of per-conversation work folders; created if missing."""
-    folder = data_dir() / "workdirs"
+    folder = data_dir() / WORKDIRS_NAME
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request
 
-from .api_errors import not_found
+from .api_errors import ApiError, not_found
 from .callbacks import CallbackDispatcher
 from .event_log import EventLog
 
@@ -67,10 +67,17 @@ class AppServices:
         return record
 
     def workdir_of(self, record: ConversationRecord) -> Path:
-        """The conversation's workdir: its ``workdir`` setting or a folder of its own."""
-        from desktop_agent.session.tools import workdir_path
+        """The conversation's workdir: its ``workdir`` setting or a folder of its own.
 
-        return workdir_path(record.id, record.settings or {}, self.workdirs_root)
+        Raises:
+            ApiError: 409 when the folder breaks the working-folder rule.
+        """
+        from desktop_agent.session.tools import WorkdirError, workdir_path
+
+        try:
+            return workdir_path(record.id, record.settings or {}, self.workdirs_root)
+        except WorkdirError as exc:
+            raise ApiError(409, "workdir_refused", str(exc)) from exc
 
     def is_managed_workdir(self, path: Path) -> bool:
         """True for workdirs the server made itself (the only ones it will delete)."""

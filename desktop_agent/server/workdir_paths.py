@@ -20,10 +20,12 @@ from .api_errors import ApiError
 
 
 def open_workdir(path: Path) -> Workdir:
-    """The conversation's workdir, created if missing."""
+    """The conversation's workdir, created if missing; the data folder is absent in it."""
+    from desktop_agent.appdata.workdir_rule import hidden_folders
+
     try:
         path.mkdir(parents=True, exist_ok=True)
-        return Workdir(path)
+        return Workdir(path, hidden=hidden_folders())
     except (OSError, BuiltinToolError) as exc:
         raise ApiError(409, "workdir_unusable",
                        f"The conversation's workdir cannot be used: {exc}") from exc

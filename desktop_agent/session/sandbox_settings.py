@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from desktop_agent.appdata import paths
+from desktop_agent.appdata.workdir_rule import hidden_folders
 from desktop_agent.core.tooling.builtin.sandbox import SANDBOX_LEVELS, SandboxPolicy
 
 #: The level a conversation gets when its settings name none (or a bad one).
@@ -26,4 +26,4 @@ def sandbox_policy(settings: Mapping[str, Any] | None) -> SandboxPolicy:
     if level not in SANDBOX_LEVELS:
         level = DEFAULT_SANDBOX
     return SandboxPolicy(level=level, network=settings.get("network") is True,
-                         hidden=(str(paths.data_dir()),))
+                         hidden=hidden_folders())

@@ -32,15 +32,31 @@ class WorkdirError(Exception):
 
 def workdir_path(conversation_id: str, settings: Mapping[str, Any],
                  root: Path | None = None) -> Path:
-    """The conversation's work folder: its ``workdir`` setting or its own under ``root``."""
+    """The conversation's work folder: its ``workdir`` setting or its own under ``root``.
+
+    Checked against :mod:`desktop_agent.appdata.workdir_rule` every time (not
+    only when the setting was written or imported): a folder that became a
+    symlink since, or that names the data folder, is refused here, before any
+    tool or command uses it.
+
+    Raises:
+        WorkdirError: The folder breaks the rule; the message says how.
+    """
+    from desktop_agent.appdata.workdir_rule import WorkdirRefused, checked_workdir, own_workdir
+
     chosen = settings.get("workdir")
     if isinstance(chosen, str) and chosen.strip():
-        return Path(chosen).expanduser()
-    if root is None:
-        from desktop_agent.appdata.paths import workdirs_dir
+        folder = Path(chosen)
+    else:
+        if root is None:
+            from desktop_agent.appdata.paths import workdirs_dir
 
-        root = workdirs_dir()
-    return root / conversation_id
+            root = workdirs_dir()
+        folder = own_workdir(root, conversation_id)
+    try:
+        return checked_workdir(folder, root)
+    except WorkdirRefused as exc:
+        raise WorkdirError(f"The conversation's work folder cannot be used: {exc}.") from exc
 
 
 def _enabled(settings: Mapping[str, Any]) -> set[str] | None:

@@ -99,7 +99,7 @@ def export_conversations(
                 "title": record.title,
                 "created_at": record.created_at,
                 "updated_at": record.updated_at,
-                "settings": scrub(record.settings),
+                "settings": _sealed(record.id, scrub(record.settings)),
                 "active_leaf_id": record.active_leaf_id,
                 "messages": messages,
             }
@@ -140,3 +140,17 @@ def write_export_file(
     document = export_conversations(store, conversation_ids)
     write_text_atomically(Path(path), json.dumps(document, ensure_ascii=False, indent=2) + "\n")
     return len(document["conversations"])
+
+
+def _sealed(conversation_id: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with this installation's seal of the working folder, if it names one.
+
+    The seal lets a re-import of this export keep the folder (see
+    :mod:`desktop_agent.appdata.export_seal`); no other file can.
+    """
+    workdir = settings.get("workdir")
+    if not isinstance(workdir, str):
+        return settings
+    from desktop_agent.appdata.export_seal import SEAL_KEY, seal
+
+    return {**settings, SEAL_KEY: seal(conversation_id, workdir)}

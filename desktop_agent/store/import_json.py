@@ -111,12 +111,6 @@ def _title_from(messages: list[dict[str, Any]], fallback: str) -> str:
     return fallback
 
 
-def _data_folder() -> Path:
-    from desktop_agent.appdata import paths
-
-    return paths.data_dir()
-
-
 def _from_export(data: dict[str, Any], source: str,
                  report: list[str] | None = None) -> list[NewConversation]:
     _check_schema(export_validator(), data, source)
@@ -153,7 +147,8 @@ def _from_export(data: dict[str, Any], source: str,
                 source,
                 f"conversations[{index}].active_leaf_id {leaf!r} is not one of its messages",
             )
-        settings, resets = make_safe(scrub(conversation["settings"]), _data_folder())
+        settings, resets = make_safe(scrub(conversation["settings"]),
+                                     conversation.get("id"))
         if report is not None:
             report.extend(f"{conversation['title'][:80]!r}: {note}." for note in resets)
         items.append(

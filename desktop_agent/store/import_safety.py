@@ -13,10 +13,10 @@ Also refused here, before anything is written: numbers JSON cannot hold
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 from typing import Any
 
+from desktop_agent.appdata.export_seal import SEAL_KEY, sealed_by_us
+from desktop_agent.appdata.workdir_rule import WorkdirRefused, checked_workdir
 from desktop_agent.store.errors import ImportFormatError
 
 #: Deepest nesting of objects and arrays an import may have (real exports stay under 12).
@@ -56,16 +56,15 @@ def check_values(data: Any, source: str) -> None:
             stack.extend((child, depth + 1) for child in children)
 
 
-def _inside(path: str, folder: Path) -> bool:
-    try:
-        resolved = Path(os.path.expanduser(path)).resolve()
-        return resolved.is_relative_to(folder.resolve())
-    except (OSError, RuntimeError, ValueError):
-        return False
+def make_safe(settings: dict[str, Any], conversation_id: str | None = None
+              ) -> tuple[dict[str, Any], list[str]]:
+    """``settings`` with everything that weakens safety reset, and a sentence per reset.
 
-
-def make_safe(settings: dict[str, Any], data_folder: Path) -> tuple[dict[str, Any], list[str]]:
-    """``settings`` with everything that weakens safety reset, and a sentence per reset."""
+    Args:
+        settings: The imported conversation's settings.
+        conversation_id: Its id in the file; with the file's seal it tells
+            this installation's own export (see :func:`_kept_workdir`).
+    """
     safe = dict(settings)
     notes: list[str] = []
     if "confirm_tools" in safe and safe["confirm_tools"] is not True:
@@ -84,11 +83,9 @@ def make_safe(settings: dict[str, Any], data_folder: Path) -> tuple[dict[str, An
                 safe[RULES_KEY] = kept
             else:
                 del safe[RULES_KEY]
-    workdir = safe.get("workdir")
-    if workdir is not None and not (isinstance(workdir, str) and _inside(workdir, data_folder)):
-        del safe["workdir"]
-        notes.append(f"the working folder {str(workdir)[:200]!r} is outside the app's data "
-                     "folder; the conversation gets a folder of its own")
+    note = _kept_workdir(safe, conversation_id)
+    if note:
+        notes.append(note)
     if "sandbox" in safe and safe["sandbox"] not in SAFE_SANDBOX:
         del safe["sandbox"]
         notes.append("commands ran without a sandbox; the sandbox is on again")
@@ -109,3 +106,29 @@ def make_safe(settings: dict[str, Any], data_folder: Path) -> tuple[dict[str, An
         notes.append("the API key it named was not kept (an import may not use your keys); "
                      "choose the key again")
     return safe, notes
+
+
+def _kept_workdir(safe: dict[str, Any], conversation_id: str | None) -> str | None:
+    """Keep the working folder only for this installation's own export, if the rule allows it.
+
+    A folder named by a file from anywhere may be the data folder, another
+    conversation's folder or a path a link will redirect, so an imported
+    conversation gets a folder of its own; a folder sealed by this app's own
+    export (:mod:`desktop_agent.appdata.export_seal`) is kept when it still
+    passes :func:`~desktop_agent.appdata.workdir_rule.checked_workdir`.
+    Returns the sentence to report, or None when nothing changed.
+    """
+    seal_value = safe.pop(SEAL_KEY, None)
+    workdir = safe.pop("workdir", None)
+    if workdir is None:
+        return None
+    shown = str(workdir)[:200]
+    if not (isinstance(workdir, str) and conversation_id
+            and sealed_by_us(conversation_id, workdir, seal_value)):
+        return (f"the working folder {shown!r} came from a file this app did not export; "
+                "the conversation gets a folder of its own")
+    try:
+        safe["workdir"] = str(checked_workdir(workdir))
+    except WorkdirRefused as exc:
+        return f"{exc}; the conversation gets a folder of its own"
+    return None

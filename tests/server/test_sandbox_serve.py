@@ -9,7 +9,10 @@ escapes were.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +20,10 @@ import httpx
 import pytest
 from server_harness import start_serve, stop_serve
 
+from desktop_agent.core.tooling.builtin import BuiltinToolError, builtin_tools
 from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
+from desktop_agent.session.sandbox_settings import sandbox_policy
+from desktop_agent.store import Store, write_export_file
 
 KEY = "sandbox-serve-key-0123456789abcdef"
 
@@ -65,3 +71,131 @@ def test_kernel_settings_stay_read_only_and_the_command_is_not_root(
     assert "CapEff:\t0000000000000000" in out, out
     # the host's setting is untouched and the command still ran
     assert os.path.exists("/proc/sys/kernel/core_uses_pid")
+
+
+# -- the working-folder rule: imports, links swapped in later, the data folder --------
+
+
+def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``desktop-agent`` command line on ``data_dir``."""
+    env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir)}
+    return subprocess.run([sys.executable, "-m", "desktop_agent", *args], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def _export_from_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                           workdirs: list[str]) -> Path:
+    """An export made by another installation (its own data folder and seal key)."""
+    here = os.environ["DESKTOP_AGENT_DATA_DIR"]
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path / "elsewhere"))
+    out = tmp_path / "hostile.json"
+    with Store.open(tmp_path / "elsewhere.sqlite3") as source:
+        ids = []
+        for n, workdir in enumerate(workdirs):
+            conv = source.create_conversation(f"chat {n}", {"workdir": workdir})
+            source.add_message(conv.id, {"role": "user", "content": "ls"})
+            ids.append(conv.id)
+        write_export_file(source, out, ids)
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", here)
+    return out
+
+
+def _ids(client: httpx.Client) -> list[str]:
+    listing = client.get("/conversations", params={"limit": 100}).json()
+    items = listing["conversations"] if isinstance(listing, dict) else listing
+    return [c["id"] for c in items]
+
+
+def test_an_import_never_works_in_the_data_folder_or_the_folder_of_all_folders(
+        served: httpx.Client, data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hostile = _export_from_elsewhere(tmp_path, monkeypatch,
+                                     [str(data_dir), str(data_dir / "workdirs")])
+    done = _cli(data_dir, "import", str(hostile))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("did not export; the conversation gets a folder of its own") == 2
+    (data_dir / "config.json").write_text('{"mcpServers": {}}')
+    for cid in _ids(served):
+        out = _command(served, cid, "pwd; ls -A; cat config.json 2>&1; "
+                                    "ls -A ../.. 2>&1")["stdout"]
+        assert out.splitlines()[0] == str((data_dir / "workdirs" / cid).resolve()), out
+        assert "mcpServers" not in out and "conversations.sqlite3" not in out, out
+
+
+def test_a_folder_swapped_for_a_link_is_refused_at_use_not_followed(
+        served: httpx.Client, data_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    cid = _new(served, workdir=str(folder))
+    assert _command(served, cid, "echo ran")["stdout"] == "ran\n"
+    folder.rename(tmp_path / "moved")
+    folder.symlink_to("/")
+    refused = served.post(f"/conversations/{cid}/commands", json={"command": "ls /root"})
+    assert refused.status_code == 409, refused.text
+    assert "symbolic link" in refused.json()["error"]
+    listing = served.get(f"/conversations/{cid}/files")
+    assert listing.status_code == 409, listing.text
+    # and a setting may not name a link, the data folder, or the folder of all folders
+    for bad in (str(folder), str(data_dir), str(data_dir / "workdirs"),
+                str(data_dir / "logs")):
+        answer = served.post("/conversations", json={"title": "x",
+                                                     "settings": {"workdir": bad}})
+        assert answer.status_code == 422, (bad, answer.text)
+
+
+def test_re_importing_our_own_export_keeps_the_folder_and_an_edited_one_does_not(
+        served: httpx.Client, data_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "chosen"
+    folder.mkdir()
+    _new(served, workdir=str(folder))
+    exported = tmp_path / "mine.json"
+    done = _cli(data_dir, "export", "--all", "-o", str(exported))
+    assert done.returncode == 0, done.stderr
+    done = _cli(data_dir, "import", str(exported))
+    assert done.returncode == 0 and "Reset for safety" not in done.stderr, done.stderr
+    kept = [served.get(f"/conversations/{cid}").json()["settings"].get("workdir")
+            for cid in _ids(served)]
+    assert kept == [str(folder), str(folder)]
+    other = tmp_path / "other"
+    other.mkdir()
+    document = json.loads(exported.read_text())
+    document["conversations"][0]["settings"]["workdir"] = str(other)
+    exported.write_text(json.dumps(document))
+    done = _cli(data_dir, "import", str(exported))
+    assert "did not export; the conversation gets a folder of its own" in done.stderr
+
+
+def test_file_tools_see_the_data_folder_as_absent_in_a_folder_that_holds_it(
+        served: httpx.Client, data_dir: Path, tmp_path: Path) -> None:
+    (data_dir / "config.json").write_text('{"mcpServers": {}}')
+    cid = _new(served, workdir=str(tmp_path))  # the data folder lies inside it
+    written = served.post(f"/conversations/{cid}/files", data={"path": "data/config.json"},
+                          files={"file": ("x", b'{"mcpServers": {"evil": {}}}')})
+    assert written.status_code in (400, 404), written.text
+    assert "evil" not in (data_dir / "config.json").read_text()
+    names = [e["name"] for e in served.get(f"/conversations/{cid}/files").json()["entries"]]
+    assert "data" not in names, names
+    read = served.get(f"/conversations/{cid}/files/content", params={"path": "data/config.json"})
+    assert read.status_code in (400, 404), read.text
+    out = _command(served, cid, "ls -A data; cat data/config.json 2>&1")["stdout"]
+    assert "mcpServers" not in out
+
+
+async def test_the_models_file_tools_see_the_data_folder_as_absent(
+        data_dir: Path, tmp_path: Path) -> None:
+    data_dir.mkdir()
+    (data_dir / "config.json").write_text('{"mcpServers": {}}')
+    (tmp_path / "notes.txt").write_text("mine")
+    tools = {t.name: t for t in builtin_tools(tmp_path, sandbox=sandbox_policy({}))}
+    for name, args in (("write_file", {"path": "data/config.json", "content": "{}"}),
+                       ("read_file", {"path": "data/config.json"}),
+                       ("list_dir", {"path": "data"})):
+        with pytest.raises(BuiltinToolError, match="does not exist"):
+            await tools[name].execute(args)
+    assert (data_dir / "config.json").read_text() == '{"mcpServers": {}}'
+    listed = str(await tools["list_dir"].execute({"path": "."}))
+    assert "notes.txt" in listed and "data/" not in listed, listed
+    found = str(await tools["glob"].execute({"pattern": "**/*.json"}))
+    assert "config.json" not in found, found
+    grep = str(await tools["grep"].execute({"pattern": "mcpServers"}))
+    assert "config.json" not in grep, grep

@@ -29,7 +29,10 @@ DANGEROUS = {
 
 
 def _crafted_export(tmp_path: Path) -> Path:
+    """An export made on another installation (its own data folder, its own seal key)."""
     source = Store.open(tmp_path / "attacker.sqlite3")
+    mine = os.environ.get("DESKTOP_AGENT_DATA_DIR")
+    os.environ["DESKTOP_AGENT_DATA_DIR"] = str(tmp_path / "attacker-data")
     try:
         conv = source.create_conversation("Innocent chat", DANGEROUS)
         source.add_message(conv.id, {"role": "user", "content": "run ls /"})
@@ -37,6 +40,10 @@ def _crafted_export(tmp_path: Path) -> Path:
         write_export_file(source, out, [conv.id])
     finally:
         source.close()
+        if mine is None:
+            del os.environ["DESKTOP_AGENT_DATA_DIR"]
+        else:
+            os.environ["DESKTOP_AGENT_DATA_DIR"] = mine
     return out
 
 
@@ -60,22 +67,6 @@ def test_a_crafted_export_is_imported_with_safe_settings_and_a_report(
     assert settings == {"base_url": "http://127.0.0.1:1234/v1", "model": "m",
                         "permission_rules": [{"tool": "grep", "decision": "deny"}],
                         "tools": ["read_file"]}
-
-
-def test_a_workdir_inside_the_data_folder_is_kept(tmp_path: Path, data_dir: Path) -> None:
-    inside = data_dir / "workdirs" / "mine"
-    crafted = _crafted_export(tmp_path)
-    document = json.loads(crafted.read_text())
-    document["conversations"][0]["settings"] = {"workdir": str(inside), "sandbox": "read_only"}
-    crafted.write_text(json.dumps(document))
-    store = Store.open(data_dir / "conversations.sqlite3")
-    try:
-        report: list[str] = []
-        [record] = import_files(store, [crafted], report=report)
-        assert record.settings == {"workdir": str(inside), "sandbox": "read_only"}
-        assert report == []
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize(("text", "sentence"), [

@@ -71,9 +71,14 @@ class Preferences:
 
 
 def new_work_folder(root: Path, now: float | None = None) -> Path:
-    """A readable, unused folder name for a new conversation: ``Chat 2026-11-24 09.30``."""
+    """A readable, unused folder name for a new conversation: ``Chat 2026-11-24 09.30``.
+
+    Under ``root``'s real path: a working folder is used only by its real path
+    (see :mod:`desktop_agent.appdata.workdir_rule`), and a home reached through a
+    link (``/home`` -> ``/var/home``) must not make every new conversation refused.
+    """
     stamp = time.strftime("%Y-%m-%d %H.%M", time.localtime(now))
-    base = root / f"Chat {stamp}"
+    base = Path(os.path.realpath(root)) / f"Chat {stamp}"
     candidate, n = base, 2
     while candidate.exists():
         candidate = base.with_name(f"{base.name} ({n})")

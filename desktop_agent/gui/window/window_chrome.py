@@ -7,6 +7,7 @@ the model menus filled from the server catalog, and applies Preferences.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,7 +81,8 @@ class WindowChrome:
             lambda url, model, ctx: servers.use_server(controller, url, model, None, ctx))
         header.add_server_requested.connect(lambda: servers.open_server_picker(focus_url=True))
         header.rediscover_requested.connect(self._catalog.refresh)
-        header.folder_chosen.connect(lambda path: controller.update_settings(workdir=path))
+        header.folder_chosen.connect(  # by its real path: the working-folder rule pins it
+            lambda path: controller.update_settings(workdir=os.path.realpath(path)))
         header.sandbox_chosen.connect(lambda level: controller.update_settings(sandbox=level))
         header.network_toggled.connect(lambda on: controller.update_settings(network=on))
         controller.settings_changed.connect(lambda _s: self.show_header(tab))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, status
@@ -72,9 +71,13 @@ def check_settings(svc: AppServices, settings: dict[str, Any],
                            f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
                            f"Available: {', '.join(sorted(tools.tool_names()))}.")
     workdir = settings.get("workdir")
-    if (changed is None or "workdir" in changed) and workdir is not None \
-            and not Path(workdir).expanduser().is_absolute():
-        raise ApiError(422, "bad_workdir", "workdir must be an absolute path on the server.")
+    if (changed is None or "workdir" in changed) and workdir is not None:
+        from desktop_agent.appdata.workdir_rule import WorkdirRefused, checked_workdir
+
+        try:
+            checked_workdir(workdir)
+        except WorkdirRefused as exc:
+            raise ApiError(422, "bad_workdir", f"workdir: {exc}.") from exc
 
 
 def message_out(record: Any) -> MessageOut:

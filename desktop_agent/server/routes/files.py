@@ -101,6 +101,8 @@ def _list(workdir: Workdir, parts: list[str], path: str) -> tuple[str, list[File
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            if workdir.is_hidden(info):  # the app's data folder: absent here too
+                continue
             entries.append(FileEntry(
                 path="/".join([*folder.parts, entry.name]), name=entry.name,
                 is_dir=stat.S_ISDIR(info.st_mode), size=info.st_size, modified=info.st_mtime,

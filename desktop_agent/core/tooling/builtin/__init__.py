@@ -46,13 +46,17 @@ def builtin_tools(
             secrets: the command sees them, the transcript never does.
         include: Only these tool names (default: all of them).
         sandbox: Where ``bash`` may reach (default: the working folder
-            read-write, no network; see :class:`SandboxPolicy`).
+            read-write, no network; see :class:`SandboxPolicy`); its
+            ``hidden`` folders are absent for every tool.
 
     Raises:
         BuiltinToolError: ``workdir`` is not a folder, or ``include`` names an
             unknown tool.
     """
-    root = workdir if isinstance(workdir, Workdir) else Workdir(workdir)
+    # The sandbox's hidden folders (the app's data folder) are absent for the
+    # file tools too, not only for bash.
+    root = workdir if isinstance(workdir, Workdir) else \
+        Workdir(workdir, hidden=sandbox.hidden if sandbox else ())
     tools = [*file_tools(root), *search_tools(root), shell_tool(root, env_secrets, sandbox)]
     if include is None:
         return tools

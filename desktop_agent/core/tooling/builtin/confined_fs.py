@@ -161,6 +161,11 @@ class _Walk:
         self.names: list[str] = []
         self.hops = 0
         self.fds.append(os.open(workdir.root, _DIR_FLAGS))
+        try:
+            workdir.check_pinned(os.fstat(self.fds[0]))
+        except BuiltinToolError:
+            self.close()
+            raise
 
     @property
     def fd(self) -> int:
@@ -181,6 +186,10 @@ class _Walk:
         self.names.pop()
 
     def enter(self, name: str, fd: int) -> None:
+        if self.workdir.is_hidden(os.fstat(fd)):  # the data folder: absent for the tools
+            os.close(fd)
+            raise BuiltinToolError(
+                f"{self.shown!r} does not exist (no folder {'/'.join([*self.names, name])!r})")
         self.fds.append(fd)
         self.names.append(name)
 

@@ -167,6 +167,8 @@ def list_entries(workdir: Workdir, path: str = ".") -> str:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            if workdir.is_hidden(info):
+                continue
             if stat.S_ISLNK(info.st_mode):
                 where = workdir.root.joinpath(*folder.parts, entry.name)
                 outside = "" if workdir.contains(where) else "  (link leads outside; not usable)"

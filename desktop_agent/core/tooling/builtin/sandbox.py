@@ -116,11 +116,13 @@ class Launch:
         argv: The program and arguments to start.
         sandboxed: False when the command runs with the account's full rights.
         cleanup: Called once the command and its children are gone.
+        pass_fds: Descriptors the program must inherit (the pinned workdir).
     """
 
     argv: list[str]
     sandboxed: bool
     cleanup: Callable[[], None] = lambda: None
+    pass_fds: tuple[int, ...] = ()
 
 
 @functools.cache
@@ -176,12 +178,33 @@ def command_environment(workdir: Path, secrets: Mapping[str, str] | None = None
     return env
 
 
-def launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str]) -> Launch:
-    """The argv that runs ``argv`` in ``workdir`` under ``policy`` on this system."""
+@functools.cache
+def _bwrap_binds_fds() -> bool:
+    """True when this bubblewrap can bind an open folder (``--bind-fd``, 0.8 and later)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--bind-fd" in done.stdout + done.stderr
+
+
+def launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str], *,
+           root_fd: int | None = None) -> Launch:
+    """The argv that runs ``argv`` in ``workdir`` under ``policy`` on this system.
+
+    ``root_fd``: an open descriptor of ``workdir`` (checked by the caller to be
+    the folder it pinned). bubblewrap then mounts that very folder, not
+    whatever the path leads to by the time it runs.
+    """
     backend = sandbox_backend() if policy.level != "off" else None
     if backend == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
-        return Launch([bwrap, *bwrap_arguments(policy, workdir), "--", *argv], True)
+        fd = root_fd if root_fd is not None and _bwrap_binds_fds() else None
+        return Launch([bwrap, *bwrap_arguments(policy, workdir, root_fd=fd), "--", *argv], True,
+                      pass_fds=() if fd is None else (fd,))
     if backend == "sandbox-exec":
         return _sandbox_exec(policy, workdir, argv)
     return Launch(list(argv), False)
@@ -200,11 +223,16 @@ def _bwrap_base(*, network: bool) -> list[str]:
     return args
 
 
-def bwrap_arguments(policy: SandboxPolicy, workdir: Path) -> list[str]:
+def bwrap_arguments(policy: SandboxPolicy, workdir: Path, *, root_fd: int | None = None
+                    ) -> list[str]:
     """The options for ``bwrap`` under ``policy`` (everything before ``--``)."""
     root = Path(workdir).resolve()
     args = [*_bwrap_base(network=policy.network), *_system_arguments()]
-    args += ["--ro-bind" if policy.level == "read_only" else "--bind", str(root), str(root)]
+    read_only = policy.level == "read_only"
+    if root_fd is not None:
+        args += ["--ro-bind-fd" if read_only else "--bind-fd", str(root_fd), str(root)]
+    else:
+        args += ["--ro-bind" if read_only else "--bind", str(root), str(root)]
     for hidden in policy.hidden:
         target = Path(hidden).expanduser().resolve()
         if target != root and target.is_relative_to(root) and target.exists():

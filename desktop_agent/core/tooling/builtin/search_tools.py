@@ -116,7 +116,7 @@ def find_paths(workdir: Workdir, pattern: str, path: str = ".") -> str:
     more = False
     with start:
         offset = len(base.parts)
-        for parts, is_dir, is_link in _walk_entries(start, pattern):
+        for parts, is_dir, is_link in _walk_entries(workdir, start, pattern):
             relative = "/".join(parts[offset:])
             if not regex.match(relative):
                 continue
@@ -134,14 +134,15 @@ def find_paths(workdir: Workdir, pattern: str, path: str = ".") -> str:
     return "\n".join(found)
 
 
-def _walk_entries(start: Opened, pattern: str
+def _walk_entries(workdir: Workdir, start: Opened, pattern: str
                   ) -> Iterator[tuple[list[str], bool, bool]]:
     """(path parts from the workdir, is a folder, is a link) under ``start``, sorted.
 
     Symlinks are listed as entries (never as folders) and never descended.
     """
     for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=start.fd, follow_symlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS or d in pattern)
+        dirs[:] = sorted(d for d in dirs if (d not in SKIPPED_DIRS or d in pattern)
+                         and not _hidden(workdir, d, dir_fd))
         here = [*start.parts, *(p for p in folder.split("/") if p not in ("", "."))]
         for name in list(dirs):
             linked = _is_link(name, dir_fd)
@@ -150,6 +151,16 @@ def _walk_entries(start: Opened, pattern: str
             yield [*here, name], not linked, linked
         for name in sorted(files):
             yield [*here, name], False, _is_link(name, dir_fd)
+
+
+def _hidden(workdir: Workdir, name: str, dir_fd: int) -> bool:
+    """True for a folder the tools must see as absent (the app's data folder)."""
+    if not workdir.hidden:
+        return False
+    try:
+        return workdir.is_hidden(os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
+    except OSError:
+        return False
 
 
 def _is_link(name: str, dir_fd: int) -> bool:
@@ -188,7 +199,8 @@ def _walk_files(workdir: Workdir, path: str, include: str | None
     with base:
         for folder, dirs, files, dir_fd in os.fwalk(".", dir_fd=base.fd,
                                                     follow_symlinks=False):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS
+                             and not _hidden(workdir, d, dir_fd))
             here = [*base.parts, *(p for p in folder.split("/") if p not in ("", "."))]
             for name in sorted(files):
                 shown = "/".join([*here, name])

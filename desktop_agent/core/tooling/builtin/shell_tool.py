@@ -78,6 +78,27 @@ def redact_secrets(text: str, secrets: Mapping[str, str]) -> str:
     return text
 
 
+def _open_pinned(cwd: Workdir) -> int:
+    """A descriptor of the workdir, refused unless it is still the folder pinned at the start.
+
+    The sandbox mounts this descriptor, so a folder swapped for a link after
+    the check cannot redirect the command.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(cwd.root, flags)
+    except OSError as exc:
+        raise BuiltinToolError(f"the working directory {str(cwd.root)!r} cannot be opened: "
+                               f"{exc.strerror or exc}") from exc
+    try:
+        cwd.check_pinned(os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         if sys.platform != "win32":
@@ -164,7 +185,13 @@ async def run_command(
         raise BuiltinToolError("bash is not installed or not on PATH")
     secrets = dict(env_secrets or {})
     env = command_environment(cwd.root, secrets)
-    plan = launch(sandbox or SandboxPolicy(), cwd.root, [bash, "-c", command])
+    root_fd = _open_pinned(cwd)
+    try:
+        plan = launch(sandbox or SandboxPolicy(), cwd.root, [bash, "-c", command],
+                      root_fd=root_fd)
+    except BaseException:
+        os.close(root_fd)
+        raise
     # Keep room to redact a secret that straddles the cap before cutting at the cap.
     slack = max((len(v.encode()) for v in secrets.values()), default=0)
     out = _Capture(output_cap + slack, bytearray())
@@ -177,10 +204,13 @@ async def run_command(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=sys.platform != "win32",
+            pass_fds=plan.pass_fds,
         )
     except OSError as exc:
         plan.cleanup()
         raise BuiltinToolError(f"could not start bash: {exc}") from exc
+    finally:
+        os.close(root_fd)  # bwrap holds its own copy until it has mounted the folder
     try:
         return await _collect(process, out, err, time_limit, output_cap, secrets)
     finally:
