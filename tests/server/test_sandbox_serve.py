@@ -181,11 +181,18 @@ def test_file_tools_see_the_data_folder_as_absent_in_a_folder_that_holds_it(
     assert "mcpServers" not in out
 
 
-async def test_the_models_file_tools_see_the_data_folder_as_absent(
-        data_dir: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def data_inside(data_dir: Path, tmp_path: Path) -> Path:
+    """A working folder (``tmp_path``) that holds the data folder and a note."""
     data_dir.mkdir()
     (data_dir / "config.json").write_text('{"mcpServers": {}}')
     (tmp_path / "notes.txt").write_text("mine")
+    return data_dir
+
+
+async def test_the_models_file_tools_see_the_data_folder_as_absent(
+        data_inside: Path, tmp_path: Path) -> None:
+    data_dir = data_inside
     tools = {t.name: t for t in builtin_tools(tmp_path, sandbox=sandbox_policy({}))}
     for name, args in (("write_file", {"path": "data/config.json", "content": "{}"}),
                        ("read_file", {"path": "data/config.json"}),

@@ -3,7 +3,6 @@ hold: over the real ``desktop-agent import`` command and real SQLite files."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
