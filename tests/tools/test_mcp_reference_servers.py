@@ -173,11 +173,11 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _start_http_everything(port: int) -> subprocess.Popen[bytes]:
+def _start_http_everything(port: int, mode: str = "streamableHttp") -> subprocess.Popen[bytes]:
     npm_bin("mcp-server-everything")
     entry = (NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-everything" /
              "dist" / "index.js")
-    process = subprocess.Popen(["node", str(entry), "streamableHttp"],
+    process = subprocess.Popen(["node", str(entry), mode],
                                env={**os.environ, "PORT": str(port)},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
@@ -269,3 +269,43 @@ async def test_time_server_converts_between_zones() -> None:
         answer = await tools["time__convert_time"].execute(
             {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
         assert "21:00" in answer
+
+
+@pytest.fixture
+def sse_everything() -> Iterator[str]:
+    """server-everything speaking only the older HTTP+SSE transport (GET /sse, POST /message)."""
+    port = _free_port()
+    process = _start_http_everything(port, "sse")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(process)
+
+
+async def test_an_sse_server_is_reached_by_type_or_by_falling_back(sse_everything: str) -> None:
+    named = McpServerConfig("old", url=f"{sse_everything}/sse", kind="sse")
+    guessed = McpServerConfig("guess", url=f"{sse_everything}/sse")  # no "type": tried in turn
+    async with McpServerPool([named, guessed]) as pool:
+        tools = by_name(await pool.list_tools())
+        assert await tools["old__echo"].execute({"message": "hi"}) == "Echo: hi"
+        assert await tools["guess__echo"].execute({"message": "ho"}) == "Echo: ho"
+        text = await tools["old__read_resource"].execute({"uri": "demo://resource/dynamic/text/1"})
+        assert "Resource 1" in text
+        assert {s.name: s.transport for s in pool.status()} == {"old": "sse", "guess": "sse"}
+
+
+async def test_a_url_that_answers_neither_way_names_both_transports(sse_everything: str) -> None:
+    config = McpServerConfig("nowhere", url=f"{sse_everything}/no-such-endpoint")
+    async with McpServerPool([config]) as pool:
+        await pool.list_tools()
+        [status] = pool.status()
+    assert status.state == "failed"
+    assert "tried streamable HTTP (" in (status.error or "")
+    assert "and HTTP+SSE (" in (status.error or "")
+
+
+async def test_read_resource_is_offered_only_when_there_is_something_to_read() -> None:
+    # mcp-server-time declares the resources capability but lists no resource or template.
+    async with McpServerPool([python_server("mcp_server_time")]) as pool:
+        names = set(by_name(await pool.list_tools()))
+    assert "time__convert_time" in names and "time__read_resource" not in names

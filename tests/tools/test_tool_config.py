@@ -124,7 +124,7 @@ def test_duplicate_server_name_is_reported_not_last_wins(tmp_path: Path) -> None
         ({"mcpServers": {"a": {"command": "x", "args": "-v"}}}, "args must be a list of strings"),
         ({"mcpServers": {"a": {"command": "x", "env": {"K": 3}}}}, "env.K must be a string"),
         ({"mcpServers": {"a": {"url": "ftp://h"}}}, "must be an http"),
-        ({"mcpServers": {"a": {"url": "http://h", "type": "sse"}}}, "'sse' is not supported"),
+        ({"mcpServers": {"a": {"command": "x", "type": "sse"}}}, '"type": "sse" needs a "url"'),
         ({"mcpServers": {"a/b": {"command": "x"}}}, "server names use"),
         ({"mcpServers": {"a": {"command": "x", "timeout": -1}}}, "positive number of seconds"),
         ({"permissions": {"tool": "x"}}, "permissions must be a list"),
@@ -145,9 +145,10 @@ def test_malformed_entries_get_a_clear_message(data: object, message: str) -> No
     [
         ({"mcpServers": {"a": {"command": "x", "startupTimeout": True}}},
          "mcpServers.a.startupTimeout must be a positive number of seconds"),
-        ({"mcpServers": {"a": {"url": "http://h", "transport": "sse"}}},
-         "mcpServers.a.transport must be \"stdio\" or \"http\": 'sse' is not supported; "
-         "use a command (stdio) or a streamable HTTP url"),
+        ({"mcpServers": {"a": {"url": "http://h", "transport": "websocket"}}},
+         "mcpServers.a.transport must be \"stdio\", \"http\" or \"sse\": 'websocket' is not "
+         "supported; use a command (stdio), a streamable HTTP url, or \"sse\" for the older "
+         "HTTP+SSE transport"),
         ({"mcpServers": {"a": {"command": "x", "headers": {"Auth": {"secret": ""}}}}},
          "mcpServers.a.headers.Auth must be a string or {\"secret\": \"<keyring name>\"}"),
         ({"mcpServers": {"a": {"command": "x", "env": ["K=v"]}}},
@@ -245,3 +246,11 @@ def test_always_allow_everywhere_is_saved_to_the_file_keeping_hand_edits(tmp_pat
     with pytest.raises(ToolConfigError):
         save_global_rule(always_allow_rule("x"), path)
     assert path.read_text() == "{broken"
+
+
+def test_an_sse_server_entry_is_read_and_written_back() -> None:
+    config = McpServerConfig.from_dict("old", {"url": "http://h/sse", "type": "sse"})
+    assert (config.kind, config.transport) == ("sse", "sse")
+    assert config.to_dict() == {"url": "http://h/sse", "type": "sse"}
+    with pytest.raises(ToolConfigError, match='"type": "sse" needs a "url"'):
+        McpServerConfig("x", command="run", kind="sse")

@@ -33,7 +33,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -77,7 +77,7 @@ class McpServerConfig:
         args: Its arguments.
         env: Extra environment variables (values may be :class:`SecretRef`).
         cwd: Folder to start the command in.
-        url: Endpoint of a streamable HTTP server.
+        url: Endpoint of an HTTP server (streamable HTTP, or the older HTTP+SSE).
         headers: HTTP headers for ``url`` (values may be :class:`SecretRef`).
         enabled: False keeps the entry but never starts it.
         timeout: Seconds one tool call may take (None: the pool's default).
@@ -86,6 +86,9 @@ class McpServerConfig:
             is believed (a ``read_only: true`` allow rule may then run them).
             Untrusted (the default), the hint is only a hint: the MCP spec says
             clients must not rely on it from servers they do not trust.
+        kind: For a ``url``: ``"http"`` (streamable HTTP only), ``"sse"`` (the
+            older HTTP+SSE transport only), or None: streamable HTTP, then
+            HTTP+SSE if that fails.
     """
 
     name: str
@@ -99,17 +102,21 @@ class McpServerConfig:
     timeout: float | None = None
     startup_timeout: float | None = None
     trusted: bool = False
+    kind: Literal["http", "sse"] | None = None
 
     def __post_init__(self) -> None:
         if (self.command is None) == (self.url is None):
             raise ToolConfigError(
                 f"MCP server {self.name!r} needs either a \"command\" or a \"url\" (not both)"
             )
+        if self.kind is not None and self.url is None:
+            raise ToolConfigError(
+                f"MCP server {self.name!r}: \"type\": \"{self.kind}\" needs a \"url\"")
 
     @property
     def transport(self) -> str:
-        """``"stdio"`` or ``"http"``."""
-        return "stdio" if self.command is not None else "http"
+        """``"stdio"``, ``"http"`` or ``"sse"`` (the configured one; a URL may fall back)."""
+        return "stdio" if self.command is not None else (self.kind or "http")
 
     def secret_names(self) -> list[str]:
         """Keyring names this server needs at start."""
@@ -132,6 +139,8 @@ class McpServerConfig:
             startup_timeout=self.startup_timeout, trusted=self.trusted)
         data: dict[str, Any] = entry.model_dump(by_alias=True, exclude_defaults=True,
                                                 exclude={"kind", "enabled", "description"})
+        if self.kind is not None:
+            data["type"] = self.kind
         return data
 
     @classmethod
@@ -165,7 +174,13 @@ class McpServerConfig:
             timeout=entry.timeout,
             startup_timeout=entry.startup_timeout,
             trusted=entry.trusted,
+            kind=_URL_KINDS.get(entry.kind or ""),
         )
+
+
+#: ``type`` values naming one URL transport (the rest leave the choice to the client).
+_URL_KINDS: dict[str, Literal["http", "sse"]] = {
+    "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse"}
 
 
 def _values_from_entry(values: Mapping[str, str | SecretEntry]) -> dict[str, EnvValue]:

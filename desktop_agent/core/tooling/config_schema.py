@@ -55,7 +55,7 @@ class SecretEntry(BaseModel):
 
 
 class ServerEntry(BaseModel):
-    """One ``mcpServers`` entry as written: a command (stdio) or a URL (streamable HTTP).
+    """One ``mcpServers`` entry as written: a command (stdio) or a URL (HTTP or HTTP+SSE).
 
     Strict: ``"true"`` is not true and ``true`` is not a number of seconds, as
     in the hand-written checks this replaces. Unknown keys are kept in
@@ -74,9 +74,9 @@ class ServerEntry(BaseModel):
     headers: Annotated[dict[str, str | SecretEntry], _NAMED_VALUES] = Field(
         default_factory=dict)
     kind: Annotated[
-        Literal["stdio", "http", "streamable-http", "streamableHttp"] | None,
-        Says('must be "stdio" or "http": {input} is not supported; use a command (stdio) '
-             "or a streamable HTTP url"),
+        Literal["stdio", "http", "streamable-http", "streamableHttp", "sse"] | None,
+        Says('must be "stdio", "http" or "sse": {input} is not supported; use a command '
+             '(stdio), a streamable HTTP url, or "sse" for the older HTTP+SSE transport'),
     ] = Field(default=None, validation_alias=AliasChoices("type", "transport"))
     disabled: Annotated[bool, _TRUE_FALSE] = False
     enabled: Annotated[bool, _TRUE_FALSE] = True

@@ -20,6 +20,7 @@ import anyio
 import mcp_types
 from mcp import Client as McpClient
 from mcp import StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -68,7 +69,7 @@ class McpServerStatus:
 
     Attributes:
         name: The configured name.
-        transport: ``"stdio"`` or ``"http"``.
+        transport: ``"stdio"``, ``"http"`` (streamable HTTP) or ``"sse"`` (HTTP+SSE).
         state: idle (not started yet), starting, running, crashed (will be
             restarted on next use), failed, stopped or disabled.
         error: Why it failed or stopped, in words, or None.
@@ -117,6 +118,29 @@ def _describe(exc: BaseException, command: str | None = None) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+_TRANSPORT_NAMES = {"http": "streamable HTTP", "sse": "HTTP+SSE"}
+
+
+async def _lists_resources(client: McpClient) -> bool:
+    """True when the server has a resource or template to read.
+
+    Declaring the resources capability is not enough: mcp-server-time and
+    mcp-server-git declare it and list nothing, and a ``read_resource`` tool
+    for them would only cost prompt tokens and invite calls that fail.
+    """
+    if client.server_capabilities.resources is None:
+        return False
+    for listing in (client.list_resources, client.list_resource_templates):
+        try:
+            page: Any = await listing()
+        except Exception as exc:  # noqa: BLE001 - a server that cannot list offers nothing
+            log.debug("listing resources failed: %s", _describe(exc))
+            continue
+        if getattr(page, "resources", None) or getattr(page, "resource_templates", None):
+            return True
+    return False
+
+
 class McpServerConnection:
     """One configured server: its session task, its stderr and its restart budget."""
 
@@ -127,7 +151,8 @@ class McpServerConnection:
         self.error: str | None = None
         self.restarts = 0
         self.tools: list[mcp_types.Tool] = []
-        self.has_resources = False  # the server offers resources/read
+        self.has_resources = False  # the server lists something resources/read can read
+        self.transport_used: str | None = None  # "http" or "sse" once a URL answered
         self.reconnects = 0  # HTTP sessions the server forgot (a restart while idle)
         self.startup_timeout = config.startup_timeout or startup_timeout
         self.call_timeout = config.timeout or call_timeout
@@ -152,7 +177,8 @@ class McpServerConnection:
         state = self.state
         if state == "running" and self._is_dead():
             state = "crashed"  # noticed here already; the restart happens on next use
-        return McpServerStatus(self.name, self.config.transport, state, self.error,
+        return McpServerStatus(self.name, self.transport_used or self.config.transport,
+                               state, self.error,
                                self.stderr_tail(), tool_names, self.restarts)
 
     def redact(self, text: str) -> str:
@@ -262,16 +288,56 @@ class McpServerConnection:
             assert config.url is not None
             headers = resolve_values(config.headers, self._secret_lookup, server=self.name)
             self._secrets = _secret_values(config.headers, headers)
-            http_client = None
-            if headers:
-                import httpx2  # the HTTP client the mcp SDK is built on
-
-                http_client = await stack.enter_async_context(httpx2.AsyncClient(
-                    headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
-            transport = streamable_http_client(config.url, http_client=http_client)
+            return await self._open_url(stack, config.url, headers)
         client = McpClient(transport, read_timeout_seconds=self.startup_timeout,
                            client_info=_client_info())
         return await stack.enter_async_context(client)
+
+    async def _open_url(self, stack: contextlib.AsyncExitStack, url: str,
+                        headers: dict[str, str]) -> McpClient:
+        """Connect over streamable HTTP, or the older HTTP+SSE transport.
+
+        ``"type": "sse"`` goes straight to HTTP+SSE; otherwise streamable HTTP
+        is tried first and HTTP+SSE after it fails, as the MCP spec advises
+        for servers of either age. When neither answers, the error names
+        each transport tried and what it got.
+        """
+        tried: list[str] = []
+        kinds: tuple[str, ...] = ("http", "sse")
+        if self.config.kind is not None:
+            kinds = (self.config.kind,)
+        elif self.transport_used is not None:  # a reconnect: the one that answered before
+            kinds = (self.transport_used,)
+        for kind in kinds:
+            attempt = contextlib.AsyncExitStack()
+            try:
+                transport = await self._url_transport(attempt, kind, url, headers)
+                client = await attempt.enter_async_context(McpClient(
+                    transport, read_timeout_seconds=self.startup_timeout,
+                    client_info=_client_info()))
+            except Exception as exc:  # noqa: BLE001 - each failure is named in the error
+                await attempt.aclose()
+                tried.append(f"{_TRANSPORT_NAMES[kind]} ({_describe(exc)})")
+                log.info("MCP server %s: %s failed at %s: %s", self.name, _TRANSPORT_NAMES[kind],
+                         url, _describe(exc))
+                continue
+            await stack.enter_async_context(attempt)
+            self.transport_used = kind
+            return client
+        raise McpServerError(f"{url} answered no MCP transport; tried " + " and ".join(tried))
+
+    @staticmethod
+    async def _url_transport(stack: contextlib.AsyncExitStack, kind: str, url: str,
+                             headers: dict[str, str]) -> Any:
+        if kind == "sse":
+            return sse_client(url, headers=headers or None, timeout=30.0)
+        http_client = None
+        if headers:
+            import httpx2  # the HTTP client the mcp SDK is built on
+
+            http_client = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
+        return streamable_http_client(url, http_client=http_client)
 
     async def _serve(self, ready: asyncio.Future[list[mcp_types.Tool]]) -> None:
         """The session's whole life, in this one task."""
@@ -280,7 +346,7 @@ class McpServerConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 client = await self._open(stack)
-                self.has_resources = client.server_capabilities.resources is not None
+                self.has_resources = await _lists_resources(client)
                 tools: list[mcp_types.Tool] = []
                 cursor: str | None = None
                 for _ in range(100):
