@@ -181,7 +181,7 @@ def _export_markdown(store: Store, ids: list[str], output: Path | None) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """Handle ``desktop-agent import``."""
-    from desktop_agent.session.imports import drop_invalid_settings
+    from desktop_agent.session import drop_invalid_settings
     from desktop_agent.store.errors import StoreError
     from desktop_agent.store.import_json import import_files
 

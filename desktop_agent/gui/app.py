@@ -110,7 +110,7 @@ def warm_up_on_first_input(app: QApplication, warm_up: Callable[[], object]) -> 
 
 def _warm_up() -> None:
     """Load what the first turn needs, off the UI thread (see session.warm_up)."""
-    from desktop_agent.session.warm_up import warm_up_turns
+    from desktop_agent.session import warm_up_turns
 
     warm_up_turns()
 

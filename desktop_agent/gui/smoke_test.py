@@ -56,7 +56,7 @@ def _check_look() -> None:
 async def _run(app: Any) -> None:
     from desktop_agent.core.tooling.tools import tool
     from desktop_agent.gui.window.main_window import MainWindow
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 

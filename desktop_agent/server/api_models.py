@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The one schema of a conversation's settings (the window's dialog and import use it too).
-from desktop_agent.session.settings import ConversationSettings
+from desktop_agent.session import ConversationSettings
 
 from .message_content import MessageContent
 

@@ -21,9 +21,7 @@ from fastapi.responses import JSONResponse
 from desktop_agent.appdata import paths
 from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.core.wire.retry import RetryPolicy
-from desktop_agent.session.config import AppConfig
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session import AppConfig, SessionEnvironment, ToolCatalog
 
 from .api_errors import install_error_handlers
 from .api_models import Alive

@@ -19,8 +19,7 @@ from .event_log import EventLog
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-    from desktop_agent.session.options import SessionEnvironment
-    from desktop_agent.session.registry import SessionRegistry
+    from desktop_agent.session import SessionEnvironment, SessionRegistry
     from desktop_agent.store import ConversationRecord, Store
 
     from .conversation_runner import ConversationRunner
@@ -72,7 +71,7 @@ class AppServices:
         Raises:
             ApiError: 409 when the folder breaks the working-folder rule.
         """
-        from desktop_agent.session.tools import WorkdirError, workdir_path
+        from desktop_agent.session import WorkdirError, workdir_path
 
         try:
             return workdir_path(record.id, record.settings or {}, self.workdirs_root)

@@ -77,7 +77,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from desktop_agent.session.warm_up import warm_up_turns
+    from desktop_agent.session import warm_up_turns
     from desktop_agent.store import Store, StoreError
 
     from .app import create_app

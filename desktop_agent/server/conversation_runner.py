@@ -15,22 +15,39 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop_agent.core import errors
-from desktop_agent.session import events as ev
-from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice
-from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.errors import (
+from desktop_agent.session import (
+    ApprovalAnswer,
+    ApprovalAsked,
+    ApprovalChoice,
+    ApprovalSettled,
+    CheckpointError,
+    CompactionReported,
+    ConversationSession,
+    FilesChanged,
+    MessageStored,
     NotConfiguredError,
     NothingToAnswerError,
-    TurnRunningError,
-)
-from desktop_agent.session.file_checkpoints import (
-    CheckpointError,
+    Notice,
+    PromptProgressReported,
     RestoreConflictError,
     RestoreReport,
+    SessionEvent,
+    SessionRegistry,
+    StateChanged,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolErrorReported,
+    ToolInputReplaced,
+    ToolProgressReported,
+    ToolResultArrived,
+    TurnFailed,
+    TurnRunningError,
+    UsageReported,
+    UserMessageAdded,
+    WorkdirError,
+    asks_before_tools,
 )
-from desktop_agent.session.registry import SessionRegistry
-from desktop_agent.session.settings import asks_before_tools
-from desktop_agent.session.tools import WorkdirError
 from desktop_agent.store import ConversationBusyError, MessageRecord, StaleParentError
 
 from .api_errors import ApiError
@@ -38,7 +55,7 @@ from .message_content import refuse_if_blind
 from .pending_approvals import PendingApprovals
 
 if TYPE_CHECKING:
-    from desktop_agent.session.options import SessionEnvironment
+    from desktop_agent.session import SessionEnvironment
     from desktop_agent.store import Store
 
     from .event_log import EventLog
@@ -199,38 +216,38 @@ class ConversationRunner:
         await self.session.close()
 
     # -- session events -> event log ------------------------------------------------------
-    def _on_event(self, event: ev.SessionEvent) -> None:
+    def _on_event(self, event: SessionEvent) -> None:
         """Append what the session reported to the log (one dict lookup per event)."""
         handler = _EVENT_HANDLERS.get(type(event))
         if handler is not None:
             handler(self, event)
 
-    def _state_changed(self, event: ev.StateChanged) -> None:
+    def _state_changed(self, event: StateChanged) -> None:
         data: dict[str, Any] = {"state": event.state}
         if event.outcome is not None:
             data["outcome"] = event.outcome
             self.approvals.withdraw_all()
         self.emit("state", data)
 
-    def _user_message_added(self, event: ev.UserMessageAdded) -> None:
+    def _user_message_added(self, event: UserMessageAdded) -> None:
         record = event.record
         self.emit("message", {"id": record.id, "role": "user", "status": record.status,
                               "content": record.message.get("content")})
 
-    def _text_delta(self, event: ev.TextDelta) -> None:
+    def _text_delta(self, event: TextDelta) -> None:
         self.emit("text", {"text": event.text})
 
-    def _thinking_delta(self, event: ev.ThinkingDelta) -> None:
+    def _thinking_delta(self, event: ThinkingDelta) -> None:
         self.emit("thinking", {"text": event.text})
 
-    def _tool_call_started(self, event: ev.ToolCallStarted) -> None:
+    def _tool_call_started(self, event: ToolCallStarted) -> None:
         self.emit("tool_call", {"id": event.tool_use_id, "name": event.name,
                                 "input": event.input})
 
-    def _tool_input_replaced(self, event: ev.ToolInputReplaced) -> None:
+    def _tool_input_replaced(self, event: ToolInputReplaced) -> None:
         self._ran_inputs[event.tool_use_id] = event.input
 
-    def _tool_result_arrived(self, event: ev.ToolResultArrived) -> None:
+    def _tool_result_arrived(self, event: ToolResultArrived) -> None:
         data: dict[str, Any] = {
             "tool_use_id": event.tool_use_id, "name": event.name,
             "content": event.content, "is_error": event.is_error,
@@ -241,38 +258,38 @@ class ConversationRunner:
             data["input"] = ran  # what ran, when it was not the model's
         self.emit("tool_result", data)
 
-    def _tool_progress_reported(self, event: ev.ToolProgressReported) -> None:
+    def _tool_progress_reported(self, event: ToolProgressReported) -> None:
         self.emit("tool_progress", {"tool_use_id": event.tool_use_id, "name": event.name,
                                     "progress": event.progress, "total": event.total,
                                     "message": event.message})
 
-    def _compaction_reported(self, event: ev.CompactionReported) -> None:
+    def _compaction_reported(self, event: CompactionReported) -> None:
         block = event.block
         self.emit("compaction", {"messages": block.messages, "summary": block.summary,
                                  "mode": block.mode, "tokens_before": block.tokens_before,
                                  "tokens_after": block.tokens_after})
 
-    def _tool_error_reported(self, event: ev.ToolErrorReported) -> None:
+    def _tool_error_reported(self, event: ToolErrorReported) -> None:
         raw = event.raw_data if event.raw_data is None else event.raw_data[:2000]
         self.emit("tool_error", {"error": event.error, "tool_use_id": event.tool_use_id,
                                  "name": event.name, "raw_data": raw})
 
-    def _usage_reported(self, event: ev.UsageReported) -> None:
+    def _usage_reported(self, event: UsageReported) -> None:
         usage = event.usage
         self.emit("usage", {"prompt_tokens": usage.prompt_tokens,
                             "completion_tokens": usage.completion_tokens,
                             "time_to_first_token": usage.time_to_first_token,
                             "tokens_per_second": usage.tokens_per_second})
 
-    def _message_stored(self, event: ev.MessageStored) -> None:
+    def _message_stored(self, event: MessageStored) -> None:
         record = event.record
         self.emit("message", {"id": record.id, "role": record.role,
                               "status": record.status, "message": record.message})
 
-    def _turn_failed(self, event: ev.TurnFailed) -> None:
+    def _turn_failed(self, event: TurnFailed) -> None:
         self.emit("error", _describe(event.error, self.conversation_id))
 
-    def _approval_asked(self, event: ev.ApprovalAsked) -> None:
+    def _approval_asked(self, event: ApprovalAsked) -> None:
         question = event.question
         context = question.context
         self.emit("approval_requested", {
@@ -283,42 +300,42 @@ class ConversationRunner:
             "timeout": self._services.approval_timeout,
             "diff": None if question.preview is None else question.preview.to_dict()})
 
-    def _files_changed(self, event: ev.FilesChanged) -> None:
+    def _files_changed(self, event: FilesChanged) -> None:
         changes = event.changes
         self.emit("files_changed", {
             "turn": changes.turn, "kind": changes.kind, "message_id": changes.message,
             "files": [{"path": c.path, "change": c.change, "kind": c.kind}
                       for c in changes.changes]})
 
-    def _notice(self, event: ev.Notice) -> None:
+    def _notice(self, event: Notice) -> None:
         self.emit("notice", {"text": event.text})
 
-    def _prompt_progress_reported(self, event: ev.PromptProgressReported) -> None:
+    def _prompt_progress_reported(self, event: PromptProgressReported) -> None:
         self.emit("prompt_progress", {"processed": event.processed, "total": event.total})
 
-    def _approval_settled(self, event: ev.ApprovalSettled) -> None:
+    def _approval_settled(self, event: ApprovalSettled) -> None:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
 
 _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
-    ev.StateChanged: ConversationRunner._state_changed,
-    ev.UserMessageAdded: ConversationRunner._user_message_added,
-    ev.TextDelta: ConversationRunner._text_delta,
-    ev.ThinkingDelta: ConversationRunner._thinking_delta,
-    ev.ToolCallStarted: ConversationRunner._tool_call_started,
-    ev.ToolInputReplaced: ConversationRunner._tool_input_replaced,
-    ev.ToolResultArrived: ConversationRunner._tool_result_arrived,
-    ev.ToolProgressReported: ConversationRunner._tool_progress_reported,
-    ev.CompactionReported: ConversationRunner._compaction_reported,
-    ev.ToolErrorReported: ConversationRunner._tool_error_reported,
-    ev.UsageReported: ConversationRunner._usage_reported,
-    ev.MessageStored: ConversationRunner._message_stored,
-    ev.TurnFailed: ConversationRunner._turn_failed,
-    ev.ApprovalAsked: ConversationRunner._approval_asked,
-    ev.ApprovalSettled: ConversationRunner._approval_settled,
-    ev.Notice: ConversationRunner._notice,
-    ev.FilesChanged: ConversationRunner._files_changed,
-    ev.PromptProgressReported: ConversationRunner._prompt_progress_reported,
+    StateChanged: ConversationRunner._state_changed,
+    UserMessageAdded: ConversationRunner._user_message_added,
+    TextDelta: ConversationRunner._text_delta,
+    ThinkingDelta: ConversationRunner._thinking_delta,
+    ToolCallStarted: ConversationRunner._tool_call_started,
+    ToolInputReplaced: ConversationRunner._tool_input_replaced,
+    ToolResultArrived: ConversationRunner._tool_result_arrived,
+    ToolProgressReported: ConversationRunner._tool_progress_reported,
+    CompactionReported: ConversationRunner._compaction_reported,
+    ToolErrorReported: ConversationRunner._tool_error_reported,
+    UsageReported: ConversationRunner._usage_reported,
+    MessageStored: ConversationRunner._message_stored,
+    TurnFailed: ConversationRunner._turn_failed,
+    ApprovalAsked: ConversationRunner._approval_asked,
+    ApprovalSettled: ConversationRunner._approval_settled,
+    Notice: ConversationRunner._notice,
+    FilesChanged: ConversationRunner._files_changed,
+    PromptProgressReported: ConversationRunner._prompt_progress_reported,
 }
 """How each session event is told over REST. Events not listed here (reply started
 and ended, path resets, settings reloaded from another process) are not sent: the

@@ -15,11 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_agent.session.approvals import (
-    ApprovalAnswer,
-    QuestionWithdrawn,
-    ToolCallQuestion,
-)
+from desktop_agent.session import ApprovalAnswer, QuestionWithdrawn, ToolCallQuestion
 
 
 @dataclass

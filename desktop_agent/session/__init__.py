@@ -5,4 +5,185 @@ package, so both apply the same rules to a conversation: the same settings
 schema and defaults, the same tools, the same permission rules from
 ``config.json``, the same approval decisions and the same stored record.
 Nothing here imports Qt or FastAPI (an import-linter contract says so).
+
+``__all__`` below is the package's public API and the only door for front
+ends: they write ``from desktop_agent.session import ...`` and never name a
+submodule (another import-linter contract says so), so the modules behind the
+door can be split, renamed or folded without touching ``gui/`` or ``server/``.
+Names load on first use (PEP 562): the window imports ``ToolCatalog`` before it
+paints, and that must not pull in the core client, pydantic models and the
+store's writers with it.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    'ChangePreview': 'file_changes',
+    'FILE_CHANGING_TOOLS': 'file_changes',
+    'stored_file_change': 'file_changes',
+    'ApprovalAnswer': 'approvals',
+    'ApprovalChoice': 'approvals',
+    'Decision': 'approvals',
+    'QuestionWithdrawn': 'approvals',
+    'ToolCallQuestion': 'approvals',
+    'DEFAULT_TITLE': 'branch_reading',
+    'TITLE_LENGTH': 'branch_reading',
+    'model_history': 'branch_reading',
+    'picture_urls': 'branch_reading',
+    'tool_result_text': 'branch_reading',
+    'view_dict': 'branch_reading',
+    'AppConfig': 'config',
+    'ConfigWriteError': 'config',
+    'RULES_KEY': 'config',
+    'conversation_allowed_tools': 'config',
+    'revoke_in_conversation': 'config',
+    'ConversationSession': 'conversation',
+    'CheckpointError': 'file_checkpoints',
+    'FileChangeView': 'file_checkpoints',
+    'RestoreConflictError': 'file_checkpoints',
+    'RestoreReport': 'file_checkpoints',
+    'FilesChanged': 'events',
+    'conversation_environment': 'conversation_secrets',
+    'conversation_secret_names': 'conversation_secrets',
+    'delete_conversation_secret': 'conversation_secrets',
+    'set_conversation_secret': 'conversation_secrets',
+    'delete_conversation': 'deletion',
+    'BUSY_ELSEWHERE': 'errors',
+    'NotConfiguredError': 'errors',
+    'NothingToAnswerError': 'errors',
+    'SessionError': 'errors',
+    'TurnRunningError': 'errors',
+    'ApprovalAsked': 'events',
+    'ApprovalSettled': 'events',
+    'CompactionReported': 'events',
+    'MessageStored': 'events',
+    'Notice': 'events',
+    'PathReset': 'events',
+    'PromptProgressReported': 'events',
+    'ReplyEnded': 'events',
+    'ReplyStarted': 'events',
+    'SessionEvent': 'events',
+    'SettingsChanged': 'events',
+    'StateChanged': 'events',
+    'TextDelta': 'events',
+    'ThinkingDelta': 'events',
+    'TitleChanged': 'events',
+    'ToolCallStarted': 'events',
+    'ToolErrorReported': 'events',
+    'ToolInputReplaced': 'events',
+    'ToolProgressReported': 'events',
+    'ToolResultArrived': 'events',
+    'TurnFailed': 'events',
+    'UsageReported': 'events',
+    'UserMessageAdded': 'events',
+    'drop_invalid_settings': 'imports',
+    'SessionEnvironment': 'options',
+    'SessionRegistry': 'registry',
+    'sandbox_policy': 'sandbox_settings',
+    'ConversationSettings': 'settings',
+    'SettingsError': 'settings',
+    'asks_before_tools': 'settings',
+    'ToolCatalog': 'tools',
+    'WorkdirError': 'tools',
+    'workdir_path': 'tools',
+    'warm_up_turns': 'warm_up',
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from desktop_agent.session.approvals import ApprovalAnswer as ApprovalAnswer
+    from desktop_agent.session.approvals import ApprovalChoice as ApprovalChoice
+    from desktop_agent.session.approvals import Decision as Decision
+    from desktop_agent.session.approvals import QuestionWithdrawn as QuestionWithdrawn
+    from desktop_agent.session.approvals import ToolCallQuestion as ToolCallQuestion
+    from desktop_agent.session.branch_reading import DEFAULT_TITLE as DEFAULT_TITLE
+    from desktop_agent.session.branch_reading import TITLE_LENGTH as TITLE_LENGTH
+    from desktop_agent.session.branch_reading import model_history as model_history
+    from desktop_agent.session.branch_reading import picture_urls as picture_urls
+    from desktop_agent.session.branch_reading import tool_result_text as tool_result_text
+    from desktop_agent.session.branch_reading import view_dict as view_dict
+    from desktop_agent.session.config import RULES_KEY as RULES_KEY
+    from desktop_agent.session.config import AppConfig as AppConfig
+    from desktop_agent.session.config import ConfigWriteError as ConfigWriteError
+    from desktop_agent.session.config import (
+        conversation_allowed_tools as conversation_allowed_tools,
+    )
+    from desktop_agent.session.config import revoke_in_conversation as revoke_in_conversation
+    from desktop_agent.session.conversation import ConversationSession as ConversationSession
+    from desktop_agent.session.conversation_secrets import (
+        conversation_environment as conversation_environment,
+    )
+    from desktop_agent.session.conversation_secrets import (
+        conversation_secret_names as conversation_secret_names,
+    )
+    from desktop_agent.session.conversation_secrets import (
+        delete_conversation_secret as delete_conversation_secret,
+    )
+    from desktop_agent.session.conversation_secrets import (
+        set_conversation_secret as set_conversation_secret,
+    )
+    from desktop_agent.session.deletion import delete_conversation as delete_conversation
+    from desktop_agent.session.errors import BUSY_ELSEWHERE as BUSY_ELSEWHERE
+    from desktop_agent.session.errors import NotConfiguredError as NotConfiguredError
+    from desktop_agent.session.errors import NothingToAnswerError as NothingToAnswerError
+    from desktop_agent.session.errors import SessionError as SessionError
+    from desktop_agent.session.errors import TurnRunningError as TurnRunningError
+    from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
+    from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
+    from desktop_agent.session.events import CompactionReported as CompactionReported
+    from desktop_agent.session.events import FilesChanged as FilesChanged
+    from desktop_agent.session.events import MessageStored as MessageStored
+    from desktop_agent.session.events import Notice as Notice
+    from desktop_agent.session.events import PathReset as PathReset
+    from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
+    from desktop_agent.session.events import ReplyEnded as ReplyEnded
+    from desktop_agent.session.events import ReplyStarted as ReplyStarted
+    from desktop_agent.session.events import SessionEvent as SessionEvent
+    from desktop_agent.session.events import SettingsChanged as SettingsChanged
+    from desktop_agent.session.events import StateChanged as StateChanged
+    from desktop_agent.session.events import TextDelta as TextDelta
+    from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
+    from desktop_agent.session.events import TitleChanged as TitleChanged
+    from desktop_agent.session.events import ToolCallStarted as ToolCallStarted
+    from desktop_agent.session.events import ToolErrorReported as ToolErrorReported
+    from desktop_agent.session.events import ToolInputReplaced as ToolInputReplaced
+    from desktop_agent.session.events import ToolProgressReported as ToolProgressReported
+    from desktop_agent.session.events import ToolResultArrived as ToolResultArrived
+    from desktop_agent.session.events import TurnFailed as TurnFailed
+    from desktop_agent.session.events import UsageReported as UsageReported
+    from desktop_agent.session.events import UserMessageAdded as UserMessageAdded
+    from desktop_agent.session.file_changes import FILE_CHANGING_TOOLS as FILE_CHANGING_TOOLS
+    from desktop_agent.session.file_changes import ChangePreview as ChangePreview
+    from desktop_agent.session.file_changes import stored_file_change as stored_file_change
+    from desktop_agent.session.file_checkpoints import CheckpointError as CheckpointError
+    from desktop_agent.session.file_checkpoints import FileChangeView as FileChangeView
+    from desktop_agent.session.file_checkpoints import RestoreConflictError as RestoreConflictError
+    from desktop_agent.session.file_checkpoints import RestoreReport as RestoreReport
+    from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
+    from desktop_agent.session.options import SessionEnvironment as SessionEnvironment
+    from desktop_agent.session.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.sandbox_settings import sandbox_policy as sandbox_policy
+    from desktop_agent.session.settings import ConversationSettings as ConversationSettings
+    from desktop_agent.session.settings import SettingsError as SettingsError
+    from desktop_agent.session.settings import asks_before_tools as asks_before_tools
+    from desktop_agent.session.tools import ToolCatalog as ToolCatalog
+    from desktop_agent.session.tools import WorkdirError as WorkdirError
+    from desktop_agent.session.tools import workdir_path as workdir_path
+    from desktop_agent.session.warm_up import warm_up_turns as warm_up_turns
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'desktop_agent.session' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -45,7 +45,7 @@ from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
 if TYPE_CHECKING:
-    from desktop_agent.session.file_changes import ChangePreview
+    from desktop_agent.session import ChangePreview
 
 log = logging.getLogger("desktop_agent.gui.approvals")
 

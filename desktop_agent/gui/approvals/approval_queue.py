@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice
+from desktop_agent.session import ApprovalAnswer, ApprovalChoice
 
 if TYPE_CHECKING:
-    from desktop_agent.session.file_changes import ChangePreview
+    from desktop_agent.session import ChangePreview
 
 __all__ = ["ApprovalChoice", "ApprovalDecision", "ApprovalQueue", "ApprovalRequest",
            "RequestState"]

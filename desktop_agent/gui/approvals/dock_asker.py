@@ -15,15 +15,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest, RequestState
-from desktop_agent.session.approvals import (
-    ApprovalAnswer,
-    Decision,
-    QuestionWithdrawn,
-    ToolCallQuestion,
-)
+from desktop_agent.session import ApprovalAnswer, Decision, QuestionWithdrawn, ToolCallQuestion
 
 if TYPE_CHECKING:
-    from desktop_agent.session.file_changes import ChangePreview
+    from desktop_agent.session import ChangePreview
 
 
 class DockAsker:

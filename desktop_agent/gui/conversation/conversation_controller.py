@@ -25,21 +25,44 @@ from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
 from desktop_agent.gui.approvals.dock_asker import DockAsker
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.turn_figures import TurnFigures
-from desktop_agent.session import config as session_config
-from desktop_agent.session import events as ev
-from desktop_agent.session.branch_reading import (
+from desktop_agent.session import (
+    BUSY_ELSEWHERE,
     DEFAULT_TITLE,
     TITLE_LENGTH,
+    ApprovalSettled,
+    CompactionReported,
+    ConversationSession,
+    MessageStored,
+    NotConfiguredError,
+    Notice,
+    PathReset,
+    PromptProgressReported,
+    ReplyEnded,
+    ReplyStarted,
+    SessionEnvironment,
+    SessionError,
+    SessionEvent,
+    SettingsChanged,
+    StateChanged,
+    TextDelta,
+    ThinkingDelta,
+    TitleChanged,
+    ToolCallStarted,
+    ToolCatalog,
+    ToolErrorReported,
+    ToolInputReplaced,
+    ToolProgressReported,
+    ToolResultArrived,
+    TurnFailed,
+    UsageReported,
+    UserMessageAdded,
+    conversation_allowed_tools,
     model_history,
     picture_urls,
+    stored_file_change,
     tool_result_text,
     view_dict,
 )
-from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.errors import BUSY_ELSEWHERE, NotConfiguredError, SessionError
-from desktop_agent.session.file_changes import stored_file_change
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.tools import ToolCatalog
 from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
 if TYPE_CHECKING:
@@ -199,7 +222,7 @@ class ConversationController(QObject):
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""
-        return session_config.conversation_allowed_tools(self.session.record.settings)
+        return conversation_allowed_tools(self.session.record.settings)
 
     # -- settings ------------------------------------------------------------
 
@@ -303,8 +326,8 @@ class ConversationController(QObject):
 
     # -- session events -> signals -------------------------------------------------
 
-    def _on_event(self, event: ev.SessionEvent) -> None:
-        if isinstance(event, ev.StateChanged):
+    def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, StateChanged):
             if event.state == "idle":
                 self._end_transcript_message(event.outcome != "complete")
                 if self._busy_shown:
@@ -313,64 +336,64 @@ class ConversationController(QObject):
             elif not self._busy_shown:
                 self._busy_shown = True
                 self.busy_changed.emit(True)
-        elif isinstance(event, ev.UserMessageAdded):
+        elif isinstance(event, UserMessageAdded):
             content = event.record.message.get("content")
             shown = self._shown_next if self._shown_next is not None else (
                 content if isinstance(content, str) else "")
             self.user_message.emit(shown, event.record.id, list(picture_urls(content)))
-        elif isinstance(event, ev.PathReset):
+        elif isinstance(event, PathReset):
             # The transcript gets the last page; it asks for earlier ones as it scrolls up.
             self.transcript_reset.emit(self.stored_messages(HISTORY_PAGE))
-        elif isinstance(event, ev.TurnFailed):
+        elif isinstance(event, TurnFailed):
             description = describe_error(event.error)
             self.error.emit(description.sentence, description.can_retry)
-        elif isinstance(event, ev.SettingsChanged):
+        elif isinstance(event, SettingsChanged):
             self._figures.model = str(event.settings.get("model") or "")
             self._figures.context_length = event.settings.get("context_length")
             self.settings_changed.emit(dict(event.settings))
             self.figures_changed.emit(self._figures)
-        elif isinstance(event, ev.TitleChanged):
+        elif isinstance(event, TitleChanged):
             self.title_changed.emit(event.title)
-        elif isinstance(event, ev.Notice):
+        elif isinstance(event, Notice):
             self.notice.emit(event.text)
-        elif isinstance(event, ev.ApprovalSettled):
+        elif isinstance(event, ApprovalSettled):
             # The broker gave up on a question: the dock shows it expired or withdrawn.
             self._asker.settled(event.tool_use_id, event.record)
         else:
             self._on_reply_event(event)
 
-    def _on_reply_event(self, event: ev.SessionEvent) -> None:
+    def _on_reply_event(self, event: SessionEvent) -> None:
         """The reply's pieces: one signal each, in the order they streamed."""
-        if isinstance(event, ev.ReplyStarted):
+        if isinstance(event, ReplyStarted):
             if not self._transcript_open:  # the transcript shows one reply per turn
                 self._transcript_open = True
                 self.assistant_started.emit(event.message_id)
-        elif isinstance(event, ev.TextDelta):
+        elif isinstance(event, TextDelta):
             self.text_delta.emit(event.text)
-        elif isinstance(event, ev.ThinkingDelta):
+        elif isinstance(event, ThinkingDelta):
             self.thinking_delta.emit(event.text)
-        elif isinstance(event, ev.ToolCallStarted):
+        elif isinstance(event, ToolCallStarted):
             self.tool_call.emit(event.tool_use_id, event.name, dict(event.input), event.source)
-        elif isinstance(event, ev.ToolInputReplaced):
+        elif isinstance(event, ToolInputReplaced):
             self.tool_input_changed.emit(event.tool_use_id, dict(event.input))
-        elif isinstance(event, ev.ToolResultArrived):
+        elif isinstance(event, ToolResultArrived):
             if not event.reported:
                 self.tool_result.emit(event.tool_use_id,
                                       tool_result_text(event.content, event.user_content),
                                       event.is_error, list(event.pictures))
-        elif isinstance(event, ev.MessageStored):
+        elif isinstance(event, MessageStored):
             self._on_stored(event.record)
-        elif isinstance(event, ev.ToolProgressReported):
+        elif isinstance(event, ToolProgressReported):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
-        elif isinstance(event, ev.ToolErrorReported):
+        elif isinstance(event, ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
-        elif isinstance(event, ev.UsageReported):
+        elif isinstance(event, UsageReported):
             self._on_usage(event)
-        elif isinstance(event, ev.PromptProgressReported):
+        elif isinstance(event, PromptProgressReported):
             self.prompt_progress.emit(event.processed, event.total)
-        elif isinstance(event, ev.CompactionReported):
+        elif isinstance(event, CompactionReported):
             self.compacted.emit(event.block.messages, event.block.summary)
-        elif isinstance(event, ev.ReplyEnded):
+        elif isinstance(event, ReplyEnded):
             self._end_transcript_message(event.interrupted)
 
     def _on_stored(self, record: MessageRecord) -> None:
@@ -393,7 +416,7 @@ class ConversationController(QObject):
 
     # -- figures ---------------------------------------------------------------
 
-    def _on_usage(self, event: ev.UsageReported) -> None:
+    def _on_usage(self, event: UsageReported) -> None:
         usage = event.usage
         self._figures.tokens_per_second = usage.tokens_per_second
         self._figures.time_to_first_token = usage.time_to_first_token
@@ -438,7 +461,7 @@ class ConversationController(QObject):
             return None
 
 
-def progress_text(progress: ev.ToolProgressReported) -> str:
+def progress_text(progress: ToolProgressReported) -> str:
     """A running call's progress as the card's status ("running… 2/3 (67%)")."""
     if progress.total:
         share = progress.progress / progress.total

@@ -32,8 +32,14 @@ from PySide6.QtWidgets import (
 from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
 from desktop_agent.gui.theme import style_chrome
-from desktop_agent.session import config as session_config
-from desktop_agent.session.setting_values import asks_before_tools
+from desktop_agent.session import (
+    RULES_KEY,
+    AppConfig,
+    ConfigWriteError,
+    asks_before_tools,
+    conversation_allowed_tools,
+    revoke_in_conversation,
+)
 
 _ROLE = Qt.ItemDataRole.UserRole
 
@@ -127,7 +133,7 @@ class ConversationSettingsDialog(QDialog):
         self.problem.setStyleSheet("color: #d9534f;")
         self.problem.hide()
         r_layout.addWidget(self.problem)
-        config_problem = session_config.AppConfig().problem()
+        config_problem = AppConfig().problem()
         if config_problem:
             self.problem.setText(f"The config file cannot be used, so no remembered approval "
                                  f"applies and every call asks: {config_problem}")
@@ -143,11 +149,11 @@ class ConversationSettingsDialog(QDialog):
 
     def _fill_approvals(self) -> None:
         self.approvals.clear()
-        for name in session_config.conversation_allowed_tools(self._settings):
+        for name in conversation_allowed_tools(self._settings):
             item = QListWidgetItem(f"{name} — allowed in this conversation")
             item.setData(_ROLE, ("conversation", name))
             self.approvals.addItem(item)
-        for rule in session_config.AppConfig().global_rules():
+        for rule in AppConfig().global_rules():
             if rule.decision != "allow":
                 continue
             args = ", ".join(f"{k}={v}" for k, v in rule.arguments.items())
@@ -168,13 +174,13 @@ class ConversationSettingsDialog(QDialog):
             return
         kind, value = data
         if kind == "conversation":
-            self._settings = {**self._settings, session_config.RULES_KEY:
-                              session_config.revoke_in_conversation(self._settings, value)}
+            self._settings = {**self._settings, RULES_KEY:
+                              revoke_in_conversation(self._settings, value)}
             self.conversation_approval_revoked.emit(value)
         else:
             try:
-                session_config.AppConfig().remove_rule(PermissionRule.from_dict(value))
-            except session_config.ConfigWriteError as exc:
+                AppConfig().remove_rule(PermissionRule.from_dict(value))
+            except ConfigWriteError as exc:
                 self.problem.setText(str(exc))
                 self.problem.show()
         self._fill_approvals()

@@ -34,7 +34,7 @@ from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.thinking_section import ThinkingSection
 from desktop_agent.gui.transcript.tool_card import ToolCard, format_arguments
 from desktop_agent.gui.transcript.widget_style import action_button, muted_label, role_label
-from desktop_agent.session.file_changes import FILE_CHANGING_TOOLS
+from desktop_agent.session import FILE_CHANGING_TOOLS
 
 #: Finished markdown (source characters) gathered into one document before a new one starts.
 CHUNK_CHARS = 600

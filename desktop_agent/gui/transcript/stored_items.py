@@ -31,8 +31,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
-from desktop_agent.session.branch_reading import picture_urls, tool_result_text
-from desktop_agent.session.file_changes import stored_file_change
+from desktop_agent.session import picture_urls, stored_file_change, tool_result_text
 from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")

@@ -74,7 +74,7 @@ def import_files(store: Store, paths: Iterable[str | Path]) -> TransferResult:
     except (OSError, StoreError) as exc:
         log.warning("import failed: %s", exc)
         return TransferResult(False, f"Nothing was imported: {exc}")
-    from desktop_agent.session.imports import drop_invalid_settings
+    from desktop_agent.session import drop_invalid_settings
 
     resets.extend(drop_invalid_settings(store, records))
     noun = "conversation" if len(records) == 1 else "conversations"

@@ -70,7 +70,7 @@ from desktop_agent.gui.window.window_state import (
     default_window_settings,
 )
 from desktop_agent.gui.window.window_transfer import WindowTransfer
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session import ToolCatalog
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store
@@ -335,7 +335,7 @@ class MainWindow(QMainWindow):
         async def delete_after_close() -> None:
             if closing is not None:
                 await closing  # its turn writes its last words before the rows go
-            from desktop_agent.session.deletion import delete_conversation
+            from desktop_agent.session import delete_conversation
 
             # Rows and the conversation's keyring secrets, as the REST server does.
             await delete_conversation(self.store, conversation_id)

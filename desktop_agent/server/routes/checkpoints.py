@@ -26,7 +26,7 @@ from desktop_agent.server.checkpoint_models import (
     UndoRequest,
 )
 from desktop_agent.server.routes.turns import runner_for
-from desktop_agent.session.file_checkpoints import FileChangeView, RestoreReport
+from desktop_agent.session import FileChangeView, RestoreReport
 
 router = APIRouter(tags=["checkpoints"])
 

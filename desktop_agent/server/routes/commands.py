@@ -13,8 +13,7 @@ from desktop_agent.server.api_errors import ApiError
 from desktop_agent.server.api_models import CommandRequest, CommandResult, ErrorBody
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.workdir_paths import open_workdir
-from desktop_agent.session.conversation_secrets import conversation_environment
-from desktop_agent.session.sandbox_settings import sandbox_policy
+from desktop_agent.session import conversation_environment, sandbox_policy
 
 router = APIRouter(tags=["commands"])
 

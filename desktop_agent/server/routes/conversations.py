@@ -26,8 +26,8 @@ from desktop_agent.server.api_models import (
 )
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.message_content import refuse_if_blind, stored_content
-from desktop_agent.session import deletion
-from desktop_agent.session.settings import asks_before_tools
+from desktop_agent.session import asks_before_tools
+from desktop_agent.session import delete_conversation as delete_stored_conversation
 from desktop_agent.store import ConversationRecord
 
 router = APIRouter(tags=["conversations"])
@@ -162,7 +162,7 @@ async def delete_conversation(
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     await svc.runners.discard(conversation_id)
     await svc.callbacks.remove_conversation(conversation_id)
-    await deletion.delete_conversation(svc.store, conversation_id)
+    await delete_stored_conversation(svc.store, conversation_id)
     svc.events.forget(conversation_id)
     workdir = svc.workdir_of(record)
     removed, note = False, None

@@ -16,7 +16,11 @@ from desktop_agent.server.api_models import (
     SecretStored,
 )
 from desktop_agent.server.app_services import AppServices, services
-from desktop_agent.session import conversation_secrets
+from desktop_agent.session import (
+    conversation_secret_names,
+    delete_conversation_secret,
+    set_conversation_secret,
+)
 
 router = APIRouter(tags=["secrets"])
 
@@ -33,7 +37,7 @@ async def list_secrets(conversation_id: str,
                        svc: AppServices = Depends(services)) -> SecretNames:  # noqa: B008
     """Names of the conversation's secrets (never their values)."""
     await asyncio.to_thread(svc.conversation, conversation_id)
-    names = await asyncio.to_thread(conversation_secrets.conversation_secret_names,
+    names = await asyncio.to_thread(conversation_secret_names,
                                     conversation_id)
     return SecretNames(names=names)
 
@@ -44,7 +48,7 @@ async def set_secret(conversation_id: str, body: SecretSet, name: str = SecretNa
                      svc: AppServices = Depends(services)) -> SecretStored:  # noqa: B008
     """Store a secret; commands and the bash tool get it as the environment variable ``name``."""
     await asyncio.to_thread(svc.conversation, conversation_id)
-    persisted = await asyncio.to_thread(conversation_secrets.set_conversation_secret,
+    persisted = await asyncio.to_thread(set_conversation_secret,
                                         conversation_id, name, body.value)
     return SecretStored(name=name, persisted=persisted)
 
@@ -56,7 +60,7 @@ async def delete_secret(conversation_id: str, name: str = SecretName,
                         svc: AppServices = Depends(services)) -> Response:  # noqa: B008
     """Forget a secret."""
     await asyncio.to_thread(svc.conversation, conversation_id)
-    removed = await asyncio.to_thread(conversation_secrets.delete_conversation_secret,
+    removed = await asyncio.to_thread(delete_conversation_secret,
                                       conversation_id, name)
     if not removed:
         raise ApiError(404, "not_found", f"No secret named {name!r} in this conversation.")
