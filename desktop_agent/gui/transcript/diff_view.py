@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pygments.lexer import Lexer
 
 #: Rows added per slice: small enough that one slice stays well under a frame.
-ROWS_PER_STEP = 80
+ROWS_PER_STEP = 40
 #: Narrower than this, a diff is shown unified unless the person asks otherwise.
 SIDE_BY_SIDE_MIN_WIDTH = 900
 #: Rows visible before the lines scroll inside the view.
@@ -279,17 +279,27 @@ class DiffView(QWidget):
 
 
 class _RowPainter:
-    """Appends rows to an editor: text, then line backgrounds, gutter and code colours."""
+    """Appends rows to an editor, each piece inserted with its format.
+
+    Why not insert and colour after: every format change on text already laid
+    out lays its block out again; inserting each piece with its format (inside one
+    edit block) lays the slice out once.
+    """
 
     def __init__(self, theme: TranscriptTheme) -> None:
         added_text, removed_text = _diff_colors(theme)
         base = QColor(theme.code_background)
-        self._backgrounds = {
-            "+": _tint(base, QColor(added_text)),
-            "-": _tint(base, QColor(removed_text)),
-            "@": _tint(base, QColor(theme.accent)),
-            "": _tint(base, QColor(theme.muted_text), 0.10),
-        }
+        self._blocks: dict[str, QTextBlockFormat] = {}
+        for sign, color, amount in (("+", QColor(added_text), 0.16),
+                                    ("-", QColor(removed_text), 0.16),
+                                    ("@", QColor(theme.accent), 0.16),
+                                    ("", QColor(theme.muted_text), 0.10)):
+            fmt = QTextBlockFormat()
+            fmt.setBackground(_tint(base, color, amount))
+            self._blocks[sign] = fmt
+        self._blocks[" "] = QTextBlockFormat()
+        self._plain = QTextCharFormat()
+        self._plain.setForeground(QColor(theme.text))
         self._gutter = QTextCharFormat()
         self._gutter.setForeground(QColor(theme.muted_text))
         self._header = QTextCharFormat()
@@ -298,62 +308,44 @@ class _RowPainter:
 
     def append(self, editor: QPlainTextEdit, rows: Sequence[Row], lexer: Lexer,
                first: bool) -> None:
-        document = editor.document()
-        cursor = QTextCursor(document)
+        """Add ``rows`` at the end of ``editor`` (``first``: into its empty first line)."""
+        pieces = self._pieces(lexer, [text for _s, gutter, text in rows if gutter])
+        cursor = QTextCursor(editor.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
-        start_block = document.blockCount() - (1 if first else 0)
         cursor.beginEditBlock()
-        cursor.insertText(("" if first else "\n") + "\n".join(g + t for _s, g, t in rows))
-        block = document.findBlockByNumber(start_block)
-        code_rows: list[tuple[int, str]] = []  # (position of the code in the document, code)
-        for sign, gutter, text in rows:
-            if not block.isValid():
-                break
-            position = block.position()
-            background = self._backgrounds.get(sign)
-            if background is not None:
-                fmt = QTextBlockFormat()
-                fmt.setBackground(background)
-                cursor.setPosition(position)
-                cursor.setBlockFormat(fmt)
+        code_row = 0
+        for index, (sign, gutter, text) in enumerate(rows):
+            block = self._blocks.get(sign, self._blocks[" "])
+            if first and index == 0:
+                cursor.setBlockFormat(block)
+            else:
+                cursor.insertBlock(block, self._plain)
             if sign == "@":
-                self._paint(cursor, position, len(text), self._header)
+                cursor.insertText(text, self._header)
             elif gutter:
-                self._paint(cursor, position, len(gutter), self._gutter)
-                code_rows.append((position + len(gutter), text))
-            block = block.next()
-        self._highlight(cursor, code_rows, lexer)
+                cursor.insertText(gutter, self._gutter)
+                for value, fmt in pieces[code_row]:
+                    cursor.insertText(value, fmt)
+                code_row += 1
         cursor.endEditBlock()
 
-    def _highlight(self, cursor: QTextCursor, code_rows: list[tuple[int, str]],
-                   lexer: Lexer) -> None:
-        """Colour the slice's code as one text (lexed together, so strings span lines)."""
-        if not code_rows:
-            return
-        code = "\n".join(text for _p, text in code_rows)
-        row = 0
-        row_start = 0  # offset of the current row in ``code``
-        for index, token_type, value in lexer.get_tokens_unprocessed(code):
+    def _pieces(self, lexer: Lexer, texts: list[str]) -> list[list[tuple[str, QTextCharFormat]]]:
+        """Each text cut into coloured pieces, the slice lexed as one text (strings span lines)."""
+        lines: list[list[tuple[str, QTextCharFormat]]] = [[]]
+        for _index, token_type, value in lexer.get_tokens_unprocessed("\n".join(texts)):
             fmt = None
             kind = token_type
             while kind is not None and fmt is None:
                 fmt = self._formats.get(kind)
                 kind = kind.parent
-            if fmt is None or not value.strip():
-                continue
-            while row + 1 < len(code_rows) and index >= row_start + len(code_rows[row][1]) + 1:
-                row_start += len(code_rows[row][1]) + 1
-                row += 1
-            offset = index - row_start
-            length = min(len(value), len(code_rows[row][1]) - offset)
-            if length > 0:
-                self._paint(cursor, code_rows[row][0] + offset, length, fmt)
-
-    @staticmethod
-    def _paint(cursor: QTextCursor, position: int, length: int, fmt: QTextCharFormat) -> None:
-        cursor.setPosition(position)
-        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
-        cursor.mergeCharFormat(fmt)
+            for number, part in enumerate(value.split("\n")):
+                if number:
+                    lines.append([])
+                if part:
+                    lines[-1].append((part, fmt or self._plain))
+        while len(lines) < len(texts):
+            lines.append([])
+        return lines
 
 
 def _diff_colors(theme: TranscriptTheme) -> tuple[str, str]:
