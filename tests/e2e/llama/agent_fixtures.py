@@ -34,7 +34,7 @@ def llama_options(server: LlamaServer, **overrides: Any) -> AgentOptions:
         "base_url": server.base_url,
         "temperature": 0.0,
         "max_tokens": 48,
-        "timeout": 30.0,
+        "timeout": server.scaled_timeout(30.0),  # idle wait; stretched on a busy machine
         "max_turns": None,
         "retry": RetryPolicy(max_retries=0),
     }

