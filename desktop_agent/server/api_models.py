@@ -276,6 +276,9 @@ class CommandResult(BaseModel):
     truncated: bool
     sandboxed: bool = Field(
         default=True, description="False only when the conversation's sandbox setting is 'off'.")
+    limit: str | None = Field(
+        default=None, description="The limit the command ran into (memory, processes, file "
+                                  "size, /tmp), in a sentence; None when none.")
     turn: str | None = Field(
         default=None, description="The command's turn in the folder's checkpoints: "
                                   "POST .../undo with it puts back what it changed.")

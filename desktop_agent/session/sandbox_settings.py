@@ -13,10 +13,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from desktop_agent.appdata.workdir_rule import hidden_folders
+from desktop_agent.core.tooling.builtin.command_limits import CommandLimits
 from desktop_agent.core.tooling.builtin.sandbox import SANDBOX_LEVELS, SandboxPolicy
 
 #: The level a conversation gets when its settings name none (or a bad one).
 DEFAULT_SANDBOX = "workdir"
+#: Settings key -> CommandLimits field: what one command may use.
+LIMIT_SETTINGS = {"command_memory_mb": "memory_mb", "command_processes": "processes",
+                  "command_file_mb": "file_mb", "command_tmp_mb": "tmp_mb"}
+
+
+def command_limits(settings: Mapping[str, Any]) -> CommandLimits:
+    """The conversation's limits; a missing or malformed value keeps its default."""
+    chosen = {field: value for key, field in LIMIT_SETTINGS.items()
+              if isinstance(value := settings.get(key), int) and not isinstance(value, bool)
+              and value >= 1}
+    return CommandLimits(**chosen)
 
 
 def sandbox_policy(settings: Mapping[str, Any] | None) -> SandboxPolicy:
@@ -26,4 +38,4 @@ def sandbox_policy(settings: Mapping[str, Any] | None) -> SandboxPolicy:
     if level not in SANDBOX_LEVELS:
         level = DEFAULT_SANDBOX
     return SandboxPolicy(level=level, network=settings.get("network") is True,
-                         hidden=hidden_folders())
+                         hidden=hidden_folders(), limits=command_limits(settings))

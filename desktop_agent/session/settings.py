@@ -75,6 +75,19 @@ class ConversationSettings(BaseModel):
                     "sandbox; every such call is asked and never remembered).")
     network: bool | None = Field(
         default=None, description="Whether commands may use the network (default false).")
+    command_memory_mb: int | None = Field(
+        default=None, ge=16, le=1 << 20,
+        description="Memory (virtual, per process) each sandboxed command may use, in MiB "
+                    "(default 4096).")
+    command_processes: int | None = Field(
+        default=None, ge=4, le=100_000,
+        description="Processes a sandboxed command may run at once (default 256).")
+    command_file_mb: int | None = Field(
+        default=None, ge=1, le=1 << 20,
+        description="Largest file a sandboxed command may write, in MiB (default 1024).")
+    command_tmp_mb: int | None = Field(
+        default=None, ge=1, le=1 << 20,
+        description="Size of a sandboxed command's private /tmp, in MiB (default 512).")
     vision: bool | None = Field(
         default=None, description="Whether the model reads pictures: false refuses messages "
                                   "with images before anything is sent; null means unknown.")

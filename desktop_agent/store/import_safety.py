@@ -25,6 +25,9 @@ MAX_DEPTH = 64
 DROPPED_TOOLS = frozenset({"bash", "write_file", "edit_file"})
 #: The conversation's own permission rules (see session.config.RULES_KEY).
 RULES_KEY = "permission_rules"
+#: Command limits an import may lower but not raise: the defaults of CommandLimits.
+LIMIT_DEFAULTS = {"command_memory_mb": 4096, "command_processes": 256, "command_file_mb": 1024,
+                  "command_tmp_mb": 512}
 #: Sandbox levels at least as strict as the default.
 SAFE_SANDBOX = frozenset({"workdir", "read_only"})
 
@@ -89,6 +92,12 @@ def make_safe(settings: dict[str, Any], conversation_id: str | None = None
     if "sandbox" in safe and safe["sandbox"] not in SAFE_SANDBOX:
         del safe["sandbox"]
         notes.append("commands ran without a sandbox; the sandbox is on again")
+    raised = [key for key, most in LIMIT_DEFAULTS.items()
+              if key in safe and not (isinstance(safe[key], int) and safe[key] <= most)]
+    if raised:
+        for key in raised:
+            del safe[key]
+        notes.append(f"limits above the defaults ({', '.join(raised)}) were dropped")
     if "network" in safe and safe["network"] is not False:
         del safe["network"]
         notes.append("commands had network access; it is off again")

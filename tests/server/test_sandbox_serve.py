@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,3 +207,48 @@ async def test_the_models_file_tools_see_the_data_folder_as_absent(
     assert "config.json" not in found, found
     grep = str(await tools["grep"].execute({"pattern": "mcpServers"}))
     assert "config.json" not in grep, grep
+
+
+# -- limits: memory, processes, file size, /tmp ---------------------------------------
+
+
+def test_a_memory_hog_a_file_filler_and_a_full_tmp_end_with_a_sentence(
+        served: httpx.Client) -> None:
+    cid = _new(served, command_memory_mb=256, command_file_mb=8, command_tmp_mb=8)
+    hog = _command(served, cid, "python3 -c 'b = bytearray(1 << 30); print(len(b))'")
+    assert hog["exit_code"] != 0 and "out of memory" in hog["limit"], hog
+    assert "256 MiB" in hog["limit"]
+    filler = _command(served, cid, "head -c 64M /dev/zero > big; echo $?")
+    assert "size limit of 8 MiB" in filler["limit"], filler
+    size = _command(served, cid, "stat -c %s big")["stdout"].strip()
+    assert int(size) <= 8 << 20
+    tmp = _command(served, cid, "for i in 1 2 3 4; do head -c 3M /dev/zero > /tmp/f$i || break; "
+                                "done; df -m /tmp | tail -1")
+    assert "private /tmp holds 8 MiB" in tmp["limit"], tmp
+    fine = _command(served, cid, "echo still fine")
+    assert fine["stdout"] == "still fine\n" and fine["limit"] is None
+
+
+def test_a_fork_bomb_is_bounded_and_other_conversations_stay_responsive(
+        served: httpx.Client) -> None:
+    bomb_cid = _new(served, command_processes=32)
+    other_cid = _new(served)
+    answers: dict[str, dict] = {}
+
+    def bomb() -> None:
+        answers["bomb"] = served.post(
+            f"/conversations/{bomb_cid}/commands",
+            json={"command": "b() { b | b & }; b; sleep 5", "timeout": 15}).json()
+
+    thread = threading.Thread(target=bomb)
+    thread.start()
+    try:
+        # while the bomb runs, another conversation's command is answered at once
+        quick = _command(served, other_cid, "echo alive; ls /proc | grep -c '^[0-9]'")
+        assert quick["stdout"].startswith("alive"), quick
+        still_running = thread.is_alive()
+    finally:
+        thread.join(120)
+    assert still_running, "the bomb ended before the other command ran; nothing was shown"
+    result = answers["bomb"]
+    assert "limit of 32 processes" in (result["limit"] or ""), result

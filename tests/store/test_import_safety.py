@@ -89,3 +89,16 @@ def test_numbers_json_cannot_hold_and_deep_nesting_are_refused_in_one_sentence(
         assert store.count_conversations() == 0
     finally:
         store.close()
+
+
+def test_an_import_may_lower_the_command_limits_but_not_raise_them() -> None:
+    from desktop_agent.core.tooling.builtin.command_limits import CommandLimits
+    from desktop_agent.session.sandbox_settings import LIMIT_SETTINGS
+    from desktop_agent.store.import_safety import LIMIT_DEFAULTS, make_safe
+
+    defaults = CommandLimits()
+    assert LIMIT_DEFAULTS == {key: getattr(defaults, field)
+                              for key, field in LIMIT_SETTINGS.items()}
+    safe, notes = make_safe({"command_processes": 100_000, "command_memory_mb": 128})
+    assert safe == {"command_memory_mb": 128}
+    assert notes == ["limits above the defaults (command_processes) were dropped"]

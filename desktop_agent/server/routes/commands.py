@@ -63,5 +63,6 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
         timed_out=result.timed_out,
         truncated=bool(result.stdout_dropped or result.stderr_dropped),
         sandboxed=policy.sandboxed,
+        limit=result.limit,
         turn=mark.turn if mark.recorded else None,
     )

@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+from desktop_agent.core.tooling.builtin.command_limits import CommandLimits, PidsGroup
+
 log = logging.getLogger("desktop_agent.tools.sandbox")
 
 SandboxLevel = Literal["workdir", "read_only", "off"]
@@ -72,6 +74,8 @@ _ETC_ENTRIES = (
 # Kernel knobs under /proc that root may write even without capabilities
 # (sysctl files check the uid, not a capability): covered read-only inside.
 _PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+# /run holds nothing a command needs; bounded so it is no way around the /tmp limit.
+_RUN_SIZE = 1 << 20
 #: The uid and gid a command runs as inside the sandbox when the app runs as root.
 SANDBOX_UID = 1000
 _LANG = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
@@ -89,11 +93,14 @@ class SandboxPolicy:
         network: Whether commands may use the network (default False).
         hidden: Folders blanked out even when they lie inside the working
             folder (the app passes its data folder).
+        limits: Memory, processes, file size and ``/tmp`` of each command
+            (applied inside the sandbox; level ``off`` runs unbounded).
     """
 
     level: SandboxLevel = "workdir"
     network: bool = False
     hidden: tuple[str, ...] = field(default=())
+    limits: CommandLimits = field(default_factory=CommandLimits)
 
     def __post_init__(self) -> None:
         if self.level not in SANDBOX_LEVELS:
@@ -117,12 +124,16 @@ class Launch:
         sandboxed: False when the command runs with the account's full rights.
         cleanup: Called once the command and its children are gone.
         pass_fds: Descriptors the program must inherit (the pinned workdir).
+        limits: The limits applied, or None when the command runs unbounded.
+        pids_hit: True once a fork was refused by the process cgroup (root only).
     """
 
     argv: list[str]
     sandboxed: bool
     cleanup: Callable[[], None] = lambda: None
     pass_fds: tuple[int, ...] = ()
+    limits: CommandLimits | None = None
+    pids_hit: Callable[[], bool] = lambda: False
 
 
 @functools.cache
@@ -179,8 +190,8 @@ def command_environment(workdir: Path, secrets: Mapping[str, str] | None = None
 
 
 @functools.cache
-def _bwrap_binds_fds() -> bool:
-    """True when this bubblewrap can bind an open folder (``--bind-fd``, 0.8 and later)."""
+def _bwrap_0_8() -> bool:
+    """True for bubblewrap 0.8 or later: ``--bind-fd`` (an open folder) and ``--size`` (tmpfs)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return False
@@ -202,9 +213,15 @@ def launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str], *,
     backend = sandbox_backend() if policy.level != "off" else None
     if backend == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
-        fd = root_fd if root_fd is not None and _bwrap_binds_fds() else None
-        return Launch([bwrap, *bwrap_arguments(policy, workdir, root_fd=fd), "--", *argv], True,
-                      pass_fds=() if fd is None else (fd,))
+        fd = root_fd if root_fd is not None and _bwrap_0_8() else None
+        limits = policy.limits
+        outer = [bwrap, *bwrap_arguments(policy, workdir, root_fd=fd), "--",
+                 *limits.wrap(list(argv))]
+        group = PidsGroup.make(limits.processes) if os.geteuid() == 0 else None
+        if group is None:
+            return Launch(outer, True, pass_fds=() if fd is None else (fd,), limits=limits)
+        return Launch(group.wrap(outer), True, group.remove,
+                      pass_fds=() if fd is None else (fd,), limits=limits, pids_hit=group.hit)
     if backend == "sandbox-exec":
         return _sandbox_exec(policy, workdir, argv)
     return Launch(list(argv), False)
@@ -227,7 +244,8 @@ def bwrap_arguments(policy: SandboxPolicy, workdir: Path, *, root_fd: int | None
                     ) -> list[str]:
     """The options for ``bwrap`` under ``policy`` (everything before ``--``)."""
     root = Path(workdir).resolve()
-    args = [*_bwrap_base(network=policy.network), *_system_arguments()]
+    tmp_size = policy.limits.tmp_mb << 20 if _bwrap_0_8() else None
+    args = [*_bwrap_base(network=policy.network), *_system_arguments(tmp_size)]
     read_only = policy.level == "read_only"
     if root_fd is not None:
         args += ["--ro-bind-fd" if read_only else "--bind-fd", str(root_fd), str(root)]
@@ -246,8 +264,11 @@ def bwrap_arguments(policy: SandboxPolicy, workdir: Path, *, root_fd: int | None
     return args
 
 
-def _system_arguments() -> list[str]:
-    """The read-only system, a private /tmp, /proc and /dev: the same for every command."""
+def _system_arguments(tmp_size: int | None = None) -> list[str]:
+    """The read-only system, a private /tmp, /proc and /dev: the same for every command.
+
+    ``tmp_size``: bytes the private ``/tmp`` and ``/var/tmp`` may hold each (None: no bound).
+    """
     args: list[str] = []
     for folder in _SYSTEM_DIRS:
         path = Path(folder)
@@ -263,8 +284,9 @@ def _system_arguments() -> list[str]:
     args += ["--proc", "/proc"]
     for knob in _PROC_READ_ONLY:  # some kernels and containers lack a few of these
         args += ["--ro-bind-try", knob, knob]
-    args += ["--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp",
-             "--tmpfs", "/run"]
+    args += ["--dev", "/dev"]
+    for folder, size in (("/tmp", tmp_size), ("/var/tmp", tmp_size), ("/run", _RUN_SIZE)):
+        args += [*(["--size", str(size)] if tmp_size else []), "--tmpfs", folder]
     return args
 
 

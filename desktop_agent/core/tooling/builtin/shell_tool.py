@@ -132,15 +132,18 @@ class CommandResult:
     stderr_dropped: int
     timed_out: bool
     timeout: float
+    limit: str | None = None
 
     def to_text(self) -> str:
-        """The result as the model reads it."""
+        """The result as the model reads it (and the card shows)."""
         parts: list[str] = []
         if self.timed_out:
             parts.append(f"timed out after {self.timeout:g} s; the command and everything it "
                          "started were killed")
         else:
             parts.append(f"exit code: {self.exit_code}")
+        if self.limit:
+            parts.append(f"limit reached: {self.limit}")
         for label, text, dropped in (("stdout", self.stdout, self.stdout_dropped),
                                      ("stderr", self.stderr, self.stderr_dropped)):
             if not text and not dropped:
@@ -212,7 +215,11 @@ async def run_command(
     finally:
         os.close(root_fd)  # bwrap holds its own copy until it has mounted the folder
     try:
-        return await _collect(process, out, err, time_limit, output_cap, secrets)
+        result = await _collect(process, out, err, time_limit, output_cap, secrets)
+        if plan.limits is not None:
+            result.limit = plan.limits.explain(result.exit_code, result.stderr,
+                                               pids_hit=plan.pids_hit())
+        return result
     finally:
         plan.cleanup()
 
