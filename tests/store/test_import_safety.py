@@ -97,8 +97,8 @@ def test_an_import_may_lower_the_command_limits_but_not_raise_them() -> None:
     from desktop_agent.store.import_safety import LIMIT_DEFAULTS, make_safe
 
     defaults = CommandLimits()
-    assert LIMIT_DEFAULTS == {key: getattr(defaults, field)
-                              for key, field in LIMIT_SETTINGS.items()}
+    expected = {key: getattr(defaults, field) for key, field in LIMIT_SETTINGS.items()}
+    assert expected == LIMIT_DEFAULTS
     safe, notes = make_safe({"command_processes": 100_000, "command_memory_mb": 128})
     assert safe == {"command_memory_mb": 128}
     assert notes == ["limits above the defaults (command_processes) were dropped"]
