@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.appdata.paths import data_dir
 from desktop_agent.workspace.checkpoints import (
+    KEEP_TURNS,
+    PRUNE_SLACK,
     Checkpoint,
     CheckpointError,
     CheckpointStore,
@@ -157,7 +159,7 @@ class ConversationCheckpoints:
             store = self.store
             closed = store.close_turn(self._workdir(), mark.turn, message=mark.message,
                                       kind=mark.kind)
-            store.prune()
+            store.prune(KEEP_TURNS, PRUNE_SLACK)
             return closed
 
         try:

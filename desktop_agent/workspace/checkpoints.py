@@ -32,6 +32,7 @@ import fcntl
 import json
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,12 +40,16 @@ from pathlib import Path
 from typing import Any
 
 from .folder_restore import AppliedRestore, apply_restore
-from .folder_scan import Entry, Limits, Manifest, ScanResult, same_state, scan_folder
+from .folder_scan import FILE, Entry, Limits, Manifest, ScanResult, same_state, scan_folder
 from .object_store import ObjectStore
 
 KEEP_TURNS = 50
 """Pruning keeps the checkpoints of a conversation's latest turns (undo, restore) this many."""
+
+PRUNE_SLACK = 10
+"""Turns beyond :data:`KEEP_TURNS` allowed before pruning runs (it reads every manifest)."""
 _MANIFESTS_KEPT = 4
+_DELTA_DEPTH = 16
 
 
 class CheckpointError(Exception):
@@ -159,6 +164,7 @@ class CheckpointStore:
         self.limits = limits or Limits()
         self.objects = ObjectStore(root / "objects")
         self._manifests: dict[str, tuple[dict[str, Entry], int]] = {}
+        self._bases: dict[str, tuple[str | None, int]] = {}  # manifest -> (base, depth)
         self._journal_key: tuple[int, int] | None = None
         self._journal: list[dict[str, Any]] = []
 
@@ -193,8 +199,13 @@ class CheckpointStore:
         return self._journal
 
     def _append(self, record: dict[str, Any]) -> None:
+        records = self._records()  # current (one stat when nothing changed), then extended
         with open(self._journal_path, "a", encoding="utf-8") as out:
             out.write(json.dumps(record, separators=(",", ":")) + "\n")
+            out.flush()
+            st = os.fstat(out.fileno())
+        records.append(record)
+        self._journal, self._journal_key = records, (st.st_size, st.st_mtime_ns)
 
     # -- manifests ----------------------------------------------------------------------
     def _manifest(self, manifest_id: str) -> tuple[dict[str, Entry], int]:
@@ -203,13 +214,26 @@ class CheckpointStore:
             path = self.root / "manifests" / f"{manifest_id}.json"
             try:
                 raw = json.loads(path.read_bytes())
-            except (OSError, ValueError) as exc:
+                base = raw.get("base")
+                entries = dict(self._manifest(base)[0]) if base else {}
+                for removed in raw.get("removed", ()):
+                    entries.pop(removed, None)
+                entries.update({p: Entry(*e) for p, e in raw["entries"].items()})
+                cached = (entries, int(raw["scanned_ns"]))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
                 raise CheckpointError("That checkpoint's record is missing or damaged "
                                       "(the data folder was changed by hand?).") from exc
-            entries = {p: Entry(*e) for p, e in raw["entries"].items()}
-            cached = (entries, int(raw["scanned_ns"]))
+            self._bases[manifest_id] = (base, int(raw.get("depth", 0)))
             self._remember(manifest_id, cached)
         return cached
+
+    def _raw_manifest(self, manifest_id: str) -> dict[str, Any]:
+        try:
+            raw: dict[str, Any] = json.loads(
+                (self.root / "manifests" / f"{manifest_id}.json").read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return raw
 
     def _remember(self, manifest_id: str, manifest: tuple[dict[str, Entry], int]) -> None:
         """Keep a few manifests read (the newest first in line for the next scan)."""
@@ -217,15 +241,35 @@ class CheckpointStore:
         while len(self._manifests) > _MANIFESTS_KEPT:
             del self._manifests[next(iter(self._manifests))]
 
-    def _save_manifest(self, entries: dict[str, Entry], scanned_ns: int) -> str:
+    def _save_manifest(self, entries: dict[str, Entry], scanned_ns: int,
+                       previous: str | None) -> str:
+        """Write a manifest: as the paths that differ from ``previous`` when that is cheaper.
+
+        Why deltas: writing 10,000 entries as JSON costs more than scanning
+        them; a checkpoint after a few changes writes those few. A chain is
+        cut at :data:`_DELTA_DEPTH` (a full manifest), so reading one back
+        reads a bounded number of files.
+        """
         manifest_id = uuid.uuid4().hex
         folder = self.root / "manifests"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        body = json.dumps({"scanned_ns": scanned_ns, "entries": entries},
-                          separators=(",", ":")).encode()
+        body: dict[str, Any] = {"scanned_ns": scanned_ns, "entries": entries}
+        base: tuple[str | None, int] = (None, 0)
+        known = self._manifests.get(previous) if previous else None
+        depth = self._bases.get(previous, (None, _DELTA_DEPTH))[1] if previous else 0
+        if known is not None and depth < _DELTA_DEPTH:
+            old = known[0]
+            changed = {p: e for p, e in entries.items()
+                       if (o := old.get(p)) is not e and o != e}
+            removed = [p for p in old if p not in entries]
+            if len(changed) + len(removed) < len(entries) // 4:
+                body = {"scanned_ns": scanned_ns, "base": previous, "depth": depth + 1,
+                        "entries": changed, "removed": removed}
+                base = (previous, depth + 1)
         temporary = folder / f".{manifest_id}.tmp"
-        temporary.write_bytes(body)
+        temporary.write_bytes(json.dumps(body, separators=(",", ":")).encode())
         os.replace(temporary, folder / f"{manifest_id}.json")
+        self._bases[manifest_id] = base
         self._remember(manifest_id, (entries, scanned_ns))
         return manifest_id
 
@@ -284,10 +328,12 @@ class CheckpointStore:
     def _record(self, folder: str, result: ScanResult, previous: Checkpoint | None, *,
                 kind: str, turn: str, message: str | None) -> dict[str, Any]:
         """Journal a scan (under the lock); an unchanged folder reuses the previous manifest."""
-        if previous is not None and result.entries == self._manifest(previous.manifest)[0]:
+        if previous is not None and (result.unchanged or
+                                     result.entries == self._manifest(previous.manifest)[0]):
             manifest_id = previous.manifest
         else:
-            manifest_id = self._save_manifest(result.entries, result.scanned_ns)
+            manifest_id = self._save_manifest(result.entries, result.scanned_ns,
+                                              previous.manifest if previous else None)
         record = {"type": "checkpoint", "id": uuid.uuid4().hex[:16], "manifest": manifest_id,
                   "workdir": folder, "at": result.scanned_ns / 1e9, "kind": kind,
                   "turn": turn, "message": message, "notes": result.notes}
@@ -310,8 +356,11 @@ class CheckpointStore:
         if first is None:
             return None
         after = self.checkpoint(workdir, kind="turn_end", turn=turn, message=message)
+        return self._journal_turn(first, after, kind)
+
+    def _journal_turn(self, first: Checkpoint, after: Checkpoint, kind: str) -> TurnChanges:
         changes = _changes(self._manifest(first.manifest)[0], self._manifest(after.manifest)[0])
-        record = {"type": "turn", "turn": turn, "message": message, "kind": kind,
+        record = {"type": "turn", "turn": first.turn, "message": first.message, "kind": kind,
                   "before": first.id, "after": after.id,
                   "changes": [[c.path, c.change, c.kind] for c in changes]}
         with self._locked():
@@ -370,14 +419,23 @@ class CheckpointStore:
                 raise RestoreConflictError(conflicts)
             if not todo:
                 return RestoreReport(None)
-            self._record(folder, now, expected_at, kind="restore", turn=turn, message=None)
-        applied = apply_restore(folder, todo, wanted, now.entries, self.objects)
-        closed = self.close_turn(workdir, turn, kind="restore")
-        return RestoreReport(closed, applied, conflicts)
+            first = _checkpoint(self._record(folder, now, expected_at, kind="restore",
+                                             turn=turn, message=None))
+            started = time.time_ns()
+            applied = apply_restore(folder, todo, wanted, now.entries, self.objects)
+            # What was written is known: recorded without reading the files back.
+            after = ScanResult(_after_restore(folder, now.entries, wanted, applied), started)
+            last = _checkpoint(self._record(folder, after, first, kind="turn_end", turn=turn,
+                                            message=None))
+        return RestoreReport(self._journal_turn(first, last, "restore"), applied, conflicts)
 
     # -- pruning ------------------------------------------------------------------------
-    def prune(self, keep_turns: int = KEEP_TURNS) -> int:
+    def prune(self, keep_turns: int = KEEP_TURNS, slack: int = 0) -> int:
         """Keep the latest ``keep_turns`` turns' checkpoints; return the bytes freed.
+
+        ``slack``: do nothing until there are that many turns more than
+        ``keep_turns`` (so a long conversation prunes every few turns, not
+        after each one).
 
         The policy (README, "Checkpoints"): older turns can no longer be
         undone nor restored to; contents no remaining checkpoint uses are
@@ -386,7 +444,7 @@ class CheckpointStore:
         with self._locked():
             records = self._records()
             turns = [r for r in records if r.get("type") == "turn"]
-            if len(turns) <= keep_turns:
+            if len(turns) <= keep_turns + slack:
                 return 0
             kept_turns = {r["turn"] for r in turns[-keep_turns:]}
             checkpoints = [r for r in records if r.get("type") == "checkpoint"]
@@ -397,14 +455,24 @@ class CheckpointStore:
             temporary.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n"
                                          for r in kept), "utf-8")
             os.replace(temporary, self._journal_path)
-            used_manifests = {r["manifest"] for r in kept if r.get("type") == "checkpoint"}
-            freed = 0
+            # Each manifest file, full or delta, names its own entries: the union over the
+            # kept ones and their bases is every content a kept checkpoint can need.
             used_objects: set[str] = set()
+            used_manifests: set[str] = set()
+            pending = [r["manifest"] for r in kept if r.get("type") == "checkpoint"]
+            while pending:
+                manifest = pending.pop()
+                if manifest in used_manifests:
+                    continue
+                used_manifests.add(manifest)
+                raw = self._raw_manifest(manifest)
+                used_objects.update(e[5] for e in raw.get("entries", {}).values()
+                                    if e[0] == FILE)
+                if raw.get("base"):
+                    pending.append(raw["base"])
+            freed = 0
             for path in (self.root / "manifests").glob("*.json"):
-                if path.stem in used_manifests:
-                    used_objects.update(e.digest for e in self._manifest(path.stem)[0].values()
-                                        if e.kind == "file")
-                else:
+                if path.stem not in used_manifests:
                     freed += path.stat().st_size
                     path.unlink()
                     self._manifests.pop(path.stem, None)
@@ -415,6 +483,24 @@ class CheckpointStore:
         shutil.rmtree(self.root, ignore_errors=True)
         self._manifests.clear()
         self._journal, self._journal_key = [], None
+
+
+def _after_restore(folder: str, now: Mapping[str, Entry], wanted: Mapping[str, Entry],
+                   applied: AppliedRestore) -> dict[str, Entry]:
+    """The folder's entries once ``applied``: ``now`` with what was removed and written."""
+    after = dict(now)
+    for rel in applied.removed:
+        after.pop(rel, None)
+    for rel in applied.restored:
+        entry = wanted[rel]
+        try:
+            st = os.lstat(os.path.join(folder, rel))
+        except OSError:
+            after.pop(rel, None)
+            continue
+        after[rel] = Entry(entry.kind, entry.mode, st.st_size if entry.kind == FILE else 0,
+                           st.st_mtime_ns, st.st_ino, entry.digest)
+    return after
 
 
 def _checkpoint(record: Mapping[str, Any]) -> Checkpoint:

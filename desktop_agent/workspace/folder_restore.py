@@ -57,14 +57,36 @@ def _real_parent(workdir: str, rel: str) -> str:
     return current
 
 
-def _write_file(target: str, entry: Entry, objects: ObjectStore) -> None:
-    data = objects.read(entry.digest)
+def _write_file(target: str, data: bytes, mode: int) -> None:
+    """Put ``data`` at ``target`` with ``mode``.
+
+    A regular file with no other name is rewritten in place (a rename over an
+    existing file costs a new inode and freeing the old one: most of an undo
+    of many files on a busy disk); anything else (no file, a folder, a link,
+    a file hard-linked elsewhere, which must not change with it) is replaced
+    through a temporary file and a rename.
+    """
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            pass  # not writable by us (a read-only file): replace it below
+        else:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.truncate()
+                os.fchmod(out.fileno(), mode)
+            return
     temporary = f"{target}.restore-{os.getpid()}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.chmod(temporary, entry.mode)
+        os.chmod(temporary, mode)
         with contextlib.suppress(FileNotFoundError, IsADirectoryError, NotADirectoryError):
             if stat.S_ISDIR(os.lstat(target).st_mode):
                 shutil.rmtree(target)
@@ -97,6 +119,8 @@ def apply_restore(workdir: str, paths: Collection[str], target: Mapping[str, Ent
     """
     done = AppliedRestore()
     wanted = sorted(paths)
+    contents = objects.read_many([e.digest for p in wanted
+                                  if (e := target.get(p)) is not None and e.kind == FILE])
     # Removals first, deepest first, so a folder is emptied before it goes.
     for rel in sorted((p for p in wanted if target.get(p) is None and p in current),
                       key=lambda p: p.count("/"), reverse=True):
@@ -131,7 +155,7 @@ def apply_restore(workdir: str, paths: Collection[str], target: Mapping[str, Ent
                 os.mkdir(full, 0o700)
             folder_modes.append((full, entry.mode))
         elif entry.kind == FILE:
-            _write_file(full, entry, objects)
+            _write_file(full, contents[entry.digest], entry.mode)
         elif entry.kind == LINK:
             _write_link(full, entry)
         done.restored.append(rel)

@@ -78,11 +78,16 @@ class Limits:
 
 @dataclass(slots=True)
 class ScanResult:
-    """A scanned folder: its manifest, and sentences about what was left out."""
+    """A scanned folder: its manifest, and sentences about what was left out.
+
+    Its new contents are already written (the scan flushes the object store).
+    """
 
     entries: dict[str, Entry]
     scanned_ns: int
     notes: list[str] = field(default_factory=list)
+    unchanged: bool = False
+    """Every entry is the previous scan's own, and no path was added or removed."""
 
 
 def same_state(a: Entry | None, b: Entry | None) -> bool:
@@ -121,6 +126,7 @@ class _Walk:
         self.total = 0
         self.over_total: list[tuple[str, int]] = []
         self.notes: list[str] = []
+        self.reused = 0
 
     def file(self, path: str, rel: str, st: os.stat_result) -> None:
         size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
@@ -149,37 +155,74 @@ class _Walk:
         self.entries[rel] = Entry(FILE, mode, size, mtime, ino, digest)
 
     def walk(self, top: str) -> None:
+        """Visit every path; an unchanged entry is the previous one (the same object).
+
+        The loop is one function on purpose: at 10,000 files, each call or
+        tuple made per file is a measurable part of a checkpoint (bench/checkpoints.py).
+        """
         excluded = ALWAYS_EXCLUDED | self.limits.excluded
+        previous_get = self.previous.get
+        entries = self.entries
+        racy_after = self.racy_after
+        max_file = self.limits.max_file_bytes
+        max_total = self.limits.max_total_bytes
         pending: list[tuple[str, str]] = [(top, "")]
         while pending:
             folder, prefix = pending.pop()
             try:
-                with os.scandir(folder) as listing:
-                    items = sorted(listing, key=lambda e: e.name)
+                listing = os.scandir(folder)
             except OSError:
                 continue  # unreadable or gone: nothing of it can be recorded
-            for item in items:
-                rel = prefix + item.name
-                try:
-                    st = item.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                kind = st.st_mode
-                if stat.S_ISREG(kind):
-                    self.file(item.path, rel, st)
-                elif stat.S_ISDIR(kind):
-                    if item.name in excluded or rel in excluded:
-                        continue
-                    self.entries[rel] = Entry(DIR, stat.S_IMODE(kind), 0, st.st_mtime_ns,
-                                              st.st_ino, "")
-                    pending.append((item.path, rel + "/"))
-                elif stat.S_ISLNK(kind):
+            with listing:
+                for item in listing:
+                    rel = prefix + item.name
                     try:
-                        target = os.readlink(item.path)
+                        st = item.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    self.entries[rel] = Entry(LINK, 0o777, 0, st.st_mtime_ns, st.st_ino, target)
-                # sockets, fifos and devices are not content: never recorded, never touched
+                    kind = st.st_mode
+                    if stat.S_ISREG(kind):
+                        old = previous_get(rel)
+                        size = st.st_size
+                        if (old is not None and old[0] == FILE and old[2] == size
+                                and old[3] == st.st_mtime_ns and old[4] == st.st_ino
+                                and old[3] < racy_after and old[1] == stat.S_IMODE(kind)
+                                and self.total + size <= max_total and size <= max_file):
+                            entries[rel] = old
+                            self.total += size
+                            self.reused += 1
+                        else:
+                            self.file(item.path, rel, st)
+                    elif stat.S_ISDIR(kind):
+                        if item.name in excluded or rel in excluded:
+                            continue
+                        self.directory(rel, st)
+                        pending.append((item.path, rel + "/"))
+                    elif stat.S_ISLNK(kind):
+                        self.link(item.path, rel, st)
+                    # sockets, fifos and devices are not content: never recorded, never touched
+
+    def directory(self, rel: str, st: os.stat_result) -> None:
+        old = self.previous.get(rel)
+        entry = Entry(DIR, stat.S_IMODE(st.st_mode), 0, st.st_mtime_ns, st.st_ino, "")
+        if old == entry:
+            self.entries[rel] = old
+            self.reused += 1
+        else:
+            self.entries[rel] = entry
+
+    def link(self, path: str, rel: str, st: os.stat_result) -> None:
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return
+        old = self.previous.get(rel)
+        entry = Entry(LINK, 0o777, 0, st.st_mtime_ns, st.st_ino, target)
+        if old == entry:
+            self.entries[rel] = old
+            self.reused += 1
+        else:
+            self.entries[rel] = entry
 
     def finish_notes(self) -> None:
         if self.over_total:
@@ -207,4 +250,6 @@ def scan_folder(workdir: str, previous: Manifest, previous_ns: int, limits: Limi
     walk = _Walk(previous, previous_ns, limits, objects)
     walk.walk(workdir)
     walk.finish_notes()
-    return ScanResult(walk.entries, started, walk.notes)
+    objects.flush()
+    unchanged = walk.reused == len(walk.entries) == len(previous) and not walk.notes
+    return ScanResult(walk.entries, started, walk.notes, unchanged)

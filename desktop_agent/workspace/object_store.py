@@ -1,56 +1,84 @@
-"""File contents stored once, named by their SHA-256: the checkpoints' object files.
+"""File contents stored once, named by their SHA-256, in pack files: the checkpoints' objects.
 
-Why our own object files and not a git object store (dulwich, pygit2): a
-checkpoint needs only "contents by digest" plus our own manifest (which
-keeps what git's tree objects cannot: the inode and mtime that let an
-unchanged file skip hashing, and files left out by a cap). dulwich would add
-zlib and a loose-object header to every write (a first checkpoint of a
-200 MB folder spends its time compressing), pygit2 a compiled dependency for
-the frozen binary, and neither is needed to read the objects back: each is
-the file's bytes, written once, never changed. Contents are not compressed
-for the same reason: speed of the first checkpoint and of an undo matters
-more than the data folder's size, which pruning bounds.
+Why our own files and not a git object store (dulwich, pygit2): a checkpoint
+needs only "contents by digest" plus our own manifest (which keeps what git's
+tree objects cannot: the inode and mtime that let an unchanged file skip
+hashing, and files left out by a cap). dulwich would zlib-compress every
+object (a first checkpoint of a 200 MB folder would spend its time
+compressing) and write one loose file per object; pygit2 adds a compiled
+dependency to the frozen binary. Neither is needed to read the objects back.
+
+Why packs: creating a file is the slow part of storing many small ones (on a
+busy disk, milliseconds each: a first checkpoint of 10,000 files as loose
+objects took tens of seconds). New contents are appended to one pack per
+checkpoint (``<id>.pack``, the bytes one after another, never compressed:
+speed of a checkpoint and of an undo matters more than the data folder's
+size, which pruning bounds) with an index beside it (``<id>.idx``: digest ->
+offset and length), written once, never changed; pruning writes the
+still-used contents to a new pack and deletes the old ones.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
+import uuid
 from pathlib import Path
 
-_READ_CHUNK = 1 << 20
+FLUSH_BYTES = 64 * 1024 * 1024
+"""New contents held in memory before they are written out as a pack."""
 
 
 class ObjectStore:
-    """Contents by digest under ``root`` (``ab/cdef...``), private to the user.
+    """Contents by digest under ``root``, private to the user.
+
+    Contents added with :meth:`put_file` are held until :meth:`flush` (or
+    until :data:`FLUSH_BYTES` are held), so a caller flushes before it
+    records anything that names them.
 
     Args:
-        root: The folder of object files (created on first write).
+        root: The folder of packs (created on first write).
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._known: set[str] = set()
+        self._where: dict[str, tuple[str, int, int]] = {}  # digest -> (pack, offset, size)
+        self._packs_seen: set[str] = set()
+        self._loaded = False
+        self._pending: dict[str, bytes] = {}
+        self._pending_bytes = 0
 
-    def path_of(self, digest: str) -> Path:
-        """The object file of ``digest`` (it may not exist)."""
-        return self.root / digest[:2] / digest[2:]
+    # -- the index ----------------------------------------------------------------------
+    def _load(self, again: bool = False) -> None:
+        if self._loaded and not again:
+            return
+        self._loaded = True
+        if not self.root.is_dir():
+            return
+        for index in self.root.glob("*.idx"):
+            if index.stem in self._packs_seen:
+                continue
+            try:
+                entries = json.loads(index.read_bytes())
+            except (OSError, ValueError):
+                continue  # a pack being written or pruned by another process
+            self._packs_seen.add(index.stem)
+            for digest, (offset, size) in entries.items():
+                self._where.setdefault(digest, (index.stem, offset, size))
 
     def has(self, digest: str) -> bool:
-        """Whether the contents of ``digest`` are stored."""
-        if digest in self._known:
-            return True
-        if self.path_of(digest).exists():
-            self._known.add(digest)
-            return True
-        return False
+        """Whether the contents of ``digest`` are stored (or held to be)."""
+        self._load()
+        return digest in self._where or digest in self._pending
 
+    # -- writing ------------------------------------------------------------------------
     def put_file(self, path: str) -> str:
         """Store the contents of the regular file at ``path``; return their digest.
 
         The file is opened without following a symlink (``O_NOFOLLOW``) and
-        read once: hashed as it is read, written only when its digest is new.
+        read once: hashed as it is read, kept only when its digest is new.
 
         Raises:
             OSError: It cannot be read (gone, no permission, replaced by a link).
@@ -60,45 +88,136 @@ class ObjectStore:
             data = source.read()
         digest = hashlib.sha256(data).hexdigest()
         if not self.has(digest):
-            self._write(digest, data)
+            self._pending[digest] = data
+            self._pending_bytes += len(data)
+            if self._pending_bytes >= FLUSH_BYTES:
+                self.flush()
         return digest
 
+    def flush(self) -> None:
+        """Write the contents held so far as one pack (nothing to do when none are)."""
+        if not self._pending:
+            return
+        self._write_pack(self._pending)
+        self._pending = {}
+        self._pending_bytes = 0
+
+    def _write_pack(self, contents: dict[str, bytes]) -> str:
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        name = uuid.uuid4().hex
+        index: dict[str, tuple[int, int]] = {}
+        offset = 0
+        for digest, data in contents.items():
+            index[digest] = (offset, len(data))
+            offset += len(data)
+        pack = self.root / f"{name}.pack"
+        _write_new(pack, b"".join(contents.values()))
+        # The index last: a pack without one is not read (and pruning removes it).
+        _write_new(self.root / f"{name}.idx", json.dumps(index).encode())
+        self._packs_seen.add(name)
+        for digest, (start, size) in index.items():
+            self._where[digest] = (name, start, size)
+        return name
+
+    # -- reading ------------------------------------------------------------------------
     def read(self, digest: str) -> bytes:
         """The stored contents of ``digest``.
 
         Raises:
             FileNotFoundError: They are not stored (pruned, or the folder was wiped).
         """
-        return self.path_of(digest).read_bytes()
+        held = self._pending.get(digest)
+        if held is not None:
+            return held
+        self._load()
+        if digest not in self._where:
+            self._load(again=True)  # another process may have written it
+        found = self._where.get(digest)
+        if found is None:
+            raise FileNotFoundError(f"no stored contents {digest}")
+        pack, offset, size = found
+        with open(self.root / f"{pack}.pack", "rb") as source:
+            source.seek(offset)
+            data = source.read(size)
+        if len(data) != size:
+            raise FileNotFoundError(f"the pack holding {digest} is damaged")
+        return data
 
-    def _write(self, digest: str, data: bytes) -> None:
-        target = self.path_of(digest)
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(temporary, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        self._known.add(digest)
+    def read_many(self, digests: list[str]) -> dict[str, bytes]:
+        """Several contents at once, each pack opened once (for an undo of many files)."""
+        self._load()
+        out: dict[str, bytes] = {}
+        by_pack: dict[str, list[tuple[int, int, str]]] = {}
+        for digest in digests:
+            if digest in self._pending:
+                out[digest] = self._pending[digest]
+            elif digest in self._where:
+                pack, offset, size = self._where[digest]
+                by_pack.setdefault(pack, []).append((offset, size, digest))
+            else:
+                out[digest] = self.read(digest)
+        for pack, wanted in by_pack.items():
+            with open(self.root / f"{pack}.pack", "rb") as source:
+                for offset, size, digest in sorted(wanted):
+                    source.seek(offset)
+                    out[digest] = source.read(size)
+        return out
 
+    # -- pruning ------------------------------------------------------------------------
     def remove_unused(self, used: set[str]) -> int:
-        """Delete every object not in ``used``; return the bytes freed."""
-        freed = 0
+        """Keep only ``used`` contents: repack what packs still hold of them; return bytes freed.
+
+        A pack whose contents are all used stays as it is; the others are
+        read, their used contents written to one new pack, and deleted.
+        """
+        self.flush()
+        self._load(again=True)
         if not self.root.is_dir():
             return 0
-        for bucket in self.root.iterdir():
-            if not bucket.is_dir():
+        packs: dict[str, list[str]] = {}
+        for digest, (pack, _offset, _size) in self._where.items():
+            packs.setdefault(pack, []).append(digest)
+        keep: dict[str, bytes] = {}
+        doomed: list[str] = []
+        for pack, digests in packs.items():
+            if all(d in used for d in digests):
                 continue
-            for item in bucket.iterdir():
-                if bucket.name + item.name in used:
-                    continue
+            doomed.append(pack)
+            still = [d for d in digests if d in used]
+            keep.update(self.read_many(still))
+        before = self._bytes()
+        if keep:
+            self._write_pack(keep)
+        for pack in doomed:
+            for suffix in (".idx", ".pack"):
                 with contextlib.suppress(OSError):
-                    freed += item.stat().st_size
-                    item.unlink()
-                    self._known.discard(bucket.name + item.name)
-        return freed
+                    (self.root / f"{pack}{suffix}").unlink()
+            self._packs_seen.discard(pack)
+        self._where = {d: w for d, w in self._where.items()
+                       if w[0] not in doomed and d in used}
+        for orphan in self.root.glob("*.pack"):  # a pack whose index never got written
+            if not orphan.with_suffix(".idx").exists():
+                with contextlib.suppress(OSError):
+                    orphan.unlink()
+        return max(0, before - self._bytes())
+
+    def _bytes(self) -> int:
+        total = 0
+        for item in self.root.iterdir():
+            with contextlib.suppress(OSError):
+                total += item.stat().st_size
+        return total
+
+
+def _write_new(target: Path, data: bytes) -> None:
+    """Write a whole file under a temporary name, then rename it into place."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise

@@ -259,3 +259,46 @@ def test_a_checkpoint_of_another_folder_is_refused_in_words(
         checkpoints.undo_turn(other, "t1")
     with pytest.raises(CheckpointError, match="does not exist"):
         checkpoints.checkpoint(tmp_path / "missing", kind="tool_round", turn="t2")
+
+
+def test_a_file_hard_linked_outside_is_replaced_not_written_through(
+        checkpoints: CheckpointStore, workdir: Path, tmp_path: Path) -> None:
+    (workdir / "a.txt").write_text("mine\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("outside\n")
+
+    def link() -> None:
+        (workdir / "a.txt").unlink()
+        os.link(outside, workdir / "a.txt")
+
+    agent_turn(checkpoints, workdir, "t1", link)
+    checkpoints.undo_turn(workdir, "t1")
+    assert (workdir / "a.txt").read_text() == "mine\n"
+    assert outside.read_text() == "outside\n"
+
+
+def test_a_long_chain_of_small_checkpoints_restores_and_prunes_from_a_fresh_store(
+        tmp_path: Path, workdir: Path) -> None:
+    root = tmp_path / "cp"
+    for i in range(40):
+        (workdir / f"f{i:02d}.txt").write_text(f"{i}\n")
+    store = CheckpointStore(root)
+    for n in range(25):  # deeper than one chain of deltas
+        agent_turn(store, workdir, f"t{n}",
+                   lambda n=n: (workdir / f"f{n:02d}.txt").write_text(f"turn {n}\n"))
+    assert len(list((root / "manifests").glob("*.json"))) > 20
+
+    fresh = CheckpointStore(root)  # reads every chain back from disk
+    early = next(c for c in fresh.checkpoints() if c.turn == "t3")
+    fresh.restore_to(workdir, early.id)
+    assert (workdir / "f02.txt").read_text() == "turn 2\n"
+    assert [(workdir / f"f{i:02d}.txt").read_text() for i in (3, 10, 24)] == \
+        ["3\n", "10\n", "24\n"]
+
+    again = CheckpointStore(root)
+    again.prune(keep_turns=3)
+    third = CheckpointStore(root)
+    last = third.turns()[-1]
+    third.undo_turn(workdir, last.turn)  # the restore, undone from pruned storage
+    assert (workdir / "f24.txt").read_text() == "turn 24\n"
+    assert (workdir / "f03.txt").read_text() == "turn 3\n"
