@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,6 @@ from .errors import NotConfiguredError, NothingToAnswerError, SessionError, Turn
 from .events import (
     ApprovalAsked,
     ApprovalSettled,
-    FilesChanged,
     MessageStored,
     Notice,
     Outcome,
@@ -57,7 +56,8 @@ from .events import (
     UserMessageAdded,
 )
 from .file_changes import ChangePreview, FileChangeWatch, preview_change
-from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
+from .file_checkpoints import ConversationCheckpoints, TurnMark
+from .folder_undo import FolderUndo
 from .options import SessionEnvironment, build_options
 from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server
@@ -76,7 +76,7 @@ Content = str | list[dict[str, Any]]
 
 
 
-class ConversationSession:
+class ConversationSession(FolderUndo):
     """One conversation, driven by one front end.
 
     Args:
@@ -394,91 +394,6 @@ class ConversationSession:
         base = model_history(prefix, self._vision())
         self._start(text, base, len(base))
 
-    # -- checkpoints: undo and restore ---------------------------------------------------------
-    async def undo_turn(self, turn: str | None = None, *, force: bool = False) -> RestoreReport:
-        """Put back the files a turn changed (None: the latest turn that changed files).
-
-        Holds the turn lease meanwhile, so no turn (here or in another
-        process) changes the folder while it is restored.
-
-        Raises:
-            TurnRunningError: A turn runs here.
-            ConversationBusyError: Another process runs a turn.
-            RestoreConflictError: Files changed after the agent's change (named); nothing done.
-            CheckpointError: Nothing to undo, or the working folder moved.
-        """
-        async with self._restoring():
-            report = await self.checkpoints.undo_turn(turn, force=force)
-        self._report_restore(report)
-        return report
-
-    async def restore_files(self, message_id: str, *, force: bool = False,
-                            branch: bool = False) -> RestoreReport | None:
-        """Put files back as they were before ``message_id`` (a message on this branch).
-
-        ``branch``: also move the conversation back to that point, so the next
-        message starts a new branch beside it (the old one stays). None when
-        no turn since that message changed files.
-
-        Raises:
-            NothingToAnswerError: The message is not on the active branch.
-            TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
-        """
-        path = self.read_branch()
-        index = next((i for i, r in enumerate(path) if r.id == message_id), None)
-        if index is None:
-            raise NothingToAnswerError("That message is not on the conversation's active branch.")
-        async with self._restoring():
-            report = await self.checkpoints.restore_before([r.id for r in path[index:]],
-                                                           force=force)
-            if branch:
-                parent = path[index].parent_id
-                self._store.set_active_leaf(self._record.id, parent)
-                self._path = path[:index]
-                self._emit(PathReset(tuple(self._path)))
-        if report is not None:
-            self._report_restore(report)
-        return report
-
-    async def restore_checkpoint(self, checkpoint_id: str, *,
-                                 force: bool = False) -> RestoreReport:
-        """Put files back as they were at a checkpoint (from :attr:`checkpoints`).
-
-        Raises:
-            TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
-            CheckpointError: No such checkpoint, or the working folder moved.
-        """
-        async with self._restoring():
-            report = await self.checkpoints.restore_to(checkpoint_id, force=force)
-        self._report_restore(report)
-        return report
-
-    @contextlib.asynccontextmanager
-    async def command_checkpoint(self) -> AsyncIterator[TurnMark]:
-        """Record the folder around a command run outside a turn (REST ``/commands``).
-
-        The command is recorded as a turn of its own (kind ``command``), so it
-        can be undone like one; its changed files are reported as :class:`FilesChanged`.
-        """
-        last = self.last_message()
-        mark = TurnMark(message=last.id if last is not None else None, kind="command")
-        await self.checkpoints.before_command(mark)
-        try:
-            yield mark
-        finally:
-            await asyncio.shield(self._close_checkpoints(mark))
-
-    @contextlib.asynccontextmanager
-    async def _restoring(self) -> AsyncIterator[None]:
-        if self.busy:
-            raise TurnRunningError("A turn is running; stop it before restoring files.")
-        async with self._store.turn_lease(self._record.id, self._owner):
-            yield
-
-    def _report_restore(self, report: RestoreReport) -> None:
-        if report.turn is not None and report.turn.changes:
-            self._emit(FilesChanged(report.turn))
-
     def stop(self) -> None:
         """Stop the running turn (the partial reply is kept and marked interrupted)."""
         if self.busy and (self._stop_task is None or self._stop_task.done()):
@@ -551,13 +466,6 @@ class ConversationSession:
         finally:
             # Shielded: a cancelled turn still records what its tools changed.
             await asyncio.shield(self._close_checkpoints(mark))
-
-    async def _close_checkpoints(self, mark: TurnMark) -> None:
-        closed = await self.checkpoints.close(mark)
-        if mark.notes:
-            self._emit(Notice(" ".join(mark.notes)))
-        if closed is not None and closed.changes:
-            self._emit(FilesChanged(closed))
 
     async def _recorded_turn(self, prompt: Content, base: list[dict[str, Any]],
                              base_length: int, mark: TurnMark) -> Outcome:

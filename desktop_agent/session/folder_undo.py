@@ -1,0 +1,139 @@
+"""Undo and restore of a conversation's files: the session's side of its checkpoints.
+
+A mixin of :class:`~.conversation.ConversationSession`, kept in its own module
+because it is one job (putting the working folder back, recording commands
+run outside a turn) beside the conversation's turns: it takes the same turn
+lease a turn takes, so nothing changes the folder while it is restored, and
+reports what it changed as :class:`~.events.FilesChanged` like a turn does.
+The disk work is :class:`~.file_checkpoints.ConversationCheckpoints`'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from .errors import NothingToAnswerError, TurnRunningError
+from .events import FilesChanged, Notice, PathReset, SessionEvent
+from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
+
+if TYPE_CHECKING:
+    from desktop_agent.store import ConversationRecord, MessageRecord, Store
+
+
+class FolderUndo:
+    """Undo a turn, restore files to before a message or to a checkpoint, record commands.
+
+    Attributes:
+        checkpoints: The conversation's checkpoints (set by the session).
+    """
+
+    checkpoints: ConversationCheckpoints
+    _store: Store
+    _record: ConversationRecord
+    _owner: str
+    _path: list[MessageRecord]
+
+    if TYPE_CHECKING:  # what the session provides
+        @property
+        def busy(self) -> bool: ...
+
+        def read_branch(self) -> list[MessageRecord]: ...
+
+        def last_message(self) -> MessageRecord | None: ...
+
+        def _emit(self, event: SessionEvent) -> None: ...
+
+    async def undo_turn(self, turn: str | None = None, *, force: bool = False) -> RestoreReport:
+        """Put back the files a turn changed (None: the latest turn that changed files).
+
+        Holds the turn lease meanwhile, so no turn (here or in another
+        process) changes the folder while it is restored.
+
+        Raises:
+            TurnRunningError: A turn runs here.
+            ConversationBusyError: Another process runs a turn.
+            RestoreConflictError: Files changed after the agent's change (named); nothing done.
+            CheckpointError: Nothing to undo, or the working folder moved.
+        """
+        async with self._restoring():
+            report = await self.checkpoints.undo_turn(turn, force=force)
+        self._report_restore(report)
+        return report
+
+    async def restore_files(self, message_id: str, *, force: bool = False,
+                            branch: bool = False) -> RestoreReport | None:
+        """Put files back as they were before ``message_id`` (a message on this branch).
+
+        ``branch``: also move the conversation back to that point, so the next
+        message starts a new branch beside it (the old one stays). None when
+        no turn since that message changed files.
+
+        Raises:
+            NothingToAnswerError: The message is not on the active branch.
+            TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
+        """
+        path = self.read_branch()
+        index = next((i for i, r in enumerate(path) if r.id == message_id), None)
+        if index is None:
+            raise NothingToAnswerError("That message is not on the conversation's active branch.")
+        async with self._restoring():
+            report = await self.checkpoints.restore_before([r.id for r in path[index:]],
+                                                           force=force)
+            if branch:
+                parent = path[index].parent_id
+                self._store.set_active_leaf(self._record.id, parent)
+                self._path = path[:index]
+                self._emit(PathReset(tuple(self._path)))
+        if report is not None:
+            self._report_restore(report)
+        return report
+
+    async def restore_checkpoint(self, checkpoint_id: str, *,
+                                 force: bool = False) -> RestoreReport:
+        """Put files back as they were at a checkpoint (from :attr:`checkpoints`).
+
+        Raises:
+            TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
+            CheckpointError: No such checkpoint, or the working folder moved.
+        """
+        async with self._restoring():
+            report = await self.checkpoints.restore_to(checkpoint_id, force=force)
+        self._report_restore(report)
+        return report
+
+    @contextlib.asynccontextmanager
+    async def command_checkpoint(self) -> AsyncIterator[TurnMark]:
+        """Record the folder around a command run outside a turn (REST ``/commands``).
+
+        The command is recorded as a turn of its own (kind ``command``), so it
+        can be undone like one; its changed files are reported as :class:`FilesChanged`.
+        """
+        last = self.last_message()
+        mark = TurnMark(message=last.id if last is not None else None, kind="command")
+        await self.checkpoints.before_command(mark)
+        try:
+            yield mark
+        finally:
+            await asyncio.shield(self._close_checkpoints(mark))
+
+    @contextlib.asynccontextmanager
+    async def _restoring(self) -> AsyncIterator[None]:
+        if self.busy:
+            raise TurnRunningError("A turn is running; stop it before restoring files.")
+        async with self._store.turn_lease(self._record.id, self._owner):
+            yield
+
+    def _report_restore(self, report: RestoreReport) -> None:
+        if report.turn is not None and report.turn.changes:
+            self._emit(FilesChanged(report.turn))
+
+    async def _close_checkpoints(self, mark: TurnMark) -> None:
+        closed = await self.checkpoints.close(mark)
+        if mark.notes:
+            self._emit(Notice(" ".join(mark.notes)))
+        if closed is not None and closed.changes:
+            self._emit(FilesChanged(closed))
+
