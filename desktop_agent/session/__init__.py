@@ -81,6 +81,10 @@ _EXPORTS: dict[str, str] = {
     'UserMessageAdded': 'events',
     'drop_invalid_settings': 'imports',
     'SessionEnvironment': 'options',
+    'MAX_INSTRUCTION_BYTES': 'project_instructions',
+    'PROJECT_INSTRUCTIONS_SETTING': 'project_instructions',
+    'ProjectInstructions': 'project_instructions',
+    'project_instructions_for': 'project_instructions',
     'SessionRegistry': 'registry',
     'sandbox_policy': 'sandbox_settings',
     'ConversationSettings': 'settings',
@@ -165,6 +169,18 @@ if TYPE_CHECKING:
     from desktop_agent.session.file_checkpoints import RestoreReport as RestoreReport
     from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
     from desktop_agent.session.options import SessionEnvironment as SessionEnvironment
+    from desktop_agent.session.project_instructions import (
+        MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
+    )
+    from desktop_agent.session.project_instructions import (
+        PROJECT_INSTRUCTIONS_SETTING as PROJECT_INSTRUCTIONS_SETTING,
+    )
+    from desktop_agent.session.project_instructions import (
+        ProjectInstructions as ProjectInstructions,
+    )
+    from desktop_agent.session.project_instructions import (
+        project_instructions_for as project_instructions_for,
+    )
     from desktop_agent.session.registry import SessionRegistry as SessionRegistry
     from desktop_agent.session.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.settings import ConversationSettings as ConversationSettings

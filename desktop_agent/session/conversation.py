@@ -59,6 +59,7 @@ from .file_changes import ChangePreview, FileChangeWatch, preview_change
 from .file_checkpoints import ConversationCheckpoints, TurnMark
 from .folder_undo import FolderUndo
 from .options import SessionEnvironment, build_options
+from .project_instructions import ProjectInstructions, project_instructions_for
 from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server
 from .turn import TurnBlocks
@@ -557,6 +558,15 @@ class ConversationSession(FolderUndo):
             return None
         return await asyncio.to_thread(
             lambda: preview_change(tool_name, tool_input, self._builtin_workdir()))
+
+    def project_instructions(self) -> ProjectInstructions | None:
+        """The working folder's ``AGENTS.md`` (or ``CLAUDE.md``) as the next turn sends it.
+
+        Blocking (reads the disk): front ends call it in a worker thread. Its
+        ``included`` is false when the conversation's switch leaves it out.
+        """
+        return project_instructions_for(self._record.id, self._record.settings,
+                                self._env.tools.workdirs_root)
 
     def _builtin_workdir(self) -> Path | None:
         """The built-in tools' folder (blocking: it may make the folder); None if none."""

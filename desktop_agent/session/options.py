@@ -5,8 +5,9 @@ is wired here and nowhere else, so both front ends send the same request for
 the same conversation: sampling, ``extra_body`` (e.g. llama.cpp's
 ``cache_prompt``), the tool rounds, the tools of :class:`~.tools.ToolCatalog`
 (MCP included), the rules of ``config.json`` and of the conversation, the
-app's hooks (``UserPromptSubmit`` too) and the conversation's secrets (in its
-commands' environment and blanked out of every result).
+app's hooks (``UserPromptSubmit`` too), the conversation's secrets (in its
+commands' environment and blanked out of every result) and the working
+folder's ``AGENTS.md`` (:mod:`.project_instructions`, in the system prompt).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from desktop_agent.core.errors import ConfigurationError
 from . import defaults
 from .config import AppConfig
 from .conversation_secrets import conversation_environment
+from .project_instructions import (
+    ProjectInstructions,
+    included,
+    project_instructions_for,
+    with_instructions,
+)
 from .tools import ToolCatalog
 
 if TYPE_CHECKING:
@@ -100,19 +107,22 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     """
     from desktop_agent.core.options import AgentOptions
 
-    def read_blocking() -> tuple[str, dict[str, str], list[PermissionRule], Path | None]:
+    def read_blocking() -> tuple[str, dict[str, str], list[PermissionRule], Path | None,
+                                 ProjectInstructions | None]:
         return (stored_api_key(settings), conversation_environment(conversation_id),
                 env.config.effective_rules(settings),
-                env.tools.builtin_workdir(conversation_id, settings))
+                env.tools.builtin_workdir(conversation_id, settings),
+                project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
+                if included(settings) else None)
 
-    api_key, secrets, rules, workdir = await asyncio.to_thread(read_blocking)
+    api_key, secrets, rules, workdir, instructions = await asyncio.to_thread(read_blocking)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
     s = settings
     timeout = env.approval_timeout
     return AgentOptions(
         model=str(s.get("model") or ""),
         base_url=str(s.get("base_url") or ""),
-        system_prompt=s.get("system_prompt") or None,
+        system_prompt=with_instructions(s.get("system_prompt") or None, instructions),
         tools=tools,
         max_turns=None,
         max_tokens=s.get("max_tokens", defaults.DEFAULT_MAX_TOKENS),

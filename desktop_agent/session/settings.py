@@ -105,6 +105,10 @@ class ConversationSettings(BaseModel):
         description="Folders left out of the working folder's checkpoints (a name such as "
                     "'node_modules' at any depth, or a path such as 'build/cache'); undo "
                     "never brings back what is in them. Default: none ('.git' always is).")
+    project_instructions: bool | None = Field(
+        default=None, description="Whether the working folder's AGENTS.md (or CLAUDE.md when "
+                                  "there is no AGENTS.md) goes into the system prompt, its "
+                                  "first 32 KiB, re-read each turn (default true).")
     permission_rules: list[dict[str, Any]] | None = Field(
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "

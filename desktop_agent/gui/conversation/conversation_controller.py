@@ -67,6 +67,7 @@ from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
+    from desktop_agent.session import ProjectInstructions
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
@@ -219,6 +220,10 @@ class ConversationController(QObject):
     def is_empty(self) -> bool:
         """Whether the active branch holds no message (reads one row, not the branch)."""
         return self.session.last_message() is None
+
+    def project_instructions(self) -> ProjectInstructions | None:
+        """The working folder's ``AGENTS.md`` as the next turn sends it (a stat, a small read)."""
+        return self.session.project_instructions()
 
     def session_allowed_tools(self) -> list[str]:
         """Tools allowed for this conversation without asking."""

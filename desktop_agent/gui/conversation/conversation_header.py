@@ -1,5 +1,9 @@
 """The bar at the top of a conversation: model, working folder, sandbox, network.
 
+A small "AGENTS.md" mark beside the folder says when the folder's project
+instructions go into the system prompt (the settings dialog says what they
+cost and switches them off).
+
 Why here and not in a dialog: these four decide what the model is and what its
 commands may touch, so they stay in sight while the person reads. The header
 only shows settings and reports choices through signals; the window applies
@@ -99,6 +103,8 @@ class ConversationHeader(QWidget):
         folder_chosen(str): The person picked a working folder.
         sandbox_chosen(str): A sandbox level (``workdir``, ``read_only``, ``off``).
         network_toggled(bool): Whether commands may use the network.
+        instructions_clicked(): The project-instructions mark was clicked (the
+            window opens the conversation's settings, where the switch is).
     """
 
     model_chosen = Signal(str, str, object)
@@ -107,6 +113,7 @@ class ConversationHeader(QWidget):
     folder_chosen = Signal(str)
     sandbox_chosen = Signal(str)
     network_toggled = Signal(bool)
+    instructions_clicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -132,6 +139,16 @@ class ConversationHeader(QWidget):
         set_icon(self.folder_button, "folder")
         self.folder_button.clicked.connect(lambda _c=False: self.choose_folder())
         layout.addWidget(self.folder_button)
+
+        self.instructions_mark = QToolButton()
+        self.instructions_mark.setObjectName("projectInstructionsMark")
+        self.instructions_mark.setAccessibleName("Project instructions in use")
+        self.instructions_mark.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.instructions_mark.setAutoRaise(True)
+        set_icon(self.instructions_mark, "file-text")
+        self.instructions_mark.clicked.connect(lambda _c=False: self.instructions_clicked.emit())
+        self.instructions_mark.hide()
+        layout.addWidget(self.instructions_mark)
 
         self.sandbox_box = QComboBox()
         self.sandbox_box.setObjectName("sandboxLevel")
@@ -194,6 +211,22 @@ class ConversationHeader(QWidget):
         if unsandboxed:
             set_icon(self.network_button, "wifi")
             self.network_button.setText("Network on")
+
+    def show_instructions(self, found: Any) -> None:
+        """Show whether the folder's ``AGENTS.md`` goes into the prompt (a ProjectInstructions).
+
+        Hidden when the folder has no such file or the conversation leaves it out.
+        """
+        if found is None or not found.included:
+            self.instructions_mark.hide()
+            return
+        self.instructions_mark.setText(found.name)
+        cut = (f" Only its first {found.cap_bytes // 1024} KiB of {found.size:,} bytes are sent."
+               if found.truncated else "")
+        self.instructions_mark.setToolTip(
+            f"{found.path} is added to the system prompt of every request.{cut} "
+            "Click for its token cost and the switch that leaves it out.")
+        self.instructions_mark.show()
 
     def set_servers(self, servers: list[Any]) -> None:
         """Fill the model menu with the running servers' models (ServerEntry list)."""

@@ -56,7 +56,8 @@ class ConversationSettingsDialog(QDialog):
     conversation_approval_revoked = Signal(str)
 
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
-                 parent: QWidget | None = None, *, schema_costs: Sequence[Any] = ()) -> None:
+                 parent: QWidget | None = None, *, schema_costs: Sequence[Any] = (),
+                 instructions: Any = None) -> None:
         super().__init__(parent)
         style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
@@ -114,7 +115,8 @@ class ConversationSettingsDialog(QDialog):
             "vLLM or Ollama; a server without it is asked the usual way.")
         tools_layout.addWidget(self.constrained)
         layout.addWidget(tools)
-        self.context_box = ContextSettingsBox(settings, schema_costs)
+        self.context_box = ContextSettingsBox(settings, schema_costs,
+                                              instructions=instructions)
         layout.addWidget(self.context_box)
 
         remembered = QGroupBox("Remembered approvals")
@@ -199,6 +201,7 @@ class ConversationSettingsDialog(QDialog):
             "auto_execute": None,
             "compaction": self.context_box.chosen_compaction(),
             "constrained_tool_calls": True if self.constrained.isChecked() else None,
+            "project_instructions": self.context_box.instructions_setting(),
         }
 
     def _apply(self) -> None:

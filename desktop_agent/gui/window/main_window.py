@@ -298,6 +298,7 @@ class MainWindow(QMainWindow):
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
         self.chrome.wire_header(tab)
+        tab.header.instructions_clicked.connect(self.open_settings)
         tab.transcript.set_branch_source(self.store.branch_position)
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))
@@ -455,9 +456,18 @@ class MainWindow(QMainWindow):
         controller = self.current_controller()
         if controller is None:
             return None
+        instructions = controller.project_instructions()
         dialog = ConversationSettingsDialog(controller.title, controller.settings,
                                             self.tools.tool_names(), self,
-                                            schema_costs=self.tools.schema_costs())
+                                            schema_costs=self.tools.schema_costs(),
+                                            instructions=instructions)
+        if instructions is not None:  # the tokenizer may load: off the GUI thread
+            async def count() -> None:
+                tokens = await asyncio.to_thread(instructions.tokens)
+                with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                    dialog.context_box.show_instruction_tokens(tokens)
+
+            self._track(asyncio.ensure_future(count()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)

@@ -86,6 +86,8 @@ class WindowChrome:
         header.sandbox_chosen.connect(lambda level: controller.update_settings(sandbox=level))
         header.network_toggled.connect(lambda on: controller.update_settings(network=on))
         controller.settings_changed.connect(lambda _s: self.show_header(tab))
+        # AGENTS.md may have changed during a turn: the next turn reads it again, so look again
+        controller.busy_changed.connect(lambda busy: None if busy else self.show_header(tab))
         header.set_servers(self._catalog.servers)
         self.show_header(tab)
 
@@ -95,6 +97,7 @@ class WindowChrome:
         settings = tab.controller.settings
         tab.header.show_settings(settings, work_folder(tab.controller.conversation_id, settings))
         tab.header.set_servers(tab.header._servers)  # re-tick the current model
+        tab.header.show_instructions(tab.controller.project_instructions())
 
     def fill_model_menus(self, _servers: object = None) -> None:
         """Give every header's model menu the servers the catalog knows now."""
