@@ -336,6 +336,18 @@ class Client:
         if self._paused_here():
             await self._finish_open_turn()
 
+    def stop_tool_call(self, tool_use_id: str) -> bool:
+        """End just one running tool call (a command), letting the turn go on.
+
+        Only calls whose tool listens for it can be stopped (the ``bash``
+        tool; their progress blocks say ``stoppable``): the call ends with a
+        result that says it was stopped, which the model then reads.
+
+        Returns:
+            False when no such call is running or it cannot be stopped.
+        """
+        return self._running and self._control.stop_call(tool_use_id)
+
     async def receive_messages(self) -> AsyncIterator[StreamItem]:
         """Stream the pending turn: blocks as they arrive, then its Usage."""
         if self._running:

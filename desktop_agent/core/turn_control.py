@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop_agent.core.tooling.progress import ProgressChannel
 
 
 @dataclass
@@ -21,12 +24,14 @@ class TurnControl:
         awaiting_server: The reader waits on the server (cancelling it is safe).
         reader_task: The task iterating ``receive_messages()``.
         tool_tasks: The tool calls of the round being run.
+        progress: The running round's progress channel (to stop one call).
     """
 
     interrupt_requested: bool = False
     awaiting_server: bool = False
     reader_task: asyncio.Task[Any] | None = None
     tool_tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    progress: ProgressChannel | None = None
 
     def start(self) -> None:
         """Reset for a new turn read by the current task."""
@@ -39,6 +44,11 @@ class TurnControl:
         """Forget the turn's tasks."""
         self.reader_task = None
         self.tool_tasks = []
+        self.progress = None
+
+    def stop_call(self, tool_use_id: str) -> bool:
+        """End just one running call that can stop (False: none such is running)."""
+        return self.progress is not None and self.progress.stop(tool_use_id)
 
     def interrupt(self) -> None:
         """Stop the turn now: cancel a wait on the server and running tools."""

@@ -83,14 +83,23 @@ class ToolResultBlock:
 
 @dataclass(slots=True)
 class ToolProgressBlock:
-    """How far a running tool call is (MCP ``notifications/progress``).
+    """How far a running tool call is (MCP ``notifications/progress``), or what it printed.
+
+    A report with ``output`` set is live output (the ``bash`` tool's stdout
+    and stderr as the command runs): ``progress`` then counts the lines
+    printed so far. The model never gets these blocks; it gets the call's
+    final, budgeted result.
 
     Attributes:
         tool_use_id: The call it belongs to.
-        progress: Work done so far (grows with each report).
+        progress: Work done so far (grows with each report); lines, for output.
         total: Work in all, when the tool knows it.
         message: What the tool is doing now, if it says.
         name: The tool's name.
+        output: Output printed since the previous report (a bounded tail when
+            there was more; secrets blanked), or None for a plain progress report.
+        elapsed: Seconds since the call started (output reports).
+        stoppable: The call ends early when asked (``Client.stop_tool_call``).
     """
 
     tool_use_id: str
@@ -98,6 +107,9 @@ class ToolProgressBlock:
     total: float | None = None
     message: str | None = None
     name: str | None = None
+    output: str | None = None
+    elapsed: float | None = None
+    stoppable: bool = False
     type: Literal["tool_progress"] = "tool_progress"
 
 

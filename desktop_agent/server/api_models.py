@@ -27,6 +27,7 @@ EventType = Literal[
     "approval_resolved",
     "tool_result",
     "tool_progress",
+    "tool_output",
     "tool_error",
     "compaction",
     "error",
@@ -140,6 +141,12 @@ class RunStatus(BaseModel):
 class InterruptResult(BaseModel):
     interrupted: bool
     state: RunState
+
+
+class ToolCallStopResult(BaseModel):
+    """Whether a running command was asked to end (False: none such ran, or it cannot stop)."""
+
+    stopped: bool
 
 
 class ConfirmationMode(BaseModel):

@@ -39,6 +39,7 @@ from desktop_agent.session import (
     ToolCallStarted,
     ToolErrorReported,
     ToolInputReplaced,
+    ToolOutputReported,
     ToolProgressReported,
     ToolResultArrived,
     TurnFailed,
@@ -263,6 +264,12 @@ class ConversationRunner:
                                     "progress": event.progress, "total": event.total,
                                     "message": event.message})
 
+    def _tool_output_reported(self, event: ToolOutputReported) -> None:
+        self.emit("tool_output", {"tool_use_id": event.tool_use_id, "name": event.name,
+                                  "text": event.text, "lines": event.lines,
+                                  "elapsed": round(event.elapsed, 3),
+                                  "stoppable": event.stoppable})
+
     def _compaction_reported(self, event: CompactionReported) -> None:
         block = event.block
         self.emit("compaction", {"messages": block.messages, "summary": block.summary,
@@ -326,6 +333,7 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     ToolInputReplaced: ConversationRunner._tool_input_replaced,
     ToolResultArrived: ConversationRunner._tool_result_arrived,
     ToolProgressReported: ConversationRunner._tool_progress_reported,
+    ToolOutputReported: ConversationRunner._tool_output_reported,
     CompactionReported: ConversationRunner._compaction_reported,
     ToolErrorReported: ConversationRunner._tool_error_reported,
     UsageReported: ConversationRunner._usage_reported,

@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     'ToolErrorReported': 'events',
     'ToolInputReplaced': 'events',
     'ToolProgressReported': 'events',
+    'ToolOutputReported': 'events',
     'ToolResultArrived': 'events',
     'TurnFailed': 'events',
     'UsageReported': 'events',
@@ -155,6 +156,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import ToolCallStarted as ToolCallStarted
     from desktop_agent.session.events import ToolErrorReported as ToolErrorReported
     from desktop_agent.session.events import ToolInputReplaced as ToolInputReplaced
+    from desktop_agent.session.events import ToolOutputReported as ToolOutputReported
     from desktop_agent.session.events import ToolProgressReported as ToolProgressReported
     from desktop_agent.session.events import ToolResultArrived as ToolResultArrived
     from desktop_agent.session.events import TurnFailed as TurnFailed

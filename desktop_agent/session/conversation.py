@@ -400,6 +400,15 @@ class ConversationSession(FolderUndo):
         if self.busy and (self._stop_task is None or self._stop_task.done()):
             self._stop_task = asyncio.ensure_future(self.interrupt())
 
+    def stop_tool_call(self, tool_use_id: str) -> bool:
+        """End just one running command (Stop on its card); the turn goes on.
+
+        Returns:
+            False when no such call runs or it cannot be stopped.
+        """
+        client = self._client
+        return client is not None and client.stop_tool_call(tool_use_id)
+
     async def interrupt(self) -> bool:
         """Stop the running turn, keeping what streamed so far; False if none runs."""
         task = self._task

@@ -113,6 +113,23 @@ class ToolProgressReported:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolOutputReported:
+    """What a running command printed since the last report (a bounded tail, secrets blanked).
+
+    ``lines`` counts every line printed so far and ``elapsed`` the seconds
+    since it started; ``stoppable`` says :meth:`ConversationSession.stop_tool_call`
+    can end just this call. The model never gets these: it gets the result.
+    """
+
+    tool_use_id: str
+    name: str | None
+    text: str
+    lines: int
+    elapsed: float
+    stoppable: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ToolErrorReported:
     """A call that could not be used or was refused, or a stop of the tool loop."""
 
@@ -210,7 +227,8 @@ class FilesChanged:
 
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
-                | ToolProgressReported | PromptProgressReported | CompactionReported
+                | ToolProgressReported | ToolOutputReported | PromptProgressReported
+                | CompactionReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
                 | FilesChanged)

@@ -33,6 +33,7 @@ from .events import (
     ToolCallStarted,
     ToolErrorReported,
     ToolInputReplaced,
+    ToolOutputReported,
     ToolProgressReported,
     ToolResultArrived,
     UsageReported,
@@ -84,6 +85,10 @@ class TurnBlocks:
                                          item.tool_use_id in recorder.errors_shown,
                                          item.user_content, len(item.images),
                                          picture_urls(item.images)))
+        elif isinstance(item, ToolProgressBlock) and item.output is not None:
+            self._emit(ToolOutputReported(item.tool_use_id, item.name, item.output,
+                                          int(item.progress), item.elapsed or 0.0,
+                                          item.stoppable))
         elif isinstance(item, ToolProgressBlock):
             self._emit(ToolProgressReported(item.tool_use_id, item.name, item.progress,
                                             item.total, item.message))

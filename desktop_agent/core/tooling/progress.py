@@ -5,20 +5,29 @@ server's ``notifications/progress``); the client yields each report as a
 block while the round's calls run, so a front end can fill a progress bar on
 the tool card. The reporter travels in a context variable set for the call's
 task, so handlers need no extra parameter and nested helpers can report too.
+
+The same channel carries a running call's live output (:func:`report_output`:
+the ``bash`` tool's stdout and stderr as they come) and the person's request
+to end just that call (:func:`stop_requested`, set by
+``Client.stop_tool_call``). Output passes the one redaction of the
+conversation's secrets here, before it becomes a block: a secret split
+between two reports is held back until it is whole, so no part of it leaves.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from desktop_agent.core.tooling.redaction import redact_values
 from desktop_agent.core.types import ToolProgressBlock
 
 Reporter = Callable[[float, float | None, str | None], None]
 
 _reporter: ContextVar[Reporter | None] = ContextVar("desktop_agent_tool_progress", default=None)
+_call: ContextVar[_RunningCall | None] = ContextVar("desktop_agent_tool_call", default=None)
 
 
 def report_progress(progress: float, total: float | None = None,
@@ -34,19 +43,119 @@ def progress_reporter() -> Reporter | None:
     return _reporter.get()
 
 
+def report_output(text: str, *, lines: int, elapsed: float) -> None:
+    """Report output the running call printed since its last report (no-op outside a call).
+
+    Args:
+        text: The new output (a bounded tail of it when there was more; may be
+            empty, to say the call is still running).
+        lines: Lines printed so far in all.
+        elapsed: Seconds since the call started.
+    """
+    call = _call.get()
+    if call is not None:
+        call.output(text, lines, elapsed)
+
+
+def stop_requested() -> asyncio.Event | None:
+    """The event set when the person asks to end just this call (None outside a call).
+
+    Asking for it marks the call as one that can be stopped, so front ends
+    offer Stop on its card; a handler that asks must end soon after the event
+    is set and say in its result that it was stopped.
+    """
+    call = _call.get()
+    if call is None:
+        return None
+    call.stoppable = True
+    return call.stop
+
+
+class _RunningCall:
+    """One call's side of the channel: its reports, its held-back output, its stop switch."""
+
+    def __init__(self, queue: asyncio.Queue[ToolProgressBlock], tool_use_id: str, name: str,
+                 secrets: Sequence[str]) -> None:
+        self._queue = queue
+        self.tool_use_id = tool_use_id
+        self.name = name
+        self._secrets = tuple(secrets)
+        # Longest secret minus one: the most of a secret that can end a report unfinished.
+        self._hold = max((len(s) for s in self._secrets), default=1) - 1
+        self._held = ""
+        self.stop = asyncio.Event()
+        self.stoppable = False
+        self._lines = 0
+        self._elapsed = 0.0
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if message is not None:
+            message = redact_values(message, self._secrets)
+        self._queue.put_nowait(ToolProgressBlock(self.tool_use_id, float(progress),
+                                                 None if total is None else float(total),
+                                                 message, self.name,
+                                                 stoppable=self.stoppable))
+
+    def output(self, text: str, lines: int, elapsed: float) -> None:
+        self._lines, self._elapsed = lines, elapsed
+        shown = self._releasable(self._held + text)
+        self._queue.put_nowait(ToolProgressBlock(self.tool_use_id, float(lines), None, None,
+                                                 self.name, output=shown, elapsed=elapsed,
+                                                 stoppable=self.stoppable))
+
+    def release(self) -> None:
+        """The call ended: what was held back is all there is (redacted whole)."""
+        if self._held:
+            shown, self._held = redact_values(self._held, self._secrets), ""
+            self._queue.put_nowait(ToolProgressBlock(
+                self.tool_use_id, float(self._lines), None, None, self.name, output=shown,
+                elapsed=self._elapsed, stoppable=False))
+
+    def _releasable(self, text: str) -> str:
+        """``text`` redacted, minus a tail that might be the start of a secret."""
+        if not self._secrets or self._hold <= 0:
+            return text
+        cut = max(0, len(text) - self._hold)
+        for value in self._secrets:  # a secret that starts before the cut is whole: keep it out
+            start = text.find(value, max(0, cut - len(value) + 1))
+            while start != -1 and start < cut:
+                cut = max(cut, start + len(value))
+                start = text.find(value, start + 1)
+        self._held = text[cut:]
+        return redact_values(text[:cut], self._secrets)
+
+
 class ProgressChannel:
     """Collects reports from one round's calls and yields them while the calls run."""
 
     def __init__(self) -> None:
         self._queue: asyncio.Queue[ToolProgressBlock] = asyncio.Queue()
+        self._calls: dict[str, _RunningCall] = {}
 
-    def bind(self, tool_use_id: str, name: str) -> None:
-        """Make reports from the current task belong to this call."""
-        def report(progress: float, total: float | None, message: str | None) -> None:
-            self._queue.put_nowait(ToolProgressBlock(tool_use_id, float(progress),
-                                                     None if total is None else float(total),
-                                                     message, name))
-        _reporter.set(report)
+    def bind(self, tool_use_id: str, name: str, secrets: Sequence[str] = ()) -> None:
+        """Make reports from the current task belong to this call.
+
+        ``secrets`` are blanked out of its output and messages before they
+        become blocks.
+        """
+        call = _RunningCall(self._queue, tool_use_id, name, secrets)
+        self._calls[tool_use_id] = call
+        _call.set(call)
+        _reporter.set(call.progress)
+
+    def stop(self, tool_use_id: str) -> bool:
+        """Ask call ``tool_use_id`` to end; False when it is not running or cannot stop."""
+        call = self._calls.get(tool_use_id)
+        if call is None or not call.stoppable or call.stop.is_set():
+            return False
+        call.stop.set()
+        return True
+
+    def finished(self, tool_use_id: str) -> None:
+        """Forget a call that ended (a late Stop then does nothing); report its last output."""
+        call = self._calls.pop(tool_use_id, None)
+        if call is not None:
+            call.release()
 
     async def until_done(self, task: asyncio.Future[Any]) -> AsyncIterator[ToolProgressBlock]:
         """Yield reports until ``task`` finishes (its result is left to the caller)."""

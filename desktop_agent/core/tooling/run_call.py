@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.core.errors import ToolInputError
+from desktop_agent.core.errors import AgentError, ToolInputError
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.tooling.hooks import (
     HOOK_POST_TOOL_USE,
@@ -72,6 +72,19 @@ def _failure(call: ToolUseBlock, message: str, decision: str, raw: Any = None,
     )
 
 
+def failure_words(exc: BaseException) -> str:
+    """A tool's exception in words: the sentence of the project's typed errors, else its type too.
+
+    The project's errors (a built-in tool's "the file does not exist") are
+    written as sentences for people and models alike; their class name adds
+    nothing. Anything else (``KeyError: 'x'``) means little without its type.
+    """
+    text = str(exc)
+    if isinstance(exc, AgentError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
                         history: list[dict[str, Any]],
                         limit: asyncio.Semaphore | None = None,
@@ -121,7 +134,7 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
     is_error = False
     secrets = secret_values(options)
     if progress is not None:
-        progress.bind(call.id, call.name)
+        progress.bind(call.id, call.name, secrets)
     try:
         async with limit or contextlib.nullcontext():
             value = await asyncio.wait_for(tool.execute(tool_input), timeout)
@@ -136,8 +149,11 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
         raise
     except Exception as exc:  # noqa: BLE001 - a tool's failure goes back to the model in words
         log.info("tool %s failed: %s", call.name, redact_values(str(exc), secrets))
-        return _failure(call, f"{call.name} failed: {type(exc).__name__}: {exc}", settled_by,
+        return _failure(call, f"{call.name} failed: {failure_words(exc)}", settled_by,
                         tool_input, secrets, ran)
+    finally:
+        if progress is not None:
+            progress.finished(call.id)
 
     post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, PostToolUseEvent(
         call.name, tool_input, call.id, content, is_error, history))

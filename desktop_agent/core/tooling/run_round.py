@@ -52,6 +52,7 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
                                                  (answers or {}).get(call.id)))
              for call in calls]
     control.tool_tasks = list(tasks)
+    control.progress = progress
     outcomes: list[ToolOutcome | None] = []
     for call, task in zip(calls, tasks, strict=True):
         try:
@@ -73,6 +74,7 @@ async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
                 ToolResultBlock(call.id, f"Error: {exc}", True, call.name),
                 ToolUseError(str(exc), tool_use_id=call.id, name=call.name), "error"))
     control.tool_tasks = []
+    control.progress = None
     for call, outcome in zip(calls, outcomes, strict=True):
         if outcome is None:
             history.append(tool_message(call.id, call.name, NOT_EXECUTED_INTERRUPT))

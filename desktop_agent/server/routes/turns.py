@@ -19,6 +19,7 @@ from desktop_agent.server.api_models import (
     RejectRequest,
     RunRequest,
     RunStatus,
+    ToolCallStopResult,
 )
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.conversation_runner import ConversationRunner
@@ -60,6 +61,15 @@ async def interrupt_turn(conversation_id: str,
     runner = await runner_for(svc, conversation_id)
     stopped = await runner.interrupt()
     return InterruptResult(interrupted=stopped, state=runner.state)  # type: ignore[arg-type]
+
+
+@router.post("/conversations/{conversation_id}/tool_calls/{tool_use_id}/stop",
+             response_model=ToolCallStopResult, responses=NOT_FOUND)
+async def stop_tool_call(conversation_id: str, tool_use_id: str,
+                         svc: AppServices = Depends(services)) -> ToolCallStopResult:  # noqa: B008
+    """End just one running command (its result says so); the turn goes on."""
+    runner = await runner_for(svc, conversation_id)
+    return ToolCallStopResult(stopped=runner.session.stop_tool_call(tool_use_id))
 
 
 @router.put("/conversations/{conversation_id}/confirmation", response_model=ConfirmationMode,

@@ -22,8 +22,10 @@ import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from desktop_agent.core.tooling.builtin.declare import builtin_tool
+from desktop_agent.core.tooling.builtin.live_output import LiveOutput
 from desktop_agent.core.tooling.builtin.sandbox import (
     UNSANDBOXED_WARNING,
     SandboxPolicy,
@@ -31,6 +33,7 @@ from desktop_agent.core.tooling.builtin.sandbox import (
     launch,
 )
 from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
+from desktop_agent.core.tooling.progress import progress_reporter, stop_requested
 from desktop_agent.core.tooling.tools import Tool
 
 log = logging.getLogger("desktop_agent.tools.shell")
@@ -63,11 +66,14 @@ class _Capture:
             self.data += chunk[:room]
 
 
-async def _pump(stream: asyncio.StreamReader | None, capture: _Capture) -> None:
+async def _pump(stream: asyncio.StreamReader | None, capture: _Capture,
+                live: LiveOutput | None = None) -> None:
     if stream is None:
         return
     while chunk := await stream.read(_CHUNK):
         capture.feed(chunk)
+        if live is not None:
+            live.feed(chunk)
 
 
 def redact_secrets(text: str, secrets: Mapping[str, str]) -> str:
@@ -133,11 +139,15 @@ class CommandResult:
     timed_out: bool
     timeout: float
     limit: str | None = None
+    stopped_after: float | None = None
 
     def to_text(self) -> str:
         """The result as the model reads it (and the card shows)."""
         parts: list[str] = []
-        if self.timed_out:
+        if self.stopped_after is not None:
+            parts.append(f"stopped by the person after {self.stopped_after:.1f} s; the command "
+                         "and everything it started were killed")
+        elif self.timed_out:
             parts.append(f"timed out after {self.timeout:g} s; the command and everything it "
                          "started were killed")
         else:
@@ -173,6 +183,10 @@ async def run_command(
         output_cap: Bytes kept of each of stdout and stderr.
         sandbox: Where the command may reach (default: :class:`SandboxPolicy()`:
             the working folder read-write, no network).
+
+    Inside a tool call, the output is also reported as it comes (see
+    :mod:`.live_output`) and the person may stop just this command (its
+    result then says so).
 
     Raises:
         BuiltinToolError: bash is missing or the command cannot be started.
@@ -227,11 +241,20 @@ async def run_command(
 async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Capture,
                    time_limit: float, output_cap: int, secrets: Mapping[str, str]
                    ) -> CommandResult:
-    """Wait for the command (killing its group on timeout) and drain its pipes."""
-    pumps = asyncio.gather(_pump(process.stdout, out), _pump(process.stderr, err))
+    """Wait for the command (killing its group on timeout or Stop) and drain its pipes."""
+    # Live output only inside a tool call (someone listens); a plain run_command has none.
+    live = LiveOutput() if progress_reporter() is not None else None
+    stop = stop_requested()
+    pumps = asyncio.gather(_pump(process.stdout, out, live), _pump(process.stderr, err, live))
+    exited = asyncio.ensure_future(process.wait())
+    reporting = (asyncio.ensure_future(live.report_until_done(exited))
+                 if live is not None else None)
     timed_out = False
+    stopped_after: float | None = None
     try:
-        await asyncio.wait_for(asyncio.shield(process.wait()), time_limit)
+        if await _wait_exit_or_stop(exited, stop, time_limit):
+            stopped_after = live.elapsed() if live is not None else 0.0
+            await _stop(process)
     except TimeoutError:
         timed_out = True
         await _stop(process)
@@ -239,6 +262,11 @@ async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Cap
         await asyncio.shield(_stop(process))
         pumps.cancel()
         raise
+    finally:
+        if reporting is not None:
+            reporting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporting
     try:
         # A background child that left the group may hold the pipes open.
         await asyncio.wait_for(asyncio.shield(pumps), DRAIN_TIMEOUT)
@@ -246,6 +274,8 @@ async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Cap
         pumps.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await pumps
+    if live is not None:
+        live.flush()  # the last lines, so a live view ends where the command did
     return CommandResult(
         exit_code=process.returncode,
         stdout=_finish(out, output_cap, secrets),
@@ -254,7 +284,29 @@ async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Cap
         stderr_dropped=max(0, err.total - output_cap),
         timed_out=timed_out,
         timeout=time_limit,
+        stopped_after=stopped_after,
     )
+
+
+async def _wait_exit_or_stop(exited: asyncio.Future[Any], stop: asyncio.Event | None,
+                             time_limit: float) -> bool:
+    """Wait for the command to exit; True when the person stopped it first.
+
+    Raises:
+        TimeoutError: Neither happened within ``time_limit``.
+    """
+    if stop is None:
+        await asyncio.wait_for(asyncio.shield(exited), time_limit)
+        return False
+    stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait({exited, stopping}, timeout=time_limit,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if not done:
+        raise TimeoutError
+    return exited not in done
 
 
 def _finish(capture: _Capture, cap: int, secrets: Mapping[str, str]) -> str:
