@@ -36,8 +36,11 @@ class ServerChoice:
         parent: The window the picker opens over.
         new_conversation: Makes a conversation when the picker is asked for with
             none open.
-        show_model: Shows the visible conversation's model (the toolbar's
-            server button).
+        show_model: Puts a text on the Server menu's "Choose server and model"
+            action: the visible conversation's model, or that invitation.
+
+    Attributes:
+        picker: The picker opened last (None before the first).
     """
 
     def __init__(self, tabs: OpenTabs, catalog: ServerCatalog, store: Store,
