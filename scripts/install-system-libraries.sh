@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The system libraries the window needs on Linux, installed with the system's package
 # manager. Qt's xcb platform plugin loads these at start-up; without them the app
-# cannot open a window (Qt's own message blames xcb-cursor0 and aborts).
+# cannot open a window (Qt's own message blames xcb-cursor0 and aborts). Also
+# bubblewrap: without it the model's commands would run with the account's full
+# rights (the header then says "No sandbox: bubblewrap is not installed").
 #
 #   bash scripts/install-system-libraries.sh            # the window's libraries
 #   bash scripts/install-system-libraries.sh --tests    # plus what the test tiers use
@@ -13,12 +15,12 @@ set -euo pipefail
 WINDOW_PACKAGES=(
     libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0
     libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxkbcommon-x11-0
-    libegl1 libgl1 libfontconfig1 libdbus-1-3
+    libegl1 libgl1 libfontconfig1 libdbus-1-3 bubblewrap
 )
 # Test tiers: a real Secret Service (gnome-keyring under a private D-Bus), a virtual
-# screen for screenshots, bubblewrap for sandboxed commands, and node + npm for the MCP
-# reference servers (.ci/install_mcp_servers.sh).
-TEST_PACKAGES=(gnome-keyring dbus libsecret-tools xvfb xauth bubblewrap nodejs)
+# screen for screenshots, and node + npm for the MCP reference servers
+# (.ci/install_mcp_servers.sh). bubblewrap comes with the window's packages.
+TEST_PACKAGES=(gnome-keyring dbus libsecret-tools xvfb xauth nodejs)
 
 packages=("${WINDOW_PACKAGES[@]}")
 [ "${1:-}" = "--tests" ] && packages+=("${TEST_PACKAGES[@]}")

@@ -68,6 +68,18 @@ class ConversationUpdate(BaseModel):
     settings: ConversationSettings | None = None
 
 
+class SandboxOut(BaseModel):
+    """The sandbox that will actually apply to the conversation's commands on this server."""
+
+    level: str = Field(description="The chosen level: workdir, read_only or off.")
+    sandboxed: bool = Field(description="False when commands would run with the server "
+                                        "account's full rights (level off, or no bubblewrap).")
+    label: str = Field(description="What the window's header shows, e.g. 'Sandboxed' or "
+                                   "'No sandbox: bubblewrap is not installed'.")
+    detail: str = Field(description="What commands can reach, and how to install a sandbox "
+                                    "when one is missing.")
+
+
 class ConversationOut(BaseModel):
     id: str
     title: str
@@ -78,6 +90,7 @@ class ConversationOut(BaseModel):
     confirm_tools: bool
     pending_approvals: int
     workdir: str
+    sandbox: SandboxOut
 
 
 class ConversationList(BaseModel):

@@ -87,7 +87,9 @@ _EXPORTS: dict[str, str] = {
     'ProjectInstructions': 'project_instructions',
     'project_instructions_for': 'project_instructions',
     'SessionRegistry': 'registry',
+    'SandboxStatus': 'sandbox_settings',
     'sandbox_policy': 'sandbox_settings',
+    'sandbox_status': 'sandbox_settings',
     'ConversationSettings': 'settings',
     'SettingsError': 'settings',
     'asks_before_tools': 'settings',
@@ -184,7 +186,9 @@ if TYPE_CHECKING:
         project_instructions_for as project_instructions_for,
     )
     from desktop_agent.session.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.sandbox_settings import SandboxStatus as SandboxStatus
     from desktop_agent.session.sandbox_settings import sandbox_policy as sandbox_policy
+    from desktop_agent.session.sandbox_settings import sandbox_status as sandbox_status
     from desktop_agent.session.settings import ConversationSettings as ConversationSettings
     from desktop_agent.session.settings import SettingsError as SettingsError
     from desktop_agent.session.settings import asks_before_tools as asks_before_tools

@@ -10,11 +10,18 @@ REST server both build their bash tool and ``/commands`` through here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.appdata.workdir_rule import hidden_folders
 from desktop_agent.core.tooling.builtin.command_limits import CommandLimits
-from desktop_agent.core.tooling.builtin.sandbox import SANDBOX_LEVELS, SandboxPolicy
+from desktop_agent.core.tooling.builtin.sandbox import (
+    INSTALL_BWRAP,
+    NO_BWRAP,
+    SANDBOX_LEVELS,
+    SandboxPolicy,
+    sandbox_problem,
+)
 
 #: The level a conversation gets when its settings name none (or a bad one).
 DEFAULT_SANDBOX = "workdir"
@@ -39,3 +46,51 @@ def sandbox_policy(settings: Mapping[str, Any] | None) -> SandboxPolicy:
         level = DEFAULT_SANDBOX
     return SandboxPolicy(level=level, network=settings.get("network") is True,
                          hidden=hidden_folders(), limits=command_limits(settings))
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """The sandbox that will actually apply to a conversation's commands, in words.
+
+    The chosen level is not enough: on a machine without bubblewrap a
+    ``workdir`` conversation's commands would run with the account's full
+    rights, and the header said "Sandboxed". Front ends show this instead.
+
+    Attributes:
+        level: The level the settings choose (``workdir``, ``read_only``, ``off``).
+        sandboxed: True when commands will run inside an OS sandbox.
+        label: What the header shows ("Sandboxed", "Read-only", "No sandbox",
+            "No sandbox: bubblewrap is not installed").
+        detail: A sentence on what commands can reach, and how to get a
+            sandbox when one is missing.
+    """
+
+    level: str
+    sandboxed: bool
+    label: str
+    detail: str
+
+
+_LABELS = {"workdir": "Sandboxed", "read_only": "Read-only", "off": "No sandbox"}
+_DETAILS = {
+    "workdir": "Commands may change only the working folder; the rest of the system is "
+               "read-only and your home folder is hidden.",
+    "read_only": "Commands may read the working folder and change nothing.",
+    "off": "Commands run with your account's full rights. Every command asks first and is "
+           "never remembered.",
+}
+
+
+def sandbox_status(settings: Mapping[str, Any] | None) -> SandboxStatus:
+    """What will apply to the conversation's commands on this machine (probes once)."""
+    level = sandbox_policy(settings).level
+    if level == "off":
+        return SandboxStatus(level, False, _LABELS[level], _DETAILS[level])
+    problem = sandbox_problem()
+    if problem is None:
+        return SandboxStatus(level, True, _LABELS[level], _DETAILS[level])
+    label = f"No sandbox: {problem}" if problem == NO_BWRAP else "No sandbox here"
+    advice = INSTALL_BWRAP if problem == NO_BWRAP else f"{problem[:1].upper()}{problem[1:]}."
+    return SandboxStatus(level, False, label,
+                         "Commands would run with your account's full rights, so each one "
+                         f"asks first. {advice}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from window_driver import WAIT_MS, last_assistant_text, send, use_server, wait_idle
@@ -538,3 +539,26 @@ def test_messages_written_elsewhere_appear_in_an_open_idle_conversation(
     transcript = window.current_tab().transcript
     qtbot.waitUntil(lambda: any("from REST" in transcript.item_text(k)
                                 for k in transcript.item_keys()), timeout=WAIT_MS)
+
+
+def test_the_header_names_the_sandbox_that_will_actually_apply(
+        make_window: Any, server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from desktop_agent.core.tooling.builtin import sandbox
+
+    window = make_window()
+    controller = use_server(window, server)
+    header = window.current_tab().header
+    controller.update_settings(sandbox="workdir")
+    assert header.sandbox_box.currentText() == "Sandboxed"
+    # the same machine without bubblewrap on its PATH: the real lookup finds none
+    monkeypatch.setenv("PATH", str(tmp_path))
+    sandbox._probe.cache_clear()
+    try:
+        controller.update_settings(sandbox="read_only")
+        assert header.sandbox_box.currentText() == "No sandbox: bubblewrap is not installed"
+        assert "apt-get install bubblewrap" in header.sandbox_box.toolTip()
+        controller.update_settings(sandbox="off")
+        assert header.sandbox_box.currentText() == "No sandbox"
+    finally:
+        monkeypatch.undo()
+        sandbox._probe.cache_clear()

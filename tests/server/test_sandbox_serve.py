@@ -252,3 +252,29 @@ def test_a_fork_bomb_is_bounded_and_other_conversations_stay_responsive(
     assert still_running, "the bomb ended before the other command ran; nothing was shown"
     result = answers["bomb"]
     assert "limit of 32 processes" in (result["limit"] or ""), result
+
+
+# -- say what is true ------------------------------------------------------------------
+
+
+def test_the_api_reports_the_sandbox_that_applies_per_conversation(
+        served: httpx.Client, data_dir: Path, tmp_path: Path) -> None:
+    here = _new(served)
+    status = served.get(f"/conversations/{here}").json()["sandbox"]
+    assert status == {"level": "workdir", "sandboxed": True, "label": "Sandboxed",
+                      "detail": status["detail"]}
+    off = served.get(f"/conversations/{_new(served, sandbox='off')}").json()["sandbox"]
+    assert off["sandboxed"] is False and off["label"] == "No sandbox"
+    # a server whose PATH has no bubblewrap says so, and how to install it
+    empty = tmp_path / "no-bwrap-bin"
+    empty.mkdir()
+    process, bare = start_serve(data_dir, KEY, extra_env={"PATH": str(empty)})
+    try:
+        status = bare.get(f"/conversations/{here}").json()["sandbox"]
+        assert status["sandboxed"] is False
+        assert status["label"] == "No sandbox: bubblewrap is not installed"
+        assert "apt-get install bubblewrap" in status["detail"]
+        refused = bare.post(f"/conversations/{here}/commands", json={"command": "true"})
+        assert refused.status_code == 409 and "bubblewrap" in refused.json()["error"]
+    finally:
+        stop_serve(process, bare)

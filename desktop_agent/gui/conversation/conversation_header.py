@@ -228,6 +228,24 @@ class ConversationHeader(QWidget):
             "Click for its token cost and the switch that leaves it out.")
         self.instructions_mark.show()
 
+    def show_sandbox(self, level: str, label: str, detail: str, sandboxed: bool) -> None:
+        """Name the sandbox that will actually apply (the session works it out).
+
+        Why: the chosen level alone said "Sandboxed" on a machine without
+        bubblewrap, where commands would run with the account's full rights.
+        """
+        for index in range(self.sandbox_box.count()):
+            self.sandbox_box.setItemText(
+                index, SANDBOX_LABELS[str(self.sandbox_box.itemData(index))])
+        index = self.sandbox_box.findData(level)
+        if index < 0:
+            return
+        self.sandbox_box.setItemText(index, label)
+        self.sandbox_box.setItemIcon(
+            index, icon("shield-check" if sandboxed else "shield-alert"))
+        self.sandbox_box.setToolTip(detail)
+        self.sandbox_box.setProperty("unsandboxed", not sandboxed)
+
     def set_servers(self, servers: list[Any]) -> None:
         """Fill the model menu with the running servers' models (ServerEntry list)."""
         self._servers = [s for s in servers if getattr(s, "up", False) and s.models]

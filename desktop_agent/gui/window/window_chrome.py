@@ -23,6 +23,7 @@ from desktop_agent.gui.window.preferences_dialog import (
     about_dialog,
     shortcuts_dialog,
 )
+from desktop_agent.session import sandbox_status
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -96,6 +97,8 @@ class WindowChrome:
         """Show a conversation's settings in its header."""
         settings = tab.controller.settings
         tab.header.show_settings(settings, work_folder(tab.controller.conversation_id, settings))
+        status = sandbox_status(settings)
+        tab.header.show_sandbox(status.level, status.label, status.detail, status.sandboxed)
         tab.header.set_servers(tab.header._servers)  # re-tick the current model
         tab.header.show_instructions(tab.controller.project_instructions())
 

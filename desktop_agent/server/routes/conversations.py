@@ -7,6 +7,7 @@ shows up in the window's sidebar, and vice versa.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 from typing import Any
 
@@ -23,10 +24,11 @@ from desktop_agent.server.api_models import (
     MessageCreate,
     MessageList,
     MessageOut,
+    SandboxOut,
 )
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.message_content import refuse_if_blind, stored_content
-from desktop_agent.session import asks_before_tools
+from desktop_agent.session import asks_before_tools, sandbox_status
 from desktop_agent.session import delete_conversation as delete_stored_conversation
 from desktop_agent.store import ConversationRecord
 
@@ -51,8 +53,17 @@ def conversation_out(svc: AppServices, record: ConversationRecord) -> Conversati
         state=runner.state if runner else "idle",  # type: ignore[arg-type]
         confirm_tools=confirm,
         pending_approvals=len(runner.approvals.all()) if runner else 0,
-        workdir=str(svc.workdir_of(record)),
+        workdir=_shown_workdir(svc, record),
+        sandbox=SandboxOut(**dataclasses.asdict(sandbox_status(settings))),
     )
+
+
+def _shown_workdir(svc: AppServices, record: ConversationRecord) -> str:
+    """The workdir to show; one that breaks the rule is shown as set (using it is refused)."""
+    try:
+        return str(svc.workdir_of(record))
+    except ApiError:
+        return str((record.settings or {}).get("workdir", ""))
 
 
 def check_settings(svc: AppServices, settings: dict[str, Any],

@@ -136,7 +136,13 @@ class Launch:
     pids_hit: Callable[[], bool] = lambda: False
 
 
-@functools.cache
+#: Why commands would run unsandboxed when bubblewrap is missing, with how to install it.
+NO_BWRAP = "bubblewrap is not installed"
+INSTALL_BWRAP = ("Install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: "
+                 "sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap; or run "
+                 "bash scripts/install.sh again), then restart the app.")
+
+
 def sandbox_backend() -> str | None:
     """``"bwrap"`` or ``"sandbox-exec"`` when a working sandbox exists here, else None.
 
@@ -144,25 +150,36 @@ def sandbox_backend() -> str | None:
     containers forbid them, so the first call runs ``bwrap ... true`` once to
     find out instead of trusting that the binary exists.
     """
+    return _probe()[0]
+
+
+def sandbox_problem() -> str | None:
+    """Why this machine has no command sandbox, in words (None when it has one)."""
+    return _probe()[1]
+
+
+@functools.cache
+def _probe() -> tuple[str | None, str | None]:
     if sys.platform.startswith("linux"):
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             log.warning("bubblewrap (bwrap) is not installed; commands run unsandboxed")
-            return None
+            return None, NO_BWRAP
         probe = [bwrap, *_bwrap_base(network=False), *_system_arguments(), "--", "true"]
         try:
             done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             log.warning("bubblewrap does not start (%s); commands run unsandboxed", exc)
-            return None
+            return None, f"bubblewrap does not start ({exc})"
         if done.returncode != 0:
+            reason = done.stderr.decode(errors="replace").strip()[:300]
             log.warning("bubblewrap cannot make a sandbox here (%s); commands run unsandboxed",
-                        done.stderr.decode(errors="replace").strip()[:300])
-            return None
-        return "bwrap"
+                        reason)
+            return None, f"bubblewrap cannot make a sandbox here ({reason})"
+        return "bwrap", None
     if sys.platform == "darwin" and shutil.which("sandbox-exec"):
-        return "sandbox-exec"
-    return None
+        return "sandbox-exec", None
+    return None, f"no command sandbox exists for {sys.platform}"
 
 
 def command_environment(workdir: Path, secrets: Mapping[str, str] | None = None
