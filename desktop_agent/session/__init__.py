@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     'FileChangeView': 'file_checkpoints',
     'RestoreConflictError': 'file_checkpoints',
     'RestoreReport': 'file_checkpoints',
+    'TurnChanges': 'file_checkpoints',
     'FilesChanged': 'events',
     'conversation_environment': 'conversation_secrets',
     'conversation_secret_names': 'conversation_secrets',
@@ -171,6 +172,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.file_checkpoints import FileChangeView as FileChangeView
     from desktop_agent.session.file_checkpoints import RestoreConflictError as RestoreConflictError
     from desktop_agent.session.file_checkpoints import RestoreReport as RestoreReport
+    from desktop_agent.session.file_checkpoints import TurnChanges as TurnChanges
     from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
     from desktop_agent.session.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.project_instructions import (

@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
 from desktop_agent.gui.approvals.dock_asker import DockAsker
 from desktop_agent.gui.conversation.error_messages import describe_error
+from desktop_agent.gui.conversation.folder_undo_actions import FolderUndoActions
 from desktop_agent.gui.conversation.turn_figures import TurnFigures
 from desktop_agent.session import (
     BUSY_ELSEWHERE,
@@ -81,6 +82,10 @@ __all__ = ["DEFAULT_TITLE", "TITLE_LENGTH", "ConversationController", "TurnFigur
 
 class ConversationController(QObject):
     """The window's side of one conversation.
+
+    Attributes:
+        undo: Undo this turn, Restore files and Files changed (its ``files_changed``
+            signal tells when a turn changed files).
 
     Signals:
         title_changed(str): The conversation's title changed.
@@ -151,6 +156,7 @@ class ConversationController(QObject):
                                  connection_pool=connection_pool)
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
         self.session.subscribe(self._on_event)
+        self.undo = FolderUndoActions(self.session, store, self)
         self._transcript_open = False
         self._busy_shown = False
         self._shown_next: str | None = None
@@ -325,8 +331,9 @@ class ConversationController(QObject):
         self.session.stop()
 
     async def close(self) -> None:
-        """Deny pending approvals, cancel the turn and release the client."""
+        """Deny pending approvals, cancel the turn and any undo, release the client."""
         self._approvals.cancel_conversation(self.conversation_id)
+        await self.undo.cancel_all()
         await self.session.close()
 
     # -- session events -> signals -------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
@@ -41,12 +42,16 @@ from desktop_agent.gui.conversation.conversation_controller import (
     ConversationController,
 )
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
+from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
+from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
+from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.icons import icon, set_icon
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
 from desktop_agent.gui.transcript.view import COLUMN_MAX_WIDTH
+from desktop_agent.session import TurnChanges
 
 __all__ = ["Composer", "ConversationTab", "ServerNotice"]
 
@@ -157,6 +162,17 @@ class ConversationTab(QWidget):
         self._pages.addWidget(self.transcript)
         layout.addWidget(self._pages, 1)
 
+        self.files_bar = FilesChangedBar()
+        self.files_bar.undo_requested.connect(self.undo_shown_turn)
+        self.files_bar.files_requested.connect(self.show_files_changed)
+        self.files_bar.overwrite_requested.connect(self._overwrite)
+        layout.addLayout(_centred(self.files_bar, margins=(16, 4, 16, 0)))
+        self._shown_turn: str | None = None
+        self._retry_forced: Callable[[], Awaitable[RestoreOutcome]] | None = None
+        self._undo_task: asyncio.Task[None] | None = None
+        self.files_panel: FilesChangedPanel | None = None
+        self._panel_task: asyncio.Task[None] | None = None
+
         self.composer_box = ComposerBox()
         self.composer = self.composer_box.text
         self.send_button = self.composer_box.send_button
@@ -171,7 +187,8 @@ class ConversationTab(QWidget):
         self.status_line = StatusLine()
         layout.addLayout(_centred(self.status_line, margins=(16, 0, 16, 6)))
 
-        style_chrome(self.header, self.notice, self.composer_box, self.status_line)
+        style_chrome(self.header, self.notice, self.files_bar, self.composer_box,
+                     self.status_line)
 
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -268,6 +285,8 @@ class ConversationTab(QWidget):
         t.approval_answered.connect(self.answer_on_card)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
+        c.busy_changed.connect(self._on_busy_for_undo)
+        c.undo.files_changed.connect(self._on_files_changed)
 
     def ensure_loaded(self) -> None:
         """Build the transcript from the store the first time it is needed.
@@ -371,6 +390,76 @@ class ConversationTab(QWidget):
         self._waiting_since = None
         self._waiting_timer.stop()
         self.status_line.show_waiting(None)
+
+    # -- undo, restore, files changed --------------------------------------------------
+    def _on_files_changed(self, changes: TurnChanges) -> None:
+        self._shown_turn = changes.turn
+        label = {"restore": "Undo this restore", "command": "Undo the command"}.get(
+            changes.kind, "Undo this turn")
+        self.files_bar.show_changes(turn_summary(changes), label)
+        if self.files_panel is not None and self.files_panel.isVisible():
+            self.show_files_changed()
+
+    def _on_busy_for_undo(self, busy: bool) -> None:
+        if busy:
+            self.files_bar.hide()  # the new turn says what it changes when it ends
+        self.files_bar.set_running(busy)
+
+    def undo_shown_turn(self) -> None:
+        """Undo the turn the bar shows (a conflict is asked about on the bar)."""
+        turn = self._shown_turn
+        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force))
+
+    def undo_turn(self, turn: str) -> None:
+        """Undo ``turn`` (from the Files changed panel)."""
+        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force))
+
+    def restore_before(self, message_id: str, branch: bool) -> None:
+        """Restore files to before ``message_id`` (from the Files changed panel)."""
+        self._run_restore(lambda force=False: self.controller.undo.restore_before(
+            message_id, branch=branch, force=force))
+
+    def _overwrite(self) -> None:
+        if self._retry_forced is not None:
+            forced = self._retry_forced
+            self._run_restore(lambda force=True: forced())
+
+    def _run_restore(self, action: Callable[..., Awaitable[RestoreOutcome]]) -> None:
+        if self._undo_task is not None and not self._undo_task.done():
+            return
+        self.files_bar.set_running(True)
+
+        async def run() -> None:
+            try:
+                outcome = await action()
+            finally:
+                self.files_bar.set_running(self.controller.busy)
+            if outcome.conflicts:
+                self._retry_forced = lambda: action(force=True)
+                self.files_bar.show_conflict(outcome.sentence)
+            else:
+                self._retry_forced = None
+                if not outcome.done:  # done: the restore's own change took the bar
+                    self.files_bar.show_result(outcome.sentence)
+
+        self._undo_task = self.controller.undo.start(run())
+
+    def show_files_changed(self) -> None:
+        """Open (or refresh) the Files changed window."""
+        if self.files_panel is None:
+            self.files_panel = FilesChangedPanel(self.controller.title, self)
+            self.files_panel.undo_requested.connect(self.undo_turn)
+            self.files_panel.restore_requested.connect(self.restore_before)
+        panel = self.files_panel
+        panel.show()
+        panel.raise_()
+
+        async def load() -> None:
+            panel.set_turns(await self.controller.undo.turn_files())
+
+        if self._panel_task is not None:
+            self._panel_task.cancel()  # a newer list replaces it
+        self._panel_task = self.controller.undo.start(load())
 
     def focus_composer(self) -> None:
         """Put the cursor in the message box."""

@@ -1,0 +1,179 @@
+"""The window's side of undo and restore: session calls in, sentences and signals out.
+
+Undo this turn, Restore files and the Files changed panel all go through the
+session (:meth:`ConversationSession.undo_turn`, ``restore_files``, its
+``checkpoints``), the same calls the REST routes make. This adapter turns
+their outcomes and typed refusals into :class:`RestoreOutcome` sentences
+for the widgets, and the session's ``FilesChanged`` events into a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from desktop_agent.session import (
+    BUSY_ELSEWHERE,
+    CheckpointError,
+    FileChangeView,
+    FilesChanged,
+    RestoreConflictError,
+    RestoreReport,
+    SessionError,
+    SessionEvent,
+    TurnChanges,
+)
+from desktop_agent.store.errors import ConversationBusyError
+
+if TYPE_CHECKING:
+    from desktop_agent.session import ConversationSession
+    from desktop_agent.store import Store
+
+log = logging.getLogger("desktop_agent.gui.folder_undo")
+
+LABEL_LENGTH = 60
+"""Characters of a turn's message shown as its name in the Files changed panel."""
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreOutcome:
+    """What an undo or restore did, in words.
+
+    Attributes:
+        sentence: For the person.
+        conflicts: Files changed after the agent's change (nothing was done);
+            asking again with ``force`` overwrites them.
+        done: Files were put back (the restore, a turn of its own, can be undone).
+    """
+
+    sentence: str
+    conflicts: tuple[str, ...] = ()
+    done: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFiles:
+    """One turn's changed files for the panel: its name, and each file with its diff."""
+
+    changes: TurnChanges
+    label: str
+    files: list[FileChangeView] = field(default_factory=list)
+
+
+def turn_summary(changes: TurnChanges) -> str:
+    """``Changed 3 files: a.py, b.txt and new.txt`` (folders left out of the count)."""
+    names = [c.path for c in changes.changes if c.kind != "dir"] or \
+        [c.path for c in changes.changes]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    verb = {"restore": "Put back", "command": "The command changed"}.get(
+        changes.kind, "This turn changed")
+    return f"{verb} {len(names)} file{'s' if len(names) != 1 else ''}: {shown}."
+
+
+class FolderUndoActions(QObject):
+    """Undo and restore for one conversation's window tab.
+
+    Args:
+        session: The conversation's session.
+        store: The store (for the names of turns: their messages' first words).
+
+    Signals:
+        files_changed(object): A turn, command or restore changed files
+            (its :class:`TurnChanges`).
+    """
+
+    files_changed = Signal(object)
+
+    def __init__(self, session: ConversationSession, store: Store,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._store = store
+        self._tasks: set[asyncio.Task[None]] = set()
+        session.subscribe(self._on_event)
+
+    def start(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` (an undo, loading the panel) as a task this object owns.
+
+        Why owned here: the conversation's close cancels them (:meth:`cancel_all`),
+        so none reads the store after the window shut it.
+        """
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def cancel_all(self) -> None:
+        """Cancel the running undo or panel load (the conversation closes)."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, FilesChanged):
+            self.files_changed.emit(event.changes)
+
+    async def undo_turn(self, turn: str | None, *, force: bool = False) -> RestoreOutcome:
+        """Undo ``turn`` (None: the latest that changed files)."""
+        return await self._outcome(lambda: self._session.undo_turn(turn, force=force))
+
+    async def restore_before(self, message_id: str, *, branch: bool,
+                             force: bool = False) -> RestoreOutcome:
+        """Restore files to before ``message_id``; ``branch``: go back in the conversation too."""
+        return await self._outcome(lambda: self._session.restore_files(
+            message_id, force=force, branch=branch))
+
+    async def turn_files(self) -> list[TurnFiles]:
+        """Every turn that changed files, newest first, each file with its diff."""
+        checkpoints = self._session.checkpoints
+        out: list[TurnFiles] = []
+        for changes in reversed(await checkpoints.turns()):
+            if changes.changes:
+                out.append(TurnFiles(changes, self._label(changes),
+                                     await checkpoints.file_changes(changes)))
+        return out
+
+    def _label(self, changes: TurnChanges) -> str:
+        if changes.kind == "restore":
+            return "Undo or restore"
+        if changes.kind == "command" or changes.message is None:
+            return "Command"
+        record = self._store.get_message(changes.message)
+        content = record.message.get("content") if record is not None else None
+        text = " ".join(content.split()) if isinstance(content, str) else ""
+        if not text:
+            return "A turn"
+        return text if len(text) <= LABEL_LENGTH else text[:LABEL_LENGTH - 1] + "…"
+
+    async def _outcome(self, action: Callable[[], Awaitable[RestoreReport | None]],
+                       ) -> RestoreOutcome:
+        try:
+            report = await action()
+        except RestoreConflictError as exc:
+            return RestoreOutcome(str(exc), tuple(exc.paths))
+        except CheckpointError as exc:
+            return RestoreOutcome(str(exc))
+        except ConversationBusyError:
+            return RestoreOutcome(f"{BUSY_ELSEWHERE} Wait for its reply, then try again.")
+        except SessionError as exc:
+            return RestoreOutcome(str(exc))
+        except OSError as exc:
+            log.warning("a restore failed part way: %s", exc)
+            return RestoreOutcome(f"Files could not all be put back ({exc.strerror or exc}); "
+                                  "the ones before it were.")
+        if report is None or report.turn is None:
+            return RestoreOutcome("Nothing to put back: the files are already as they were.")
+        applied = report.applied
+        count = len(applied.restored) + len(applied.removed)
+        kept = f" {len(applied.kept)} left as they are." if applied.kept else ""
+        return RestoreOutcome(f"Put back {count} file{'s' if count != 1 else ''}.{kept}",
+                              done=True)
