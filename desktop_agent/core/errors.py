@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import re
 
+from desktop_agent.core.secret_forms import replace_forms
+
 _SECRET_PATTERNS = [
     re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE),
     re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"),
@@ -53,7 +55,7 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """
     for secret in secrets:
         if secret and len(secret) >= 4 and secret != "not-needed":
-            text = text.replace(secret, "[redacted]")
+            text = replace_forms(text, secret, "[redacted]")
     for pattern in _SECRET_PATTERNS:
         if pattern.groups:
             text = pattern.sub(lambda m: m.group(1) + "[redacted]", text)

@@ -9,6 +9,7 @@ escapes were.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import httpx
 import pytest
@@ -278,3 +280,27 @@ def test_the_api_reports_the_sandbox_that_applies_per_conversation(
         assert refused.status_code == 409 and "bubblewrap" in refused.json()["error"]
     finally:
         stop_serve(process, bare)
+
+
+def test_secrets_are_redacted_also_in_base64_and_url_encoded_forms(
+        served: httpx.Client) -> None:
+    secret = "ghp_Sandbox+Round/Two=0123456789abcdef"
+    cid = _new(served)
+    stored = served.put(f"/conversations/{cid}/secrets/TOKEN", json={"value": secret})
+    assert stored.status_code in (200, 201, 204), stored.text
+    out = _command(served, cid, (
+        'printf %s "$TOKEN" | base64 -w0; echo; '
+        'printf "user:%s" "$TOKEN" | base64 -w0; echo; '
+        'printf %s "$TOKEN" | base64 -w0 | tr "+/" "-_"; echo; '
+        'python3 -c "import os, urllib.parse as u; '
+        "print(u.quote(os.environ['TOKEN'], safe=''), u.quote_plus(os.environ['TOKEN']))\"; "
+        "echo plain=$TOKEN"))["stdout"]
+    encodings = [base64.b64encode(secret.encode()).decode(),
+                 base64.b64encode(f"user:{secret}".encode()).decode()[8:-8],
+                 base64.urlsafe_b64encode(secret.encode()).decode().rstrip("="),
+                 quote(secret, safe=""), quote_plus(secret), secret]
+    for form in encodings:
+        assert form not in out, (form, out)
+    assert out.count("[secret TOKEN redacted (base64)]") == 3, out
+    assert out.count("[secret TOKEN redacted (URL-encoded)]") == 2, out
+    assert "plain=[secret TOKEN redacted]" in out

@@ -9,7 +9,8 @@ errors (in :func:`~desktop_agent.core.tooling.run_call.run_tool_call`),
 :func:`scrub_error` for every error that ends a turn (in
 :meth:`~desktop_agent.core.client.Client.receive_messages`).
 
-Only known secret *values* are replaced in tool results: pattern matching
+Only known secret *values* (as written, base64 or URL-encoded) are replaced
+in tool results: pattern matching
 (``sk-...``) would corrupt ordinary file content a model reads. Errors also
 get the shape patterns of :func:`~desktop_agent.core.errors.redact`.
 """
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 
 from desktop_agent.core.errors import AgentError, APIError, redact
 from desktop_agent.core.options import AgentOptions
+from desktop_agent.core.secret_forms import replace_forms
 
 #: Shorter values are not redacted: blanking "abc" everywhere would corrupt output.
 MIN_SECRET_LENGTH = 4
@@ -36,10 +38,13 @@ def secret_values(options: AgentOptions) -> tuple[str, ...]:
 
 
 def redact_values(text: str, values: Iterable[str]) -> str:
-    """``text`` with every occurrence of each value replaced by ``[redacted]``."""
+    """``text`` with every occurrence of each value replaced by ``[redacted]``.
+
+    Also the value's base64 and URL-encoded forms (:mod:`desktop_agent.core.secret_forms`).
+    """
     for value in values:
-        if value and value in text:
-            text = text.replace(value, MARK)
+        if value:
+            text = replace_forms(text, value, MARK)
     return text
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_agent.core.secret_forms import replace_forms
 from desktop_agent.core.tooling.builtin.declare import builtin_tool
 from desktop_agent.core.tooling.builtin.live_output import LiveOutput
 from desktop_agent.core.tooling.builtin.sandbox import (
@@ -77,10 +78,13 @@ async def _pump(stream: asyncio.StreamReader | None, capture: _Capture,
 
 
 def redact_secrets(text: str, secrets: Mapping[str, str]) -> str:
-    """Replace every secret value in ``text`` with a marker naming the variable."""
+    """Replace every secret value in ``text`` with a marker naming the variable.
+
+    Also its base64 and URL-encoded forms (``echo "$TOKEN" | base64`` printed it whole).
+    """
     for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
         if value and len(value) >= 3:
-            text = text.replace(value, f"[secret {name} redacted]")
+            text = replace_forms(text, value, f"[secret {name} redacted]")
     return text
 
 

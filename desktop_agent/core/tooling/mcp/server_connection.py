@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from desktop_agent.core.errors import AgentError
+from desktop_agent.core.secret_forms import replace_forms
 from desktop_agent.core.tooling.config import (
     EnvValue,
     McpServerConfig,
@@ -188,7 +189,7 @@ class McpServerConnection:
     def _redact(self, text: str) -> str:
         for secret in self._secrets:
             if len(secret) >= 3:
-                text = text.replace(secret, "[redacted]")
+                text = replace_forms(text, secret, "[redacted]")
         return text
 
     def _failure(self, reason: str) -> McpServerError:
