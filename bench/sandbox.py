@@ -6,14 +6,17 @@
 Prints the median and p90 wall time of ``run_command("true")`` (the same path the
 bash tool and REST ``/commands`` take: build the environment, start the process
 group, collect output) with the default sandbox (bubblewrap: new namespaces, the
-read-only system binds, private /tmp and /proc) and with ``sandbox: off``, and the
-difference. Runs alternate so that load on a shared machine hits both alike.
+read-only system binds, private sized /tmp and /proc, the limits set by a first
+shell, and as root a pids cgroup of its own) and with ``sandbox: off``, the
+difference and the ratio. Runs alternate so that load on a shared machine hits
+both alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import tempfile
 import time
@@ -34,7 +37,8 @@ async def _once(workdir: Workdir, policy: SandboxPolicy) -> float:
 
 async def _measure(runs: int) -> None:
     backend = sandbox_backend()
-    print(f"sandbox backend here: {backend or 'none (both rows run unsandboxed)'}")
+    print(f"sandbox backend here: {backend or 'none (both rows run unsandboxed)'}; "
+          f"running as {'root' if os.geteuid() == 0 else 'uid ' + str(os.geteuid())}")
     with tempfile.TemporaryDirectory() as folder:
         workdir = Workdir(folder)
         policies = {"sandboxed (workdir)": SandboxPolicy(), "unsandboxed (off)":
@@ -54,6 +58,7 @@ async def _measure(runs: int) -> None:
               f"   ({runs} runs)")
     sandboxed, plain = medians.values()
     print(f"sandbox cost per command: {(sandboxed - plain) * 1000:+.2f} ms (median difference)")
+    print(f"ratio sandboxed / unsandboxed: {sandboxed / plain:.2f}x")
 
 
 def main() -> None:
