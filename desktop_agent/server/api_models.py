@@ -37,6 +37,7 @@ EventType = Literal[
     "notice",
     "prompt_progress",
     "files_changed",
+    "plan",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]

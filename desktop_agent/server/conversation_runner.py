@@ -28,6 +28,7 @@ from desktop_agent.session import (
     NotConfiguredError,
     NothingToAnswerError,
     Notice,
+    PlanUpdated,
     PromptProgressReported,
     RestoreConflictError,
     RestoreReport,
@@ -320,6 +321,9 @@ class ConversationRunner:
     def _prompt_progress_reported(self, event: PromptProgressReported) -> None:
         self.emit("prompt_progress", {"processed": event.processed, "total": event.total})
 
+    def _plan_updated(self, event: PlanUpdated) -> None:
+        self.emit("plan", event.plan.as_dict())
+
     def _approval_settled(self, event: ApprovalSettled) -> None:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
@@ -344,6 +348,7 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     Notice: ConversationRunner._notice,
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
+    PlanUpdated: ConversationRunner._plan_updated,
 }
 """How each session event is told over REST. Events not listed here (reply started
 and ended, path resets, settings reloaded from another process) are not sent: the

@@ -81,6 +81,11 @@ _EXPORTS: dict[str, str] = {
     'TurnFailed': 'events',
     'UsageReported': 'events',
     'UserMessageAdded': 'events',
+    'PlanUpdated': 'events',
+    'PLAN_TOOL_NAME': 'plan',
+    'Plan': 'plan',
+    'PlanStep': 'plan',
+    'plan_of': 'plan',
     'drop_invalid_settings': 'imports',
     'SessionEnvironment': 'options',
     'MAX_INSTRUCTION_BYTES': 'project_instructions',
@@ -147,6 +152,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
     from desktop_agent.session.events import PathReset as PathReset
+    from desktop_agent.session.events import PlanUpdated as PlanUpdated
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
@@ -175,6 +181,10 @@ if TYPE_CHECKING:
     from desktop_agent.session.file_checkpoints import TurnChanges as TurnChanges
     from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
     from desktop_agent.session.options import SessionEnvironment as SessionEnvironment
+    from desktop_agent.session.plan import PLAN_TOOL_NAME as PLAN_TOOL_NAME
+    from desktop_agent.session.plan import Plan as Plan
+    from desktop_agent.session.plan import PlanStep as PlanStep
+    from desktop_agent.session.plan import plan_of as plan_of
     from desktop_agent.session.project_instructions import (
         MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
     )

@@ -59,6 +59,7 @@ from .file_changes import ChangePreview, FileChangeWatch, preview_change
 from .file_checkpoints import ConversationCheckpoints, TurnMark
 from .folder_undo import FolderUndo
 from .options import SessionEnvironment, build_options
+from .plan import Plan, plan_of
 from .project_instructions import ProjectInstructions, project_instructions_for
 from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server
@@ -567,6 +568,13 @@ class ConversationSession(FolderUndo):
             return None
         return await asyncio.to_thread(
             lambda: preview_change(tool_name, tool_input, self._builtin_workdir()))
+
+    def plan(self) -> Plan | None:
+        """The model's checklist now: its last ``update_plan`` on the active branch.
+
+        Reads the whole branch when it was not read yet (a worker thread may call it).
+        """
+        return plan_of(self.read_branch())
 
     def project_instructions(self) -> ProjectInstructions | None:
         """The working folder's ``AGENTS.md`` (or ``CLAUDE.md``) as the next turn sends it.

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from desktop_agent.workspace.checkpoints import TurnChanges
 
     from .approvals import ToolCallQuestion
+    from .plan import Plan
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
 Outcome = Literal["complete", "interrupted", "error"]
@@ -225,10 +226,17 @@ class FilesChanged:
     changes: TurnChanges
 
 
+@dataclass(frozen=True, slots=True)
+class PlanUpdated:
+    """The model set a new plan (an ``update_plan`` call ran); show it instead of the old."""
+
+    plan: Plan
+
+
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | ToolOutputReported | PromptProgressReported
                 | CompactionReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
-                | FilesChanged)
+                | FilesChanged | PlanUpdated)

@@ -23,6 +23,7 @@ from desktop_agent.core.errors import ConfigurationError
 from . import defaults
 from .config import AppConfig
 from .conversation_secrets import conversation_environment
+from .plan import PLAN_TOOL_NAME, plan_rule
 from .project_instructions import (
     ProjectInstructions,
     included,
@@ -117,6 +118,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
 
     api_key, secrets, rules, workdir, instructions = await asyncio.to_thread(read_blocking)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
+    if any(t.name == PLAN_TOOL_NAME for t in tools):
+        rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
     s = settings
     timeout = env.approval_timeout
     return AgentOptions(

@@ -2,8 +2,10 @@
 
 Every front end offers the same tools: the built-in workdir tools (files,
 search, shell) confined to the conversation's work folder and given its
-secrets, the tools of the MCP servers in ``config.json`` (started on first
-use, shared by every conversation, named ``<server>__<tool>``), and any extra
+secrets, the model's plan (``update_plan``, :mod:`.plan`: offered with the
+built-ins, so only where tools are on), the tools of the MCP servers in
+``config.json`` (started on first use, shared by every conversation, named
+``<server>__<tool>``), and any extra
 tools the app was built with (scripts embedding the server, tests). A
 conversation's ``tools`` setting picks a subset by name; without it every
 tool is on (see :mod:`.defaults`). The core and the MCP SDK are imported on
@@ -99,7 +101,9 @@ class ToolCatalog:
         if self._include_builtin:
             from desktop_agent.core.tooling.builtin import BUILTIN_TOOL_NAMES
 
-            names.extend(BUILTIN_TOOL_NAMES)
+            from .plan import PLAN_TOOL_NAME
+
+            names.extend((*BUILTIN_TOOL_NAMES, PLAN_TOOL_NAME))
         names.extend(t.name for t in self._extra if t.name not in names)
         names.extend(n for n in self._mcp_names if n not in names)
         return names
@@ -170,6 +174,11 @@ class ToolCatalog:
             tools.extend(builtin_tools(workdir or self.workdir(conversation_id, settings),
                                        include=include, env_secrets=env_secrets,
                                        sandbox=sandbox_policy(settings)))
+        if self._include_builtin:
+            from .plan import PLAN_TOOL_NAME, plan_tool
+
+            if enabled is None or PLAN_TOOL_NAME in enabled:
+                tools.append(plan_tool())
         taken = {t.name for t in tools}
         tools.extend(t for t in self._extra
                      if (enabled is None or t.name in enabled) and t.name not in taken)
@@ -258,7 +267,10 @@ class ToolCatalog:
         if self._include_builtin:
             from desktop_agent.core.tooling.builtin import builtin_tools
 
+            from .plan import plan_tool
+
             tools.extend(builtin_tools(tempfile.gettempdir()))
+            tools.append(plan_tool())
         taken = {t.name for t in tools}
         tools.extend(t for t in self._extra if t.name not in taken)
         tools.extend(self._mcp_seen[n] for n in self._mcp_names if n in self._mcp_seen)

@@ -25,6 +25,7 @@ from desktop_agent.session.branch_reading import picture_urls
 
 from .events import (
     CompactionReported,
+    PlanUpdated,
     PromptProgressReported,
     ReplyStarted,
     SessionEvent,
@@ -38,6 +39,7 @@ from .events import (
     ToolResultArrived,
     UsageReported,
 )
+from .plan import PLAN_TOOL_NAME, Plan, PlanError
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
@@ -59,6 +61,7 @@ class TurnBlocks:
         self._recorder = recorder
         self._client = client
         self._emit = emit
+        self._plan_inputs: dict[str, dict[str, Any]] = {}
 
     def handle(self, item: Any) -> None:
         """Write one block to the store, then report it."""
@@ -71,6 +74,8 @@ class TurnBlocks:
             self._emit(ThinkingDelta(item.text))
         elif isinstance(item, ToolUseBlock):
             self._opened(recorder.tool_call(item.id, item.name, dict(item.input)))
+            if item.name == PLAN_TOOL_NAME:
+                self._plan_inputs[item.id] = dict(item.input)
             found = self._client.options.tool_named(item.name)
             self._emit(ToolCallStarted(item.id, item.name, dict(item.input),
                                        found.source if found is not None else None))
@@ -85,6 +90,7 @@ class TurnBlocks:
                                          item.tool_use_id in recorder.errors_shown,
                                          item.user_content, len(item.images),
                                          picture_urls(item.images)))
+            self._plan_ran(item)
         elif isinstance(item, ToolProgressBlock) and item.output is not None:
             self._emit(ToolOutputReported(item.tool_use_id, item.name, item.output,
                                           int(item.progress), item.elapsed or 0.0,
@@ -110,6 +116,18 @@ class TurnBlocks:
         elif isinstance(item, CompactionBlock):
             recorder.compaction(item)
             self._emit(CompactionReported(item))
+
+    def _plan_ran(self, result: ToolResultBlock) -> None:
+        """An ``update_plan`` call that ran sets the plan (with the input it ran with)."""
+        arguments = self._plan_inputs.pop(result.tool_use_id, None)
+        if arguments is None or result.is_error:
+            return
+        try:
+            plan = Plan.from_input(result.ran_input if result.ran_input is not None
+                                   else arguments)
+        except PlanError:
+            return
+        self._emit(PlanUpdated(plan))
 
     def _opened(self, message_id: str | None) -> None:
         if message_id is not None:

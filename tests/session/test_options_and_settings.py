@@ -54,7 +54,7 @@ async def test_extra_body_rules_and_secrets_reach_the_options(data_dir: Path) ->
     assert dict(options.extra_body) == {"cache_prompt": True}
     assert options.max_tool_iterations == 3
     assert [(r.tool, r.decision) for r in options.permission_rules] == [
-        ("read_file", "allow"), ("bash", "deny")]
+        ("read_file", "allow"), ("bash", "deny"), ("update_plan", "allow")]
     assert "ghp-secret-value-1" in options.secret_values
 
 

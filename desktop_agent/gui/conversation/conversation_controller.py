@@ -37,6 +37,7 @@ from desktop_agent.session import (
     NotConfiguredError,
     Notice,
     PathReset,
+    PlanUpdated,
     PromptProgressReported,
     ReplyEnded,
     ReplyStarted,
@@ -60,6 +61,7 @@ from desktop_agent.session import (
     conversation_allowed_tools,
     model_history,
     picture_urls,
+    plan_of,
     stored_file_change,
     tool_result_text,
     view_dict,
@@ -68,7 +70,7 @@ from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-    from desktop_agent.session import ProjectInstructions
+    from desktop_agent.session import Plan, ProjectInstructions
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.gui.conversation")
@@ -117,6 +119,7 @@ class ConversationController(QObject):
             transcript (e.g. a remembered approval could not be saved).
         compacted(int, object): The model's view of the conversation was
             compacted: messages covered, and the summary (None when dropped).
+        plan_changed(object): The model's plan now is this ``Plan`` (None: no plan).
     """
 
     title_changed = Signal(str)
@@ -141,6 +144,7 @@ class ConversationController(QObject):
     approval_requested = Signal(object)
     notice = Signal(str)
     compacted = Signal(int, object)
+    plan_changed = Signal(object)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
@@ -226,6 +230,10 @@ class ConversationController(QObject):
     def is_empty(self) -> bool:
         """Whether the active branch holds no message (reads one row, not the branch)."""
         return self.session.last_message() is None
+
+    def current_plan(self) -> Plan | None:
+        """The model's plan as of the page shown (a plan older than that page is not shown)."""
+        return plan_of(self.session.latest_page(HISTORY_PAGE))
 
     def project_instructions(self) -> ProjectInstructions | None:
         """The working folder's ``AGENTS.md`` as the next turn sends it (a stat, a small read)."""
@@ -356,6 +364,9 @@ class ConversationController(QObject):
         elif isinstance(event, PathReset):
             # The transcript gets the last page; it asks for earlier ones as it scrolls up.
             self.transcript_reset.emit(self.stored_messages(HISTORY_PAGE))
+            self.plan_changed.emit(plan_of(event.records))
+        elif isinstance(event, PlanUpdated):
+            self.plan_changed.emit(event.plan)
         elif isinstance(event, TurnFailed):
             description = describe_error(event.error)
             self.error.emit(description.sentence, description.can_retry)

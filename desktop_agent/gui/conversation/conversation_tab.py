@@ -45,6 +45,7 @@ from desktop_agent.gui.conversation.conversation_header import ConversationHeade
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
 from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
+from desktop_agent.gui.conversation.plan_panel import PlanPanel
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.icons import icon, set_icon
 from desktop_agent.gui.theme import style_chrome
@@ -172,6 +173,8 @@ class ConversationTab(QWidget):
         self._undo_task: asyncio.Task[None] | None = None
         self.files_panel: FilesChangedPanel | None = None
         self._panel_task: asyncio.Task[None] | None = None
+        self.plan_panel = PlanPanel()
+        layout.addLayout(_centred(self.plan_panel, margins=(16, 4, 16, 0)))
 
         self.composer_box = ComposerBox()
         self.composer = self.composer_box.text
@@ -187,8 +190,8 @@ class ConversationTab(QWidget):
         self.status_line = StatusLine()
         layout.addLayout(_centred(self.status_line, margins=(16, 0, 16, 6)))
 
-        style_chrome(self.header, self.notice, self.files_bar, self.composer_box,
-                     self.status_line)
+        style_chrome(self.header, self.notice, self.files_bar, self.plan_panel,
+                     self.composer_box, self.status_line)
 
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -266,6 +269,7 @@ class ConversationTab(QWidget):
         c.tool_progress.connect(t.set_tool_status)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
+        c.plan_changed.connect(self.plan_panel.show_plan)
         c.approval_requested.connect(self._show_waiting_for_approval)
         c.assistant_finished.connect(lambda interrupted: t.end_assistant_message(
             interrupted=interrupted))
@@ -300,6 +304,7 @@ class ConversationTab(QWidget):
         self._loaded = True
         self.transcript.set_earlier_source(self.controller.earlier_messages)
         self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
+        self.plan_panel.show_plan(self.controller.current_plan())
         self._update_empty_hint()
 
     def _on_user_message(self, text: str, message_id: str, pictures: list[str]) -> None:

@@ -1,21 +1,23 @@
-"""The working folder's project instructions (``AGENTS.md``) as a conversation sends them.
+"""A conversation's project context: its ``AGENTS.md`` and the model's plan.
 
-A script driving the server sees what the window's settings show: which file
-goes into the system prompt, whether it was cut at the cap, what it costs in
-tokens per request, and whether the conversation's switch
-(``project_instructions``) leaves it out.
+A script driving the server sees what the window shows: which instruction
+file goes into the system prompt, whether it was cut at the cap, what it
+costs in tokens per request, whether the conversation's switch
+(``project_instructions``) leaves it out; and the checklist the model keeps
+with ``update_plan`` (also sent live as ``plan`` events).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.routes.conversations import NOT_FOUND
-from desktop_agent.session import MAX_INSTRUCTION_BYTES, project_instructions_for
+from desktop_agent.session import MAX_INSTRUCTION_BYTES, plan_of, project_instructions_for
 
 router = APIRouter(tags=["conversations"])
 
@@ -47,5 +49,34 @@ async def project_instructions(conversation_id: str,
         if found is None:
             return ProjectInstructionsOut(found=False)
         return ProjectInstructionsOut(found=True, **found.as_dict())
+
+    return await asyncio.to_thread(read)
+
+
+class PlanStepOut(BaseModel):
+    """One step of the model's checklist."""
+
+    step: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class PlanOut(BaseModel):
+    """The model's checklist: the input of its last successful ``update_plan`` call."""
+
+    explanation: str | None = None
+    plan: list[PlanStepOut] = Field(default_factory=list,
+                                    description="Empty when the model set no plan.")
+
+
+@router.get("/conversations/{conversation_id}/plan", response_model=PlanOut,
+            responses=NOT_FOUND)
+async def conversation_plan(conversation_id: str,
+                            svc: AppServices = Depends(services),  # noqa: B008
+                            ) -> PlanOut:
+    """The plan on the conversation's active branch (kept with its messages)."""
+    def read() -> PlanOut:
+        svc.conversation(conversation_id)
+        plan = plan_of(svc.store.active_path(conversation_id))
+        return PlanOut() if plan is None else PlanOut.model_validate(plan.as_dict())
 
     return await asyncio.to_thread(read)
