@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 # The one schema of a conversation's settings (the window's dialog and import use it too).
-from desktop_agent.session import ConversationSettings
+from desktop_agent.session import DEFAULT_TITLE, ConversationSettings
 
 from .message_content import MessageContent
 
@@ -56,7 +56,7 @@ class ErrorBody(BaseModel):
 class ConversationCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default="New chat", min_length=1, max_length=500)
+    title: str = Field(default=DEFAULT_TITLE, min_length=1, max_length=500)
     settings: ConversationSettings = Field(default_factory=ConversationSettings)
 
 

@@ -21,6 +21,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
+    'context_after_reply': 'context_estimate',
+    'context_when_opened': 'context_estimate',
+    'estimated_context': 'context_estimate',
+    'reported_context': 'context_estimate',
+    'create_conversation': 'new_conversations',
+    'release_work_folder': 'new_conversations',
+    'new_work_folder': 'new_conversations',
     'ChangePreview': 'file_changes',
     'FILE_CHANGING_TOOLS': 'file_changes',
     'stored_file_change': 'file_changes',
@@ -29,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     'Decision': 'approvals',
     'QuestionWithdrawn': 'approvals',
     'ToolCallQuestion': 'approvals',
-    'DEFAULT_TITLE': 'branch_reading',
+    'DEFAULT_TITLE': 'new_conversations',
     'TITLE_LENGTH': 'branch_reading',
     'model_history': 'branch_reading',
     'picture_urls': 'branch_reading',
@@ -113,7 +120,6 @@ if TYPE_CHECKING:
     from desktop_agent.session.approvals import Decision as Decision
     from desktop_agent.session.approvals import QuestionWithdrawn as QuestionWithdrawn
     from desktop_agent.session.approvals import ToolCallQuestion as ToolCallQuestion
-    from desktop_agent.session.branch_reading import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.branch_reading import TITLE_LENGTH as TITLE_LENGTH
     from desktop_agent.session.branch_reading import model_history as model_history
     from desktop_agent.session.branch_reading import picture_urls as picture_urls
@@ -126,6 +132,10 @@ if TYPE_CHECKING:
         conversation_allowed_tools as conversation_allowed_tools,
     )
     from desktop_agent.session.config import revoke_in_conversation as revoke_in_conversation
+    from desktop_agent.session.context_estimate import context_after_reply as context_after_reply
+    from desktop_agent.session.context_estimate import context_when_opened as context_when_opened
+    from desktop_agent.session.context_estimate import estimated_context as estimated_context
+    from desktop_agent.session.context_estimate import reported_context as reported_context
     from desktop_agent.session.conversation import ConversationSession as ConversationSession
     from desktop_agent.session.conversation_secrets import (
         conversation_environment as conversation_environment,
@@ -180,6 +190,14 @@ if TYPE_CHECKING:
     from desktop_agent.session.file_checkpoints import RestoreReport as RestoreReport
     from desktop_agent.session.file_checkpoints import TurnChanges as TurnChanges
     from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
+    from desktop_agent.session.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
+    from desktop_agent.session.new_conversations import (
+        create_conversation as create_conversation,
+    )
+    from desktop_agent.session.new_conversations import new_work_folder as new_work_folder
+    from desktop_agent.session.new_conversations import (
+        release_work_folder as release_work_folder,
+    )
     from desktop_agent.session.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.plan import PLAN_TOOL_NAME as PLAN_TOOL_NAME
     from desktop_agent.session.plan import Plan as Plan

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.image_data import part_url
+from desktop_agent.store.conversation_crud import DEFAULT_TITLE as DEFAULT_TITLE
 
 if TYPE_CHECKING:
     from desktop_agent.store import MessageRecord
 
-DEFAULT_TITLE = "New chat"
 #: Metadata key of a user message whose picture the model's server refused: it stays
 #: in the transcript (what the person wrote) but is never sent again, or every later
 #: prompt would be refused too.

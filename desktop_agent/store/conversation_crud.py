@@ -19,6 +19,9 @@ from desktop_agent.store.search_query import fts_query, like_pattern
 from desktop_agent.store.transactions import Database
 from desktop_agent.store.write_checks import check_settings
 
+#: The title of a conversation nobody has named yet; the one place the words are written.
+DEFAULT_TITLE = "New chat"
+
 
 class ConversationCrud:
     """The conversation-level part of :class:`~desktop_agent.store.store.Store`.
@@ -30,7 +33,7 @@ class ConversationCrud:
         self._db = db
 
     def create_conversation(
-        self, title: str = "New chat", settings: dict[str, Any] | None = None
+        self, title: str = DEFAULT_TITLE, settings: dict[str, Any] | None = None
     ) -> ConversationRecord:
         """Start an empty conversation."""
         settings = check_settings(settings or {})

@@ -108,6 +108,12 @@ class RunningApi:
         assert response.status_code == 201, response.text
         return response.json()
 
+    def workdir(self, conversation_id: str) -> Path:
+        """The conversation's working folder, as the API reports it."""
+        response = self.client.get(f"/conversations/{conversation_id}")
+        assert response.status_code == 200, response.text
+        return Path(response.json()["workdir"])
+
     def events(self, conversation_id: str, after: int = 0, **params: Any) -> list[dict[str, Any]]:
         collected: list[dict[str, Any]] = []
         while True:

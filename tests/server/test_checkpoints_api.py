@@ -10,7 +10,7 @@ from desktop_agent.testing import ScriptedServer, script
 
 
 def project(api: RunningApi, cid: str) -> Path:
-    workdir = api.workdirs / cid
+    workdir = api.workdir(cid)
     (workdir / "src").mkdir(parents=True, exist_ok=True)
     (workdir / "src" / "main.py").write_text("print('one')\nprint('two')\n")
     (workdir / "src" / "run.sh").write_text("#!/bin/sh\n")

@@ -37,7 +37,7 @@ def test_rest_commands_see_a_built_environment_and_only_the_workdir(api: Running
                              json={"command": "env; ls -A / | tr '\\n' ' '; "
                                               f"ls {api.database.parent} 2>&1"}).json()
     _assert_clean(result["stdout"])
-    assert f"HOME={(api.workdirs / cid).resolve()}" in result["stdout"]
+    assert f"HOME={api.workdir(cid)}" in result["stdout"]
     assert result["sandboxed"] is True
     # the store's folder holds only the path down to the workdir, not the database
     assert "conversations.sqlite3" not in result["stdout"]

@@ -26,7 +26,7 @@ def test_command_returns_exit_code_output_and_duration(api: RunningApi):
     assert answer.status_code == 200
     result = answer.json()
     assert result["exit_code"] == 3 and result["timed_out"] is False
-    assert result["stdout"].splitlines() == ["out", str((api.workdirs / cid).resolve())]
+    assert result["stdout"].splitlines() == ["out", str(api.workdir(cid))]
     assert result["stderr"] == "err\n"
     assert result["duration"] >= 0 and result["truncated"] is False
 

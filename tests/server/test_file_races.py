@@ -29,7 +29,7 @@ def test_a_folder_swapped_for_a_link_never_leads_a_route_outside(
         api: RunningApi, tmp_path: Path) -> None:
     cid = api.create()["id"]
     assert _upload(api, cid, "sub/f.txt", b"inside content").status_code == 201
-    work = api.workdirs / cid
+    work = api.workdir(cid)
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "f.txt").write_text(SECRET)
@@ -70,7 +70,7 @@ def test_a_folder_swapped_for_a_link_never_leads_a_route_outside(
 
 def test_a_fifo_is_refused_and_the_server_keeps_answering(api: RunningApi) -> None:
     cid = api.create()["id"]
-    work = api.workdirs / cid
+    work = api.workdir(cid)
     work.mkdir(parents=True, exist_ok=True)
     os.mkfifo(work / "pipe")
     started = time.monotonic()

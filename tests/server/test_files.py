@@ -71,7 +71,7 @@ def test_symlinks_leading_out_are_refused(api: RunningApi, conv: str, tmp_path):
     outside_dir.mkdir()
     (outside_dir / "private.txt").write_text("private")
     _upload(api, conv, "inside.txt", b"inside")
-    workdir = api.workdirs / conv
+    workdir = api.workdir(conv)
     os.symlink(outside_dir / "private.txt", workdir / "link.txt")
     os.symlink(outside_dir, workdir / "linkdir")
     os.symlink(workdir / "inside.txt", workdir / "ok-link.txt")

@@ -232,7 +232,7 @@ def test_crud_unknown_ids_and_delete_keeps_workdir_unless_asked(api: RunningApi,
 
     api.client.post(f"/conversations/{first['id']}/files",
                     data={"path": "keep.txt"}, files={"file": ("keep.txt", b"keep me")})
-    workdir = api.workdirs / first["id"]
+    workdir = api.workdir(first["id"])
     assert (workdir / "keep.txt").read_bytes() == b"keep me"
     deleted = api.client.delete(f"/conversations/{first['id']}")
     assert deleted.json() == {"deleted": True, "workdir_deleted": False, "note": None}
@@ -241,9 +241,10 @@ def test_crud_unknown_ids_and_delete_keeps_workdir_unless_asked(api: RunningApi,
 
     api.client.post(f"/conversations/{second['id']}/files",
                     data={"path": "gone.txt"}, files={"file": ("gone.txt", b"x")})
+    second_workdir = api.workdir(second["id"])
     gone = api.client.delete(f"/conversations/{second['id']}", params={"delete_workdir": True})
     assert gone.json()["workdir_deleted"] is True
-    assert not (api.workdirs / second["id"]).exists()
+    assert not second_workdir.exists()
 
 
 def test_thinking_streams_as_its_own_events_and_is_kept_out_of_the_reply(

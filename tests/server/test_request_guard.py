@@ -119,7 +119,7 @@ def test_no_auth_answers_only_loopback_host_names(tmp_path: Path, data_dir: Path
                                json={"command": "touch pwned"},
                                headers={"Host": f"attacker.example:{port}"})
         assert rebinding.status_code == 400 and rebinding.json()["code"] == "bad_host"
-        assert not (api.workdirs / cid / "pwned").exists()
+        assert not (api.workdir(cid) / "pwned").exists()
         for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "LOCALHOST"):
             ok = httpx.get(f"{api.base_url}/conversations", headers={"Host": host})
             assert ok.status_code == 200, host

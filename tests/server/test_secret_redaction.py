@@ -23,7 +23,7 @@ def test_tool_results_and_server_errors_are_redacted_everywhere(
     cid = api.create(base_url=model_server.base_url, model="test-model",
                      tools=["read_file", "grep"])["id"]
     api.client.put(f"/conversations/{cid}/secrets/GITHUB_TOKEN", json={"value": TOKEN})
-    workdir = api.workdirs / cid
+    workdir = api.workdir(cid)
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "env.txt").write_text(f"GITHUB_TOKEN={TOKEN}\n")
     api.client.put(f"/conversations/{cid}/confirmation", json={"enabled": False})

@@ -58,8 +58,9 @@ from desktop_agent.session import (
     TurnFailed,
     UsageReported,
     UserMessageAdded,
+    context_after_reply,
+    context_when_opened,
     conversation_allowed_tools,
-    model_history,
     picture_urls,
     plan_of,
     stored_file_change,
@@ -443,45 +444,22 @@ class ConversationController(QObject):
         usage = event.usage
         self._figures.tokens_per_second = usage.tokens_per_second
         self._figures.time_to_first_token = usage.time_to_first_token
-        if usage.prompt_tokens is not None and usage.completion_tokens is not None:
-            self._figures.context_used = usage.prompt_tokens + usage.completion_tokens
-        else:
-            self._figures.context_used = self._estimate_context()
+        self._figures.context_used = context_after_reply(self.session, usage)
         self.figures_changed.emit(self._figures)
 
     async def estimate_context(self) -> None:
         """Fill in "context used" for a conversation opened from the store.
 
-        Counting tokens loads the tokenizer, so it runs in a worker thread after
-        the window has painted; a turn's own figures win if one ends meanwhile.
+        The session counts (:mod:`desktop_agent.session.context_estimate`), in a
+        worker thread after the window has painted; a turn's own figures win if
+        one ends meanwhile.
         """
         if self._figures.context_used is not None or self.is_empty():
             return
-        last = self.session.last_message()
-        counted = _server_count([last] if last else [])
-        if counted is not None:  # the server's own count from the last reply: no tokenizer
-            self._figures.context_used = counted
-            self.figures_changed.emit(self._figures)
-            return
-        loop = asyncio.get_running_loop()
-        used = await loop.run_in_executor(None, self._estimate_context, True)
+        used = await context_when_opened(self.session)
         if used is not None and self._figures.context_used is None:
             self._figures.context_used = used
             self.figures_changed.emit(self._figures)
-
-    def _estimate_context(self, from_worker: bool = False) -> int | None:
-        try:
-            # A worker reads its own copy: the session's list belongs to the turn.
-            path = self.session.read_branch() if from_worker else self.session.path
-            from desktop_agent.core.context.tokens import estimate_tokens
-
-            # The tool definitions are part of every request, as in the server's own count.
-            client = self.session.client
-            return int(estimate_tokens(model_history(path),
-                                       tools=list(client.options.tools) if client else None))
-        except Exception as exc:  # noqa: BLE001 - an estimate must never break a turn
-            log.debug("token estimate failed: %s", exc)
-            return None
 
 
 def progress_text(progress: ToolProgressReported) -> str:
@@ -493,14 +471,3 @@ def progress_text(progress: ToolProgressReported) -> str:
         done = f"{progress.progress:g}"
     return f"running… {done}" + (f": {progress.message}" if progress.message else "")
 
-
-def _server_count(path: list[Any]) -> int | None:
-    """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
-    last = path[-1] if path else None
-    if last is None or getattr(last, "role", None) != "assistant":
-        return None
-    usage = (getattr(last, "metadata", None) or {}).get("usage") or {}
-    prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if isinstance(prompt, int) and isinstance(reply, int):
-        return prompt + reply
-    return None

@@ -59,7 +59,7 @@ from desktop_agent.gui.servers.window_servers import LAST_SERVER_KEY, ServerChoi
 from desktop_agent.gui.theme import DEFAULT_FONT_PT, style_chrome, theme_signals
 from desktop_agent.gui.window.conversation_sidebar import ConversationSidebar
 from desktop_agent.gui.window.notifications import ApprovalNotifier
-from desktop_agent.gui.window.preferences import Preferences, new_work_folder
+from desktop_agent.gui.window.preferences import Preferences
 from desktop_agent.gui.window.store_watcher import StoreWatcher
 from desktop_agent.gui.window.window_actions import ActionSlots, WindowActions, build_actions
 from desktop_agent.gui.window.window_chrome import WindowChrome
@@ -70,7 +70,7 @@ from desktop_agent.gui.window.window_state import (
     default_window_settings,
 )
 from desktop_agent.gui.window.window_transfer import WindowTransfer
-from desktop_agent.session import ToolCatalog
+from desktop_agent.session import ToolCatalog, create_conversation, release_work_folder
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store
@@ -259,8 +259,8 @@ class MainWindow(QMainWindow):
             settings = {"base_url": pre.base_url, "model": pre.model}
         elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
             settings = {k: v for k, v in last.items() if v is not None}
-        settings["workdir"] = str(new_work_folder(self.chrome.preferences.work_root()))
-        record = self.store.create_conversation(title=DEFAULT_TITLE, settings=settings)
+        record = create_conversation(self.store, self.chrome.preferences.work_root(),
+                                     settings=settings)
         controller = self.open_record(record)
         self.sidebar.refresh()
         return controller
@@ -378,6 +378,7 @@ class MainWindow(QMainWindow):
         with contextlib.suppress(Exception):  # already deleted, or the store closed
             if controller.title == DEFAULT_TITLE and controller.is_empty():
                 self.store.delete_conversation(controller.conversation_id)
+                release_work_folder(controller.settings, self.chrome.preferences.work_root())
         tab.deleteLater()
         controller.deleteLater()
         if not self._closed:

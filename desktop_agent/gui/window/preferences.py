@@ -1,14 +1,15 @@
 """The person's app-wide choices: theme, font size, default folder, approval timeout.
 
 Kept in the store (setting ``preferences``) so they travel with the data
-folder. The default working folder is a visible, clearly named place
-(``~/Desktop Agent/<conversation>``), never a hidden folder named by an id.
+folder. New conversations work in a visible, clearly named folder under the
+work root (``~/Desktop Agent/Chat <date>`` by default), never a hidden folder
+named by an id; the naming rule is the session's
+(:mod:`desktop_agent.session.new_conversations`), the same for the REST server.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,20 +69,4 @@ class Preferences:
     def timeout(self) -> float | None:
         """The approval timeout for controllers (None: never expire)."""
         return self.approval_timeout if self.approval_timeout > 0 else None
-
-
-def new_work_folder(root: Path, now: float | None = None) -> Path:
-    """A readable, unused folder name for a new conversation: ``Chat 2026-11-24 09.30``.
-
-    Under ``root``'s real path: a working folder is used only by its real path
-    (see :mod:`desktop_agent.appdata.workdir_rule`), and a home reached through a
-    link (``/home`` -> ``/var/home``) must not make every new conversation refused.
-    """
-    stamp = time.strftime("%Y-%m-%d %H.%M", time.localtime(now))
-    base = Path(os.path.realpath(root)) / f"Chat {stamp}"
-    candidate, n = base, 2
-    while candidate.exists():
-        candidate = base.with_name(f"{base.name} ({n})")
-        n += 1
-    return candidate
 

@@ -28,7 +28,8 @@ from desktop_agent.server.api_models import (
 )
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.message_content import refuse_if_blind, stored_content
-from desktop_agent.session import asks_before_tools, sandbox_status
+from desktop_agent.session import SettingsError, asks_before_tools, sandbox_status
+from desktop_agent.session import create_conversation as create_with_work_folder
 from desktop_agent.session import delete_conversation as delete_stored_conversation
 from desktop_agent.store import ConversationRecord
 
@@ -101,11 +102,11 @@ def message_out(record: Any) -> MessageOut:
              response_model=ConversationOut)
 async def create_conversation(body: ConversationCreate,
                               svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
-    """Create a conversation (it appears in the window too)."""
+    """Create a conversation (it appears in the window too), with a working folder of its own."""
     settings = body.settings.model_dump(exclude_none=True)
     check_settings(svc, settings)
-    record = await asyncio.to_thread(svc.store.create_conversation, title=body.title,
-                                     settings=settings)
+    record = await asyncio.to_thread(create_with_work_folder, svc.store, svc.workdirs_root,
+                                     title=body.title, settings=settings)
     return conversation_out(svc, record)
 
 
@@ -135,31 +136,30 @@ async def get_conversation(conversation_id: str,
               responses=NOT_FOUND)
 async def update_conversation(conversation_id: str, body: ConversationUpdate,
                               svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
-    """Change the title or settings; takes effect from the next turn (model, key, tools...)."""
+    """Change the title or settings; takes effect from the next turn (model, key, tools...).
+
+    Through the conversation's session, as the window's settings are: the same
+    schema check, the same patch by key (settings the window or another server
+    wrote meanwhile are kept), and a running turn's approvals see the change.
+    """
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    settings = dict(record.settings or {})
     changes = body.settings.model_dump(exclude_unset=True) if body.settings is not None else {}
     changed = list(changes)
-    for key, value in changes.items():
-        if value is None:
-            settings.pop(key, None)
-        else:
-            settings[key] = value
-    check_settings(svc, settings, changed)
-    # By key, so settings the window (or another server) wrote meanwhile are kept.
-    if changes:
-        settings = await asyncio.to_thread(svc.store.patch_settings, conversation_id, changes)
+    merged = {**(record.settings or {}), **changes}
+    check_settings(svc, {k: v for k, v in merged.items() if v is not None}, changed)
+    session = svc.runners.get(conversation_id).session
+    try:  # a database write: off the loop, as the streams share it
+        await asyncio.to_thread(session.update_settings, **changes)
+    except SettingsError as exc:
+        raise ApiError(422, "invalid_settings", str(exc)) from exc
     if body.title is not None:
         await asyncio.to_thread(svc.store.update_conversation, conversation_id,
                                 title=body.title)
-    runner = svc.runners.peek(conversation_id)
-    if runner is not None:
-        runner.session.reload_settings()  # a running turn's approvals see the change
+        await asyncio.to_thread(session.reload_settings)
     if changed or body.title is not None:
         svc.events.append(conversation_id, "settings",
                           {"changed": sorted(changed), "title_changed": body.title is not None})
-    record = await asyncio.to_thread(svc.conversation, conversation_id)
-    return conversation_out(svc, record)
+    return conversation_out(svc, session.record)
 
 
 @router.delete("/conversations/{conversation_id}", response_model=DeleteResult,
