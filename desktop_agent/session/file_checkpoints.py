@@ -39,6 +39,8 @@ from desktop_agent.workspace.checkpoints import (
 )
 from desktop_agent.workspace.folder_scan import FILE, LINK, SKIPPED, Entry, Limits
 
+from .tools import WorkdirError
+
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.core.types import ToolUseBlock
@@ -142,8 +144,9 @@ class ConversationCheckpoints:
 
         try:
             taken = await asyncio.to_thread(take)
-        except (OSError, CheckpointError) as exc:
-            log.warning("no checkpoint before a tool round: %s", exc)
+        except Exception as exc:  # a checkpoint never stops the turn: it is said instead
+            log.warning("no checkpoint before a tool round: %s", exc,
+                        exc_info=not isinstance(exc, OSError | CheckpointError | WorkdirError))
             mark.notes.append(f"No checkpoint could be taken before these tools ran ({exc}); "
                               "undo cannot bring back what they changed.")
             return
@@ -164,8 +167,9 @@ class ConversationCheckpoints:
 
         try:
             return await asyncio.to_thread(close)
-        except (OSError, CheckpointError) as exc:
-            log.warning("the turn's changes could not be recorded: %s", exc)
+        except Exception as exc:  # the turn's record is kept whatever happens here
+            log.warning("the turn's changes could not be recorded: %s", exc,
+                        exc_info=not isinstance(exc, OSError | CheckpointError | WorkdirError))
             return None
 
     # -- reading -----------------------------------------------------------------------

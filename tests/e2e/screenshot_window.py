@@ -10,8 +10,10 @@ over a throw-away data folder, and plays a scripted conversation against a
 local scripted model server: the empty conversation, a streamed markdown
 answer, a tool call waiting on its card, a regenerated answer with its branch
 switcher, attachments in the composer, a request from a background tab in the
-Approvals dock, and the settings dialogs. It does so in the light and the dark
-theme (``--light`` / ``--dark`` for one) at 1200×800 and 1024×640, saving
+Approvals dock, a turn that changed files (the bar with Undo, the Files changed
+window with a diff, and the folder after Undo), and the settings dialogs. It does
+so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
+and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
 """
 
@@ -116,6 +118,19 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         return ToolOutput("Captured the screen (480 × 280).",
                           [{"type": "image_url", "image_url": {"url": url}}])
 
+    @tool("refactor", "Rename greet() to welcome() across the work folder", {})
+    async def refactor(args: dict[str, Any]) -> str:
+        work = _demo_folder()
+        source = work / "src" / "app.py"
+        source.write_text(source.read_text().replace("greet", "welcome"))
+        (work / "tests").mkdir(exist_ok=True)
+        (work / "tests" / "test_app.py").write_text(
+            "from src.app import welcome\n\n\ndef test_welcome():\n"
+            "    assert welcome('Ada') == 'Hello, Ada!'\n")
+        (work / "old_notes.txt").unlink()
+        return "Renamed greet() to welcome() in src/app.py, added tests/test_app.py, " \
+               "removed old_notes.txt."
+
     saved: list[Path] = []
 
     def save(widget: Any, name: str) -> None:
@@ -130,7 +145,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     with ScriptedServer() as server:
         server.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
         store = Store.open()
-        window = MainWindow(store, tools=ToolCatalog([read_file, take_screenshot],
+        window = MainWindow(store, tools=ToolCatalog([read_file, take_screenshot, refactor],
                                                      include_builtin=False),
                             approval_timeout=300.0, discover_on_start=False)
         window.resize(*size)
@@ -201,6 +216,8 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         window.approval_dock.deny()
         await _wait_for(lambda: not second.busy, "the denied turn")
 
+        await _files_changed_shots(window, server, save, shot)
+
         dialog = window.open_settings()
         await _pause(0.3)
         if dialog is not None:
@@ -215,6 +232,53 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await window.shutdown()
         store.close()
     return saved
+
+
+_DEMO: list[Path] = []
+"""The demo conversation's own working folder, once it has one."""
+
+
+def _demo_folder() -> Path:
+    return _DEMO[0]
+
+
+async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -> None:
+    """A turn whose tool changes files: the bar, the Files changed window, then Undo."""
+    from desktop_agent.session import workdir_path
+    from desktop_agent.testing import script
+
+    third = window.new_conversation()
+    window.servers.use_server(third, server.base_url, "qwen2.5-7b-instruct", None, 32768)
+    third.update_settings(confirm_tools=False, tools=["refactor"])
+    work = workdir_path(third.conversation_id, third.settings)  # its own folder
+    _DEMO[:] = [work]
+    (work / "src").mkdir(parents=True, exist_ok=True)
+    (work / "src" / "app.py").write_text(
+        '"""A tiny greeter."""\n\n\ndef greet(name: str) -> str:\n'
+        '    """Say hello."""\n    return f"Hello, {name}!"\n\n\n'
+        'if __name__ == "__main__":\n    print(greet("world"))\n')
+    (work / "old_notes.txt").write_text("rename greet before the release\n")
+    server.enqueue(script.tool_calls([("refactor", {})], text_before="Renaming it now."),
+                   script.text("Done: `greet()` is now `welcome()`, with a test."))
+    third.send("Rename greet to welcome and add a test")
+    tab = window.current_tab()
+    await _wait_for(lambda: not third.busy and tab.files_bar.isVisible(), "the files bar")
+    await _pause(0.3)
+    shot("09-files-changed-bar.png")
+    tab.show_files_changed()
+    panel = tab.files_panel
+    await _wait_for(lambda: panel.tree.topLevelItemCount() > 0, "the Files changed window")
+    top = panel.tree.topLevelItem(0)
+    panel.tree.setCurrentItem(next(top.child(i) for i in range(top.childCount())
+                                   if "app.py" in top.child(i).text(0)))
+    await _pause(0.5)
+    save(panel, "10-files-changed-window.png")
+    panel.close()
+    tab.undo_shown_turn()
+    await _wait_for(lambda: (work / "old_notes.txt").exists()
+                    and tab.files_bar.undo_button.text() == "Undo this restore", "the undo")
+    await _pause(0.3)
+    shot("11-undone.png")
 
 
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:
@@ -258,9 +322,12 @@ def main(argv: list[str]) -> int:
 
 def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
     """One theme at one size, in this process."""
-    with virtual_display(), tempfile.TemporaryDirectory() as data:
+    # The work folders beside the data folder, not in it: a working folder inside the
+    # data folder is refused (only the app's own per-conversation folders may be there).
+    with virtual_display(), tempfile.TemporaryDirectory() as data, \
+            tempfile.TemporaryDirectory() as home:
         os.environ["DESKTOP_AGENT_DATA_DIR"] = data
-        os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(Path(data) / "Desktop Agent")
+        os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(Path(home) / "Desktop Agent")
         os.environ["QT_QPA_PLATFORM"] = "xcb"
         from PySide6.QtWidgets import QApplication
 

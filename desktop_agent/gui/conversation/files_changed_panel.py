@@ -63,7 +63,8 @@ class FilesChangedPanel(QDialog):
         self.summary.setWordWrap(True)
         right_layout.addWidget(self.summary)
         self.diff_view = DiffView(TranscriptTheme.from_palette(self.palette()), parent=right)
-        right_layout.addWidget(self.diff_view, 1)
+        right_layout.addWidget(self.diff_view)
+        right_layout.addStretch(1)
         splitter.addWidget(right)
         splitter.setSizes([330, 650])
         layout.addWidget(splitter, 1)
@@ -95,8 +96,9 @@ class FilesChangedPanel(QDialog):
             for position, view in enumerate(turn.files):
                 counts = f"  {view.diff.counts}" if view.diff is not None and view.diff.hunks \
                     else ""
-                child = QTreeWidgetItem(
-                    [f"{_CHANGE_WORDS.get(view.change, view.change)}  {view.path}{counts}"])
+                change = _CHANGE_WORDS.get(view.change, view.change)
+                noun = {"dir": " folder", "link": " link"}.get(view.kind, "")
+                child = QTreeWidgetItem([f"{change}{noun}  {view.path}{counts}"])
                 child.setData(0, _TURN, (index, position))
                 top.addChild(child)
             self.tree.addTopLevelItem(top)
@@ -127,10 +129,12 @@ class FilesChangedPanel(QDialog):
         turn = self._turns[index]
         if position is None:
             self.summary.setText(turn_summary(turn.changes))
+            self.summary.show()
             self.diff_view.set_diff(None)
             return
         view = turn.files[position]
         self.summary.setText(view.summary)
+        self.summary.setVisible(view.diff is None)  # a diff says it in its own heading
         self.diff_view.set_diff(view.diff)
 
     def _update_buttons(self) -> None:
