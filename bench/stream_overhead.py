@@ -2,7 +2,10 @@
 
 Both paths read the same scripted reply from the same local server in one
 run; runs alternate so drift on a busy machine hits both alike. Prints each
-median and the ratio Client / raw (target: <= 1.05).
+median and the ratio Client / raw (target: <= 0.35). The Client sends through
+the same SDK (raw body, its own SSE reader), so the ratio is what the SDK's
+typed chunk objects cost. Before the SDK carried the Client's requests (commit
+0641ca5, on aiohttp directly) the ratio was 0.116 on the same machine.
 
     python bench/stream_overhead.py [--chunks 20000] [--runs 5]
 """
@@ -66,7 +69,7 @@ async def main() -> None:
     print(f"chunks per reply        : {args.chunks}")
     for label, value in (("raw AsyncOpenAI (median)", raw), ("Client (median)         ", ours)):
         print(f"{label}: {value * 1000:8.1f} ms  ({value / args.chunks * 1e6:.1f} us/chunk)")
-    print(f"ratio Client / raw      : {ours / raw:.3f}  (target <= 1.05)")
+    print(f"ratio Client / raw      : {ours / raw:.3f}  (target <= 0.35)")
 
 
 if __name__ == "__main__":

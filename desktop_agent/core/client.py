@@ -573,8 +573,8 @@ class Client:
         if self._http is None:
             o = self.options
             pool = o.connection_pool
-            shared = pool.http_client(o.base_url) if pool is not None else None
-            self._http = make_model_http(o.base_url, o.api_key, o.timeout, session=shared)
+            shared = pool.client(o.base_url, o.api_key) if pool is not None else None
+            self._http = make_model_http(o.base_url, o.api_key, o.timeout, client=shared)
         return self._http
 
     def _build_request(self) -> dict[str, Any]:

@@ -80,6 +80,7 @@ class APIError(AgentError):
         body: The (redacted) response body, or an empty string.
         base_url: The server the request went to.
         mid_stream: True when the reply had started streaming before the failure.
+        request_id: The server's id for the failed request (``x-request-id``), when it sent one.
     """
 
     def __init__(
@@ -90,6 +91,7 @@ class APIError(AgentError):
         self.body = body
         self.base_url = base_url
         self.mid_stream = False  # raised while reading a reply that had started
+        self.request_id: str | None = None
 
 
 class ServerConnectionError(APIError):

@@ -21,9 +21,11 @@ def warm_up(*, tokenizer: bool = True) -> None:
     """Import the HTTP stack and (optionally) load the tokenizer; never raises."""
     try:
         importlib.import_module("aiohttp")
-        from desktop_agent.core.wire import transport
+        importlib.import_module("openai")
+        from desktop_agent.core.wire import model_client
 
-        transport.tls_context()
+        model_client.tls_context()
+        model_client.new_openai_client("http://127.0.0.1/v1")  # the SDK's own lazy imports
         if tokenizer:
             from desktop_agent.core.context.tokens import count_text_tokens
 

@@ -204,7 +204,8 @@ class ScriptedServer:
         if method == "GET" and path == "/health":
             await self._json(writer, 200, {"status": "ok"})
             return True
-        if method == "POST" and path in ("/v1/chat/completions", "/chat/completions"):
+        # any prefix: an Azure deployment's path is /openai/deployments/NAME/chat/completions
+        if method == "POST" and path.endswith("/chat/completions"):
             try:
                 body = json.loads(raw_body or b"{}")
             except json.JSONDecodeError:

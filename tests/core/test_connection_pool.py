@@ -1,4 +1,4 @@
-"""Clients sharing one ConnectionPool: one HTTP client per model server, reused connections."""
+"""Clients sharing one ConnectionPool: one AsyncOpenAI per model server, reused connections."""
 
 from __future__ import annotations
 
@@ -27,21 +27,21 @@ async def test_many_clients_share_one_pool_per_server(server, make_options):
             await client.close()  # leaves the shared connections open for the next one
         assert replies == [f"reply {n}" for n in range(20)]
         assert len(pool) == 1
-        shared = pool.http_client(server.base_url)
-        assert not shared.closed
-        assert pool.http_client(server.base_url + "/") is shared
+        shared = pool.client(server.base_url)
+        assert not shared.is_closed()
+        assert pool.client(server.base_url + "/") is shared
 
         with ScriptedServer() as other:
             other.enqueue(script.text("from the other server"))
             client = Client(make_options(connection_pool=pool, base_url=other.base_url))
             assert await _reply(client, "hi") == "from the other server"
             await client.close()
-            assert len(pool) == 2 and pool.http_client(other.base_url) is not shared
+            assert len(pool) == 2 and pool.client(other.base_url) is not shared
     finally:
         await pool.aclose()
-    assert shared.closed
+    assert shared.is_closed()
     with pytest.raises(RuntimeError, match="closed"):
-        pool.http_client(server.base_url)
+        pool.client(server.base_url)
 
 
 async def test_switching_server_keeps_the_shared_client_open(server, make_options):
@@ -53,6 +53,6 @@ async def test_switching_server_keeps_the_shared_client_open(server, make_option
         client.update_options(make_options(connection_pool=pool, base_url=server.base_url + "/"))
         assert await _reply(client, "b") == "two"
         await client.close()
-        assert not pool.http_client(server.base_url).closed
+        assert not pool.client(server.base_url).is_closed()
     finally:
         await pool.aclose()

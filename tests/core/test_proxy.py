@@ -5,16 +5,14 @@ from __future__ import annotations
 import pytest
 
 from desktop_agent.core import Client, TextBlock
-from desktop_agent.core.wire import transport
 from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture(autouse=True)
-def fresh_proxy_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test reads the environment afresh (lookups are kept per origin)."""
-    monkeypatch.setattr(transport, "_ENV_PROXIES", {})
+def no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no proxy in the environment (a client reads it when made)."""
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY",
                  "no_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)

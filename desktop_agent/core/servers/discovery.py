@@ -16,6 +16,10 @@ its ``/alive`` answer and left out: it serves conversations, not a model.
 Server-reported types come first (:mod:`.model_details`); a model's name is
 only a fallback guess.
 
+Every request goes through the server's ``AsyncOpenAI``: the one in the
+``pool`` given (the same client the server's chats use), or one made for the
+probe and closed after it.
+
 ``DESKTOP_AGENT_BASE_URL`` adds a server to probe; ``DESKTOP_AGENT_MODEL``
 names the preferred model (see :func:`preferred_server_and_model`).
 """
@@ -23,13 +27,16 @@ names the preferred model (see :func:`preferred_server_and_model`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import httpx
+import openai
 
 from desktop_agent.core.servers.model_details import (
+    REQUEST_ERRORS,
     ModelDetail,
     ModelKind,
     get_json,
@@ -39,6 +46,10 @@ from desktop_agent.core.servers.model_details import (
     lmstudio_details,
     ollama_details,
 )
+from desktop_agent.core.wire.model_client import cause_chain, new_openai_client
+
+if TYPE_CHECKING:
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 #: What ``desktop-agent serve`` answers on ``GET /alive`` (``service``).
 OWN_SERVICE = "desktop-agent"
@@ -98,30 +109,47 @@ def _root(base_url: str) -> str:
     return url[:-3] if url.endswith("/v1") else url
 
 
+@contextlib.asynccontextmanager
+async def server_client(base_url: str, api_key: str | None,
+                        pool: ConnectionPool | None) -> AsyncIterator[openai.AsyncOpenAI]:
+    """The server's client: the pool's (left open) or one of its own, closed after use."""
+    if pool is not None:
+        yield pool.client(base_url, api_key)
+        return
+    client = new_openai_client(base_url, api_key)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
 async def list_models(base_url: str, api_key: str | None = None, *, kind: str = "openai",
-                      timeout: float = 2.0) -> list[ModelInfo]:
+                      timeout: float = 2.0, pool: ConnectionPool | None = None,
+                      ) -> list[ModelInfo]:
     """The models of one server, with context lengths where the server tells them.
 
     Raises:
-        httpx.HTTPError: the server could not be reached or answered an error.
+        openai.APIError: the server could not be reached or answered an error.
+        ValueError: it answered something other than JSON.
     """
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    async with httpx.AsyncClient(timeout=timeout, headers=headers) as http:
-        return await _list_models(http, base_url.rstrip("/"), kind)
+    async with server_client(base_url, api_key, pool) as http:
+        return await _list_models(http, base_url.rstrip("/"), kind, timeout)
 
 
-async def _list_models(http: httpx.AsyncClient, base_url: str, kind: str) -> list[ModelInfo]:
+async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
+                       timeout: float) -> list[ModelInfo]:
     root = _root(base_url)
     extra: dict[str, ModelDetail] = {}
     if kind == "lmstudio":
-        extra = await lmstudio_details(http, root)
+        extra = await lmstudio_details(http, root, timeout)
     elif kind == "ollama":
-        extra = await ollama_details(http, root)
+        extra = await ollama_details(http, root, timeout)
     elif kind in ("litellm", "openai"):
-        extra = await litellm_details(http, root)
-    data = await get_json(http, f"{base_url}/models")
+        extra = await litellm_details(http, root, timeout)
+    data = await get_json(http, f"{base_url}/models", timeout)
     entries = data.get("data", []) if isinstance(data, dict) else []
-    props = await llamacpp_props(http, root) if kind in ("llamacpp", "openai") else None
+    props = await llamacpp_props(http, root, timeout) if kind in ("llamacpp", "openai") \
+        else None
     models: list[ModelInfo] = []
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("id"):
@@ -137,44 +165,61 @@ async def _list_models(http: httpx.AsyncClient, base_url: str, kind: str) -> lis
     return models
 
 
-async def _is_own_server(http: httpx.AsyncClient, base_url: str) -> bool:
+async def _is_own_server(http: openai.AsyncOpenAI, base_url: str, timeout: float) -> bool:
     """Whether ``desktop-agent serve`` answers at this address (its ``/alive``)."""
     try:
-        answer = await get_json(http, f"{_root(base_url)}/alive")
-    except (httpx.HTTPError, ValueError):
+        answer = await get_json(http, f"{_root(base_url)}/alive", timeout)
+    except REQUEST_ERRORS:
         return False
     return isinstance(answer, dict) and answer.get("service") == OWN_SERVICE
 
 
+def _refused(exc: BaseException) -> bool:
+    """Whether nothing listens at the address (as against a server that did not answer)."""
+    import aiohttp
+
+    return any(isinstance(e, ConnectionRefusedError | aiohttp.ClientConnectorError)
+               for e in cause_chain(exc))
+
+
 async def probe_server(base_url: str, *, kind: str = "openai", name: str | None = None,
-                       api_key: str | None = None, timeout: float = 0.6) -> ServerInfo:
-    """Probe one server; never raises, the error is kept in ``ServerInfo.error``."""
+                       api_key: str | None = None, timeout: float = 0.6,
+                       pool: ConnectionPool | None = None) -> ServerInfo:
+    """Probe one server; never raises, the error is kept in ``ServerInfo.error``.
+
+    Args:
+        base_url: The server's OpenAI-compatible root URL.
+        kind: Which server it is (``lmstudio``, ``ollama``, ...: which detail
+            endpoints to ask); ``openai`` tries the generic ones.
+        name: The name to show (the URL when None).
+        api_key: Sent with every request.
+        timeout: Seconds per request.
+        pool: Where the server's shared client is (None: a client for this probe only).
+    """
     info = ServerInfo(kind, name or base_url, base_url.rstrip("/"))
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    try:
-        async with httpx.AsyncClient(timeout=timeout, headers=headers) as http:
-            info.models = await _list_models(http, info.base_url, kind)
-        info.up = True
-    except httpx.HTTPStatusError as exc:
-        async with httpx.AsyncClient(timeout=timeout) as http:
-            if await _is_own_server(http, info.base_url):
+    async with server_client(info.base_url, api_key, pool) as http:
+        try:
+            info.models = await _list_models(http, info.base_url, kind, timeout)
+            info.up = True
+        except openai.APIStatusError as exc:
+            if await _is_own_server(http, info.base_url, timeout):
                 info.own = True
                 info.error = "this app's own REST server (desktop-agent serve), not a model server"
                 return info
-        info.up = True  # it answered; the key may be wrong
-        status = exc.response.status_code
-        info.error = ("needs an API key" if status in (401, 403)
-                      else f"answered {status} to /v1/models")
-    except (httpx.HTTPError, ValueError, OSError) as exc:
-        info.error = "not running" if isinstance(exc, httpx.ConnectError) else \
-            f"no answer ({type(exc).__name__})"
+            info.up = True  # it answered; the key may be wrong
+            status = exc.status_code
+            info.error = ("needs an API key" if status in (401, 403)
+                          else f"answered {status} to /v1/models")
+        except (openai.APIError, ValueError, OSError) as exc:
+            info.error = "not running" if _refused(exc) else \
+                f"no answer ({type(exc).__name__})"
     return info
 
 
 async def discover_servers(timeout: float = 0.6, api_key: str | None = None,
                            extra_urls: tuple[str, ...] = (),
                            known: Sequence[tuple[str, str, str]] = KNOWN_SERVERS,
-                           ) -> list[ServerInfo]:
+                           pool: ConnectionPool | None = None) -> list[ServerInfo]:
     """Probe the known local servers (and any extra URLs) in parallel.
 
     One row per server name: of llama.cpp's two default ports the one that
@@ -187,6 +232,7 @@ async def discover_servers(timeout: float = 0.6, api_key: str | None = None,
         extra_urls: More servers to probe (kind ``openai``).
         known: ``(kind, name, base_url)`` of the default places to look
             (tests move them to free ports).
+        pool: Where each server's shared client is (None: one client per probe).
     """
     targets = list(known)
     env_url = os.environ.get("DESKTOP_AGENT_BASE_URL")
@@ -194,7 +240,7 @@ async def discover_servers(timeout: float = 0.6, api_key: str | None = None,
     places = {url for _, _, url in targets}
     targets += [("openai", url, url) for url in urls if url.rstrip("/") not in places]
     found = await asyncio.gather(*(
-        probe_server(url, kind=kind, name=name, api_key=api_key, timeout=timeout)
+        probe_server(url, kind=kind, name=name, api_key=api_key, timeout=timeout, pool=pool)
         for kind, name, url in targets))
     return _one_per_name([s for s in found if not s.own])
 

@@ -13,7 +13,9 @@ name (a name says little: ``qwen2.5-vl`` sees, ``bge-m3`` embeds, LLMock's
 * LiteLLM ``/v1/model/info``: ``mode``, ``max_input_tokens``, ``supports_vision``.
 
 Every reader returns ``{model id: ModelDetail}`` and never raises: a server
-without the endpoint gives ``{}``.
+without the endpoint gives ``{}``. Each takes the server's ``AsyncOpenAI``
+(the one its chats use, see :mod:`~desktop_agent.core.wire.model_client`) and
+sends through it with retries off and the prober's short timeout.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import httpx
+import httpx2
+import openai
 
 ModelKind = Literal["chat", "embedding", "image", "unknown"]
 
@@ -48,9 +51,27 @@ def kind_from_name(model_id: str) -> ModelKind:
     return "embedding" if any(h in lowered for h in _EMBEDDING_HINTS) else "chat"
 
 
-async def get_json(http: httpx.AsyncClient, url: str) -> Any:
-    response = await http.get(url)
-    response.raise_for_status()
+REQUEST_ERRORS: tuple[type[Exception], ...] = (openai.APIError, ValueError)
+"""What a request to a server may raise: the SDK's status and connection errors, bad JSON."""
+
+
+async def get_json(http: openai.AsyncOpenAI, url: str, timeout: float | None = None,
+                   body: Any = None) -> Any:
+    """GET ``url`` (POST ``body`` when given) through the server's client; the decoded JSON.
+
+    Raises:
+        openai.APIStatusError: The server answered an error status.
+        openai.APIConnectionError: It could not be reached or did not answer in time.
+        ValueError: The answer was not JSON.
+    """
+    options: Any = {"max_retries": 0}
+    if timeout is not None:
+        options["timeout"] = httpx2.Timeout(timeout)
+    if body is None:
+        response: httpx2.Response = await http.get(url, cast_to=httpx2.Response,
+                                                   options=options)
+    else:
+        response = await http.post(url, cast_to=httpx2.Response, body=body, options=options)
     return response.json()
 
 
@@ -59,10 +80,11 @@ def _int(value: Any) -> int | None:
         else None
 
 
-async def lmstudio_details(http: httpx.AsyncClient, root: str) -> dict[str, ModelDetail]:
+async def lmstudio_details(http: openai.AsyncOpenAI, root: str,
+                           timeout: float | None = None) -> dict[str, ModelDetail]:
     try:
-        data = await get_json(http, f"{root}/api/v0/models")
-    except (httpx.HTTPError, ValueError):
+        data = await get_json(http, f"{root}/api/v0/models", timeout)
+    except REQUEST_ERRORS:
         return {}
     details: dict[str, ModelDetail] = {}
     for entry in data.get("data", []) if isinstance(data, dict) else []:
@@ -78,20 +100,19 @@ async def lmstudio_details(http: httpx.AsyncClient, root: str) -> dict[str, Mode
     return details
 
 
-async def ollama_details(http: httpx.AsyncClient, root: str) -> dict[str, ModelDetail]:
+async def ollama_details(http: openai.AsyncOpenAI, root: str,
+                           timeout: float | None = None) -> dict[str, ModelDetail]:
     try:
-        data = await get_json(http, f"{root}/api/tags")
-    except (httpx.HTTPError, ValueError):
+        data = await get_json(http, f"{root}/api/tags", timeout)
+    except REQUEST_ERRORS:
         return {}
     names = [str(m.get("name") or m.get("model")) for m in data.get("models", [])
              if isinstance(m, dict)] if isinstance(data, dict) else []
 
     async def show(name: str) -> tuple[str, ModelDetail]:
         try:
-            response = await http.post(f"{root}/api/show", json={"model": name})
-            response.raise_for_status()
-            info = response.json()
-        except (httpx.HTTPError, ValueError):
+            info = await get_json(http, f"{root}/api/show", timeout, body={"model": name})
+        except REQUEST_ERRORS:
             return name, ModelDetail()
         model_info = info.get("model_info") or {}
         context = next((_int(v) for k, v in model_info.items()
@@ -106,11 +127,12 @@ async def ollama_details(http: httpx.AsyncClient, root: str) -> dict[str, ModelD
     return dict(await asyncio.gather(*(show(n) for n in names)))
 
 
-async def llamacpp_props(http: httpx.AsyncClient, root: str) -> ModelDetail | None:
+async def llamacpp_props(http: openai.AsyncOpenAI, root: str,
+                           timeout: float | None = None) -> ModelDetail | None:
     """The one model a llama.cpp server runs: its context size and whether it sees."""
     try:
-        props = await get_json(http, f"{root}/props")
-    except (httpx.HTTPError, ValueError):
+        props = await get_json(http, f"{root}/props", timeout)
+    except REQUEST_ERRORS:
         return None
     if not isinstance(props, dict):
         return None
@@ -121,11 +143,12 @@ async def llamacpp_props(http: httpx.AsyncClient, root: str) -> ModelDetail | No
     return ModelDetail(None, _int(n_ctx), vision if isinstance(vision, bool) else None)
 
 
-async def litellm_details(http: httpx.AsyncClient, root: str) -> dict[str, ModelDetail]:
+async def litellm_details(http: openai.AsyncOpenAI, root: str,
+                           timeout: float | None = None) -> dict[str, ModelDetail]:
     """LiteLLM's ``/v1/model/info``: one entry per deployment, keyed by ``model_name``."""
     try:
-        data = await get_json(http, f"{root}/v1/model/info")
-    except (httpx.HTTPError, ValueError):
+        data = await get_json(http, f"{root}/v1/model/info", timeout)
+    except REQUEST_ERRORS:
         return {}
     details: dict[str, ModelDetail] = {}
     for entry in data.get("data", []) if isinstance(data, dict) else []:

@@ -1,14 +1,16 @@
-"""One streamed chat-completion request: HTTP, SSE decoding, error mapping, retries.
+"""One streamed chat-completion request: the openai SDK sends it, the core reads it.
 
-The request goes out on aiohttp and the body is read here as raw Server-Sent
-Events, decoded with ``json.loads``. Reading the events ourselves lets one
-malformed chunk be skipped instead of ending the stream. aiohttp rather than
-the openai SDK (on httpx) because of what a chunk costs: at 50 concurrent
-streams httpx's streaming read took ~115 µs of CPU per chunk on a 2-core
-machine and aiohttp (whose HTTP parser is written in C) ~38 µs, and the REST
-server reading many replies at once is CPU-bound on exactly that. The SDK
-also walked every message of the history with typing introspection before
-each request (9 ms after 20 turns); here the body is the wire JSON as built.
+The request goes out through the server's ``AsyncOpenAI``
+(:mod:`~desktop_agent.core.wire.model_client`, aiohttp backend) as the wire
+JSON as built: ``client.post("/chat/completions", content=..., stream=True,
+cast_to=httpx2.Response)``. The SDK handles auth, retries before a response
+and typed status errors; the body is read here as raw Server-Sent Events and
+decoded with ``json.loads``. Reading the events ourselves lets one malformed
+chunk be skipped instead of ending the stream, bounds a line's length, and
+skips the SDK's typed chunk objects (~85 µs of CPU per chunk, which the REST
+server reading many replies at once is bound by). The SDK's status errors
+are mapped here to the core's own types by what the body says (context too
+long, no vision, model not found).
 """
 
 from __future__ import annotations
@@ -18,17 +20,23 @@ import contextlib
 import functools
 import json
 import logging
-import ssl
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from desktop_agent.core import errors
 from desktop_agent.core.context.content_parts import has_images
-from desktop_agent.core.wire.retry import RetryPolicy, is_retryable_status, parse_retry_after
+from desktop_agent.core.wire.model_client import (
+    cause_chain,
+    new_openai_client,
+    reset_retry_policy,
+    retry_policy_for_request,
+)
+from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.core.wire.sse_lines import bounded_lines
 
 if TYPE_CHECKING:
-    import aiohttp
+    import httpx2
+    import openai
 
 log = logging.getLogger("desktop_agent.transport")
 
@@ -48,121 +56,61 @@ _MODEL_MARKERS = ("model not found", "model_not_found", "no such model", "unknow
                   "invalid model name", "does not exist", "not found")
 
 
-KEEPALIVE_SECONDS = 4.0
-"""How long an idle connection to a model server is kept for the next request.
-
-Below llama.cpp's own 5 s, so the app, not the server, closes it first and a
-request is never sent on a connection the server is just closing."""
-
 ERROR_BODY_LIMIT = 64 * 1024
-"""Bytes of an error response read to say what went wrong."""
+"""Characters of an error response's body kept to say what went wrong."""
 
 
 @functools.cache
 def _client_errors() -> tuple[type[BaseException], ...]:
     import aiohttp
+    import httpx2
 
-    return (aiohttp.ClientError, OSError)
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """One TLS context for the process.
-
-    Building one loads the system's CA certificates (tens of milliseconds);
-    without sharing, every new Client paid that on the event loop, which a
-    window or a server starting many conversations feels.
-    """
-    return ssl.create_default_context()
-
-
-def new_session(max_connections: int = 256) -> aiohttp.ClientSession:
-    """An aiohttp session for model servers: pooled keep-alive connections.
-
-    Timeouts are set per request by :func:`open_stream` (the wait for the
-    response) and per stream by :class:`~desktop_agent.core.wire.stream_guard.IdleTimer` (silence
-    between chunks), not per socket read, which would arm a timer per chunk.
-    The environment's proxy is passed per request (:func:`env_proxy`), not
-    through ``trust_env``.
-    """
-    import aiohttp
-
-    connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0,
-                                     ssl=tls_context(), keepalive_timeout=KEEPALIVE_SECONDS)
-    return aiohttp.ClientSession(connector=connector, trust_env=False,
-                                 timeout=aiohttp.ClientTimeout(total=None),
-                                 skip_auto_headers=("User-Agent",),
-                                 headers={"User-Agent": "desktop-agent"})
-
-
-_ENV_PROXIES: dict[str, tuple[Any, Any]] = {}
-"""The environment's proxy and its login for each request URL, once looked up."""
-
-
-async def env_proxy(url: str) -> tuple[Any, Any]:
-    """The proxy the environment names for ``url`` and its login, or ``(None, None)``.
-
-    The same rules as aiohttp's ``trust_env`` (``HTTP(S)_PROXY``, ``NO_PROXY``,
-    a proxy login in ~/.netrc), looked up once per URL (one per model server).
-    With ``trust_env`` aiohttp looked them up in a worker thread before every
-    request (reading ~/.netrc may block): one thread hand-off per model request,
-    which on a small machine with 50 turns starting at once was a visible share
-    of the start-up work. A proxy set after start-up applies after a restart.
-    """
-    known = _ENV_PROXIES.get(url)
-    if known is None:
-        known = _ENV_PROXIES[url] = await asyncio.to_thread(_lookup_env_proxy, url)
-    return known
-
-
-def _lookup_env_proxy(url: str) -> tuple[Any, Any]:
-    from aiohttp.helpers import get_env_proxy_for_url
-    from yarl import URL
-
-    try:
-        return get_env_proxy_for_url(URL(url))
-    except LookupError:  # none for this URL, or NO_PROXY says go direct
-        return None, None
+    return (httpx2.TransportError, aiohttp.ClientError, OSError)
 
 
 class ModelHttp:
-    """How one Client reaches its model server: the URL, its headers and an HTTP session.
+    """How one Client reaches its model server: its ``AsyncOpenAI`` and its own headers.
 
-    The session is shared (from a
+    The SDK client is shared (from a
     :class:`~desktop_agent.core.wire.connection_pool.ConnectionPool`; closing this
     object leaves it open for the others) or this object's own, made on first
     use inside the running loop and closed by :meth:`close`.
+
+    Attributes:
+        base_url: The server's root URL, without a trailing slash.
+        timeout: Seconds for connecting and for the response's head.
+        headers: Sent with each request of this Client (its ``extra_headers``).
     """
 
     def __init__(self, base_url: str, api_key: str, timeout: float,
                  headers: Mapping[str, str] | None = None,
-                 session: aiohttp.ClientSession | None = None) -> None:
+                 client: openai.AsyncOpenAI | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
-        self.headers = {"Authorization": f"Bearer {api_key or 'not-needed'}",
-                        "Content-Type": "application/json", **dict(headers or {})}
-        self._session = session
-        self._own = session is None
+        self.api_key = api_key
+        self.headers = dict(headers or {})
+        self._client = client
+        self._own = client is None
 
-    def session(self) -> aiohttp.ClientSession:
-        """The HTTP session (made now if this object owns one and has none yet)."""
-        if self._session is None:
-            self._session = new_session()
+    def client(self) -> openai.AsyncOpenAI:
+        """The server's SDK client (made now if this object owns one and has none yet)."""
+        if self._client is None:
+            self._client = new_openai_client(self.base_url, self.api_key)
             self._own = True
-        return self._session
+        return self._client
 
     async def close(self) -> None:
-        """Close the session if it is this object's own."""
-        session, self._session = self._session, None
-        if session is not None and self._own:
-            await session.close()
+        """Close the SDK client if it is this object's own."""
+        client, self._client = self._client, None
+        if client is not None and self._own:
+            await client.close()
 
 
 def make_model_http(base_url: str, api_key: str, timeout: float,
                     headers: Mapping[str, str] | None = None,
-                    session: Any = None) -> ModelHttp:
-    """The connection a Client uses; ``session`` is a shared one (None: its own)."""
-    return ModelHttp(base_url, api_key, timeout, headers, session)
+                    client: Any = None) -> ModelHttp:
+    """The connection a Client uses; ``client`` is a shared ``AsyncOpenAI`` (None: its own)."""
+    return ModelHttp(base_url, api_key, timeout, headers, client)
 
 
 def map_status_error(status: int, body_text: str, base_url: str, api_key: str, model: str, *,
@@ -208,16 +156,24 @@ def _error_message(body: str) -> str:
 
 
 def map_connection_error(exc: BaseException, base_url: str) -> errors.ServerConnectionError:
-    """Name a transport failure in words a person can act on."""
+    """Name a transport failure in words a person can act on.
+
+    ``exc`` may be the SDK's ``APIConnectionError`` / ``APITimeoutError``: the
+    cause it was raised from says what really happened (the SDK's aiohttp
+    backend reports a refused connection as a connect timeout).
+    """
     import aiohttp
 
-    if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
-        return errors.RequestTimeoutError(
-            f"The server at {base_url} did not answer in time.", base_url=base_url)
-    if isinstance(exc, ConnectionRefusedError | aiohttp.ClientConnectorError):
+    chain = cause_chain(exc)
+    refused = (ConnectionRefusedError, aiohttp.ClientConnectorError)
+    if any(isinstance(e, refused) for e in chain):
         return errors.ServerConnectionError(
             f"Could not connect to {base_url}: is the server running?", base_url=base_url)
-    cause = exc.__cause__ or exc
+    timeouts = (TimeoutError, aiohttp.ServerTimeoutError)
+    if any(isinstance(e, timeouts) for e in chain) or type(exc).__name__ == "APITimeoutError":
+        return errors.RequestTimeoutError(
+            f"The server at {base_url} did not answer in time.", base_url=base_url)
+    cause = chain[-1]
     return errors.ServerConnectionError(
         f"The connection to {base_url} failed: {type(cause).__name__}", base_url=base_url)
 
@@ -316,20 +272,13 @@ class ChatStream:
         if self._saw_done:
             with contextlib.suppress(Exception):  # best effort: we close either way
                 await asyncio.wait_for(self._drain(), 0.5)
-            response.release()
-        else:
-            response.close()
+        # A body read to its end returns the connection to the pool; one cut
+        # short closes it (aiohttp decides by whether the payload is complete).
+        await response.aclose()
 
     async def _drain(self) -> None:
         async for _ in self._lines:
             pass
-
-
-def _hung_up(exc: BaseException) -> bool:
-    """Whether the server closed the connection before any byte of a response."""
-    import aiohttp
-
-    return isinstance(exc, aiohttp.ServerDisconnectedError)
 
 
 def _wire_body(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -339,15 +288,12 @@ def _wire_body(request: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
-async def _error_text(response: Any) -> str:
-    """The start of an error response's body (for the message), never raising."""
+def _error_text(exc: openai.APIStatusError) -> str:
+    """The start of an error response's body (already read by the SDK)."""
     try:
-        data = await asyncio.wait_for(response.content.read(ERROR_BODY_LIMIT), 5.0)
-        return bytes(data).decode("utf-8", "replace")
+        return exc.response.text[:ERROR_BODY_LIMIT]
     except Exception:  # noqa: BLE001 - the status alone still says what happened
         return ""
-    finally:
-        response.close()
 
 
 async def open_stream(
@@ -359,59 +305,52 @@ async def open_stream(
     retry: RetryPolicy,
     extra_headers: Mapping[str, str] | None = None,
 ) -> ChatStream:
-    """Send a streamed chat request, retrying failures before any content.
+    """Send a streamed chat request through the server's ``AsyncOpenAI``.
 
-    Connection errors, 429 and 5xx are retried with ``retry``; a 4xx that
-    names ``stream_options`` drops that option and remembers the server. A
-    request the server closed the connection on without answering is sent
-    once more on a new connection whatever the retry policy says: llama.cpp's
-    HTTP server times idle keep-alive connections out, and a request sent on
-    one just then was never answered.
+    The SDK retries connection errors, timeouts, 408/409/429/5xx and what a
+    server marks ``x-should-retry``, up to ``retry.max_retries`` times, each
+    wait from ``retry`` unless the server names one (``Retry-After``,
+    ``retry-after-ms``); a request the server hung up on is sent once more
+    whatever the policy says. Here a 4xx that names ``stream_options`` drops
+    that option and remembers the server; other failures become the core's
+    typed errors.
     """
-    url = f"{http.base_url}/chat/completions"
+    import httpx2
+    import openai
+
+    client = http.client()
+    failures: tuple[type[BaseException], ...] = (openai.APIConnectionError, *_client_errors())
     headers = {**http.headers, **dict(extra_headers or {})}
-    proxy, proxy_auth = await env_proxy(url)
-    retries = retry.begin()
-    hung_up_once = False
-    while True:
-        body = _wire_body(request)
-        if base_url in _NO_STREAM_OPTIONS:
-            body.pop("stream_options", None)
-        failures: tuple[type[BaseException], ...] = (*_client_errors(), TimeoutError)
-        try:
-            async with asyncio.timeout(http.timeout):  # connecting and the response's head
-                response = await http.session().post(
-                    url, data=json.dumps(body).encode(), headers=headers,
-                    proxy=proxy, proxy_auth=proxy_auth)
-        except failures as exc:
-            if not hung_up_once and _hung_up(exc):
-                hung_up_once = True
-                log.info("%s closed the connection without answering; sending again",
-                         base_url)
-                continue
-            wait = retries.next_delay()
-            if wait is None:
+    # connect and the response's head within the timeout; silence between
+    # chunks is the IdleTimer's (a read timeout would arm a timer per chunk)
+    timeout = httpx2.Timeout(http.timeout, read=None)
+    options: dict[str, Any] = {"headers": headers, "timeout": timeout,
+                               "max_retries": retry.max_retries}
+    token = retry_policy_for_request(retry)
+    try:
+        while True:
+            body = _wire_body(request)
+            if base_url in _NO_STREAM_OPTIONS:
+                body.pop("stream_options", None)
+            try:
+                response = cast("httpx2.Response", await client.post(
+                    "/chat/completions", cast_to=httpx2.Response,
+                    content=json.dumps(body).encode(), options=cast(Any, options),
+                    stream=True, stream_cls=openai.AsyncStream[Any]))
+            except openai.APIStatusError as exc:
+                text = _error_text(exc)
+                if 400 <= exc.status_code < 500 and "stream_options" in body and \
+                        "stream_options" in text.lower():
+                    log.info("%s rejects stream_options; sending requests without it", base_url)
+                    _NO_STREAM_OPTIONS.add(base_url)
+                    continue
+                images = any(has_images(m.get("content")) for m in request.get("messages", ()))
+                error = map_status_error(exc.status_code, text, base_url, api_key,
+                                         str(request.get("model")), images=images)
+                error.request_id = exc.request_id
+                raise error from None
+            except failures as exc:
                 raise map_connection_error(exc, base_url) from None
-            log.info("connection failed (%s); retry %d in %.2fs", type(exc).__name__,
-                     retries.retries, wait)
-            await asyncio.sleep(wait)
-            continue
-        status = response.status
-        if status < 400:
-            return ChatStream(response.content.iter_any(), base_url, response)
-        retry_after = response.headers.get("retry-after")
-        text = await _error_text(response)
-        if 400 <= status < 500 and "stream_options" in body and \
-                "stream_options" in text.lower():
-            log.info("%s rejects stream_options; sending requests without it", base_url)
-            _NO_STREAM_OPTIONS.add(base_url)
-            continue
-        wait = retries.next_delay(parse_retry_after(retry_after)) \
-            if is_retryable_status(status) else None
-        if wait is not None:
-            log.info("server answered %s; retry %d in %.2fs", status, retries.retries, wait)
-            await asyncio.sleep(wait)
-            continue
-        images = any(has_images(m.get("content")) for m in request.get("messages", ()))
-        raise map_status_error(status, text, base_url, api_key, str(request.get("model")),
-                               images=images)
+            return ChatStream(response.aiter_raw(), base_url, response)
+    finally:
+        reset_retry_policy(token)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.gui.servers")
@@ -97,9 +98,12 @@ class ServerCatalog(QObject):
     discovery_started = Signal()
     servers_changed = Signal(list)
 
-    def __init__(self, store: Store, parent: QObject | None = None) -> None:
+    def __init__(self, store: Store, parent: QObject | None = None, *,
+                 connection_pool: ConnectionPool | None = None) -> None:
         super().__init__(parent)
         self._store = store
+        # the window's pool: a found server is probed through the client its chats use
+        self._pool = connection_pool
         self._servers: list[ServerEntry] = []
         self._task: asyncio.Task[None] | None = None
         self.preselection = Preselection.from_environment()
@@ -216,7 +220,7 @@ class ServerCatalog(QObject):
 
         custom = self.custom_servers()
         discovered, *probed = await asyncio.gather(
-            providers.discover_servers(timeout=DISCOVERY_TIMEOUT),
+            providers.discover_servers(timeout=DISCOVERY_TIMEOUT, pool=self._pool),
             *(self._probe(providers, c) for c in custom), return_exceptions=True)
         found = [p for p in probed if isinstance(p, ServerEntry)]
         known = {p.base_url for p in found}
@@ -234,8 +238,7 @@ class ServerCatalog(QObject):
             found.append(ServerEntry(name, url, bool(info.up), models, info.error))
         return found
 
-    @staticmethod
-    async def _probe(providers: Any, custom: dict[str, Any]) -> ServerEntry:
+    async def _probe(self, providers: Any, custom: dict[str, Any]) -> ServerEntry:
         url = str(custom["base_url"]).rstrip("/")
         key_name = custom.get("api_key_name")
         api_key = None
@@ -244,7 +247,7 @@ class ServerCatalog(QObject):
 
             api_key = await asyncio.to_thread(get_secret, key_name)
         info = await providers.probe_server(url, name="Custom", api_key=api_key,
-                                            timeout=OVERALL_TIMEOUT / 4)
+                                            timeout=OVERALL_TIMEOUT / 4, pool=self._pool)
         if key_name and api_key is None:
             error = "Its API key is gone (it was kept for one session only); add it again."
         else:

@@ -124,7 +124,7 @@ class MainWindow(QMainWindow):
         self.open_tabs = OpenTabs(self.tabs, self.controllers)
 
         self.approvals = ApprovalQueue(self)
-        self.catalog = ServerCatalog(store, self)
+        self.catalog = ServerCatalog(store, self, connection_pool=self.connection_pool)
         # The window's jobs, each in an object of its own that gets only what it uses.
         self.persistence = WindowPersistence(
             self, self.open_tabs, store, self.window_settings,
