@@ -53,6 +53,7 @@ from desktop_agent.session import (
     ToolCatalog,
     ToolErrorReported,
     ToolInputReplaced,
+    ToolOutputReported,
     ToolProgressReported,
     ToolResultArrived,
     TurnFailed,
@@ -107,6 +108,8 @@ class ConversationController(QObject):
         tool_input_changed(str, object): id, the input the call ran with (edited
             in the approval dock); the card shows it instead of the model's.
         tool_progress(str, str): id, how far the running call is ("running… 2/3").
+        tool_output(str, str, int, float, bool): id, what the running command printed
+            since the last report, lines so far, seconds so far, whether it can be stopped.
         tool_error(str, object): text, tool use id or None.
         tool_change(str, object): id, the FileDiff of what the call changed in its file.
         assistant_finished(bool): The reply ended (True: it was interrupted).
@@ -135,6 +138,7 @@ class ConversationController(QObject):
     tool_result = Signal(str, str, bool, list)
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
+    tool_output = Signal(str, str, int, float, bool)
     tool_error = Signal(str, object)
     tool_change = Signal(str, object)
     assistant_finished = Signal(bool)
@@ -339,6 +343,10 @@ class ConversationController(QObject):
         self._approvals.cancel_conversation(self.conversation_id)
         self.session.stop()
 
+    def stop_tool_call(self, tool_use_id: str) -> bool:
+        """End just one running command (Stop on its card); the turn goes on."""
+        return self.session.stop_tool_call(tool_use_id)
+
     async def close(self) -> None:
         """Deny pending approvals, cancel the turn and any undo, release the client."""
         self._approvals.cancel_conversation(self.conversation_id)
@@ -396,21 +404,8 @@ class ConversationController(QObject):
             self.text_delta.emit(event.text)
         elif isinstance(event, ThinkingDelta):
             self.thinking_delta.emit(event.text)
-        elif isinstance(event, ToolCallStarted):
-            self.tool_call.emit(event.tool_use_id, event.name, dict(event.input), event.source)
-        elif isinstance(event, ToolInputReplaced):
-            self.tool_input_changed.emit(event.tool_use_id, dict(event.input))
-        elif isinstance(event, ToolResultArrived):
-            if not event.reported:
-                self.tool_result.emit(event.tool_use_id,
-                                      tool_result_text(event.content, event.user_content),
-                                      event.is_error, list(event.pictures))
         elif isinstance(event, MessageStored):
             self._on_stored(event.record)
-        elif isinstance(event, ToolProgressReported):
-            self.tool_progress.emit(event.tool_use_id, progress_text(event))
-        elif isinstance(event, ToolErrorReported):
-            self.tool_error.emit(event.error, event.tool_use_id)
         elif isinstance(event, UsageReported):
             self._on_usage(event)
         elif isinstance(event, PromptProgressReported):
@@ -419,6 +414,27 @@ class ConversationController(QObject):
             self.compacted.emit(event.block.messages, event.block.summary)
         elif isinstance(event, ReplyEnded):
             self._end_transcript_message(event.interrupted)
+        else:
+            self._on_tool_event(event)
+
+    def _on_tool_event(self, event: SessionEvent) -> None:
+        """A tool call's life: started, input replaced, progress, output, result, error."""
+        if isinstance(event, ToolCallStarted):
+            self.tool_call.emit(event.tool_use_id, event.name, dict(event.input), event.source)
+        elif isinstance(event, ToolInputReplaced):
+            self.tool_input_changed.emit(event.tool_use_id, dict(event.input))
+        elif isinstance(event, ToolResultArrived):
+            if not event.reported:
+                self.tool_result.emit(event.tool_use_id,
+                                      tool_result_text(event.content, event.user_content),
+                                      event.is_error, list(event.pictures))
+        elif isinstance(event, ToolOutputReported):
+            self.tool_output.emit(event.tool_use_id, event.text, event.lines, event.elapsed,
+                                  event.stoppable)
+        elif isinstance(event, ToolProgressReported):
+            self.tool_progress.emit(event.tool_use_id, progress_text(event))
+        elif isinstance(event, ToolErrorReported):
+            self.tool_error.emit(event.error, event.tool_use_id)
 
     def _on_stored(self, record: MessageRecord) -> None:
         """A stored tool result that changed a file: its card keeps the diff."""

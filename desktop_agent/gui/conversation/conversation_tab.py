@@ -267,6 +267,7 @@ class ConversationTab(QWidget):
         c.tool_input_changed.connect(t.set_tool_input)
         c.tool_change.connect(t.set_tool_change)
         c.tool_progress.connect(t.set_tool_status)
+        c.tool_output.connect(t.add_tool_output)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
         c.plan_changed.connect(self.plan_panel.show_plan)
@@ -287,10 +288,16 @@ class ConversationTab(QWidget):
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
+        t.tool_stop_requested.connect(self._stop_tool_call)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
         c.busy_changed.connect(self._on_busy_for_undo)
         c.undo.files_changed.connect(self._on_files_changed)
+
+    def _stop_tool_call(self, tool_use_id: str) -> None:
+        """Stop on a running command's card: end that command, and say so on the card."""
+        if self.controller.stop_tool_call(tool_use_id):
+            self.transcript.mark_tool_stopping(tool_use_id)
 
     def ensure_loaded(self) -> None:
         """Build the transcript from the store the first time it is needed.

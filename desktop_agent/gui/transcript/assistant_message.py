@@ -67,6 +67,7 @@ class AssistantMessageWidget(QWidget):
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
         regenerate_requested(): Regenerate was clicked.
         approval_answered(str, str, str): tool use id, choice, reason (on a card).
+        tool_stop_requested(str): tool use id: Stop on a running command's card.
         branch_requested(str, int): item key and -1/+1 (another version of the answer).
     """
 
@@ -75,6 +76,7 @@ class AssistantMessageWidget(QWidget):
     copy_requested = Signal(str)
     regenerate_requested = Signal()
     approval_answered = Signal(str, str, str)
+    tool_stop_requested = Signal(str)
 
     def __init__(
         self,
@@ -328,6 +330,7 @@ class AssistantMessageWidget(QWidget):
         )
         card.arguments_view.copied.connect(self.copy_requested.emit)
         card.approval_answered.connect(self.approval_answered.emit)
+        card.stop_requested.connect(self.tool_stop_requested.emit)
         self._cards[part.tool_use_id] = card
         self._insert(card)
         card.set_outcome(part.outcome)
@@ -341,6 +344,7 @@ class AssistantMessageWidget(QWidget):
             if part.status:
                 card.set_status(part.status)
             card.show_approval(part.approval)
+            card.set_live(part.live)
             self._waiting_cards.append((part, card))
 
     def _update_cards(self) -> None:
@@ -353,6 +357,7 @@ class AssistantMessageWidget(QWidget):
             if part.preview is not None and part.result is None:
                 card.set_preview(*part.preview)
             if part.result is not None:
+                card.set_live(part.live)  # the last report may have come in this frame
                 card.set_result(part.result, part.is_error)
                 card.set_pictures(part.pictures)
                 if part.change is None and part.name in FILE_CHANGING_TOOLS \
@@ -362,6 +367,7 @@ class AssistantMessageWidget(QWidget):
             else:
                 if part.status:
                     card.set_status(part.status)
+                card.set_live(part.live)
                 still_waiting.append((part, card))
         self._waiting_cards = still_waiting
         changing = []

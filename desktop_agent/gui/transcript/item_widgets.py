@@ -54,6 +54,10 @@ class ItemSignals(Protocol):
     def approval_answered(self) -> SignalInstance:
         """A tool card's Allow or Deny was clicked."""
 
+    @property
+    def tool_stop_requested(self) -> SignalInstance:
+        """Stop was clicked on a running command's card."""
+
 
 class ItemWidgets:
     """Makes item widgets inside ``column``, their clicks forwarded to ``view``'s signals.
@@ -100,6 +104,7 @@ class ItemWidgets:
         answer.copy_requested.connect(view.copy_requested.emit)
         answer.regenerate_requested.connect(view.regenerate_requested.emit)
         answer.approval_answered.connect(view.approval_answered.emit)
+        answer.tool_stop_requested.connect(view.tool_stop_requested.emit)
         answer.branch_requested.connect(view.branch_requested.emit)
         answer.set_regenerate_visible(regenerate)
         return answer

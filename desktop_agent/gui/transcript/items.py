@@ -9,8 +9,12 @@ a widget remembers how far it has read, so it only ever reads new pieces.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+#: Characters of live output an item keeps (the card shows the newest lines of them).
+LIVE_TAIL_CHARS = 16_000
 
 
 @dataclass
@@ -46,6 +50,42 @@ class TextRun:
 
 
 @dataclass
+class LiveOutput:
+    """What a running command printed, as reported: a bounded tail and its figures.
+
+    ``received`` counts the pieces ever appended, so a card that has shown the
+    first ``n`` knows which are new even after old ones left the tail.
+    """
+
+    pieces: deque[str] = field(default_factory=deque)
+    chars: int = 0
+    received: int = 0
+    lines: int = 0
+    elapsed: float = 0.0
+    stoppable: bool = False
+    stop_asked: bool = False
+
+    def append(self, text: str, lines: int, elapsed: float, stoppable: bool) -> None:
+        """Add one report (its text may be empty: the figures still move)."""
+        self.lines, self.elapsed = lines, elapsed
+        self.stoppable = self.stoppable or stoppable
+        if not text:
+            return
+        self.pieces.append(text)
+        self.received += 1
+        self.chars += len(text)
+        while self.chars > LIVE_TAIL_CHARS and len(self.pieces) > 1:
+            self.chars -= len(self.pieces.popleft())
+
+    def since(self, seen: int) -> list[str] | None:
+        """The pieces after the first ``seen``; None when some already left the tail."""
+        new = self.received - seen
+        if new > len(self.pieces):
+            return None
+        return list(self.pieces)[len(self.pieces) - new:] if new else []
+
+
+@dataclass
 class ToolCallPart:
     """A tool call and, once known, its result or error."""
 
@@ -61,6 +101,7 @@ class ToolCallPart:
     pictures: list[str] = field(default_factory=list)  # data: URIs the tool returned
     preview: Any = None  # (FileDiff | None, problem | None): what a file call would change
     change: Any = None  # FileDiff: what the call changed in its file (kept in the store)
+    live: LiveOutput | None = None  # what a running command printed so far
 
 
 @dataclass

@@ -20,6 +20,8 @@ from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
 from desktop_agent.gui.transcript.diff_view import DiffView
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.items import LiveOutput
+from desktop_agent.gui.transcript.live_output_view import LiveOutputView, figures_text
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel
 from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
@@ -45,12 +47,17 @@ class ToolCard(CollapsibleSection):
     While the call waits for the person, :meth:`show_approval` opens the card
     (arguments in view) and puts the answer buttons on it.
 
+    While a command runs, :meth:`set_live` shows its newest output under the
+    header (in sight while the card is folded) with Stop; the result replaces it.
+
     Signals:
         toggled(bool): the details were shown or hidden (from CollapsibleSection).
         approval_answered(str, str, str): tool use id, choice, deny reason.
+        stop_requested(str): tool use id: Stop was clicked on the live output.
     """
 
     approval_answered = Signal(str, str, str)
+    stop_requested = Signal(str)
 
     def __init__(
         self,
@@ -111,6 +118,8 @@ class ToolCard(CollapsibleSection):
         self._status = ""
         self._picture_note = ""  # "2 pictures" in the header once the tool returned some
         self.approval_panel: ApprovalPanel | None = None
+        self.live_view: LiveOutputView | None = None
+        self._live_note = ""  # "10,001 lines · 6.2 s" once a command with live output ended
         self._set_status("running…")
 
     def set_arguments(self, arguments: Any) -> None:
@@ -179,8 +188,26 @@ class ToolCard(CollapsibleSection):
         if outcome and self.output_text is None:
             self._set_status(outcome)
 
+    def set_live(self, live: LiveOutput | None) -> None:
+        """Show what the running command printed so far (nothing once the result is in)."""
+        if live is None or self.output_text is not None:
+            return
+        if self.live_view is None:
+            self.live_view = LiveOutputView(self._theme, self)
+            self.live_view.stop_clicked.connect(
+                lambda: self.stop_requested.emit(self.tool_use_id))
+            card_layout = self.layout()
+            assert card_layout is not None
+            card_layout.addWidget(self.live_view)
+        self.live_view.show_output(live)
+        self._live_note = figures_text(live)
+
     def set_result(self, content: str, is_error: bool = False) -> None:
         """Fill the output; an error result marks the card as failed."""
+        if self.live_view is not None:  # the result (in the details) replaces the live tail
+            self.live_view.hide()
+            self.live_view.deleteLater()
+            self.live_view = None
         self.output_text = content
         self.is_error = is_error
         shown = content
@@ -221,7 +248,8 @@ class ToolCard(CollapsibleSection):
 
     def _set_status(self, status: str) -> None:
         self._status = status
-        parts = [part for part in (self._source, status, self._picture_note) if part]
+        live = self._live_note if self.output_text is not None else ""
+        parts = [part for part in (self._source, status, live, self._picture_note) if part]
         self.detail_label.setText(" · ".join(parts))
         border = self._theme.error_text if self.is_error and not self._outcome \
             else self._theme.border

@@ -50,6 +50,7 @@ from desktop_agent.gui.transcript.items import (
     AssistantItem,
     CompactionItem,
     ErrorItem,
+    LiveOutput,
     ToolCallPart,
     ToolErrorPart,
     TranscriptItem,
@@ -77,12 +78,14 @@ class TranscriptView(QScrollArea):
         copy_requested(str): something was copied (it is already on the clipboard).
         follows_end_changed(bool): :attr:`follows_end` changed.
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
+        tool_stop_requested(str): tool use id: Stop on a running command's card.
         branch_requested(str, int): message key and -1/+1: show another version of it.
     """
 
     branch_requested = Signal(str, int)
 
     approval_answered = Signal(str, str, str)
+    tool_stop_requested = Signal(str)
 
     retry_requested = Signal()
     edit_requested = Signal(str, str)
@@ -187,6 +190,27 @@ class TranscriptView(QScrollArea):
     def set_tool_status(self, tool_use_id: str, status: str) -> None:
         """Show where a call stands until its result arrives ("waiting for approval")."""
         self._book.update_tool_call(tool_use_id, status=status)
+
+    def add_tool_output(self, tool_use_id: str, text: str, lines: int, elapsed: float,
+                        stoppable: bool) -> None:
+        """Add what a running command printed to its card (shown at the next frame)."""
+        found = self._book.find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        if part.live is None:
+            part.live = LiveOutput()
+        part.live.append(text, lines, elapsed, stoppable)
+        item.revision += 1
+        self._book.mark_dirty(item)
+
+    def mark_tool_stopping(self, tool_use_id: str) -> None:
+        """Say on the card that Stop was asked (until the command's result comes)."""
+        found = self._book.find_tool_call(tool_use_id)
+        if found is not None and found[1].live is not None:
+            found[1].live.stop_asked = True
+            found[0].revision += 1
+            self._book.mark_dirty(found[0])
 
     def set_tool_approval(self, tool_use_id: str, prompt: Any, outcome: str | None = None) -> None:
         """Ask on the call's card (an ApprovalPrompt) or stop asking (None, with the outcome)."""
