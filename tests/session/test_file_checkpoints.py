@@ -199,3 +199,42 @@ async def test_a_read_only_round_takes_no_checkpoint_and_delete_removes_them(
     assert checkpoints_folder(session.conversation_id).is_dir()
     await delete_conversation(store, session.conversation_id)
     assert not checkpoints_folder(session.conversation_id).exists()
+
+
+async def test_a_folder_that_cannot_be_recorded_is_said_and_the_turn_still_runs(
+        store: Store, data_dir: Path, model_server: ScriptedServer) -> None:
+    from desktop_agent.core.tooling.tools import tool
+
+    ran: list[str] = []
+
+    @tool("touch_notes", "Write the notes file", {})
+    async def touch_notes(args: dict[str, Any]) -> str:
+        ran.append("yes")
+        return "written"
+
+    config = AppConfig(data_dir / "config.json")
+    env = SessionEnvironment(tools=ToolCatalog([touch_notes], config=config,
+                                               include_builtin=False, include_mcp=False),
+                             config=config)
+    inside = data_dir / "not-a-working-folder"  # the work-folder rule refuses it
+    inside.mkdir()
+    record = store.create_conversation(title="No checkpoint", settings={
+        "base_url": model_server.base_url, "model": "test-model", "workdir": str(inside),
+        "tools": ["touch_notes"], "confirm_tools": False})
+
+    async def never_asked(question: Any) -> Any:
+        raise AssertionError(f"asked about {question}")
+
+    session = ConversationSession(store, record.id, env, never_asked, owner="test")
+    events: list[ev.SessionEvent] = []
+    session.subscribe(events.append)
+    model_server.enqueue(script.tool_calls([("touch_notes", {})]), script.text("Done."))
+    session.send("write them")
+    assert session.task is not None
+    await session.task
+
+    assert ran == ["yes"]
+    assert events[-1] == ev.StateChanged("idle", "complete")
+    [notice] = [e for e in events if isinstance(e, ev.Notice)]
+    assert "undo cannot bring back" in notice.text
+    await session.close()
