@@ -10,8 +10,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-#: The llama.cpp server fixtures, shared by the e2e tier and the window tests.
-pytest_plugins = ["e2e.llama.llama_fixtures"]
+#: Shared fixtures: the llama.cpp server (e2e tier, window tests) and a private PostgreSQL cluster.
+pytest_plugins = ["e2e.llama.llama_fixtures", "postgres.postgres_fixtures"]
 
 
 @pytest.fixture(autouse=True)
