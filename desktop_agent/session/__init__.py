@@ -101,6 +101,7 @@ _EXPORTS: dict[str, str] = {
     'project_instructions_for': 'project_instructions',
     'SessionRegistry': 'registry',
     'SandboxStatus': 'sandbox_settings',
+    'limit_defaults': 'sandbox_settings',
     'sandbox_policy': 'sandbox_settings',
     'sandbox_status': 'sandbox_settings',
     'ConversationSettings': 'settings',
@@ -217,6 +218,7 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.registry import SessionRegistry as SessionRegistry
     from desktop_agent.session.sandbox_settings import SandboxStatus as SandboxStatus
+    from desktop_agent.session.sandbox_settings import limit_defaults as limit_defaults
     from desktop_agent.session.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.sandbox_settings import sandbox_status as sandbox_status
     from desktop_agent.session.settings import ConversationSettings as ConversationSettings

@@ -30,6 +30,12 @@ LIMIT_SETTINGS = {"command_memory_mb": "memory_mb", "command_processes": "proces
                   "command_file_mb": "file_mb", "command_tmp_mb": "tmp_mb"}
 
 
+def limit_defaults() -> dict[str, int]:
+    """Each limit setting's default (what applies when the conversation names none)."""
+    defaults = CommandLimits()
+    return {key: getattr(defaults, field) for key, field in LIMIT_SETTINGS.items()}
+
+
 def command_limits(settings: Mapping[str, Any]) -> CommandLimits:
     """The conversation's limits; a missing or malformed value keeps its default."""
     chosen = {field: value for key, field in LIMIT_SETTINGS.items()

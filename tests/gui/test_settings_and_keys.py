@@ -115,3 +115,26 @@ def test_tabs_open_rename_and_close_with_the_keyboard(qtbot: Any, make_window: A
     window.close_current_tab()
     qtbot.waitUntil(lambda: not window._closing_tasks, timeout=WAIT_MS)
     assert window.tabs.count() == 0 and window._stack.currentIndex() == 0
+
+
+def test_command_limits_are_set_per_conversation_in_its_settings(
+        make_window: Any, server: Any) -> None:
+    from desktop_agent.session import sandbox_policy
+
+    window = make_window()
+    controller = use_server(window, server)
+    dialog = window.open_settings()
+    dialog.limits_box.boxes["command_processes"].setValue(32)
+    dialog.limits_box.boxes["command_memory_mb"].setValue(256)
+    dialog._apply()
+    stored = window.store.get_conversation(controller.conversation_id).settings
+    assert stored["command_processes"] == 32 and stored["command_memory_mb"] == 256
+    assert "command_tmp_mb" not in stored  # left at its default: not stored
+    limits = sandbox_policy(stored).limits
+    assert (limits.processes, limits.memory_mb, limits.tmp_mb) == (32, 256, 512)
+    again = window.open_settings()
+    assert again.limits_box.boxes["command_processes"].value() == 32
+    again.limits_box.boxes["command_processes"].setValue(256)
+    again._apply()
+    assert "command_processes" not in \
+        window.store.get_conversation(controller.conversation_id).settings

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.core.tooling.permissions import PermissionRule
+from desktop_agent.gui.conversation.command_limits_box import CommandLimitsBox
 from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.session import (
@@ -115,6 +116,8 @@ class ConversationSettingsDialog(QDialog):
             "vLLM or Ollama; a server without it is asked the usual way.")
         tools_layout.addWidget(self.constrained)
         layout.addWidget(tools)
+        self.limits_box = CommandLimitsBox(settings)
+        layout.addWidget(self.limits_box)
         self.context_box = ContextSettingsBox(settings, schema_costs,
                                               instructions=instructions)
         layout.addWidget(self.context_box)
@@ -202,6 +205,7 @@ class ConversationSettingsDialog(QDialog):
             "compaction": self.context_box.chosen_compaction(),
             "constrained_tool_calls": True if self.constrained.isChecked() else None,
             "project_instructions": self.context_box.instructions_setting(),
+            **self.limits_box.changes(),
         }
 
     def _apply(self) -> None:
