@@ -118,6 +118,7 @@ class ToolCard(CollapsibleSection):
         self._status = ""
         self._picture_note = ""  # "2 pictures" in the header once the tool returned some
         self.approval_panel: ApprovalPanel | None = None
+        self._expanded_before_asking = False
         self.live_view: LiveOutputView | None = None
         self._live_note = ""  # "10,001 lines · 6.2 s" once a command with live output ended
         self._set_status("running…")
@@ -170,9 +171,13 @@ class ToolCard(CollapsibleSection):
                 self.approval_panel.deleteLater()
                 self.approval_panel = None
                 self.set_panel_colors(self._theme.card_background, self._theme.border)
+                # The card opened to ask; answered, it folds back as it was (the
+                # result's line and pictures show on the folded card).
+                self.set_expanded(self._expanded_before_asking)
             return
         if self.approval_panel is not None:
             return
+        self._expanded_before_asking = self.expanded
         self.approval_panel = ApprovalPanel(prompt, self._theme, self)
         self.approval_panel.answered.connect(
             lambda choice, reason: self.approval_answered.emit(self.tool_use_id, choice, reason))
