@@ -304,3 +304,30 @@ def test_secrets_are_redacted_also_in_base64_and_url_encoded_forms(
     assert out.count("[secret TOKEN redacted (base64)]") == 3, out
     assert out.count("[secret TOKEN redacted (URL-encoded)]") == 2, out
     assert "plain=[secret TOKEN redacted]" in out
+
+
+def test_a_link_planted_for_an_import_leads_nowhere(
+        served: httpx.Client, data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the attack: one conversation plants `x -> /`, another works in `…/x`
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "x").symlink_to("/")
+    hostile = _export_from_elsewhere(tmp_path, monkeypatch, [str(planted / "x")])
+    assert _cli(data_dir, "import", str(hostile)).returncode == 0
+    # and our own export of a folder that was swapped for a link after the export
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    _new(served, workdir=str(chosen))
+    mine = tmp_path / "mine.json"
+    assert _cli(data_dir, "export", "--all", "-o", str(mine)).returncode == 0
+    chosen.rename(tmp_path / "chosen-away")
+    chosen.symlink_to("/")
+    done = _cli(data_dir, "import", str(mine))
+    assert "through a symbolic link" in done.stderr, done.stderr
+    for cid in _ids(served):
+        settings = served.get(f"/conversations/{cid}").json()["settings"]
+        if settings.get("workdir") == str(chosen):
+            continue  # the original conversation: refused at use (tested above)
+        out = _command(served, cid, "pwd; ls /root /home 2>&1 | head -3")["stdout"]
+        assert out.splitlines()[0] == str((data_dir / "workdirs" / cid).resolve()), out
