@@ -77,3 +77,74 @@ def test_the_plan_is_pinned_above_the_composer_and_comes_back_after_a_restart(
     again.tabs.setCurrentWidget(reopened)
     qtbot.waitUntil(reopened.plan_panel.isVisible, timeout=WAIT_MS)
     assert reopened.plan_panel.step_texts() == [(s["status"], s["step"]) for s in STEPS]
+
+
+def ten_thousand_files(root: Path) -> Path:
+    """A folder of 10,000 files in 100 folders, one of them the file to find."""
+    folder = root / "big"
+    for d in range(100):
+        sub = folder / f"pkg{d:02d}" / "mod"
+        sub.mkdir(parents=True)
+        for f in range(100):
+            (sub / f"file_{f:03d}.py").write_text("x = 1\n", encoding="utf-8")
+    (folder / "pkg42" / "mod" / "file_007.py").unlink()
+    (folder / "pkg42" / "mod" / "tokenizer_rules.py").write_text(
+        "RULES = ['@-files']\n", encoding="utf-8")
+    node = folder / "node_modules" / "left_out"
+    node.mkdir(parents=True)
+    (node / "tokenizer_rules.py").write_text("not offered\n", encoding="utf-8")
+    return folder
+
+
+def test_at_completes_a_file_in_a_10000_file_folder_and_attaches_it(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+
+    folder = ten_thousand_files(tmp_path)
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(workdir=str(folder))
+    tab = window.current_tab()
+    mentions = tab.file_mentions
+    tab.composer.setFocus()
+    qtbot.keyClicks(tab.composer, "Read @tokrul")
+    qtbot.waitUntil(mentions.is_open, timeout=WAIT_MS)
+    assert mentions.index is not None and len(mentions.index.paths) == 10_000
+    assert mentions.offered()[0] == "pkg42/mod/tokenizer_rules.py"
+    assert not any(p.startswith("node_modules") for p in mentions.offered())
+
+    qtbot.keyClick(mentions.completer.popup(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(tab.attachments), timeout=WAIT_MS)
+    assert not mentions.is_open()
+    assert [a.name for a in tab.attachments] == ["tokenizer_rules.py"]
+    assert tab.composer.toPlainText() == "Read "  # the @mention became the attachment
+    assert tab.composer_box.chips.isVisible()
+
+    server.enqueue(script.text("Read it."))
+    qtbot.keyClick(tab.composer, Qt.Key.Key_Return)  # the list is closed: Enter sends
+    wait_idle(qtbot, controller)
+    assert "RULES = ['@-files']" in str(server.requests[-1]["messages"][-1]["content"])
+
+
+def test_esc_closes_the_list_without_stopping_and_a_plain_at_sign_is_text(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+
+    folder = tmp_path / "small"
+    folder.mkdir()
+    (folder / "notes.md").write_text("hi", encoding="utf-8")
+    window = make_window()
+    controller = use_server(window, server)
+    controller.update_settings(workdir=str(folder))
+    tab = window.current_tab()
+    tab.composer.setFocus()
+    qtbot.keyClicks(tab.composer, "mail me at me@example")  # not a mention: no space before
+    qtbot.wait(50)
+    assert not tab.file_mentions.is_open()
+    qtbot.keyClicks(tab.composer, " @no")
+    qtbot.waitUntil(tab.file_mentions.is_open, timeout=WAIT_MS)
+    assert tab.file_mentions.offered() == ["notes.md"]
+    qtbot.keyClick(tab.file_mentions.completer.popup(), Qt.Key.Key_Escape)
+    assert not tab.file_mentions.is_open()
+    assert tab.attachments == []
+    assert tab.composer.toPlainText() == "mail me at me@example @no"

@@ -9,6 +9,8 @@ them above the text; what a file becomes in the request is decided elsewhere
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeyEvent
 from PySide6.QtWidgets import (
@@ -25,6 +27,10 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.gui.icons import set_icon
 
+#: Keys an open completion list answers instead of the text field.
+_LIST_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Escape, Qt.Key.Key_Tab,
+              Qt.Key.Key_Backtab)
+
 MIN_LINES = 1
 MAX_LINES = 8
 ROUND_BUTTON = 32
@@ -36,6 +42,10 @@ class Composer(QPlainTextEdit):
     Signals:
         submitted(): The person pressed Enter.
         stop_requested(): The person pressed Esc.
+
+    Attributes:
+        completing: Returns whether a completion list (``@`` files) is open; its
+            keys (Enter, Tab, Esc) then belong to the list, not to Send or Stop.
     """
 
     submitted = Signal()
@@ -52,6 +62,7 @@ class Composer(QPlainTextEdit):
         self.setAcceptDrops(False)  # the frame around takes dropped files
         self.document().contentsChanged.connect(self._fit_height)
         self._fit_height()
+        self.completing: Callable[[], bool] = lambda: False
 
     def _fit_height(self) -> None:
         """Grow with the text from one to eight lines, then scroll."""
@@ -62,6 +73,9 @@ class Composer(QPlainTextEdit):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Send on Enter unless Shift (or an input method) asks for a new line."""
+        if self.completing() and event.key() in _LIST_KEYS:
+            event.ignore()  # the open list takes it (choose, close)
+            return
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
                 event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
             self.submitted.emit()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
@@ -59,6 +60,7 @@ from desktop_agent.session import (
     TurnFailed,
     UsageReported,
     UserMessageAdded,
+    WorkdirError,
     context_after_reply,
     context_when_opened,
     conversation_allowed_tools,
@@ -67,6 +69,7 @@ from desktop_agent.session import (
     stored_file_change,
     tool_result_text,
     view_dict,
+    workdir_path,
 )
 from desktop_agent.store.errors import ConversationBusyError, StaleParentError
 
@@ -235,6 +238,14 @@ class ConversationController(QObject):
     def is_empty(self) -> bool:
         """Whether the active branch holds no message (reads one row, not the branch)."""
         return self.session.last_message() is None
+
+    def work_folder(self) -> Path | None:
+        """The folder the tools use (``@`` completes its files); None when it is refused."""
+        try:
+            return workdir_path(self.conversation_id, self.session.record.settings,
+                                self._tools.workdirs_root)
+        except WorkdirError:
+            return None
 
     def current_plan(self) -> Plan | None:
         """The model's plan as of the page shown (a plan older than that page is not shown)."""

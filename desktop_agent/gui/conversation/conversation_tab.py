@@ -42,6 +42,7 @@ from desktop_agent.gui.conversation.conversation_controller import (
     ConversationController,
 )
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
+from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
 from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
@@ -185,6 +186,9 @@ class ConversationTab(QWidget):
         self.composer_box.files_added.connect(self.attach_files)
         self.composer_box.attachment_removed.connect(self._remove_attachment)
         self.attachments: list[Attachment] = []
+        self.file_mentions = FileMentions(self.composer, controller.work_folder)
+        self.file_mentions.file_chosen.connect(lambda path: self.attach_files([path]))
+        self.composer.completing = self.file_mentions.is_open
         layout.addLayout(_centred(self.composer_box, margins=(16, 4, 16, 2)))
 
         self.status_line = StatusLine()
