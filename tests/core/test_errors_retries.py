@@ -118,10 +118,11 @@ async def test_servers_rejecting_stream_options_still_work(server, make_options)
     transport._NO_STREAM_OPTIONS.discard(server.base_url)
     server.reject_stream_options = True
     server.enqueue(script.text("first"), script.text("second"))
-    items, client = await run(make_options())
-    assert text_of(items) == "first"
-    await client.query("again")
-    assert text_of([i async for i in client.receive_messages()]) == "second"
+    async with Client(make_options()) as client:
+        await client.query("hi")
+        assert text_of([i async for i in client.receive_messages()]) == "first"
+        await client.query("again")
+        assert text_of([i async for i in client.receive_messages()]) == "second"
     # one rejected request, then every request goes without the option
     assert ["stream_options" in r for r in server.requests] == [True, False, False]
     transport._NO_STREAM_OPTIONS.discard(server.base_url)

@@ -81,6 +81,8 @@ def stop_serve(process: subprocess.Popen[str], client: httpx.Client) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(30)
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +78,8 @@ def asker() -> Asker:
 
 
 @pytest.fixture
-def make_session(store: Store, data_dir: Path, weather: Weather, asker: Asker,
-                 model_server: ScriptedServer) -> Iterator[Callable[..., Any]]:
+async def make_session(store: Store, data_dir: Path, weather: Weather, asker: Asker,
+                       model_server: ScriptedServer) -> AsyncIterator[Callable[..., Any]]:
     """A session on a new conversation pointed at the scripted server; events collected."""
     sessions: list[ConversationSession] = []
 
@@ -98,6 +98,7 @@ def make_session(store: Store, data_dir: Path, weather: Weather, asker: Asker,
         return session
 
     yield make
+    # Closed even when a test failed before closing them: a client left open would
+    # leak its connections into a later test as an unclosed-transport warning.
     for session in sessions:
-        if session.task is not None:
-            session.task.cancel()
+        await session.close()

@@ -186,6 +186,9 @@ class SecretServiceSession:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
         self.processes.clear()
 
 
