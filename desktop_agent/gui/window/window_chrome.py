@@ -7,6 +7,7 @@ the model menus filled from the server catalog, and applies Preferences.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,6 @@ from desktop_agent.gui.window.preferences_dialog import (
     about_dialog,
     shortcuts_dialog,
 )
-from desktop_agent.session import sandbox_status
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -42,6 +42,14 @@ def work_folder(conversation_id: str, settings: dict[str, Any]) -> Path:
     from desktop_agent.appdata.paths import workdirs_dir
 
     return workdirs_dir() / conversation_id
+
+
+def _sandbox_statuses() -> dict[str, Any]:
+    """Each level's SandboxStatus here (blocking: ~1 s of imports and a bwrap probe)."""
+    from desktop_agent.session import sandbox_status
+
+    return {level: sandbox_status({"sandbox": level})
+            for level in ("workdir", "read_only", "off")}
 
 
 class WindowChrome:
@@ -72,6 +80,8 @@ class WindowChrome:
         self._store = store
         self.preferences = preferences
         self._preferences_applied = preferences_applied
+        self._sandbox: dict[str, Any] | None = None  # SandboxStatus per level, once probed
+        self._sandbox_task: asyncio.Future[None] | None = None
 
     def wire_header(self, tab: ConversationTab) -> None:
         """Make a tab's header choices (model, folder, sandbox, network) its settings."""
@@ -92,15 +102,38 @@ class WindowChrome:
         header.set_servers(self._catalog.servers)
         self.show_header(tab)
 
-    @staticmethod
-    def show_header(tab: ConversationTab) -> None:
+    def show_header(self, tab: ConversationTab) -> None:
         """Show a conversation's settings in its header."""
         settings = tab.controller.settings
         tab.header.show_settings(settings, work_folder(tab.controller.conversation_id, settings))
-        status = sandbox_status(settings)
-        tab.header.show_sandbox(status.level, status.label, status.detail, status.sandboxed)
+        self._show_sandbox(tab)
         tab.header.set_servers(tab.header._servers)  # re-tick the current model
         tab.header.show_instructions(tab.controller.project_instructions())
+
+    def _show_sandbox(self, tab: ConversationTab) -> None:
+        """Name the sandbox that will apply; "checking" until the probe has answered."""
+        level = str(tab.controller.settings.get("sandbox") or "workdir")
+        if self._sandbox is None:
+            tab.header.show_sandbox(level, "Checking…",
+                                    "Looking for bubblewrap; this names the sandbox that will "
+                                    "apply in a moment.", False)
+            self._probe_sandbox()
+            return
+        status = self._sandbox.get(level) or self._sandbox["workdir"]
+        tab.header.show_sandbox(status.level, status.label, status.detail, status.sandboxed)
+
+    def _probe_sandbox(self) -> None:
+        """Find out once, off the UI thread, which sandbox each level gets here."""
+        if self._sandbox_task is not None:
+            return
+
+        async def probe() -> None:
+            loop = asyncio.get_running_loop()
+            self._sandbox = await loop.run_in_executor(None, _sandbox_statuses)
+            for tab in self._tabs.all():
+                self._show_sandbox(tab)
+
+        self._sandbox_task = asyncio.ensure_future(probe())
 
     def fill_model_menus(self, _servers: object = None) -> None:
         """Give every header's model menu the servers the catalog knows now."""
