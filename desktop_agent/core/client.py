@@ -49,7 +49,7 @@ from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
 from desktop_agent.core.context.prompt_intake import user_message
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.structured_output import structured_output_for
-from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
     PendingApproval,
@@ -63,6 +63,7 @@ from desktop_agent.core.tooling.permissions import (
 )
 from desktop_agent.core.tooling.redaction import scrub_error, secret_values
 from desktop_agent.core.tooling.run_round import execute_round
+from desktop_agent.core.tooling.second_chances import SecondChances
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
     StreamItem,
@@ -103,6 +104,7 @@ class Client:
         self.last_usage: Usage | None = None
         self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
         self._early = EarlyResults()
+        self._chances = SecondChances()  # a cut or prose reply asked again, once each
         self.last_output: Any = None
         self.final_text = ""
         self._structured = structured_output_for(options)
@@ -438,16 +440,14 @@ class Client:
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
+        self._chances.new_turn()
+        if options.constrained_tool_calls == "auto" and options.tools:
+            await tool_call_mode.resolve(options)  # asks the server once per model
         while True:
-            aggregator = StreamAggregator(options.text_delta_mode, options.text_tool_calls,
-                                          constrained=constrained_calls.applies(options))
-            aggregator.taken_ids = history_call_ids(self._history)
-            self._early.reset()
-            ask_again: list[bool] = []
-            async for block in self._stream_reply(aggregator, usage, ask_again):
+            kept: list[StreamAggregator] = []
+            async for block in self._kept_reply(usage, kept):
                 yield block
-            if ask_again:
-                continue
+            aggregator = kept[0]
             calls = aggregator.tool_blocks
             bad_calls = [e for e in aggregator.tool_errors if e.name]
             self._append_assistant(aggregator, calls, bad_calls)
@@ -485,6 +485,35 @@ class Client:
                     p.to_dict() for p in pending_in(self._history)]
                 return
 
+    async def _kept_reply(self, usage: UsageTotals,
+                          kept: list[StreamAggregator]) -> AsyncIterator[StreamItem]:
+        """The reply the loop goes on with, in ``kept``; its blocks as they stream.
+
+        The request goes again when the server refused ``response_format``, and
+        once for each of :mod:`.tooling.second_chances` (a constrained reply cut
+        mid-call, prose naming a tool); the replies asked again are not kept.
+        """
+        options = self.options
+        chances = self._chances
+        while True:
+            constrained = chances.calls_only or constrained_calls.applies(options)
+            aggregator = StreamAggregator(
+                options.text_delta_mode, options.text_tool_calls, constrained=constrained,
+                string_cap=constrained_calls.string_cap(chances.max_tokens or options.max_tokens))
+            aggregator.taken_ids = history_call_ids(self._history)
+            self._early.reset()
+            ask_again: list[bool] = []
+            async for block in self._stream_reply(aggregator, usage, ask_again):
+                yield block
+            if ask_again:
+                continue
+            again = None if self._control.interrupt_requested else chances.after_reply(
+                options, aggregator)
+            if again is None:
+                kept.append(aggregator)
+                return
+            self.turn_metadata.setdefault("asked_again", []).append(again)
+
     async def _stream_reply(self, aggregator: StreamAggregator, usage: UsageTotals,
                             ask_again: list[bool]) -> AsyncIterator[StreamItem]:
         """One reply of the model, as it streams.
@@ -501,7 +530,8 @@ class Client:
                     self._early.streamed[block.id] = block.name
                 yield block
         except errors.APIError as exc:
-            if self._refused_response_format(exc, bool(aggregator.content_chunks)):
+            if self._refused_response_format(exc, bool(aggregator.content_chunks),
+                                             aggregator.constrained):
                 ask_again.append(True)
                 return
             if aggregator.text or aggregator.tool_blocks:
@@ -557,15 +587,15 @@ class Client:
         return ToolUseError(message)
 
     # -- helpers ---------------------------------------------------------------------
-    def _refused_response_format(self, exc: errors.APIError, content_arrived: bool) -> bool:
+    def _refused_response_format(self, exc: errors.APIError, content_arrived: bool,
+                                 constrained: bool) -> bool:
         """The server refused ``response_format``: True when the request goes again without."""
         if self._structured is not None and self._structured.refused_natively(
                 exc, content_arrived):
             log.info("the server refused response_format; asking in the prompt instead")
             return True
-        if constrained_calls.refused(exc, self.options, content_arrived):
-            log.info("%s refused constrained calls; sending the tools as usual",
-                     self.options.base_url)
+        if constrained_calls.refused(exc, self.options, content_arrived, constrained):
+            self._chances.calls_only = False
             return True
         return False
 
@@ -578,7 +608,9 @@ class Client:
         return self._http
 
     def _build_request(self) -> dict[str, Any]:
-        request = build_request(self.options, self._history)
+        chances = self._chances
+        request = build_request(self.options, self._history, calls_only=chances.calls_only,
+                                max_tokens=chances.max_tokens)
         if self._structured is not None:
             self._structured.apply(request)
         return request

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
+ConstrainedCalls = bool | Literal["auto"]
 CompactionMode = Literal["summarise", "drop_oldest", "off"]
 BeforeToolRound = Callable[[Sequence["ToolUseBlock"]], Awaitable[None]]
 """Told a round's calls before any runs (see ``AgentOptions.before_tool_round``)."""
@@ -61,9 +62,13 @@ class AgentOptions:
             the offered tools or a plain answer, through constrained decoding
             (``response_format`` with a JSON schema; llama.cpp, LM Studio,
             vLLM, Ollama). For small models that misspell tools or
-            arguments. The tools are then described in the system prompt
-            instead of the ``tools`` field; a server that refuses the field is
-            asked without it (see :mod:`~desktop_agent.core.tooling.constrained_calls`).
+            arguments, or never write a native call. The tools are then
+            described in the system prompt instead of the ``tools`` field.
+            ``"auto"`` (the default) uses it where the server supports it and
+            the model is not known to call tools natively (the server is asked
+            once per model); True always, False never. A server that refuses
+            the field is asked without it, and that is remembered for the
+            model (see :mod:`~desktop_agent.core.tooling.tool_call_mode`).
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known. With it, each
@@ -122,7 +127,7 @@ class AgentOptions:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     text_delta_mode: TextDeltaMode = "auto"
     text_tool_calls: TextToolCalls = "auto"
-    constrained_tool_calls: bool = False
+    constrained_tool_calls: ConstrainedCalls = "auto"
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
@@ -179,6 +184,10 @@ class AgentOptions:
             raise ConfigurationError("text_delta_mode must be auto, incremental or cumulative")
         if self.text_tool_calls not in ("auto", "off"):
             raise ConfigurationError("text_tool_calls must be auto or off")
+        if self.constrained_tool_calls not in (True, False, "auto") or \
+                (isinstance(self.constrained_tool_calls, int | float) and \
+                not isinstance(self.constrained_tool_calls, bool)):
+            raise ConfigurationError("constrained_tool_calls must be True, False or 'auto'")
         _check_compaction(self.compaction, self.compaction_threshold)
 
     def _check_tools(self) -> None:

@@ -110,6 +110,7 @@ _EXPORTS: dict[str, str] = {
     'ToolCatalog': 'tools',
     'WorkdirError': 'tools',
     'workdir_path': 'tools',
+    'tool_call_mode_for': 'tool_call_mode',
     'warm_up_turns': 'warm_up',
 }
 
@@ -224,6 +225,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings import ConversationSettings as ConversationSettings
     from desktop_agent.session.settings import SettingsError as SettingsError
     from desktop_agent.session.settings import asks_before_tools as asks_before_tools
+    from desktop_agent.session.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.tools import ToolCatalog as ToolCatalog
     from desktop_agent.session.tools import WorkdirError as WorkdirError
     from desktop_agent.session.tools import workdir_path as workdir_path

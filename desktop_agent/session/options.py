@@ -141,7 +141,9 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
         context_length=s.get("context_length"),
         compaction=s.get("compaction") or "summarise",
-        constrained_tool_calls=s.get("constrained_tool_calls") is True,
+        # unset: the SDK decides per server and model (core/tooling/tool_call_mode.py)
+        constrained_tool_calls=constrained if isinstance(
+            constrained := s.get("constrained_tool_calls"), bool) else "auto",
         # per-conversation override of what discovery found (None: unknown)
         vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
         extra_body=dict(s.get("extra_body") or {}),

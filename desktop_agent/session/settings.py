@@ -95,11 +95,14 @@ class ConversationSettings(BaseModel):
         default=None, description="Whether the model reads pictures: false refuses messages "
                                   "with images before anything is sent; null means unknown.")
     constrained_tool_calls: bool | None = Field(
-        default=None, description="Constrained decoding for tool calls (default off): the "
-                                  "server may only produce a valid call of an offered tool "
-                                  "or a plain answer. For small models that misspell tools "
-                                  "or arguments; needs a server with JSON-schema "
-                                  "response_format (llama.cpp, LM Studio, vLLM, Ollama).")
+        default=None, description="Constrained decoding for tool calls: the server may only "
+                                  "produce valid calls of offered tools or a plain answer. "
+                                  "For small models that misspell tools or arguments; needs "
+                                  "a server with JSON-schema response_format (llama.cpp, LM "
+                                  "Studio, vLLM, Ollama). true: always; false: never (native "
+                                  "calls); null (default): automatic, used where the server "
+                                  "supports it and the model is not known to call tools "
+                                  "natively.")
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields for the model server (e.g. "
                                   "llama.cpp's cache_prompt, top_p, seed).")

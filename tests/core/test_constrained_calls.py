@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop_agent import Client, TextBlock, ToolUseBlock, tool
-from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.tooling import tool_call_mode
 from desktop_agent.core.tooling.constrained_calls import ConstrainedReplyParser
 from desktop_agent.testing import script
 
@@ -40,7 +40,7 @@ def text_of(items: list[Any]) -> str:
 @pytest.fixture(autouse=True)
 def _forget_refusals() -> Any:
     yield
-    constrained_calls._REFUSED.clear()
+    tool_call_mode.forget()
 
 
 async def test_off_by_default_and_on_only_with_tools(server: Any, make_options: Any) -> None:

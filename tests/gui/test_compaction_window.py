@@ -140,8 +140,11 @@ def test_constrained_tool_calls_are_switched_on_in_settings(qtbot: Any, make_win
     window = make_window()
     controller = use_server(window, server)
     dialog = window.open_settings()
-    assert not dialog.constrained.isChecked()
-    qtbot.mouseClick(dialog.constrained, _left())
+    assert dialog.constrained.currentData() is None  # automatic by default
+    # the scripted server is no llama.cpp, LM Studio, Ollama or vLLM: native, and why
+    qtbot.waitUntil(lambda: "Native tool calls" in dialog.tool_call_mode.text())
+    assert "did not say it can constrain" in dialog.tool_call_mode.text()
+    dialog.constrained.setCurrentIndex(dialog.constrained.findData(True))
     dialog._apply()
     assert controller.settings["constrained_tool_calls"] is True
     send(qtbot, window, "Weather?")
@@ -153,3 +156,19 @@ def test_constrained_tool_calls_are_switched_on_in_settings(qtbot: Any, make_win
     shown = [view.item_text(k) for k in view.item_keys()]
     assert any("It is sunny." in text for text in shown)
     assert not any('"answer"' in text for text in shown)
+
+
+def test_settings_say_constrained_calls_are_in_use_on_llamacpp(qtbot: Any, make_window: Any,
+                                                               server: Any) -> None:
+    # A server answering llama.cpp's /props: the model is not known to call natively.
+    server.routes[("GET", "/props")] = (200, {"default_generation_settings": {"n_ctx": 4096}})
+    server.enqueue(script.text('{"answer": "It is sunny."}', pieces=4))
+    window = make_window()
+    controller = use_server(window, server)
+    dialog = window.open_settings()
+    qtbot.waitUntil(lambda: "Constrained tool calls" in dialog.tool_call_mode.text())
+    assert "llama.cpp" in dialog.tool_call_mode.text()
+    dialog.reject()
+    send(qtbot, window, "Weather?")
+    wait_idle(qtbot, controller)
+    assert "response_format" in server.requests[-1]  # what the settings said is what is sent

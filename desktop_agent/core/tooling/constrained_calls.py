@@ -3,26 +3,29 @@
 Small local models often write a call with a wrong tool name, a missing
 argument or broken JSON. Servers with constrained decoding (llama.cpp, LM
 Studio, vLLM, Ollama: OpenAI's ``response_format`` with a JSON schema, which
-they compile to a grammar) can rule that out: with
-``AgentOptions(constrained_tool_calls=True)`` every reply must be either
+they compile to a grammar) can rule that out: under this mode (the default
+where :mod:`.tool_call_mode` finds such a server and a model not known to call
+natively, or ``AgentOptions(constrained_tool_calls=True)``) every reply must be
 
     {"answer": "text for the person"}
     {"tool_calls": [{"name": "<one of the tools>", "arguments": {<its schema>}}, ...]}
 
-The answer's text still streams (:class:`ConstrainedReplyParser` decodes the
-JSON string as it arrives); calls become the same
-:class:`~desktop_agent.core.types.ToolUseBlock` s as native ones, and the
-history keeps native ``tool_calls``. A reply that is not JSON after all (a
-server that ignores ``response_format``) is read as ordinary text, calls
-written as text included; a server that refuses the field is asked again
-without it, and remembered (:func:`refused`).
+with at most :data:`MAX_CALLS` calls. The answer's text still streams
+(:class:`ConstrainedReplyParser` decodes the JSON string as it arrives); calls
+become the same :class:`~desktop_agent.core.types.ToolUseBlock` s as native
+ones, and the history keeps native ``tool_calls``. A reply that is not JSON
+after all (a server that ignores ``response_format``) is read as ordinary
+text, calls written as text included; a server that refuses the field is
+asked again without it, and that is remembered for the model (:func:`refused`).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.tooling import tool_call_mode
 from desktop_agent.core.wire.text_tool_calls import (
     TextCall,
     TextToolCallParser,
@@ -34,43 +37,112 @@ if TYPE_CHECKING:
     from desktop_agent.core.errors import APIError
     from desktop_agent.core.options import AgentOptions
 
-#: Base URLs whose server refused ``response_format``; remembered for the process.
-_REFUSED: set[str] = set()
-
 ANSWER_KEY = "answer"
 CALLS_KEY = "tool_calls"
+
+#: Calls one constrained reply may hold. BFCL's parallel cases ask for 2 to 4
+#: (a handful more); a small model given an open list repeats its last call
+#: until ``max_tokens``, so the grammar closes the list here instead.
+MAX_CALLS = 4
+#: Longest string argument when the tool's schema sets no ``maxLength``, enum or
+#: pattern: a small model can repeat words inside a string until ``max_tokens``.
+#: Measured on llama.cpp: a cap up to 4,000 costs nothing noticeable per token.
+STRING_CAP = 4000
+_STRING_FLOOR = 64
+
+# Words a server's error uses when it is the response_format field it refuses
+# (OpenAI, vLLM without guided decoding, llama.cpp's schema-to-grammar, LiteLLM).
+_FIELD_MARKERS = ("response_format", "json_schema", "schema", "grammar", "structured output",
+                  "guided")
 
 
 def applies(options: AgentOptions) -> bool:
     """Whether requests with these options constrain the reply."""
-    return (options.constrained_tool_calls and bool(options.tools)
-            and options.output_type is None and options.base_url not in _REFUSED)
+    return tool_call_mode.constrained(options)
 
 
-def reply_schema(tools: list[Any]) -> dict[str, Any]:
-    """The JSON schema of a reply: an answer, or a call of one of these tools.
+def string_cap(max_tokens: int | None) -> int:
+    """The longest string argument for a reply of ``max_tokens``.
 
-    One call per reply: measured on SmolLM2-135M under llama.cpp's grammar, a
-    small model given an open list repeats the same call until ``max_tokens``.
+    About two characters a token: a string longer than that could not close
+    (with the JSON around it) before the reply's token limit anyway.
     """
+    if max_tokens is None:
+        return STRING_CAP
+    return max(_STRING_FLOOR, min(STRING_CAP, 2 * max_tokens))
+
+
+def reply_schema(tools: list[Any], *, calls_only: bool = False,
+                 max_tokens: int | None = None) -> dict[str, Any]:
+    """The JSON schema of a reply: an answer, or up to :data:`MAX_CALLS` calls of these tools.
+
+    Args:
+        tools: The offered tools.
+        calls_only: Leave the answer out (asking again after a reply in prose
+            that named a tool).
+        max_tokens: The reply's limit, which bounds string arguments.
+    """
+    cap = string_cap(max_tokens)
     calls = [{"type": "object",
-              "properties": {"name": {"const": t.name}, "arguments": t.input_schema},
+              "properties": {"name": {"const": t.name},
+                             "arguments": tightened(t.input_schema, cap)},
               "required": ["name", "arguments"], "additionalProperties": False}
              for t in tools]
+    call_list = {"type": "object",
+                 "properties": {CALLS_KEY: {"type": "array", "minItems": 1,
+                                            "maxItems": MAX_CALLS,
+                                            "items": {"anyOf": calls}}},
+                 "required": [CALLS_KEY], "additionalProperties": False}
+    if calls_only:
+        return call_list
     return {"anyOf": [
         {"type": "object", "properties": {ANSWER_KEY: {"type": "string"}},
          "required": [ANSWER_KEY], "additionalProperties": False},
-        {"type": "object",
-         "properties": {CALLS_KEY: {"type": "array", "minItems": 1, "maxItems": 1,
-                                    "items": {"anyOf": calls}}},
-         "required": [CALLS_KEY], "additionalProperties": False},
+        call_list,
     ]}
 
 
-def response_format(tools: list[Any]) -> dict[str, Any]:
+def tightened(schema: Any, cap: int) -> Any:
+    """A copy of a tool's schema with what the run showed small models abuse ruled out.
+
+    Required arrays get ``minItems: 1`` (an empty list satisfied a required
+    argument that needs content) and free strings a ``maxLength`` of ``cap``.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out = copy.copy(schema)
+    kind = out.get("type")
+    if kind == "string" and not any(k in out for k in ("maxLength", "enum", "const",
+                                                        "pattern", "format")):
+        out["maxLength"] = cap
+    properties = out.get("properties")
+    if isinstance(properties, dict):
+        listed = out.get("required")
+        required: list[Any] = listed if isinstance(listed, list) else []
+        out["properties"] = {name: _required_array(tightened(value, cap), name in required)
+                             for name, value in properties.items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = tightened(out["items"], cap)
+    for combiner in ("anyOf", "oneOf", "allOf"):
+        if isinstance(out.get(combiner), list):
+            out[combiner] = [tightened(part, cap) for part in out[combiner]]
+    return out
+
+
+def _required_array(schema: Any, required: bool) -> Any:
+    if required and isinstance(schema, dict) and schema.get("type") == "array" \
+            and "minItems" not in schema:
+        schema["minItems"] = 1
+    return schema
+
+
+def response_format(tools: list[Any], *, calls_only: bool = False,
+                    max_tokens: int | None = None) -> dict[str, Any]:
     """The request's ``response_format`` field for :func:`reply_schema`."""
     return {"type": "json_schema",
-            "json_schema": {"name": "reply", "strict": True, "schema": reply_schema(tools)}}
+            "json_schema": {"name": "reply", "strict": True,
+                            "schema": reply_schema(tools, calls_only=calls_only,
+                                                   max_tokens=max_tokens)}}
 
 
 def instructions(tools: Any) -> str:
@@ -84,13 +156,20 @@ def instructions(tools: Any) -> str:
         params = json.dumps(tool.input_schema.get("properties", {}), ensure_ascii=False,
                             separators=(",", ":"))
         lines.append(f"- {tool.name}: {tool.description} Arguments: {params}")
-    lines.append('To call a tool reply {"tool_calls": [{"name": ..., "arguments": {...}}]}; '
-                 'otherwise reply {"answer": "..."}.')
+    lines.append('To call tools reply {"tool_calls": [{"name": ..., "arguments": {...}}, ...]} '
+                 f'(at most {MAX_CALLS} calls, each different); otherwise reply '
+                 '{"answer": "..."}. Write compact JSON on one line.')
     return "\n".join(lines)
 
 
-def refused(exc: APIError, options: AgentOptions, content_arrived: bool) -> bool:
-    """The server refused the field: remember it and say to ask again without it."""
+def refused(exc: APIError, options: AgentOptions, content_arrived: bool,
+            constrained: bool) -> bool:
+    """The server refused the field itself: remember it for the model, ask again without it.
+
+    Any other error (a 500, an overloaded server, a bad key) is only that
+    request's failure: it must not switch constraints off for every later one.
+    ``constrained`` says whether the failed request asked for constraints.
+    """
     from desktop_agent.core.errors import (
         AuthenticationError,
         ContextTooLongError,
@@ -98,14 +177,17 @@ def refused(exc: APIError, options: AgentOptions, content_arrived: bool) -> bool
         RateLimitError,
     )
 
-    if content_arrived or not applies(options) or isinstance(
+    if content_arrived or not constrained or isinstance(
             exc, AuthenticationError | ContextTooLongError | ModelNotFoundError |
             RateLimitError):
         return False
     status = getattr(exc, "status", None)
     if not isinstance(status, int) or not 400 <= status < 600:
         return False
-    _REFUSED.add(options.base_url)
+    said = f"{getattr(exc, 'body', '') or ''} {exc}".lower()
+    if not any(marker in said for marker in _FIELD_MARKERS):
+        return False
+    tool_call_mode.remember_refusal(options, f"HTTP {status}: {str(exc)[:160]}")
     return True
 
 
@@ -126,6 +208,8 @@ class ConstrainedReplyParser:
         self._state = "start"  # start, key, string, after, held, plain
         self._at = 0  # where reading continues in the buffer
         self._fallback: TextToolCallParser | None = None
+        #: Whether the reply was whole JSON as sent (False: repaired, cut, or not JSON).
+        self.complete = False
 
     def feed(self, piece: str) -> str:
         """Take a piece of the reply; return the answer text that can be shown now."""
@@ -142,6 +226,11 @@ class ConstrainedReplyParser:
             return shown
         if self._state in ("string", "after"):
             return ""  # the answer was shown as it came (an unclosed one is kept as is)
+        try:
+            json.loads(self._buffer)
+            self.complete = True
+        except json.JSONDecodeError:
+            self.complete = False
         value, error = parse_arguments(self._buffer)
         if error is not None or not isinstance(value, dict):
             if self._buffer.strip():
@@ -151,7 +240,12 @@ class ConstrainedReplyParser:
         answer = value.get(ANSWER_KEY)
         items = value.get(CALLS_KEY)
         if isinstance(items, list) and items:
-            self.calls += [call_from(item, json.dumps(item)) for item in items]
+            seen: set[str] = set()
+            for item in items:  # a small model repeats its call until the list is full
+                raw = json.dumps(item, sort_keys=True, ensure_ascii=False)
+                if raw not in seen:
+                    seen.add(raw)
+                    self.calls.append(call_from(item, raw))
         return answer if isinstance(answer, str) else ""
 
     def _advance(self) -> str:

@@ -17,10 +17,17 @@ from desktop_agent.core.types import ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.stream import StreamAggregator
 
 
-def build_request(options: AgentOptions, history: list[dict[str, Any]]) -> dict[str, Any]:
-    """The streaming chat-completions request for ``history`` under ``options``."""
+def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
+                  calls_only: bool = False, max_tokens: int | None = None) -> dict[str, Any]:
+    """The streaming chat-completions request for ``history`` under ``options``.
+
+    ``calls_only`` holds the reply to calls of the offered tools (asking a
+    reply in prose again); ``max_tokens`` replaces the options' limit (asking
+    a cut reply again with more room).
+    """
     o = options
-    constrained = constrained_calls.applies(o)
+    constrained = calls_only or constrained_calls.applies(o)
+    limit = max_tokens or o.max_tokens
     messages: list[dict[str, Any]] = []
     system = o.system_prompt or ""
     if constrained:
@@ -36,11 +43,12 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]]) -> dict[
         "stream_options": {"include_usage": True},
     }
     if constrained:
-        request["response_format"] = constrained_calls.response_format(list(o.tools))
+        request["response_format"] = constrained_calls.response_format(
+            list(o.tools), calls_only=calls_only, max_tokens=limit)
     elif o.tools:
         request["tools"] = [t.to_openai_format() for t in o.tools]
-    if o.max_tokens is not None:
-        request["max_tokens"] = o.max_tokens
+    if limit is not None:
+        request["max_tokens"] = limit
     if o.temperature is not None:
         request["temperature"] = o.temperature
     if o.extra_body:

@@ -34,7 +34,12 @@ from desktop_agent.core.types import (
     ToolUseBlock,
     ToolUseError,
 )
-from desktop_agent.core.wire.text_tool_calls import TextToolCallParser, parse_arguments
+from desktop_agent.core.wire.text_tool_calls import (
+    TextCall,
+    TextToolCallParser,
+    name_hint,
+    parse_arguments,
+)
 
 TextDeltaMode = Literal["auto", "incremental", "cumulative"]
 TextToolCalls = Literal["auto", "off"]
@@ -69,8 +74,14 @@ class StreamAggregator:
 
     def __init__(self, text_delta_mode: TextDeltaMode = "auto",
                  text_tool_calls: TextToolCalls = "auto", *,
-                 constrained: bool = False) -> None:
+                 constrained: bool = False, string_cap: int | None = None) -> None:
         self.mode: TextDeltaMode = text_delta_mode
+        self.constrained = constrained
+        # Under constraints, a string argument that reached the grammar's length cap
+        # may have been cut by it (see constrained_calls.string_cap).
+        self._string_cap = string_cap
+        #: A constrained reply was cut by the token limit in the middle of a call.
+        self.cut_call = False
         # Calls the model wrote as text (see text_tool_calls.py), or the reply of a
         # constrained request (constrained_calls.py); None when off.
         self._text_calls: TextToolCallParser | ConstrainedReplyParser | None = (
@@ -165,20 +176,42 @@ class StreamAggregator:
         found, self._text_calls.calls = self._text_calls.calls, []
         if self.tool_blocks or self.tool_errors:
             return []
+        # A constrained reply cut by the token limit was closed by the JSON repair:
+        # its calls (the last one at least) are not what the model meant to send.
+        cut = self.finish_reason == "length" and isinstance(
+            self._text_calls, ConstrainedReplyParser) and not self._text_calls.complete
+        self.cut_call = cut
         out: list[Block] = []
         for call in found:
             call_id = new_tool_call_id()
-            if call.error is not None or call.arguments is None or call.name is None:
-                error = ToolUseError(
-                    f"The model wrote a tool call as text that could not be read: {call.error}",
-                    raw_data=call.raw, tool_use_id=call_id, name=call.name)
+            problem = self._text_call_problem(call, cut)
+            if problem is not None:
+                error = ToolUseError(problem, raw_data=call.raw, tool_use_id=call_id,
+                                     name=call.name or name_hint(call.raw))
                 self.tool_errors.append(error)
                 out.append(error)
             else:
+                assert call.name is not None and call.arguments is not None
                 block = ToolUseBlock(call_id, call.name, call.arguments)
                 self.tool_blocks.append(block)
                 out.append(block)
         return out
+
+    def _text_call_problem(self, call: TextCall, cut: bool) -> str | None:
+        """Why a call found in the text cannot run, or None."""
+        if cut or (self.finish_reason == "length" and (call.error is not None
+                                                       or call.name is None)):
+            return ("The reply was cut off by the token limit (finish_reason 'length') in the "
+                    "middle of a tool call, so the call is incomplete.")
+        if call.error is not None or call.arguments is None or call.name is None:
+            return f"The model wrote a tool call as text that could not be read: {call.error}"
+        cap = self._string_cap
+        if cap is not None and self.constrained:
+            for key, value in call.arguments.items():
+                if isinstance(value, str) and len(value) >= cap:
+                    return (f"The argument {key!r} of {call.name} reached the {cap}-character "
+                            "limit of constrained calls and may be cut off; not run.")
+        return None
 
     # -- text ----------------------------------------------------------------------
     def _take_text(self, content: str, out: list[Block]) -> None:

@@ -10,6 +10,8 @@ calls, removing the markup from the visible text:
 * Llama 3.x: ``<|python_tag|>{"name": ..., "parameters": {...}}`` and a bare
   ``{"name": ..., "parameters": {...}}`` answer
 * ``<function=name>{...}</function>``
+* Python-style ``[get_weather(city="Paris"), ...]`` (what BFCL-trained models
+  write), read with :mod:`ast` (literals only, never evaluated)
 
 Only a possible markup prefix is held back, so ordinary text streams on at
 once. Broken JSON is repaired where the fix is unambiguous (trailing commas,
@@ -19,7 +21,9 @@ else becomes a :class:`ToolUseError` the model can be told about.
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +33,9 @@ _PYTHON_TAG_ENDS = ("<|eom_id|>", "<|eot_id|>")
 # The end-of-message tokens are dropped wherever they appear: they are never text.
 _OPENERS = (_HERMES, _MISTRAL, _PYTHON_TAG, _FUNCTION, *_PYTHON_TAG_ENDS)
 _CLOSERS = {_HERMES: "</tool_call>", _FUNCTION: "</function>"}
+_PYTHON_LIST = "[f("  # a kind of its own: held to the end of the reply, then read by ast
+_PYTHON_CALL_START = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
+_PYTHON_CALL_MAYBE = re.compile(r"\[\s*(?:[A-Za-z_][\w.]*\s*)?$")
 
 
 @dataclass(slots=True)
@@ -89,6 +96,14 @@ class TextToolCallParser:
         buffer = self._buffer
         if self._kind is None:
             at_start = not self._shown_any and not "".join(shown).strip()
+            stripped = buffer.lstrip()
+            if at_start and _PYTHON_CALL_START.match(stripped):
+                self._kind = _PYTHON_LIST
+                self._buffer = stripped
+                shown.append(buffer[: len(buffer) - len(stripped)])
+                return True
+            if at_start and not final and stripped and _PYTHON_CALL_MAYBE.match(stripped):
+                return False  # "[get_wea": may still become a Python-style call
             if at_start and buffer.lstrip().startswith("{"):
                 self._kind = _BARE
                 self._buffer = buffer.lstrip()
@@ -109,6 +124,19 @@ class TextToolCallParser:
             self._buffer = buffer[len(buffer) - keep:]
             return False
         kind = self._kind
+        if kind == _PYTHON_LIST:
+            if not final:
+                return False
+            self._kind, self._buffer = None, ""
+            found = python_calls(buffer)
+            if found is None:
+                shown.append(buffer)
+                self._shown_any = True
+                return False
+            calls, rest = found
+            self.calls += calls
+            shown.append(rest)
+            return False
         closer = _CLOSERS.get(kind)
         if closer is not None:
             end = buffer.find(closer)
@@ -153,11 +181,58 @@ class TextToolCallParser:
             return
         value, error = parse_arguments(body)
         if error is not None:
-            self.calls.append(TextCall(_name_hint(body), None, body, error))
+            self.calls.append(TextCall(name_hint(body), None, body, error))
             return
         items = value if isinstance(value, list) else [value]
         for item in items:
             self.calls.append(call_from(item, body))
+
+
+def python_calls(text: str) -> tuple[list[TextCall], str] | None:
+    """Calls written as a Python list, ``[f(a=1), g(b="x")]``, and the text after it.
+
+    Read with :mod:`ast`: only keyword arguments with literal values count
+    (``ast.literal_eval`` of each; nothing is evaluated). None when the text
+    does not start with such a list.
+    """
+    for end in (i + 1 for i, char in enumerate(text) if char == "]"):
+        try:
+            tree = ast.parse(text[:end].strip(), mode="eval")
+        except SyntaxError:
+            continue
+        if not isinstance(tree.body, ast.List) or not tree.body.elts:
+            return None
+        calls = [_python_call(node, text[:end]) for node in tree.body.elts]
+        return (None if any(c is None for c in calls) else
+                ([c for c in calls if c is not None], text[end:]))
+    return None
+
+
+def _python_call(node: ast.expr, raw: str) -> TextCall | None:
+    if not isinstance(node, ast.Call):
+        return None
+    name = _dotted(node.func)
+    if name is None:
+        return None
+    if node.args or any(k.arg is None for k in node.keywords):
+        return TextCall(name, None, raw, "Write the arguments as name=value pairs.")
+    arguments: dict[str, Any] = {}
+    for keyword in node.keywords:
+        try:
+            arguments[str(keyword.arg)] = ast.literal_eval(keyword.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return TextCall(name, None, raw,
+                            f"The argument {keyword.arg!r} is not a literal value.")
+    return TextCall(name, arguments, raw)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
 
 
 def call_from(item: Any, raw: str) -> TextCall:
@@ -183,7 +258,8 @@ def _looks_like_call(body: str) -> bool:
             and ("parameters" in value or "arguments" in value) and len(value) <= 3)
 
 
-def _name_hint(body: str) -> str | None:
+def name_hint(body: str) -> str | None:
+    """The ``"name"`` a call's JSON gives, read even when the JSON is cut or broken."""
     marker = body.find('"name"')
     if marker < 0:
         return None

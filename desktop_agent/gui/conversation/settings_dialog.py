@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -43,6 +44,12 @@ from desktop_agent.session import (
 )
 
 _ROLE = Qt.ItemDataRole.UserRole
+# The setting's three values: unset lets the SDK choose per server and model.
+_TOOL_CALL_CHOICES: tuple[tuple[str, bool | None], ...] = (
+    ("Automatic (recommended)", None),
+    ("Constrained decoding: only well-formed calls", True),
+    ("Native tool calls", False),
+)
 
 
 class ConversationSettingsDialog(QDialog):
@@ -107,14 +114,27 @@ class ConversationSettingsDialog(QDialog):
         self.auto_execute.setToolTip("Deny rules still apply. Off: every call waits in the "
                                      "Approvals panel.")
         tools_layout.addWidget(self.auto_execute)
-        self.constrained = QCheckBox("Only allow well-formed tool calls (constrained decoding)")
+        mode_row = QHBoxLayout()
+        mode_row.addWidget(QLabel("Tool calls"))
+        self.constrained = QComboBox()
         self.constrained.setObjectName("constrainedToolCalls")
-        self.constrained.setChecked(settings.get("constrained_tool_calls") is True)
+        for label, value in _TOOL_CALL_CHOICES:
+            self.constrained.addItem(label, value)
+        chosen = settings.get("constrained_tool_calls")
+        self.constrained.setCurrentIndex(
+            next(i for i, (_, v) in enumerate(_TOOL_CALL_CHOICES)
+                 if v == (chosen if isinstance(chosen, bool) else None)))
         self.constrained.setToolTip(
-            "For small models that misspell tools or arguments: the server may only write "
-            "a valid call of an enabled tool or a plain answer. Needs llama.cpp, LM Studio, "
-            "vLLM or Ollama; a server without it is asked the usual way.")
-        tools_layout.addWidget(self.constrained)
+            "Constrained: the server may only write valid calls of enabled tools or a plain "
+            "answer (for small models that misspell tools, or never call them). Needs "
+            "llama.cpp, LM Studio, vLLM or Ollama. Automatic uses it where the server "
+            "supports it and the model is not known to call tools natively.")
+        mode_row.addWidget(self.constrained, 1)
+        tools_layout.addLayout(mode_row)
+        self.tool_call_mode = QLabel("In use: decided when the server answers…")
+        self.tool_call_mode.setObjectName("toolCallModeInUse")
+        self.tool_call_mode.setWordWrap(True)
+        tools_layout.addWidget(self.tool_call_mode)
         layout.addWidget(tools)
         self.limits_box = CommandLimitsBox(settings)
         layout.addWidget(self.limits_box)
@@ -203,10 +223,17 @@ class ConversationSettingsDialog(QDialog):
             "confirm_tools": not self.auto_execute.isChecked(),
             "auto_execute": None,
             "compaction": self.context_box.chosen_compaction(),
-            "constrained_tool_calls": True if self.constrained.isChecked() else None,
+            "constrained_tool_calls": self.constrained.currentData(),
             "project_instructions": self.context_box.instructions_setting(),
             **self.limits_box.changes(),
         }
+
+    def show_tool_call_mode(self, mode: Any) -> None:
+        """Say which tool-call mode the model gets now and why (None: no model chosen)."""
+        if mode is None:
+            self.tool_call_mode.setText("In use: decided once a server and model are chosen.")
+            return
+        self.tool_call_mode.setText(f"In use: {mode.reason}")
 
     def _apply(self) -> None:
         self.applied.emit(self.changes())

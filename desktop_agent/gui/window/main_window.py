@@ -469,6 +469,15 @@ class MainWindow(QMainWindow):
                     dialog.context_box.show_instruction_tokens(tokens)
 
             self._track(asyncio.ensure_future(count()))
+
+        async def tell_mode() -> None:  # may ask the model's server: off the dialog's path
+            from desktop_agent.session import tool_call_mode_for
+
+            mode = await tool_call_mode_for(controller.settings)
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.show_tool_call_mode(mode)
+
+        self._track(asyncio.ensure_future(tell_mode()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)

@@ -1,0 +1,79 @@
+"""Two replies a small model gets asked again for, once each per turn.
+
+Both were seen on SmolLM2-135M under llama.cpp (BFCL's cases):
+
+* a constrained reply cut by ``max_tokens`` in the middle of a call: it is
+  reported (the aggregator's error says "cut off by the token limit") and the
+  same request goes again once with twice the room;
+* a reply in prose that names an offered tool ("use get_weather with city
+  Paris"), in either mode: the model meant to call it, so the same request
+  goes again once with the reply held to calls of the offered tools.
+
+The reply that is asked again is not kept in the history; the next request is
+the same one with the change.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from desktop_agent.core.tooling import tool_call_mode
+
+if TYPE_CHECKING:
+    from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.wire.stream import StreamAggregator
+
+ROOM = "room"
+CALLS_ONLY = "calls_only"
+
+
+def names_a_tool(text: str, names: list[str]) -> str | None:
+    """The first offered tool the text names the way a call would, or None.
+
+    A name counts when it stands alone and either looks like an identifier
+    no sentence has (``get_weather``, ``fs.read``) or is written as a call
+    (``search(``), so that "read the file" does not name a tool ``read``.
+    """
+    for name in names:
+        pattern = rf"(?<![\w.]){re.escape(name)}(?![\w])"
+        for match in re.finditer(pattern, text):
+            distinctive = not name.isalpha() or any(c.isupper() for c in name[1:])
+            if distinctive or text[match.end():].lstrip().startswith("("):
+                return name
+    return None
+
+
+class SecondChances:
+    """Per turn: which second chance was used, and how the next request differs."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        #: The next request holds the reply to calls only.
+        self.calls_only = False
+        #: The next request's ``max_tokens`` (None: the options').
+        self.max_tokens: int | None = None
+
+    def new_turn(self) -> None:
+        """A new turn: both chances are there again."""
+        self.used.clear()
+        self.calls_only = False
+        self.max_tokens = None
+
+    def after_reply(self, options: AgentOptions, aggregator: StreamAggregator) -> str | None:
+        """Whether to ask again (``ROOM`` or ``CALLS_ONLY``), setting up the next request."""
+        self.calls_only = False
+        self.max_tokens = None
+        if ROOM not in self.used and aggregator.cut_call and options.max_tokens:
+            self.used.add(ROOM)
+            self.max_tokens = 2 * options.max_tokens
+            return ROOM
+        if CALLS_ONLY in self.used or aggregator.tool_blocks or aggregator.tool_errors:
+            return None
+        if not tool_call_mode.may_constrain(options):
+            return None
+        if names_a_tool(aggregator.text, [t.name for t in options.tools]) is None:
+            return None
+        self.used.add(CALLS_ONLY)
+        self.calls_only = True
+        return CALLS_ONLY

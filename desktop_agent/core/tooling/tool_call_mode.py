@@ -1,0 +1,149 @@
+"""Which way tools are offered to a model: natively, or through constrained decoding.
+
+Measured on BFCL's own cases with SmolLM2-135M on llama.cpp, the SDK sending
+``tools=`` got 0 % of calls right (the model never wrote a native call) and
+the constrained mode (:mod:`.constrained_calls`) 55 % of the simple ones; a
+new user only met the second by finding a checkbox. So by default
+(``AgentOptions.constrained_tool_calls="auto"``) a request with tools is
+constrained when the server compiles JSON schemas to a grammar and the model
+is not known to call tools natively (:mod:`~desktop_agent.core.servers.tool_call_support`
+asks the server once per model), and native otherwise (cloud APIs, unknown
+servers, models declared tool-capable).
+
+A server that refuses the ``response_format`` field itself is remembered per
+model for the process, and the mode says so; any other error (a 500, an
+overloaded server) is only that request's failure and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from desktop_agent.core.servers.tool_call_support import (
+    GRAMMAR_SERVERS,
+    ToolCallSupport,
+    tool_call_support,
+)
+
+if TYPE_CHECKING:
+    from desktop_agent.core.options import AgentOptions
+
+log = logging.getLogger("desktop_agent.core.tool_calls")
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallMode:
+    """The mode one model's requests use, and why, in words a settings page can show.
+
+    Attributes:
+        constrained: True: tools go in the system prompt and the reply is held
+            to ``{"answer"}`` or ``{"tool_calls"}`` by the server's grammar.
+        reason: Why, as a sentence.
+        automatic: Whether the SDK chose (False: the options said).
+        grammar: Whether the server may be asked for constrained replies at all
+            (a reply in prose naming a tool is asked again that way).
+    """
+
+    constrained: bool
+    reason: str
+    automatic: bool = True
+    grammar: bool = False
+
+
+_DECIDED: dict[Key, ToolCallMode] = {}
+_REFUSED: dict[Key, str] = {}
+
+
+def _key(options: AgentOptions) -> Key:
+    return (options.base_url.rstrip("/"), options.model)
+
+
+def refusal(base_url: str, model: str) -> str | None:
+    """Why the server refused ``response_format`` for this model, if it did in this process."""
+    return _REFUSED.get((base_url.rstrip("/"), model))
+
+
+def remember_refusal(options: AgentOptions, detail: str) -> None:
+    """The server refused the field for this model: later requests go natively."""
+    key = _key(options)
+    _REFUSED[key] = detail
+    log.warning("%s refused response_format for %s (%s); tool calls go natively for this "
+                "model from now on", key[0], key[1], detail)
+
+
+def forget(base_url: str | None = None) -> None:
+    """Forget decisions and refusals (one server's, or all): after a server restart, in tests."""
+    for table in (_DECIDED, _REFUSED):
+        for key in [k for k in table if base_url is None or k[0] == base_url.rstrip("/")]:
+            del table[key]
+
+
+def decided(options: AgentOptions) -> ToolCallMode | None:
+    """The mode for these options if it is known without asking the server."""
+    setting = options.constrained_tool_calls
+    key = _key(options)
+    refused = _REFUSED.get(key)
+    automatic = setting == "auto"
+    if setting is False:
+        return ToolCallMode(False, "Native tool calls: chosen in the settings.", False)
+    if refused is not None:
+        return ToolCallMode(False, "Native tool calls: the server refused constrained "
+                                   f"decoding for this model ({refused}).", automatic)
+    if setting is True:
+        return ToolCallMode(True, "Constrained tool calls: chosen in the settings.", False, True)
+    return _DECIDED.get(key)
+
+
+def choose(support: ToolCallSupport) -> ToolCallMode:
+    """The automatic mode for what the server said."""
+    server = support.server
+    grammar = bool(support.grammar) and server in GRAMMAR_SERVERS
+    if support.native:
+        return ToolCallMode(False, f"Native tool calls: {server} says the model calls tools "
+                                   "itself.", grammar=grammar)
+    if grammar:
+        return ToolCallMode(True, f"Constrained tool calls: {server} can hold replies to a "
+                                  "grammar and the model is not known to call tools "
+                                  "natively.", grammar=True)
+    if server is not None:
+        return ToolCallMode(False, f"Native tool calls: {server} does not say it can "
+                                   "constrain replies.")
+    return ToolCallMode(False, "Native tool calls: the server did not say it can constrain "
+                               "replies (not llama.cpp, LM Studio, Ollama or vLLM).")
+
+
+async def resolve(options: AgentOptions) -> ToolCallMode:
+    """The mode for these options, asking the server once per model when automatic."""
+    known = decided(options)
+    if known is not None:
+        return known
+    key = _key(options)
+    # Conversations starting together may each ask: a few quick GETs, and the same answer.
+    support = await tool_call_support(options.base_url, options.model, options.api_key,
+                                      timeout=min(options.timeout, 3.0))
+    mode = choose(support)
+    _DECIDED[key] = mode
+    log.info("%s %s: %s", key[0], key[1], mode.reason)
+    return mode
+
+
+def constrained(options: AgentOptions) -> bool:
+    """Whether requests with these options ask for constrained calls (sync: the request builder).
+
+    Automatic options whose mode was never resolved go natively.
+    """
+    if not options.tools or options.output_type is not None:
+        return False
+    mode = decided(options)
+    return mode is not None and mode.constrained
+
+
+def may_constrain(options: AgentOptions) -> bool:
+    """Whether a constrained request may be sent at all (asking a prose reply again)."""
+    mode = decided(options)
+    return mode is not None and mode.grammar and options.output_type is None \
+        and bool(options.tools)
