@@ -15,18 +15,23 @@ needs two facts a plain ``/v1/models`` does not give:
   model is not known to call natively.
 
 The endpoints are asked in parallel with a short timeout, once per model and
-process; nothing here raises.
+process, through the server's ``AsyncOpenAI`` like every other request
+(:func:`~desktop_agent.core.servers.discovery.server_client`); nothing here raises.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-import httpx
+from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
 
-from desktop_agent.core.servers.model_details import get_json
+if TYPE_CHECKING:
+    import openai
+
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 #: Servers whose OpenAI-compatible route turns ``response_format`` into a grammar.
 GRAMMAR_SERVERS = ("llama.cpp", "LM Studio", "Ollama", "vLLM")
@@ -52,25 +57,26 @@ def _root(base_url: str) -> str:
     return url[:-3] if url.endswith("/v1") else url
 
 
-async def _llamacpp(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSupport | None:
-    props = await get_json(http, f"{root}/props")
+async def _llamacpp(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,
+                    ) -> ToolCallSupport | None:
+    props = await get_json(http, f"{root}/props", timeout)
     if not isinstance(props, dict) or "default_generation_settings" not in props:
         return None
     return ToolCallSupport("llama.cpp", True, None)
 
 
-async def _ollama(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSupport | None:
-    response = await http.post(f"{root}/api/show", json={"model": model})
-    response.raise_for_status()
-    info = response.json()
+async def _ollama(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,
+                    ) -> ToolCallSupport | None:
+    info = await get_json(http, f"{root}/api/show", timeout, body={"model": model})
     capabilities = info.get("capabilities") if isinstance(info, dict) else None
     if not isinstance(capabilities, list):
         return None
     return ToolCallSupport("Ollama", True, "tools" in capabilities)
 
 
-async def _lmstudio(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSupport | None:
-    data = await get_json(http, f"{root}/api/v0/models")
+async def _lmstudio(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,
+                    ) -> ToolCallSupport | None:
+    data = await get_json(http, f"{root}/api/v0/models", timeout)
     entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         return None
@@ -80,8 +86,9 @@ async def _lmstudio(http: httpx.AsyncClient, root: str, model: str) -> ToolCallS
     return ToolCallSupport("LM Studio", True, native)
 
 
-async def _litellm(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSupport | None:
-    data = await get_json(http, f"{root}/v1/model/info")
+async def _litellm(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,
+                    ) -> ToolCallSupport | None:
+    data = await get_json(http, f"{root}/v1/model/info", timeout)
     entries = data.get("data") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         return None
@@ -94,8 +101,9 @@ async def _litellm(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSu
     return ToolCallSupport("LiteLLM", None, None)
 
 
-async def _vllm(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSupport | None:
-    data = await get_json(http, f"{root}/v1/models")
+async def _vllm(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,
+                    ) -> ToolCallSupport | None:
+    data = await get_json(http, f"{root}/v1/models", timeout)
     entries = data.get("data") if isinstance(data, dict) else None
     if isinstance(entries, list) and any(
             isinstance(e, dict) and e.get("owned_by") == "vllm" for e in entries):
@@ -103,25 +111,28 @@ async def _vllm(http: httpx.AsyncClient, root: str, model: str) -> ToolCallSuppo
     return None
 
 
-_READERS = (_llamacpp, _ollama, _lmstudio, _litellm, _vllm)
+Reader = Callable[["openai.AsyncOpenAI", str, str, float], Awaitable[ToolCallSupport | None]]
+_READERS: tuple[Reader, ...] = (_llamacpp, _ollama, _lmstudio, _litellm, _vllm)
+_FAILURES: tuple[type[BaseException], ...] = (*REQUEST_ERRORS, AttributeError, OSError)
 
 
 async def tool_call_support(base_url: str, model: str, api_key: str | None = None,
-                            timeout: float = 3.0) -> ToolCallSupport:
+                            timeout: float = 3.0, pool: ConnectionPool | None = None,
+                            ) -> ToolCallSupport:
     """Ask the server's own endpoints about ``model``; unknown when none answers."""
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    from desktop_agent.core.servers.discovery import server_client
+
     root = _root(base_url)
 
-    async def ask(reader: Any, http: httpx.AsyncClient) -> ToolCallSupport | None:
+    async def ask(reader: Reader, http: openai.AsyncOpenAI) -> ToolCallSupport | None:
         try:
-            found: ToolCallSupport | None = await reader(http, root, model)
-        except (httpx.HTTPError, ValueError, AttributeError, OSError):
+            return await reader(http, root, model, timeout)
+        except _FAILURES:
             return None
-        return found
 
     try:
-        async with httpx.AsyncClient(timeout=timeout, headers=headers) as http:
+        async with server_client(base_url, api_key, pool) as http:
             answers = await asyncio.gather(*(ask(r, http) for r in _READERS))
-    except (httpx.HTTPError, OSError):
+    except _FAILURES:
         return ToolCallSupport()
     return next((a for a in answers if a is not None), ToolCallSupport())

@@ -124,7 +124,8 @@ async def resolve(options: AgentOptions) -> ToolCallMode:
     key = _key(options)
     # Conversations starting together may each ask: a few quick GETs, and the same answer.
     support = await tool_call_support(options.base_url, options.model, options.api_key,
-                                      timeout=min(options.timeout, 3.0))
+                                      timeout=min(options.timeout, 3.0),
+                                      pool=options.connection_pool)
     mode = choose(support)
     _DECIDED[key] = mode
     log.info("%s %s: %s", key[0], key[1], mode.reason)

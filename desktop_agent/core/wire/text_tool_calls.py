@@ -96,19 +96,10 @@ class TextToolCallParser:
         buffer = self._buffer
         if self._kind is None:
             at_start = not self._shown_any and not "".join(shown).strip()
-            stripped = buffer.lstrip()
-            if at_start and _PYTHON_CALL_START.match(stripped):
-                self._kind = _PYTHON_LIST
-                self._buffer = stripped
-                shown.append(buffer[: len(buffer) - len(stripped)])
-                return True
-            if at_start and not final and stripped and _PYTHON_CALL_MAYBE.match(stripped):
-                return False  # "[get_wea": may still become a Python-style call
-            if at_start and buffer.lstrip().startswith("{"):
-                self._kind = _BARE
-                self._buffer = buffer.lstrip()
-                shown.append(buffer[: len(buffer) - len(self._buffer)])
-                return True
+            if at_start:
+                started = self._start(shown, final)
+                if started is not None:
+                    return started
             found = [(buffer.find(o), o) for o in _OPENERS if o in buffer]
             if found:
                 at, opener = min(found)
@@ -125,17 +116,8 @@ class TextToolCallParser:
             return False
         kind = self._kind
         if kind == _PYTHON_LIST:
-            if not final:
-                return False
-            self._kind, self._buffer = None, ""
-            found = python_calls(buffer)
-            if found is None:
-                shown.append(buffer)
-                self._shown_any = True
-                return False
-            calls, rest = found
-            self.calls += calls
-            shown.append(rest)
+            if final:
+                self._settle_python_list(shown)
             return False
         closer = _CLOSERS.get(kind)
         if closer is not None:
@@ -165,6 +147,33 @@ class TextToolCallParser:
         self._kind, self._buffer = None, rest
         self._close(kind, body, final)
         return True
+
+    def _start(self, shown: list[str], final: bool) -> bool | None:
+        """At the reply's start: a bare JSON or Python-style call (None: neither)."""
+        buffer = self._buffer
+        stripped = buffer.lstrip()
+        kind = _PYTHON_LIST if _PYTHON_CALL_START.match(stripped) else (
+            _BARE if stripped.startswith("{") else None)
+        if kind is not None:
+            self._kind = kind
+            self._buffer = stripped
+            shown.append(buffer[: len(buffer) - len(stripped)])
+            return True
+        if not final and stripped and _PYTHON_CALL_MAYBE.match(stripped):
+            return False  # "[get_wea": may still become a Python-style call
+        return None
+
+    def _settle_python_list(self, shown: list[str]) -> None:
+        """The reply ended inside ``[f(...)``: calls, or plain text after all."""
+        buffer, self._kind, self._buffer = self._buffer, None, ""
+        found = python_calls(buffer)
+        if found is None:
+            shown.append(buffer)
+            self._shown_any = True
+            return
+        calls, rest = found
+        self.calls += calls
+        shown.append(rest)
 
     def _close(self, kind: str, body: str, final: bool) -> None:
         if kind == _FUNCTION:
