@@ -4,7 +4,7 @@
 ``desktop-agent --version``  prints the version.
 ``desktop-agent --smoke-test`` opens the real window offscreen, runs one scripted turn
                              with a tool approval, and exits 0 only if all of it worked.
-``desktop-agent serve|export|import ...`` come from the modules in ``_COMMAND_MODULES``,
+``desktop-agent serve|export|import|try-model ...`` come from the modules in ``_COMMAND_MODULES``,
                              each of which defines ``register(subparsers)``.
 
 Start-up speed matters here more than anywhere: this module imports only the standard
@@ -40,6 +40,7 @@ VERSION_FILE = "VERSION"
 _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "desktop_agent.server.cli_command": ("serve",),
     "desktop_agent.cli.transfer": ("export", "import"),
+    "desktop_agent.cli.try_model": ("try-model",),
 }
 
 # Modules the window must not need before its first paint (see bench/startup.py).

@@ -49,6 +49,7 @@ from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, t
 from desktop_agent.gui.conversation.plan_panel import PlanPanel
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.icons import icon, set_icon
+from desktop_agent.gui.servers.server_picker import TRY_MODEL_COMMAND
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
@@ -98,7 +99,9 @@ class ServerNotice(QFrame):
             "searching": "Looking for model servers on this computer…",
             "nothing_running": "No model server is running. Start LM Studio, Ollama, llama.cpp "
                                "or vLLM and press Retry, or enter the URL of an "
-                               "OpenAI-compatible server.",
+                               "OpenAI-compatible server. To try the app without one, run "
+                               f"“{TRY_MODEL_COMMAND}” in a terminal (a small "
+                               "model, CPU only) and press Retry.",
             "choose": "Choose a server and a model for this conversation.",
         }
         if state not in texts:

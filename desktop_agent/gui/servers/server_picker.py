@@ -34,6 +34,10 @@ log = logging.getLogger("desktop_agent.gui.servers")
 
 _ROLE = Qt.ItemDataRole.UserRole
 
+#: The README's command that serves a small local model for a first try (the
+#: "no model server" messages name it).
+TRY_MODEL_COMMAND = "desktop-agent try-model"
+
 
 class ServerPicker(QDialog):
     """Lists servers and models; emits the person's choice.
@@ -167,7 +171,9 @@ class ServerPicker(QDialog):
         else:
             self._status.setText(
                 "No model server is running. Start LM Studio, Ollama, llama.cpp or vLLM and "
-                "press Refresh, or enter the URL of an OpenAI-compatible server below.")
+                "press Refresh, or enter the URL of an OpenAI-compatible server below. To try "
+                f"the app without one, run “{TRY_MODEL_COMMAND}” in a terminal (a small model, "
+                "CPU only) and press Refresh.")
         self._select_current()
         self._update_buttons()
 

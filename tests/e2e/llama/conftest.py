@@ -12,7 +12,7 @@ on behaviour both builds showed:
 
 - Start-up to ``GET /health`` == 200 takes about 0.4 s; generation runs at 50-70 tokens/s.
 - The GGUF's own template ignores ``tools`` (``/props`` ``chat_template_caps``:
-  ``supports_tools: false``). With ``hermes_tools.jinja`` (ours) the caps read
+  ``supports_tools: false``). With ``resources/models/hermes_tools.jinja`` (ours) the caps read
   ``supports_tools / supports_tool_calls / supports_parallel_tool_calls: true`` and the
   log (``-lv 4``) says ``chat format: peg-native``: this build no longer names the format
   "Hermes 2 Pro" but derives a parser from the template, and streams ``<tool_call>``

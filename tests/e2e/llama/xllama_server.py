@@ -15,7 +15,6 @@ test process, and lets a test kill the server as a real crash would.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
 
@@ -37,33 +36,17 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     arguments = parse_arguments(argv)
-    import xllamacpp  # imported here so `--help` works without the wheel
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    # The same serving code as `desktop-agent try-model`, so the tests run what people run.
+    from desktop_agent.cli.try_model import serve
 
-    params = xllamacpp.CommonParams()
-    params.model.path = str(arguments.model)
-    params.model_alias = {arguments.alias}
-    params.port = arguments.port
-    params.hostnames = ["127.0.0.1"]
-    params.n_ctx = arguments.ctx_size
-    params.n_parallel = arguments.parallel
-    params.cpuparams.n_threads = arguments.threads
-    params.cpuparams_batch.n_threads = arguments.threads
-    params.flash_attn_type = {"auto": -1, "on": 1, "off": 0}[arguments.flash_attn]
-    params.use_jinja = True
-    params.ui = False
-    if arguments.chat_template_file is not None:
-        params.chat_template = arguments.chat_template_file.read_text(encoding="utf-8")
-    if arguments.api_key:
-        params.api_keys = [arguments.api_key]
-
-    stop_signals = {signal.SIGTERM, signal.SIGINT}
-    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)  # the server's threads inherit it
-    server = xllamacpp.Server(params)  # serves on its own threads until deleted
-    print(f"xllama_server: listening on {server.listening_address}", flush=True)
-    received = signal.sigwait(stop_signals)
-    print(f"xllama_server: {signal.Signals(received).name}, stopping", flush=True)
-    del server  # joins the server's threads and frees the model
-    return 0
+    template = (arguments.chat_template_file.read_text(encoding="utf-8")
+                if arguments.chat_template_file is not None else None)
+    return serve(arguments.model, port=arguments.port, alias=arguments.alias,
+                 template=template, context_size=arguments.ctx_size,
+                 parallel=arguments.parallel, threads=arguments.threads,
+                 api_key=arguments.api_key, flash_attn=arguments.flash_attn,
+                 ready="xllama_server: listening on {address}")
 
 
 if __name__ == "__main__":
