@@ -15,7 +15,7 @@ import weakref
 from string import Template
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -158,8 +158,29 @@ def apply_theme(app: QApplication) -> None:
             widget.setStyleSheet(_sheet)
         else:
             _styled.discard(widget)
+    _repropagate_palettes(app)
     theme_signals().changed.emit(dark)
     log.debug("theme applied (dark=%s, %.1f pt)", dark, _font_pt)
+
+
+def _repropagate_palettes(app: QApplication) -> None:
+    """Give every widget that inherits its palette the new one, parents first.
+
+    Why: Qt passes a parent's new palette down only to children not marked
+    ``WA_StyleSheet`` (set on widgets near a styled one, such as the tab widget
+    whose tab bar carries the chrome's sheet), and a widget that re-read its
+    parent's palette before that parent changed keeps the old colours. The
+    transcripts under the tab widget then stayed in the old theme until a
+    restart. Resetting such a widget's (not explicitly set) palette makes it
+    inherit again; ``findChildren`` lists parents before their children.
+    """
+    QCoreApplication.sendPostedEvents()  # palette-change events still queued land first
+    for top in app.topLevelWidgets():
+        for widget in [top, *top.findChildren(QWidget)]:
+            if widget.testAttribute(Qt.WidgetAttribute.WA_StyleSheet) \
+                    and not widget.testAttribute(Qt.WidgetAttribute.WA_SetPalette) \
+                    and not widget.styleSheet():
+                widget.setPalette(QPalette())
 
 
 def set_preferences(app: QApplication, choice: str, font_pt: float | None = None) -> None:

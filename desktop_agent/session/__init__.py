@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
     'ChangePreview': 'file_changes',
     'FILE_CHANGING_TOOLS': 'file_changes',
     'stored_file_change': 'file_changes',
+    'ToolCallState': 'call_states',
+    'tool_call_state': 'call_states',
     'ApprovalAnswer': 'approvals',
     'ApprovalChoice': 'approvals',
     'Decision': 'approvals',
@@ -127,6 +129,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.branch_reading import picture_urls as picture_urls
     from desktop_agent.session.branch_reading import tool_result_text as tool_result_text
     from desktop_agent.session.branch_reading import view_dict as view_dict
+    from desktop_agent.session.call_states import ToolCallState as ToolCallState
+    from desktop_agent.session.call_states import tool_call_state as tool_call_state
     from desktop_agent.session.config import RULES_KEY as RULES_KEY
     from desktop_agent.session.config import AppConfig as AppConfig
     from desktop_agent.session.config import ConfigWriteError as ConfigWriteError

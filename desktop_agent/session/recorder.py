@@ -31,6 +31,7 @@ from desktop_agent.core.context.history_invariants import (
 )
 from desktop_agent.store import StreamingReplyWriter
 
+from .call_states import STOPPED_KEY
 from .file_changes import FILE_CHANGE_KEY
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class _Segment:
 
     writer: StreamingReplyWriter
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)  # call id -> its tool's source
     closed: bool = False
 
     def message(self) -> dict[str, Any]:
@@ -108,9 +110,12 @@ class TurnRecorder:
         segment.writer.append_thinking(delta)
         return opened
 
-    def tool_call(self, tool_use_id: str, name: str, arguments: dict[str, Any]) -> str | None:
-        """Add a complete tool call to the reply being streamed."""
+    def tool_call(self, tool_use_id: str, name: str, arguments: dict[str, Any],
+                  source: str | None = None) -> str | None:
+        """Add a complete tool call to the reply being streamed (``source``: its tool's origin)."""
         segment, opened = self._open_segment()
+        if source:
+            segment.sources[tool_use_id] = source
         segment.tool_calls.append({"id": tool_use_id, "type": "function",
                                    "function": {"name": name,
                                                 "arguments": json.dumps(arguments)}})
@@ -171,9 +176,10 @@ class TurnRecorder:
             self._bad_calls.append((tool_use_id, name, f"Error: {error} Raw arguments: "
                                                        f"{(raw_data or '')[:500]}"))
         elif not tool_use_id:
-            # The loop stopped: calls still open get a "not executed" answer.
+            # The loop stopped: calls still open get a "not executed" answer, and
+            # keep the stop's words so a reopened card shows the same "Stopped: ..." line.
             self.finish_segment("complete")
-            self.answer_open_calls(error)
+            self.answer_open_calls(error, stopped=error)
         else:
             self.finish_segment("complete")
         if tool_use_id:
@@ -214,22 +220,29 @@ class TurnRecorder:
         segment.closed = True
         metadata: dict[str, Any] = {"finished_at": time.time()}
         if segment.tool_calls:
-            metadata["tool_calls"] = {c["id"]: {"name": c["function"]["name"]}
-                                      for c in segment.tool_calls}
+            metadata["tool_calls"] = {
+                c["id"]: {"name": c["function"]["name"],
+                          **({"source": segment.sources[c["id"]]}
+                             if c["id"] in segment.sources else {})}
+                for c in segment.tool_calls}
         self._stored(segment.writer.finish(segment.message(), metadata, status))
         bad_calls, self._bad_calls = self._bad_calls, []
         for tool_use_id, name, content in bad_calls:
             self._tool_message(tool_use_id, content, True, name)
 
-    def answer_open_calls(self, text: str) -> None:
-        """Store an answer for every call of this turn that has none (as the core does)."""
+    def answer_open_calls(self, text: str, stopped: str | None = None) -> None:
+        """Store an answer for every call of this turn that has none (as the core does).
+
+        ``stopped`` is the loop guard's or a limit's sentence, kept in the metadata.
+        """
         for record_id in list(self.written):
             record = self._find(record_id)
             if record is None or record.role != "assistant":
                 continue
             for call in record.message.get("tool_calls") or []:
                 if call["id"] not in self._tool_records:
-                    self._tool_message(call["id"], text, True, call["function"]["name"])
+                    self._tool_message(call["id"], text, True, call["function"]["name"],
+                                       stopped=stopped)
 
     def finish(self, status: str, history: list[dict[str, Any]] | None = None,
                base_length: int = 0) -> None:
@@ -279,8 +292,11 @@ class TurnRecorder:
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
                       name: str | None, settled_by: str | None = None,
                       user_content: str | None = None,
-                      images: list[dict[str, Any]] | None = None) -> None:
+                      images: list[dict[str, Any]] | None = None,
+                      stopped: str | None = None) -> None:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error}
+        if stopped:
+            metadata[STOPPED_KEY] = stopped
         if user_content:
             metadata["user_content"] = user_content
         if images:

@@ -73,12 +73,12 @@ class TurnBlocks:
             self._opened(recorder.thinking(item.text))
             self._emit(ThinkingDelta(item.text))
         elif isinstance(item, ToolUseBlock):
-            self._opened(recorder.tool_call(item.id, item.name, dict(item.input)))
+            found = self._client.options.tool_named(item.name)
+            source = found.source if found is not None else None
+            self._opened(recorder.tool_call(item.id, item.name, dict(item.input), source))
             if item.name == PLAN_TOOL_NAME:
                 self._plan_inputs[item.id] = dict(item.input)
-            found = self._client.options.tool_named(item.name)
-            self._emit(ToolCallStarted(item.id, item.name, dict(item.input),
-                                       found.source if found is not None else None))
+            self._emit(ToolCallStarted(item.id, item.name, dict(item.input), source))
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
                                  item.decision, item.ran_input, user_content=item.user_content,

@@ -67,6 +67,7 @@ from desktop_agent.session import (
     picture_urls,
     plan_of,
     stored_file_change,
+    tool_call_state,
     tool_result_text,
     view_dict,
     workdir_path,
@@ -115,6 +116,8 @@ class ConversationController(QObject):
             since the last report, lines so far, seconds so far, whether it can be stopped.
         tool_error(str, object): text, tool use id or None.
         tool_change(str, object): id, the FileDiff of what the call changed in its file.
+        tool_settled(str, object): id, the call's :class:`ToolCallState` read from its
+            stored result (what the card shows; the same when the conversation is reopened).
         assistant_finished(bool): The reply ended (True: it was interrupted).
         error(str, bool): A turn failed: sentence, whether Retry makes sense.
         figures_changed(object): New :class:`TurnFigures`.
@@ -142,6 +145,7 @@ class ConversationController(QObject):
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_output = Signal(str, str, int, float, bool)
+    tool_settled = Signal(str, object)
     tool_error = Signal(str, object)
     tool_change = Signal(str, object)
     assistant_finished = Signal(bool)
@@ -448,11 +452,13 @@ class ConversationController(QObject):
             self.tool_error.emit(event.error, event.tool_use_id)
 
     def _on_stored(self, record: MessageRecord) -> None:
-        """A stored tool result that changed a file: its card keeps the diff."""
+        """A stored tool result: its card takes the stored state (and keeps a file's diff)."""
         if record.role != "tool":
             return
-        change = stored_file_change(record.metadata)
         call_id = record.message.get("tool_call_id")
+        if isinstance(call_id, str):
+            self.tool_settled.emit(call_id, tool_call_state(record.message, record.metadata))
+        change = stored_file_change(record.metadata)
         if change is not None and isinstance(call_id, str):
             self.tool_change.emit(call_id, change)
 

@@ -273,6 +273,7 @@ class ConversationTab(QWidget):
             tid, content, is_error=is_error, pictures=pictures))
         c.tool_input_changed.connect(t.set_tool_input)
         c.tool_change.connect(t.set_tool_change)
+        c.tool_settled.connect(t.settle_tool_call)
         c.tool_progress.connect(t.set_tool_status)
         c.tool_output.connect(t.add_tool_output)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))

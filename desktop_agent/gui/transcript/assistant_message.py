@@ -333,6 +333,8 @@ class AssistantMessageWidget(QWidget):
         card.stop_requested.connect(self.tool_stop_requested.emit)
         self._cards[part.tool_use_id] = card
         self._insert(card)
+        if part.edited:
+            card.set_arguments(part.arguments)
         card.set_outcome(part.outcome)
         if part.preview is not None and part.result is None:
             card.set_preview(*part.preview)
@@ -350,7 +352,8 @@ class AssistantMessageWidget(QWidget):
     def _update_cards(self) -> None:
         still_waiting = []
         for part, card in self._waiting_cards:
-            if format_arguments(part.arguments) != card.arguments_text:
+            if format_arguments(part.arguments) != card.arguments_text or (
+                    part.edited and not card.edited):
                 card.set_arguments(part.arguments)
             card.set_outcome(part.outcome)
             card.show_approval(part.approval if part.result is None else None)

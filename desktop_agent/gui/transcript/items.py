@@ -102,6 +102,8 @@ class ToolCallPart:
     preview: Any = None  # (FileDiff | None, problem | None): what a file call would change
     change: Any = None  # FileDiff: what the call changed in its file (kept in the store)
     live: LiveOutput | None = None  # what a running command printed so far
+    edited: bool = False  # it ran with input edited at approval (shown instead of the model's)
+    stopped_line: str | None = None  # the loop guard's "Stopped: ..." that left it unrun
 
 
 @dataclass

@@ -31,7 +31,7 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
-from desktop_agent.session import picture_urls, stored_file_change, tool_result_text
+from desktop_agent.session import ToolCallState, picture_urls, tool_call_state
 from desktop_agent.store.message_text import content_text as stored_content_text
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -66,6 +66,16 @@ def _arguments(raw: Any) -> Any:
         except ValueError:
             return raw
     return raw if raw is not None else {}
+
+
+def settle_part(part: ToolCallPart, state: ToolCallState) -> None:
+    """Give a card's data the settled state of its call (live and reopened alike)."""
+    part.result = state.result
+    part.is_error = state.is_error
+    part.outcome = state.outcome
+    part.pictures = list(state.pictures)
+    part.change = state.change
+    part.stopped_line = state.stopped
 
 
 def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:
@@ -108,13 +118,20 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
             text = content_text(message.get("content"))
             if text:
                 turn.parts.append(TextRun("text", [text]))
+            edited = metadata.get("model_arguments") or {}  # calls that ran with other input
+            recorded = metadata.get("tool_calls") or {}  # each call's tool source
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
+                call_id = str(call.get("id", ""))
+                about = recorded.get(call_id) if isinstance(recorded, dict) else None
+                source = about.get("source") if isinstance(about, dict) else None
                 turn.parts.append(
                     ToolCallPart(
-                        str(call.get("id", "")),
+                        call_id,
                         str(function.get("name", "tool")),
                         _arguments(function.get("arguments")),
+                        source=source if isinstance(source, str) else None,
+                        edited=isinstance(edited, dict) and call_id in edited,
                     )
                 )
             turn.interrupted = bool(metadata.get("interrupted")) or status == "interrupted"
@@ -128,13 +145,12 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                     items.append(turn)
                 turn.parts.append(ToolErrorPart(f"Result for an unknown call: {result}"))
                 continue
-            user_content = metadata.get("user_content")
-            part.result = tool_result_text(
-                result, user_content if isinstance(user_content, str) else None)
-            part.is_error = bool(metadata.get("is_error"))
             part.source = metadata.get("source") or part.source
-            part.pictures = list(picture_urls(metadata.get("images")))
-            part.change = stored_file_change(metadata)
+            settle_part(part, tool_call_state(message, metadata))
+            stop_line = part.stopped_line
+            if turn is not None and stop_line and not any(
+                    isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):
+                turn.parts.append(ToolErrorPart(stop_line))  # as the loop guard said it live
         else:
             continue  # system prompts and unknown roles are not shown
         if metadata.get("error"):

@@ -82,6 +82,7 @@ class ToolCard(CollapsibleSection):
         self.arguments_text = format_arguments(arguments)
         self.output_text: str | None = None
         self.is_error = False
+        self.edited = False  # the arguments shown are the input it ran with, not the model's
 
         arguments_label = muted_label("Arguments", theme, body, bold=True, scale=0.85)
         self._arguments_label = arguments_label
@@ -128,6 +129,7 @@ class ToolCard(CollapsibleSection):
         self.arguments_text = format_arguments(arguments)
         self.arguments_view.code_view.setPlainText(self.arguments_text)
         self._arguments_label.setText("Arguments (edited before it ran)")
+        self.edited = True
 
     def set_preview(self, diff: FileDiff | None, problem: str | None = None) -> None:
         """Show what the call would change in its file (or why it would fail)."""

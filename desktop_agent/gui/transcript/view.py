@@ -59,7 +59,9 @@ from desktop_agent.gui.transcript.items import (
 from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
 from desktop_agent.gui.transcript.scroll_pager import ScrollPager
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
+from desktop_agent.gui.transcript.stored_items import settle_part
 from desktop_agent.gui.transcript.theme import TranscriptTheme
+from desktop_agent.session import ToolCallState
 from desktop_agent.workspace.diffs import FileDiff
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -185,7 +187,17 @@ class TranscriptView(QScrollArea):
 
     def set_tool_input(self, tool_use_id: str, arguments: dict[str, Any]) -> None:
         """Show the input a call ran with (edited before it ran) on its card."""
-        self._book.update_tool_call(tool_use_id, arguments=arguments)
+        self._book.update_tool_call(tool_use_id, arguments=arguments, edited=True)
+
+    def settle_tool_call(self, tool_use_id: str, state: ToolCallState) -> None:
+        """Show a call as its stored result says it ended (the same as when reopened)."""
+        found = self._book.find_tool_call(tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        settle_part(part, state)
+        item.revision += 1
+        self._book.mark_dirty(item)
 
     def set_tool_status(self, tool_use_id: str, status: str) -> None:
         """Show where a call stands until its result arrives ("waiting for approval")."""

@@ -1,0 +1,177 @@
+"""The window's state is always true: regressions found trying the app as a new user.
+
+Each test drives the real window (pytest-qt, offscreen) and failed before its fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QColor
+from window_driver import WAIT_MS, send, use_server, wait_idle
+
+from desktop_agent.testing import script
+
+
+def _background(widget: Any) -> QColor:
+    """The colour the widget shows in its middle, as painted."""
+    image = widget.grab().toImage()
+    return image.pixelColor(image.width() // 2, image.height() - 4)
+
+
+def test_choosing_dark_turns_open_and_new_transcripts_dark_at_once(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    from desktop_agent.gui.window.preferences import Preferences
+
+    window = make_window()
+    controller = use_server(window, server)
+    server.enqueue(script.text("Hello in light."))
+    send(qtbot, window, "Hi")
+    wait_idle(qtbot, controller)
+    transcript = window.current_tab().transcript
+    assert not transcript.theme.dark and _background(transcript.viewport()).lightness() > 180
+    window.chrome.apply_preferences(Preferences(theme="dark"))
+    try:
+        qtbot.waitUntil(lambda: transcript.theme.dark, timeout=WAIT_MS)
+        assert _background(transcript.viewport()).lightness() < 80
+        window.new_conversation()
+        fresh = window.current_tab().transcript
+        assert fresh is not transcript
+        assert fresh.theme.dark and _background(fresh.viewport()).lightness() < 80
+        # and back to light, without a restart either
+        window.chrome.apply_preferences(Preferences(theme="light"))
+        qtbot.waitUntil(lambda: not transcript.theme.dark and not fresh.theme.dark,
+                        timeout=WAIT_MS)
+        assert _background(transcript.viewport()).lightness() > 180
+    finally:
+        window.chrome.apply_preferences(Preferences())
+
+
+def _answer_requests(qtbot: Any, window: Any, answer: Any, count: int) -> None:
+    """Answer ``count`` approval requests, each with ``answer(dock, request)``."""
+    for _ in range(count):
+        qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+        dock = window.approval_dock
+        request = dock.current_request()
+        assert answer(dock, request)
+
+
+def _card_states(window: Any) -> list[tuple[Any, ...]]:
+    """Every tool card as a person sees it, and the lines between them, in order."""
+    from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+
+    view = window.current_tab().transcript
+    view.flush()
+    states: list[tuple[Any, ...]] = []
+    for key in view.item_keys():
+        widget = view.item_widget(key)
+        if not isinstance(widget, AssistantMessageWidget):
+            continue
+        for part in widget.body_widgets():
+            if isinstance(part, ToolCard):
+                # (folded or not is the person's choice; what the card holds is the state)
+                shown = None if part._output_panel.isHidden() else part._output_label.text()
+                states.append(("card", part.tool_name, part.detail_label.text(), shown,
+                               part.output_text, part._arguments_label.text(),
+                               part.arguments_text, part.is_error))
+        states.append(("turn", widget.plain_text()))
+    return states
+
+
+def test_a_reopened_conversation_shows_every_call_as_it_was_shown_live(
+        qtbot: Any, make_window: Any, server: Any, weather: Any, tmp_path: Any) -> None:
+    import asyncio
+
+    from desktop_agent.core.tooling.tools import tool
+
+    started = asyncio.Event()
+
+    @tool("slow_job", "A job that runs until stopped", {})
+    async def slow_job(args: dict[str, Any]) -> str:
+        started.set()
+        await asyncio.sleep(120)
+        return "finished"
+
+    work = tmp_path / "work"
+    work.mkdir()
+    window = make_window(tools=[weather.build(), slow_job], builtin=True)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["get_weather", "slow_job", "list_dir"],
+                               workdir=str(work))
+
+    # allowed, denied (with a reason) and edited, in one reply
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Paris"}),
+                                      ("get_weather", {"city": "Rome"}),
+                                      ("get_weather", {"city": "Oslo"})]),
+                   script.text("Weather done."))
+    send(qtbot, window, "Weather in three cities")
+
+    def decide(dock: Any, request: Any) -> bool:
+        city = request.tool_input["city"]
+        if city == "Rome":
+            dock.set_reason("not Rome today")
+            return bool(dock.deny())
+        if city == "Oslo":
+            dock.set_arguments_text('{"city": "Lyon"}')
+        return bool(dock.allow_once())
+
+    _answer_requests(qtbot, window, decide, 3)
+    wait_idle(qtbot, controller)
+
+    # failed: a built-in tool's error, in words
+    server.enqueue(script.tool_calls([("list_dir", {"path": "nope"})]),
+                   script.text("That folder is missing."))
+    send(qtbot, window, "List nope")
+    qtbot.waitUntil(lambda: not controller.busy or bool(window.approvals.pending()),
+                    timeout=WAIT_MS)
+    if window.approvals.pending():
+        window.approval_dock.allow_once()
+    wait_idle(qtbot, controller)
+
+    # stopped by the loop guard: the third identical call never runs
+    for _ in range(3):
+        server.enqueue(script.tool_calls([("get_weather", {"city": "Bern"})]))
+    send(qtbot, window, "Bern, again and again")
+    _answer_requests(qtbot, window, lambda dock, _r: dock.allow_once(), 2)
+    wait_idle(qtbot, controller)
+
+    # expired: nobody answers in time
+    controller.session.broker.timeout = 0.3
+    server.enqueue(script.tool_calls([("get_weather", {"city": "Wien"})]),
+                   script.text("Nobody answered."))
+    send(qtbot, window, "Wien?")
+    wait_idle(qtbot, controller)
+    controller.session.broker.timeout = 60.0
+
+    # interrupted: Stop while the call runs
+    server.enqueue(script.tool_calls([("slow_job", {})]))
+    send(qtbot, window, "Run the job")
+    _answer_requests(qtbot, window, lambda dock, _r: dock.allow_once(), 1)
+    qtbot.waitUntil(started.is_set, timeout=WAIT_MS)
+    controller.stop()
+    wait_idle(qtbot, controller)
+
+    live = _card_states(window)
+    cards = [state for state in live if state[0] == "card"]
+    statuses = [(name, status) for _k, name, status, *_rest in cards]
+    assert statuses == [
+        ("get_weather", "done"), ("get_weather", "denied"), ("get_weather", "done"),
+        ("list_dir", "builtin · failed"),
+        ("get_weather", "done"), ("get_weather", "done"), ("get_weather", "not executed"),
+        ("get_weather", "expired"), ("slow_job", "stopped")], statuses
+    denied, edited, failed = cards[1], cards[2], cards[3]
+    assert denied[3] == "Told the model" and "not Rome today" in denied[4]
+    assert edited[5] == "Arguments (edited before it ran)" and '"Lyon"' in edited[6]
+    assert "BuiltinToolError" not in failed[4] and failed[4].startswith("list_dir failed: ")
+    turns = " ".join(state[1] for state in live if state[0] == "turn")
+    assert "Stopped: get_weather was called 3 times in a row" in turns
+
+    window.close()
+    qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)
+    again = make_window(tools=[weather.build(), slow_job], builtin=True)
+    qtbot.waitUntil(lambda: again.current_controller() is not None, timeout=WAIT_MS)
+    assert again.current_controller().conversation_id == controller.conversation_id
+    again.current_tab().ensure_loaded()
+    reopened = _card_states(again)
+    assert reopened == live
