@@ -11,7 +11,9 @@ local scripted model server: the empty conversation, a streamed markdown
 answer, a tool call waiting on its card, a regenerated answer with its branch
 switcher, attachments in the composer, a request from a background tab in the
 Approvals dock, a turn that changed files (the bar with Undo, the Files changed
-window with a diff, and the folder after Undo), and the settings dialogs. It does
+window with a diff, and the folder after Undo), a project with an ``AGENTS.md``
+(its mark in the header, the model's plan pinned above the composer, ``@``
+completion open in the composer), and the settings dialogs. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -98,6 +100,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     """Drive the window through the scripted conversation, saving screenshots."""
     from desktop_agent.core.tooling.tools import tool
     from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.session.plan import plan_tool
     from desktop_agent.session.tools import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
@@ -145,8 +148,8 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     with ScriptedServer() as server:
         server.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
         store = Store.open()
-        window = MainWindow(store, tools=ToolCatalog([read_file, take_screenshot, refactor],
-                                                     include_builtin=False),
+        window = MainWindow(store, tools=ToolCatalog([read_file, take_screenshot, refactor,
+                                                      plan_tool()], include_builtin=False),
                             approval_timeout=300.0, discover_on_start=False)
         window.resize(*size)
         window.show()
@@ -217,6 +220,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _wait_for(lambda: not second.busy, "the denied turn")
 
         await _files_changed_shots(window, server, save, shot)
+        await _plan_and_mention_shots(app, window, server, out, prefix, saved)
 
         dialog = window.open_settings()
         await _pause(0.3)
@@ -279,6 +283,58 @@ async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -
                     and tab.files_bar.undo_button.text() == "Undo this restore", "the undo")
     await _pause(0.3)
     shot("11-undone.png")
+
+
+PLAN = [{"step": "Read src/parser.py and its tests", "status": "completed"},
+        {"step": "Handle quoted commas in parse_row()", "status": "in_progress"},
+        {"step": "Add a test for an empty last column", "status": "pending"},
+        {"step": "Run the test suite", "status": "pending"}]
+
+
+async def _plan_and_mention_shots(app: Any, window: Any, server: Any, out: Path, prefix: str,
+                                  saved: list[Path]) -> None:
+    """A project with AGENTS.md: the plan pinned above the composer, then ``@`` completion.
+
+    The completion list is a window of its own, so that shot is of the screen
+    (cropped to the main window), not of the main window's widgets alone.
+    """
+    from desktop_agent.session import workdir_path
+    from desktop_agent.testing import script
+
+    fourth = window.new_conversation()
+    window.servers.use_server(fourth, server.base_url, "qwen2.5-7b-instruct", None, 32768)
+    fourth.update_settings(confirm_tools=False)
+    work = workdir_path(fourth.conversation_id, fourth.settings)
+    for name in ("src/parser.py", "src/reader.py", "src/cli.py", "tests/test_parser.py",
+                 "tests/test_reader.py", "docs/parsing-rules.md", "README.md"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(f"# {name}\n")
+    (work / "AGENTS.md").write_text("# How to work here\n- Run `pytest -q` before saying "
+                                    "done.\n- Keep parse_row() free of regular expressions.\n")
+    server.enqueue(script.tool_calls([("update_plan", {
+        "explanation": "The bug is in parse_row(); a test first, then the fix.", "plan": PLAN})],
+        text_before="Here is my plan."),
+        script.text("I am on step 2: `parse_row()` splits on every comma, even inside "
+                    "quotes."))
+    fourth.send("CSV rows with quoted commas come out wrong. Fix it.")
+    tab = window.current_tab()
+    await _wait_for(lambda: not fourth.busy and tab.plan_panel.isVisible()
+                    and tab.header.instructions_mark.isVisible(), "the pinned plan")
+    await _pause(0.4)
+    window.grab().save(str(out / f"{prefix}-12-plan-pinned.png"))
+    saved.append(out / f"{prefix}-12-plan-pinned.png")
+
+    tab.composer.setFocus()
+    tab.composer.insertPlainText("Also look at @pars")
+    await _wait_for(tab.file_mentions.is_open, "the @ completion list")
+    await _pause(0.4)
+    app.processEvents()
+    frame = window.frameGeometry()
+    screen = window.screen().grabWindow(0)
+    path = out / f"{prefix}-13-at-completion.png"
+    screen.copy(frame).save(str(path))
+    saved.append(path)
+    tab.file_mentions.popup.hide()
 
 
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:

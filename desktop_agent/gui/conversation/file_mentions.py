@@ -124,6 +124,10 @@ class FileMentions(QObject):
         rect.setWidth(min(520, max(320, self._editor.width() // 2)))
         self.completer.complete(rect)
         self.popup.setCurrentIndex(self.model.index(0, 0))
+        # Above the line typed on: the composer sits at the window's foot, and a list
+        # below it would cover the status line or fall off the screen.
+        top = self._editor.mapToGlobal(self._editor.cursorRect().topLeft())
+        self.popup.move(top.x(), max(0, top.y() - self.popup.height() - 4))
 
     def _refresh(self, folder: Path) -> None:
         """List ``folder`` in a worker thread (one listing at a time), then offer again."""
