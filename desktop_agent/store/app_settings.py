@@ -5,19 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from desktop_agent.store.engine import Engine
 from desktop_agent.store.errors import SecretInSettingsError
 from desktop_agent.store.record_rows import dumps
 from desktop_agent.store.secret_scrub import find_secret
-from desktop_agent.store.transactions import Database
 
 
 class AppSettings:
     """The app-settings part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def get_setting(self, key: str, default: Any = None) -> Any:

@@ -8,21 +8,24 @@ remapped to the new ids.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 import uuid
 from typing import Any
 
+from desktop_agent.store.dialects import Dialect
 from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.records import MESSAGE_STATUSES, ConversationRecord, NewConversation
 from desktop_agent.store.secret_scrub import find_secret, scrub
+from desktop_agent.store.sql_connection import SqlConnection
 
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def insert_all(conn: sqlite3.Connection, items: list[NewConversation]) -> list[ConversationRecord]:
+def insert_all(
+    conn: SqlConnection, items: list[NewConversation], dialect: Dialect
+) -> list[ConversationRecord]:
     """Insert ``items`` on ``conn`` (inside the caller's transaction).
 
     Raises:
@@ -61,7 +64,8 @@ def insert_all(conn: sqlite3.Connection, items: list[NewConversation]) -> list[C
                 status = "interrupted"
             metadata = scrub(message.metadata)
             message_id = uuid.uuid4().hex
-            cursor = conn.execute(
+            seq = dialect.insert_message(
+                conn,
                 "INSERT INTO messages(id, conversation_id, parent_id, role, message, metadata,"
                 " status, created_at, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -78,7 +82,7 @@ def insert_all(conn: sqlite3.Connection, items: list[NewConversation]) -> list[C
             )
             conn.execute(
                 "INSERT INTO message_search(rowid, body) VALUES (?, ?)",
-                (cursor.lastrowid, searchable_text(message.message, metadata)),
+                (seq, searchable_text(message.message, metadata)),
             )
             new_ids[message.key] = (message_id, depth)
             last_id = message_id

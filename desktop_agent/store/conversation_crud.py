@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from desktop_agent.store.engine import Engine, require_conversation
 from desktop_agent.store.errors import NotFoundError
 from desktop_agent.store.record_rows import (
     CONVERSATION_COLUMNS,
@@ -15,21 +16,22 @@ from desktop_agent.store.record_rows import (
     new_id,
 )
 from desktop_agent.store.records import ConversationRecord, NewConversation
-from desktop_agent.store.search_query import fts_query, like_pattern
-from desktop_agent.store.transactions import Database
+from desktop_agent.store.search_query import like_pattern
 from desktop_agent.store.write_checks import check_settings
 
 #: The title of a conversation nobody has named yet; the one place the words are written.
 DEFAULT_TITLE = "New chat"
 
+_ALL = 2**62  # ``limit=-1``: SQLite reads a negative LIMIT as "all", PostgreSQL refuses it
+
 
 class ConversationCrud:
     """The conversation-level part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def create_conversation(
@@ -70,17 +72,19 @@ class ConversationCrud:
         sql = f"SELECT {CONVERSATION_COLUMNS} FROM conversations c"
         params: list[Any] = []
         if query and query.strip():
-            match = fts_query(query)
-            sql += " WHERE c.title LIKE ? ESCAPE '\\'"
+            match = self._db.dialect.text_query(query)
+            sql += f" WHERE c.title {self._db.dialect.like} ? ESCAPE '\\'"
             params.append(like_pattern(query))
             if match:
                 sql += (
-                    " OR c.id IN (SELECT m.conversation_id FROM message_search s"
-                    " JOIN messages m ON m.seq = s.rowid WHERE message_search MATCH ?)"
+                    " OR c.id IN (SELECT m.conversation_id FROM message_search"
+                    " JOIN messages m ON m.seq = message_search.rowid"
+                    f" WHERE {self._db.dialect.text_match})"
                 )
                 params.append(match)
-        sql += " ORDER BY c.updated_at DESC, c.rowid DESC LIMIT ? OFFSET ?"
-        params += [limit, offset]
+        sql += (f" ORDER BY c.updated_at DESC, {self._db.dialect.insertion_order} DESC"
+                " LIMIT ? OFFSET ?")
+        params += [limit if limit >= 0 else _ALL, offset]
         with self._db.reading() as conn:
             return [conversation_from_row(r) for r in conn.execute(sql, params).fetchall()]
 
@@ -103,7 +107,7 @@ class ConversationCrud:
         if settings is not None:
             check_settings(settings)
         with self._db.writing() as conn:
-            self._db.require_conversation(conn, conversation_id)
+            require_conversation(conn, conversation_id)
             if title is not None:
                 conn.execute(
                     "UPDATE conversations SET title = ? WHERE id = ?", (str(title), conversation_id)
@@ -179,4 +183,4 @@ class ConversationCrud:
         from desktop_agent.store.bulk_insert import insert_all
 
         with self._db.writing() as conn:
-            return insert_all(conn, items)
+            return insert_all(conn, items, self._db.dialect)

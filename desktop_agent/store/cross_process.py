@@ -9,29 +9,29 @@ of them run a turn on a conversation at a time (see
 
 from __future__ import annotations
 
+from desktop_agent.store.engine import Engine
 from desktop_agent.store.records import ChangeToken
-from desktop_agent.store.transactions import Database
 from desktop_agent.store.turn_lease import DEFAULT_LEASE_SECONDS, TurnLease, lease_holder
 
 
 class CrossProcess:
     """The cross-process part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def change_token(self) -> ChangeToken:
-        """A cheap fingerprint of the file's state (one PRAGMA, no table read).
+        """A cheap fingerprint of the database's state (one PRAGMA or one row, no table read).
 
         An open window polls it (say every second) and re-reads a conversation
         or the sidebar only when :meth:`ChangeToken.changed_elsewhere` says
         another process (the REST server, ``desktop-agent import``) committed.
         """
         with self._db.reading() as conn:
-            version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+            version = self._db.external_version(conn)
         return ChangeToken(version, self._db.local_writes)
 
     def turn_lease(

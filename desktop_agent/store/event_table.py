@@ -3,10 +3,12 @@
 The REST server appends every event a conversation produces (text deltas,
 tool calls, approvals, state changes) and readers page through them by id.
 Ids are allocated inside the write transaction that inserts the events
-(``max(event_id) + 1`` under SQLite's write lock), not from a process's
-memory: two ``serve`` processes on one data folder then interleave their
-events instead of overwriting each other's, and an id, once read, always
-names the same event.
+(``max(event_id) + 1`` under the engine's one write lock), not from a
+process's memory: two ``serve`` processes on one data folder, or replicas on
+one PostgreSQL database, then interleave their events gaplessly instead of
+overwriting each other's, and an id, once read, always names the same event.
+On PostgreSQL the commit also NOTIFYs other replicas (see
+:data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`).
 
 Callers insert many events per transaction (:func:`append_events` takes a
 batch), because a commit, not a row, is what costs.
@@ -14,11 +16,11 @@ batch), because a commit, not a row, is what costs.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from desktop_agent.store.transactions import Database
+from desktop_agent.store.engine import Engine
+from desktop_agent.store.sql_connection import SqlConnection
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,7 @@ class StoredEvent:
     created_at: float
 
 
-def append_events(conn: sqlite3.Connection, events: Sequence[NewEvent]) -> list[StoredEvent]:
+def append_events(conn: SqlConnection, events: Sequence[NewEvent]) -> list[StoredEvent]:
     """Insert ``events`` in order, each conversation's ids continuing from its newest.
 
     Must run inside a write transaction (``BEGIN IMMEDIATE``) so no other
@@ -80,7 +82,7 @@ def append_events(conn: sqlite3.Connection, events: Sequence[NewEvent]) -> list[
     return stored
 
 
-def last_event_id(conn: sqlite3.Connection, conversation_id: str) -> int:
+def last_event_id(conn: SqlConnection, conversation_id: str) -> int:
     """The newest event's id in the conversation (0 when it has none)."""
     row = conn.execute(
         "SELECT max(event_id) FROM events WHERE conversation_id = ?", (conversation_id,)
@@ -89,7 +91,7 @@ def last_event_id(conn: sqlite3.Connection, conversation_id: str) -> int:
 
 
 def read_events(
-    conn: sqlite3.Connection,
+    conn: SqlConnection,
     conversation_id: str,
     after: int = 0,
     limit: int = 100,
@@ -110,12 +112,13 @@ def read_events(
     ]
 
 
-def event_conversations(conn: sqlite3.Connection) -> list[str]:
+def event_conversations(conn: SqlConnection) -> list[str]:
     """Conversations that have events (to prune those whose conversation is gone)."""
-    return [str(r[0]) for r in conn.execute("SELECT DISTINCT conversation_id FROM events")]
+    rows = conn.execute("SELECT DISTINCT conversation_id FROM events").fetchall()
+    return [str(r[0]) for r in rows]
 
 
-def delete_events(conn: sqlite3.Connection, conversation_id: str) -> None:
+def delete_events(conn: SqlConnection, conversation_id: str) -> None:
     """Forget a conversation's events."""
     conn.execute("DELETE FROM events WHERE conversation_id = ?", (conversation_id,))
 
@@ -123,10 +126,10 @@ def delete_events(conn: sqlite3.Connection, conversation_id: str) -> None:
 class EventTable:
     """The event-log part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def append_events(self, events: Sequence[NewEvent]) -> list[StoredEvent]:
@@ -134,7 +137,9 @@ class EventTable:
         if not events:
             return []
         with self._db.writing() as conn:
-            return append_events(conn, events)
+            stored = append_events(conn, events)
+            self._db.dialect.events_appended(conn, {e.conversation_id: e.id for e in stored})
+        return stored
 
     def read_events(
         self, conversation_id: str, after: int = 0, limit: int = 100, before: int | None = None

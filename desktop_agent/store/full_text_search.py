@@ -1,21 +1,18 @@
-"""Finding messages by the words in them (SQLite FTS5)."""
+"""Finding messages by the words in them (SQLite FTS5, PostgreSQL text search)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from desktop_agent.store.engine import Engine
 from desktop_agent.store.records import SearchHit
-from desktop_agent.store.search_query import fts_query
-from desktop_agent.store.transactions import Database
 
 
 class FullTextSearch:
     """The search part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def search(
@@ -27,16 +24,17 @@ class FullTextSearch:
         history expects, and because it lets SQLite stop after ``limit`` matches:
         ranking would score every match of a common word first.
         """
-        match = fts_query(text)
+        dialect = self._db.dialect
+        match = dialect.text_query(text)
         if match is None:
             return []
+        snippet, params = dialect.snippet(match)
         sql = (
-            "SELECT m.conversation_id, m.id,"
-            " snippet(message_search, 0, '[', ']', '…', 12)"
+            f"SELECT m.conversation_id, m.id, {snippet}"
             " FROM message_search JOIN messages m ON m.seq = message_search.rowid"
-            " WHERE message_search MATCH ?"
+            f" WHERE {dialect.text_match}"
         )
-        params: list[Any] = [match]
+        params.append(match)
         if conversation_id is not None:
             sql += " AND m.conversation_id = ?"
             params.append(conversation_id)

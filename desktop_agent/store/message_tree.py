@@ -7,21 +7,20 @@ only the page that is shown.
 
 from __future__ import annotations
 
-import sqlite3
-
+from desktop_agent.store.engine import Engine, require_conversation
 from desktop_agent.store.errors import NotFoundError
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, message_from_row
 from desktop_agent.store.records import MessageRecord
-from desktop_agent.store.transactions import Database
+from desktop_agent.store.sql_connection import SqlConnection
 
 
 class MessageTree:
     """The tree-reading part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def get_message(self, message_id: str) -> MessageRecord | None:
@@ -43,7 +42,7 @@ class MessageTree:
             before: Page in older messages: the ones before this message on its branch.
         """
         with self._db.reading() as conn:
-            record = self._db.require_conversation(conn, conversation_id)
+            record = require_conversation(conn, conversation_id)
             start = record.active_leaf_id
             if before is not None:
                 row = conn.execute(
@@ -61,23 +60,23 @@ class MessageTree:
             return self._ancestors(conn, message_id, limit)
 
     def _ancestors(
-        self, conn: sqlite3.Connection, start: str | None, limit: int | None
+        self, conn: SqlConnection, start: str | None, limit: int | None
     ) -> list[MessageRecord]:
         if start is None or (limit is not None and limit <= 0):
             return []
         rows = conn.execute(
             f"""
             WITH RECURSIVE walk(seq, parent_id, n) AS (
-                SELECT seq, parent_id, 1 FROM messages WHERE id = ?1
+                SELECT seq, parent_id, 1 FROM messages WHERE id = ?
                 UNION ALL
                 SELECT p.seq, p.parent_id, walk.n + 1 FROM walk
                 JOIN messages p ON p.id = walk.parent_id
-                WHERE ?2 < 0 OR walk.n < ?2
+                WHERE ? < 0 OR walk.n < ?
             )
             SELECT {MESSAGE_COLUMNS} FROM walk JOIN messages m ON m.seq = walk.seq
             ORDER BY walk.n DESC
             """,
-            (start, -1 if limit is None else limit),
+            (start, -1 if limit is None else limit, -1 if limit is None else limit),
         ).fetchall()
         return [message_from_row(r) for r in rows]
 
@@ -120,12 +119,10 @@ class MessageTree:
         """
         with self._db.reading() as conn:
             rows = conn.execute(
-                """
-                SELECT s.id FROM messages m
-                JOIN messages s ON s.parent_id IS m.parent_id
-                    AND s.conversation_id = m.conversation_id
-                WHERE m.id = ? ORDER BY s.seq
-                """,
+                "SELECT s.id FROM messages m"
+                f" JOIN messages s ON s.parent_id {self._db.dialect.same_as} m.parent_id"
+                " AND s.conversation_id = m.conversation_id"
+                " WHERE m.id = ? ORDER BY s.seq",
                 (message_id,),
             ).fetchall()
         ids = [str(r[0]) for r in rows]
@@ -142,7 +139,7 @@ class MessageTree:
             row = conn.execute(
                 """
                 WITH RECURSIVE walk(id, n) AS (
-                    SELECT ?, 0
+                    SELECT CAST(? AS TEXT), 0
                     UNION ALL
                     SELECT (SELECT c.id FROM messages c WHERE c.parent_id = walk.id
                             ORDER BY c.seq DESC LIMIT 1), walk.n + 1
@@ -159,7 +156,7 @@ class MessageTree:
     def set_active_leaf(self, conversation_id: str, message_id: str | None) -> None:
         """Choose which branch is shown (None: the conversation shows as empty)."""
         with self._db.writing() as conn:
-            self._db.require_conversation(conn, conversation_id)
+            require_conversation(conn, conversation_id)
             if (
                 message_id is not None
                 and not conn.execute(
@@ -176,7 +173,7 @@ class MessageTree:
     def all_messages(self, conversation_id: str) -> list[MessageRecord]:
         """Every message of every branch, parents before children (for export)."""
         with self._db.reading() as conn:
-            self._db.require_conversation(conn, conversation_id)
+            require_conversation(conn, conversation_id)
             rows = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?"
                 " ORDER BY m.depth, m.seq",

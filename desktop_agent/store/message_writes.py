@@ -13,12 +13,12 @@ import logging
 import time
 from typing import Any, Final, Literal
 
+from desktop_agent.store.engine import Engine, reindex, require_conversation
 from desktop_agent.store.errors import NotFoundError, StaleParentError
 from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.process_liveness import current_writer, writer_alive
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, dumps, message_from_row, new_id
 from desktop_agent.store.records import MESSAGE_STATUSES, MessageRecord
-from desktop_agent.store.transactions import Database
 from desktop_agent.store.write_checks import check_message, clean_metadata
 
 # The name the store has always logged under, so log filters keep working.
@@ -36,10 +36,10 @@ UNCHECKED: Final = _Unchecked.UNCHECKED
 class MessageWrites:
     """The message-writing part of :class:`~desktop_agent.store.store.Store`.
 
-    It works on the store's one :class:`Database` (connection, lock, transactions).
+    It works on the store's one engine (connection, lock, transactions).
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Engine) -> None:
         self._db = db
 
     def add_message(
@@ -81,7 +81,7 @@ class MessageWrites:
         message_id = new_id()
         writer = current_writer() if status == "streaming" else None
         with self._db.writing() as conn:
-            leaf = self._db.require_conversation(conn, conversation_id).active_leaf_id
+            leaf = require_conversation(conn, conversation_id).active_leaf_id
             if expected_parent is not UNCHECKED and expected_parent != leaf:
                 raise StaleParentError(conversation_id, expected_parent, leaf)
             parent = None if new_root else (parent_id if parent_id is not None else leaf)
@@ -94,7 +94,8 @@ class MessageWrites:
                 if row is None:
                     raise NotFoundError(f"no message {parent} in conversation {conversation_id}")
                 depth = row[0] + 1
-            cursor = conn.execute(
+            seq = self._db.dialect.insert_message(
+                conn,
                 "INSERT INTO messages(id, conversation_id, parent_id, role, message, metadata,"
                 " status, created_at, depth, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -112,7 +113,7 @@ class MessageWrites:
             )
             conn.execute(
                 "INSERT INTO message_search(rowid, body) VALUES (?, ?)",
-                (cursor.lastrowid, searchable_text(message, metadata)),
+                (seq, searchable_text(message, metadata)),
             )
             conn.execute(
                 "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
@@ -139,13 +140,7 @@ class MessageWrites:
         :meth:`complete_message` is ignored rather than undoing the final text.
         """
         with self._db.writing() as conn:
-            cursor = conn.execute(
-                "UPDATE messages SET message = json_set(message, '$.content', ?1),"
-                " metadata = CASE WHEN ?2 IS NULL THEN metadata"
-                " ELSE json_set(metadata, '$.thinking', ?2) END"
-                " WHERE id = ?3 AND status = 'streaming'",
-                (content, thinking, message_id),
-            )
+            cursor = self._db.dialect.checkpoint(conn, content, thinking, message_id)
             if (
                 cursor.rowcount == 0
                 and not conn.execute(
@@ -184,7 +179,7 @@ class MessageWrites:
                     message_id,
                 ),
             )
-            self._db.reindex(conn, row[9], message, merged)
+            reindex(conn, row[9], message, merged)
             conn.execute(
                 "UPDATE conversations SET updated_at = ? WHERE id = ?", (time.time(), row[1])
             )
@@ -228,7 +223,7 @@ class MessageWrites:
                     " WHERE seq = ?",
                     (dumps(meta), seq),
                 )
-                self._db.reindex(conn, seq, json.loads(message), meta)
+                reindex(conn, seq, json.loads(message), meta)
                 marked.append(message_id)
         if marked:
             logger.info("marked %d reply(ies) cut off by a crash as interrupted", len(marked))

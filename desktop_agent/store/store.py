@@ -1,9 +1,12 @@
 """Conversations on disk: the one place history is read from and written to.
 
-A synchronous API over one SQLite file. One :class:`Store` may be shared by
-every thread of a process (calls are serialised by a lock and each write is a
-short ``BEGIN IMMEDIATE`` transaction); other processes may open the same file
-at the same time (SQLite's locks plus a busy timeout keep them apart).
+A synchronous API over one SQLite file, or over one PostgreSQL database shared
+by several ``desktop-agent serve`` replicas (``Store.open("postgresql://...")``;
+see :mod:`~desktop_agent.store.engine` for how one store runs on two engines).
+One :class:`Store` may be shared by every thread of a process (calls are
+serialised by a lock and each write is a short transaction that takes the
+engine's one write lock); other processes may open the same file or database
+at the same time.
 
 Messages form a tree: each has a parent, so editing or regenerating adds a
 sibling branch instead of overwriting, and the conversation remembers which
@@ -12,8 +15,9 @@ stops after the requested number of messages, so opening a 10,000-message
 conversation reads only the page that is shown.
 
 :class:`Store` is composed of one part per responsibility, each in its own
-module and each handed the one :class:`~desktop_agent.store.transactions.Database`
-(connection, lock, transactions):
+module and each handed the one :class:`~desktop_agent.store.engine.Engine`
+(connection, lock, transactions; SQLite's is
+:class:`~desktop_agent.store.transactions.Database`):
 :class:`~desktop_agent.store.conversation_crud.ConversationCrud`,
 :class:`~desktop_agent.store.message_writes.MessageWrites`,
 :class:`~desktop_agent.store.message_tree.MessageTree`,
@@ -35,7 +39,6 @@ type checkers, ``inspect.signature`` and ``help()`` see them there.
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Self
@@ -46,24 +49,61 @@ from desktop_agent.store.app_settings import AppSettings
 from desktop_agent.store.connection import check_is_ours, connect
 from desktop_agent.store.conversation_crud import ConversationCrud
 from desktop_agent.store.cross_process import CrossProcess
+from desktop_agent.store.engine import Engine, engine_path
+from desktop_agent.store.errors import DatabaseUnusableError
 from desktop_agent.store.event_table import EventTable
 from desktop_agent.store.full_text_search import FullTextSearch
 from desktop_agent.store.message_tree import MessageTree
 from desktop_agent.store.message_writes import MessageWrites
 from desktop_agent.store.part_method import PartMethod
+from desktop_agent.store.sql_connection import SqlConnection
 from desktop_agent.store.transactions import Database
+
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_database_url(text: str) -> bool:
+    """True for a PostgreSQL URL (``postgresql://...``), as opposed to a SQLite file's path."""
+    return text.strip().lower().startswith(DATABASE_URL_SCHEMES)
+
+
+def _open_postgres(url: str) -> Engine:
+    try:
+        from desktop_agent.store.postgres.postgres_database import PostgresDatabase
+    except ImportError as exc:
+        raise DatabaseUnusableError(
+            "A PostgreSQL database needs the PostgreSQL driver, which is not installed "
+            f"here ({exc.name or exc}): pip install 'desktop-agent[postgres]'. "
+            "The one-file binary runs on SQLite only."
+        ) from exc
+    return PostgresDatabase(url)
+
+
+def _open_sqlite(path: Path) -> Database:
+    conn = connect(path)
+    try:
+        check_is_ours(conn, path, schema.schema_version(conn))
+        schema.migrate(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return Database(conn, path)
 
 
 class Store:
     """The conversation database.
 
     Attributes:
-        path: The SQLite file.
+        path: The SQLite file; None on PostgreSQL.
+        location: The file, or the PostgreSQL URL without its password (for messages).
+        engine: ``"sqlite"`` or ``"postgresql"``.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._db = Database(conn, path)
-        self.path = path
+    def __init__(self, db: Engine) -> None:
+        self._db = db
+        self.path = engine_path(db)
+        self.location = db.location
+        self.engine = db.dialect.name
         self._conversations = ConversationCrud(self._db)
         self._writes = MessageWrites(self._db)
         self._tree = MessageTree(self._db)
@@ -77,22 +117,20 @@ class Store:
         """Open (creating and migrating as needed) the database.
 
         Args:
-            path: The SQLite file; default :func:`desktop_agent.appdata.paths.database_path`.
+            path: The SQLite file (default
+                :func:`desktop_agent.appdata.paths.database_path`), or a
+                ``postgresql://user:password@host:port/database`` URL.
             recover: Mark replies left "streaming" by a process that no longer runs
                 as "interrupted" (see :meth:`recover_interrupted`).
 
         Raises:
-            DatabaseUnusableError: The file is damaged, foreign or from a newer app.
+            DatabaseUnusableError: The file is damaged, foreign or from a newer app;
+                the PostgreSQL server cannot be reached or refuses the login.
         """
-        path = Path(path) if path is not None else paths.database_path()
-        conn = connect(path)
-        try:
-            check_is_ours(conn, path, schema.schema_version(conn))
-            schema.migrate(conn, path)
-        except BaseException:
-            conn.close()
-            raise
-        store = cls(conn, path)
+        if isinstance(path, str) and is_database_url(path):
+            store = cls(_open_postgres(path))
+        else:
+            store = cls(_open_sqlite(Path(path) if path is not None else paths.database_path()))
         if recover:
             try:
                 store.recover_interrupted()
@@ -111,8 +149,8 @@ class Store:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _reading(self) -> AbstractContextManager[sqlite3.Connection]:
-        """The raw connection under the store's lock (tests inspect the file with it)."""
+    def _reading(self) -> AbstractContextManager[SqlConnection]:
+        """The raw connection under the store's lock (tests inspect the database with it)."""
         return self._db.reading()
 
     # The public API: each name is its part's method (signature and docstring live there).

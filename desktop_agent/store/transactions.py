@@ -2,7 +2,7 @@
 
 Every part of :class:`~desktop_agent.store.store.Store` (conversations,
 message writes, the tree, search, app settings, events, leases) is handed the
-one :class:`Database` and talks to SQLite only through
+one engine (this :class:`Database` on SQLite) and talks to it only through
 :meth:`Database.reading` and :meth:`Database.writing`, so the thread lock, the
 closed check and the "nothing was changed" error message are written once.
 """
@@ -16,12 +16,10 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from desktop_agent.store.errors import DatabaseAccessError, NotFoundError, StoreClosedError
-from desktop_agent.store.message_text import searchable_text
-from desktop_agent.store.record_rows import CONVERSATION_COLUMNS, conversation_from_row
-from desktop_agent.store.records import ConversationRecord
+from desktop_agent.store.dialects import Dialect
+from desktop_agent.store.errors import DatabaseAccessError, StoreClosedError
+from desktop_agent.store.sql_connection import SqlConnection
 from desktop_agent.store.wal_checkpointer import SAFETY_NET_PAGES, WalCheckpointer
 
 # The name the store has always logged under, so log filters keep working.
@@ -31,15 +29,22 @@ logger = logging.getLogger("desktop_agent.store")
 class Database:
     """One SQLite connection shared by every thread, plus its WAL checkpointer.
 
+    The SQLite :class:`~desktop_agent.store.engine.Engine`.
+
     Attributes:
+        dialect: SQLite's statements.
         path: The SQLite file.
+        location: The file, for messages.
         local_writes: Transactions committed through this connection.
     """
+
+    dialect = Dialect()
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
         self.path = path
+        self.location = str(path)
         # Commits made through this connection: with ``PRAGMA data_version``
         # (which counts only other connections' commits) it makes the change token.
         self.local_writes = 0
@@ -91,25 +96,6 @@ class Database:
                     conn.execute("ROLLBACK")
                 raise
 
-    def require_conversation(
-        self, conn: sqlite3.Connection, conversation_id: str
-    ) -> ConversationRecord:
-        """The conversation's header, read on ``conn``, or NotFoundError."""
-        row = conn.execute(
-            f"SELECT {CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?",
-            (conversation_id,),
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no conversation {conversation_id}")
-        return conversation_from_row(row)
-
-    @staticmethod
-    def reindex(
-        conn: sqlite3.Connection, seq: int, message: dict[str, Any], metadata: dict[str, Any]
-    ) -> None:
-        """Replace a message's entry in the full-text index."""
-        conn.execute("DELETE FROM message_search WHERE rowid = ?", (seq,))
-        conn.execute(
-            "INSERT INTO message_search(rowid, body) VALUES (?, ?)",
-            (seq, searchable_text(message, metadata)),
-        )
+    def external_version(self, conn: SqlConnection) -> int:
+        """``PRAGMA data_version``: changes when another connection commits to the file."""
+        return int(conn.execute("PRAGMA data_version").fetchone()[0])

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable
@@ -28,16 +27,17 @@ from typing import Self
 
 from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 from desktop_agent.store.process_liveness import current_writer, writer_alive
+from desktop_agent.store.sql_connection import SqlConnection
 
 logger = logging.getLogger("desktop_agent.store.turn_lease")
 
 DEFAULT_LEASE_SECONDS = 60.0
 """How long a lease lasts without renewal; ``async with`` renews it every third of that."""
 
-Writing = Callable[[], AbstractContextManager[sqlite3.Connection]]
+Writing = Callable[[], AbstractContextManager[SqlConnection]]
 
 
-def lease_holder(conn: sqlite3.Connection, conversation_id: str) -> str | None:
+def lease_holder(conn: SqlConnection, conversation_id: str) -> str | None:
     """The owner of a lease still in force on the conversation, or None."""
     row = conn.execute(
         "SELECT owner, process, expires_at FROM turn_leases WHERE conversation_id = ?",
@@ -109,9 +109,11 @@ class TurnLease:
                 logger.info("taking over the turn lease of %s from %s (gone or expired)",
                             self.conversation_id, row[0])
             conn.execute(
-                "INSERT OR REPLACE INTO turn_leases"
+                "INSERT INTO turn_leases"
                 "(conversation_id, owner, process, token, acquired_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(conversation_id) DO UPDATE SET"
+                " owner = excluded.owner, process = excluded.process, token = excluded.token,"
+                " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
                 (self.conversation_id, self.owner, current_writer(), self._token, now,
                  now + self.seconds),
             )

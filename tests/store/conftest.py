@@ -36,6 +36,24 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield opened
 
 
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[Store]:
+    """The store on SQLite, for tests of what only SQLite has (its file, its PRAGMAs)."""
+    with Store.open(tmp_path / "conversations.sqlite3") as opened:
+        yield opened
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """The store on each engine in turn: one test, run on SQLite and on PostgreSQL."""
+    if request.param == "sqlite":
+        target = str(tmp_path / "conversations.sqlite3")
+    else:
+        target = request.getfixturevalue("postgres_url")
+    with Store.open(target) as opened:
+        yield opened
+
+
 def run_helper(script: str, *args: str, **kwargs: object) -> subprocess.Popen[str]:
     """Start one of the helper scripts next to this file as a real subprocess."""
     env = dict(os.environ)

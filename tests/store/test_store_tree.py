@@ -1,4 +1,9 @@
-"""Conversations, the message tree, paging, search and app settings on a real SQLite file."""
+"""Conversations, the message tree, paging, search and app settings on both engines.
+
+The tests that take ``store`` run on a real SQLite file and on a real PostgreSQL
+database (``engine_store``); those about SQLite's own file and PRAGMAs take
+``sqlite_store``.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,12 @@ from desktop_agent.store import (
     StoreClosedError,
     StreamingReplyWriter,
 )
+
+
+@pytest.fixture
+def store(engine_store: Store) -> Store:
+    """This module's store: each engine in turn."""
+    return engine_store
 
 
 def _texts(records):
@@ -44,8 +55,8 @@ def test_messages_survive_reopening_in_order(tmp_path: Path) -> None:
         assert path_records[1].parent_id == path_records[0].id
 
 
-def test_journal_is_wal(store: Store) -> None:
-    with store._reading() as conn:
+def test_journal_is_wal(sqlite_store: Store) -> None:
+    with sqlite_store._reading() as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -115,7 +126,7 @@ def _work_to_open(store: Store, conversation_id: str, limit: int | None) -> int:
     return steps
 
 
-def test_opening_a_long_conversation_reads_only_the_last_page(store: Store) -> None:
+def test_opening_a_long_conversation_reads_only_the_last_page(sqlite_store: Store) -> None:
     def chain(n: int) -> NewConversation:
         return NewConversation(
             title=f"{n}",
@@ -126,10 +137,10 @@ def test_opening_a_long_conversation_reads_only_the_last_page(store: Store) -> N
             ],
         )
 
-    short, long = store.insert_conversations([chain(100), chain(10_000)])
-    page_short = _work_to_open(store, short.id, 50)
-    page_long = _work_to_open(store, long.id, 50)
-    whole_long = _work_to_open(store, long.id, None)
+    short, long = sqlite_store.insert_conversations([chain(100), chain(10_000)])
+    page_short = _work_to_open(sqlite_store, short.id, 50)
+    page_long = _work_to_open(sqlite_store, long.id, 50)
+    whole_long = _work_to_open(sqlite_store, long.id, None)
     # The first page of 10,000 messages costs what the first page of 100 costs...
     assert page_long <= page_short * 1.2
     # ...and a small fraction of reading the whole branch.
@@ -325,18 +336,18 @@ def test_app_settings_round_trip(tmp_path: Path) -> None:
         assert store.get_setting("open_tabs", "gone") == "gone"
 
 
-def test_a_failed_write_says_so_and_changes_nothing(store: Store) -> None:
-    conv = store.create_conversation()
-    store.add_message(conv.id, {"role": "user", "content": "kept"})
-    with store._reading() as conn:
+def test_a_failed_write_says_so_and_changes_nothing(sqlite_store: Store) -> None:
+    conv = sqlite_store.create_conversation()
+    sqlite_store.add_message(conv.id, {"role": "user", "content": "kept"})
+    with sqlite_store._reading() as conn:
         conn.execute("PRAGMA query_only = 1")  # the disk refuses writes from now on
     with pytest.raises(DatabaseAccessError, match="could not be used"):
-        store.add_message(conv.id, {"role": "user", "content": "lost?"})
-    with store._reading() as conn:
+        sqlite_store.add_message(conv.id, {"role": "user", "content": "lost?"})
+    with sqlite_store._reading() as conn:
         conn.execute("PRAGMA query_only = 0")
-    assert _texts(store.active_path(conv.id)) == ["kept"]
-    store.add_message(conv.id, {"role": "user", "content": "works again"})
-    assert store.count_messages(conv.id) == 2
+    assert _texts(sqlite_store.active_path(conv.id)) == ["kept"]
+    sqlite_store.add_message(conv.id, {"role": "user", "content": "works again"})
+    assert sqlite_store.count_messages(conv.id) == 2
 
 
 def test_closed_store_says_so(tmp_path: Path) -> None:

@@ -1,0 +1,131 @@
+"""The statements that differ between SQLite and PostgreSQL, one class per engine.
+
+Everything else the store runs is SQL both engines read the same way (see
+:mod:`~desktop_agent.store.engine` for why the store is built like this). Kept to
+what must differ: full-text search (FTS5 against PostgreSQL text search), the
+order of conversations updated in the same instant, updating one JSON field of a
+streaming reply, learning a new message's key, and waking other replicas when
+events are appended.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from desktop_agent.store.search_query import fts_query
+from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
+
+EVENTS_CHANNEL = "desktop_agent_events"
+"""PostgreSQL's LISTEN/NOTIFY channel: ``<conversation id>:<newest event id>`` per commit."""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class Dialect:
+    """SQLite's statements (the default engine); :class:`PostgresDialect` overrides them.
+
+    Attributes:
+        name: ``"sqlite"`` or ``"postgresql"``.
+        insertion_order: The column that orders conversations created in the same instant.
+        same_as: Equality that holds for two NULLs too (SQLite's ``IS`` uses the index).
+        like: Case-insensitive LIKE (SQLite's LIKE is, for ASCII; PostgreSQL's ILIKE).
+        text_match: The WHERE clause matching :meth:`text_query` against ``message_search``.
+    """
+
+    name = "sqlite"
+    insertion_order = "c.rowid"
+    same_as = "IS"
+    like = "LIKE"
+    text_match = "message_search MATCH ?"
+
+    def text_query(self, text: str) -> str | None:
+        """The engine's query for typed words (all must match, the last as a prefix)."""
+        return fts_query(text)
+
+    def snippet(self, query: str) -> tuple[str, list[Any]]:
+        """The SELECT expression for a hit's excerpt (matches in ``[...]``) and its parameters."""
+        return "snippet(message_search, 0, '[', ']', '…', 12)", []
+
+    def checkpoint(
+        self, conn: SqlConnection, content: str, thinking: str | None, message_id: str
+    ) -> SqlCursor:
+        """Set ``content`` (and ``thinking`` when given) of a message still streaming."""
+        return conn.execute(
+            "UPDATE messages SET message = json_set(message, '$.content', ?1),"
+            " metadata = CASE WHEN ?2 IS NULL THEN metadata"
+            " ELSE json_set(metadata, '$.thinking', ?2) END"
+            " WHERE id = ?3 AND status = 'streaming'",
+            (content, thinking, message_id),
+        )
+
+    def insert_message(self, conn: SqlConnection, sql: str, params: Sequence[Any]) -> int:
+        """Run an ``INSERT INTO messages`` and return the new row's ``seq``."""
+        cursor = conn.execute(sql, params)
+        seq = getattr(cursor, "lastrowid", None)
+        if not isinstance(seq, int):
+            raise RuntimeError("the database gave the new message no row id")
+        return seq
+
+    def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
+        """Tell other processes that events were appended (SQLite: they poll the file)."""
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's statements: text search, NOTIFY.
+
+    Text search uses the ``desktop_agent_search`` configuration the schema creates
+    (see :mod:`~desktop_agent.store.postgres.postgres_schema`): words lower-cased,
+    not stemmed, accents folded, as FTS5's ``unicode61 remove_diacritics``
+    tokenizer does, so a search finds the same messages on both engines.
+    """
+
+    name = "postgresql"
+    insertion_order = "c.seq"
+    same_as = "IS NOT DISTINCT FROM"
+    like = "ILIKE"
+    text_match = "message_search.terms @@ to_tsquery('desktop_agent_search', ?)"
+
+    def text_query(self, text: str) -> str | None:
+        """``'word' & 'word':*`` (a word is letters and digits only: no quote to escape)."""
+        words = [word.lower() for word in _WORD.findall(text)]
+        if not words:
+            return None
+        terms = [f"'{word}'" for word in words]
+        terms[-1] += ":*"
+        return " & ".join(terms)
+
+    def snippet(self, query: str) -> tuple[str, list[Any]]:
+        """``ts_headline`` with the same brackets and about the same length as FTS5's."""
+        return (
+            "ts_headline('desktop_agent_search', message_search.body,"
+            " to_tsquery('desktop_agent_search', ?),"
+            " 'StartSel=[, StopSel=], MaxWords=12, MinWords=4, MaxFragments=1,"
+            " FragmentDelimiter=…')",
+            [query],
+        )
+
+    def checkpoint(
+        self, conn: SqlConnection, content: str, thinking: str | None, message_id: str
+    ) -> SqlCursor:
+        """The same update with ``jsonb_set`` (the columns stay JSON text, as on SQLite)."""
+        return conn.execute(
+            "UPDATE messages SET message = jsonb_set(message::jsonb, '{content}',"
+            " to_jsonb(?::text))::text,"
+            " metadata = CASE WHEN ?::text IS NULL THEN metadata"
+            " ELSE jsonb_set(metadata::jsonb, '{thinking}', to_jsonb(?::text))::text END"
+            " WHERE id = ? AND status = 'streaming'",
+            (content, thinking, thinking, message_id),
+        )
+
+    def insert_message(self, conn: SqlConnection, sql: str, params: Sequence[Any]) -> int:
+        """The same INSERT with ``RETURNING seq``."""
+        return int(conn.execute(sql + " RETURNING seq", params).fetchone()[0])
+
+    def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
+        """One NOTIFY per conversation, delivered to listeners when the transaction commits."""
+        for conversation_id, event_id in newest.items():
+            conn.execute(
+                "SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, f"{conversation_id}:{event_id}")
+            )

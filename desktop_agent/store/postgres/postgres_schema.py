@@ -1,0 +1,154 @@
+"""The PostgreSQL schema and its migrations (a history of its own, begun at SQLite's v3).
+
+The version lives in ``store_schema``. Migrations run in one transaction under an
+advisory lock, so replicas started together migrate once, and PostgreSQL's
+transactional DDL leaves a failed migration undone. Append-only, as SQLite's.
+
+- v1: what SQLite's v3 holds, in PostgreSQL's types: conversations (with ``seq``,
+  the insertion order SQLite's ``rowid`` gives), messages, app settings, events,
+  turn leases; ``message_search`` keeps the same ``rowid``/``body`` columns as the
+  FTS5 table plus a generated ``tsvector`` with a GIN index, parsed with
+  ``desktop_agent_search``: the ``simple`` configuration (lower-cased, not stemmed,
+  as FTS5's ``unicode61``) with accents folded by the ``unaccent`` extension (as
+  ``remove_diacritics``) where the server has it; ``store_writes``, the sequence
+  every write transaction advances (the change token).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from desktop_agent.store.errors import DatabaseUnusableError
+
+logger = logging.getLogger("desktop_agent.store.postgres")
+
+MIGRATION_LOCK = 0x64_61_67_01
+"""The advisory lock replicas take to migrate one at a time."""
+
+_V1 = """
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    title TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL,
+    settings TEXT NOT NULL DEFAULT '{}',
+    active_leaf_id TEXT
+);
+CREATE INDEX conversations_by_update ON conversations(updated_at DESC, seq DESC);
+CREATE TABLE messages (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    parent_id TEXT REFERENCES messages(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    message TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL DEFAULT 'complete',
+    created_at DOUBLE PRECISION NOT NULL,
+    depth INTEGER NOT NULL DEFAULT 0,
+    writer TEXT
+);
+CREATE INDEX messages_by_conversation ON messages(conversation_id, seq);
+CREATE INDEX messages_by_parent ON messages(parent_id, seq);
+CREATE INDEX messages_streaming ON messages(status) WHERE status = 'streaming';
+CREATE TABLE app_settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE message_search (
+    rowid BIGINT PRIMARY KEY,
+    body TEXT NOT NULL,
+    terms TSVECTOR GENERATED ALWAYS AS (to_tsvector('desktop_agent_search', body)) STORED
+);
+CREATE INDEX message_search_terms ON message_search USING GIN (terms);
+CREATE TABLE events (
+    conversation_id TEXT NOT NULL,
+    event_id BIGINT NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (conversation_id, event_id)
+);
+CREATE TABLE turn_leases (
+    conversation_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    process TEXT NOT NULL,
+    token TEXT NOT NULL,
+    acquired_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE SEQUENCE store_writes;
+"""
+
+
+def _create_search_configuration(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("CREATE TEXT SEARCH CONFIGURATION desktop_agent_search (COPY = simple)")
+    try:
+        with conn.transaction():  # a savepoint: a missing extension must not undo the rest
+            conn.execute("CREATE EXTENSION IF NOT EXISTS unaccent")
+    except psycopg.Error as exc:
+        logger.warning(
+            "PostgreSQL's unaccent extension is not available (%s): searching for "
+            "'zurich' will not find 'Zürich' (install postgresql-contrib before the first "
+            "replica creates the tables)", str(exc).strip())
+        return
+    conn.execute(
+        "ALTER TEXT SEARCH CONFIGURATION desktop_agent_search"
+        " ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple"
+    )
+
+
+def _migrate_to_v1(conn: psycopg.Connection[Any]) -> None:
+    _create_search_configuration(conn)
+    for statement in (s.strip() for s in _V1.split(";")):
+        if statement:
+            conn.execute(statement.encode())
+
+
+MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [_migrate_to_v1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: psycopg.Connection[Any], location: str) -> int:
+    """Bring the database up to :data:`SCHEMA_VERSION`; returns the version found.
+
+    Raises:
+        DatabaseUnusableError: A newer version of the app wrote this database.
+    """
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS store_schema (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT version FROM store_schema").fetchone()
+        found = int(row[0]) if row else 0
+        if found > SCHEMA_VERSION:
+            raise DatabaseUnusableError(
+                f"The conversation database {location} was written by a newer version of "
+                f"Desktop Agent (schema {found}; this version reads up to {SCHEMA_VERSION}). "
+                "Update every replica to the same version; the database was left untouched."
+            )
+        if found == 0 and _foreign_tables(conn):
+            raise DatabaseUnusableError(
+                f"The database {location} holds tables of another program, not Desktop "
+                "Agent's. It was left untouched; give the app a database of its own."
+            )
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            logger.info("migrating %s to schema version %d", location, version)
+            MIGRATIONS[version - 1](conn)
+        if found == 0:
+            conn.execute("INSERT INTO store_schema(version) VALUES (%s)", (SCHEMA_VERSION,))
+        elif found < SCHEMA_VERSION:
+            conn.execute("UPDATE store_schema SET version = %s", (SCHEMA_VERSION,))
+    return found
+
+
+def _foreign_tables(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute(
+        "SELECT count(*) FROM pg_tables"
+        " WHERE schemaname = current_schema() AND tablename <> 'store_schema'"
+    ).fetchone()
+    return int(row[0]) if row else 0
