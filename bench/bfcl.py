@@ -76,7 +76,7 @@ class Score:
 def load_checker() -> tuple[Any, Any, Any]:
     """BFCL's ``ast_checker``, its ``Language`` enum and its type table."""
     try:
-        import bfcl_eval  # noqa: F401
+        import bfcl_eval
     except ImportError:
         sys.exit(f"bench/bfcl.py needs bfcl-eval's data and checker: {INSTALL}")
     try:
