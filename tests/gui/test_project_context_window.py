@@ -148,3 +148,10 @@ def test_esc_closes_the_list_without_stopping_and_a_plain_at_sign_is_text(
     assert not tab.file_mentions.is_open()
     assert tab.attachments == []
     assert tab.composer.toPlainText() == "mail me at me@example @no"
+    qtbot.keyClicks(tab.composer, "t")  # typing on opens the list again; Tab chooses too
+    qtbot.waitUntil(tab.file_mentions.is_open, timeout=WAIT_MS)
+    qtbot.keyClick(tab.file_mentions.completer.popup(), Qt.Key.Key_Tab)
+    qtbot.waitUntil(lambda: bool(tab.attachments), timeout=WAIT_MS)
+    assert [a.name for a in tab.attachments] == ["notes.md"]
+    assert tab.composer.toPlainText() == "mail me at me@example "
+    assert tab.composer.hasFocus() or not tab.isActiveWindow()

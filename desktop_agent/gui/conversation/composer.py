@@ -36,6 +36,11 @@ MAX_LINES = 8
 ROUND_BUTTON = 32
 
 
+def _no_list() -> bool:
+    """No completion list is open (until one is attached)."""
+    return False
+
+
 class Composer(QPlainTextEdit):
     """The text field: Enter sends, Shift+Enter starts a new line.
 
@@ -50,6 +55,8 @@ class Composer(QPlainTextEdit):
 
     submitted = Signal()
     stop_requested = Signal()
+    # A class default: Qt calls event() while the widget is still being built.
+    completing: Callable[[], bool] = staticmethod(_no_list)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,7 +69,6 @@ class Composer(QPlainTextEdit):
         self.setAcceptDrops(False)  # the frame around takes dropped files
         self.document().contentsChanged.connect(self._fit_height)
         self._fit_height()
-        self.completing: Callable[[], bool] = lambda: False
 
     def _fit_height(self) -> None:
         """Grow with the text from one to eight lines, then scroll."""
@@ -70,6 +76,15 @@ class Composer(QPlainTextEdit):
         margins = self.contentsMargins()
         extra = int(2 * self.document().documentMargin()) + margins.top() + margins.bottom()
         self.setFixedHeight(lines * self.fontMetrics().lineSpacing() + extra + 6)
+
+    def event(self, event: QEvent) -> bool:
+        """Leave Tab to an open list (it chooses) instead of moving the focus on."""
+        if (self.completing() and event.type() == QEvent.Type.KeyPress
+                and isinstance(event, QKeyEvent)
+                and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)):
+            event.ignore()
+            return False
+        return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Send on Enter unless Shift (or an input method) asks for a new line."""
