@@ -40,21 +40,29 @@ def reported_context(path: Sequence[MessageRecord]) -> int | None:
     return None
 
 
-def estimated_context(session: ConversationSession, *, own_copy: bool = False) -> int | None:
+def estimated_context(session: ConversationSession, *, own_copy: bool = False,
+                      quick: bool = False) -> int | None:
     """Count the tokens of the branch as the model is sent it; None when counting fails.
 
     Args:
         session: The conversation.
         own_copy: Read the branch from the store instead of the session's
             list, which belongs to the turn: set it in a worker thread.
+        quick: Guess the count without loading the tokenizer (about 40 MB):
+            for a figure only shown, such as a reopened conversation's.
     """
     try:
         path = session.read_branch() if own_copy else session.path
+        client = session.client
+        history = model_history(path)
+        tools = list(client.options.tools) if client else None
+        if quick:
+            from desktop_agent.core.context.quick_count import quick_estimate_tokens
+
+            return quick_estimate_tokens(history, tools=tools)
         from desktop_agent.core.context.tokens import estimate_tokens  # loads the tokenizer
 
-        client = session.client
-        return int(estimate_tokens(model_history(path),
-                                   tools=list(client.options.tools) if client else None))
+        return int(estimate_tokens(history, tools=tools))
     except Exception as exc:  # noqa: BLE001 - an estimate must never break a turn
         log.debug("token estimate failed: %s", exc)
         return None
@@ -69,9 +77,12 @@ def context_after_reply(session: ConversationSession, usage: Usage) -> int | Non
 async def context_when_opened(session: ConversationSession) -> int | None:
     """Context used by a conversation opened from the store (None when empty or unknown).
 
-    The last reply's stored server count costs nothing; counting loads the
-    tokenizer, so an estimate runs in a worker thread, after a window has
-    painted.
+    The last reply's stored server count costs nothing. Otherwise the branch
+    is counted with the quick guess (:mod:`desktop_agent.core.context.quick_count`):
+    loading the tokenizer for a figure that is only shown kept an idle window
+    with five reopened tabs about 45 MB heavier. Reading the branch still takes
+    the store, so it runs in a worker thread. The first reply's figures (the
+    server's, or the tokenizer's) replace the guess.
     """
     last = session.last_message()
     if last is None:
@@ -79,4 +90,4 @@ async def context_when_opened(session: ConversationSession) -> int | None:
     counted = reported_context([last])
     if counted is not None:
         return counted
-    return await asyncio.to_thread(estimated_context, session, own_copy=True)
+    return await asyncio.to_thread(estimated_context, session, own_copy=True, quick=True)

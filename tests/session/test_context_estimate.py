@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.core.context import tokens
 from desktop_agent.session import (
     AppConfig,
     ConversationSession,
@@ -59,4 +60,23 @@ async def test_without_a_server_count_the_branch_is_estimated_and_grows_with_it(
     session.refresh()
     longer = estimated_context(session, own_copy=True)
     assert longer is not None and longer > short + 200
+    await session.close()
+
+
+async def test_a_reopened_conversation_without_a_count_is_guessed_without_the_tokenizer(
+        make_session: Any, store: Store) -> None:
+    """The window reopens many tabs at start: loading the tokenizer for them cost ~45 MB."""
+    session = make_session()
+    first = store.add_message(session.conversation_id,
+                              {"role": "user", "content": "Summarise the plan, please."})
+    store.add_message(session.conversation_id,
+                      {"role": "assistant", "content": "Step one: measure. " * 50},
+                      parent_id=first.id)
+    session.refresh()
+    tokens._encoding.cache_clear()  # as in a freshly started app
+    guessed = await context_when_opened(session)
+    assert tokens._encoding.cache_info().currsize == 0, "the tokenizer was loaded"
+    counted = estimated_context(session, own_copy=True)  # the tokenizer's own figure
+    assert guessed is not None and counted is not None
+    assert abs(guessed - counted) <= 0.12 * counted
     await session.close()

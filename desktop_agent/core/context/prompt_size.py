@@ -12,9 +12,9 @@ from functools import lru_cache
 from typing import Any
 
 from desktop_agent.core.context.tokens import (
-    _TOKENS_PER_MESSAGE,
-    _message_text,
+    TOKENS_PER_MESSAGE,
     count_text_tokens,
+    message_text,
     schema_json,
 )
 
@@ -39,7 +39,7 @@ class TokenCounter:
         if found is None:
             if len(self._cache) >= self._limit:
                 self._cache.clear()
-            found = _TOKENS_PER_MESSAGE + count_text_tokens(_message_text(message))
+            found = TOKENS_PER_MESSAGE + count_text_tokens(message_text(message))
             self._cache[key] = found
         return found
 

@@ -28,7 +28,7 @@ _SPECIAL_TOKENS = {
     "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276,
 }
 # Per-message framing tokens in the ChatML-style formats most chat templates use.
-_TOKENS_PER_MESSAGE = 4
+TOKENS_PER_MESSAGE = 4
 
 
 def _tokenizer_file() -> Path:
@@ -56,7 +56,8 @@ def _encoding() -> Any:
         return None
 
 
-def _message_text(message: dict[str, Any]) -> str:
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a message that costs tokens: content parts, tool calls, name."""
     parts: list[str] = []
     content = message.get("content")
     if isinstance(content, str):
@@ -96,7 +97,7 @@ def estimate_tokens(messages: Iterable[dict[str, Any]] | str, model: str | None 
     count = 0
     for message in messages:
         count += 1
-        total += _TOKENS_PER_MESSAGE + count_text_tokens(_message_text(message))
+        total += TOKENS_PER_MESSAGE + count_text_tokens(message_text(message))
     for tool in tools or ():
         schema = tool.to_openai_format() if hasattr(tool, "to_openai_format") else tool
         total += count_text_tokens(schema_json(schema))
