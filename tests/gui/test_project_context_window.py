@@ -155,3 +155,26 @@ def test_esc_closes_the_list_without_stopping_and_a_plain_at_sign_is_text(
     assert [a.name for a in tab.attachments] == ["notes.md"]
     assert tab.composer.toPlainText() == "mail me at me@example "
     assert tab.composer.hasFocus() or not tab.isActiveWindow()
+
+
+def test_a_plan_set_before_the_page_shown_still_comes_back(
+        qtbot: Any, make_window: Any, store: Any) -> None:
+    import json
+
+    record = store.create_conversation(title="Long run")
+    store.add_message(record.id, {"role": "user", "content": "Fix the parser"})
+    call = {"id": "p1", "type": "function",
+            "function": {"name": "update_plan", "arguments": json.dumps({"plan": STEPS})}}
+    store.add_message(record.id, {"role": "assistant", "content": "", "tool_calls": [call]})
+    store.add_message(record.id, {"role": "tool", "tool_call_id": "p1",
+                                  "content": "Plan updated"},
+                      metadata={"name": "update_plan", "is_error": False})
+    for index in range(300):  # 600 messages after it: the plan is pages back
+        store.add_message(record.id, {"role": "user", "content": f"Next {index}"})
+        store.add_message(record.id, {"role": "assistant", "content": f"Done {index}"})
+    window = make_window()
+    window.open_conversation(record.id)
+    tab = window.tab_for(record.id)
+    window.tabs.setCurrentWidget(tab)
+    qtbot.waitUntil(tab.plan_panel.isVisible, timeout=WAIT_MS)
+    assert tab.plan_panel.step_texts() == [(s["status"], s["step"]) for s in STEPS]

@@ -16,6 +16,7 @@ before the openai SDK loads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,6 +178,7 @@ class ConversationController(QObject):
         self._busy_shown = False
         self._shown_next: str | None = None
         settings = self.session.settings
+        self._plan_task: asyncio.Future[None] | None = None
         self._figures = TurnFigures(model=str(settings.get("model") or ""),
                                     context_length=settings.get("context_length"))
         approvals.pending_count_changed.connect(self._on_pending_count)
@@ -252,8 +254,24 @@ class ConversationController(QObject):
             return None
 
     def current_plan(self) -> Plan | None:
-        """The model's plan as of the page shown (a plan older than that page is not shown)."""
-        return plan_of(self.session.latest_page(HISTORY_PAGE))
+        """The model's plan, from the page of the branch shown.
+
+        A long conversation whose plan was set before that page gets it from
+        the whole branch, read in a worker thread; :attr:`plan_changed` brings it.
+        """
+        page = self.session.latest_page(HISTORY_PAGE)
+        found = plan_of(page)
+        if found is None and page and page[0].parent_id is not None:
+            with contextlib.suppress(RuntimeError):  # no running loop: the page must do
+                asyncio.get_running_loop()
+                if self._plan_task is None or self._plan_task.done():
+                    self._plan_task = asyncio.ensure_future(self._plan_from_branch())
+        return found
+
+    async def _plan_from_branch(self) -> None:
+        found = plan_of(await asyncio.to_thread(self.session.read_branch))
+        if found is not None:
+            self.plan_changed.emit(found)
 
     def project_instructions(self) -> ProjectInstructions | None:
         """The working folder's ``AGENTS.md`` as the next turn sends it (a stat, a small read)."""
@@ -365,6 +383,8 @@ class ConversationController(QObject):
     async def close(self) -> None:
         """Deny pending approvals, cancel the turn and any undo, release the client."""
         self._approvals.cancel_conversation(self.conversation_id)
+        if self._plan_task is not None:
+            self._plan_task.cancel()
         await self.undo.cancel_all()
         await self.session.close()
 
