@@ -4,7 +4,8 @@ Prints, counted with the app's own estimate on the JSON a real request
 carried to a local ScriptedServer:
 
 * the tokens a first "hello" costs, without tools and with the seven built-in
-  tools, and each built-in schema's share;
+  tools, and each built-in schema's share (and ``update_plan``'s, which the
+  session offers with them);
 * compaction on a 40-turn conversation with 300-token tool results under a
   2,048-token context: how often it ran, milliseconds per compaction (the
   summary request to the scripted server included, so this is the app's own
@@ -65,6 +66,10 @@ async def hello_cost(server: ScriptedServer) -> None:
             print(f"    {cost.name:11s} {cost.tokens:4d}")
         print(f"    {'total':11s} {sum(c.tokens for c in schema_costs(tools)):4d} "
               "(target <= 400)")
+        from desktop_agent.session.plan import plan_tool  # offered with the built-ins
+
+        [plan] = schema_costs([plan_tool()])
+        print(f"  update_plan (the session offers it with them): {plan.tokens} tokens more")
 
 
 async def compaction_cost(server: ScriptedServer, mode: str) -> None:
