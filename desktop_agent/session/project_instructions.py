@@ -21,6 +21,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 #: File names read, in order of preference (the first one found is used).
@@ -101,18 +102,20 @@ def read_instructions(folder: Path | None,
     text is read again only when the file's size or modification time changed,
     so an edit between turns reaches the next turn and an unchanged file costs
     one ``stat``. An unreadable or non-UTF-8 file counts as none (a warning in
-    words would be noise on every turn; the settings show no file).
+    words would be noise on every turn; the settings show no file), and so does
+    a symlink: the file is read by the app, outside the sandbox, so a link
+    planted by a command must not bring a file from elsewhere into the prompt.
     """
     if folder is None:
         return None
     for name in INSTRUCTION_FILES:
         path = folder / name
         try:
-            stat = path.stat()
+            stat = path.lstat()
         except OSError:
             continue
-        if not path.is_file():
-            continue
+        if not S_ISREG(stat.st_mode):
+            continue  # a symlink too: see _read
         read = _read(path, (stat.st_size, stat.st_mtime_ns))
         if read is None:
             continue
@@ -128,7 +131,13 @@ def _read(path: Path, stamp: tuple[int, int]) -> tuple[str, bool] | None:
     if cached is not None and cached[0] == stamp:
         return cached[1], cached[2]
     try:
-        with open(path, "rb") as handle:
+        # Never through a symlink: a command the model ran could plant
+        # AGENTS.md -> ~/.ssh/id_rsa, and the app (outside the sandbox) would
+        # read it into the prompt. O_NOFOLLOW closes the gap since the lstat.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(descriptor, "rb") as handle:
+            if not S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
             raw = handle.read(MAX_INSTRUCTION_BYTES + 1)
     except OSError:
         return None

@@ -59,7 +59,10 @@ class FolderIndex:
 
     @classmethod
     def scan(cls, folder: Path, limit: int = MAX_FILES) -> FolderIndex:
-        """List ``folder`` now (blocking; symlinked folders are not followed).
+        """List ``folder`` now (blocking; symlinks are left out).
+
+        Links are not offered: one planted by a command (``notes.md`` pointing
+        at a key file) would attach a file from outside the folder.
 
         A folder that cannot be read gives what could be read (possibly nothing).
         """
@@ -79,7 +82,7 @@ class FolderIndex:
                         if entry.is_dir(follow_symlinks=False):
                             if entry.name not in SKIPPED_FOLDERS:
                                 pending.append(path)
-                        elif entry.is_file():
+                        elif entry.is_file(follow_symlinks=False):  # links: not offered
                             found.append(path)
                     except OSError:
                         continue

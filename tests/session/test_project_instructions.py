@@ -95,3 +95,19 @@ async def test_a_folder_without_the_file_sends_only_the_own_prompt(
     assert system_text(await turn(session, model_server, "Hi")) == "Be brief."
     assert session.project_instructions() is None
     await session.close()
+
+
+async def test_a_symlinked_agents_md_is_not_read(
+        make_session: Any, model_server: ScriptedServer, tmp_path: Path) -> None:
+    """A command could plant AGENTS.md -> a private file; the app reads outside the sandbox."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    private = tmp_path / "id_rsa"
+    private.write_text("PRIVATE KEY MATERIAL", encoding="utf-8")
+    (folder / "AGENTS.md").symlink_to(private)
+    (folder / "CLAUDE.md").symlink_to(private)
+    session = make_session(workdir=str(folder), tools=[])
+    request = await turn(session, model_server, "Hi")
+    assert "PRIVATE KEY" not in str(request["messages"])
+    assert session.project_instructions() is None
+    await session.close()

@@ -18,6 +18,7 @@ def test_listing_skips_bulky_folders_and_does_not_follow_links(tmp_path: Path) -
     outside.mkdir()
     (outside / "secret.txt").write_text("")
     (tmp_path / "link").symlink_to(outside)
+    (tmp_path / "notes.md").symlink_to(outside / "secret.txt")
     index = FolderIndex.scan(tmp_path)
     assert index.paths == ["README.md", "src/pkg/parser.py"]
     assert index.complete
