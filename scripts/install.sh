@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install Desktop Agent for a user, from a clone of this repository: the window's
 # system libraries (Linux), a virtual environment in .venv, and the app with only what
-# it needs at run time (no test tools). Start it afterwards with .venv/bin/desktop-agent.
+# it needs at run time (no test tools): the `app` extra, the window and the REST server
+# on top of the SDK (`pip install .` alone is the SDK). Start it with .venv/bin/desktop-agent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -12,5 +13,5 @@ PYTHON="${PYTHON:-python3}"
 bash scripts/install-system-libraries.sh
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[app]"
 echo "install: done; start the app with .venv/bin/desktop-agent"

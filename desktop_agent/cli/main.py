@@ -92,6 +92,28 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+# The extra that brings each top-level module the window and the server need
+# (pyproject.toml): `pip install desktop-agent` alone is the SDK.
+_EXTRA_OF_MODULE = {
+    "PySide6": "window", "shiboken6": "window", "qasync": "window",
+    "markdown_it": "window", "pygments": "window",
+    "fastapi": "server", "starlette": "server", "uvicorn": "server", "httpx": "server",
+    "multipart": "server", "python_multipart": "server",
+    "keyring": "app", "platformdirs": "app", "mcp": "mcp", "mcp_types": "mcp",
+}
+
+
+def missing_extra_message(exc: ModuleNotFoundError, what: str) -> str | None:
+    """A sentence naming the install that brings ``exc``'s module, or None if none does."""
+    top = (exc.name or "").split(".")[0]
+    extra = _EXTRA_OF_MODULE.get(top)
+    if extra is None:
+        return None
+    return (f"{what} needs {top}, which this install lacks (it has the SDK only). "
+            f"Install the whole app with: pip install 'desktop-agent[app]' "
+            f"(or scripts/install.sh from a clone).")
+
+
 def _missing_command(module_name: str, reason: str) -> Handler:
     def handler(_args: argparse.Namespace) -> int:
         print(
@@ -196,12 +218,17 @@ def _run_window(qt_args: list[str]) -> int:
         )
     try:
         from desktop_agent.gui.app import run_app
+
+        return int(run_app([sys.argv[0], *qt_args]) or 0)
     except ModuleNotFoundError as exc:
         if exc.name and "desktop_agent.gui.app".startswith(exc.name):
             print(f"{PROG}: the window is not available in this build ({exc}).", file=sys.stderr)
             return 2
-        raise
-    return int(run_app([sys.argv[0], *qt_args]) or 0)
+        message = missing_extra_message(exc, "The window")
+        if message is None:
+            raise
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return 2
 
 
 _paint_probe: object | None = None  # Kept alive for the life of the app.
@@ -310,6 +337,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:
+        message = missing_extra_message(exc, f"'{PROG} {args.command}'")
+        if message is None:
+            return _report_crash(args.command)
+        print(f"{PROG}: {message}", file=sys.stderr)
+        return 2
     except Exception:  # noqa: BLE001 - any crash is logged and reported
         return _report_crash(args.command)
 

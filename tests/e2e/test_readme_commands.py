@@ -34,10 +34,12 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert tests in ci_lines
 
 
-def test_the_user_install_leaves_the_test_tools_out() -> None:
+def test_the_user_install_is_the_whole_app_without_the_test_tools() -> None:
+    """`pip install .` alone is the SDK; the README's install command brings the app extra."""
     script = (REPO / "scripts" / "install.sh").read_text(encoding="utf-8")
     installs = [line for line in script.splitlines() if "pip install" in line]
-    assert installs and all("[test]" not in line and ".[" not in line for line in installs)
+    assert installs and all("[test]" not in line and "build" not in line for line in installs)
+    assert any('".[app]"' in line for line in installs)
 
 
 def test_every_script_the_commands_name_exists() -> None:

@@ -47,7 +47,11 @@ def _encoding() -> Any:
     try:
         import tiktoken
         from tiktoken.load import load_tiktoken_bpe
-
+    except ImportError:  # the SDK installed alone: tiktoken is the `tokenizer` extra
+        log.info("tiktoken is not installed (pip install 'desktop-agent[tokenizer]' counts "
+                 "exactly); estimating tokens as characters/4")
+        return None
+    try:
         ranks = load_tiktoken_bpe(str(path), expected_hash=CL100K_SHA256)
         return tiktoken.Encoding(name="cl100k_base", pat_str=_CL100K_PATTERN,
                                  mergeable_ranks=ranks, special_tokens=_SPECIAL_TOKENS)

@@ -124,6 +124,11 @@ def _client_class(azure: bool) -> type[Any]:
     class ModelServerClient(base):  # type: ignore[misc]
         """The SDK's async client with the core's retry waits, head timeout and hang-up resend."""
 
+        def platform_headers(self) -> dict[str, str]:
+            # The SDK's X-Stainless-* headers tell every server the machine's OS,
+            # architecture and Python version: nothing a model server needs.
+            return {}
+
         def _calculate_retry_timeout(self, remaining_retries: int, options: Any,
                                      response_headers: httpx2.Headers | None = None) -> float:
             policy = _RETRY_POLICY.get() or _DEFAULT_RETRY

@@ -68,6 +68,15 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
+    try:
+        module = importlib.import_module(home, __name__)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        # the SDK installed alone: MCP is the `mcp` extra
+        raise ModuleNotFoundError(
+            "MCP servers need the mcp package, which this install lacks: "
+            "pip install 'desktop-agent[mcp]'", name=exc.name) from exc
+    value = getattr(module, name)
     globals()[name] = value
     return value
