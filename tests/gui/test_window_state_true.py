@@ -7,10 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from window_driver import WAIT_MS, send, use_server, wait_idle
+from window_driver import WAIT_MS, send, use_server
 
 from desktop_agent.testing import script
+
+#: The first turn loads the model client; on a loaded 2-core machine that alone took 10 s.
+TURN_MS = 60_000
+
+
+def wait_idle(qtbot: Any, controller: Any) -> None:
+    """Wait until the conversation's turn has ended (however busy the machine is)."""
+    qtbot.waitUntil(lambda: not controller.busy, timeout=TURN_MS)
 
 
 def _background(widget: Any) -> QColor:
@@ -175,3 +184,80 @@ def test_a_reopened_conversation_shows_every_call_as_it_was_shown_live(
     again.current_tab().ensure_loaded()
     reopened = _card_states(again)
     assert reopened == live
+
+
+def test_the_status_line_shows_the_speed_of_the_reply_as_it_streams(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    status = window.current_tab().status_line
+    server.enqueue(script.text("fast " * 20, pieces=20))
+    send(qtbot, window, "First")
+    wait_idle(qtbot, controller)
+    before = status.speed_label.text()
+    # a slow reply: about 25 tokens a second, well below the first one's speed
+    server.enqueue(script.text(" ".join(f"w{i}" for i in range(120)), pieces=120, delay=0.04))
+    send(qtbot, window, "Second")
+    qtbot.waitUntil(lambda: status.speed_label.text() not in (before, "— tok/s")
+                    or not controller.busy, timeout=TURN_MS)
+    assert controller.busy, "the speed changed only when the reply ended"
+    live = float(status.speed_label.text().split()[0])
+    assert 2 < live < 60, live
+    assert "streaming now" in status.speed_label.toolTip()
+    controller.stop()
+    wait_idle(qtbot, controller)
+
+
+def test_switching_tabs_leaves_one_sidebar_row_highlighted(
+        qtbot: Any, make_window: Any, server: Any) -> None:
+    window = make_window()
+    first = use_server(window, server)
+    server.enqueue(script.text("One."), script.text("Two."))
+    send(qtbot, window, "First conversation")
+    wait_idle(qtbot, first)
+    second = window.new_conversation()
+    window.servers.use_server(second, server.base_url, "test-model", None, 8192)
+    send(qtbot, window, "Second conversation")
+    wait_idle(qtbot, second)
+    sidebar = window.sidebar
+    sidebar.refresh()
+    # switching with the keyboard holds Ctrl (Ctrl+Tab)
+    for controller in (first, second, first):
+        qtbot.keyPress(window.tabs, Qt.Key.Key_Control)
+        qtbot.keyClick(window.tabs, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+        qtbot.waitUntil(lambda c=controller: window.current_controller() is c, timeout=WAIT_MS)
+        lit = sidebar.selected_ids()
+        qtbot.keyRelease(window.tabs, Qt.Key.Key_Control)
+        assert lit == [controller.conversation_id], lit
+        sidebar.refresh()  # as its timer does while turns end and titles change
+        assert sidebar.selected_ids() == [controller.conversation_id]
+
+
+def test_preferences_and_conversation_settings_each_have_a_shortcut_listed_in_the_sheet(
+        qtbot: Any, make_window: Any) -> None:
+    from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
+    from desktop_agent.gui.window.preferences_dialog import PreferencesDialog
+
+    window = make_window()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
+    qtbot.keyClick(window, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(PreferencesDialog)),
+                    timeout=WAIT_MS)
+    assert not any(d.isVisible() for d in window.findChildren(ConversationSettingsDialog))
+    for dialog in window.findChildren(PreferencesDialog):
+        dialog.reject()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
+    qtbot.keyClick(window, Qt.Key.Key_Comma,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: any(d.isVisible()
+                                for d in window.findChildren(ConversationSettingsDialog)),
+                    timeout=WAIT_MS)
+    for dialog in window.findChildren(ConversationSettingsDialog):
+        dialog.reject()
+    rows = dict(window.chrome.shortcut_rows())
+    assert rows["Preferences…"] == "Ctrl+,"
+    assert rows["Conversation settings…"] == "Ctrl+Shift+,"
+    keys = [keys for _name, keys in window.chrome.shortcut_rows()]
+    assert len(keys) == len(set(keys)), "two actions share a shortcut"

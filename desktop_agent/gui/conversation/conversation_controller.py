@@ -27,7 +27,7 @@ from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
 from desktop_agent.gui.approvals.dock_asker import DockAsker
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.folder_undo_actions import FolderUndoActions
-from desktop_agent.gui.conversation.turn_figures import TurnFigures
+from desktop_agent.gui.conversation.turn_figures import LiveRate, TurnFigures
 from desktop_agent.session import (
     BUSY_ELSEWHERE,
     DEFAULT_TITLE,
@@ -179,6 +179,7 @@ class ConversationController(QObject):
         self._shown_next: str | None = None
         settings = self.session.settings
         self._plan_task: asyncio.Future[None] | None = None
+        self._live_rate = LiveRate()
         self._figures = TurnFigures(model=str(settings.get("model") or ""),
                                     context_length=settings.get("context_length"))
         approvals.pending_count_changed.connect(self._on_pending_count)
@@ -432,13 +433,16 @@ class ConversationController(QObject):
     def _on_reply_event(self, event: SessionEvent) -> None:
         """The reply's pieces: one signal each, in the order they streamed."""
         if isinstance(event, ReplyStarted):
+            self._live_rate.reset()  # time spent running tools is not the model's speed
             if not self._transcript_open:  # the transcript shows one reply per turn
                 self._transcript_open = True
                 self.assistant_started.emit(event.message_id)
         elif isinstance(event, TextDelta):
             self.text_delta.emit(event.text)
+            self._streamed_piece()
         elif isinstance(event, ThinkingDelta):
             self.thinking_delta.emit(event.text)
+            self._streamed_piece()
         elif isinstance(event, MessageStored):
             self._on_stored(event.record)
         elif isinstance(event, UsageReported):
@@ -493,8 +497,17 @@ class ConversationController(QObject):
 
     # -- figures ---------------------------------------------------------------
 
+    def _streamed_piece(self) -> None:
+        """Show the speed of the reply as it streams (a few times a second)."""
+        rate = self._live_rate.piece()
+        if rate is not None:
+            self._figures.tokens_per_second = rate
+            self._figures.live = True
+            self.figures_changed.emit(self._figures)
+
     def _on_usage(self, event: UsageReported) -> None:
         usage = event.usage
+        self._figures.live = False
         self._figures.tokens_per_second = usage.tokens_per_second
         self._figures.time_to_first_token = usage.time_to_first_token
         self._figures.context_used = context_after_reply(self.session, usage)

@@ -95,6 +95,9 @@ class StatusLine(QWidget):
         self.model_label.setText(f"Model: {figures.model}" if figures.model else "No model")
         speed = figures.tokens_per_second
         self.speed_label.setText(f"{speed:.1f} tok/s" if speed else "— tok/s")
+        self.speed_label.setToolTip(
+            "Speed of the reply streaming now: tokens generated per second" if figures.live
+            else "Speed of the last reply: tokens generated per second")
         first = figures.time_to_first_token
         self.first_token_label.setText(
             f"first token {first:.2f} s" if first is not None else "first token —")

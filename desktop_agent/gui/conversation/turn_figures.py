@@ -6,7 +6,11 @@ pulling in the controller's turn machinery.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+
+#: Seconds between two updates of the live speed (the status line, not every token).
+LIVE_RATE_INTERVAL = 0.25
 
 
 @dataclass(slots=True)
@@ -15,7 +19,7 @@ class TurnFigures:
 
     Attributes:
         model: The model id in use ('' when none is chosen).
-        tokens_per_second: Speed of the last reply.
+        tokens_per_second: Speed of the reply streaming now (``live``), else of the last one.
         time_to_first_token: Seconds until the last reply's first token.
         context_used: Tokens the conversation takes (server figure or estimate).
         context_length: The model's context window, when known.
@@ -26,3 +30,34 @@ class TurnFigures:
     time_to_first_token: float | None = None
     context_used: int | None = None
     context_length: int | None = None
+    live: bool = False
+
+
+class LiveRate:
+    """The speed of a reply while it streams: pieces per second since the first one.
+
+    Why pieces: OpenAI-compatible servers stream about one token per chunk, so
+    the count of text and reasoning pieces is the token count a person can
+    watch grow; the server's own figure replaces it when the reply ends.
+    """
+
+    def __init__(self) -> None:
+        self._first: float | None = None
+        self._pieces = 0
+        self._shown = 0.0
+
+    def reset(self) -> None:
+        """A new reply starts."""
+        self._first, self._pieces, self._shown = None, 0, 0.0
+
+    def piece(self, now: float | None = None) -> float | None:
+        """Count one piece; the rate when it is time to show it again, else None."""
+        now = time.monotonic() if now is None else now
+        self._pieces += 1
+        if self._first is None:
+            self._first = now
+            return None
+        if now - self._shown < LIVE_RATE_INTERVAL or now - self._first <= 0:
+            return None
+        self._shown = now
+        return (self._pieces - 1) / (now - self._first)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -129,7 +129,7 @@ class ConversationSidebar(QDockWidget):
             item.setToolTip(record.title)
             self.list.addItem(item)
             if record.id == selected:
-                self.list.setCurrentItem(item)
+                self._select_only(item)
         self.list.blockSignals(False)
         self.list.setVisible(bool(records))
         if records:
@@ -146,11 +146,20 @@ class ConversationSidebar(QDockWidget):
         for i in range(self.list.count()):
             item = self.list.item(i)
             if item.data(Qt.ItemDataRole.UserRole) == conversation_id:
-                self.list.setCurrentItem(item)
+                self._select_only(item)
                 break
         else:
             self.list.clearSelection()
         self.list.blockSignals(False)
+
+    def _select_only(self, item: QListWidgetItem) -> None:
+        """Make ``item`` current and the only row selected.
+
+        Why explicit: in extended selection, ``setCurrentItem`` reads the keys
+        held at the time, so following a tab switched with Ctrl+Tab or
+        Ctrl+PageDown (Ctrl held) added the row to the old one: two rows lit.
+        """
+        self.list.setCurrentItem(item, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def current_id(self) -> str | None:
         """The selected conversation's id."""

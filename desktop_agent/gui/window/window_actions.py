@@ -111,13 +111,16 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
     stop = _action(w, "&Stop reply", s.stop, None, "circle-stop", "Stop the reply (Esc)")
     regenerate = _action(w, "&Regenerate answer", s.regenerate, "Ctrl+R", "refresh-cw")
     rename = _action(w, "Re&name…", s.rename, "F2")
-    settings = _action(w, "Conversation &settings…", s.settings, "Ctrl+,",
+    # One pair on every system: Ctrl+, is Preferences (the app), as on macOS and in most
+    # apps; Ctrl+Shift+, the settings of this conversation. (Qt's standard Preferences
+    # key is empty on Linux and Windows, and Ctrl+, used to open Conversation settings.)
+    settings = _action(w, "Conversation &settings…", s.settings, "Ctrl+Shift+,",
                        "sliders-horizontal")
+    settings.setShortcuts([QKeySequence("Ctrl+Shift+,"), QKeySequence("Ctrl+<")])
     server = _action(w, "Choose &server and model…", s.choose_server, "Ctrl+L", "server")
     rediscover = _action(w, "Search for servers again", s.rediscover, None, "refresh-cw")
     focus_approvals = _action(w, "Go to &approvals", s.focus_approvals, "Ctrl+Shift+A")
-    preferences = _action(w, "&Preferences…", s.preferences,
-                          QKeySequence.StandardKey.Preferences, "settings-2")
+    preferences = _action(w, "&Preferences…", s.preferences, "Ctrl+,", "settings-2")
     preferences.setMenuRole(QAction.MenuRole.PreferencesRole)
     shortcuts = _action(w, "&Keyboard shortcuts", s.shortcuts, "F1", "keyboard")
     about = _action(w, "&About Desktop Agent", s.about, None, "info")
