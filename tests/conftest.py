@@ -1,12 +1,24 @@
-"""Isolation for every tier: no test touches the user's real data folder or keys."""
+"""Isolation for every tier, and the fixtures several tiers share.
+
+No test touches the user's real data folder or keys. A fixture more than one
+tier needs (a data folder, a store, the scripted model server, a keyring-less
+machine, bubblewrap) is defined here once; tier conftests hold only their own.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from desktop_agent.core.tooling.tools import Tool
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -31,3 +43,109 @@ def isolated_app_data(tmp_path_factory: pytest.TempPathFactory,
     secrets.default_vault().forget_session()
     yield folder
     secrets.default_vault().forget_session()
+
+
+# -- fixtures shared by several tiers (defined once here, never again in a tier) --------
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's own data folder, made by the app's code (so privately, as in use).
+
+    ``DESKTOP_AGENT_BASE_URL``/``_MODEL`` are cleared too, so no server chosen in
+    the developer's environment leaks into a test's settings.
+    """
+    from desktop_agent.appdata import paths
+
+    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("DESKTOP_AGENT_BASE_URL", raising=False)
+    monkeypatch.delenv("DESKTOP_AGENT_MODEL", raising=False)
+    return paths.data_dir()
+
+
+@pytest.fixture
+def store(data_dir: Path) -> Iterator[Store]:
+    """A real store file in the test's data folder (where the app would open it)."""
+    from desktop_agent.store import Store
+
+    with Store.open(data_dir / "conversations.sqlite3") as opened:
+        yield opened
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedServer]:
+    """The scripted OpenAI-compatible model server, on a free local port."""
+    from desktop_agent.testing import ScriptedServer
+
+    with ScriptedServer() as running:
+        yield running
+
+
+@pytest.fixture
+def server(model_server: ScriptedServer) -> ScriptedServer:
+    """The same scripted model server, under the name the core-facing tiers use."""
+    return model_server
+
+
+@pytest.fixture
+def gate() -> Iterator[threading.Event]:
+    """Holds a scripted reply at a ``Gate`` step until the test sets it."""
+    event = threading.Event()
+    yield event
+    event.set()  # never leave the server thread waiting
+
+
+@pytest.fixture
+def restore_keyring() -> Iterator[None]:
+    """Put back the process's keyring backend and forget session secrets afterwards."""
+    import keyring
+
+    from desktop_agent.appdata import secrets
+
+    previous = keyring.get_keyring()
+    yield
+    keyring.set_keyring(previous)
+    vault = secrets.default_vault()
+    vault._session.clear()
+    vault._last_failure = vault._failed_backend = None
+
+
+@pytest.fixture
+def no_keyring(restore_keyring: None, data_dir: Path) -> None:
+    """The headless-Linux situation: no keyring backend at all."""
+    import keyring
+    import keyring.backends.fail
+
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+
+
+@pytest.fixture
+def bubblewrap() -> None:
+    """Fail (never skip) where bubblewrap cannot make a sandbox: these tests are the proof."""
+    from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
+
+    if sandbox_backend() != "bwrap":
+        pytest.fail("bubblewrap is missing or cannot make a sandbox here; run "
+                    ".ci/install_sandbox.sh (these tests must not be skipped)")
+
+
+class WeatherTool:
+    """A ``get_weather`` tool that records the arguments it really ran with."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def build(self) -> Tool:
+        from desktop_agent.core.tooling.tools import tool
+
+        @tool("get_weather", "The weather for a city", {"city": str})
+        async def get_weather(args: dict[str, Any]) -> str:
+            self.calls.append(dict(args))
+            return f"Sunny and 21 °C in {args['city']}"
+
+        return get_weather
+
+
+@pytest.fixture
+def weather() -> WeatherTool:
+    return WeatherTool()

@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-
 import pytest
 
 from desktop_agent import AgentOptions, RetryPolicy
 from desktop_agent.testing import ScriptedServer
 
 FAST_RETRY = RetryPolicy(max_retries=2, initial_delay=0.01, max_delay=0.05, jitter=False)
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def gate() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()  # never leave the server thread waiting
 
 
 @pytest.fixture

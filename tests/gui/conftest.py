@@ -92,58 +92,8 @@ def qasync_loop(qapp: Any) -> Iterator[asyncio.AbstractEventLoop]:
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private data folder (database, config, window.ini) for the test."""
-    folder = tmp_path / "data"
-    folder.mkdir()
-    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
-    monkeypatch.delenv("DESKTOP_AGENT_BASE_URL", raising=False)
-    monkeypatch.delenv("DESKTOP_AGENT_MODEL", raising=False)
-    return folder
-
-
-@pytest.fixture
-def store(data_dir: Path) -> Iterator[Any]:
-    from desktop_agent.store import Store
-
-    opened = Store.open()
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def server() -> Iterator[Any]:
-    from desktop_agent.testing import ScriptedServer
-
-    with ScriptedServer() as running:
-        yield running
-
-
-class WeatherTool:
-    """A tool that records the arguments it really received."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    def build(self) -> Any:
-        from desktop_agent.core.tooling.tools import tool
-
-        @tool("get_weather", "The weather for a city", {"city": str})
-        async def get_weather(args: dict[str, Any]) -> str:
-            self.calls.append(dict(args))
-            return f"Sunny and 21 °C in {args['city']}"
-
-        return get_weather
-
-
-@pytest.fixture
-def weather() -> WeatherTool:
-    return WeatherTool()
-
-
-@pytest.fixture
 def make_window(qtbot: Any, qasync_loop: Any, store: Any, data_dir: Path,
-                weather: WeatherTool) -> Iterator[Callable[..., Any]]:
+                weather: Any) -> Iterator[Callable[..., Any]]:
     """Build the real main window (several times for restart tests)."""
     from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.session.tools import ToolCatalog

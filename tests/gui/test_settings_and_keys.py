@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import Qt
 from window_driver import WAIT_MS, send, use_server, wait_idle
 
@@ -42,21 +40,6 @@ def test_auto_execute_runs_tools_without_asking(qtbot: Any, make_window: Any, se
     wait_idle(qtbot, controller)
     assert weather.calls == [{"city": "Nice"}]
     assert window.approvals.requests() == []
-
-
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """The headless-Linux case (no keyring backend), whatever this machine has."""
-    import keyring
-    import keyring.backends.fail
-
-    from desktop_agent.appdata import secrets
-
-    previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-    secrets.default_vault()._session.clear()
 
 
 def test_api_key_is_kept_for_the_session_and_never_written_to_disk(

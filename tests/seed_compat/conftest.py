@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,12 +16,6 @@ EXAMPLES = Path(__file__).parent / "examples"
 ROOT = Path(__file__).resolve().parents[2]
 
 RunExample = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as srv:
-        yield srv
 
 
 @pytest.fixture

@@ -9,22 +9,12 @@ reached the server.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-
 import pytest
 
 from desktop_agent.testing import script
 from desktop_agent.testing.script import ChunkFactory, Gate, Script
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture
-def gate() -> Iterator[threading.Event]:
-    event = threading.Event()
-    yield event
-    event.set()  # never leave the server thread waiting
 
 
 def test_manual_tool_mode_continued_from_inside_the_loop(server, run_example):

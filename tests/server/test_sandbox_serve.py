@@ -24,7 +24,6 @@ import pytest
 from server_harness import start_serve, stop_serve
 
 from desktop_agent.core.tooling.builtin import BuiltinToolError, builtin_tools
-from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
 from desktop_agent.session.sandbox_settings import sandbox_policy
 from desktop_agent.store import Store, write_export_file
 
@@ -32,10 +31,7 @@ KEY = "sandbox-serve-key-0123456789abcdef"
 
 
 @pytest.fixture
-def served(data_dir: Path) -> Iterator[httpx.Client]:
-    if sandbox_backend() != "bwrap":
-        pytest.fail("bubblewrap is missing or cannot make a sandbox here; run "
-                    ".ci/install_sandbox.sh (these tests must not be skipped)")
+def served(data_dir: Path, bubblewrap: None) -> Iterator[httpx.Client]:
     process, client = start_serve(data_dir, KEY)
     try:
         yield client
@@ -187,7 +183,6 @@ def test_file_tools_see_the_data_folder_as_absent_in_a_folder_that_holds_it(
 @pytest.fixture
 def data_inside(data_dir: Path, tmp_path: Path) -> Path:
     """A working folder (``tmp_path``) that holds the data folder and a note."""
-    data_dir.mkdir()
     (data_dir / "config.json").write_text('{"mcpServers": {}}')
     (tmp_path / "notes.txt").write_text("mine")
     return data_dir

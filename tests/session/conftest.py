@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from desktop_agent.core.tooling.tools import Tool, tool
 from desktop_agent.session.approvals import ApprovalAnswer, ToolCallQuestion
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.conversation import ConversationSession
@@ -17,47 +16,6 @@ from desktop_agent.session.options import SessionEnvironment
 from desktop_agent.session.tools import ToolCatalog
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "data"
-    folder.mkdir()
-    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def store(data_dir: Path) -> Iterator[Store]:
-    opened = Store.open(data_dir / "conversations.sqlite3")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def model_server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as server:
-        yield server
-
-
-class Weather:
-    """A tool that records the input it really ran with."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-
-    def build(self) -> Tool:
-        @tool("get_weather", "The weather in a city.", {"city": str})
-        async def get_weather(args: dict[str, Any]) -> str:
-            self.calls.append(dict(args))
-            return f"Sunny in {args['city']}"
-
-        return get_weather
-
-
-@pytest.fixture
-def weather() -> Weather:
-    return Weather()
 
 
 class Asker:
@@ -78,7 +36,7 @@ def asker() -> Asker:
 
 
 @pytest.fixture
-async def make_session(store: Store, data_dir: Path, weather: Weather, asker: Asker,
+async def make_session(store: Store, data_dir: Path, weather: Any, asker: Asker,
                        model_server: ScriptedServer) -> AsyncIterator[Callable[..., Any]]:
     """A session on a new conversation pointed at the scripted server; events collected."""
     sessions: list[ConversationSession] = []

@@ -318,7 +318,7 @@ async def test_allow_for_this_conversation_is_kept_in_its_settings_and_not_asked
     # The next turn's core settles the call by the conversation's own rule before the
     # broker sees it, and records it in the core's words.
     assert tools[1].metadata["approval"] == {"decision": "rule", "by": "rule"}
-    assert tools[1].message["content"] == "Sunny in Rome"
+    assert tools[1].message["content"] == "Sunny and 21 °C in Rome"
     await session.close()
 
     model_server.enqueue(script.tool_calls([("get_weather", {"city": "Oslo"})]),

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
 from desktop_agent.session import events as ev
 from desktop_agent.session.config import AppConfig
 from desktop_agent.session.conversation import ConversationSession
@@ -28,12 +27,7 @@ from desktop_agent.workspace.checkpoints import RestoreConflictError
 
 BINARY = bytes(range(256)) * 40 + b"\x00"
 
-
-@pytest.fixture(autouse=True)
-def _bubblewrap_present() -> None:
-    if sandbox_backend() != "bwrap":
-        pytest.fail("bubblewrap is missing or cannot make a sandbox here; run "
-                    ".ci/install_sandbox.sh (these tests must not be skipped)")
+pytestmark = pytest.mark.usefixtures("bubblewrap")
 
 
 def make_project(root: Path, outside: Path) -> None:

@@ -15,25 +15,10 @@ import keyring.backends.fail
 import pytest
 from tier_policy import part_missing
 
-from desktop_agent.appdata import secrets
 from desktop_agent.store import Store
 
 HERE = Path(__file__).parent
 PROCESS_TIMEOUT = 60
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty app data folder for this test (DESKTOP_AGENT_DATA_DIR)."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with Store.open(tmp_path / "conversations.sqlite3") as opened:
-        yield opened
 
 
 @pytest.fixture
@@ -74,23 +59,6 @@ def run_helper(script: str, *args: str, **kwargs: object) -> subprocess.Popen[st
 def helper_process():
     """Start a helper script next to this file as a real subprocess (see run_helper)."""
     return run_helper
-
-
-@pytest.fixture
-def restore_keyring() -> Iterator[None]:
-    """Put back the process's keyring backend and forget session secrets afterwards."""
-    previous = keyring.get_keyring()
-    yield
-    keyring.set_keyring(previous)
-    vault = secrets.default_vault()
-    vault._session.clear()
-    vault._last_failure = vault._failed_backend = None
-
-
-@pytest.fixture
-def no_keyring(restore_keyring: None, data_dir: Path) -> None:
-    """The headless-Linux situation: no keyring backend at all."""
-    keyring.set_keyring(keyring.backends.fail.Keyring())
 
 
 _BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"

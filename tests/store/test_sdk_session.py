@@ -6,7 +6,6 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,6 @@ from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(90)
 HERE = Path(__file__).parent
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as srv:
-        yield srv
 
 
 def options(server: ScriptedServer) -> AgentOptions:
@@ -52,7 +45,7 @@ async def test_a_script_continues_a_conversation_the_window_started(store, serve
     assert [m["content"] for m in sent] == ["Be brief.", "Plan a trip to Lyon",
                                             "Day 1: old town.", "Add a day 2"]
     # a second connection to the same file, as the window has, sees the new turn
-    with Store.open(tmp_path / "conversations.sqlite3") as window_view:
+    with Store.open(store.path) as window_view:
         path = window_view.active_path(conversation.id)
     assert [r.message["content"] for r in path] == ["Plan a trip to Lyon", "Day 1: old town.",
                                                     "Add a day 2", "You said: Add a day 2"]
@@ -130,7 +123,7 @@ async def test_a_conversation_that_moved_on_elsewhere_is_not_forked(store, serve
     conversation = store.create_conversation("Shared")
     store.add_message(conversation.id, {"role": "user", "content": "first"})
     async with Client(options(server), session=StoreHistory(store, conversation.id)) as client:
-        with Store.open(tmp_path / "conversations.sqlite3") as window:
+        with Store.open(store.path) as window:
             window.add_message(conversation.id, {"role": "assistant", "content": "from window"})
         with pytest.raises(StaleParentError):
             await client.query("from the script")

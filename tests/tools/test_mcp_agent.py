@@ -7,7 +7,7 @@ reach the model in the next request.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,6 @@ from desktop_agent.core.tooling.mcp import McpServerPool
 from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture
-def model_server() -> Iterator[ScriptedServer]:
-    with ScriptedServer() as server:
-        yield server
 
 
 class Approver:

@@ -27,12 +27,6 @@ TOKEN = "ghp_ConversationToken_8c1f2e9d"
 API_KEY = "sk-server-key-0123456789abcdef"
 
 
-@pytest.fixture
-def server() -> Any:
-    with ScriptedServer() as srv:
-        yield srv
-
-
 def _options(server: ScriptedServer, workdir: Path, **extra: Any) -> AgentOptions:
     @tool("leaky", "Fails loudly.", {})
     def leaky(_args: dict[str, Any]) -> str:

@@ -18,7 +18,6 @@ import pytest
 
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.tooling.builtin import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
-from desktop_agent.core.tooling.builtin.sandbox import sandbox_backend
 from desktop_agent.core.tooling.permissions import (
     PermissionResultAllow,
     PermissionRule,
@@ -29,12 +28,7 @@ from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.types import ToolUseBlock
 from desktop_agent.session.sandbox_settings import sandbox_policy
 
-
-@pytest.fixture(autouse=True)
-def _bubblewrap_present() -> None:
-    if sandbox_backend() != "bwrap":
-        pytest.fail("bubblewrap is missing or cannot make a sandbox here; run "
-                    ".ci/install_sandbox.sh (these tests must not be skipped)")
+pytestmark = pytest.mark.usefixtures("bubblewrap")
 
 
 def _exists(path: str) -> bool:
