@@ -270,3 +270,15 @@ async def test_python_style_calls_are_read_without_running_code(
     errors = [i for i in items if isinstance(i, ToolUseError)]
     assert errors and "not a literal value" in errors[0].error
     assert "[get_weather" not in text_of(items)
+
+
+async def test_a_server_that_is_down_is_asked_again_later(make_options: Any) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = make_options(base_url=f"http://127.0.0.1:{port}/v1", tools=[weather_tool([])])
+    mode = await tool_call_mode.resolve(options)
+    assert not mode.constrained and "did not answer" in mode.reason
+    assert tool_call_mode.decided(options) is None  # nothing learnt, nothing remembered

@@ -26,11 +26,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import openai
+
 from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
 
 if TYPE_CHECKING:
-    import openai
-
     from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 #: Servers whose OpenAI-compatible route turns ``response_format`` into a grammar.
@@ -45,11 +45,14 @@ class ToolCallSupport:
         server: The server's name when one of the known kinds answered.
         grammar: Whether it turns ``response_format`` JSON schemas into a grammar.
         native: Whether the model is known to write native tool calls.
+        reached: False when no endpoint answered at all (the server is down or
+            unreachable): nothing was learnt, so nothing should be remembered.
     """
 
     server: str | None = None
     grammar: bool | None = None
     native: bool | None = None
+    reached: bool = True
 
 
 def _root(base_url: str) -> str:
@@ -124,15 +127,22 @@ async def tool_call_support(base_url: str, model: str, api_key: str | None = Non
 
     root = _root(base_url)
 
+    reached: list[bool] = []
+
     async def ask(reader: Reader, http: openai.AsyncOpenAI) -> ToolCallSupport | None:
         try:
-            return await reader(http, root, model, timeout)
+            found = await reader(http, root, model, timeout)
+        except openai.APIStatusError:  # it answered: not this kind of server
+            reached.append(True)
+            return None
         except _FAILURES:
             return None
+        reached.append(True)
+        return found
 
     try:
         async with server_client(base_url, api_key, pool) as http:
             answers = await asyncio.gather(*(ask(r, http) for r in _READERS))
     except _FAILURES:
-        return ToolCallSupport()
-    return next((a for a in answers if a is not None), ToolCallSupport())
+        return ToolCallSupport(reached=False)
+    return next((a for a in answers if a is not None), ToolCallSupport(reached=bool(reached)))

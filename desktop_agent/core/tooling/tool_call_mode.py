@@ -101,6 +101,9 @@ def decided(options: AgentOptions) -> ToolCallMode | None:
 def choose(support: ToolCallSupport) -> ToolCallMode:
     """The automatic mode for what the server said."""
     server = support.server
+    if not support.reached:
+        return ToolCallMode(False, "Native tool calls for now: the server did not answer; it "
+                                   "is asked again at the next message.")
     grammar = bool(support.grammar) and server in GRAMMAR_SERVERS
     if support.native:
         return ToolCallMode(False, f"Native tool calls: {server} says the model calls tools "
@@ -127,7 +130,8 @@ async def resolve(options: AgentOptions) -> ToolCallMode:
                                       timeout=min(options.timeout, 3.0),
                                       pool=options.connection_pool)
     mode = choose(support)
-    _DECIDED[key] = mode
+    if support.reached:  # a server that is down is asked again at the next turn
+        _DECIDED[key] = mode
     log.info("%s %s: %s", key[0], key[1], mode.reason)
     return mode
 
