@@ -44,6 +44,11 @@ def as_llamacpp(server: ScriptedServer) -> None:
     server.routes[("GET", "/props")] = (200, LLAMACPP_PROPS)
 
 
+def as_grammar_server(server: ScriptedServer) -> None:
+    """Ollama with a model whose capabilities have no ``tools``: response_format is used."""
+    server.routes[("POST", "/api/show")] = (200, {"capabilities": ["completion"]})
+
+
 def calls_reply(*calls: tuple[str, dict[str, Any]], **kwargs: Any) -> Any:
     body = json.dumps({"tool_calls": [{"name": n, "arguments": a} for n, a in calls]},
                       separators=(",", ":"))
@@ -71,7 +76,10 @@ async def test_llamacpp_gets_constrained_calls_without_any_option(
     assert calls == [{"city": "Paris"}]
     assert text_of(items) == "Sunny."
     first = server.requests[0]
-    assert "response_format" in first and "tools" not in first
+    assert "tools" not in first and "response_format" not in first
+    # llama.cpp takes a GBNF grammar: the schema goes as one that allows no whitespace
+    grammar = first["grammar"]
+    assert '"\\"get_weather\\""' in grammar and "[ \\t" not in grammar
     mode = tool_call_mode.decided(make_options(tools=[weather_tool([])]))
     assert mode is not None and mode.constrained and "llama.cpp" in mode.reason
 
@@ -100,7 +108,7 @@ async def test_an_explicit_false_is_never_constrained(server: ScriptedServer,
 
 async def test_a_server_error_does_not_switch_constraints_off(server: ScriptedServer,
                                                               make_options: Any) -> None:
-    as_llamacpp(server)
+    as_grammar_server(server)
     overloaded = script.error(500, "slot unavailable, try again later")
     server.enqueue(overloaded, overloaded, overloaded, script.text('{"answer":"Back."}'))
     options = make_options(tools=[weather_tool([])])
@@ -114,7 +122,7 @@ async def test_a_server_error_does_not_switch_constraints_off(server: ScriptedSe
 
 async def test_a_refusal_of_the_field_is_remembered_per_model_and_told(
         server: ScriptedServer, make_options: Any) -> None:
-    as_llamacpp(server)
+    as_grammar_server(server)
     server.enqueue(script.error(400, "response_format type json_schema is not supported"),
                    script.text("Native."), script.text("Still native."),
                    script.text('{"answer":"Other model."}'))
@@ -132,11 +140,12 @@ async def test_a_refusal_of_the_field_is_remembered_per_model_and_told(
     mode = tool_call_mode.decided(options)
     assert mode is not None and not mode.constrained
     assert "refused" in mode.reason and "not supported" in mode.reason
+    assert "Ollama" not in mode.reason
 
 
 async def test_several_calls_in_one_reply_run_and_repeats_are_dropped(
         server: ScriptedServer, make_options: Any) -> None:
-    as_llamacpp(server)
+    as_grammar_server(server)
     calls: list[dict[str, Any]] = []
     server.enqueue(calls_reply(("get_weather", {"city": "Paris"}),
                                ("get_weather", {"city": "Rome"}),
@@ -154,7 +163,7 @@ async def test_several_calls_in_one_reply_run_and_repeats_are_dropped(
 
 async def test_a_reply_cut_mid_call_is_told_and_asked_again_with_room(
         server: ScriptedServer, make_options: Any) -> None:
-    as_llamacpp(server)
+    as_grammar_server(server)
     calls: list[dict[str, Any]] = []
     cut = '{"tool_calls":[{"name":"get_weather","arguments":{"city":"Par'
     server.enqueue(script.text(cut, pieces=4, finish_reason="length"),
@@ -175,7 +184,7 @@ async def test_a_reply_cut_mid_call_is_told_and_asked_again_with_room(
 async def test_a_cut_reply_that_the_repair_could_close_is_not_run(
         server: ScriptedServer, make_options: Any) -> None:
     # Cut after a whole first call: closing the brackets would run it; it was not sent whole.
-    as_llamacpp(server)
+    as_grammar_server(server)
     calls: list[dict[str, Any]] = []
     cut = '{"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}'
     server.enqueue(script.text(cut, finish_reason="length"),
@@ -215,7 +224,7 @@ def test_required_arrays_need_content_and_strings_are_capped() -> None:
 
 async def test_an_argument_at_the_cap_is_not_run(server: ScriptedServer,
                                                  make_options: Any) -> None:
-    as_llamacpp(server)
+    as_grammar_server(server)
     calls: list[dict[str, Any]] = []
     cap = constrained_calls.string_cap(40)
     server.enqueue(calls_reply(("get_weather", {"city": "Paris " * (cap // 6 + 1)})),
@@ -230,7 +239,7 @@ async def test_an_argument_at_the_cap_is_not_run(server: ScriptedServer,
 
 async def test_prose_naming_a_tool_is_asked_again_for_calls_once(
         server: ScriptedServer, make_options: Any) -> None:
-    as_llamacpp(server)
+    as_grammar_server(server)
     calls: list[dict[str, Any]] = []
     server.enqueue(script.text('{"answer":"I will use get_weather for Paris."}'),
                    calls_reply(("get_weather", {"city": "Paris"})),
@@ -282,3 +291,16 @@ async def test_a_server_that_is_down_is_asked_again_later(make_options: Any) -> 
     mode = await tool_call_mode.resolve(options)
     assert not mode.constrained and "did not answer" in mode.reason
     assert tool_call_mode.decided(options) is None  # nothing learnt, nothing remembered
+
+
+def test_the_compact_grammar_covers_optional_properties_and_counts() -> None:
+    from desktop_agent.core.tooling.compact_grammar import compact_grammar
+
+    grammar = compact_grammar({"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "number"},
+                                        "minItems": 2, "maxItems": 3}}})
+    assert grammar is not None
+    # nothing required: either property may come first, and only then a comma
+    assert 'r3 ::= "{" (r0 ("," r2)? | r2)? "}"' in grammar
+    assert 'r1 ::= "[" number ("," number){1,2} "]"' in grammar
+    assert compact_grammar({"allOf": [{"type": "string"}]}) is None  # left to the server
