@@ -3,6 +3,7 @@
 Usage::
 
     python tests/e2e/screenshot_window.py [output_folder] [--dark]
+    SCREENSHOT_ONLY=approval-diff python tests/e2e/screenshot_window.py ...  # that window only
 
 Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
 ``DISPLAY`` is already set, opens the real main window with the xcb platform
@@ -13,7 +14,9 @@ switcher, attachments in the composer, a request from a background tab in the
 Approvals dock, a turn that changed files (the bar with Undo, the Files changed
 window with a diff, and the folder after Undo), a project with an ``AGENTS.md``
 (its mark in the header, the model's plan pinned above the composer, ``@``
-completion open in the composer), and the settings dialogs. It does
+completion open in the composer), the settings dialogs, and (in a second
+window with the built-in file tools) an ``edit_file`` approval with its diff
+on the inline card and in the Approvals dock. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -337,6 +340,94 @@ async def _plan_and_mention_shots(app: Any, window: Any, server: Any, out: Path,
     tab.file_mentions.popup.hide()
 
 
+APP_BEFORE = '''"""Read rows of a CSV file."""
+
+import csv
+from pathlib import Path
+
+
+def parse_row(line: str) -> list[str]:
+    """Split one line into its fields."""
+    return line.split(",")
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    """Every row of the file, header included."""
+    with path.open(encoding="utf-8") as handle:
+        return [parse_row(line.rstrip("\\n")) for line in handle]
+'''
+
+EDIT = {"path": "src/parser.py",
+        "old_string": '''def parse_row(line: str) -> list[str]:
+    """Split one line into its fields."""
+    return line.split(",")''',
+        "new_string": '''def parse_row(line: str) -> list[str]:
+    """Split one line into its fields; a quoted field may hold commas."""
+    return next(csv.reader([line]))'''}
+
+
+async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[Path]:
+    """An ``edit_file`` call waiting for approval: its diff on the card and in the dock.
+
+    A window of its own, because the built-in file tools (the only calls with
+    a diff before approval) would take the place of the scripted ``read_file``
+    of the main run.
+    """
+    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.session import workdir_path
+    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer, script
+
+    saved: list[Path] = []
+    with ScriptedServer() as server:
+        server.models = ["qwen2.5-7b-instruct"]
+        store = Store.open()
+        window = MainWindow(store, tools=ToolCatalog(include_builtin=True, include_mcp=False),
+                            approval_timeout=300.0, discover_on_start=False)
+        window.resize(*size)
+        window.show()
+        controller = window.new_conversation()
+        window.servers.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None,
+                                  32768)
+        controller.update_settings(tools=["read_file", "edit_file", "write_file"])
+        work = workdir_path(controller.conversation_id, controller.settings)
+        (work / "src").mkdir(parents=True, exist_ok=True)
+        (work / "src" / "parser.py").write_text(APP_BEFORE)
+        server.enqueue(script.tool_calls([("edit_file", EDIT)],
+                                         text_before="parse_row() splits on every comma; "
+                                                     "the csv module handles quotes."),
+                       script.text("Done: quoted commas stay inside their field."))
+        controller.send("CSV rows with quoted commas come out wrong. Fix parse_row().")
+        tab = window.current_tab()
+        await _wait_for(lambda: bool(window.approvals.pending()), "the edit_file approval", 20)
+        await _pause(1.5)  # the diff's colours arrive once the file's lexer has loaded
+        app.processEvents()
+        path = out / f"{prefix}-14-approval-diff-card.png"
+        window.grab().save(str(path))
+        saved.append(path)
+        window.approval_dock.toggleViewAction().trigger()  # as View ▸ Approvals does
+        await _wait_for(lambda: window.approval_dock.diff_view.rows_shown > 0, "the dock's diff")
+        await _pause(0.6)
+        app.processEvents()
+        for name, widget in (("15-approval-diff-dock.png", window),
+                             ("15b-approval-diff-dock-alone.png", window.approval_dock)):
+            path = out / f"{prefix}-{name}"
+            widget.grab().save(str(path))
+            saved.append(path)
+        window.approval_dock.allow_once()
+        await _wait_for(lambda: not controller.busy, "the edit")
+        await _pause(0.3)
+        path = out / f"{prefix}-16-approval-diff-after.png"
+        tab.transcript.flush()
+        window.grab().save(str(path))
+        saved.append(path)
+        window.close()
+        await window.shutdown()
+        store.close()
+    return saved
+
+
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:
     """A small bar chart to attach (drawn, so nothing binary is committed)."""
     from PySide6.QtGui import QColor, QImage, QPainter
@@ -400,7 +491,11 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
         asyncio.set_event_loop(loop)
         prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):
-            saved = loop.run_until_complete(asyncio.wait_for(play(app, out, prefix, size), 120))
+            only = os.environ.get("SCREENSHOT_ONLY")  # "approval-diff": just that window
+            saved = [] if only else loop.run_until_complete(
+                asyncio.wait_for(play(app, out, prefix, size), 120))
+            saved += loop.run_until_complete(
+                asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
     for path in saved:
         print(path)
     return 0

@@ -32,3 +32,28 @@ def test_a_card_the_person_had_opened_stays_open(qtbot: Any, qapp: Any) -> None:
     card.show_approval(ApprovalPrompt())
     card.show_approval(None)
     assert card.expanded
+
+
+def test_on_a_narrow_card_the_answers_wrap_instead_of_being_cut_off(
+        qtbot: Any, qapp: Any) -> None:
+    # A 1024-pixel window with the Approvals dock open leaves the card about 440
+    # pixels: the four answers side by side would run past its edge.
+    card = _card(qtbot, qapp)
+    card.show_approval(ApprovalPrompt())
+    panel = card.approval_panel
+    assert panel is not None
+    buttons = (panel.allow_button, panel.allow_conversation_button, panel.allow_always_button,
+               panel.deny_button)
+
+    def inside(width: int) -> bool:
+        card.resize(width, card.height())
+        qtbot.waitUntil(lambda: panel.width() <= width)
+        qapp.processEvents()
+        return all(b.isVisible() and b.geometry().right() <= panel.width()
+                   and b.geometry().left() >= 0 for b in buttons)
+
+    assert inside(1000) and not panel.two_rows
+    assert panel.deny_button.y() == panel.allow_always_button.y()  # one row
+    assert inside(440) and panel.two_rows
+    assert panel.allow_conversation_button.y() > panel.allow_button.y()
+    assert inside(1000) and not panel.two_rows  # and back, when there is room again

@@ -102,13 +102,16 @@ class ApprovalDock(QDockWidget):
         self._list = QListWidget()
         self._list.setObjectName("approvalList")
         self._list.setMinimumHeight(60)
+        # Long titles end in "…" (the full text is the tooltip), not in a scroll bar.
+        self._list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self._list.currentItemChanged.connect(self._on_current_changed)
         self._list.itemClicked.connect(self._on_clicked)
         splitter.addWidget(self._list)
         splitter.addWidget(self._build_detail())
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([110, 600])
+        splitter.setSizes([64, 700])  # a few requests; the detail (and its diff) gets the room
         self._stack.addWidget(splitter)
         self.setWidget(body)
 
@@ -154,6 +157,7 @@ class ApprovalDock(QDockWidget):
         self._arguments.setObjectName("approvalArguments")
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._arguments.setFont(mono)
+        self._arguments.setMinimumHeight(self._arguments.fontMetrics().lineSpacing() * 3 + 12)
         self._arguments.setTabChangesFocus(True)
         self._arguments.textChanged.connect(self._validate_arguments)
         self._json_error = QLabel()
@@ -162,7 +166,7 @@ class ApprovalDock(QDockWidget):
         self._json_error.setWordWrap(True)
         self._json_error.hide()
         self.diff_view = DiffView(TranscriptTheme.from_palette(self.palette()), self._scheduler,
-                                  detail)
+                                  detail, fill=True)
         self._reason = QLineEdit()
         self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self._reason.returnPressed.connect(self.deny)
@@ -202,7 +206,7 @@ class ApprovalDock(QDockWidget):
         layout.addWidget(QLabel("Arguments (JSON, editable before running):"))
         layout.addWidget(self._arguments, 1)
         layout.addWidget(self._json_error)
-        layout.addWidget(self.diff_view)
+        layout.addWidget(self.diff_view, 3)  # the diff gets the room; the arguments scroll
         layout.addWidget(self._reason)
         layout.addWidget(self._state)
         layout.addLayout(row1)
@@ -213,6 +217,7 @@ class ApprovalDock(QDockWidget):
 
     def _on_added(self, request: ApprovalRequest) -> None:
         item = QListWidgetItem(self._item_text(request))
+        item.setToolTip(self._item_text(request))
         item.setIcon(icon("circle-help"))
         item.setData(Qt.ItemDataRole.UserRole, request.number)
         self._list.addItem(item)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from desktop_agent.core.tooling.builtin.sandbox import UNSANDBOXED_WARNING
@@ -84,21 +85,34 @@ class ApprovalPanel(QWidget):
         self.reason.returnPressed.connect(lambda: self._answer(DENY))
         layout.addWidget(self.reason)
 
-        row = QHBoxLayout()
-        row.setSpacing(6)
         self.allow_button = self._button("Allow once", ALLOW_ONCE, "primary")
         self.allow_conversation_button = self._button("Allow for this conversation",
                                                       ALLOW_CONVERSATION)
         self.allow_always_button = self._button("Always allow", ALLOW_ALWAYS)
         self.deny_button = self._button("Deny", DENY, "danger")
-        for button in (self.allow_button, self.allow_conversation_button,
-                       self.allow_always_button):
-            row.addWidget(button)
-        row.addStretch(1)
-        row.addWidget(self.deny_button)
+        # One row where the card is wide enough; on a narrow card (a small window with
+        # the dock open) the two remembering answers move to a second row, so no
+        # button is cut off at the card's edge.
+        self._first_row = QHBoxLayout()
+        self._first_row.setSpacing(6)
+        self._second_row = QHBoxLayout()
+        self._second_row.setSpacing(6)
+        self._first_row.addWidget(self.allow_button)
+        self._first_row.addStretch(1)
+        self._first_row.addWidget(self.deny_button)
+        self._second_row.addStretch(1)
+        self._two_rows: bool | None = None
         self.allow_conversation_button.setVisible(prompt.can_remember)
         self.allow_always_button.setVisible(prompt.can_remember)
-        layout.addLayout(row)
+        layout.addLayout(self._first_row)
+        layout.addLayout(self._second_row)
+        self._arrange(two_rows=False)
+        # Set, so the layout does not raise it to the one-row width: a narrow card
+        # gets two rows instead of buttons cut off at its edge.
+        self.setMinimumWidth(max(
+            self.allow_button.sizeHint().width() + self.deny_button.sizeHint().width(),
+            self.allow_conversation_button.sizeHint().width()
+            + self.allow_always_button.sizeHint().width()) + 3 * self._first_row.spacing())
 
         from desktop_agent.gui.theme import style_chrome
 
@@ -109,6 +123,39 @@ class ApprovalPanel(QWidget):
         if prompt.deadline is not None:
             self._tick.start()
         self._update_countdown()
+
+    @property
+    def two_rows(self) -> bool:
+        """Whether the answers take two rows (the card is too narrow for one)."""
+        return bool(self._two_rows)
+
+    def _one_row_width(self) -> int:
+        """The width the four answers need side by side."""
+        buttons = [self.allow_button, self.deny_button]
+        if self._prompt.can_remember:
+            buttons += [self.allow_conversation_button, self.allow_always_button]
+        spacing = self._first_row.spacing()
+        return sum(b.sizeHint().width() for b in buttons) + spacing * (len(buttons) + 1)
+
+    def _arrange(self, *, two_rows: bool) -> None:
+        if two_rows == self._two_rows:
+            return
+        self._two_rows = two_rows
+        remembering = (self.allow_conversation_button, self.allow_always_button)
+        for button in remembering:
+            self._first_row.removeWidget(button)
+            self._second_row.removeWidget(button)
+        if two_rows:
+            for index, button in enumerate(remembering):
+                self._second_row.insertWidget(index, button)
+        else:
+            for index, button in enumerate(remembering, start=1):
+                self._first_row.insertWidget(index, button)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Put the answers on one row or two, as the card's width allows."""
+        super().resizeEvent(event)
+        self._arrange(two_rows=event.size().width() < self._one_row_width())
 
     def _button(self, text: str, choice: str, role: str = "") -> QPushButton:
         button = QPushButton(text, self)

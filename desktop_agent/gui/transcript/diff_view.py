@@ -38,6 +38,8 @@ from desktop_agent.workspace.diffs import FileDiff, side_by_side_rows
 SIDE_BY_SIDE_MIN_WIDTH = 900
 #: Rows visible before the lines scroll inside the view.
 VISIBLE_ROWS = 18
+#: Rows a filling view keeps however little room its panel has.
+MIN_FILL_ROWS = 4
 
 
 def unified_rows(diff: FileDiff) -> list[DiffRow]:
@@ -72,14 +74,20 @@ def number_width(diff: FileDiff) -> int:
 class DiffView(QWidget):
     """Counts, a sentence, and the diff's lines (unified or side by side).
 
+    On a card the lines take the height of their rows (up to :data:`VISIBLE_ROWS`),
+    since the transcript scrolls; in a panel of fixed height (the Approvals dock)
+    ``fill`` lets them take the room there is and scroll inside, so the panel's
+    other parts are never pushed over each other on a short screen.
+
     Attributes:
         rows_shown: Rows the lines view holds (0 until the diff is first shown).
     """
 
     def __init__(self, theme: TranscriptTheme, scheduler: FrameScheduler | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, fill: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("diffView")
+        self._fill = fill
         self._theme = theme
         self._scheduler = scheduler
         self._diff: FileDiff | None = None
@@ -212,8 +220,12 @@ class DiffView(QWidget):
         self.left.copy_source = self.right.copy_source = diff.unified_text
         rows = min(len(left), VISIBLE_ROWS)
         height = self.left.row_height() * (rows + 1) + 12
-        self.left.setFixedHeight(height)
-        self.right.setFixedHeight(height)
+        for lines in (self.left, self.right):
+            if self._fill:
+                lines.setMinimumHeight(self.left.row_height() * (MIN_FILL_ROWS + 1) + 12)
+                lines.setMaximumHeight(height)
+            else:
+                lines.setFixedHeight(height)
         self.rows_shown = len(left)
         if self._scheduler is None:
             lexer = file_lexer_future(diff.path).result()
