@@ -138,6 +138,7 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         asyncio.get_running_loop().set_default_executor(deferring_executor())
         await _prune_deleted(svc)
+        await svc.events.watch_other_processes()
         sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:
             yield

@@ -5,9 +5,13 @@ Examples::
     DESKTOP_AGENT_MASTER_KEY=$(openssl rand -hex 32) desktop-agent serve
     desktop-agent serve --no-auth                 # 127.0.0.1 only
     DESKTOP_AGENT_MASTER_KEY=... desktop-agent serve --host 0.0.0.0 --port 9000
+    DESKTOP_AGENT_DATABASE_URL=postgresql://agent:pw@db:5432/agent desktop-agent serve
 
 Data lives in the same folder as the window's (``DESKTOP_AGENT_DATA_DIR``
-honoured), so conversations made over the API appear in the window. Only the
+honoured), so conversations made over the API appear in the window. With
+``--database`` (or ``DESKTOP_AGENT_DATABASE_URL``) conversations, messages,
+settings, events and turn leases live in that PostgreSQL database instead, and
+any number of replicas on it serve one set of conversations. Only the
 standard library is imported at the top; FastAPI and uvicorn load when the
 command runs.
 
@@ -22,10 +26,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+
+DATABASE_URL_VARIABLE = "DESKTOP_AGENT_DATABASE_URL"
+"""Where ``serve`` reads the PostgreSQL URL from when ``--database`` is not given."""
 
 log = logging.getLogger("desktop_agent.server.cli")
 
@@ -50,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     serve.add_argument("--idle-seconds", type=float, default=300.0, metavar="SECONDS",
                        help="drop a conversation's in-memory state (runner, recent events) "
                             "after this long unused; it is rebuilt from disk (default 300)")
+    serve.add_argument("--database", default=None, metavar="URL",
+                       help="keep conversations in this PostgreSQL database "
+                            "(postgresql://user:password@host:5432/name) so that several "
+                            "replicas serve them; default: DESKTOP_AGENT_DATABASE_URL, else "
+                            "the SQLite file in the data folder. Prefer the variable: a "
+                            "password on the command line is visible to other users")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="uvicorn log level (default info)")
@@ -72,6 +86,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         print("desktop-agent serve: --port must be between 1 and 65535", file=sys.stderr)  # noqa: T201
         return EXIT_ERROR
+    database = args.database or os.environ.get(DATABASE_URL_VARIABLE, "").strip() or None
+    if database is not None and not database.lower().startswith(("postgresql://", "postgres://")):
+        print("desktop-agent serve: --database takes a PostgreSQL URL such as "  # noqa: T201
+              "postgresql://user:password@host:5432/name (without it, conversations "
+              "stay in the data folder's SQLite file)", file=sys.stderr)
+        return EXIT_ERROR
 
     import gc
 
@@ -85,7 +105,7 @@ def run_serve(args: argparse.Namespace) -> int:
     warm_up_turns()  # before serving: a lazy first import would stall every open stream
 
     try:
-        store = Store.open()
+        store = Store.open(database)
     except StoreError as exc:
         print(f"desktop-agent serve: cannot open the conversation store: {exc}",  # noqa: T201
               file=sys.stderr)

@@ -25,10 +25,14 @@ sends one event per piece, as before. Concatenating the ``text`` of the
 ``text`` events gives the same reply either way.
 
 Memory keeps the recent tail of each conversation read or written lately;
-older events, and events another process wrote, are read from SQLite. A
-follower waiting for news polls the table now and then, so a stream served by
-one process also shows what another process appended. Idle conversations'
-tails are dropped (:meth:`EventLog.evict_idle`).
+older events, and events another process wrote, are read from the store. On
+PostgreSQL (several replicas on one database) the store reports each commit of
+another replica's events as it happens (LISTEN/NOTIFY,
+:meth:`EventLog.watch_other_processes`) and the followers of that conversation
+wake at once; on SQLite, and as a safety net on PostgreSQL, a follower waiting
+for news polls the table now and then, so a stream served by one process also
+shows what another process appended. Idle conversations' tails are dropped
+(:meth:`EventLog.evict_idle`).
 
 All methods except the writer's internals run on the server's event loop.
 """
@@ -58,6 +62,9 @@ MERGED_TYPES = frozenset({"text", "thinking"})
 
 POLL_SECONDS = 0.5
 """How often a waiting follower checks the table for events another process wrote."""
+
+PUSHED_POLL_SECONDS = 5.0
+"""The same check when the store pushes other processes' commits: only a safety net."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +172,33 @@ class EventLog:
         self._outbox_lock = threading.Lock()  # close() runs in a worker thread
         self._hand_over_scheduled = False
         self._closed = False
+        self._stop_watching: Callable[[], None] | None = None
+        self.poll_seconds = POLL_SECONDS
         self.listeners: list[Listener] = []
+
+    async def watch_other_processes(self) -> None:
+        """Wake followers as soon as another process commits events, where the store can tell.
+
+        On PostgreSQL the store's listener thread reports each commit; the report
+        is handed to the loop. On SQLite there is nothing to watch and followers
+        keep polling every :data:`POLL_SECONDS`.
+        """
+        loop = asyncio.get_running_loop()
+
+        def on_commit(conversation_id: str, newest: int) -> None:  # the store's thread
+            loop.call_soon_threadsafe(self.committed_elsewhere, conversation_id, newest)
+
+        self._stop_watching = await asyncio.to_thread(self._store.watch_events, on_commit)
+        if self._stop_watching is not None:
+            self.poll_seconds = PUSHED_POLL_SECONDS
+
+    def committed_elsewhere(self, conversation_id: str, newest: int) -> None:
+        """Another process committed events up to ``newest``: wake this conversation's followers."""
+        if conversation_id not in self._waiters and conversation_id not in self._last_ids:
+            return  # nobody here follows it; a later reader reads the store
+        if newest > self._last_ids.get(conversation_id, 0):
+            self._last_ids[conversation_id] = newest
+            self._wake(conversation_id)
 
     def stored_conversations(self) -> Iterable[str]:
         """Conversations that have events on disk (to prune deleted ones); blocking."""
@@ -391,8 +424,9 @@ class EventLog:
     async def wait_beyond(self, conversation_id: str, after: int, timeout: float) -> bool:
         """Wait until an event newer than ``after`` exists; False on timeout.
 
-        Wakes at once for events this process writes and within
-        :data:`POLL_SECONDS` for events another process writes. Each wait is one
+        Wakes at once for events this process writes and for those another
+        process commits when the store reports them (PostgreSQL), else within
+        :data:`POLL_SECONDS`. Each wait is one
         future and one timer: every open stream waits once per event it sends, and
         ``asyncio.wait_for`` (a new task per call on Python 3.11) cost more than
         the rest of the wait together.
@@ -408,7 +442,7 @@ class EventLog:
             woken: asyncio.Future[bool] = loop.create_future()
             waiters = self._waiters.setdefault(conversation_id, [])
             waiters.append(woken)
-            timer = loop.call_later(min(remaining, POLL_SECONDS), _settle, woken, False)
+            timer = loop.call_later(min(remaining, self.poll_seconds), _settle, woken, False)
             try:
                 by_commit = await woken
             finally:
@@ -460,6 +494,8 @@ class EventLog:
         if self._closed:
             return
         self._closed = True
+        if self._stop_watching is not None:
+            self._stop_watching()
         if self._writer is not None:
             items = self._take_outbox()
             if items:

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +68,7 @@ from .turn import TurnBlocks
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
     from desktop_agent.core.types import ToolUseBlock
-    from desktop_agent.store import ConversationRecord, MessageRecord, Store
+    from desktop_agent.store import ConversationRecord, MessageRecord, Store, TurnLease
 
 log = logging.getLogger("desktop_agent.session.conversation")
 
@@ -115,6 +115,8 @@ class ConversationSession(FolderUndo):
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop_task: asyncio.Task[bool] | None = None
+        # The lease taken by _starting, until the turn's task takes it over.
+        self._pending_lease: TurnLease | None = None
         self._closed = False
         self._reported_problems: list[str] = []
         self.last_used = time.monotonic()
@@ -306,6 +308,29 @@ class ConversationSession(FolderUndo):
             self._record.settings, tool_name))
 
     # -- user actions --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _starting(self) -> Iterator[None]:
+        """Check a turn may start and take its lease now, before anything is written.
+
+        Taken here, not when the turn's task first runs, so two processes (two
+        ``serve`` replicas, a window and a server) asked at the same moment cannot
+        both store a message and start: the second is refused at once with
+        :class:`ConversationBusyError`. Given back if starting fails.
+        """
+        self._check_can_start()
+        lease = self._store.turn_lease(self._record.id, self._owner)
+        lease.acquire()
+        self._pending_lease = lease
+        try:
+            yield
+        except BaseException:
+            self._pending_lease = None
+            lease.release()
+            raise
+        if self._task is None and self._pending_lease is lease:  # nothing was started
+            self._pending_lease = None
+            lease.release()
+
     def _check_can_start(self) -> None:
         if self._closed:
             raise SessionError("The conversation was closed.")
@@ -341,11 +366,11 @@ class ConversationSession(FolderUndo):
             ConversationBusyError: Another process runs a turn here.
             StaleParentError: Another process appended meanwhile.
         """
-        self._check_can_start()
-        base = model_history(self._path, self._vision())
-        record = self.add_user_message(content)
-        self._start(content, base, len(base))
-        return record
+        with self._starting():
+            base = model_history(self._path, self._vision())
+            record = self.add_user_message(content)
+            self._start(content, base, len(base))
+            return record
 
     def run(self) -> None:
         """Answer the waiting user message (or tool results) in the background.
@@ -353,48 +378,48 @@ class ConversationSession(FolderUndo):
         Raises:
             NothingToAnswerError: The branch ends with an answer already.
         """
-        self._check_can_start()
-        if not self._path or self._path[-1].role not in ("user", "tool"):
-            raise NothingToAnswerError(
-                "The conversation has no new user message to answer; send one first.")
-        last = self._path[-1]
-        if last.role == "user":
-            base = model_history(self._path[:-1], self._vision())
-            self._start(last.message.get("content") or "", base, len(base))
-        else:
-            base = model_history(self._path, self._vision())
-            self._start("", base, len(base) - 1)
+        with self._starting():
+            if not self._path or self._path[-1].role not in ("user", "tool"):
+                raise NothingToAnswerError(
+                    "The conversation has no new user message to answer; send one first.")
+            last = self._path[-1]
+            if last.role == "user":
+                base = model_history(self._path[:-1], self._vision())
+                self._start(last.message.get("content") or "", base, len(base))
+            else:
+                base = model_history(self._path, self._vision())
+                self._start("", base, len(base) - 1)
 
     def regenerate(self) -> None:
         """Answer the last user message again; the old answer stays as a sibling branch."""
-        self._check_can_start()
-        index = last_user_index(self._path)
-        if index is None:
-            raise NothingToAnswerError("There is no user message to answer again.")
-        user = self._path[index]
-        self._store.set_active_leaf(self._record.id, user.id)
-        self._path = self._path[:index + 1]
-        self._emit(PathReset(tuple(self._path)))
-        base = model_history(self._path[:index], self._vision())
-        self._start(user.message.get("content") or "", base, len(base))
+        with self._starting():
+            index = last_user_index(self._path)
+            if index is None:
+                raise NothingToAnswerError("There is no user message to answer again.")
+            user = self._path[index]
+            self._store.set_active_leaf(self._record.id, user.id)
+            self._path = self._path[:index + 1]
+            self._emit(PathReset(tuple(self._path)))
+            base = model_history(self._path[:index], self._vision())
+            self._start(user.message.get("content") or "", base, len(base))
 
     retry = regenerate
 
     def edit(self, message_id: str, text: str) -> None:
         """Replace a user message with ``text`` (a sibling branch) and answer it."""
-        self._check_can_start()
-        index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
-        if index is None or self._path[index].role != "user":
-            raise NothingToAnswerError("That message is not a user message on this branch.")
-        old = self._path[index]
-        prefix = self._path[:index]
-        record = self._store.add_message(self._record.id, {"role": "user", "content": text},
-                                         parent_id=old.parent_id,
-                                         new_root=old.parent_id is None)
-        self._path = [*prefix, record]
-        self._emit(PathReset(tuple(self._path)))
-        base = model_history(prefix, self._vision())
-        self._start(text, base, len(base))
+        with self._starting():
+            index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
+            if index is None or self._path[index].role != "user":
+                raise NothingToAnswerError("That message is not a user message on this branch.")
+            old = self._path[index]
+            prefix = self._path[:index]
+            record = self._store.add_message(self._record.id, {"role": "user", "content": text},
+                                             parent_id=old.parent_id,
+                                             new_root=old.parent_id is None)
+            self._path = [*prefix, record]
+            self._emit(PathReset(tuple(self._path)))
+            base = model_history(prefix, self._vision())
+            self._start(text, base, len(base))
 
     def stop(self) -> None:
         """Stop the running turn (the partial reply is kept and marked interrupted)."""
@@ -426,6 +451,7 @@ class ConversationSession(FolderUndo):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        self._drop_pending_lease()
         return True
 
     async def close(self) -> None:
@@ -438,12 +464,20 @@ class ConversationSession(FolderUndo):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        self._drop_pending_lease()
         if self._stop_task is not None and not self._stop_task.done():
             self._stop_task.cancel()
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.close()
+
+    def _drop_pending_lease(self) -> None:
+        """Give back a lease whose turn was cancelled before its task ever ran."""
+        lease, self._pending_lease = self._pending_lease, None
+        if lease is not None:
+            with contextlib.suppress(Exception):  # the store may be closed already
+                lease.release()
 
     # -- the turn ---------------------------------------------------------------------
     def _start(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
@@ -455,7 +489,8 @@ class ConversationSession(FolderUndo):
     async def _turn(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
         outcome: Outcome = "error"
         try:
-            async with self._store.turn_lease(self._record.id, self._owner):
+            lease, self._pending_lease = self._pending_lease, None
+            async with lease or self._store.turn_lease(self._record.id, self._owner):
                 outcome = await self._leased_turn(prompt, base, base_length)
         except ConversationBusyError as exc:
             self._emit(TurnFailed(exc))

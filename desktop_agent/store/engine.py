@@ -27,6 +27,7 @@ lease check, a message's depth) hold across replicas exactly as across processes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -67,6 +68,13 @@ class Engine(Protocol):
 
     def close(self) -> None:
         """Close the connection; later calls raise ``StoreClosedError``. Idempotent."""
+        ...
+
+    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+        """Report other processes' appended events as they commit; returns a stop function.
+
+        None when the engine cannot push them (SQLite: readers poll the file).
+        """
         ...
 
 

@@ -39,6 +39,7 @@ type checkers, ``inspect.signature`` and ``help()`` see them there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Self
@@ -148,6 +149,15 @@ class Store:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+        """Hear events other processes append, as they commit; returns a stop function.
+
+        ``on_commit(conversation_id, newest_event_id)`` is called from a thread of
+        the store's. PostgreSQL pushes them (LISTEN/NOTIFY); on SQLite this returns
+        None and readers poll :meth:`last_event_id` instead.
+        """
+        return self._db.watch_events(on_commit)
 
     def _reading(self) -> AbstractContextManager[SqlConnection]:
         """The raw connection under the store's lock (tests inspect the database with it)."""

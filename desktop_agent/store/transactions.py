@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -95,6 +95,10 @@ class Database:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+
+    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+        """None: SQLite cannot push commits to other processes; their readers poll."""
+        return None
 
     def external_version(self, conn: SqlConnection) -> int:
         """``PRAGMA data_version``: changes when another connection commits to the file."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -28,6 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 from desktop_agent.store.dialects import Dialect, PostgresDialect
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError, StoreClosedError
 from desktop_agent.store.postgres import postgres_schema
+from desktop_agent.store.postgres.event_listener import EventListener
 from desktop_agent.store.postgres.placeholders import PlaceholderConnection
 from desktop_agent.store.sql_connection import SqlConnection
 
@@ -135,6 +136,12 @@ class PostgresDatabase:
                 self._own_bumps += 1
                 yield conn
             self.local_writes += 1
+
+    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+        """A LISTEN thread on a connection of its own (see :mod:`.event_listener`)."""
+        listener = EventListener(self._url, self.location, on_commit)
+        listener.start()
+        return listener.stop
 
     def external_version(self, conn: SqlConnection) -> int:
         """The write sequence's value less our own writes: moves when another replica writes."""

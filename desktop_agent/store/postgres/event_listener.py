@@ -1,0 +1,79 @@
+"""Hearing other replicas' events as they are committed: LISTEN on its own connection.
+
+Every commit that appends events NOTIFYs ``<conversation id>:<newest event id>``
+(see :class:`~desktop_agent.store.dialects.PostgresDialect`). A replica whose SSE
+followers wait for a conversation's next event runs one :class:`EventListener`,
+a thread with a connection of its own that LISTENs and hands each notification to
+a callback, so a follower on replica C is woken by a turn running on replica B
+within a round trip, instead of finding the rows on its next poll.
+
+A lost connection is retried every few seconds; meanwhile followers fall back to
+their slow poll, so nothing is missed, only later.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import psycopg
+
+from desktop_agent.store.dialects import EVENTS_CHANNEL
+
+logger = logging.getLogger("desktop_agent.store.postgres")
+
+RETRY_SECONDS = 3.0
+STOP_CHECK_SECONDS = 1.0
+
+EventsCommitted = Callable[[str, int], None]
+"""Called with (conversation id, newest event id) from the listener's thread."""
+
+
+class EventListener:
+    """A thread that LISTENs for appended events and reports each to a callback."""
+
+    def __init__(self, url: str, location: str, on_commit: EventsCommitted) -> None:
+        self._url = url
+        self._location = location
+        self._on_commit = on_commit
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="event-listener", daemon=True)
+
+    def start(self) -> None:
+        """Start listening (returns at once)."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop listening; waits at most a few seconds for the thread. Idempotent."""
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(STOP_CHECK_SECONDS * 3)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True, connect_timeout=15,
+                                     application_name="desktop-agent events") as conn:
+                    conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    while not self._stopping.is_set():
+                        for note in conn.notifies(timeout=STOP_CHECK_SECONDS):
+                            self._report(note.payload)
+            except psycopg.Error as exc:
+                if self._stopping.is_set():
+                    return
+                logger.warning("listening for events on %s failed (%s); retrying in %.0f s",
+                               self._location, str(exc).strip(), RETRY_SECONDS)
+                self._stopping.wait(RETRY_SECONDS)
+
+    def _report(self, payload: str) -> None:
+        conversation_id, _, event_id = payload.rpartition(":")
+        try:
+            newest = int(event_id)
+        except ValueError:
+            logger.debug("ignoring a malformed event notification %r", payload)
+            return
+        try:
+            self._on_commit(conversation_id, newest)
+        except Exception:  # the listener must outlive a failing callback
+            logger.exception("handling the event notification %r failed", payload)
