@@ -301,6 +301,8 @@ class ConversationTab(QWidget):
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
         c.busy_changed.connect(self._on_busy_for_undo)
         c.undo.files_changed.connect(self._on_files_changed)
+        c.undo.files_changed.connect(lambda _changes: t.offer_restore(True))
+        t.restore_requested.connect(self.restore_from_message)
 
     def _stop_tool_call(self, tool_use_id: str) -> None:
         """Stop on a running command's card: end that command, and say so on the card."""
@@ -321,6 +323,15 @@ class ConversationTab(QWidget):
         self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
         self.plan_panel.show_plan(self.controller.current_plan())
         self._update_empty_hint()
+        self._offer_restore_if_changed()
+
+    def _offer_restore_if_changed(self) -> None:
+        """Offer "Restore files…" on messages once the conversation has changed files."""
+        async def check() -> None:
+            if await self.controller.undo.has_changes():
+                self.transcript.offer_restore(True)
+
+        self.controller.undo.start(check())
 
     def _on_user_message(self, text: str, message_id: str, pictures: list[str]) -> None:
         if not self._loaded:
@@ -438,6 +449,26 @@ class ConversationTab(QWidget):
         """Restore files to before ``message_id`` (from the Files changed panel)."""
         self._run_restore(lambda force=False: self.controller.undo.restore_before(
             message_id, branch=branch, force=force))
+
+    def restore_from_message(self, message_id: str, branch: bool) -> None:
+        """A message's "Restore files…": files back to before it, maybe the conversation too.
+
+        Going back as well (``branch``) drops the message from the view, as a new
+        branch will replace it: its text goes into an empty composer, ready to
+        be edited and sent again. A conflict is asked about on the files bar, as
+        for Undo.
+        """
+        text = self.transcript.item_text(message_id)
+        undo = self.controller.undo
+
+        async def restore(force: bool = False) -> RestoreOutcome:
+            outcome = await undo.restore_before(message_id, branch=branch, force=force)
+            if branch and outcome.carried_out and text \
+                    and not self.composer.toPlainText().strip():
+                self.composer.setPlainText(text)
+            return outcome
+
+        self._run_restore(restore)
 
     def _overwrite(self) -> None:
         if self._retry_forced is not None:

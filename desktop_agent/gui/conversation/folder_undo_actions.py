@@ -50,11 +50,14 @@ class RestoreOutcome:
         conflicts: Files changed after the agent's change (nothing was done);
             asking again with ``force`` overwrites them.
         done: Files were put back (the restore, a turn of its own, can be undone).
+        carried_out: The session did what was asked (even if no file needed
+            putting back); False when it refused, asked about conflicts or failed.
     """
 
     sentence: str
     conflicts: tuple[str, ...] = ()
     done: bool = False
+    carried_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,10 @@ class FolderUndoActions(QObject):
         return await self._outcome(lambda: self._session.restore_files(
             message_id, force=force, branch=branch))
 
+    async def has_changes(self) -> bool:
+        """Whether any turn, command or restore of this conversation changed files."""
+        return any(turn.changes for turn in await self._session.checkpoints.turns())
+
     async def turn_files(self) -> list[TurnFiles]:
         """Every turn that changed files, newest first, each file with its diff."""
         checkpoints = self._session.checkpoints
@@ -171,9 +178,10 @@ class FolderUndoActions(QObject):
             return RestoreOutcome(f"Files could not all be put back ({exc.strerror or exc}); "
                                   "the ones before it were.")
         if report is None or report.turn is None:
-            return RestoreOutcome("Nothing to put back: the files are already as they were.")
+            return RestoreOutcome("Nothing to put back: the files are already as they were.",
+                                  carried_out=True)
         applied = report.applied
         count = len(applied.restored) + len(applied.removed)
         kept = f" {len(applied.kept)} left as they are." if applied.kept else ""
         return RestoreOutcome(f"Put back {count} file{'s' if count != 1 else ''}.{kept}",
-                              done=True)
+                              done=True, carried_out=True)

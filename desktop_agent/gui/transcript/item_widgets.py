@@ -43,6 +43,10 @@ class ItemSignals(Protocol):
         """Another version of a message is to be shown."""
 
     @property
+    def restore_requested(self) -> SignalInstance:
+        """Files are to be put back as they were before a message."""
+
+    @property
     def retry_requested(self) -> SignalInstance:
         """A failed turn is to be tried again."""
 
@@ -64,6 +68,8 @@ class ItemWidgets:
 
     Attributes:
         theme: the colours in use (derived from the palette).
+        restore_offered: Whether user messages offer "Restore files…" (the
+            conversation's tools have changed files).
     """
 
     def __init__(self, view: ItemSignals, column: QWidget, scheduler: FrameScheduler,
@@ -73,6 +79,7 @@ class ItemWidgets:
         self._scheduler = scheduler
         self.theme = TranscriptTheme.from_palette(palette)
         self._renderer = MarkdownRenderer(self.theme)
+        self.restore_offered = False
 
     def retheme(self, palette: QPalette) -> bool:
         """Take the colours of ``palette``; True when they changed (rebuild the widgets)."""
@@ -91,6 +98,8 @@ class ItemWidgets:
             user.edit_requested.connect(view.edit_requested.emit)
             user.copy_requested.connect(view.copy_requested.emit)
             user.branch_requested.connect(view.branch_requested.emit)
+            user.restore_requested.connect(view.restore_requested.emit)
+            user.offer_restore(self.restore_offered)
             return user
         if isinstance(item, CompactionItem):
             return CompactionMarker(item, self.theme, self._column)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStyle, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop_agent.gui.transcript.branch_switcher import BranchSwitcher
 from desktop_agent.gui.transcript.items import ErrorItem, UserItem
@@ -18,22 +26,31 @@ from desktop_agent.gui.transcript.widget_style import action_button, role_label
 #: A bubble takes at most this share of the transcript's width.
 BUBBLE_WIDTH_SHARE = 0.8
 _BUBBLE_PADDING = 28
+#: The two ways back from a message's "Restore files" menu.
+RESTORE_FILES = "Restore files to before this message"
+RESTORE_AND_BRANCH = "Restore files and go back to here (a new branch)"
 
 
 class UserMessageWidget(QWidget):
-    """A sent message in a bubble that hugs its text, with Copy and Edit actions.
+    """A sent message in a bubble that hugs its text, with Copy, Edit and Restore files.
 
     Edit swaps the bubble for an inline editor; sending from it emits the new text.
+    "Restore files…" (offered once the conversation's tools have changed files)
+    opens a menu: put the working folder back as it was before this message, or
+    that and move the conversation back to here, so the next message starts a
+    new branch beside the old one.
 
     Signals:
         edit_requested(str, str): item key and the edited text, when an edit is sent.
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
         branch_requested(str, int): item key and -1/+1 (another version of the message).
+        restore_requested(str, bool): item key, and whether to go back to here as well.
     """
 
     edit_requested = Signal(str, str)
     copy_requested = Signal(str)
     branch_requested = Signal(str, int)
+    restore_requested = Signal(str, bool)
 
     def __init__(
         self, item: UserItem, theme: TranscriptTheme, parent: QWidget | None = None
@@ -57,6 +74,17 @@ class UserMessageWidget(QWidget):
         role = role_label("You", theme, self)
         self.copy_button = action_button("Copy", theme, self, self._copy)
         self.edit_button = action_button("Edit", theme, self, self.start_editing)
+        self.restore_menu = QMenu(self)
+        self.restore_menu.addAction(RESTORE_FILES).triggered.connect(
+            lambda: self.restore_requested.emit(item.key, False))
+        self.restore_menu.addAction(RESTORE_AND_BRANCH).triggered.connect(
+            lambda: self.restore_requested.emit(item.key, True))
+        self.restore_button = action_button("Restore files\u2026", theme, self,
+                                            self._open_restore_menu)
+        self.restore_button.setToolTip("Put the working folder back as it was before this "
+                                       "message")
+        self.restore_button.setVisible(False)
+        self._restore_offered = False
         self.editor = MessageEditor(theme, self)
         self.editor.setVisible(False)
         self.editor.submitted.connect(self._send_edit)
@@ -78,6 +106,7 @@ class UserMessageWidget(QWidget):
         actions_row.addWidget(self.branches)
         actions_row.addWidget(self.copy_button)
         actions_row.addWidget(self.edit_button)
+        actions_row.addWidget(self.restore_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -95,6 +124,15 @@ class UserMessageWidget(QWidget):
     def set_branch(self, branch: tuple[int, int] | None) -> None:
         """Show which version of the message this is."""
         self.branches.set_position(branch)
+
+    def offer_restore(self, offered: bool) -> None:
+        """Show "Restore files…" (the conversation's tools have changed files)."""
+        self._restore_offered = offered
+        self.restore_button.setVisible(offered and not self.editing)
+
+    def _open_restore_menu(self) -> None:
+        self.restore_menu.popup(self.restore_button.mapToGlobal(
+            self.restore_button.rect().bottomLeft()))
 
     def _measure_text_width(self) -> int:
         metrics = QFontMetrics(self.text_view.font())
@@ -118,6 +156,7 @@ class UserMessageWidget(QWidget):
         self.bubble.setVisible(False)
         self.edit_button.setVisible(False)
         self.copy_button.setVisible(False)
+        self.restore_button.setVisible(False)
         self.editor.setVisible(True)
         self.editor.start(self.item.text)
 
@@ -127,6 +166,7 @@ class UserMessageWidget(QWidget):
         self.bubble.setVisible(True)
         self.edit_button.setVisible(True)
         self.copy_button.setVisible(True)
+        self.restore_button.setVisible(self._restore_offered)
 
     def _send_edit(self, text: str) -> None:
         self.stop_editing()

@@ -82,9 +82,12 @@ class TranscriptView(QScrollArea):
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
         tool_stop_requested(str): tool use id: Stop on a running command's card.
         branch_requested(str, int): message key and -1/+1: show another version of it.
+        restore_requested(str, bool): message key, and whether to go back to it as well:
+            put the files back as they were before that message.
     """
 
     branch_requested = Signal(str, int)
+    restore_requested = Signal(str, bool)
 
     approval_answered = Signal(str, str, str)
     tool_stop_requested = Signal(str)
@@ -311,6 +314,18 @@ class TranscriptView(QScrollArea):
                 self._book.look_up_branch(item, again=True)
                 if isinstance(widget, UserMessageWidget | AssistantMessageWidget):
                     widget.set_branch(item.branch)
+
+    def offer_restore(self, offered: bool) -> None:
+        """Show (or hide) "Restore files…" on every user message, rendered now or later."""
+        self._widgets.restore_offered = offered
+        for widget in self._window.widgets.values():
+            if isinstance(widget, UserMessageWidget):
+                widget.offer_restore(offered)
+
+    @property
+    def restore_offered(self) -> bool:
+        """Whether user messages offer "Restore files…"."""
+        return self._widgets.restore_offered
 
     def branch_of(self, key: str) -> tuple[int, int] | None:
         """The (position, count) shown on message ``key`` (None: no other version)."""

@@ -1,0 +1,102 @@
+"""A message's "Restore files…": files back to before it, and optionally the conversation.
+
+The real window, a scripted model, the built-in ``write_file`` and real files:
+the person opens the menu under an earlier message and picks an entry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from window_driver import WAIT_MS, send, use_server, wait_idle
+
+from desktop_agent.gui.transcript.message_bubbles import (
+    RESTORE_AND_BRANCH,
+    RESTORE_FILES,
+    UserMessageWidget,
+)
+from desktop_agent.testing import script
+
+
+def _write_turn(qtbot: Any, window: Any, controller: Any, server: Any, prompt: str,
+                files: dict[str, str]) -> None:
+    server.enqueue(script.tool_calls([("write_file", {"path": name, "content": text})
+                                      for name, text in files.items()]),
+                   script.text("Written."))
+    send(qtbot, window, prompt)
+    wait_idle(qtbot, controller)
+
+
+def _message(window: Any, text: str) -> UserMessageWidget:
+    view = window.current_tab().transcript
+    view.flush()
+    for key in view.item_keys():
+        widget = view.item_widget(key)
+        if isinstance(widget, UserMessageWidget) and widget.plain_text() == text:
+            return widget
+    raise AssertionError(f"no message {text!r} on screen")
+
+
+def _choose(qtbot: Any, message: UserMessageWidget, entry: str) -> None:
+    """Click "Restore files…" under ``message`` and pick ``entry`` in its menu."""
+    assert message.restore_button.isVisible()
+    qtbot.mouseClick(message.restore_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(message.restore_menu.isVisible, timeout=WAIT_MS)
+    action = next(a for a in message.restore_menu.actions() if a.text() == entry)
+    message.restore_menu.hide()
+    action.trigger()
+
+
+def test_restore_files_to_before_an_earlier_message_asks_about_hand_edits_then_branches(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    window = make_window(builtin=True)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["write_file"], workdir=str(work), confirm_tools=False)
+    tab = window.current_tab()
+
+    send(qtbot, window, "hello")  # a turn that changes nothing: no "Restore files…" yet
+    server.enqueue(script.text("Hi."))
+    wait_idle(qtbot, controller)
+    assert not _message(window, "hello").restore_button.isVisible()
+
+    _write_turn(qtbot, window, controller, server, "Write a", {"a.txt": "one\n"})
+    _write_turn(qtbot, window, controller, server, "Change a, add b",
+                {"a.txt": "two\n", "b.txt": "new\n"})
+    assert (work / "a.txt").read_text() == "two\n"
+    (work / "b.txt").write_text("my own words\n")  # the person edits b.txt by hand
+
+    # Before "Change a, add b": b.txt was changed by hand since, so the bar asks first.
+    qtbot.waitUntil(_message(window, "Change a, add b").restore_button.isVisible,
+                    timeout=WAIT_MS)
+    _choose(qtbot, _message(window, "Change a, add b"), RESTORE_FILES)
+    bar = tab.files_bar
+    qtbot.waitUntil(bar.overwrite_button.isVisible, timeout=WAIT_MS)
+    assert "b.txt" in bar.message.text()
+    assert (work / "a.txt").read_text() == "two\n"  # nothing was touched
+    assert (work / "b.txt").read_text() == "my own words\n"
+    qtbot.mouseClick(bar.overwrite_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bar.undo_button.text() == "Undo this restore", timeout=WAIT_MS)
+    assert not (work / "b.txt").exists()
+    assert (work / "a.txt").read_text() == "one\n"
+    # The conversation itself did not move.
+    assert _message(window, "Change a, add b").isVisible()
+
+    # Before "Write a", going back to there too: a.txt is gone, the conversation ends
+    # at "hello", and the message waits in the composer to be edited and sent again.
+    _choose(qtbot, _message(window, "Write a"), RESTORE_AND_BRANCH)
+    qtbot.waitUntil(lambda: not (work / "a.txt").exists(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: tab.composer.toPlainText() == "Write a", timeout=WAIT_MS)
+    texts = [tab.transcript.item_text(k) for k in tab.transcript.item_keys()]
+    assert "hello" in texts and "Write a" not in texts and "Change a, add b" not in texts
+    assert [m.role for m in controller.session.path] == ["user", "assistant"]
+
+    # Sent again, it is a new branch beside the old one (which is kept).
+    server.enqueue(script.text("Sure."))
+    qtbot.keyClick(tab.composer, Qt.Key.Key_Return)
+    wait_idle(qtbot, controller)
+    qtbot.waitUntil(lambda: _message(window, "Write a").branches.isVisible(),
+                    timeout=WAIT_MS)
