@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 #: Metadata key of a tool result the turn's loop guard or a limit left unrun: the stop's words.
 STOPPED_KEY = "stopped"
 
+#: Metadata key of a result whose command the person ended (Stop on its card).
+STOPPED_BY_PERSON_KEY = "stopped_by_person"
+
 #: Approval words (the broker's and the core's) that mean the call did not run, and the card's word.
 _REFUSALS = {"deny": "denied", "denied": "denied", "expired": "expired",
              "cancelled": "cancelled", "blocked": "blocked"}
@@ -42,8 +45,9 @@ class ToolCallState:
         is_error: The result is an error (the call failed or did not run).
         outcome: Why an error result is not a failure: ``denied``, ``expired``,
             ``cancelled``, ``blocked``, ``stopped`` (the turn was stopped) or
-            ``not executed`` (the loop guard or a limit ended the turn); None
-            for a result or a failure.
+            ``not executed`` (the loop guard or a limit ended the turn); for a
+            result, ``stopped`` when the person ended the command from its card;
+            None for a plain result or a failure.
         pictures: ``data:`` URIs of the pictures the tool returned.
         change: The diff of what the call changed in its file, if it changed one.
         stopped: The loop guard's or limit's own words ("Stopped: ..."), shown
@@ -60,9 +64,7 @@ class ToolCallState:
     @property
     def status(self) -> str:
         """The card's status word: ``done``, ``failed`` or the outcome."""
-        if not self.is_error:
-            return "done"
-        return self.outcome or "failed"
+        return self.outcome or ("failed" if self.is_error else "done")
 
 
 def tool_call_state(message: Mapping[str, Any], metadata: Mapping[str, Any]) -> ToolCallState:
@@ -71,7 +73,7 @@ def tool_call_state(message: Mapping[str, Any], metadata: Mapping[str, Any]) -> 
     is_error = bool(metadata.get("is_error"))
     user_content = metadata.get("user_content")
     stopped = metadata.get(STOPPED_KEY)
-    outcome: str | None = None
+    outcome: str | None = "stopped" if metadata.get(STOPPED_BY_PERSON_KEY) else None
     if is_error:
         approval = metadata.get("approval")
         decision = approval.get("decision") if isinstance(approval, Mapping) else None

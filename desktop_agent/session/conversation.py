@@ -117,6 +117,7 @@ class ConversationSession(FolderUndo):
         self._stop_task: asyncio.Task[bool] | None = None
         # The lease taken by _starting, until the turn's task takes it over.
         self._pending_lease: TurnLease | None = None
+        self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._closed = False
         self._reported_problems: list[str] = []
         self.last_used = time.monotonic()
@@ -433,7 +434,10 @@ class ConversationSession(FolderUndo):
             False when no such call runs or it cannot be stopped.
         """
         client = self._client
-        return client is not None and client.stop_tool_call(tool_use_id)
+        if client is None or not client.stop_tool_call(tool_use_id):
+            return False
+        self._stopped_calls.add(tool_use_id)  # its stored result says who ended it
+        return True
 
     async def interrupt(self) -> bool:
         """Stop the running turn, keeping what streamed so far; False if none runs."""
@@ -519,7 +523,8 @@ class ConversationSession(FolderUndo):
                                 str(self._record.settings.get("model") or ""),
                                 self.broker.decision_of,
                                 on_stored=self._on_stored,
-                                change_of=self._file_changes.change_of)
+                                change_of=self._file_changes.change_of,
+                                stopped_by_person=self._stopped_calls.__contains__)
         started = False
         prompt_record = self._path[-1] if self._path and self._path[-1].role == "user" else None
         try:

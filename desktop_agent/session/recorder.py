@@ -31,7 +31,7 @@ from desktop_agent.core.context.history_invariants import (
 )
 from desktop_agent.store import StreamingReplyWriter
 
-from .call_states import STOPPED_KEY
+from .call_states import STOPPED_BY_PERSON_KEY, STOPPED_KEY
 from .file_changes import FILE_CHANGE_KEY
 
 if TYPE_CHECKING:
@@ -76,12 +76,15 @@ class TurnRecorder:
         on_stored: Told about each message once it is complete in the store.
         change_of: The diff of what a tool call changed in a file, if it changed one
             (kept in the result's metadata so the card shows it after a restart).
+        stopped_by_person: Whether Stop on the call's card ended it (kept as
+            ``stopped_by_person`` in its result's metadata).
     """
 
     def __init__(self, store: Store, conversation_id: str, path: list[MessageRecord],
                  model: str, decision_of: Callable[[str], dict[str, Any] | None],
                  on_stored: Callable[[MessageRecord], None] = lambda _record: None,
-                 change_of: Callable[[str], dict[str, Any] | None] = lambda _id: None) -> None:
+                 change_of: Callable[[str], dict[str, Any] | None] = lambda _id: None,
+                 stopped_by_person: Callable[[str], bool] = lambda _id: False) -> None:
         self._store = store
         self._conversation_id = conversation_id
         self._path = path
@@ -89,6 +92,7 @@ class TurnRecorder:
         self._decision_of = decision_of
         self._on_stored = on_stored
         self._change_of = change_of
+        self._stopped_by_person = stopped_by_person
         self._segment: _Segment | None = None
         self._compaction: dict[str, Any] | None = None  # for the next reply's metadata
         self._tool_records: dict[str, str] = {}
@@ -297,6 +301,8 @@ class TurnRecorder:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error}
         if stopped:
             metadata[STOPPED_KEY] = stopped
+        if self._stopped_by_person(tool_use_id):
+            metadata[STOPPED_BY_PERSON_KEY] = True
         if user_content:
             metadata["user_content"] = user_content
         if images:

@@ -14,9 +14,11 @@ switcher, attachments in the composer, a request from a background tab in the
 Approvals dock, a turn that changed files (the bar with Undo, the Files changed
 window with a diff, and the folder after Undo), a project with an ``AGENTS.md``
 (its mark in the header, the model's plan pinned above the composer, ``@``
-completion open in the composer), the settings dialogs, and (in a second
-window with the built-in file tools) an ``edit_file`` approval with its diff
-on the inline card and in the Approvals dock. It does
+completion open in the composer), a ``bash`` call's output shown live on its
+card mid-command (then stopped from the card), the theme switched live (light
+to dark, or dark to light) with no restart, the settings dialogs, and (in a
+second window with the built-in file tools) an ``edit_file`` approval with its
+diff on the inline card and in the Approvals dock. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -137,6 +139,15 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         return "Renamed greet() to welcome() in src/app.py, added tests/test_app.py, " \
                "removed old_notes.txt."
 
+    @tool("bash", "Run a bash command in the working folder", {"command": str})
+    async def bash(args: dict[str, Any]) -> str:
+        from desktop_agent.core.tooling.builtin.shell_tool import run_command
+        from desktop_agent.core.tooling.builtin.workdir import Workdir
+
+        # The real sandboxed runner: its output reaches the card live.
+        result = await run_command(args["command"], Workdir(_LIVE[0]), time_limit=120)
+        return result.to_text()
+
     saved: list[Path] = []
 
     def save(widget: Any, name: str) -> None:
@@ -152,7 +163,8 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         server.models = ["qwen2.5-7b-instruct", "llama-3.1-8b"]
         store = Store.open()
         window = MainWindow(store, tools=ToolCatalog([read_file, take_screenshot, refactor,
-                                                      plan_tool()], include_builtin=False),
+                                                      plan_tool(), bash],
+                                                     include_builtin=False),
                             approval_timeout=300.0, discover_on_start=False)
         window.resize(*size)
         window.show()
@@ -224,6 +236,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
 
         await _files_changed_shots(window, server, save, shot)
         await _plan_and_mention_shots(app, window, server, out, prefix, saved)
+        await _live_output_and_theme_shots(window, server, shot)
 
         dialog = window.open_settings()
         await _pause(0.3)
@@ -286,6 +299,67 @@ async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -
                     and tab.files_bar.undo_button.text() == "Undo this restore", "the undo")
     await _pause(0.3)
     shot("11-undone.png")
+
+
+_LIVE: list[Path] = []
+"""The working folder of the conversation whose command runs live."""
+
+#: The demo project's test script: coloured lines for a few seconds, then a test that hangs.
+TEST_RUN = ("printf '\\033[1m===== test session starts =====\\033[0m\\n'; "
+            "for i in $(seq 1 60); do printf 'tests/test_parser.py::test_row_%02d "
+            "\\033[32mPASSED\\033[0m\\n' $i; sleep 0.05; done; "
+            "printf 'tests/test_parser.py::test_quoted_commas \\033[31mFAILED\\033[0m\\n'; "
+            "printf 'tests/test_reader.py::test_huge_file '; sleep 60")
+
+
+async def _live_output_and_theme_shots(window: Any, server: Any, shot: Any) -> None:
+    """A command's output on its card while it runs (then Stop), and a live theme switch."""
+    from desktop_agent.gui.theme import is_dark
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+    from desktop_agent.gui.window.preferences import Preferences
+    from desktop_agent.session import workdir_path
+    from desktop_agent.testing import script
+
+    fifth = window.new_conversation()
+    window.servers.use_server(fifth, server.base_url, "qwen2.5-7b-instruct", None, 32768)
+    fifth.update_settings(confirm_tools=False, tools=["bash"])
+    work = workdir_path(fifth.conversation_id, fifth.settings)
+    _LIVE[:] = [work]
+    (work / "run-tests.sh").write_text(TEST_RUN + "\n")
+    server.enqueue(script.tool_calls([("bash", {"command": "bash run-tests.sh"})],
+                                     text_before="Running the tests."),
+                   script.text("I stopped the run: `test_huge_file` hangs. The failing test "
+                               "is `test_quoted_commas`; shall I look at it?"))
+    tab = window.current_tab()
+    fifth.send("Run the tests")
+
+    def live_card() -> Any:
+        tab.transcript.flush()
+        cards = [c for c in tab.findChildren(ToolCard) if c.tool_name == "bash"]
+        return cards[-1] if cards else None
+
+    def showing(text: str) -> bool:
+        card = live_card()
+        return card is not None and card.live_view is not None \
+            and text in card.live_view.plain_text()
+
+    await _wait_for(lambda: showing("test_row_01"), "the live output")
+    await _wait_for(lambda: showing("test_huge_file"), "the output mid-command")
+    await _pause(1.2)  # the elapsed time moves on while it hangs
+    shot("14-live-output.png")
+    card = live_card()
+    card.live_view.stop_button.click()
+    await _wait_for(lambda: not fifth.busy, "the stopped command")
+    await _pause(0.3)
+    shot("14b-live-output-stopped.png")
+
+    # The theme, switched live: every open transcript follows, no restart.
+    was_dark = is_dark()
+    window.chrome.apply_preferences(Preferences(theme="light" if was_dark else "dark"))
+    await _pause(0.5)
+    shot(f"15-theme-switched-live-to-{'light' if was_dark else 'dark'}.png")
+    window.chrome.apply_preferences(Preferences(theme="dark" if was_dark else "light"))
+    await _pause(0.3)
 
 
 PLAN = [{"step": "Read src/parser.py and its tests", "status": "completed"},

@@ -87,7 +87,18 @@ def test_stop_on_the_card_ends_just_that_command(qtbot: Any, make_window: Any, s
     wait_idle(qtbot, controller)
     card = _card(window)
     assert card.output_text.startswith("stopped by the person after")
-    assert not card.is_error and card.detail_label.text().startswith("builtin · done")
+    assert not card.is_error and card.detail_label.text().startswith("builtin · stopped · ")
+    shown = (card.detail_label.text(), card.output_text)
     # the turn went on: the model read the result and answered
     messages = [m for m in controller.stored_messages() if m["role"] == "assistant"]
     assert messages[-1]["message"]["content"] == "It was stopped, moving on."
+    # reopened after a restart, the card says the same (figures included)
+    window.close()
+    qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)
+    again = make_window(builtin=True)
+    qtbot.waitUntil(lambda: again.current_controller() is not None, timeout=WAIT_MS)
+    again.current_tab().ensure_loaded()
+    qtbot.waitUntil(lambda: _card(again) is not None, timeout=WAIT_MS)
+    reopened = _card(again)
+    assert reopened.detail_label.text().startswith("builtin · stopped")
+    assert reopened.output_text == shown[1]

@@ -55,9 +55,11 @@ class LiveRate:
         now = time.monotonic() if now is None else now
         self._pieces += 1
         if self._first is None:
-            self._first = now
+            self._first = self._shown = now
             return None
-        if now - self._shown < LIVE_RATE_INTERVAL or now - self._first <= 0:
+        # Not before a quarter second of pieces: a burst (a server that sends a short
+        # reply at once) would read as thousands of tokens a second.
+        if now - self._shown < LIVE_RATE_INTERVAL:
             return None
         self._shown = now
         return (self._pieces - 1) / (now - self._first)

@@ -108,6 +108,7 @@ class AssistantMessageWidget(QWidget):
         self._tail_text = ""
         self._pages: list[QVBoxLayout] = []
         self._cards: dict[str, ToolCard] = {}
+        self._card_parts: list[tuple[ToolCallPart, ToolCard]] = []
         self._waiting_cards: list[tuple[ToolCallPart, ToolCard]] = []
         # Cards of file calls that ran and whose diff of what changed is not here yet.
         self._change_cards: list[tuple[ToolCallPart, ToolCard]] = []
@@ -332,6 +333,8 @@ class AssistantMessageWidget(QWidget):
         card.approval_answered.connect(self.approval_answered.emit)
         card.stop_requested.connect(self.tool_stop_requested.emit)
         self._cards[part.tool_use_id] = card
+        self._card_parts.append((part, card))
+        card.settled_seen = part.settled
         self._insert(card)
         if part.edited:
             card.set_arguments(part.arguments)
@@ -341,6 +344,7 @@ class AssistantMessageWidget(QWidget):
         card.set_change(part.change)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
+            card.set_live(part.live)  # "10,001 lines · 6.2 s" stays when the card is made again
             card.set_pictures(part.pictures)
         else:
             if part.status:
@@ -373,6 +377,13 @@ class AssistantMessageWidget(QWidget):
                 card.set_live(part.live)
                 still_waiting.append((part, card))
         self._waiting_cards = still_waiting
+        for part, card in self._card_parts:
+            if card.settled_seen != part.settled and part.result is not None:
+                # Its stored result changed after it was shown (the turn's end reconciled
+                # it with what the model was sent): show it as the store has it.
+                card.settled_seen = part.settled
+                card.set_outcome(part.outcome)
+                card.set_result(part.result, part.is_error)
         changing = []
         for part, card in self._change_cards:
             if part.change is None:

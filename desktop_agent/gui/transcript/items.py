@@ -104,6 +104,7 @@ class ToolCallPart:
     live: LiveOutput | None = None  # what a running command printed so far
     edited: bool = False  # it ran with input edited at approval (shown instead of the model's)
     stopped_line: str | None = None  # the loop guard's "Stopped: ..." that left it unrun
+    settled: int = 0  # times its stored result was applied (a card shows the latest)
 
 
 @dataclass

@@ -76,6 +76,7 @@ def settle_part(part: ToolCallPart, state: ToolCallState) -> None:
     part.pictures = list(state.pictures)
     part.change = state.change
     part.stopped_line = state.stopped
+    part.settled += 1
 
 
 def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:

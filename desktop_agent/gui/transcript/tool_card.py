@@ -83,6 +83,7 @@ class ToolCard(CollapsibleSection):
         self.output_text: str | None = None
         self.is_error = False
         self.edited = False  # the arguments shown are the input it ran with, not the model's
+        self.settled_seen = 0  # which settling of its part's stored result it shows
 
         arguments_label = muted_label("Arguments", theme, body, bold=True, scale=0.85)
         self._arguments_label = arguments_label
@@ -196,8 +197,12 @@ class ToolCard(CollapsibleSection):
             self._set_status(outcome)
 
     def set_live(self, live: LiveOutput | None) -> None:
-        """Show what the running command printed so far (nothing once the result is in)."""
-        if live is None or self.output_text is not None:
+        """Show what the running command printed so far; once the result is in, its figures."""
+        if live is None:
+            return
+        self._live_note = figures_text(live)
+        if self.output_text is not None:  # e.g. a card made again after a theme change
+            self._set_status(self._status)
             return
         if self.live_view is None:
             self.live_view = LiveOutputView(self._theme, self)
@@ -207,7 +212,6 @@ class ToolCard(CollapsibleSection):
             assert card_layout is not None
             card_layout.addWidget(self.live_view)
         self.live_view.show_output(live)
-        self._live_note = figures_text(live)
 
     def set_result(self, content: str, is_error: bool = False) -> None:
         """Fill the output; an error result marks the card as failed."""
@@ -226,7 +230,7 @@ class ToolCard(CollapsibleSection):
                                    if is_error else "Output")
         self._output_label.setVisible(True)
         self._output_panel.setVisible(True)
-        self._set_status((self._outcome or "failed") if is_error else "done")
+        self._set_status(self._outcome or ("failed" if is_error else "done"))
 
     def set_pictures(self, urls: Sequence[str]) -> None:
         """Show the pictures the tool returned (once), below the card's header.
