@@ -3,7 +3,7 @@
 - :mod:`.main`: the entry point (argument parsing, ``--version``, ``--smoke-test``,
   opening the window, crash reports); imports only the standard library at the
   top, so ``--version`` and ``--help`` answer at once.
-- :mod:`.transfer`: ``export`` and ``import``.
+- :mod:`.transfer`: ``export``, ``import`` and ``copy-store``.
 - :mod:`.display_check`: whether a window can open here, asked before Qt loads.
 
 ``serve`` lives with the server (:mod:`desktop_agent.server.cli_command`); the

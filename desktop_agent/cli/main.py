@@ -39,7 +39,7 @@ VERSION_FILE = "VERSION"
 # explain what is missing when a module is not in this build.
 _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "desktop_agent.server.cli_command": ("serve",),
-    "desktop_agent.cli.transfer": ("export", "import"),
+    "desktop_agent.cli.transfer": ("export", "import", "copy-store"),
     "desktop_agent.cli.try_model": ("try-model",),
 }
 

@@ -1,4 +1,4 @@
-"""``desktop-agent export`` and ``desktop-agent import``.
+"""``desktop-agent export``, ``desktop-agent import`` and ``desktop-agent copy-store``.
 
 Examples::
 
@@ -7,6 +7,7 @@ Examples::
     desktop-agent export 3f2a9c 77b1 -o two.json          # ids or unique id prefixes
     desktop-agent export 3f2a9c --format markdown -o chat.md
     desktop-agent import conversations.json chat-from-elsewhere.json
+    DESKTOP_AGENT_DATABASE_URL=postgresql://... desktop-agent copy-store   # ids kept
 
 Only the standard library is imported at the top, so ``desktop-agent --help``
 stays fast; the store loads inside the handlers. Problems print one sentence
@@ -71,6 +72,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _add_database_option(importer)
     importer.set_defaults(handler=run_import)
 
+    copier = subparsers.add_parser(
+        "copy-store",
+        help="copy the data folder's conversations into a PostgreSQL database, ids kept",
+        description="Copy every conversation, message, event and app setting of a SQLite "
+        "conversation database into an empty PostgreSQL database (for `serve --database`), "
+        "keeping every id. One transaction: all or nothing.",
+    )
+    copier.add_argument("--from", dest="source", type=Path, default=None, metavar="FILE",
+                        help="the SQLite file (default: the data folder's)")
+    copier.add_argument("--to", dest="target", default=None, metavar="URL",
+                        help="postgresql://user:password@host:5432/name (default: "
+                             "DESKTOP_AGENT_DATABASE_URL; prefer it, a password on the "
+                             "command line is visible to other users)")
+    copier.set_defaults(handler=run_copy_store)
+
 
 def _add_database_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -78,6 +94,31 @@ def _add_database_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="conversation database to use (default: the app's; see DESKTOP_AGENT_DATA_DIR)",
     )
+
+
+def run_copy_store(args: argparse.Namespace) -> int:
+    """Handle ``desktop-agent copy-store``."""
+    import os
+
+    from desktop_agent.store.errors import StoreError
+    from desktop_agent.store.store import Store, is_database_url
+
+    target = args.target or os.environ.get("DESKTOP_AGENT_DATABASE_URL", "").strip()
+    if not target or not is_database_url(target):
+        return _fail("copy-store", "give the PostgreSQL database to copy into with --to "
+                     "postgresql://user:password@host:5432/name or DESKTOP_AGENT_DATABASE_URL")
+    if args.source is not None and not args.source.is_file():
+        return _fail("copy-store", f"there is no conversation database at {args.source}")
+    try:
+        with Store.open(args.source, recover=False) as source, Store.open(target) as into:
+            counts = into.copy_from(source)
+            sys.stdout.write(
+                f"Copied {counts.conversations} conversations, {counts.messages} messages, "
+                f"{counts.events} events and {counts.settings} app settings from "
+                f"{source.location} into {into.location}.\n")
+    except (StoreError, OSError) as exc:
+        return _fail("copy-store", str(exc))
+    return EXIT_OK
 
 
 def _fail(command: str, message: str) -> int:

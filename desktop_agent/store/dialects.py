@@ -31,6 +31,7 @@ class Dialect:
         insertion_order: The column that orders conversations created in the same instant.
         same_as: Equality that holds for two NULLs too (SQLite's ``IS`` uses the index).
         like: Case-insensitive LIKE (SQLite's LIKE is, for ASCII; PostgreSQL's ILIKE).
+        keep_identity: Written after an INSERT's columns to keep the ``seq`` given.
         text_match: The WHERE clause matching :meth:`text_query` against ``message_search``.
     """
 
@@ -38,6 +39,7 @@ class Dialect:
     insertion_order = "c.rowid"
     same_as = "IS"
     like = "LIKE"
+    keep_identity = ""
     text_match = "message_search MATCH ?"
 
     def text_query(self, text: str) -> str | None:
@@ -71,6 +73,9 @@ class Dialect:
     def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
         """Tell other processes that events were appended (SQLite: they poll the file)."""
 
+    def rows_copied(self, conn: SqlConnection) -> None:
+        """After rows were copied in with their keys (SQLite's next rowid follows by itself)."""
+
 
 class PostgresDialect(Dialect):
     """PostgreSQL's statements: text search, NOTIFY.
@@ -85,6 +90,7 @@ class PostgresDialect(Dialect):
     insertion_order = "c.seq"
     same_as = "IS NOT DISTINCT FROM"
     like = "ILIKE"
+    keep_identity = " OVERRIDING SYSTEM VALUE"
     text_match = "message_search.terms @@ to_tsquery('desktop_agent_search', ?)"
 
     def text_query(self, text: str) -> str | None:
@@ -122,6 +128,13 @@ class PostgresDialect(Dialect):
     def insert_message(self, conn: SqlConnection, sql: str, params: Sequence[Any]) -> int:
         """The same INSERT with ``RETURNING seq``."""
         return int(conn.execute(sql + " RETURNING seq", params).fetchone()[0])
+
+    def rows_copied(self, conn: SqlConnection) -> None:
+        """Move the messages' identity past the copied ``seq`` values."""
+        conn.execute(
+            "SELECT setval(pg_get_serial_sequence('messages', 'seq'),"
+            " coalesce(max(seq), 0) + 1, false) FROM messages"
+        )
 
     def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
         """One NOTIFY per conversation, delivered to listeners when the transaction commits."""

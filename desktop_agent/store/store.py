@@ -58,6 +58,7 @@ from desktop_agent.store.message_tree import MessageTree
 from desktop_agent.store.message_writes import MessageWrites
 from desktop_agent.store.part_method import PartMethod
 from desktop_agent.store.sql_connection import SqlConnection
+from desktop_agent.store.store_copy import CopyCounts, copy_rows
 from desktop_agent.store.transactions import Database
 
 DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
@@ -149,6 +150,17 @@ class Store:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def copy_from(self, source: Store) -> CopyCounts:
+        """Copy every conversation, message, event and app setting of ``source`` here, ids kept.
+
+        One transaction: all or nothing. This store must hold no conversations
+        (see :mod:`~desktop_agent.store.store_copy`).
+
+        Raises:
+            TargetNotEmptyError: This store already holds conversations.
+        """
+        return copy_rows(source._db, self._db)
 
     def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
         """Hear events other processes append, as they commit; returns a stop function.
