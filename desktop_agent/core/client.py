@@ -507,8 +507,9 @@ class Client:
                 yield block
             if ask_again:
                 continue
+            after_tools = bool(self._history) and self._history[-1].get("role") == "tool"
             again = None if self._control.interrupt_requested else chances.after_reply(
-                options, aggregator)
+                options, aggregator, after_tools=after_tools)
             if again is None:
                 kept.append(aggregator)
                 return

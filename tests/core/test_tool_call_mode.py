@@ -304,3 +304,17 @@ def test_the_compact_grammar_covers_optional_properties_and_counts() -> None:
     assert 'r3 ::= "{" (r0 ("," r2)? | r2)? "}"' in grammar
     assert 'r1 ::= "[" number ("," number){1,2} "]"' in grammar
     assert compact_grammar({"allOf": [{"type": "string"}]}) is None  # left to the server
+
+
+async def test_an_answer_after_tools_ran_may_name_them(server: ScriptedServer,
+                                                       make_options: Any) -> None:
+    # "get_weather says sunny" answers the tool's result: asking again would force a call.
+    as_grammar_server(server)
+    calls: list[dict[str, Any]] = []
+    server.enqueue(calls_reply(("get_weather", {"city": "Paris"})),
+                   script.text('{"answer":"get_weather says it is sunny."}'))
+    async with Client(make_options(tools=[weather_tool(calls)],
+                                   auto_execute_tools=True)) as client:
+        items = await turn(client, "Weather in Paris?")
+    assert text_of(items) == "get_weather says it is sunny."
+    assert len(server.requests) == 2 and calls == [{"city": "Paris"}]

@@ -60,15 +60,22 @@ class SecondChances:
         self.calls_only = False
         self.max_tokens = None
 
-    def after_reply(self, options: AgentOptions, aggregator: StreamAggregator) -> str | None:
-        """Whether to ask again (``ROOM`` or ``CALLS_ONLY``), setting up the next request."""
+    def after_reply(self, options: AgentOptions, aggregator: StreamAggregator, *,
+                    after_tools: bool = False) -> str | None:
+        """Whether to ask again (``ROOM`` or ``CALLS_ONLY``), setting up the next request.
+
+        ``after_tools``: the reply answers tool results. An answer then names
+        the tools it used ("read_file shows..."), so prose is only asked again
+        when it answers the person's prompt.
+        """
         self.calls_only = False
         self.max_tokens = None
         if ROOM not in self.used and aggregator.cut_call and options.max_tokens:
             self.used.add(ROOM)
             self.max_tokens = 2 * options.max_tokens
             return ROOM
-        if CALLS_ONLY in self.used or aggregator.tool_blocks or aggregator.tool_errors:
+        if after_tools or CALLS_ONLY in self.used or aggregator.tool_blocks or \
+                aggregator.tool_errors:
             return None
         if not tool_call_mode.may_constrain(options):
             return None
