@@ -42,3 +42,30 @@ async def test_one_replys_sync_tool_calls_run_together_up_to_the_limit(server,
     assert full.is_set()
     assert peak[0] == MAX_PARALLEL_TOOL_CALLS  # never more
     assert 10 <= MAX_PARALLEL_TOOL_CALLS < TOOL_WORKERS  # ten I/O-bound calls in one wave
+
+
+async def test_a_tool_error_reads_as_its_sentence_and_others_keep_their_type(
+        server, make_options) -> None:
+    from desktop_agent.core.tooling.builtin import builtin_tools
+    from desktop_agent.core.types import ToolUseError
+
+    @tool("lookup", "Looks a key up", {"key": str})
+    def lookup(args: dict[str, Any]) -> str:
+        return {"a": "1"}[args["key"]]
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as work:
+        list_dir = next(t for t in builtin_tools(work) if t.name == "list_dir")
+        server.enqueue(script.tool_calls([("list_dir", {"path": "nope"}),
+                                          ("lookup", {"key": "b"})]), script.text("ok"))
+        async with Client(make_options(tools=[list_dir, lookup],
+                                       auto_execute_tools=True)) as client:
+            await client.query("go")
+            errors = [item.error async for item in client.receive_messages()
+                      if isinstance(item, ToolUseError)]
+    # the project's own errors are sentences for people and models: no class name
+    assert errors[0].startswith("list_dir failed: ") and "Error:" not in errors[0]
+    assert "BuiltinToolError" not in errors[0]
+    # anything else means little without its type
+    assert errors[1] == "lookup failed: KeyError: 'b'"
