@@ -126,7 +126,15 @@ Previewer = Callable[[str, dict[str, Any]], Awaitable["ChangePreview | None"]]
 """Works out what a call would change in a file (None: not a file-changing call)."""
 
 
+BeforeRun = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+"""Told ``(tool use id, tool name, input that will run)`` when an asked call is allowed."""
+
+
 async def _no_preview(_name: str, _input: dict[str, Any]) -> ChangePreview | None:
+    return None
+
+
+async def _nothing_before_run(_call_id: str, _name: str, _input: dict[str, Any]) -> None:
     return None
 
 
@@ -149,6 +157,9 @@ class ApprovalBroker:
         on_problem: Told, in words, when a remembered approval could not be saved.
         preview: Works out the diff a built-in file-changing call would make, shown
             with the question.
+        before_run: Awaited when a person allowed a call, with the input that will
+            run (edited or not): the session reads the file the call writes again, so
+            the diff it keeps follows an edited path and a file changed while asking.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -157,7 +168,8 @@ class ApprovalBroker:
                  allow_in_conversation: Callable[[str], None] = lambda _name: None,
                  on_settled: Callable[[str, dict[str, Any]], None] = lambda _i, _r: None,
                  on_problem: Callable[[str], None] = lambda _text: None,
-                 preview: Previewer = _no_preview) -> None:
+                 preview: Previewer = _no_preview,
+                 before_run: BeforeRun = _nothing_before_run) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -167,6 +179,7 @@ class ApprovalBroker:
         self._on_settled = on_settled
         self._on_problem = on_problem
         self._preview = preview
+        self._before_run = before_run
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -225,7 +238,10 @@ class ApprovalBroker:
         except asyncio.CancelledError:
             self._on_settled(call_id, self._record(call_id, Decision.CANCELLED))
             raise
-        return self._apply(answer, question)
+        result = self._apply(answer, question)
+        if isinstance(result, PermissionResultAllow):
+            await self._before_run(call_id, tool_name, dict(result.updated_input or tool_input))
+        return result
 
     def _apply(self, answer: ApprovalAnswer, question: ToolCallQuestion) -> PermissionResult:
         tool_name, call_id = question.tool_name, question.context.tool_use_id

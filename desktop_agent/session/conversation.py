@@ -128,7 +128,7 @@ class ConversationSession(FolderUndo):
             allow_in_conversation=self.allow_in_conversation,
             on_settled=lambda i, r: self._emit(ApprovalSettled(i, r)),
             on_problem=lambda text: self._emit(Notice(text)),
-            preview=self.preview_change)
+            preview=self.preview_change, before_run=self._file_changes.before_run)
         self.checkpoints = ConversationCheckpoints(
             conversation_id, lambda: env.tools.workdir(conversation_id, self._record.settings),
             lambda: self._record.settings)

@@ -228,21 +228,37 @@ class FileChangeWatch:
         self._changes.clear()
 
     async def _pre(self, event: PreToolUseEvent) -> HookDecision | None:
+        await self._read_before(event.tool_use_id, event.tool_name, event.tool_input)
+        return None
+
+    async def before_run(self, tool_use_id: str, tool_name: str,
+                         tool_input: Mapping[str, Any]) -> None:
+        """Read the file again just before an allowed call runs, with the input that runs.
+
+        Why: ``PreToolUse`` comes before the person is asked, with the model's
+        arguments; an approval may edit them (even the path) and may come minutes
+        later. The approval broker calls this once the call is allowed, so what
+        the card keeps is what this call changed in the file it wrote.
+        """
+        await self._read_before(tool_use_id, tool_name, tool_input)
+
+    async def _read_before(self, tool_use_id: str, tool_name: str,
+                           tool_input: Mapping[str, Any]) -> None:
         from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError
 
-        path = event.tool_input.get("path")
-        if event.tool_name not in FILE_CHANGING_TOOLS or not isinstance(path, str):
-            return None
+        self._before.pop(tool_use_id, None)  # an older reading is of another input
+        path = tool_input.get("path")
+        if tool_name not in FILE_CHANGING_TOOLS or not isinstance(path, str):
+            return
         try:
             folder = await asyncio.to_thread(self._workdir)
             if folder is None:
-                return None
+                return
             shown, data, size = await asyncio.to_thread(current_bytes, folder, path)
         except (BuiltinToolError, OSError) as exc:
             log.debug("no before-reading of %s: %s", path, exc)
-            return None
-        self._before[event.tool_use_id] = (shown, folder, (data, size))
-        return None
+            return
+        self._before[tool_use_id] = (shown, folder, (data, size))
 
     async def _post(self, event: PostToolUseEvent) -> HookDecision | None:
         from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError
@@ -257,7 +273,8 @@ class FileChangeWatch:
         except (BuiltinToolError, OSError) as exc:
             log.debug("no after-reading of %s: %s", path, exc)
             return None
-        if now_shown != shown:  # the approval edited the path: the before-reading is elsewhere
+        if now_shown != shown:  # not the file read before: no diff rather than a wrong one
+            log.info("the file of %s changed between its readings; no diff kept", event.tool_name)
             return None
         diff = await asyncio.to_thread(change_between, shown, reading_before, (data, size))
         if diff is not None:

@@ -91,3 +91,46 @@ def test_an_edit_shows_its_diff_the_dock_follows_edits_and_the_card_keeps_what_c
     restored.change_section.set_expanded(True)
     qtbot.waitUntil(lambda: restored.change_view.rows_shown > 0, timeout=WAIT_MS)
     assert any("b2 = 4" in line for line in _lines(restored.change_view))
+
+
+def test_arguments_edited_to_another_file_update_the_card_and_its_kept_diff_is_of_that_file(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    from desktop_agent.session import stored_file_change
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "calc.py").write_text("a = 1\nb = 2\n")
+    (work / "other.py").write_text("x = 1\ny = 2\nz = 3\n")
+    window = make_window(builtin=True)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["edit_file"], workdir=str(work))
+    server.enqueue(script.tool_calls([("edit_file", {"path": "calc.py", "old_string": "b = 2",
+                                                     "new_string": "b = 20"})]),
+                   script.text("Changed it."))
+    send(qtbot, window, "Change b")
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    card = _tool_card(window, "edit_file")
+    qtbot.waitUntil(lambda: card.preview_view.summary.text() == "Changes calc.py (+1 \u22121).",
+                    timeout=WAIT_MS)
+
+    # The person edits the call in the dock: another file, another change. The card
+    # in the transcript shows the edited call's diff, not the model's.
+    dock = window.approval_dock
+    dock.set_arguments_text(json.dumps({"path": "other.py", "old_string": "y = 2",
+                                        "new_string": "y = 20\ny2 = 40"}))
+    qtbot.waitUntil(lambda: card.preview_view.summary.text() == "Changes other.py (+2 \u22121).",
+                    timeout=WAIT_MS)
+    assert any("y2 = 40" in line for line in _lines(card.preview_view))
+    assert dock.diff_view.summary.text() == "Changes other.py (+2 \u22121)."
+    dock.allow_once()
+    wait_idle(qtbot, controller)
+
+    assert (work / "other.py").read_text() == "x = 1\ny = 20\ny2 = 40\nz = 3\n"
+    assert (work / "calc.py").read_text() == "a = 1\nb = 2\n"
+    # What the card keeps (and the store) is the change to the file that was written.
+    qtbot.waitUntil(lambda: _tool_card(window, "edit_file").change_section is not None,
+                    timeout=WAIT_MS)
+    header = _tool_card(window, "edit_file").change_section.header_button.text()
+    assert header.startswith("Changed other.py") and "+2 \u22121" in header
+    kept = [stored_file_change(r.metadata) for r in controller.session.path if r.role == "tool"]
+    assert [(d.path, d.added, d.removed) for d in kept if d is not None] == [("other.py", 2, 1)]

@@ -128,6 +128,7 @@ class ApprovalDock(QDockWidget):
 
         queue.added.connect(self._on_added)
         queue.changed.connect(self._on_changed)
+        queue.preview_changed.connect(self._on_preview_changed)
         for request in queue.requests():
             self._on_added(request)
         self._refresh_stack()
@@ -241,6 +242,11 @@ class ApprovalDock(QDockWidget):
             return
         if request not in self._queue.requests():
             self._remove_item(request)
+
+    def _on_preview_changed(self, request: ApprovalRequest) -> None:
+        preview = request.preview
+        if self._shown is request and preview is not None:
+            self.diff_view.set_diff(preview.diff, preview.problem)
 
     def _remove_item(self, request: ApprovalRequest) -> None:
         item = self._items.pop(request.number, None)
@@ -367,8 +373,7 @@ class ApprovalDock(QDockWidget):
             if preview is None:
                 log.info("no diff for the edited arguments of %s", request.tool_name)
                 return
-            request.preview = preview
-            self.diff_view.set_diff(preview.diff, preview.problem)
+            self._queue.set_preview(request, preview)  # the card follows through the queue
 
         task.add_done_callback(shown)
 

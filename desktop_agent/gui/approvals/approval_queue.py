@@ -104,11 +104,14 @@ class ApprovalQueue(QObject):
     Signals:
         added(object): A new :class:`ApprovalRequest` waits.
         changed(object): A request was answered, expired or cancelled.
+        preview_changed(object): A request's diff was worked out again (its
+            arguments were edited in the dock); its card shows the new one too.
         pending_count_changed(str, int): conversation id, its pending requests.
     """
 
     added = Signal(object)
     changed = Signal(object)
+    preview_changed = Signal(object)
     pending_count_changed = Signal(str, int)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -138,6 +141,13 @@ class ApprovalQueue(QObject):
         request.future.set_result(decision)
         self.discard(request)
         return True
+
+    def set_preview(self, request: ApprovalRequest, preview: ChangePreview) -> None:
+        """Give a pending request the diff of its edited arguments (dock and card show it)."""
+        if not request.pending:
+            return
+        request.preview = preview
+        self.preview_changed.emit(request)
 
     def expire(self, request: ApprovalRequest) -> None:
         """Mark a request as denied by timeout; it stays listed so the person sees it."""

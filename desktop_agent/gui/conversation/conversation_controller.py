@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
+from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest
 from desktop_agent.gui.approvals.dock_asker import DockAsker
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.folder_undo_actions import FolderUndoActions
@@ -126,6 +126,8 @@ class ConversationController(QObject):
             first token, when the server reports it).
         pending_approvals_changed(int): Requests of this conversation waiting.
         approval_requested(object): A new :class:`ApprovalRequest` (for notifications).
+        approval_preview_changed(object): One of this conversation's requests has a new
+            diff (its arguments were edited in the dock).
         notice(str): Something the person should know that is not part of the
             transcript (e.g. a remembered approval could not be saved).
         compacted(int, object): The model's view of the conversation was
@@ -155,6 +157,7 @@ class ConversationController(QObject):
     prompt_progress = Signal(int, int)
     pending_approvals_changed = Signal(int)
     approval_requested = Signal(object)
+    approval_preview_changed = Signal(object)
     notice = Signal(str)
     compacted = Signal(int, object)
     plan_changed = Signal(object)
@@ -183,6 +186,7 @@ class ConversationController(QObject):
         self._figures = TurnFigures(model=str(settings.get("model") or ""),
                                     context_length=settings.get("context_length"))
         approvals.pending_count_changed.connect(self._on_pending_count)
+        approvals.preview_changed.connect(self._on_preview_changed)
 
     # -- properties ----------------------------------------------------------
 
@@ -490,6 +494,10 @@ class ConversationController(QObject):
         if self._transcript_open:
             self._transcript_open = False
             self.assistant_finished.emit(interrupted)
+
+    def _on_preview_changed(self, request: ApprovalRequest) -> None:
+        if request.conversation_id == self.conversation_id:
+            self.approval_preview_changed.emit(request)
 
     def _on_pending_count(self, conversation_id: str, count: int) -> None:
         if conversation_id == self.conversation_id:

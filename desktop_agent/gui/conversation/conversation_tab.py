@@ -217,6 +217,12 @@ class ConversationTab(QWidget):
         self.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
 
+    def _show_new_preview(self, request: ApprovalRequest) -> None:
+        """The arguments were edited in the dock: the card shows the edited call's diff."""
+        if self._requests.get(request.tool_use_id) is request and request.preview is not None:
+            self.transcript.set_tool_preview(request.tool_use_id, request.preview.diff,
+                                             request.preview.problem)
+
     def _show_waiting_for_approval(self, request: ApprovalRequest) -> None:
         """Ask on the call's card; when answered (here or in the dock), say how it ended."""
         self._requests[request.tool_use_id] = request
@@ -280,6 +286,7 @@ class ConversationTab(QWidget):
         c.compacted.connect(t.add_compaction_marker)
         c.plan_changed.connect(self.plan_panel.show_plan)
         c.approval_requested.connect(self._show_waiting_for_approval)
+        c.approval_preview_changed.connect(self._show_new_preview)
         c.assistant_finished.connect(lambda interrupted: t.end_assistant_message(
             interrupted=interrupted))
         c.error.connect(lambda text, retry: t.add_error(text, retry=retry))
