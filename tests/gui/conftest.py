@@ -31,6 +31,20 @@ PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",
                   "This plugin does not support grabbing the keyboard")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def turn_stack_loaded() -> None:
+    """Load what a turn imports (the openai SDK above all) once, before any window test.
+
+    The app does this in a worker thread when the person first types or clicks
+    (``gui/app.py``'s ``warm_up_on_first_input``); these tests send without a
+    key press, so the first test to send would otherwise wait for the import
+    inside its turn, seconds on a busy machine.
+    """
+    from desktop_agent.session import warm_up_turns
+
+    warm_up_turns(tokenizer=False)
+
+
 @pytest.fixture(autouse=True)
 def fail_on_qt_warnings(qtlog: Any) -> Iterator[None]:
     """Any Qt warning, critical or fatal message fails the test."""

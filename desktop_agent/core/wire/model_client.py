@@ -30,9 +30,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import importlib
 import logging
 import os
 import ssl
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
@@ -74,6 +76,18 @@ def tls_context() -> ssl.SSLContext:
     window or a server starting many conversations feels.
     """
     return ssl.create_default_context()
+
+
+async def load_sdk() -> None:
+    """Import the openai SDK in a worker thread if no one has yet.
+
+    The import takes about a second of CPU (its typed API); done lazily on
+    the event loop by a first request, it froze a window or stalled every
+    stream a server was serving for that long. A process that warms up first
+    (:func:`~desktop_agent.core.warm_up.warm_up`) pays nothing here.
+    """
+    if "openai" not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, "openai")
 
 
 def retry_policy_for_request(policy: RetryPolicy) -> contextvars.Token[RetryPolicy | None]:

@@ -27,6 +27,7 @@ from desktop_agent.core import errors
 from desktop_agent.core.context.content_parts import has_images
 from desktop_agent.core.wire.model_client import (
     cause_chain,
+    load_sdk,
     new_openai_client,
     reset_retry_policy,
     retry_policy_for_request,
@@ -315,6 +316,7 @@ async def open_stream(
     that option and remembers the server; other failures become the core's
     typed errors.
     """
+    await load_sdk()  # off the event loop the first time
     import httpx2
     import openai
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 from dataclasses import dataclass
@@ -216,7 +217,10 @@ class ServerCatalog(QObject):
         self.servers_changed.emit(self.servers)
 
     async def _gather(self) -> list[ServerEntry]:
-        from desktop_agent.core.servers import discovery as providers
+        # Discovery talks through the openai SDK, whose import takes about a second of
+        # CPU: in a worker thread, so the window keeps answering while it loads.
+        providers = await asyncio.to_thread(importlib.import_module,
+                                            "desktop_agent.core.servers.discovery")
 
         custom = self.custom_servers()
         discovered, *probed = await asyncio.gather(
@@ -228,7 +232,7 @@ class ServerCatalog(QObject):
             log.warning("discovery failed: %s", discovered)
             return found
         env_url = self.preselection.base_url
-        for info in list(discovered):  # type: ignore[call-overload]
+        for info in list(discovered):
             url = info.base_url.rstrip("/")
             if url in known:
                 continue

@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
         self._painted = False
         self.installEventFilter(self)
         if discover_on_start:
-            # Discovery imports httpx and the provider code: only after the first paint.
+            # Discovery imports the openai SDK and the provider code: only after the first paint.
             self.first_painted.connect(self.catalog.refresh)
         self.first_painted.connect(self._estimate_restored_contexts)
 
