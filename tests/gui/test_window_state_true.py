@@ -198,12 +198,11 @@ def test_the_status_line_shows_the_speed_of_the_reply_as_it_streams(
     # a slow reply: about 25 tokens a second, well below the first one's speed
     server.enqueue(script.text(" ".join(f"w{i}" for i in range(120)), pieces=120, delay=0.04))
     send(qtbot, window, "Second")
-    qtbot.waitUntil(lambda: status.speed_label.text() not in (before, "— tok/s")
+    qtbot.waitUntil(lambda: "streaming now" in status.speed_label.toolTip()
                     or not controller.busy, timeout=TURN_MS)
-    assert controller.busy, "the speed changed only when the reply ended"
+    assert controller.busy, f"no live speed while the reply streamed (showed {before!r})"
     live = float(status.speed_label.text().split()[0])
-    assert 2 < live < 60, live
-    assert "streaming now" in status.speed_label.toolTip()
+    assert 2 < live < 60, live  # about 25 a second, as the server sends them
     controller.stop()
     wait_idle(qtbot, controller)
 
