@@ -18,7 +18,8 @@ completion open in the composer), a ``bash`` call's output shown live on its
 card mid-command (then stopped from the card), the theme switched live (light
 to dark, or dark to light) with no restart, the settings dialogs, and (in a
 second window with the built-in file tools) an ``edit_file`` approval with its
-diff on the inline card and in the Approvals dock. It does
+diff on the inline card and in the Approvals dock, then the "Restore files…" menu
+under the message whose turn changed the file. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -496,10 +497,32 @@ async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, 
         tab.transcript.flush()
         window.grab().save(str(path))
         saved.append(path)
+        saved.append(await _restore_menu_shot(app, window, out, prefix))
         window.close()
         await window.shutdown()
         store.close()
     return saved
+
+
+async def _restore_menu_shot(app: Any, window: Any, out: Path, prefix: str) -> Path:
+    """The "Restore files…" menu open under the message whose turn changed a file.
+
+    The menu is a window of its own: the shot is of the screen, cropped to the window.
+    """
+    from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
+
+    view = window.current_tab().transcript
+    message = next(w for k in view.item_keys()
+                   if isinstance(w := view.item_widget(k), UserMessageWidget))
+    await _wait_for(message.restore_button.isVisible, "Restore files… under the message")
+    message.restore_button.click()
+    await _wait_for(message.restore_menu.isVisible, "the Restore files menu")
+    await _pause(0.3)
+    app.processEvents()
+    path = out / f"{prefix}-17-restore-files-menu.png"
+    window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
+    message.restore_menu.hide()
+    return path
 
 
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:

@@ -131,8 +131,10 @@ class UserMessageWidget(QWidget):
         self.restore_button.setVisible(offered and not self.editing)
 
     def _open_restore_menu(self) -> None:
-        self.restore_menu.popup(self.restore_button.mapToGlobal(
-            self.restore_button.rect().bottomLeft()))
+        # Right-aligned under the button: the message sits at the window's right edge.
+        corner = self.restore_button.rect().bottomRight()
+        corner.setX(corner.x() - self.restore_menu.sizeHint().width())
+        self.restore_menu.popup(self.restore_button.mapToGlobal(corner))
 
     def _measure_text_width(self) -> int:
         metrics = QFontMetrics(self.text_view.font())
