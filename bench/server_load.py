@@ -49,6 +49,13 @@ Usage::
 
     python bench/server_load.py [--conversations 50] [--tokens 200] [--delay 0.005]
                                 [--sequential 1000] [--idle-seconds 5] [--pin-server]
+    python bench/server_load.py --database postgresql://... [--replicas 3] [--conversations 50]
+
+With ``--database`` (an empty PostgreSQL database) it instead runs the same load
+(``--conversations`` streams per replica) on one replica on SQLite and then on
+``--replicas`` replicas sharing that database, each conversation created and run
+on one replica and streamed from the next, and prints events per second and the
+added latency per event of both, side by side.
 """
 
 from __future__ import annotations
@@ -182,11 +189,12 @@ def _parse_stream(blocks: list[tuple[float, bytes]]) -> list[Sample]:
 
 async def _one_conversation(client: httpx.AsyncClient, model_url: str, key: str,
                             recorders: list[_StreamRecorder], turn_times: list[float],
-                            ids: list[str], start: asyncio.Event) -> None:
-    made = await client.post("/conversations", json={
+                            ids: list[str], start: asyncio.Event,
+                            run_url: str, stream_url: str) -> None:
+    made = await client.post(f"{run_url}/conversations", json={
         "title": "load", "settings": {"base_url": model_url, "model": "test-model"}})
     cid = made.raise_for_status().json()["id"]
-    url = client.base_url
+    url = httpx.URL(stream_url)
     request = (f"GET /conversations/{cid}/events/stream HTTP/1.1\r\nHost: {url.netloc.decode()}"
                f"\r\nAuthorization: Bearer {key}\r\nAccept: text/event-stream\r\n\r\n")
     loop = asyncio.get_running_loop()
@@ -195,7 +203,7 @@ async def _one_conversation(client: httpx.AsyncClient, model_url: str, key: str,
     try:
         await asyncio.wait_for(recorder.opened, 60)
         recorders.append(recorder)
-        ids.append(cid)
+        ids.append(f"{cid}@{run_url}")
         await start.wait()
         began = time.perf_counter()
         await asyncio.wait_for(recorder.finished, 120)
@@ -207,18 +215,19 @@ async def _one_conversation(client: httpx.AsyncClient, model_url: str, key: str,
 _RUN_STARTER = """
 import asyncio, sys
 import httpx
-base_url, key = sys.argv[1], sys.argv[2]
-ids = sys.stdin.readline().split()
+key = sys.argv[1]
+ids = [item.split("@", 1) for item in sys.stdin.readline().split()]  # conversation@replica
 
 async def main():
     limits = httpx.Limits(max_connections=len(ids), max_keepalive_connections=len(ids))
-    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"},
                                  limits=limits, timeout=60) as client:
-        await asyncio.gather(*(client.get("/alive") for _ in ids))  # connections made now
+        await asyncio.gather(*(client.get(f"{url}/alive") for _, url in ids))  # connect now
         print("ready", flush=True)
         sys.stdin.readline()
         answers = await asyncio.gather(*(
-            client.post(f"/conversations/{cid}/run", json={"message": "go"}) for cid in ids))
+            client.post(f"{url}/conversations/{cid}/run", json={"message": "go"})
+            for cid, url in ids))
     failed = [answer.status_code for answer in answers if answer.status_code != 202]
     print(f"failed: {failed}" if failed else "ok", flush=True)
 
@@ -229,27 +238,31 @@ readers here are not queued behind 50 requests' client-side work: the latency
 read here is then the server's, not this process's."""
 
 
-async def _through_server(base_url: str, key: str, model_url: str,
+async def _through_server(base_urls: list[str], key: str, model_url: str,
                           conversations: int,
                           ) -> tuple[float, list[list[Sample]], list[float]]:
+    """Run ``conversations`` turns at once; with several replicas, each conversation is
+    created and run on one and streamed from the next, so every event crosses replicas."""
     recorders: list[_StreamRecorder] = []
     turn_times: list[float] = []
     ids: list[str] = []
     start = asyncio.Event()
     size = conversations * 2
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {key}"},
+    count = len(base_urls)
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"},
                                  limits=limits, timeout=60) as client:
-        tasks = [asyncio.create_task(_one_conversation(client, model_url, key, recorders,
-                                                       turn_times, ids, start))
-                 for _ in range(conversations)]
+        tasks = [asyncio.create_task(_one_conversation(
+                     client, model_url, key, recorders, turn_times, ids, start,
+                     base_urls[n % count], base_urls[(n + 1) % count]))
+                 for n in range(conversations)]
         while len(ids) < conversations:  # every stream open before the turns start
             await asyncio.sleep(0.05)
             for task in tasks:
                 if task.done():
                     task.result()  # a conversation that failed to set up: say why
         starter = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", _RUN_STARTER, base_url, key,
+            sys.executable, "-c", _RUN_STARTER, key,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         _pin(starter.pid, server=False)
         assert starter.stdin is not None and starter.stdout is not None
@@ -374,9 +387,13 @@ async def _sequential(base_url: str, key: str, model_url: str, count: int,
 
 
 def _start_server(data_dir: Path, port: int, key: str,
-                  idle_seconds: float = 300.0) -> subprocess.Popen[bytes]:
+                  idle_seconds: float = 300.0, database: str | None = None,
+                  ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
            "DESKTOP_AGENT_MASTER_KEY": key}
+    env.pop("DESKTOP_AGENT_DATABASE_URL", None)
+    if database is not None:
+        env["DESKTOP_AGENT_DATABASE_URL"] = database
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
          "--log-level", "warning", "--idle-seconds", str(idle_seconds)], env=env)
@@ -409,6 +426,12 @@ def main() -> None:
     parser.add_argument("--pin-server", action="store_true",
                         help="Linux: the server alone on the last CPU, the load generator "
                              "on the others (see the module docstring)")
+    parser.add_argument("--replicas", type=int, default=3,
+                        help="with --database: replicas on PostgreSQL, each carrying "
+                             "--conversations streams (default 3)")
+    parser.add_argument("--database", default=None, metavar="URL",
+                        help="an empty PostgreSQL database (postgresql://...): compare one "
+                             "replica on SQLite with --replicas replicas on it")
     args = parser.parse_args()
     global _SERVER_CPUS
     if args.pin_server:
@@ -419,6 +442,9 @@ def main() -> None:
         _pin(os.getpid(), server=False)
 
     key = secrets.token_hex(16)
+    if args.database is not None:
+        _compare_replicas(args, key)
+        return
     port = _free_port()
     model, model_url = _start_model_server(args.tokens, args.delay)
     try:
@@ -427,7 +453,7 @@ def main() -> None:
             cpu_before = _cpu_seconds(server.pid)
             try:
                 wall, streams, server_turns = asyncio.run(_through_server(
-                    f"http://127.0.0.1:{port}", key, model_url, args.conversations))
+                    [f"http://127.0.0.1:{port}"], key, model_url, args.conversations))
                 cpu_after = _cpu_seconds(server.pid)
             finally:
                 server.terminate()
@@ -489,6 +515,53 @@ def main() -> None:
               f"{args.sequential_tokens} text pieces per reply):")
         for line in sequential:
             print(line)
+
+
+def _replicas_run(args: argparse.Namespace, key: str, model_url: str, replicas: int,
+                  database: str | None) -> tuple[float, list[Sample]]:
+    """Start ``replicas`` servers (on SQLite when ``database`` is None), run the load."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ports = [_free_port() for _ in range(replicas)]
+        servers = [_start_server(Path(tmp), port, key, database=database) for port in ports]
+        try:
+            wall, streams, _ = asyncio.run(_through_server(
+                [f"http://127.0.0.1:{port}" for port in ports], key, model_url,
+                args.conversations * replicas))
+        finally:
+            for server in servers:
+                server.terminate()
+            for server in servers:
+                server.wait(30)
+    return wall, [sample for stream in streams for sample in stream]
+
+
+def _compare_replicas(args: argparse.Namespace, key: str) -> None:
+    """One replica on SQLite, then ``--replicas`` on PostgreSQL, the same load per replica."""
+    model, model_url = _start_model_server(args.tokens, args.delay)
+    try:
+        results = [
+            ("1 replica on SQLite", *_replicas_run(args, key, model_url, 1, None)),
+            (f"{args.replicas} replicas on PostgreSQL, each event read from another replica "
+             "than the one running its turn",
+             *_replicas_run(args, key, model_url, args.replicas, args.database)),
+        ]
+    finally:
+        model.communicate("", timeout=30)
+    print(f"{args.conversations} concurrent streams per replica, text pieces per reply: "
+          f"{args.tokens}, model chunk delay: {args.delay * 1000:g} ms; CPUs: {os.cpu_count()} "
+          f"(server, replicas, model server and load generator share them)")
+    for name, wall, samples in results:
+        p99 = _percentile([s.latency * 1000 for s in samples], 0.99)
+        print(f"{name}: {len(samples)} events, {len(samples) / wall:,.0f} events per second")
+        print(f"  added latency per event (log append -> client read): {_summary(samples)}"
+              f"  (target p99 <= {REPLICA_TARGET_P99_MS:g} ms: "
+              f"{'OK' if p99 <= REPLICA_TARGET_P99_MS else 'MISSED'}; "
+              f"{p99 / REPLICA_TARGET_P99_MS:.2f}x)")
+        print(f"  of which streamed text: {_summary([s for s in samples if s.is_text])}")
+
+
+REPLICA_TARGET_P99_MS = 25.0
+"""The issue's target for 3 replicas on PostgreSQL x 50 streams each."""
 
 
 if __name__ == "__main__":
