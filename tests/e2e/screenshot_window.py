@@ -478,22 +478,22 @@ async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, 
         await _wait_for(lambda: bool(window.approvals.pending()), "the edit_file approval", 20)
         await _pause(1.5)  # the diff's colours arrive once the file's lexer has loaded
         app.processEvents()
-        path = out / f"{prefix}-14-approval-diff-card.png"
+        path = out / f"{prefix}-20-approval-diff-card.png"
         window.grab().save(str(path))
         saved.append(path)
         window.approval_dock.toggleViewAction().trigger()  # as View ▸ Approvals does
         await _wait_for(lambda: window.approval_dock.diff_view.rows_shown > 0, "the dock's diff")
         await _pause(0.6)
         app.processEvents()
-        for name, widget in (("15-approval-diff-dock.png", window),
-                             ("15b-approval-diff-dock-alone.png", window.approval_dock)):
+        for name, widget in (("21-approval-diff-dock.png", window),
+                             ("21b-approval-diff-dock-alone.png", window.approval_dock)):
             path = out / f"{prefix}-{name}"
             widget.grab().save(str(path))
             saved.append(path)
         window.approval_dock.allow_once()
         await _wait_for(lambda: not controller.busy, "the edit")
         await _pause(0.3)
-        path = out / f"{prefix}-16-approval-diff-after.png"
+        path = out / f"{prefix}-22-approval-diff-after.png"
         tab.transcript.flush()
         window.grab().save(str(path))
         saved.append(path)
@@ -519,7 +519,7 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path, prefix: str) -> P
     await _wait_for(message.restore_menu.isVisible, "the Restore files menu")
     await _pause(0.3)
     app.processEvents()
-    path = out / f"{prefix}-17-restore-files-menu.png"
+    path = out / f"{prefix}-23-restore-files-menu.png"
     window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
     message.restore_menu.hide()
     return path
