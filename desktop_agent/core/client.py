@@ -441,7 +441,7 @@ class Client:
                 self.turn_metadata["interrupted"] = True
                 return
         self._chances.new_turn()
-        if options.constrained_tool_calls is not False and options.tools:
+        if options.constrained_tool_calls == "auto" and options.tools:
             await tool_call_mode.resolve(options)  # asks the server once per model
         while True:
             kept: list[StreamAggregator] = []

@@ -76,10 +76,7 @@ async def test_llamacpp_gets_constrained_calls_without_any_option(
     assert calls == [{"city": "Paris"}]
     assert text_of(items) == "Sunny."
     first = server.requests[0]
-    assert "tools" not in first and "response_format" not in first
-    # llama.cpp takes a GBNF grammar: the schema goes as one that allows no whitespace
-    grammar = first["grammar"]
-    assert '"\\"get_weather\\""' in grammar and "[ \\t" not in grammar
+    assert "response_format" in first and "tools" not in first
     mode = tool_call_mode.decided(make_options(tools=[weather_tool([])]))
     assert mode is not None and mode.constrained and "llama.cpp" in mode.reason
 
@@ -291,19 +288,6 @@ async def test_a_server_that_is_down_is_asked_again_later(make_options: Any) -> 
     mode = await tool_call_mode.resolve(options)
     assert not mode.constrained and "did not answer" in mode.reason
     assert tool_call_mode.decided(options) is None  # nothing learnt, nothing remembered
-
-
-def test_the_compact_grammar_covers_optional_properties_and_counts() -> None:
-    from desktop_agent.core.tooling.compact_grammar import compact_grammar
-
-    grammar = compact_grammar({"type": "object", "properties": {
-        "a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "number"},
-                                        "minItems": 2, "maxItems": 3}}})
-    assert grammar is not None
-    # nothing required: either property may come first, and only then a comma
-    assert 'r3 ::= "{" (r0 ("," r2)? | r2)? "}"' in grammar
-    assert 'r1 ::= "[" number ("," number){1,2} "]"' in grammar
-    assert compact_grammar({"allOf": [{"type": "string"}]}) is None  # left to the server
 
 
 async def test_an_answer_after_tools_ran_may_name_them(server: ScriptedServer,

@@ -171,4 +171,4 @@ def test_settings_say_constrained_calls_are_in_use_on_llamacpp(qtbot: Any, make_
     dialog.reject()
     send(qtbot, window, "Weather?")
     wait_idle(qtbot, controller)
-    assert "grammar" in server.requests[-1]  # what the settings said is what is sent
+    assert "response_format" in server.requests[-1]  # what the settings said is what is sent

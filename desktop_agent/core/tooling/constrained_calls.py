@@ -150,6 +150,11 @@ def instructions(tools: Any) -> str:
 
     With constrained decoding the model never sees the schema, only the
     grammar's effect, so it is told the two shapes and the tools in words.
+    It is not asked for compact JSON, nor held to it by a grammar: measured
+    on BFCL's first ten simple cases with SmolLM2-135M, the model opens a call
+    with ``{`` and an indented line, and held to ``{"`` it answered in prose
+    instead (0 of 10 calls right against 6 of 10); asked in words for
+    compact JSON it got 4 of 10.
     """
     lines = ["Tools you can call:"]
     for tool in tools:
@@ -158,7 +163,7 @@ def instructions(tools: Any) -> str:
         lines.append(f"- {tool.name}: {tool.description} Arguments: {params}")
     lines.append('To call tools reply {"tool_calls": [{"name": ..., "arguments": {...}}, ...]} '
                  f'(at most {MAX_CALLS} calls, each different); otherwise reply '
-                 '{"answer": "..."}. Write compact JSON on one line.')
+                 '{"answer": "..."}.')
     return "\n".join(lines)
 
 

@@ -56,7 +56,6 @@ class ToolCallMode:
 
 _DECIDED: dict[Key, ToolCallMode] = {}
 _REFUSED: dict[Key, str] = {}
-_SERVERS: dict[Key, str | None] = {}  # which kind of server answered, per model
 
 
 def _key(options: AgentOptions) -> Key:
@@ -78,7 +77,7 @@ def remember_refusal(options: AgentOptions, detail: str) -> None:
 
 def forget(base_url: str | None = None) -> None:
     """Forget decisions and refusals (one server's, or all): after a server restart, in tests."""
-    for table in (_DECIDED, _REFUSED, _SERVERS):
+    for table in (_DECIDED, _REFUSED):
         for key in [k for k in table if base_url is None or k[0] == base_url.rstrip("/")]:
             del table[key]
 
@@ -121,27 +120,18 @@ def choose(support: ToolCallSupport) -> ToolCallMode:
 
 
 async def resolve(options: AgentOptions) -> ToolCallMode:
-    """The mode for these options, asking the server once per model unless they say never.
-
-    Constrained options ask too: which server it is decides how the
-    constraint is sent (:func:`takes_grammar`).
-    """
+    """The mode for these options, asking the server once per model when automatic."""
     known = decided(options)
-    key = _key(options)
-    if known is not None and (not known.constrained or key in _SERVERS):
+    if known is not None:
         return known
+    key = _key(options)
     # Conversations starting together may each ask: a few quick GETs, and the same answer.
     support = await tool_call_support(options.base_url, options.model, options.api_key,
                                       timeout=min(options.timeout, 3.0),
                                       pool=options.connection_pool)
     mode = choose(support)
     if support.reached:  # a server that is down is asked again at the next turn
-        _SERVERS[key] = support.server
-        if known is not None:
-            return known
         _DECIDED[key] = mode
-    elif known is not None:
-        return known
     log.info("%s %s: %s", key[0], key[1], mode.reason)
     return mode
 
@@ -162,8 +152,3 @@ def may_constrain(options: AgentOptions) -> bool:
     mode = decided(options)
     return mode is not None and mode.grammar and options.output_type is None \
         and bool(options.tools)
-
-
-def takes_grammar(options: AgentOptions) -> bool:
-    """Whether the server takes a GBNF ``grammar`` (llama.cpp): constraints go as compact JSON."""
-    return _SERVERS.get(_key(options)) == "llama.cpp"

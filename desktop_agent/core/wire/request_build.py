@@ -12,8 +12,7 @@ from typing import Any
 
 from desktop_agent.core.context.content_parts import check_vision, images_for_model
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling import constrained_calls, tool_call_mode
-from desktop_agent.core.tooling.compact_grammar import compact_grammar
+from desktop_agent.core.tooling import constrained_calls
 from desktop_agent.core.types import ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.stream import StreamAggregator
 
@@ -44,15 +43,8 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
         "stream_options": {"include_usage": True},
     }
     if constrained:
-        form = constrained_calls.response_format(list(o.tools), calls_only=calls_only,
-                                                 max_tokens=limit)
-        # llama.cpp's own grammar for a schema lets a model indent; ours is compact JSON
-        grammar = compact_grammar(form["json_schema"]["schema"]) \
-            if tool_call_mode.takes_grammar(o) else None
-        if grammar is not None:
-            request["grammar"] = grammar
-        else:
-            request["response_format"] = form
+        request["response_format"] = constrained_calls.response_format(
+            list(o.tools), calls_only=calls_only, max_tokens=limit)
     elif o.tools:
         request["tools"] = [t.to_openai_format() for t in o.tools]
     if limit is not None:
