@@ -53,6 +53,15 @@ def _check_look() -> None:
     _check(resource_path("theme.qss").is_file(), "resources/theme.qss is missing")
 
 
+def _transcript_text(window: Any) -> str:
+    """What the current tab's transcript shows (the words of an error the turn met)."""
+    tab = window.current_tab()
+    if tab is None:
+        return ""
+    tab.transcript.flush()
+    return " | ".join(tab.transcript.item_text(k) for k in tab.transcript.item_keys())[-1500:]
+
+
 async def _run(app: Any) -> None:
     from desktop_agent.core.tooling.tools import tool
     from desktop_agent.gui.window.main_window import MainWindow
@@ -80,7 +89,12 @@ async def _run(app: Any) -> None:
             controller = window.current_controller() or window.new_conversation()
             window.servers.use_server(controller, server.base_url, "test-model")
             _check(controller.send("Run the smoke test"), "the message was not accepted")
-            await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
+            try:
+                await _wait_for(lambda: bool(window.approvals.pending()),
+                                "the approval request")
+            except SmokeTestFailure as exc:
+                raise SmokeTestFailure(f"{exc}; the transcript shows: "
+                                       f"{_transcript_text(window)!r}") from None
             request = window.approval_dock.current_request()
             _check(request is not None and request.tool_name == "smoke_ping",
                    f"the dock shows the wrong request: {request}")
