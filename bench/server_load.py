@@ -218,6 +218,14 @@ import httpx
 key = sys.argv[1]
 ids = [item.split("@", 1) for item in sys.stdin.readline().split()]  # conversation@replica
 
+async def run(client, cid, url):
+    # A connection warmed long ago may have been closed by the server's keep-alive
+    # timeout just as the request went out: that request was never read, send it again.
+    try:
+        return await client.post(f"{url}/conversations/{cid}/run", json={"message": "go"})
+    except (httpx.ReadError, httpx.RemoteProtocolError):
+        return await client.post(f"{url}/conversations/{cid}/run", json={"message": "go"})
+
 async def main():
     limits = httpx.Limits(max_connections=len(ids), max_keepalive_connections=len(ids))
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"},
@@ -225,9 +233,7 @@ async def main():
         await asyncio.gather(*(client.get(f"{url}/alive") for _, url in ids))  # connect now
         print("ready", flush=True)
         sys.stdin.readline()
-        answers = await asyncio.gather(*(
-            client.post(f"{url}/conversations/{cid}/run", json={"message": "go"})
-            for cid, url in ids))
+        answers = await asyncio.gather(*(run(client, cid, url) for cid, url in ids))
     failed = [answer.status_code for answer in answers if answer.status_code != 202]
     print(f"failed: {failed}" if failed else "ok", flush=True)
 

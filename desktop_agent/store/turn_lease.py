@@ -9,7 +9,11 @@ it. The other is told :class:`~desktop_agent.store.errors.ConversationBusyError`
 A lease names its process (``host:pid:start``, see
 :mod:`~desktop_agent.store.process_liveness`) and an expiry. A lease whose
 process is gone (killed, crashed) or whose expiry passed is taken over, so a
-crash never locks a conversation for good. A holder that runs longer than the
+crash never locks a conversation for good. Every reply is streamed under its
+conversation's lease, so a reply still marked "streaming" when the lease is
+taken was cut off: it is marked "interrupted" then, in the same transaction.
+That covers a ``serve`` replica killed on another machine too, whose process
+no one here can check. A holder that runs longer than the
 lease renews it: :class:`TurnLease` used with ``async with`` does so by itself.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import uuid
@@ -25,8 +30,10 @@ from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Self
 
+from desktop_agent.store.engine import reindex
 from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 from desktop_agent.store.process_liveness import current_writer, writer_alive
+from desktop_agent.store.record_rows import dumps
 from desktop_agent.store.sql_connection import SqlConnection
 
 logger = logging.getLogger("desktop_agent.store.turn_lease")
@@ -50,6 +57,25 @@ def lease_holder(conn: SqlConnection, conversation_id: str) -> str | None:
 
 def _in_force(process: str, expires_at: float) -> bool:
     return expires_at > time.time() and writer_alive(process)
+
+
+def _interrupt_cut_off_replies(conn: SqlConnection, conversation_id: str) -> None:
+    """Mark the conversation's replies left "streaming" as "interrupted" (their text kept)."""
+    rows = conn.execute(
+        "SELECT seq, id, message, metadata FROM messages"
+        " WHERE conversation_id = ? AND status = 'streaming'",
+        (conversation_id,),
+    ).fetchall()
+    for seq, message_id, message, metadata in rows:
+        meta = {**json.loads(metadata), "interrupted_at": time.time()}
+        conn.execute(
+            "UPDATE messages SET status = 'interrupted', metadata = ?, writer = NULL"
+            " WHERE seq = ?",
+            (dumps(meta), seq),
+        )
+        reindex(conn, seq, json.loads(message), meta)
+        logger.info("reply %s of %s was cut off with its turn; marked interrupted",
+                    message_id, conversation_id)
 
 
 class TurnLease:
@@ -117,6 +143,7 @@ class TurnLease:
                 (self.conversation_id, self.owner, current_writer(), self._token, now,
                  now + self.seconds),
             )
+            _interrupt_cut_off_replies(conn, self.conversation_id)
         self.held = True
         self.lost = False
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -211,3 +213,36 @@ def test_a_replica_killed_mid_turn_loses_no_event_and_another_runs_the_next_turn
     assert [e["id"] for e in after] == list(range(1, len(after) + 1))
     tail = "".join(e["data"]["text"] for e in after[len(written):] if e["type"] == "text")
     assert tail.endswith("after the crash")
+    # B's partial reply, cut off with B, is kept and marked interrupted when A takes the lease.
+    messages = a.get(f"/conversations/{cid}/messages").json()["messages"]
+    first_reply = next(m for m in messages if m["role"] == "assistant")
+    assert first_reply["status"] == "interrupted"
+    # Its text is what B's last checkpoint (about once a second) saved: a prefix of the reply.
+    assert " ".join(WORDS * 5).startswith(first_reply["message"]["content"])
+
+
+def _serve_exit(data_dir: Path, *args: str, env: dict[str, str] | None = None,
+                ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "desktop_agent", "serve", "--port", "1", *args],
+        env={**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
+             "DESKTOP_AGENT_MASTER_KEY": KEY, **(env or {})},
+        capture_output=True, text=True, timeout=WAIT, check=False)
+
+
+def test_a_database_that_is_not_a_postgresql_url_is_refused_in_words(data_dir: Path) -> None:
+    result = _serve_exit(data_dir, "--database", str(data_dir / "other.sqlite3"))
+    assert result.returncode == 1
+    assert "--database takes a PostgreSQL URL" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_wrong_password_stops_serve_with_a_sentence_that_hides_the_password(
+    data_dir: Path, postgres_url: str,
+) -> None:
+    secret = postgres_url.split(":")[2].split("@")[0]
+    wrong = postgres_url.replace(secret, "not-the-password-42")
+    result = _serve_exit(data_dir, env={"DESKTOP_AGENT_DATABASE_URL": wrong})
+    assert result.returncode == 1
+    assert "cannot open the conversation store: Cannot connect" in result.stderr
+    assert "not-the-password-42" not in result.stderr and "Traceback" not in result.stderr
