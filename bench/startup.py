@@ -6,17 +6,21 @@
 Prints, against the targets for the 2-core CI machine:
 * the single-file binary's size (target <= 70 MB) and the onedir folder's size;
 * time from launch to the main window's first paint, median of N runs, for the single
-  file (target <= 1.0 s), the onedir build and ``python -m desktop_agent`` from source;
+  file (target <= 1.0 s), the onedir build and ``python -m desktop_agent`` from source.
+  The single file unpacks the app into a cache folder on its first launch of a build
+  and starts it from there afterwards (``packaging/onefile/launcher.py``): the runs use
+  a fresh cache folder, and the first launch (which unpacks) is printed on its own;
 * idle RSS with the window open (target <= 120 MB), read from /proc a few seconds after
   the first paint, once the background warm-up imports are done;
-* idle RSS with five conversation tabs open (40 messages each, target <= 150 MB), for the
-  builds that exist and from source (``--rss-only`` skips the first-paint runs).
+* idle RSS with five conversation tabs open (40 messages each, target <= 120 MB), with
+  and without the server's token counts stored, for the builds that exist and from
+  source (``--rss-only`` skips the first-paint runs).
 
 The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
 when the main window first paints. Runs use a real X server (Xvfb) when one can be
 started, otherwise Qt's offscreen platform; the output says which. "Cold" here means a
-new process each run (the single file unpacks itself every time); the OS page cache
+new process each run; the OS page cache
 is dropped first when the machine allows it, and the output says whether it did.
 """
 
@@ -39,7 +43,7 @@ ONEDIR = ONEDIR_DIST / "desktop-agent" / "desktop-agent"
 TARGET_SIZE_MB = 70.0
 TARGET_PAINT_S = 1.0
 TARGET_RSS_MB = 120.0
-TARGET_TABS_RSS_MB = 150.0
+TARGET_TABS_RSS_MB = 120.0
 OPEN_TABS = 5
 MB = 1_000_000
 
@@ -199,12 +203,23 @@ def verdict(value: float, target: float) -> str:
 
 
 def print_first_paint(commands: dict[str, list[str] | None], display: Display,
-                      data_dir: Path, runs: int, dropped: bool) -> None:
-    """Median time to first paint of each build, over ``runs`` launches."""
+                      data_dir: Path, runs: int, dropped: bool, bundle_cache: Path) -> None:
+    """Median time to first paint of each build, over ``runs`` launches.
+
+    The single file's first launch of a build unpacks the app into ``bundle_cache``;
+    it is timed once, from an empty cache, and printed apart from the later launches.
+    """
     for label, command in commands.items():
         if command is None:
             print(f"first paint, {label}: not built")
             continue
+        if label == "single file":
+            shutil.rmtree(bundle_cache, ignore_errors=True)
+            if dropped:
+                drop_page_cache()
+            first = time_to_first_paint(command, display, data_dir)
+            print(f"first paint, {label}, first launch of this build (unpacks into the "
+                  f"cache, once): {first:.2f} s", flush=True)
         times = []
         for _ in range(runs):
             if dropped:
@@ -212,7 +227,8 @@ def print_first_paint(commands: dict[str, list[str] | None], display: Display,
             times.append(time_to_first_paint(command, display, data_dir))
         median = statistics.median(times)
         shown = ", ".join(f"{t:.2f}" for t in times)
-        line = f"first paint, {label}: median {median:.2f} s over {runs} runs ({shown})"
+        which = f"{label}, later launches" if label == "single file" else label
+        line = f"first paint, {which}: median {median:.2f} s over {runs} runs ({shown})"
         if label == "single file":
             line += f"  {verdict(median, TARGET_PAINT_S)} (target <= {TARGET_PAINT_S} s)"
         print(line, flush=True)
@@ -249,6 +265,8 @@ def main() -> int:
     }
     with Display() as display, tempfile.TemporaryDirectory() as scratch:
         print(f"display: {display.name}")
+        bundle_cache = Path(scratch) / "bundles"  # the single file's unpacked app
+        os.environ["DESKTOP_AGENT_BUNDLE_CACHE"] = str(bundle_cache)
         dropped = drop_page_cache()
         cache = "dropped before each run" if dropped else "could not be dropped; runs start warm"
         print(f"page cache: {cache}")
@@ -256,7 +274,7 @@ def main() -> int:
         # One unmeasured launch creates the data folder and database, as a first start does.
         time_to_first_paint(commands["source (python -m desktop_agent)"], display, data_dir)
         if not args.rss_only:
-            print_first_paint(commands, display, data_dir, args.runs, dropped)
+            print_first_paint(commands, display, data_dir, args.runs, dropped, bundle_cache)
         for label in ("single file", "onedir"):
             command = commands[label]
             if command is None:

@@ -32,6 +32,7 @@ case "$(uname -s)" in MINGW*|MSYS*|CYGWIN*) binary="$binary.exe" ;; esac
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
+export DESKTOP_AGENT_BUNDLE_CACHE="$scratch/bundles"  # the single file unpacks the app here
 "$binary" --version
 DESKTOP_AGENT_DATA_DIR="$scratch" "$binary" --smoke-test
 echo "build.sh: built and smoke-tested $binary"

@@ -1,0 +1,111 @@
+"""The one file's launcher: unpack the app once per build into the cache, then run it from there.
+
+The launcher (``packaging/onefile/launcher.py``) is run in a real subprocess on a
+carrier file with a real xz payload appended, as ``build.spec`` appends the onedir
+build; the "app" is a shell script that reports its arguments and environment.
+``test_binary.py`` runs the real one file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LAUNCHER_DIR = REPO / "packaging" / "onefile"
+sys.path.insert(0, str(LAUNCHER_DIR))
+import launcher  # noqa: E402
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(sys.platform == "win32", reason="the stand-in app is a shell script"),
+]
+
+APP_SCRIPT = """#!/bin/sh
+echo "args: $*"
+echo "pyi: ${_PYI_ARCHIVE_FILE:-unset}"
+echo "library path: ${LD_LIBRARY_PATH:-unset}"
+"""
+
+
+def build(tmp_path: Path, name: str, version_text: str) -> Path:
+    """A carrier file with an app folder appended, as build.spec makes the one file."""
+    app = tmp_path / f"app-{name}"
+    (app / "_internal").mkdir(parents=True)
+    (app / "_internal" / "VERSION").write_text(version_text)
+    (app / "desktop-agent").write_text(APP_SCRIPT)
+    (app / "desktop-agent").chmod(0o755)
+    carrier = tmp_path / f"one-file-{name}"
+    carrier.write_bytes(b"\x7fELF stand-in for the launcher's own executable" * 100)
+    package = tmp_path / "launcher.pkg"
+    package.write_bytes(b"stand-in for the launcher's PyInstaller archive, cookie last")
+    launcher.append_payload(str(carrier), str(app), name, str(package))
+    return carrier
+
+
+def launch(carrier: Path, cache: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import launcher; "
+            "sys.exit(launcher.main(sys.argv[2], sys.argv[3:]))")
+    environment = {**os.environ, launcher.CACHE_ENV: str(cache), **env}
+    return subprocess.run([sys.executable, "-c", code, str(LAUNCHER_DIR), str(carrier), *args],
+                          env=environment, capture_output=True, text=True, timeout=120)
+
+
+def test_first_launch_unpacks_later_launches_reuse_and_the_app_sees_a_clean_environment(
+        tmp_path: Path) -> None:
+    carrier = build(tmp_path, "0.1.0-aaaa", "one")
+    cache = tmp_path / "cache"
+    first = launch(carrier, cache, "--smoke-test", "x y",
+                   _PYI_ARCHIVE_FILE="/tmp/_MEI123/x", LD_LIBRARY_PATH="/tmp/_MEI123",
+                   LD_LIBRARY_PATH_ORIG="/opt/lib")
+    assert first.returncode == 0, first.stderr
+    assert "args: --smoke-test x y" in first.stdout
+    assert "pyi: unset" in first.stdout  # the one-file bootloader's notes are not passed on
+    assert "library path: /opt/lib" in first.stdout  # the user's own path is restored
+    folder = cache / "0.1.0-aaaa"
+    assert (folder / "_internal" / "VERSION").read_text() == "one"
+    unpacked_at = folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns
+
+    again = launch(carrier, cache, "--version")
+    assert again.returncode == 0 and "args: --version" in again.stdout
+    assert (folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns) == unpacked_at
+    assert sorted(p.name for p in cache.iterdir()) == ["0.1.0-aaaa"]  # no scratch left
+
+
+def test_a_new_build_unpacks_beside_and_removes_the_old_one(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert launch(build(tmp_path, "0.1.0-aaaa", "one"), cache).returncode == 0
+    newer = build(tmp_path, "0.1.1-bbbb", "two")
+    assert launch(newer, cache).returncode == 0
+    assert sorted(p.name for p in cache.iterdir()) == ["0.1.1-bbbb"]
+    assert (cache / "0.1.1-bbbb" / "_internal" / "VERSION").read_text() == "two"
+
+
+def test_building_twice_replaces_the_payload_instead_of_stacking_it(tmp_path: Path) -> None:
+    carrier = build(tmp_path, "0.1.0-aaaa", "one")
+    size = carrier.stat().st_size
+    launcher.append_payload(str(carrier), str(tmp_path / "app-0.1.0-aaaa"), "0.1.0-aaaa",
+                            str(tmp_path / "launcher.pkg"))
+    assert carrier.stat().st_size == size
+    assert launch(carrier, tmp_path / "cache", "ok").stdout.startswith("args: ok")
+
+
+def test_a_file_without_the_app_or_an_unwritable_cache_is_explained_without_a_traceback(
+        tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.write_bytes(b"no payload here")
+    result = launch(bare, tmp_path / "cache")
+    assert result.returncode == 1
+    assert "carries no app: download it again" in result.stderr
+    assert "Traceback" not in result.stderr
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    result = launch(build(tmp_path, "0.1.0-aaaa", "one"), blocked)
+    assert result.returncode == 1
+    assert "could not unpack the app" in result.stderr
+    assert launcher.CACHE_ENV in result.stderr and "Traceback" not in result.stderr
