@@ -108,7 +108,7 @@ _EXPORTS: dict[str, str] = {
     'sandbox_status': 'sandbox_settings',
     'ConversationSettings': 'settings',
     'SettingsError': 'settings',
-    'asks_before_tools': 'settings',
+    'asks_before_tools': 'setting_values',
     'ToolCatalog': 'tools',
     'WorkdirError': 'tools',
     'workdir_path': 'tools',
@@ -226,9 +226,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.sandbox_settings import limit_defaults as limit_defaults
     from desktop_agent.session.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.sandbox_settings import sandbox_status as sandbox_status
+    from desktop_agent.session.setting_values import asks_before_tools as asks_before_tools
     from desktop_agent.session.settings import ConversationSettings as ConversationSettings
     from desktop_agent.session.settings import SettingsError as SettingsError
-    from desktop_agent.session.settings import asks_before_tools as asks_before_tools
     from desktop_agent.session.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.tools import ToolCatalog as ToolCatalog
     from desktop_agent.session.tools import WorkdirError as WorkdirError

@@ -37,7 +37,7 @@ from desktop_agent.core.tooling.permissions import (
 )
 
 from .config import AppConfig, ConfigWriteError, conversation_allowed_tools
-from .settings import asks_before_tools
+from .setting_values import asks_before_tools
 
 if TYPE_CHECKING:
     from .file_changes import ChangePreview

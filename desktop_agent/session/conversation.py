@@ -62,7 +62,7 @@ from .options import SessionEnvironment, build_options
 from .plan import Plan, plan_of
 from .project_instructions import ProjectInstructions, project_instructions_for
 from .recorder import TurnRecorder, stored_compaction
-from .settings import has_server
+from .setting_values import has_server
 from .turn import TurnBlocks
 
 if TYPE_CHECKING:

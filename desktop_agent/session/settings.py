@@ -10,11 +10,6 @@ checks (no secrets in settings, a known sandbox level).
 
 Settings the schema does not know are kept as they are when read from the
 store (an older or newer app may have written them); the API refuses them.
-
-It also says what a few settings mean for both front ends
-(:func:`asks_before_tools`, :func:`has_server`). Those once lived apart so the
-window could paint before pydantic loaded; the config file's schema now loads
-pydantic with the session anyway, so one module holds the settings' one job.
 """
 
 from __future__ import annotations
@@ -23,6 +18,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from desktop_agent.session.setting_values import asks_before_tools, has_server
 
 __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_tools",
            "checked_changes", "has_server", "invalid_keys", "stored_settings"]
@@ -183,19 +180,3 @@ def _install_in_the_store() -> None:
 
 _install_in_the_store()  # every process with the session layer checks writes against it
 
-
-def asks_before_tools(settings: Mapping[str, Any]) -> bool:
-    """Whether tool calls no rule allows wait for a person (confirmation mode).
-
-    One rule for both front ends: ``confirm_tools`` when set, else the
-    window's older ``auto_execute`` inverted, else on.
-    """
-    confirm = settings.get("confirm_tools")
-    if isinstance(confirm, bool):
-        return confirm
-    return not bool(settings.get("auto_execute"))
-
-
-def has_server(settings: Mapping[str, Any]) -> bool:
-    """Whether a server and a model are chosen (a turn can run)."""
-    return bool(settings.get("base_url") and settings.get("model"))

@@ -33,18 +33,13 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Literal
 
 from desktop_agent.core.errors import ConfigurationError
-from desktop_agent.core.tooling.config_schema import (
-    RuleEntry,
-    SecretEntry,
-    ServerEntry,
-    first_problem,
-)
 from desktop_agent.core.tooling.permissions import PermissionRule
+
+if TYPE_CHECKING:  # pydantic loads when a config is read or written, not with this module
+    from desktop_agent.core.tooling.config_schema import SecretEntry
 
 log = logging.getLogger("desktop_agent.tool_config")
 
@@ -130,6 +125,8 @@ class McpServerConfig:
         the model that reads it, so a key's spelling is declared once; what
         equals its default is left out, as a person would write it.
         """
+        from desktop_agent.core.tooling.config_schema import ServerEntry
+
         stdio = self.command is not None
         entry = ServerEntry.model_construct(
             command=self.command, args=list(self.args), cwd=self.cwd if stdio else None,
@@ -150,6 +147,10 @@ class McpServerConfig:
         The shape is checked by :class:`~desktop_agent.core.tooling.config_schema.ServerEntry`;
         ``where`` (the file) starts the message, so a person knows which file to open.
         """
+        from pydantic import ValidationError
+
+        from desktop_agent.core.tooling.config_schema import ServerEntry, first_problem
+
         here = f"{where}: mcpServers.{name}"
         if not isinstance(name, str) or not _SERVER_NAME.match(name):
             raise ToolConfigError(
@@ -184,11 +185,15 @@ _URL_KINDS: dict[str, Literal["http", "sse"]] = {
 
 
 def _values_from_entry(values: Mapping[str, str | SecretEntry]) -> dict[str, EnvValue]:
+    from desktop_agent.core.tooling.config_schema import SecretEntry
+
     return {key: SecretRef(value.secret) if isinstance(value, SecretEntry) else value
             for key, value in values.items()}
 
 
 def _values_to_entry(values: Mapping[str, EnvValue]) -> dict[str, str | SecretEntry]:
+    from desktop_agent.core.tooling.config_schema import SecretEntry
+
     return {key: SecretEntry(secret=value.name) if isinstance(value, SecretRef) else value
             for key, value in values.items()}
 
@@ -265,6 +270,10 @@ def parse_tool_config(data: Any, where: str = "config") -> ToolConfig:
 
 def rule_from_dict(data: Any, where: str = "rule") -> PermissionRule:
     """One rule dict (``tool``, ``decision``, optional ``arguments`` and ``read_only``)."""
+    from pydantic import ValidationError
+
+    from desktop_agent.core.tooling.config_schema import RuleEntry, first_problem
+
     try:
         entry = RuleEntry.model_validate(data)
     except ValidationError as exc:
