@@ -42,6 +42,10 @@ else
     EXTRA=":$SITE"
 fi
 # The user needs to read the checkout; pytest's temporary folders are its own.
+# A temp folder of the user's own: pytest refuses a /tmp/pytest-of-<name> left by an
+# earlier account of the same name with another uid (a machine that is kept between runs).
+BASETEMP=$(mktemp -d /tmp/sandbox-ci-tests.XXXXXX)
+chown "$USER_NAME" "$BASETEMP"
 exec runuser -u "$USER_NAME" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$HOME_DIR" \
     PYTHONPATH="$PWD$EXTRA" QT_QPA_PLATFORM=offscreen CI="${CI:-true}" \
-    "${RUN[@]}" -m pytest -q -x -p no:cacheprovider "${TESTS[@]}"
+    "${RUN[@]}" -m pytest -q -x -p no:cacheprovider --basetemp "$BASETEMP/run" "${TESTS[@]}"
