@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from desktop_agent.core.context.tokens import TOKENS_PER_MESSAGE, message_text, schema_json
+from desktop_agent.core.context.tokens import prompt_tokens
 
 __all__ = ["quick_count_text", "quick_estimate_tokens"]
 
@@ -74,12 +74,4 @@ def quick_estimate_tokens(messages: Iterable[dict[str, Any]],
         messages: OpenAI message dicts.
         tools: Tools (``Tool`` or OpenAI dicts) whose schemas are sent too.
     """
-    total = 0
-    count = 0
-    for message in messages:
-        count += 1
-        total += TOKENS_PER_MESSAGE + quick_count_text(message_text(message))
-    for tool in tools or ():
-        schema = tool.to_openai_format() if hasattr(tool, "to_openai_format") else tool
-        total += quick_count_text(schema_json(schema))
-    return total + (3 if count else 0)
+    return prompt_tokens(messages, tools, quick_count_text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -97,14 +97,24 @@ def estimate_tokens(messages: Iterable[dict[str, Any]] | str, model: str | None 
     del model  # one shipped tokenizer serves every local model as an estimate
     if isinstance(messages, str):
         return count_text_tokens(messages)
+    return prompt_tokens(messages, tools, count_text_tokens)
+
+
+def prompt_tokens(messages: Iterable[dict[str, Any]], tools: Sequence[Any] | None,
+                  count_text: Callable[[str], int]) -> int:
+    """A request's tokens with ``count_text`` for each piece of text.
+
+    One layout of the per-message and per-request overhead, whichever counter
+    (the tokenizer, or the quick guess that needs none) measures the text.
+    """
     total = 0
     count = 0
     for message in messages:
         count += 1
-        total += TOKENS_PER_MESSAGE + count_text_tokens(message_text(message))
+        total += TOKENS_PER_MESSAGE + count_text(message_text(message))
     for tool in tools or ():
         schema = tool.to_openai_format() if hasattr(tool, "to_openai_format") else tool
-        total += count_text_tokens(schema_json(schema))
+        total += count_text(schema_json(schema))
     return total + (3 if count else 0)
 
 
