@@ -78,6 +78,7 @@ import h11
 import httpx
 
 from desktop_agent import AgentOptions, Client
+from desktop_agent.appdata.secret_cipher import SECRET_KEY_VARIABLE, new_secret_key
 
 
 def _free_port() -> int:
@@ -392,6 +393,9 @@ async def _sequential(base_url: str, key: str, model_url: str, count: int,
     return lines
 
 
+_RUN_SECRET_KEY = new_secret_key()
+
+
 def _start_server(data_dir: Path, port: int, key: str,
                   idle_seconds: float = 300.0, database: str | None = None,
                   ) -> subprocess.Popen[bytes]:
@@ -400,6 +404,8 @@ def _start_server(data_dir: Path, port: int, key: str,
     env.pop("DESKTOP_AGENT_DATABASE_URL", None)
     if database is not None:
         env["DESKTOP_AGENT_DATABASE_URL"] = database
+        # Replicas on a database seal secrets with one shared key: the caller's, or this run's.
+        env.setdefault(SECRET_KEY_VARIABLE, _RUN_SECRET_KEY)
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
          "--log-level", "warning", "--idle-seconds", str(idle_seconds)], env=env)

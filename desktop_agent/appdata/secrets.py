@@ -14,6 +14,11 @@ store plain text (``keyrings.alt``'s file backends) count as unusable.
 Keyrings cannot list their entries portably, so the names of persisted
 secrets (names only, which are not secret) are indexed in a small JSON file
 in the data folder; :func:`list_secret_names` reads it.
+
+A ``serve`` cluster has no keyring: there :func:`use_vault` puts an
+:class:`~desktop_agent.appdata.encrypted_vault.EncryptedVault` (values sealed in
+the shared database) behind the same module functions, so the session layer and
+the routes never learn which :class:`Vault` is below.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import keyring
 import keyring.errors
@@ -50,6 +56,38 @@ class KeyringStatus:
     available: bool
     backend: str
     message: str
+
+
+class Vault(Protocol):
+    """Where secret values are kept: the keyring (:class:`SecretVault`) or a database."""
+
+    def status(self) -> KeyringStatus:
+        """Whether values persist, in words."""
+        ...
+
+    def set(self, name: str, value: str) -> bool:
+        """Store a secret; True if it persists, False if kept for this session only."""
+        ...
+
+    def get(self, name: str) -> str | None:
+        """The secret's value, or None when it is unknown."""
+        ...
+
+    def delete(self, name: str) -> None:
+        """Forget a secret; a missing name is not an error."""
+        ...
+
+    def names(self, prefix: str = "") -> list[str]:
+        """Sorted names of known secrets starting with ``prefix``."""
+        ...
+
+    def known_values(self) -> list[str]:
+        """Every value the vault can resolve, longest first (for redacting exports)."""
+        ...
+
+    def forget_session(self) -> None:
+        """Drop whatever is held for this session only."""
+        ...
 
 
 def _backend_name(backend: object) -> str:
@@ -112,7 +150,7 @@ class SecretVault:
 
     def set(self, name: str, value: str) -> bool:
         """Store a secret; True if it went to the OS keyring, False if session-only."""
-        _check_name(name)
+        check_secret_name(name)
         if not isinstance(value, str) or not value:
             raise ValueError("a secret value must be a non-empty string")
         with self._lock:
@@ -133,7 +171,7 @@ class SecretVault:
 
     def get(self, name: str) -> str | None:
         """The secret's value, or None when it is unknown (or the keyring refuses)."""
-        _check_name(name)
+        check_secret_name(name)
         with self._lock:
             if name in self._session:
                 return self._session[name]
@@ -148,7 +186,7 @@ class SecretVault:
 
     def delete(self, name: str) -> None:
         """Forget a secret everywhere; a missing name is not an error."""
-        _check_name(name)
+        check_secret_name(name)
         with self._lock:
             self._session.pop(name, None)
             backend = keyring.get_keyring()
@@ -216,7 +254,8 @@ class SecretVault:
             _write_json_atomically(self._index_path(), {"version": 1, "names": sorted(names)})
 
 
-def _check_name(name: str) -> None:
+def check_secret_name(name: str) -> None:
+    """Refuse a name that is not a non-empty string (every vault's rule)."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError("a secret name must be a non-empty string")
 
@@ -234,41 +273,58 @@ def _write_json_atomically(path: Path, data: object) -> None:
 
 
 _default_vault = SecretVault()
+_active_vault: Vault = _default_vault
 
 
 def default_vault() -> SecretVault:
-    """The vault the module-level functions use."""
+    """The OS keyring's vault (the one in use unless :func:`use_vault` put another)."""
     return _default_vault
 
 
+def active_vault() -> Vault:
+    """The vault the module-level functions use now."""
+    return _active_vault
+
+
+def use_vault(vault: Vault) -> Vault:
+    """Put ``vault`` behind the module-level functions; returns the one it replaces.
+
+    ``serve --database`` puts the encrypted database vault here at start-up, before
+    any request; the window never calls it and keeps the keyring.
+    """
+    global _active_vault
+    previous, _active_vault = _active_vault, vault
+    return previous
+
+
 def set_secret(name: str, value: str) -> bool:
-    """Store a secret; True if persisted in the OS keyring, False if kept for this session."""
-    return _default_vault.set(name, value)
+    """Store a secret; True if it persists (keyring or database), False if session-only."""
+    return _active_vault.set(name, value)
 
 
 def get_secret(name: str) -> str | None:
     """Resolve a secret's name to its value at the moment it is needed."""
-    return _default_vault.get(name)
+    return _active_vault.get(name)
 
 
 def delete_secret(name: str) -> None:
-    """Forget a secret (keyring, session and name index)."""
-    _default_vault.delete(name)
+    """Forget a secret (keyring, session and name index; or the database's row)."""
+    _active_vault.delete(name)
 
 
 def list_secret_names(prefix: str = "") -> list[str]:
     """Names of stored secrets starting with ``prefix`` (names are not secret)."""
-    return _default_vault.names(prefix)
+    return _active_vault.names(prefix)
 
 
 def keyring_status() -> KeyringStatus:
     """Whether keys survive a restart, with a sentence to show the person."""
-    return _default_vault.status()
+    return _active_vault.status()
 
 
 def known_secret_values() -> list[str]:
     """All secret values the app knows, so exports can redact them wherever they appear."""
-    return _default_vault.known_values()
+    return _active_vault.known_values()
 
 
 def redact_known_secrets(text: str, values: Iterable[str] | None = None) -> str:

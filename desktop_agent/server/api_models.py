@@ -318,7 +318,8 @@ class SecretNames(BaseModel):
 class SecretStored(BaseModel):
     name: str
     persisted: bool = Field(
-        description="True if kept in the OS keyring; false if held for this session only."
+        description="True if it persists (the OS keyring, or encrypted in the database "
+                    "with --database); false if held for this session only."
     )
 
 

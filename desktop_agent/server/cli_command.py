@@ -5,13 +5,17 @@ Examples::
     DESKTOP_AGENT_MASTER_KEY=$(openssl rand -hex 32) desktop-agent serve
     desktop-agent serve --no-auth                 # 127.0.0.1 only
     DESKTOP_AGENT_MASTER_KEY=... desktop-agent serve --host 0.0.0.0 --port 9000
-    DESKTOP_AGENT_DATABASE_URL=postgresql://agent:pw@db:5432/agent desktop-agent serve
+    DESKTOP_AGENT_DATABASE_URL=postgresql://agent:pw@db:5432/agent \
+        DESKTOP_AGENT_SECRET_KEY=$(cat secret.key) desktop-agent serve
 
 Data lives in the same folder as the window's (``DESKTOP_AGENT_DATA_DIR``
 honoured), so conversations made over the API appear in the window. With
 ``--database`` (or ``DESKTOP_AGENT_DATABASE_URL``) conversations, messages,
 settings, events and turn leases live in that PostgreSQL database instead, and
-any number of replicas on it serve one set of conversations. Only the
+any number of replicas on it serve one set of conversations; secrets are kept
+there too, encrypted with the key every replica is given
+(``DESKTOP_AGENT_SECRET_KEY`` or ``--secret-key-file``), and a replica without
+that key does not start (see :mod:`desktop_agent.appdata.secret_cipher`). Only the
 standard library is imported at the top; FastAPI and uvicorn load when the
 command runs.
 
@@ -28,6 +32,12 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from desktop_agent.appdata.secret_cipher import SecretCipher
+    from desktop_agent.store import Store
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -64,6 +74,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                             "replicas serve them; default: DESKTOP_AGENT_DATABASE_URL, else "
                             "the SQLite file in the data folder. Prefer the variable: a "
                             "password on the command line is visible to other users")
+    serve.add_argument("--secret-key-file", type=Path, default=None, metavar="PATH",
+                       help="with --database: the file holding the key that encrypts secrets "
+                            "in the database (every replica needs the same one); default: "
+                            "DESKTOP_AGENT_SECRET_KEY. Make one with: "
+                            "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="uvicorn log level (default info)")
@@ -92,6 +107,27 @@ def run_serve(args: argparse.Namespace) -> int:
               "postgresql://user:password@host:5432/name (without it, conversations "
               "stay in the data folder's SQLite file)", file=sys.stderr)
         return EXIT_ERROR
+    if database is None and args.secret_key_file is not None:
+        print("desktop-agent serve: --secret-key-file is for --database (secrets encrypted "  # noqa: T201
+              "in a shared PostgreSQL database); without it secrets stay in this machine's "
+              "keyring", file=sys.stderr)
+        return EXIT_ERROR
+    cipher = None
+    if database is not None:
+        from desktop_agent.appdata.secret_cipher import (
+            SECRET_KEY_VARIABLE,
+            SecretCipher,
+            SecretKeyError,
+            load_secret_key,
+        )
+
+        try:
+            cipher = SecretCipher(load_secret_key(args.secret_key_file))
+        except SecretKeyError as exc:
+            print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
+            return EXIT_ERROR
+        # Read once; commands never inherit the app's environment, MCP servers might.
+        os.environ.pop(SECRET_KEY_VARIABLE, None)
 
     import gc
 
@@ -111,6 +147,8 @@ def run_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     try:
+        if cipher is not None and not _use_database_vault(store, cipher):
+            return EXIT_ERROR
         app = create_app(store, master_key=None if args.no_auth else key,
                          allowed_hosts=args.allowed_host, idle_seconds=args.idle_seconds)
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
@@ -127,3 +165,20 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_OK if server.started else EXIT_ERROR
     finally:
         store.close()
+
+
+def _use_database_vault(store: Store, cipher: SecretCipher) -> bool:
+    """Keep secrets sealed in ``store`` from now on; False (having said why) on a wrong key."""
+    from desktop_agent.appdata import secrets
+    from desktop_agent.appdata.encrypted_vault import EncryptedVault
+    from desktop_agent.appdata.secret_cipher import WrongSecretKeyError
+    from desktop_agent.store import StoreError
+
+    vault = EncryptedVault(store, cipher, store.location)
+    try:
+        vault.check_key()
+    except (WrongSecretKeyError, StoreError) as exc:
+        print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
+        return False
+    secrets.use_vault(vault)
+    return True

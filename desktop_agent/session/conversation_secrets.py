@@ -1,10 +1,12 @@
-"""A conversation's own secrets (e.g. ``GITHUB_TOKEN``), kept in the keyring.
+"""A conversation's own secrets (e.g. ``GITHUB_TOKEN``), kept in the app's vault.
 
-A secret named ``NAME`` of conversation ``ID`` is the keyring entry
-``conv:ID:NAME``. Values only ever reach the conversation's own commands'
-environment (and the list of values blanked out of tool output); routes and
-widgets see names. Deleting a conversation deletes its secrets, from either
-front end, through :func:`delete_all`.
+A secret named ``NAME`` of conversation ``ID`` is the vault entry ``conv:ID:NAME``:
+in the OS keyring, or with ``serve --database`` sealed in the shared database, so a
+secret set through one replica reaches commands run by another
+(:mod:`desktop_agent.appdata.secrets` decides; this module does not know which).
+Values only ever reach the conversation's own commands' environment (and the list
+of values blanked out of tool output); routes and widgets see names. Deleting a
+conversation deletes its secrets, from either front end, through :func:`delete_all`.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def _prefix(conversation_id: str) -> str:
 
 
 def set_conversation_secret(conversation_id: str, name: str, value: str) -> bool:
-    """Store a value; True if it is in the OS keyring, False if kept for this session."""
+    """Store a value; True if it persists (keyring or database), False if session-only."""
     return secrets.set_secret(keyring_name(conversation_id, name), value)
 
 
@@ -87,6 +89,6 @@ def conversation_environment(conversation_id: str) -> dict[str, str]:
 
 
 def delete_all(conversation_id: str) -> None:
-    """Remove every secret of a deleted conversation (blocking: keyring access)."""
+    """Remove every secret of a deleted conversation (blocking: keyring or database)."""
     for name in conversation_secret_names(conversation_id):
         secrets.delete_secret(keyring_name(conversation_id, name))

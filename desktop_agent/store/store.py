@@ -24,7 +24,8 @@ module and each handed the one :class:`~desktop_agent.store.engine.Engine`
 :class:`~desktop_agent.store.full_text_search.FullTextSearch`,
 :class:`~desktop_agent.store.app_settings.AppSettings`,
 :class:`~desktop_agent.store.cross_process.CrossProcess` (change token, turn
-lease) and :class:`~desktop_agent.store.event_table.EventTable`.
+lease), :class:`~desktop_agent.store.event_table.EventTable` and (PostgreSQL only)
+:class:`~desktop_agent.store.sealed_secrets.SealedSecrets`.
 
 Callers use ``store.add_message(...)``, not ``store.writes.add_message(...)``:
 the split into parts is this package's business, and about 500 call sites in
@@ -57,6 +58,7 @@ from desktop_agent.store.full_text_search import FullTextSearch
 from desktop_agent.store.message_tree import MessageTree
 from desktop_agent.store.message_writes import MessageWrites
 from desktop_agent.store.part_method import PartMethod
+from desktop_agent.store.sealed_secrets import SealedSecrets
 from desktop_agent.store.sql_connection import SqlConnection
 from desktop_agent.store.store_copy import CopyCounts, copy_rows
 from desktop_agent.store.transactions import Database
@@ -113,6 +115,7 @@ class Store:
         self._app_settings = AppSettings(self._db)
         self._cross = CrossProcess(self._db)
         self._events = EventTable(self._db)
+        self._sealed = SealedSecrets(self._db)
 
     @classmethod
     def open(cls, path: Path | str | None = None, *, recover: bool = True) -> Store:
@@ -218,3 +221,10 @@ class Store:
     last_event_id = PartMethod("_events", EventTable.last_event_id)
     event_conversations = PartMethod("_events", EventTable.event_conversations)
     delete_events = PartMethod("_events", EventTable.delete_events)
+    # -- sealed_secrets (PostgreSQL only) --------------------------------------------------
+    sealed_secret = PartMethod("_sealed", SealedSecrets.sealed_secret)
+    put_sealed_secret = PartMethod("_sealed", SealedSecrets.put_sealed_secret)
+    delete_sealed_secret = PartMethod("_sealed", SealedSecrets.delete_sealed_secret)
+    sealed_secret_names = PartMethod("_sealed", SealedSecrets.sealed_secret_names)
+    all_sealed_secrets = PartMethod("_sealed", SealedSecrets.all_sealed_secrets)
+    secret_key_check = PartMethod("_sealed", SealedSecrets.secret_key_check)

@@ -7,11 +7,14 @@ relies on: a conversation made through one replica is run through another and
 streamed live through a third, ``Last-Event-ID`` resumes on any of them, two
 replicas asked to run one conversation at once start one turn (the other answers
 409), and a replica killed mid-turn loses none of the events it wrote while
-another replica runs the next turn.
+another replica runs the next turn. Secrets set through one replica are sealed in the
+database with the replicas' shared key (a dump shows no value) and reach the commands
+another replica runs; a replica without the key, or with another one, refuses to start.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -27,9 +30,12 @@ import httpx
 import pytest
 from server_harness import start_serve, stop_serve
 
+from desktop_agent.appdata.secret_cipher import SECRET_KEY_VARIABLE, new_secret_key
 from desktop_agent.testing import ScriptedServer, script
 
 KEY = "replicas-key-0123456789abcdef0123"
+SECRET_KEY = new_secret_key()
+"""The key that seals secrets in the database, given to every replica."""
 WAIT = 60.0
 WORDS = [f"w{n}" for n in range(40)]
 
@@ -39,7 +45,7 @@ def replicas(
     data_dir: Path, postgres_url: str,
 ) -> Iterator[list[tuple[Any, httpx.Client]]]:
     """Three ``serve`` processes on one database (and one shared working-folder root)."""
-    env = {"DESKTOP_AGENT_DATABASE_URL": postgres_url}
+    env = {"DESKTOP_AGENT_DATABASE_URL": postgres_url, SECRET_KEY_VARIABLE: SECRET_KEY}
     started: list[tuple[Any, httpx.Client]] = []
     try:
         for _ in range(3):
@@ -223,11 +229,13 @@ def test_a_replica_killed_mid_turn_loses_no_event_and_another_runs_the_next_turn
 
 def _serve_exit(data_dir: Path, *args: str, env: dict[str, str] | None = None,
                 ) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
+                   "DESKTOP_AGENT_MASTER_KEY": KEY, **(env or {})}
+    if SECRET_KEY_VARIABLE not in (env or {}):
+        environment.pop(SECRET_KEY_VARIABLE, None)  # only the key a test gives
     return subprocess.run(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", "1", *args],
-        env={**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
-             "DESKTOP_AGENT_MASTER_KEY": KEY, **(env or {})},
-        capture_output=True, text=True, timeout=WAIT, check=False)
+        env=environment, capture_output=True, text=True, timeout=WAIT, check=False)
 
 
 def test_a_database_that_is_not_a_postgresql_url_is_refused_in_words(data_dir: Path) -> None:
@@ -242,7 +250,90 @@ def test_a_wrong_password_stops_serve_with_a_sentence_that_hides_the_password(
 ) -> None:
     secret = postgres_url.split(":")[2].split("@")[0]
     wrong = postgres_url.replace(secret, "not-the-password-42")
-    result = _serve_exit(data_dir, env={"DESKTOP_AGENT_DATABASE_URL": wrong})
+    result = _serve_exit(data_dir, env={"DESKTOP_AGENT_DATABASE_URL": wrong,
+                                        SECRET_KEY_VARIABLE: SECRET_KEY})
     assert result.returncode == 1
     assert "cannot open the conversation store: Cannot connect" in result.stderr
     assert "not-the-password-42" not in result.stderr and "Traceback" not in result.stderr
+
+
+TOKEN = "ghp_ReplicaSharedToken_4e81c0d9aa"
+
+
+@pytest.mark.slow
+def test_a_secret_set_on_a_reaches_bash_on_b_and_no_dump_shows_it(
+    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer,
+    postgres_cluster: Any, postgres_url: str,
+) -> None:
+    (_, a), (_, b), (_, c) = replicas
+    made = a.post("/conversations", json={"title": "with a token", "settings": {
+        "base_url": model_server.base_url, "model": "test-model", "tools": ["bash"]}})
+    assert made.status_code == 201, made.text
+    cid = made.json()["id"]
+    assert a.put(f"/conversations/{cid}/confirmation", json={"enabled": False}).is_success
+    stored = a.put(f"/conversations/{cid}/secrets/GITHUB_TOKEN", json={"value": TOKEN})
+    assert stored.status_code == 200 and stored.json()["persisted"] is True
+    assert c.get(f"/conversations/{cid}/secrets").json() == {"names": ["GITHUB_TOKEN"]}
+
+    model_server.enqueue(
+        script.tool_calls([("bash", {"command": 'printf %s "$GITHUB_TOKEN" > seen.txt; '
+                                                'printf %s "$GITHUB_TOKEN" | base64'})]),
+        script.text("done"))
+    assert b.post(f"/conversations/{cid}/run", json={"message": "use the token"}
+                  ).status_code == 202
+    events = _wait_idle(c, cid)
+    results = [e["data"]["content"] for e in events if e["type"] == "tool_result"]
+    assert results and "exit code: 0" in results[0], results
+    # The command B ran had the value set through A (the model only sees it redacted).
+    workdir = Path(c.get(f"/conversations/{cid}").json()["workdir"])
+    assert (workdir / "seen.txt").read_text() == TOKEN
+    assert TOKEN not in json.dumps(events)
+
+    encoded = base64.b64encode(TOKEN.encode()).decode()
+    dump = postgres_cluster.dump(postgres_url)
+    assert f"conv:{cid}:GITHUB_TOKEN" in dump  # the name is there: the value is sealed
+    assert TOKEN not in dump and encoded not in dump and encoded[:24] not in dump
+
+    # Deleting the conversation (through C) deletes its secrets' rows.
+    assert c.delete(f"/conversations/{cid}").status_code == 200
+    assert f"conv:{cid}:" not in postgres_cluster.dump(postgres_url)
+
+
+def test_serve_on_a_database_without_a_secret_key_refuses_and_says_how_to_make_one(
+    data_dir: Path, postgres_url: str, postgres_cluster: Any,
+) -> None:
+    result = _serve_exit(data_dir, env={"DESKTOP_AGENT_DATABASE_URL": postgres_url})
+    assert result.returncode == 1
+    assert "secrets.token_urlsafe(32)" in result.stderr, result.stderr
+    assert "never stores secrets in plain text" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "secrets" not in postgres_cluster.dump(postgres_url)  # nothing was created
+
+    bad = _serve_exit(data_dir, env={"DESKTOP_AGENT_DATABASE_URL": postgres_url,
+                                     SECRET_KEY_VARIABLE: "not-a-key"})
+    assert bad.returncode == 1 and "is not a key" in bad.stderr
+    assert "Traceback" not in bad.stderr and "not-a-key" not in bad.stderr
+
+    without_database = _serve_exit(data_dir, "--secret-key-file", str(data_dir / "k"))
+    assert without_database.returncode == 1
+    assert "--secret-key-file is for --database" in without_database.stderr
+
+
+def test_a_replica_given_another_secret_key_refuses_to_start_in_words(
+    data_dir: Path, postgres_url: str, tmp_path: Path,
+) -> None:
+    from desktop_agent.appdata.encrypted_vault import EncryptedVault
+    from desktop_agent.appdata.secret_cipher import SecretCipher, parse_secret_key
+    from desktop_agent.store import Store
+
+    with Store.open(postgres_url) as store:  # the first replica's key, as it leaves it
+        EncryptedVault(store, SecretCipher(parse_secret_key(SECRET_KEY, "the test")),
+                       store.location).check_key()
+    other = tmp_path / "other.key"
+    other.write_text(new_secret_key())
+    result = _serve_exit(data_dir, "--secret-key-file", str(other),
+                         env={"DESKTOP_AGENT_DATABASE_URL": postgres_url})
+    assert result.returncode == 1
+    assert "does not open the secrets stored in" in result.stderr, result.stderr
+    assert "Give this replica the same key as the others" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,4 +1,9 @@
-"""Per-conversation secrets: set, list names, delete. Values never leave the keyring here."""
+"""Per-conversation secrets: set, list names, delete. Values never leave the vault here.
+
+The vault is the OS keyring, or with ``serve --database`` the values sealed in the
+shared database (:mod:`desktop_agent.appdata.encrypted_vault`); these routes do not
+know which.
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,10 @@ transactional DDL leaves a failed migration undone. Append-only, as SQLite's.
   as FTS5's ``unicode61``) with accents folded by the ``unaccent`` extension (as
   ``remove_diacritics``) where the server has it; ``store_writes``, the sequence
   every write transaction advances (the change token).
+- v2: ``secrets`` (a secret's name and its value sealed with the replicas' key, never
+  the value itself; see :mod:`~desktop_agent.store.sealed_secrets`) and
+  ``secret_key_check`` (one row sealed by the first replica's key, so a replica given
+  another key is refused before it stores anything the others cannot open).
 """
 
 from __future__ import annotations
@@ -110,7 +114,26 @@ def _migrate_to_v1(conn: psycopg.Connection[Any]) -> None:
             conn.execute(statement.encode())
 
 
-MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [_migrate_to_v1]
+_V2 = """
+CREATE TABLE secrets (
+    name TEXT PRIMARY KEY,
+    sealed TEXT NOT NULL,
+    updated_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE secret_key_check (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    sealed TEXT NOT NULL
+);
+"""
+
+
+def _migrate_to_v2(conn: psycopg.Connection[Any]) -> None:
+    for statement in (s.strip() for s in _V2.split(";")):
+        if statement:
+            conn.execute(statement.encode())
+
+
+MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [_migrate_to_v1, _migrate_to_v2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
