@@ -43,6 +43,7 @@ from .routes import (
     tools,
     turns,
 )
+from .shared_approvals import listen_for_answers
 from .thread_scheduling import deferring_executor
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ def create_app(
         approval_timeout=approval_timeout,
         connection_pool=pool,
         idle_seconds=idle_seconds,
+        shared_approvals=store.engine == "postgresql",
     )
     svc.runners = runner_registry(svc)
 
@@ -139,6 +141,8 @@ def create_app(
         asyncio.get_running_loop().set_default_executor(deferring_executor())
         await _prune_deleted(svc)
         await svc.events.watch_other_processes()
+        stop_answers = await listen_for_answers(svc.store, svc.runners) \
+            if svc.shared_approvals else None
         sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:
             yield
@@ -146,6 +150,8 @@ def create_app(
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
+            if stop_answers is not None:
+                await asyncio.to_thread(stop_answers)
             await svc.runners.close()
             await svc.session.tools.aclose()
             await svc.callbacks.close()

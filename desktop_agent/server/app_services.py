@@ -45,6 +45,9 @@ class AppServices:
             the number of conversations driven.
         idle_seconds: A conversation untouched this long has its runner and
             in-memory event tail dropped (both come back on next use).
+        shared_approvals: Tool-call questions go through the database, so that any
+            replica lists and answers them (PostgreSQL); False keeps them in this
+            process (SQLite, see :mod:`~desktop_agent.server.pending_approvals`).
     """
 
     store: Store
@@ -56,6 +59,7 @@ class AppServices:
     approval_timeout: float
     connection_pool: ConnectionPool
     idle_seconds: float
+    shared_approvals: bool = False
     runners: SessionRegistry[ConversationRunner] = field(init=False)
 
     def conversation(self, conversation_id: str) -> ConversationRecord:

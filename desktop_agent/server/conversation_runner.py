@@ -4,7 +4,9 @@ The turn itself (options, tools, rules, approvals, recording, the turn lease)
 is the session's, exactly as in the window. The runner maps the session's
 events to this conversation's event log (and so to SSE and callbacks), turns
 the session's typed refusals into HTTP errors at the edge, and parks approval
-questions as pending approvals for the approve and reject routes.
+questions as pending approvals for the approve and reject routes: in memory on
+SQLite, in the shared database on PostgreSQL, where any replica answers them
+(:mod:`~desktop_agent.server.shared_approvals`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ from desktop_agent.store import ConversationBusyError, MessageRecord, StaleParen
 
 from .api_errors import ApiError
 from .message_content import refuse_if_blind
-from .pending_approvals import PendingApprovals
+from .pending_approvals import PendingApproval, PendingApprovals
+from .shared_approvals import SharedApprovals
 
 if TYPE_CHECKING:
     from desktop_agent.session import SessionEnvironment
@@ -88,6 +91,10 @@ class RunnerServices(Protocol):
     def approval_timeout(self) -> float:
         """Seconds a tool call waits for an answer before it is denied."""
 
+    @property
+    def shared_approvals(self) -> bool:
+        """Whether questions go through the database, answerable on every replica."""
+
 
 class ConversationRunner:
     """Runs one conversation's turns for the API and answers its approval requests.
@@ -100,7 +107,10 @@ class ConversationRunner:
     def __init__(self, conversation_id: str, services: RunnerServices) -> None:
         self.conversation_id = conversation_id
         self._services = services
-        self.approvals = PendingApprovals()
+        self.approvals: PendingApprovals = (
+            SharedApprovals(services.store, conversation_id, on_open=self._announce,
+                            on_answered=self._answered)
+            if services.shared_approvals else PendingApprovals(on_answered=self._answered))
         self.session = ConversationSession(services.store, conversation_id, services.session,
                                            self.approvals, owner="server")
         self._ran_inputs: dict[str, dict[str, Any]] = {}
@@ -166,25 +176,26 @@ class ConversationRunner:
         """Turn confirmation mode on or off (takes effect for the next call asked about)."""
         self.session.update_settings(confirm_tools=enabled, auto_execute=None)
 
-    def approve(self, tool_use_id: str, edited_input: dict[str, Any] | None) -> bool:
+    async def approve(self, tool_use_id: str, edited_input: dict[str, Any] | None) -> bool:
         """Let a waiting call run (with ``edited_input`` if given); False if none waits."""
-        if not self.approvals.resolve(tool_use_id, ApprovalAnswer(
-                ApprovalChoice.ALLOW_ONCE, updated_input=edited_input)):
-            return False
-        data: dict[str, Any] = {"tool_use_id": tool_use_id, "decision": "allow_once",
-                                "edited": edited_input is not None}
-        if edited_input is not None:
-            data["input"] = edited_input
-        self.emit("approval_resolved", data)
-        return True
+        return await self.approvals.answer(tool_use_id, ApprovalAnswer(
+            ApprovalChoice.ALLOW_ONCE, updated_input=edited_input))
 
-    def reject(self, tool_use_id: str, reason: str) -> bool:
+    async def reject(self, tool_use_id: str, reason: str) -> bool:
         """Deny a waiting call; ``reason`` goes to the model. False if none waits."""
-        if not self.approvals.resolve(tool_use_id, ApprovalAnswer(ApprovalChoice.DENY, reason)):
-            return False
-        self.emit("approval_resolved", {"tool_use_id": tool_use_id, "decision": "deny",
-                                        "reason": reason})
-        return True
+        return await self.approvals.answer(tool_use_id,
+                                           ApprovalAnswer(ApprovalChoice.DENY, reason))
+
+    def _answered(self, tool_use_id: str, answer: ApprovalAnswer) -> None:
+        """An answer reached the waiting call (given here or on another replica)."""
+        data: dict[str, Any] = {"tool_use_id": tool_use_id, "decision": answer.choice.value}
+        if answer.choice is ApprovalChoice.DENY:
+            data["reason"] = answer.reason
+        else:
+            data["edited"] = answer.updated_input is not None
+            if answer.updated_input is not None:
+                data["input"] = answer.updated_input
+        self.emit("approval_resolved", data)
 
     async def interrupt(self) -> bool:
         """Stop the running turn, keeping what streamed so far; False if none runs."""
@@ -298,6 +309,8 @@ class ConversationRunner:
         self.emit("error", _describe(event.error, self.conversation_id))
 
     def _approval_asked(self, event: ApprovalAsked) -> None:
+        if self.approvals.shared:
+            return  # announced once every replica can answer it (_announce)
         question = event.question
         context = question.context
         self.emit("approval_requested", {
@@ -307,6 +320,11 @@ class ConversationRunner:
             "requested_at": time.time(), "unsandboxed": context.unsandboxed,
             "timeout": self._services.approval_timeout,
             "diff": None if question.preview is None else question.preview.to_dict()})
+
+    def _announce(self, pending: PendingApproval) -> None:
+        """A shared question's row is committed: tell the streams (the same event data)."""
+        self.emit("approval_requested",
+                  {**pending.to_dict(), "timeout": self._services.approval_timeout})
 
     def _files_changed(self, event: FilesChanged) -> None:
         changes = event.changes

@@ -5,6 +5,17 @@ what an answer means) are the session's
 :class:`~desktop_agent.session.approvals.ApprovalBroker`. This adapter parks
 each broker question as a Future that the approve and reject routes resolve,
 and lists the open ones for ``GET .../approvals``.
+
+This in-memory class serves SQLite, the same code path as before replicas
+existed, kept as a short cut on purpose: one ``serve`` per data folder answers
+the questions of the turns it runs, so a question never needs to leave the
+process, and answering costs no database write and no wait for a
+notification (SQLite has no way to push one; a second ``serve`` on the same
+file answers only its own turns' questions, as it always did). Several
+replicas on PostgreSQL use
+:class:`~desktop_agent.server.shared_approvals.SharedApprovals`, which keeps the
+same Futures and adds a row per question that any replica can answer; the
+routes and the runner call the same methods on both.
 """
 
 from __future__ import annotations
@@ -16,6 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from desktop_agent.session import ApprovalAnswer, QuestionWithdrawn, ToolCallQuestion
+
+Answered = Callable[[str, ApprovalAnswer], None]
+"""Told ``(tool use id, answer)`` when an answer reaches the waiting turn."""
 
 
 @dataclass
@@ -46,13 +60,22 @@ class PendingApproval:
 class PendingApprovals:
     """The open questions of one conversation, by tool call id; the broker's asker.
 
+    Attributes:
+        shared: False: questions live in this process only (see the module docstring).
+
     Args:
-        on_open: Told about each new pending approval (the event log).
+        on_open: Told about each new pending approval.
+        on_answered: Told when an answer resolves a question (the event log's
+            ``approval_resolved``), right after the turn is handed the answer.
     """
 
-    def __init__(self, on_open: Callable[[PendingApproval], None] = lambda _p: None) -> None:
+    shared = False
+
+    def __init__(self, on_open: Callable[[PendingApproval], None] = lambda _p: None,
+                 on_answered: Answered = lambda _i, _a: None) -> None:
         self._open: dict[str, PendingApproval] = {}
         self._on_open = on_open
+        self._on_answered = on_answered
 
     async def __call__(self, question: ToolCallQuestion) -> ApprovalAnswer:
         """Park a question until a route answers it."""
@@ -82,12 +105,21 @@ class PendingApprovals:
         return [p for p in self._open.values() if not p.future.done()]
 
     def resolve(self, tool_use_id: str, answer: ApprovalAnswer) -> bool:
-        """Answer a request; False when there is no such open request."""
+        """Hand an answer to the waiting turn; False when there is no such open request."""
         pending = self.get(tool_use_id)
         if pending is None:
             return False
         pending.future.set_result(answer)
+        self._on_answered(tool_use_id, answer)
         return True
+
+    async def answer(self, tool_use_id: str, answer: ApprovalAnswer) -> bool:
+        """Answer a request (the approve and reject routes); False when none is open."""
+        return self.resolve(tool_use_id, answer)
+
+    async def listed(self) -> list[dict[str, Any]]:
+        """The open requests in the shape of ``ApprovalOut``, oldest first."""
+        return [pending.to_dict() for pending in self.all()]
 
     def withdraw_all(self) -> None:
         """Withdraw every open request (the turn is being stopped): each is denied."""

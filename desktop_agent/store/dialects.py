@@ -5,7 +5,7 @@ Everything else the store runs is SQL both engines read the same way (see
 what must differ: full-text search (FTS5 against PostgreSQL text search), the
 order of conversations updated in the same instant, updating one JSON field of a
 streaming reply, learning a new message's key, and waking other replicas when
-events are appended.
+events are appended or a tool call's question is answered.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 
 EVENTS_CHANNEL = "desktop_agent_events"
 """PostgreSQL's LISTEN/NOTIFY channel: ``<conversation id>:<newest event id>`` per commit."""
+
+APPROVALS_CHANNEL = "desktop_agent_approvals"
+"""The channel of answered tool-call questions: ``<conversation id>:0`` per answer."""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -75,6 +78,9 @@ class Dialect:
 
     def rows_copied(self, conn: SqlConnection) -> None:
         """After rows were copied in with their keys (SQLite's next rowid follows by itself)."""
+
+    def approval_answered(self, conn: SqlConnection, conversation_id: str) -> None:
+        """Tell the replica running the turn that its question was answered (SQLite: none)."""
 
 
 class PostgresDialect(Dialect):
@@ -135,6 +141,10 @@ class PostgresDialect(Dialect):
             "SELECT setval(pg_get_serial_sequence('messages', 'seq'),"
             " coalesce(max(seq), 0) + 1, false) FROM messages"
         )
+
+    def approval_answered(self, conn: SqlConnection, conversation_id: str) -> None:
+        """A NOTIFY on :data:`APPROVALS_CHANNEL`, delivered when the answer commits."""
+        conn.execute("SELECT pg_notify(?, ?)", (APPROVALS_CHANNEL, f"{conversation_id}:0"))
 
     def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
         """One NOTIFY per conversation, delivered to listeners when the transaction commits."""

@@ -77,6 +77,14 @@ class Engine(Protocol):
         """
         ...
 
+    def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
+        """Report answers to tool-call questions as they commit (by conversation id).
+
+        None when questions are not shared between processes (SQLite: each
+        process answers the questions of its own turns, in memory).
+        """
+        ...
+
 
 def engine_path(engine: Engine) -> Path | None:
     """The SQLite file under ``engine``, or None for a database server."""

@@ -24,8 +24,10 @@ module and each handed the one :class:`~desktop_agent.store.engine.Engine`
 :class:`~desktop_agent.store.full_text_search.FullTextSearch`,
 :class:`~desktop_agent.store.app_settings.AppSettings`,
 :class:`~desktop_agent.store.cross_process.CrossProcess` (change token, turn
-lease), :class:`~desktop_agent.store.event_table.EventTable` and (PostgreSQL only)
-:class:`~desktop_agent.store.sealed_secrets.SealedSecrets`.
+lease), :class:`~desktop_agent.store.event_table.EventTable` and, on PostgreSQL
+only, :class:`~desktop_agent.store.sealed_secrets.SealedSecrets` and
+:class:`~desktop_agent.store.approval_table.ApprovalTable` (tool-call questions
+shared by replicas).
 
 Callers use ``store.add_message(...)``, not ``store.writes.add_message(...)``:
 the split into parts is this package's business, and about 500 call sites in
@@ -48,6 +50,7 @@ from typing import Self
 from desktop_agent.appdata import paths
 from desktop_agent.store import schema
 from desktop_agent.store.app_settings import AppSettings
+from desktop_agent.store.approval_table import ApprovalTable
 from desktop_agent.store.connection import check_is_ours, connect
 from desktop_agent.store.conversation_crud import ConversationCrud
 from desktop_agent.store.cross_process import CrossProcess
@@ -116,6 +119,7 @@ class Store:
         self._cross = CrossProcess(self._db)
         self._events = EventTable(self._db)
         self._sealed = SealedSecrets(self._db)
+        self._approvals = ApprovalTable(self._db)
 
     @classmethod
     def open(cls, path: Path | str | None = None, *, recover: bool = True) -> Store:
@@ -174,6 +178,16 @@ class Store:
         """
         return self._db.watch_events(on_commit)
 
+    def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
+        """Hear answers to this process's tool-call questions; returns a stop function.
+
+        ``on_answer(conversation_id)`` is called from a thread of the store's when
+        any process answers a question of that conversation (PostgreSQL's
+        LISTEN/NOTIFY). None on SQLite, where questions are not shared: the
+        methods of :mod:`~desktop_agent.store.approval_table` are for PostgreSQL.
+        """
+        return self._db.watch_approvals(on_answer)
+
     def _reading(self) -> AbstractContextManager[SqlConnection]:
         """The raw connection under the store's lock (tests inspect the database with it)."""
         return self._db.reading()
@@ -228,3 +242,9 @@ class Store:
     sealed_secret_names = PartMethod("_sealed", SealedSecrets.sealed_secret_names)
     all_sealed_secrets = PartMethod("_sealed", SealedSecrets.all_sealed_secrets)
     secret_key_check = PartMethod("_sealed", SealedSecrets.secret_key_check)
+    # -- approval_table (PostgreSQL only: see watch_approvals) ------------------------------
+    open_approval = PartMethod("_approvals", ApprovalTable.open_approval)
+    open_approvals = PartMethod("_approvals", ApprovalTable.open_approvals)
+    answer_approval = PartMethod("_approvals", ApprovalTable.answer_approval)
+    answered_approvals = PartMethod("_approvals", ApprovalTable.answered_approvals)
+    close_approval = PartMethod("_approvals", ApprovalTable.close_approval)

@@ -100,6 +100,10 @@ class Database:
         """None: SQLite cannot push commits to other processes; their readers poll."""
         return None
 
+    def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
+        """None: on SQLite the process running a turn keeps its questions in memory."""
+        return None
+
     def external_version(self, conn: SqlConnection) -> int:
         """``PRAGMA data_version``: changes when another connection commits to the file."""
         return int(conn.execute("PRAGMA data_version").fetchone()[0])

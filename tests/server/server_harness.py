@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,11 +42,12 @@ def free_socket() -> socket.socket:
 
 
 def start_serve(data_dir: Path, key: str, wait: float = 60.0,
-                extra_env: dict[str, str] | None = None
+                extra_env: dict[str, str] | None = None, extra_args: Sequence[str] = (),
                 ) -> tuple[subprocess.Popen[str], httpx.Client]:
     """A real ``desktop-agent serve`` process on ``data_dir`` and a client with ``key``.
 
-    The caller stops it with :func:`stop_serve`.
+    ``extra_args`` are added to its command line. The caller stops it with
+    :func:`stop_serve`.
     """
     sock = free_socket()
     port = sock.getsockname()[1]
@@ -55,7 +56,7 @@ def start_serve(data_dir: Path, key: str, wait: float = 60.0,
            "DESKTOP_AGENT_MASTER_KEY": key, **(extra_env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
-         "--log-level", "warning"],
+         "--log-level", "warning", *extra_args],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=wait,
                           headers={"Authorization": f"Bearer {key}"})

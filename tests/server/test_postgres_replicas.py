@@ -28,108 +28,39 @@ from typing import Any
 
 import httpx
 import pytest
-from server_harness import start_serve, stop_serve
+from replica_harness import (
+    KEY,
+    SECRET_KEY,
+    WAIT,
+    Follower,
+    Replica,
+    all_events,
+    create_conversation,
+    running_replicas,
+    wait_idle,
+)
 
 from desktop_agent.appdata.secret_cipher import SECRET_KEY_VARIABLE, new_secret_key
 from desktop_agent.testing import ScriptedServer, script
 
-KEY = "replicas-key-0123456789abcdef0123"
-SECRET_KEY = new_secret_key()
-"""The key that seals secrets in the database, given to every replica."""
-WAIT = 60.0
 WORDS = [f"w{n}" for n in range(40)]
 
 
 @pytest.fixture
-def replicas(
-    data_dir: Path, postgres_url: str,
-) -> Iterator[list[tuple[Any, httpx.Client]]]:
-    """Three ``serve`` processes on one database (and one shared working-folder root)."""
-    env = {"DESKTOP_AGENT_DATABASE_URL": postgres_url, SECRET_KEY_VARIABLE: SECRET_KEY}
-    started: list[tuple[Any, httpx.Client]] = []
-    try:
-        for _ in range(3):
-            started.append(start_serve(data_dir, KEY, WAIT, extra_env=env))
+def replicas(data_dir: Path, postgres_url: str) -> Iterator[list[Replica]]:
+    """Three ``serve`` processes on one database."""
+    with running_replicas(data_dir, postgres_url) as started:
         yield started
-    finally:
-        for process, client in started:
-            stop_serve(process, client)  # also the one a test killed: closes its pipe
-
-
-def _create(client: httpx.Client, model_server: ScriptedServer) -> str:
-    made = client.post("/conversations", json={"title": "shared", "settings": {
-        "base_url": model_server.base_url, "model": "test-model"}})
-    assert made.status_code == 201, made.text
-    return str(made.json()["id"])
-
-
-def _events(client: httpx.Client, cid: str) -> list[dict[str, Any]]:
-    collected: list[dict[str, Any]] = []
-    after = 0
-    while True:
-        page = client.get(f"/conversations/{cid}/events",
-                          params={"after": after, "limit": 1000}).json()
-        collected += page["events"]
-        after = page["next_after"]
-        if not page["has_more"]:
-            return collected
-
-
-def _idle(events: list[dict[str, Any]]) -> bool:
-    return any(e["type"] == "state" and e["data"].get("state") == "idle" for e in events)
-
-
-def _wait_idle(client: httpx.Client, cid: str, turns: int = 1) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + WAIT
-    while True:
-        events = _events(client, cid)
-        if sum(e["type"] == "state" and e["data"].get("state") == "idle"
-               for e in events) >= turns:
-            return events
-        assert time.monotonic() < deadline, events[-5:]
-        time.sleep(0.05)
-
-
-class _Follower(threading.Thread):
-    """Reads a replica's SSE stream, noting when each event arrived, until ``until``."""
-
-    def __init__(self, client: httpx.Client, cid: str, headers: dict[str, str] | None = None,
-                 until: int | None = None) -> None:
-        super().__init__(daemon=True)
-        self.client, self.cid, self.headers, self.until = client, cid, headers or {}, until
-        self.connected = threading.Event()
-        self.arrivals: list[tuple[float, dict[str, Any]]] = []
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            with self.client.stream("GET", f"/conversations/{self.cid}/events/stream",
-                                    headers=self.headers, timeout=WAIT) as response:
-                assert response.status_code == 200
-                self.connected.set()
-                for line in response.iter_lines():
-                    if not line.startswith("data: "):
-                        continue
-                    event = json.loads(line[len("data: "):])
-                    self.arrivals.append((time.monotonic(), event))
-                    if self.until is not None and event["id"] >= self.until:
-                        return
-                    if self.until is None and event["type"] == "state" \
-                            and event["data"].get("state") == "idle":
-                        return
-        except BaseException as exc:  # reported by the test, not lost in the thread
-            self.error = exc
-            self.connected.set()
 
 
 @pytest.mark.slow
 def test_create_on_a_run_on_b_stream_live_on_c_resume_on_a(
-    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer, data_dir: Path,
+    replicas: list[Replica], model_server: ScriptedServer, data_dir: Path,
 ) -> None:
     (_, a), (_, b), (_, c) = replicas
     model_server.enqueue(script.text(" ".join(WORDS), delay=0.05))
-    cid = _create(a, model_server)
-    follower = _Follower(c, cid)
+    cid = create_conversation(a, model_server)
+    follower = Follower(c, cid)
     follower.start()
     assert follower.connected.wait(WAIT) and follower.error is None, follower.error
 
@@ -145,10 +76,10 @@ def test_create_on_a_run_on_b_stream_live_on_c_resume_on_a(
     text_times = [t for t, e in follower.arrivals if e["type"] == "text"]
     idle_time = follower.arrivals[-1][0]
     assert idle_time - text_times[0] > 0.5, (text_times[0], idle_time)
-    assert _events(a, cid) == seen  # every replica reads the same log
+    assert all_events(a, cid) == seen  # every replica reads the same log
 
     middle = seen[len(seen) // 2]["id"]
-    resumed = _Follower(a, cid, headers={"Last-Event-ID": str(middle)}, until=seen[-1]["id"])
+    resumed = Follower(a, cid, headers={"Last-Event-ID": str(middle)}, until=seen[-1]["id"])
     resumed.start()
     resumed.join(WAIT)
     assert resumed.error is None, resumed.error
@@ -161,12 +92,12 @@ def test_create_on_a_run_on_b_stream_live_on_c_resume_on_a(
 
 @pytest.mark.slow
 def test_two_replicas_asked_to_run_one_conversation_at_once_start_one_turn(
-    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer,
+    replicas: list[Replica], model_server: ScriptedServer,
 ) -> None:
     (_, a), (_, b), _ = replicas
     for _ in range(2):
         model_server.enqueue(script.text(" ".join(WORDS), delay=0.05))
-    cid = _create(a, model_server)
+    cid = create_conversation(a, model_server)
     barrier = threading.Barrier(2)
     answers: dict[str, httpx.Response] = {}
 
@@ -183,7 +114,7 @@ def test_two_replicas_asked_to_run_one_conversation_at_once_start_one_turn(
     assert statuses == [202, 409], {k: r.text for k, r in answers.items()}
     refused = next(r for r in answers.values() if r.status_code == 409)
     assert refused.json()["code"] in ("conversation_busy", "conversation_changed")
-    events = _wait_idle(a, cid)
+    events = wait_idle(a, cid)
     assert sum(e["type"] == "state" and e["data"].get("state") == "running"
                for e in events) == 1
     messages = a.get(f"/conversations/{cid}/messages").json()["messages"]
@@ -192,20 +123,20 @@ def test_two_replicas_asked_to_run_one_conversation_at_once_start_one_turn(
 
 @pytest.mark.slow
 def test_a_replica_killed_mid_turn_loses_no_event_and_another_runs_the_next_turn(
-    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer,
+    replicas: list[Replica], model_server: ScriptedServer,
 ) -> None:
     (_, a), (b_process, b), _ = replicas
     model_server.enqueue(script.text(" ".join(WORDS * 5), delay=0.05))  # ~10 s
     model_server.enqueue(script.text("after the crash"))
-    cid = _create(a, model_server)
+    cid = create_conversation(a, model_server)
     assert b.post(f"/conversations/{cid}/run", json={"message": "long"}).status_code == 202
     deadline = time.monotonic() + WAIT
-    while sum(e["type"] == "text" for e in _events(a, cid)) < 5:
+    while sum(e["type"] == "text" for e in all_events(a, cid)) < 5:
         assert time.monotonic() < deadline
         time.sleep(0.05)
     os.kill(b_process.pid, signal.SIGKILL)
     b_process.wait(WAIT)
-    written = _events(a, cid)
+    written = all_events(a, cid)
     assert [e["id"] for e in written] == list(range(1, len(written) + 1))
 
     deadline = time.monotonic() + WAIT
@@ -214,7 +145,7 @@ def test_a_replica_killed_mid_turn_loses_no_event_and_another_runs_the_next_turn
         assert time.monotonic() < deadline, answer.text  # B's lease: gone with B
         time.sleep(0.2)
     assert answer.status_code == 202, answer.text
-    after = _wait_idle(a, cid)
+    after = wait_idle(a, cid)
     assert after[:len(written)] == written  # nothing B wrote was lost or renumbered
     assert [e["id"] for e in after] == list(range(1, len(after) + 1))
     tail = "".join(e["data"]["text"] for e in after[len(written):] if e["type"] == "text")
@@ -262,7 +193,7 @@ TOKEN = "ghp_ReplicaSharedToken_4e81c0d9aa"
 
 @pytest.mark.slow
 def test_a_secret_set_on_a_reaches_bash_on_b_and_no_dump_shows_it(
-    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer,
+    replicas: list[Replica], model_server: ScriptedServer,
     postgres_cluster: Any, postgres_url: str,
 ) -> None:
     (_, a), (_, b), (_, c) = replicas
@@ -281,7 +212,7 @@ def test_a_secret_set_on_a_reaches_bash_on_b_and_no_dump_shows_it(
         script.text("done"))
     assert b.post(f"/conversations/{cid}/run", json={"message": "use the token"}
                   ).status_code == 202
-    events = _wait_idle(c, cid)
+    events = wait_idle(c, cid)
     results = [e["data"]["content"] for e in events if e["type"] == "tool_result"]
     assert results and "exit code: 0" in results[0], results
     # The command B ran had the value set through A (the model only sees it redacted).

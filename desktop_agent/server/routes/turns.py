@@ -89,7 +89,7 @@ async def list_approvals(conversation_id: str,
                          svc: AppServices = Depends(services)) -> ApprovalList:  # noqa: B008
     """Tool calls waiting for approve or reject."""
     runner = await runner_for(svc, conversation_id)
-    return ApprovalList(approvals=[ApprovalOut(**p.to_dict()) for p in runner.approvals.all()])
+    return ApprovalList(approvals=[ApprovalOut(**p) for p in await runner.approvals.listed()])
 
 
 @router.post("/conversations/{conversation_id}/approvals/{tool_use_id}/approve",
@@ -98,7 +98,7 @@ async def approve_call(conversation_id: str, tool_use_id: str, body: ApproveRequ
                        svc: AppServices = Depends(services)) -> ApprovalDecision:  # noqa: B008
     """Let a waiting call run, optionally with edited input."""
     runner = await runner_for(svc, conversation_id)
-    if not runner.approve(tool_use_id, body.input if body is not None else None):
+    if not await runner.approve(tool_use_id, body.input if body is not None else None):
         raise ApiError(404, "not_found", f"No tool call {tool_use_id!r} is waiting for approval.")
     return ApprovalDecision(tool_use_id=tool_use_id, decision="approved")
 
@@ -110,6 +110,6 @@ async def reject_call(conversation_id: str, tool_use_id: str, body: RejectReques
     """Refuse a waiting call; the reason is sent to the model as the tool's error."""
     runner = await runner_for(svc, conversation_id)
     reason = body.reason if body is not None else RejectRequest().reason
-    if not runner.reject(tool_use_id, reason):
+    if not await runner.reject(tool_use_id, reason):
         raise ApiError(404, "not_found", f"No tool call {tool_use_id!r} is waiting for approval.")
     return ApprovalDecision(tool_use_id=tool_use_id, decision="rejected")

@@ -31,14 +31,21 @@ EventsCommitted = Callable[[str, int], None]
 
 
 class EventListener:
-    """A thread that LISTENs for appended events and reports each to a callback."""
+    """A thread that LISTENs for appended events and reports each to a callback.
 
-    def __init__(self, url: str, location: str, on_commit: EventsCommitted) -> None:
+    The same thread serves any channel whose payload is ``<conversation id>:<number>``
+    (``channel``): answered approvals use it too.
+    """
+
+    def __init__(self, url: str, location: str, on_commit: EventsCommitted,
+                 channel: str = EVENTS_CHANNEL) -> None:
         self._url = url
+        self._channel = channel
         self._location = location
         self._on_commit = on_commit
         self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="event-listener", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"listen-{channel}",
+                                        daemon=True)
 
     def start(self) -> None:
         """Start listening (returns at once)."""
@@ -55,7 +62,7 @@ class EventListener:
             try:
                 with psycopg.connect(self._url, autocommit=True, connect_timeout=15,
                                      application_name="desktop-agent events") as conn:
-                    conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    conn.execute(f"LISTEN {self._channel}")
                     while not self._stopping.is_set():
                         for note in conn.notifies(timeout=STOP_CHECK_SECONDS):
                             self._report(note.payload)

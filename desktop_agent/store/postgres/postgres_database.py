@@ -25,7 +25,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from desktop_agent.store.dialects import Dialect, PostgresDialect
+from desktop_agent.store.dialects import APPROVALS_CHANNEL, Dialect, PostgresDialect
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError, StoreClosedError
 from desktop_agent.store.postgres import postgres_schema
 from desktop_agent.store.postgres.event_listener import EventListener
@@ -140,6 +140,14 @@ class PostgresDatabase:
     def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
         """A LISTEN thread on a connection of its own (see :mod:`.event_listener`)."""
         listener = EventListener(self._url, self.location, on_commit)
+        listener.start()
+        return listener.stop
+
+    def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
+        """A LISTEN thread for :data:`~desktop_agent.store.dialects.APPROVALS_CHANNEL`."""
+        listener = EventListener(self._url, self.location,
+                                 lambda conversation_id, _n: on_answer(conversation_id),
+                                 channel=APPROVALS_CHANNEL)
         listener.start()
         return listener.stop
 

@@ -16,6 +16,8 @@ transactional DDL leaves a failed migration undone. Append-only, as SQLite's.
   the value itself; see :mod:`~desktop_agent.store.sealed_secrets`) and
   ``secret_key_check`` (one row sealed by the first replica's key, so a replica given
   another key is refused before it stores anything the others cannot open).
+- v3: ``approvals``, the open tool-call questions of turns running on some replica,
+  so any replica lists and answers them (see :mod:`~desktop_agent.store.approval_table`).
 """
 
 from __future__ import annotations
@@ -133,7 +135,27 @@ def _migrate_to_v2(conn: psycopg.Connection[Any]) -> None:
             conn.execute(statement.encode())
 
 
-MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [_migrate_to_v1, _migrate_to_v2]
+_V3 = """
+CREATE TABLE approvals (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    tool_use_id TEXT NOT NULL,
+    process TEXT NOT NULL,
+    question TEXT NOT NULL,
+    asked_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION,
+    status TEXT NOT NULL DEFAULT 'open',
+    answer TEXT,
+    PRIMARY KEY (conversation_id, tool_use_id)
+)
+"""
+
+
+def _migrate_to_v3(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(_V3.encode())
+
+
+MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
