@@ -24,6 +24,18 @@ FRAME_BUDGET_S = 0.006
 #: Jobs always get at least this much, so formatting finishes even in busy frames.
 MIN_JOB_SLICE_S = 0.001
 
+#: When any scheduler last ran a frame (``time.monotonic``), for the idle collector.
+_last_frame_at = float("-inf")
+
+
+def seconds_since_last_frame() -> float:
+    """Seconds since any transcript last ran a frame (infinite if none has).
+
+    The idle garbage collector (``gui/idle_collector.py``) waits for a quiet
+    window: a reply streaming or a diff being coloured runs frames.
+    """
+    return time.monotonic() - _last_frame_at
+
 
 class _Wait:
     """What a job yields when it cannot progress yet (e.g. waiting on a thread)."""
@@ -81,6 +93,8 @@ class FrameScheduler(QObject):
 
     def run_frame(self) -> None:
         """Run the hooks, then jobs until the slice budget is spent."""
+        global _last_frame_at  # one clock for every transcript
+        _last_frame_at = time.monotonic()
         started = time.perf_counter()
         cpu_started = time.thread_time()
         for hook in self._hooks:
