@@ -45,7 +45,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
 
 # Modules the window must not need before its first paint (see bench/startup.py).
 HEAVY_MODULES = ("openai", "aiohttp", "fastapi", "uvicorn", "mcp", "tiktoken", "starlette",
-                 "pydantic")
+                 "pydantic", "jsonschema")
 
 EXIT_AFTER_PAINT_ENV = "DESKTOP_AGENT_EXIT_AFTER_PAINT"
 REPORT_PAINT_ENV = "DESKTOP_AGENT_REPORT_PAINT"

@@ -18,8 +18,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union, get_args, get_origin
 
-import jsonschema
-
 from desktop_agent.core.errors import ConfigurationError, ToolInputError
 from desktop_agent.core.tooling.pool import tool_pool
 
@@ -86,6 +84,8 @@ def _checked_validator_class(name: str, schema: dict[str, Any]) -> Any:
     known = _CHECKED_SCHEMAS.get(key) if key is not None else None
     if known is not None:
         return known
+    import jsonschema  # here, not at the top: the window paints before any tool is made
+
     try:
         validator_cls = jsonschema.validators.validator_for(schema)
         validator_cls.check_schema(schema)

@@ -8,24 +8,50 @@ a rule may let them run without asking; the others ask by default.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
-from desktop_agent.core.tooling.builtin.file_tools import file_tools
-from desktop_agent.core.tooling.builtin.sandbox import (
-    SANDBOX_LEVELS,
-    UNSANDBOXED_WARNING,
-    SandboxPolicy,
-)
-from desktop_agent.core.tooling.builtin.search_tools import search_tools
-from desktop_agent.core.tooling.builtin.shell_tool import run_command, shell_tool
-from desktop_agent.core.tooling.builtin.workdir import (
-    BuiltinToolError,
-    OutsideWorkdirError,
-    Workdir,
-)
-from desktop_agent.core.tooling.tools import Tool
+if TYPE_CHECKING:
+    from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
+    from desktop_agent.core.tooling.builtin.sandbox import (
+        SANDBOX_LEVELS,
+        UNSANDBOXED_WARNING,
+        SandboxPolicy,
+    )
+    from desktop_agent.core.tooling.builtin.shell_tool import run_command
+    from desktop_agent.core.tooling.builtin.workdir import (
+        BuiltinToolError,
+        OutsideWorkdirError,
+        Workdir,
+    )
+    from desktop_agent.core.tooling.tools import Tool
+
+# Where each name lives. Importing a submodule (the session reads the sandbox's
+# levels, the window its warning sentence) runs this file first, so it imports
+# the tools themselves (file, search and shell tools, jsonschema behind them)
+# only when a name is asked for: the window paints without them.
+_LAZY = {
+    "BUILTIN_SOURCE": "declare",
+    "SANDBOX_LEVELS": "sandbox",
+    "UNSANDBOXED_WARNING": "sandbox",
+    "SandboxPolicy": "sandbox",
+    "run_command": "shell_tool",
+    "BuiltinToolError": "workdir",
+    "OutsideWorkdirError": "workdir",
+    "Workdir": "workdir",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 #: Names of the built-in tools, in the order builtin_tools() returns them.
 BUILTIN_TOOL_NAMES = ("read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "bash")
@@ -53,6 +79,11 @@ def builtin_tools(
         BuiltinToolError: ``workdir`` is not a folder, or ``include`` names an
             unknown tool.
     """
+    from desktop_agent.core.tooling.builtin.file_tools import file_tools
+    from desktop_agent.core.tooling.builtin.search_tools import search_tools
+    from desktop_agent.core.tooling.builtin.shell_tool import shell_tool
+    from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
+
     # The sandbox's hidden folders (the app's data folder) are absent for the
     # file tools too, not only for bash.
     root = workdir if isinstance(workdir, Workdir) else \
