@@ -31,16 +31,26 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
-
-import keyring
-import keyring.errors
+from typing import Any, Protocol
 
 from desktop_agent.appdata import paths
 
 SERVICE_NAME = "desktop-agent"
 
 logger = logging.getLogger("desktop_agent.appdata.secrets")
+
+
+def _keyring() -> Any:
+    """The ``keyring`` package, imported on first use.
+
+    Importing it reads every installed package's entry points (importlib_metadata,
+    jaraco, email: about 60 ms and 10 MB); the window paints before any key is
+    needed, so it is not imported at start-up.
+    """
+    import keyring
+    import keyring.errors
+
+    return keyring
 
 
 @dataclass(frozen=True)
@@ -132,7 +142,7 @@ class SecretVault:
 
     def status(self) -> KeyringStatus:
         """Report whether values persist, and why not when they do not."""
-        backend = keyring.get_keyring()
+        backend = _keyring().get_keyring()
         name = _backend_name(backend)
         reason = _unusable_reason(backend)
         failure = self._last_failure if self._failed_backend is backend else None
@@ -154,7 +164,7 @@ class SecretVault:
         if not isinstance(value, str) or not value:
             raise ValueError("a secret value must be a non-empty string")
         with self._lock:
-            backend = keyring.get_keyring()
+            backend = _keyring().get_keyring()
             reason = _unusable_reason(backend)
             if reason is None:
                 try:
@@ -175,11 +185,12 @@ class SecretVault:
         with self._lock:
             if name in self._session:
                 return self._session[name]
-            backend = keyring.get_keyring()
+            backend = _keyring().get_keyring()
             if _unusable_reason(backend) is not None:
                 return None
             try:
-                return backend.get_password(self.service, name)
+                value: str | None = backend.get_password(self.service, name)
+                return value
             except Exception as exc:  # noqa: BLE001 - any backend failure means session only
                 self._note_failure("read", name, exc)
                 return None
@@ -189,11 +200,11 @@ class SecretVault:
         check_secret_name(name)
         with self._lock:
             self._session.pop(name, None)
-            backend = keyring.get_keyring()
+            backend = _keyring().get_keyring()
             if _unusable_reason(backend) is None:
                 try:
                     backend.delete_password(self.service, name)
-                except keyring.errors.PasswordDeleteError:
+                except _keyring().errors.PasswordDeleteError:
                     pass
                 except Exception as exc:  # noqa: BLE001 - any backend failure means session only
                     self._note_failure("delete", name, exc)
@@ -225,7 +236,7 @@ class SecretVault:
         # but may be long: keep its first line.
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         self._last_failure = f"the system keyring refused to {action} a key ({detail})"
-        self._failed_backend = keyring.get_keyring()
+        self._failed_backend = _keyring().get_keyring()
         logger.warning("keyring could not %s secret %r: %s", action, name, detail)
 
     def _index_path(self) -> Path:
