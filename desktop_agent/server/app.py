@@ -44,9 +44,11 @@ from .routes import (
     turns,
 )
 from .shared_approvals import listen_for_answers
+from .shared_callbacks import SharedCallbacks
 from .thread_scheduling import deferring_executor
 
 if TYPE_CHECKING:
+    from desktop_agent.appdata.secret_cipher import SecretCipher
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.store import Store
@@ -84,6 +86,7 @@ def create_app(
     config_path: Path | None = None,
     hooks: Hooks | None = None,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
+    secret_cipher: SecretCipher | None = None,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -107,6 +110,9 @@ def create_app(
         hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
         idle_seconds: Drop a conversation's runner and in-memory events after
             this long without use (they are rebuilt from the store on next use).
+        secret_cipher: The replicas' key (``serve --database``): callbacks are then
+            shared through the store with their URLs sealed by it. None: callbacks
+            stay in this process's memory.
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
@@ -115,7 +121,8 @@ def create_app(
     root = workdirs_root or paths.workdirs_dir()
     root.mkdir(parents=True, exist_ok=True)
     event_log = EventLog(store)
-    dispatcher = CallbackDispatcher(callback_policy, callback_timeout)
+    shared = None if secret_cipher is None else SharedCallbacks(store, secret_cipher)
+    dispatcher = CallbackDispatcher(callback_policy, callback_timeout, shared=shared)
     event_log.listeners.append(dispatcher.on_event)
     # One HTTP pool per model server, shared by every conversation.
     pool = ConnectionPool()
@@ -143,6 +150,7 @@ def create_app(
         await svc.events.watch_other_processes()
         stop_answers = await listen_for_answers(svc.store, svc.runners) \
             if svc.shared_approvals else None
+        await svc.callbacks.share()
         sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
         try:
             yield

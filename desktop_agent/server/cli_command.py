@@ -150,7 +150,8 @@ def run_serve(args: argparse.Namespace) -> int:
         if cipher is not None and not _use_database_vault(store, cipher):
             return EXIT_ERROR
         app = create_app(store, master_key=None if args.no_auth else key,
-                         allowed_hosts=args.allowed_host, idle_seconds=args.idle_seconds)
+                         allowed_hosts=args.allowed_host, idle_seconds=args.idle_seconds,
+                         secret_cipher=cipher)
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False,
                                 loop="auto", http="auto")  # uvloop, httptools: see above

@@ -85,6 +85,14 @@ class Engine(Protocol):
         """
         ...
 
+    def watch_channel(self, channel: str,
+                      on_note: Callable[[str], None]) -> Callable[[], None] | None:
+        """Hear another channel's notifications (their payload as text); a stop function.
+
+        None where the engine has no such thing (SQLite).
+        """
+        ...
+
 
 def engine_path(engine: Engine) -> Path | None:
     """The SQLite file under ``engine``, or None for a database server."""

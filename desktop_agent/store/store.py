@@ -25,9 +25,10 @@ module and each handed the one :class:`~desktop_agent.store.engine.Engine`
 :class:`~desktop_agent.store.app_settings.AppSettings`,
 :class:`~desktop_agent.store.cross_process.CrossProcess` (change token, turn
 lease), :class:`~desktop_agent.store.event_table.EventTable` and, on PostgreSQL
-only, :class:`~desktop_agent.store.sealed_secrets.SealedSecrets` and
+only, :class:`~desktop_agent.store.sealed_secrets.SealedSecrets`,
 :class:`~desktop_agent.store.approval_table.ApprovalTable` (tool-call questions
-shared by replicas).
+shared by replicas) and :class:`~desktop_agent.store.callback_rows.CallbackRows`
+(HTTP callbacks shared by replicas).
 
 Callers use ``store.add_message(...)``, not ``store.writes.add_message(...)``:
 the split into parts is this package's business, and about 500 call sites in
@@ -51,6 +52,7 @@ from desktop_agent.appdata import paths
 from desktop_agent.store import schema
 from desktop_agent.store.app_settings import AppSettings
 from desktop_agent.store.approval_table import ApprovalTable
+from desktop_agent.store.callback_rows import CallbackRows
 from desktop_agent.store.connection import check_is_ours, connect
 from desktop_agent.store.conversation_crud import ConversationCrud
 from desktop_agent.store.cross_process import CrossProcess
@@ -120,6 +122,7 @@ class Store:
         self._events = EventTable(self._db)
         self._sealed = SealedSecrets(self._db)
         self._approvals = ApprovalTable(self._db)
+        self._callbacks = CallbackRows(self._db)
 
     @classmethod
     def open(cls, path: Path | str | None = None, *, recover: bool = True) -> Store:
@@ -248,3 +251,10 @@ class Store:
     answer_approval = PartMethod("_approvals", ApprovalTable.answer_approval)
     answered_approvals = PartMethod("_approvals", ApprovalTable.answered_approvals)
     close_approval = PartMethod("_approvals", ApprovalTable.close_approval)
+    # -- callback_rows (PostgreSQL only) ---------------------------------------------------
+    add_callback_row = PartMethod("_callbacks", CallbackRows.add_callback_row)
+    callback_rows = PartMethod("_callbacks", CallbackRows.callback_rows)
+    delete_callback_row = PartMethod("_callbacks", CallbackRows.delete_callback_row)
+    delete_conversation_callbacks = PartMethod("_callbacks",
+                                               CallbackRows.delete_conversation_callbacks)
+    watch_callbacks = PartMethod("_callbacks", CallbackRows.watch_callbacks)

@@ -104,6 +104,11 @@ class Database:
         """None: on SQLite the process running a turn keeps its questions in memory."""
         return None
 
+    def watch_channel(self, channel: str,
+                      on_note: Callable[[str], None]) -> Callable[[], None] | None:
+        """None: one process on a SQLite file has no other replicas to hear from."""
+        return None
+
     def external_version(self, conn: SqlConnection) -> int:
         """``PRAGMA data_version``: changes when another connection commits to the file."""
         return int(conn.execute("PRAGMA data_version").fetchone()[0])

@@ -7,9 +7,11 @@ relies on: a conversation made through one replica is run through another and
 streamed live through a third, ``Last-Event-ID`` resumes on any of them, two
 replicas asked to run one conversation at once start one turn (the other answers
 409), and a replica killed mid-turn loses none of the events it wrote while
-another replica runs the next turn. Secrets set through one replica are sealed in the
-database with the replicas' shared key (a dump shows no value) and reach the commands
-another replica runs; a replica without the key, or with another one, refuses to start.
+another replica runs the next turn. A callback registered through one replica receives
+every event of a turn another replica runs, once and in order. Secrets set through one
+replica are sealed in the database with the replicas' shared key (a dump shows no value)
+and reach the commands another replica runs; a replica without the key, or with another
+one, refuses to start.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +271,84 @@ def test_a_replica_given_another_secret_key_refuses_to_start_in_words(
     assert "does not open the secrets stored in" in result.stderr, result.stderr
     assert "Give this replica the same key as the others" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+class _Receiver:
+    """A real HTTP receiver on 127.0.0.1 that keeps every body POSTed to it."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        bodies = self.bodies
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook?token="
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def wait_for(self, count: int) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + WAIT
+        while len(self.bodies) < count:
+            assert time.monotonic() < deadline, f"{len(self.bodies)} of {count} arrived"
+            time.sleep(0.02)
+        return list(self.bodies)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receivers() -> Iterator[list[_Receiver]]:
+    made = [_Receiver(), _Receiver()]
+    yield made
+    for receiver in made:
+        receiver.close()
+
+
+@pytest.mark.slow
+def test_a_callback_registered_on_a_gets_every_event_of_a_turn_run_on_b_once_in_order(
+    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer,
+    receivers: list[_Receiver], postgres_cluster: Any, postgres_url: str,
+) -> None:
+    (_, a), (_, b), (_, c) = replicas
+    first, second = receivers
+    token = "cbtoken-7f3e9a21c4d8b6e0"
+    cid = _create(a, model_server)
+    added = a.post(f"/conversations/{cid}/callbacks", json={"url": first.url + token})
+    assert added.status_code == 201, added.text
+    callback_id = added.json()["id"]
+    listed = c.get(f"/conversations/{cid}/callbacks").json()["callbacks"]
+    assert [(cb["id"], cb["url"]) for cb in listed] == [(callback_id, first.url + token)]
+
+    model_server.enqueue(script.text(" ".join(WORDS[:10]), delay=0.02))
+    assert b.post(f"/conversations/{cid}/run", json={"message": "hi"}).status_code == 202
+    turn = _wait_idle(c, cid)
+    assert first.wait_for(len(turn)) == turn  # every event, in order, once (no replica twice)
+
+    dump = postgres_cluster.dump(postgres_url)
+    assert callback_id in dump and token not in dump and first.url not in dump
+
+    # Removed through C: B, which runs the next turn, stops posting to it.
+    assert c.delete(f"/conversations/{cid}/callbacks/{callback_id}").status_code == 204
+    assert a.get(f"/conversations/{cid}/callbacks").json() == {"callbacks": []}
+    assert c.post(f"/conversations/{cid}/callbacks",
+                  json={"url": second.url + token, "event_types": ["state"]}).status_code == 201
+    model_server.enqueue(script.text("again"))
+    assert b.post(f"/conversations/{cid}/run", json={"message": "again"}).status_code == 202
+    both = _wait_idle(a, cid, turns=2)
+    states = [e for e in both[len(turn):] if e["type"] == "state"]
+    assert second.wait_for(len(states)) == states
+    assert first.bodies == turn  # nothing of the second turn, nothing twice
+
+    # Deleting the conversation deletes its callbacks' rows.
+    assert a.delete(f"/conversations/{cid}").status_code == 200
+    assert callback_id not in postgres_cluster.dump(postgres_url)

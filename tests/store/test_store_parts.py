@@ -17,7 +17,7 @@ def test_every_public_method_of_every_part_is_a_store_name_with_the_part_s_signa
         store: Store) -> None:
     declared = _declared()
     parts = {method.part for method in declared.values()}
-    assert len(parts) == 9
+    assert len(parts) == 10
     for attribute in parts:
         part = getattr(store, attribute)
         public = {name for name, value in vars(type(part)).items()

@@ -1,4 +1,8 @@
-"""HTTP callbacks: register and remove URLs that receive a conversation's events."""
+"""HTTP callbacks: register and remove URLs that receive a conversation's events.
+
+With ``serve --database`` a callback registered or removed through any replica is
+one for all of them (:mod:`desktop_agent.server.callbacks`).
+"""
 
 from __future__ import annotations
 
@@ -35,10 +39,11 @@ async def add_callback(conversation_id: str, body: CallbackCreate,
                        svc: AppServices = Depends(services)) -> CallbackOut:  # noqa: B008
     """POST every future event (of the chosen types) to ``url`` as JSON, with retries."""
     await asyncio.to_thread(svc.conversation, conversation_id)
+    await svc.callbacks.synced(conversation_id)  # those other replicas registered too
     if len(svc.callbacks.list(conversation_id)) >= MAX_CALLBACKS:
         raise ApiError(409, "too_many_callbacks",
                        f"A conversation can have at most {MAX_CALLBACKS} callbacks.")
-    callback = svc.callbacks.add(conversation_id, body.url, body.event_types)
+    callback = await svc.callbacks.register(conversation_id, body.url, body.event_types)
     return callback_out(callback)
 
 
@@ -48,6 +53,7 @@ async def list_callbacks(conversation_id: str,
                          svc: AppServices = Depends(services)) -> CallbackList:  # noqa: B008
     """Registered callbacks with their delivery figures."""
     await asyncio.to_thread(svc.conversation, conversation_id)
+    await svc.callbacks.synced(conversation_id)
     return CallbackList(callbacks=[callback_out(c) for c in svc.callbacks.list(conversation_id)])
 
 

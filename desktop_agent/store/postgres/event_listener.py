@@ -63,6 +63,7 @@ class EventListener:
                 with psycopg.connect(self._url, autocommit=True, connect_timeout=15,
                                      application_name="desktop-agent events") as conn:
                     conn.execute(f"LISTEN {self._channel}")
+                    self._listening()
                     while not self._stopping.is_set():
                         for note in conn.notifies(timeout=STOP_CHECK_SECONDS):
                             self._report(note.payload)
@@ -72,6 +73,9 @@ class EventListener:
                 logger.warning("listening for events on %s failed (%s); retrying in %.0f s",
                                self._location, str(exc).strip(), RETRY_SECONDS)
                 self._stopping.wait(RETRY_SECONDS)
+
+    def _listening(self) -> None:
+        """Called each time the LISTEN starts (again): a subclass may catch up here."""
 
     def _report(self, payload: str) -> None:
         conversation_id, _, event_id = payload.rpartition(":")

@@ -28,6 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 from desktop_agent.store.dialects import APPROVALS_CHANNEL, Dialect, PostgresDialect
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError, StoreClosedError
 from desktop_agent.store.postgres import postgres_schema
+from desktop_agent.store.postgres.channel_listener import ChannelListener
 from desktop_agent.store.postgres.event_listener import EventListener
 from desktop_agent.store.postgres.placeholders import PlaceholderConnection
 from desktop_agent.store.sql_connection import SqlConnection
@@ -148,6 +149,13 @@ class PostgresDatabase:
         listener = EventListener(self._url, self.location,
                                  lambda conversation_id, _n: on_answer(conversation_id),
                                  channel=APPROVALS_CHANNEL)
+        listener.start()
+        return listener.stop
+
+    def watch_channel(self, channel: str,
+                      on_note: Callable[[str], None]) -> Callable[[], None] | None:
+        """A LISTEN thread on ``channel``, payloads as text (see :mod:`.channel_listener`)."""
+        listener = ChannelListener(self._url, self.location, channel, on_note)
         listener.start()
         return listener.stop
 

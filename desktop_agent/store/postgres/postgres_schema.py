@@ -18,6 +18,9 @@ transactional DDL leaves a failed migration undone. Append-only, as SQLite's.
   another key is refused before it stores anything the others cannot open).
 - v3: ``approvals``, the open tool-call questions of turns running on some replica,
   so any replica lists and answers them (see :mod:`~desktop_agent.store.approval_table`).
+- v4: ``callbacks`` (HTTP callbacks registered through any replica: the URL sealed with
+  the replicas' key, since it may carry a token; see
+  :mod:`~desktop_agent.store.callback_rows`), gone with their conversation.
 """
 
 from __future__ import annotations
@@ -154,8 +157,27 @@ def _migrate_to_v3(conn: psycopg.Connection[Any]) -> None:
     conn.execute(_V3.encode())
 
 
+_V4 = """
+CREATE TABLE callbacks (
+    id TEXT PRIMARY KEY,
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    sealed_url TEXT NOT NULL,
+    event_types TEXT,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX callbacks_by_conversation ON callbacks(conversation_id, seq);
+"""
+
+
+def _migrate_to_v4(conn: psycopg.Connection[Any]) -> None:
+    for statement in (s.strip() for s in _V4.split(";")):
+        if statement:
+            conn.execute(statement.encode())
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
-    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3]
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
