@@ -316,13 +316,13 @@ def receivers() -> Iterator[list[_Receiver]]:
 
 @pytest.mark.slow
 def test_a_callback_registered_on_a_gets_every_event_of_a_turn_run_on_b_once_in_order(
-    replicas: list[tuple[Any, httpx.Client]], model_server: ScriptedServer,
+    replicas: list[Replica], model_server: ScriptedServer,
     receivers: list[_Receiver], postgres_cluster: Any, postgres_url: str,
 ) -> None:
     (_, a), (_, b), (_, c) = replicas
     first, second = receivers
     token = "cbtoken-7f3e9a21c4d8b6e0"
-    cid = _create(a, model_server)
+    cid = create_conversation(a, model_server)
     added = a.post(f"/conversations/{cid}/callbacks", json={"url": first.url + token})
     assert added.status_code == 201, added.text
     callback_id = added.json()["id"]
@@ -331,7 +331,7 @@ def test_a_callback_registered_on_a_gets_every_event_of_a_turn_run_on_b_once_in_
 
     model_server.enqueue(script.text(" ".join(WORDS[:10]), delay=0.02))
     assert b.post(f"/conversations/{cid}/run", json={"message": "hi"}).status_code == 202
-    turn = _wait_idle(c, cid)
+    turn = wait_idle(c, cid)
     assert first.wait_for(len(turn)) == turn  # every event, in order, once (no replica twice)
 
     dump = postgres_cluster.dump(postgres_url)
@@ -344,7 +344,7 @@ def test_a_callback_registered_on_a_gets_every_event_of_a_turn_run_on_b_once_in_
                   json={"url": second.url + token, "event_types": ["state"]}).status_code == 201
     model_server.enqueue(script.text("again"))
     assert b.post(f"/conversations/{cid}/run", json={"message": "again"}).status_code == 202
-    both = _wait_idle(a, cid, turns=2)
+    both = wait_idle(a, cid, turns=2)
     states = [e for e in both[len(turn):] if e["type"] == "state"]
     assert second.wait_for(len(states)) == states
     assert first.bodies == turn  # nothing of the second turn, nothing twice
