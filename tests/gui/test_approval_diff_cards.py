@@ -134,3 +134,48 @@ def test_arguments_edited_to_another_file_update_the_card_and_its_kept_diff_is_o
     assert header.startswith("Changed other.py") and "+2 \u22121" in header
     kept = [stored_file_change(r.metadata) for r in controller.session.path if r.role == "tool"]
     assert [(d.path, d.added, d.removed) for d in kept if d is not None] == [("other.py", 2, 1)]
+
+
+def test_on_a_short_window_the_docks_diff_gets_the_room_and_the_arguments_fold_away(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+
+    work = tmp_path / "work"
+    work.mkdir()
+    old = "".join(f"value_{i} = {i}\n" for i in range(12))
+    (work / "values.py").write_text(old)
+    window = make_window(builtin=True)
+    window.resize(1024, 640)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["edit_file"], workdir=str(work))
+    server.enqueue(script.tool_calls([("edit_file", {
+        "path": "values.py", "old_string": old, "new_string": old.replace(" = ", " = 10 * ")})]),
+        script.text("Scaled."))
+    send(qtbot, window, "Scale the values")
+    qtbot.waitUntil(lambda: bool(window.approvals.pending()), timeout=WAIT_MS)
+    dock = window.approval_dock
+    dock.show()
+    qtbot.waitUntil(lambda: dock.diff_view.rows_shown > 0, timeout=WAIT_MS)
+    lines = dock.diff_view.left
+
+    def rows_in_view() -> int:
+        return lines.viewport().height() // lines.row_height()
+
+    # The arguments fold behind their header and the description goes: the diff gets the
+    # room (it had three rows at this size, under the arguments and the description).
+    assert not dock.arguments_toggle.is_open() and not dock._arguments.isVisible()
+    assert not dock._description.isVisible()
+    qtbot.waitUntil(lambda: rows_in_view() >= 10, timeout=WAIT_MS)
+    # One click opens the arguments (still editable); the diff keeps a few rows.
+    qtbot.mouseClick(dock.arguments_toggle, Qt.MouseButton.LeftButton)
+    assert dock._arguments.isVisible() and dock._arguments.isEnabled()
+    qtbot.waitUntil(lambda: rows_in_view() >= 4, timeout=WAIT_MS)
+    # Taller, everything shows.
+    qtbot.mouseClick(dock.arguments_toggle, Qt.MouseButton.LeftButton)
+    dock.arguments_toggle.reset()
+    window.resize(1200, 800)
+    qtbot.waitUntil(lambda: dock._arguments.isVisible() and dock._description.isVisible(),
+                    timeout=WAIT_MS)
+    dock.allow_once()
+    wait_idle(qtbot, controller)
+    assert (work / "values.py").read_text() == old.replace(" = ", " = 10 * ")

@@ -4,6 +4,11 @@ It shows the queue, the selected request's conversation, tool and arguments
 (formatted JSON the person may edit), and the four answers. It only displays
 and resolves requests through the :class:`ApprovalQueue`; what an answer
 means is up to the conversation's controller.
+
+On a short screen (a 1024×640 window) a request with a diff shows the diff
+first: the tool's description is hidden and its arguments are folded behind
+their header (one click opens them; a JSON error opens them), so the diff gets
+the room instead of three rows of it. Taller, everything shows.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
+from PySide6.QtGui import QFontDatabase, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QDockWidget,
     QHBoxLayout,
@@ -39,6 +44,7 @@ from desktop_agent.gui.approvals.approval_queue import (
     ApprovalRequest,
     RequestState,
 )
+from desktop_agent.gui.approvals.fold_toggle import ElidedLabel, FoldToggle
 from desktop_agent.gui.icons import icon, set_icon
 from desktop_agent.gui.transcript.diff_view import DiffView
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
@@ -51,6 +57,10 @@ log = logging.getLogger("desktop_agent.gui.approvals")
 
 #: Quiet time after the last key in the arguments before their diff is worked out again.
 PREVIEW_DELAY_MS = 300
+
+#: Shorter than this (pixels), a request with a diff hides its description and folds its
+#: arguments so that the diff gets the room (the dock at a 1024×640 window is ~530).
+COMPACT_HEIGHT = 600
 
 ALLOW_SHORTCUT = "Ctrl+Shift+Return"
 DENY_SHORTCUT = "Ctrl+Shift+Backspace"
@@ -143,8 +153,7 @@ class ApprovalDock(QDockWidget):
         self._title = QLabel()
         self._title.setTextFormat(Qt.TextFormat.RichText)
         self._title.setWordWrap(True)
-        self._conversation = QLabel()
-        self._conversation.setWordWrap(True)
+        self._conversation = ElidedLabel()
         self._description = QLabel()
         self._description.setWordWrap(True)
         self._unsandboxed = QLabel(UNSANDBOXED_WARNING)
@@ -204,7 +213,9 @@ class ApprovalDock(QDockWidget):
         layout.addWidget(self._conversation)
         layout.addWidget(self._description)
         layout.addWidget(self._unsandboxed)
-        layout.addWidget(QLabel("Arguments (JSON, editable before running):"))
+        self.arguments_toggle = FoldToggle("Arguments (JSON, editable before running)",
+                                           self._arguments)
+        layout.addWidget(self.arguments_toggle)
         layout.addWidget(self._arguments, 1)
         layout.addWidget(self._json_error)
         layout.addWidget(self.diff_view, 3)  # the diff gets the room; the arguments scroll
@@ -247,6 +258,23 @@ class ApprovalDock(QDockWidget):
         preview = request.preview
         if self._shown is request and preview is not None:
             self.diff_view.set_diff(preview.diff, preview.problem)
+            self._fit_to_room()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Fold or unfold the parts around the diff as the dock's height crosses the limit."""
+        super().resizeEvent(event)
+        self._fit_to_room()
+
+    def _fit_to_room(self) -> None:
+        """On a short dock, a diff comes before the description and the arguments."""
+        request = self._shown
+        if request is None:
+            return
+        diff = self.diff_view.diff()
+        compact = diff is not None and bool(diff.hunks) and self.height() < COMPACT_HEIGHT
+        self._description.setVisible(bool(request.description) and not compact)
+        if not self.arguments_toggle.touched and self._json_error.isHidden():
+            self.arguments_toggle.set_open(not compact)
 
     def _remove_item(self, request: ApprovalRequest) -> None:
         item = self._items.pop(request.number, None)
@@ -309,7 +337,7 @@ class ApprovalDock(QDockWidget):
         source = f" <span style='color:gray'>({_escape(' · '.join(facts))})</span>" \
             if facts else ""
         self._title.setText(f"<b>{_escape(request.tool_name)}</b>{source}")
-        self._conversation.setText(f"Conversation: {request.conversation_title}")
+        self._conversation.set_full_text(f"Conversation: {request.conversation_title}")
         self._description.setText(request.description)
         self._description.setVisible(bool(request.description))
         if changed:
@@ -323,6 +351,7 @@ class ApprovalDock(QDockWidget):
             preview = request.preview
             self.diff_view.set_diff(None if preview is None else preview.diff,
                                     None if preview is None else preview.problem)
+            self.arguments_toggle.reset()
         pending = request.pending
         for widget in (self._arguments, self._reason, self.deny_button, self.allow_button,
                        self.allow_conversation_button, self.allow_always_button):
@@ -331,6 +360,7 @@ class ApprovalDock(QDockWidget):
         self._unsandboxed.setVisible(request.unsandboxed)
         for button in (self.allow_conversation_button, self.allow_always_button):
             button.setVisible(request.can_remember)
+        self._fit_to_room()
         self._update_countdown()
 
     def _update_countdown(self) -> None:
@@ -392,10 +422,12 @@ class ApprovalDock(QDockWidget):
                 f"The arguments are not valid JSON (line {exc.lineno}, column {exc.colno}: "
                 f"{exc.msg}). Fix them, or deny the call.")
             self._json_error.show()
+            self.arguments_toggle.set_open(True)
             return None
         if not isinstance(value, dict):
             self._json_error.setText("The arguments must be a JSON object ({ ... }).")
             self._json_error.show()
+            self.arguments_toggle.set_open(True)
             return None
         self._json_error.hide()
         return value
