@@ -1,17 +1,25 @@
-"""Full garbage collections wait for an idle window, but never longer than the cap."""
+"""Full garbage collections wait for an idle window, but never longer than the cap.
+
+The collector's clock is a test clock moved by hand (its timer is set to an hour,
+so only the test calls ``check``); the input is real key presses on a real
+widget, seen by the collector's real application event filter.
+"""
 
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QLineEdit
-from window_driver import WAIT_MS
 
 from desktop_agent.gui.idle_collector import FULL_THRESHOLD, IdleCollector
+from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+
+HOUR_MS = 3_600_000
 
 
 class Node:
@@ -28,6 +36,19 @@ def old_cyclic_garbage() -> weakref.ref[Node]:
     return weakref.ref(node)
 
 
+class HandClock:
+    """Seconds that pass only when the test says so (far from the real monotonic clock)."""
+
+    def __init__(self) -> None:
+        self.now = time.monotonic() + 1e6
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture
 def make_collector(qapp: Any) -> Iterator[Callable[..., IdleCollector]]:
     """An IdleCollector on the test's QApplication, removed (thresholds restored) after."""
@@ -36,7 +57,9 @@ def make_collector(qapp: Any) -> Iterator[Callable[..., IdleCollector]]:
     frozen_before = gc.get_freeze_count()
 
     def make(**kwargs: Any) -> IdleCollector:
-        collector = IdleCollector(qapp, **kwargs)
+        settings: dict[str, Any] = {"idle_seconds": 2.0, "max_interval_seconds": 60.0,
+                                    "check_interval_ms": HOUR_MS}
+        collector = IdleCollector(qapp, **(settings | kwargs))
         made.append(collector)
         return collector
 
@@ -49,43 +72,76 @@ def make_collector(qapp: Any) -> Iterator[Callable[..., IdleCollector]]:
         gc.unfreeze()  # later tests may check that their widgets are freed
 
 
+@pytest.fixture
+def field(qtbot: Any) -> QLineEdit:
+    widget = QLineEdit()
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
 def test_old_garbage_waits_while_the_person_types_and_goes_once_idle(
-        qtbot: Any, make_collector: Callable[..., IdleCollector]) -> None:
-    collector = make_collector(idle_seconds=0.3, max_interval_seconds=3600,
-                               check_interval_ms=50)
+        qtbot: Any, make_collector: Callable[..., IdleCollector], field: QLineEdit) -> None:
+    clock = HandClock()
+    collector = make_collector(clock=clock)
     assert gc.get_threshold()[2] == FULL_THRESHOLD  # Python's own full collections put off
-    field = QLineEdit()
-    qtbot.addWidget(field)
-    field.show()
-    gc.collect(1)  # something for an idle collection to look at
-    qtbot.waitUntil(lambda: collector.collections >= 1, timeout=WAIT_MS)  # idle now
     garbage = old_cyclic_garbage()
+    collector.check()
+    assert collector.watching  # something to collect: input is watched from now on
+    clock.advance(1.5)
     qtbot.keyClick(field, "a")
-    collector.check()  # a key was just pressed: not idle any more
+    clock.advance(1.5)
+    collector.check()  # 3 s of watching, but only 1.5 s since the key
     assert garbage() is not None
+    assert collector.collections == 0
+    clock.advance(1.0)
+    collector.check()  # 2.5 s quiet
+    assert garbage() is None
     assert collector.collections == 1
-    qtbot.waitUntil(lambda: garbage() is None, timeout=WAIT_MS)
-    assert collector.collections == 2
+    assert not collector.watching  # nothing wanted until young collections run again
     assert field.text() == "a"  # the filter never swallows input
 
 
 def test_a_window_that_is_never_idle_is_still_collected_within_the_cap(
-        qtbot: Any, make_collector: Callable[..., IdleCollector]) -> None:
-    collector = make_collector(idle_seconds=3600, max_interval_seconds=0.2,
-                               check_interval_ms=50)
+        qtbot: Any, make_collector: Callable[..., IdleCollector], field: QLineEdit) -> None:
+    clock = HandClock()
+    collector = make_collector(clock=clock)
     garbage = old_cyclic_garbage()
-    qtbot.waitUntil(lambda: garbage() is None, timeout=WAIT_MS)
-    assert collector.collections >= 1
+    collector.check()
+    for _ in range(39):  # a key every 1.5 s: never 2 s quiet
+        clock.advance(1.5)
+        qtbot.keyClick(field, "a")
+        collector.check()
+    assert garbage() is not None  # 58.5 s
+    clock.advance(1.5)
+    collector.check()  # 60 s: overdue
+    assert garbage() is None
+
+
+def test_input_is_watched_only_when_a_collection_is_wanted_and_no_frames_run(
+        make_collector: Callable[..., IdleCollector]) -> None:
+    collector = make_collector(idle_seconds=3600.0)  # the real clock: a frame stays recent
+    collector.collect()
+    collector.check()
+    assert not collector.watching  # nothing to collect
+    old_cyclic_garbage()
+    FrameScheduler().run_frame()  # a transcript is busy
+    collector.check()
+    assert not collector.watching  # frames say "busy" without an event filter's cost
 
 
 def test_survivors_are_frozen_once_after_the_warm_up(
-        qtbot: Any, make_collector: Callable[..., IdleCollector]) -> None:
-    collector = make_collector(idle_seconds=0.1, max_interval_seconds=3600,
-                               check_interval_ms=50)
+        make_collector: Callable[..., IdleCollector]) -> None:
+    clock = HandClock()
+    collector = make_collector(clock=clock)
     survivor = Node()  # stands for the modules the warm-up imported
     assert any(thing is survivor for thing in gc.get_objects())  # walked by collections
     collector.freeze_at_next_idle()
-    qtbot.waitUntil(lambda: collector.collections >= 1, timeout=WAIT_MS)
+    collector.check()
+    clock.advance(2.5)
+    collector.check()
+    assert collector.collections == 1
     assert not any(thing is survivor for thing in gc.get_objects())  # frozen: never walked
     frozen = gc.get_freeze_count()
     later = Node()

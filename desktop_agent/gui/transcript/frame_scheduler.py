@@ -28,13 +28,13 @@ MIN_JOB_SLICE_S = 0.001
 _last_frame_at = float("-inf")
 
 
-def seconds_since_last_frame() -> float:
-    """Seconds since any transcript last ran a frame (infinite if none has).
+def last_frame_at() -> float:
+    """When any transcript last ran a frame (``time.monotonic``; -inf if none has).
 
     The idle garbage collector (``gui/idle_collector.py``) waits for a quiet
     window: a reply streaming or a diff being coloured runs frames.
     """
-    return time.monotonic() - _last_frame_at
+    return _last_frame_at
 
 
 class _Wait:
