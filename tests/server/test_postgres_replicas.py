@@ -308,7 +308,7 @@ class _Receiver:
 
 @pytest.fixture
 def receivers() -> Iterator[list[_Receiver]]:
-    made = [_Receiver(), _Receiver()]
+    made = [_Receiver(), _Receiver(), _Receiver()]
     yield made
     for receiver in made:
         receiver.close()
@@ -320,7 +320,7 @@ def test_a_callback_registered_on_a_gets_every_event_of_a_turn_run_on_b_once_in_
     receivers: list[_Receiver], postgres_cluster: Any, postgres_url: str,
 ) -> None:
     (_, a), (_, b), (_, c) = replicas
-    first, second = receivers
+    first, second, third = receivers
     token = "cbtoken-7f3e9a21c4d8b6e0"
     cid = create_conversation(a, model_server)
     added = a.post(f"/conversations/{cid}/callbacks", json={"url": first.url + token})
@@ -348,6 +348,26 @@ def test_a_callback_registered_on_a_gets_every_event_of_a_turn_run_on_b_once_in_
     states = [e for e in both[len(turn):] if e["type"] == "state"]
     assert second.wait_for(len(states)) == states
     assert first.bodies == turn  # nothing of the second turn, nothing twice
+
+    # Registered through A while B streams a reply: B hears of it (NOTIFY) and posts the
+    # rest of the turn, from some event on, in order and once.
+    model_server.enqueue(script.text(" ".join(WORDS), delay=0.05))  # about 2 s
+    assert b.post(f"/conversations/{cid}/run", json={"message": "long"}).status_code == 202
+    deadline = time.monotonic() + WAIT
+    while sum(e["type"] == "text" for e in all_events(a, cid, after=both[-1]["id"])) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert a.post(f"/conversations/{cid}/callbacks", json={"url": third.url}).status_code == 201
+    long_turn = wait_idle(c, cid, turns=3)[len(both):]
+    deadline = time.monotonic() + WAIT
+    while not third.bodies or third.bodies[-1]["type"] != "state" \
+            or third.bodies[-1]["data"].get("state") != "idle":
+        assert time.monotonic() < deadline, third.bodies[-3:]
+        time.sleep(0.02)
+    # Even the turn's last event proves it: B rereads callbacks at a turn's first event
+    # only, and this turn had begun, so only the notification told B of this one.
+    got = list(third.bodies)
+    assert got == long_turn[len(long_turn) - len(got):], (got, long_turn)
 
     # Deleting the conversation deletes its callbacks' rows.
     assert a.delete(f"/conversations/{cid}").status_code == 200
