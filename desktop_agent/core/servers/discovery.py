@@ -46,6 +46,7 @@ from desktop_agent.core.servers.model_details import (
     lmstudio_details,
     ollama_details,
 )
+from desktop_agent.core.wire import http_backend
 from desktop_agent.core.wire.model_client import cause_chain, new_openai_client
 
 if TYPE_CHECKING:
@@ -176,10 +177,8 @@ async def _is_own_server(http: openai.AsyncOpenAI, base_url: str, timeout: float
 
 def _refused(exc: BaseException) -> bool:
     """Whether nothing listens at the address (as against a server that did not answer)."""
-    import aiohttp
-
-    return any(isinstance(e, ConnectionRefusedError | aiohttp.ClientConnectorError)
-               for e in cause_chain(exc))
+    refused = http_backend.refused_errors()
+    return any(isinstance(e, refused) for e in cause_chain(exc))
 
 
 async def probe_server(base_url: str, *, kind: str = "openai", name: str | None = None,

@@ -5,8 +5,8 @@ server's detail endpoints): its auth headers (``api-key`` and ``api-version``
 for Azure), its retry rules (``Retry-After``, ``retry-after-ms``,
 ``x-should-retry``, 408/409/429/5xx and connection errors), request ids and
 its typed status errors. It runs on its aiohttp backend
-(``DefaultAioHttpClient``): aiohttp's HTTP parser is written in C, and at 50
-concurrent streams the httpx backend cost ~40 µs more CPU per chunk. The chat
+(``DefaultAioHttpClient``) where aiohttp is installed (the app), on its httpx2
+backend otherwise (the SDK alone; see :mod:`~desktop_agent.core.wire.http_backend`). The chat
 body is sent as the prebuilt JSON bytes and the reply is read as raw bytes by
 :mod:`~desktop_agent.core.wire.transport`, so the SDK's typed chunk objects and
 its parameter transform (~85 µs per chunk, 9 ms per request after 20 turns)
@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+from desktop_agent.core.wire import http_backend
 from desktop_agent.core.wire.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -112,9 +113,7 @@ def hung_up(exc: BaseException) -> bool:
     The SDK's aiohttp backend wraps aiohttp's error in an httpx2 one, which
     the SDK may wrap again; the cause chain still holds the original.
     """
-    import aiohttp
-
-    return any(isinstance(e, aiohttp.ServerDisconnectedError) for e in cause_chain(exc))
+    return any(http_backend.is_hang_up(e) for e in cause_chain(exc))
 
 
 def cause_chain(exc: BaseException) -> list[BaseException]:
@@ -180,7 +179,7 @@ def _client_class(azure: bool) -> type[Any]:
 def new_openai_client(base_url: str, api_key: str | None = None, *,
                       headers: Mapping[str, str] | None = None,
                       max_connections: int = DEFAULT_MAX_CONNECTIONS) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` (``AsyncAzureOpenAI`` for Azure URLs) on the aiohttp backend.
+    """An ``AsyncOpenAI`` (``AsyncAzureOpenAI`` for Azure URLs) on aiohttp where installed.
 
     Proxies come from the environment (``HTTP(S)_PROXY``, ``NO_PROXY``), read
     once when the client is made. Retries are set per request by the caller
@@ -199,8 +198,9 @@ def new_openai_client(base_url: str, api_key: str | None = None, *,
     limits = httpx2.Limits(max_connections=max_connections,
                            max_keepalive_connections=max_connections,
                            keepalive_expiry=KEEPALIVE_SECONDS)
-    http = openai.DefaultAioHttpClient(limits=limits, verify=tls_context(), trust_env=True,
-                                       follow_redirects=False)
+    backend = openai.DefaultAioHttpClient if http_backend.use_aiohttp() \
+        else openai.DefaultAsyncHttpxClient
+    http = backend(limits=limits, verify=tls_context(), trust_env=True, follow_redirects=False)
     key = api_key or "not-needed"
     default_headers = {"User-Agent": "desktop-agent", **dict(headers or {})}
     if is_azure(base_url):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from desktop_agent.core import errors
 from desktop_agent.core.context.content_parts import has_images
+from desktop_agent.core.wire import http_backend
 from desktop_agent.core.wire.model_client import (
     cause_chain,
     load_sdk,
@@ -63,10 +64,7 @@ ERROR_BODY_LIMIT = 64 * 1024
 
 @functools.cache
 def _client_errors() -> tuple[type[BaseException], ...]:
-    import aiohttp
-    import httpx2
-
-    return (httpx2.TransportError, aiohttp.ClientError, OSError)
+    return http_backend.transport_errors()
 
 
 class ModelHttp:
@@ -163,14 +161,12 @@ def map_connection_error(exc: BaseException, base_url: str) -> errors.ServerConn
     cause it was raised from says what really happened (the SDK's aiohttp
     backend reports a refused connection as a connect timeout).
     """
-    import aiohttp
-
     chain = cause_chain(exc)
-    refused = (ConnectionRefusedError, aiohttp.ClientConnectorError)
+    refused = http_backend.refused_errors()
     if any(isinstance(e, refused) for e in chain):
         return errors.ServerConnectionError(
             f"Could not connect to {base_url}: is the server running?", base_url=base_url)
-    timeouts = (TimeoutError, aiohttp.ServerTimeoutError)
+    timeouts = http_backend.timeout_errors()
     if any(isinstance(e, timeouts) for e in chain) or type(exc).__name__ == "APITimeoutError":
         return errors.RequestTimeoutError(
             f"The server at {base_url} did not answer in time.", base_url=base_url)

@@ -1,0 +1,94 @@
+"""The SDK alone runs on openai's httpx2 backend, the app on aiohttp: both must behave alike.
+
+``pip install desktop-agent`` leaves aiohttp out, so a script's requests go
+through the SDK's httpx2 backend; the app's go through aiohttp. Each test here
+runs on both: a streamed reply, the resend after a server hangs up without
+answering, a server that always hangs up, a refused connection named in words,
+a retried 5xx and discovery's model list.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from desktop_agent.core import Client, RetryPolicy, ServerConnectionError, TextBlock
+from desktop_agent.core.servers.discovery import list_models
+from desktop_agent.core.wire import http_backend
+from desktop_agent.core.wire.model_client import new_openai_client
+from desktop_agent.testing import ScriptedServer, script
+from desktop_agent.testing.script import Hangup, Script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(params=["aiohttp", "httpx2"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setattr(http_backend, "prefer_aiohttp", request.param == "aiohttp")
+    yield request.param
+
+
+async def _reply(client: Client, prompt: str) -> str:
+    await client.query(prompt)
+    items = [i async for i in client.receive_messages()]
+    return "".join(i.text for i in items if isinstance(i, TextBlock))
+
+
+async def test_new_clients_use_the_chosen_library(backend: str) -> None:
+    client = new_openai_client("http://127.0.0.1:9/v1")
+    try:
+        transport = type(client._client._transport).__module__  # the SDK's http client
+        assert ("aiohttp" in transport) == (backend == "aiohttp")
+    finally:
+        await client.close()
+
+
+async def test_a_streamed_reply_arrives_whole(backend: str, server: ScriptedServer,
+                                              make_options) -> None:
+    server.enqueue(script.text("Hello from the server, in pieces."))
+    async with Client(make_options()) as client:
+        assert await _reply(client, "hi") == "Hello from the server, in pieces."
+
+
+async def test_a_request_the_server_hung_up_on_is_sent_again_once(
+        backend: str, server: ScriptedServer, make_options) -> None:
+    server.enqueue(script.text("First."), Script([Hangup()]), script.text("Second."))
+    async with Client(make_options(retry=RetryPolicy(max_retries=0))) as client:
+        assert await _reply(client, "one") == "First."
+        assert await _reply(client, "two") == "Second."
+    assert len(server.requests) == 3
+
+
+async def test_a_server_that_always_hangs_up_is_reported_in_words(
+        backend: str, server: ScriptedServer, make_options) -> None:
+    server.enqueue(Script([Hangup()]), Script([Hangup()]), script.text("never"))
+    async with Client(make_options(retry=RetryPolicy(max_retries=0))) as client:
+        with pytest.raises(ServerConnectionError, match=server.base_url):
+            await _reply(client, "hi")
+    assert len(server.requests) == 2
+
+
+async def test_a_refused_connection_asks_whether_the_server_is_running(
+        backend: str, make_options) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    async with Client(make_options(base_url=url, retry=RetryPolicy(max_retries=0))) as client:
+        with pytest.raises(ServerConnectionError, match="is the server running"):
+            await _reply(client, "hi")
+
+
+async def test_a_5xx_before_any_content_is_retried(backend: str, server: ScriptedServer,
+                                                   make_options) -> None:
+    server.enqueue(script.error(503, "loading model"), script.text("Ready now."))
+    retry = RetryPolicy(max_retries=2, initial_delay=0.01, jitter=False)
+    async with Client(make_options(retry=retry)) as client:
+        assert await _reply(client, "hi") == "Ready now."
+
+
+async def test_discovery_lists_the_servers_models(backend: str, server: ScriptedServer) -> None:
+    names = [m.id for m in await list_models(server.base_url)]
+    assert names, "the scripted server lists at least one model"
