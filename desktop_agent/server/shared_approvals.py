@@ -27,7 +27,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop_agent.session import (
     ApprovalAnswer,
@@ -40,10 +40,7 @@ from desktop_agent.store import StoreError
 from .pending_approvals import Answered, PendingApproval, PendingApprovals
 
 if TYPE_CHECKING:
-    from desktop_agent.session import SessionRegistry
     from desktop_agent.store import Store
-
-    from .conversation_runner import ConversationRunner
 
 log = logging.getLogger("desktop_agent.server.approvals")
 
@@ -182,8 +179,23 @@ class SharedApprovals(PendingApprovals):
         super().withdraw_all()
 
 
+class _Turn(Protocol):
+    @property
+    def approvals(self) -> PendingApprovals: ...
+
+
+class _Turns(Protocol):
+    """The replica's running conversations (a ``SessionRegistry`` of runners).
+
+    A protocol, not the runner's class: the runner imports this module, and the
+    two importing each other is a cycle the layering check refuses.
+    """
+
+    def peek(self, conversation_id: str) -> _Turn | None: ...
+
+
 async def listen_for_answers(
-    store: Store, runners: SessionRegistry[ConversationRunner],
+    store: Store, runners: _Turns,
 ) -> Callable[[], None] | None:
     """Hand answers other replicas give to this replica's waiting turns; a stop function.
 
