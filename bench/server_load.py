@@ -406,6 +406,8 @@ def _start_server(data_dir: Path, port: int, key: str,
         env["DESKTOP_AGENT_DATABASE_URL"] = database
         # Replicas on a database seal secrets with one shared key: the caller's, or this run's.
         env.setdefault(SECRET_KEY_VARIABLE, _RUN_SECRET_KEY)
+        # ...and one folder for working folders: the replicas here share this machine's.
+        env.setdefault("DESKTOP_AGENT_WORKDIRS", str(data_dir / "workdirs"))
     process = subprocess.Popen(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
          "--log-level", "warning", "--idle-seconds", str(idle_seconds)], env=env)

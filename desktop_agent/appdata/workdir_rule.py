@@ -7,7 +7,9 @@ the app trusts:
 * the data folder itself (``config.json`` names MCP servers the app starts
   unsandboxed; the database holds every conversation),
 * anything else inside it, except the app's own per-conversation folders,
-* the folder that holds those (every other conversation's files).
+* the folder that holds those (every other conversation's files): the data
+  folder's ``workdirs``, or the folder ``serve --workdirs`` names (a volume
+  every replica shares), wherever it is.
 
 The path must also be its own real path: no component may be a symbolic
 link. A folder checked once and followed again later can be redirected by a
@@ -44,8 +46,11 @@ def checked_workdir(path: str | os.PathLike[str], workdirs_root: Path | None = N
     Args:
         path: An absolute path (``~`` is expanded); it need not exist yet.
         workdirs_root: Where this app makes per-conversation folders, when
-            not the data folder's ``workdirs`` (``serve --workdirs-root``,
-            scripts embedding the session); its children count as the app's own.
+            not the data folder's ``workdirs`` (``serve --workdirs``, scripts
+            embedding the session); it is refused like the data folder's
+            ``workdirs``, and inside the data folder its children count as the
+            app's own. It never opens the data folder itself: a root that is
+            the data folder or holds it makes nothing inside it acceptable.
 
     Returns:
         The same path, normalised (it is already its real path).
@@ -81,7 +86,8 @@ def checked_workdir(path: str | os.PathLike[str], workdirs_root: Path | None = N
     if real in roots:
         raise WorkdirRefused(f"{str(real)!r} holds every conversation's folder; it cannot be "
                              "a working folder")
-    if real.is_relative_to(data) and not any(real.is_relative_to(r) for r in roots):
+    own_roots = [r for r in roots if r.is_relative_to(data) and r != data]
+    if real.is_relative_to(data) and not any(real.is_relative_to(r) for r in own_roots):
         raise WorkdirRefused(f"{str(real)!r} is inside the app's data folder; only a "
                              "conversation's own folder there can be a working folder")
     return real

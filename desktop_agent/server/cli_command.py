@@ -6,7 +6,7 @@ Examples::
     desktop-agent serve --no-auth                 # 127.0.0.1 only
     DESKTOP_AGENT_MASTER_KEY=... desktop-agent serve --host 0.0.0.0 --port 9000
     DESKTOP_AGENT_DATABASE_URL=postgresql://agent:pw@db:5432/agent \
-        DESKTOP_AGENT_SECRET_KEY=$(cat secret.key) desktop-agent serve
+        DESKTOP_AGENT_SECRET_KEY=$(cat secret.key) desktop-agent serve --workdirs /mnt/agent
 
 Data lives in the same folder as the window's (``DESKTOP_AGENT_DATA_DIR``
 honoured), so conversations made over the API appear in the window. With
@@ -15,7 +15,9 @@ settings, events and turn leases live in that PostgreSQL database instead, and
 any number of replicas on it serve one set of conversations; secrets are kept
 there too, encrypted with the key every replica is given
 (``DESKTOP_AGENT_SECRET_KEY`` or ``--secret-key-file``), and a replica without
-that key does not start (see :mod:`desktop_agent.appdata.secret_cipher`). Only the
+that key does not start (see :mod:`desktop_agent.appdata.secret_cipher`); and
+every replica is given one shared folder for working folders (``--workdirs``),
+without which it does not start either (see :mod:`.shared_workdirs`). Only the
 standard library is imported at the top; FastAPI and uvicorn load when the
 command runs.
 
@@ -79,6 +81,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                             "in the database (every replica needs the same one); default: "
                             "DESKTOP_AGENT_SECRET_KEY. Make one with: "
                             "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'")
+    serve.add_argument("--workdirs", default=None, metavar="PATH",
+                       help="the folder under which conversations' working folders are made "
+                            "(default: DESKTOP_AGENT_WORKDIRS, else the data folder's workdirs). "
+                            "Required with --database: every replica must be given the same "
+                            "shared folder (NFS, a shared volume) at the same path")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="uvicorn log level (default info)")
@@ -88,6 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def run_serve(args: argparse.Namespace) -> int:
     """Check the key and host, open the store, and serve until stopped."""
     from .auth import StartupRefused, check_startup, master_key_from_env
+    from .shared_workdirs import WorkdirsRefused, check_shared
 
     key = master_key_from_env()
     try:
@@ -111,6 +119,11 @@ def run_serve(args: argparse.Namespace) -> int:
         print("desktop-agent serve: --secret-key-file is for --database (secrets encrypted "  # noqa: T201
               "in a shared PostgreSQL database); without it secrets stay in this machine's "
               "keyring", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        workdirs = _workdirs_root(args.workdirs, database is not None)
+    except WorkdirsRefused as exc:
+        print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
         return EXIT_ERROR
     cipher = None
     if database is not None:
@@ -149,9 +162,15 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         if cipher is not None and not _use_database_vault(store, cipher):
             return EXIT_ERROR
+        if database is not None and workdirs is not None:
+            try:
+                check_shared(store, workdirs)
+            except (WorkdirsRefused, StoreError) as exc:
+                print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
+                return EXIT_ERROR
         app = create_app(store, master_key=None if args.no_auth else key,
                          allowed_hosts=args.allowed_host, idle_seconds=args.idle_seconds,
-                         secret_cipher=cipher)
+                         secret_cipher=cipher, workdirs_root=workdirs)
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False,
                                 loop="auto", http="auto")  # uvloop, httptools: see above
@@ -166,6 +185,30 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_OK if server.started else EXIT_ERROR
     finally:
         store.close()
+
+
+def _workdirs_root(option: str | None, shared: bool) -> Path | None:
+    """``--workdirs`` (or its variable) checked and made; None: the data folder's.
+
+    Raises:
+        WorkdirsRefused: With a database and no folder given (see
+            :mod:`.shared_workdirs` for why that is refused), or a folder that
+            cannot be used.
+    """
+    from .shared_workdirs import WORKDIRS_VARIABLE, WorkdirsRefused, chosen_workdirs
+
+    text = option or os.environ.get(WORKDIRS_VARIABLE, "").strip() or None
+    if text is None:
+        if shared:
+            raise WorkdirsRefused(
+                "with --database, give --workdirs PATH (or DESKTOP_AGENT_WORKDIRS): the folder "
+                "under which conversations' working folders are made. Tools work on files, and "
+                "a conversation created through one replica runs on any other, so every "
+                "replica must be given the same shared folder (an NFS export or a shared "
+                "volume) at the same path. Running one replica only? Give it any folder of "
+                "its own")
+        return None
+    return chosen_workdirs(text)
 
 
 def _use_database_vault(store: Store, cipher: SecretCipher) -> bool:

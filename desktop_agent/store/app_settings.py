@@ -41,6 +41,27 @@ class AppSettings:
                 (key, dumps(value)),
             )
 
+    def setting_once(self, key: str, value: Any) -> Any:
+        """Save ``value`` unless the key has one already; returns the value kept.
+
+        One transaction, so of several processes (``serve`` replicas) starting at
+        once, the first one's value is the one every one of them gets back.
+        """
+        where = find_secret({key: value})
+        if where:
+            raise SecretInSettingsError(
+                f"The app setting '{where}' looks like a key or token; keys belong in the "
+                "keyring (desktop_agent.appdata.secrets). Nothing was saved."
+            )
+        with self._db.writing() as conn:
+            conn.execute(
+                "INSERT INTO app_settings(key, value) VALUES (?, ?)"
+                " ON CONFLICT(key) DO NOTHING",
+                (key, dumps(value)),
+            )
+            row = conn.execute("SELECT value FROM app_settings WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0])
+
     def delete_setting(self, key: str) -> None:
         """Forget an app-level value; a missing key is not an error."""
         with self._db.writing() as conn:

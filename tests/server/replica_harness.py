@@ -2,7 +2,9 @@
 
 Each replica is its own process with ``DESKTOP_AGENT_DATABASE_URL`` pointing at the
 test's fresh database (the ``postgres_url`` fixture) and the one key that seals
-secrets (``DESKTOP_AGENT_SECRET_KEY``), on one data folder. The tests in
+secrets (``DESKTOP_AGENT_SECRET_KEY``), on one data folder, and all are given the
+same folder for working folders (``--workdirs``), as a deployment mounts one shared
+volume on every replica. The tests in
 ``test_postgres_replica*.py`` drive them over real HTTP.
 """
 
@@ -31,15 +33,22 @@ Replica = tuple[Any, httpx.Client]
 """A replica's process (``subprocess.Popen``) and a client carrying the key."""
 
 
+def shared_workdirs(data_dir: Path) -> Path:
+    """The folder the replicas share for working folders (outside the data folder)."""
+    return data_dir.parent / "shared-workdirs"
+
+
 @contextmanager
 def running_replicas(data_dir: Path, postgres_url: str,
                      count: int = 3) -> Iterator[list[Replica]]:
-    """``count`` ``serve`` processes on one database."""
+    """``count`` ``serve`` processes on one database and one :func:`shared_workdirs`."""
     env = {"DESKTOP_AGENT_DATABASE_URL": postgres_url, SECRET_KEY_VARIABLE: SECRET_KEY}
+    folder = str(shared_workdirs(data_dir))
     started: list[Replica] = []
     try:
         for _ in range(count):
-            started.append(start_serve(data_dir, KEY, WAIT, extra_env=env))
+            started.append(start_serve(data_dir, KEY, WAIT, extra_env=env,
+                                       extra_args=("--workdirs", folder)))
         yield started
     finally:
         for process, client in started:

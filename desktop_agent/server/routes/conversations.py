@@ -87,7 +87,7 @@ def check_settings(svc: AppServices, settings: dict[str, Any],
         from desktop_agent.appdata.workdir_rule import WorkdirRefused, checked_workdir
 
         try:
-            checked_workdir(workdir)
+            checked_workdir(workdir, svc.workdirs_root)
         except WorkdirRefused as exc:
             raise ApiError(422, "bad_workdir", f"workdir: {exc}.") from exc
 
