@@ -40,6 +40,7 @@ from replica_harness import (
     all_events,
     create_conversation,
     running_replicas,
+    shared_workdirs,
     wait_idle,
 )
 
@@ -167,6 +168,8 @@ def _serve_exit(data_dir: Path, *args: str, env: dict[str, str] | None = None,
                    "DESKTOP_AGENT_MASTER_KEY": KEY, **(env or {})}
     if SECRET_KEY_VARIABLE not in (env or {}):
         environment.pop(SECRET_KEY_VARIABLE, None)  # only the key a test gives
+    # The shared folder every replica is given, so that the check a test is about is reached.
+    environment.setdefault("DESKTOP_AGENT_WORKDIRS", str(shared_workdirs(data_dir)))
     return subprocess.run(
         [sys.executable, "-m", "desktop_agent", "serve", "--port", "1", *args],
         env=environment, capture_output=True, text=True, timeout=WAIT, check=False)
