@@ -10,7 +10,9 @@ every replica. A's route answers the row (once: the database decides which of
 two answers counts) and the commit NOTIFYs; B's listener
 (:func:`listen_for_answers`) reads the answer and resolves the Future, and B
 writes ``approval_resolved`` just as a single server does. An answer given on B
-itself resolves the Future at once, without waiting for its own NOTIFY.
+itself resolves the Future at once, without waiting for its own NOTIFY. A
+notification lost while the listener (re)connects costs at most
+:data:`CHECK_SECONDS`: a waiting question also reads its row now and then.
 
 Timeouts keep a single server's meaning, with the database as the judge: the
 row expires a moment (:data:`CLOSE_MARGIN`) before the broker's own timeout,
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.server.approvals")
+
+CHECK_SECONDS = 5.0
+"""How often a waiting question reads its row, in case a notification was lost."""
 
 CLOSE_MARGIN = 1.0
 """Seconds (at most a tenth of the timeout) between a question's row expiring and the
@@ -114,18 +119,24 @@ class SharedApprovals(PendingApprovals):
                 await self._close(call_id)
 
     async def _wait(self, pending: PendingApproval, expires_at: float | None) -> ApprovalAnswer:
-        if expires_at is None:
-            return await pending.future
-        try:
-            return await asyncio.wait_for(asyncio.shield(pending.future),
-                                          max(expires_at - time.time(), 0.0))
-        except TimeoutError:
-            # The row expired: close it, keeping an answer that committed just before.
-            late = await self._close(pending.tool_use_id)
-            self._closed.add(pending.tool_use_id)
-            if late is None or not self.resolve(pending.tool_use_id, late):
-                raise
-            return late
+        while expires_at is None or (remaining := expires_at - time.time()) > 0:
+            step = CHECK_SECONDS if expires_at is None else min(CHECK_SECONDS, remaining)
+            try:
+                return await asyncio.wait_for(asyncio.shield(pending.future), step)
+            except TimeoutError:
+                if expires_at is not None and time.time() >= expires_at:
+                    break  # closing the row below reads an answer that came meanwhile
+                # A notification can be lost (the listener connecting or reconnecting):
+                # read the row now and then, as event followers poll as a safety net.
+                await self._read_answers()
+                if pending.future.done():
+                    return pending.future.result()
+        # The row expired: close it, keeping an answer that committed just before.
+        late = await self._close(pending.tool_use_id)
+        self._closed.add(pending.tool_use_id)
+        if late is None or not self.resolve(pending.tool_use_id, late):
+            raise TimeoutError
+        return late
 
     async def _close(self, call_id: str) -> ApprovalAnswer | None:
         try:
