@@ -74,11 +74,14 @@ def test_a_turn_on_b_asks_c_streams_the_question_and_a_answers_it(
     call_id = asked["data"]["tool_use_id"]
     assert asked["data"]["tool_name"] == "write_file"
     assert asked["data"]["diff"]["path"] == "note.txt"
-    # Every replica lists it, the one running the turn and the others alike.
+    # Every replica lists it, the one running the turn and the others alike, and says
+    # the conversation waits for an answer.
     for client in (a, b, c):
         listed = _approvals(client, cid)
         assert [(q["tool_use_id"], q["input"]) for q in listed] == [
             (call_id, {"path": "note.txt", "content": "model's words"})]
+        shown = client.get(f"/conversations/{cid}").json()
+        assert (shown["state"], shown["pending_approvals"]) == ("waiting_approval", 1)
     assert not (workdir / "note.txt").exists()
 
     approved = a.post(f"/conversations/{cid}/approvals/{call_id}/approve",
@@ -101,6 +104,10 @@ def test_a_turn_on_b_asks_c_streams_the_question_and_a_answers_it(
     assert types.index("approval_requested") < types.index("approval_resolved") \
         < types.index("tool_result")
     assert all(_approvals(client, cid) == [] for client in (a, b, c))
+    deadline = time.monotonic() + WAIT  # B gives the lease back just after its last event
+    while a.get(f"/conversations/{cid}").json()["state"] != "idle":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
 
     asked = _asked_on_c(c, b, cid, "and another", after=first[-1]["id"])
     second_id = asked["data"]["tool_use_id"]

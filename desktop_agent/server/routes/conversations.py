@@ -129,7 +129,26 @@ async def get_conversation(conversation_id: str,
                            svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
     """One conversation with its settings and run state."""
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    return conversation_out(svc, record)
+    out = conversation_out(svc, record)
+    if svc.shared_approvals and out.state == "idle":
+        out = await asyncio.to_thread(_state_elsewhere, svc, out)
+    return out
+
+
+def _state_elsewhere(svc: AppServices, out: ConversationOut) -> ConversationOut:
+    """``out`` with the state of a turn another replica runs (PostgreSQL, blocking).
+
+    A turn runs in the replica holding its lease; the others learn from the
+    database that it runs and whether it waits for an answer (its open
+    questions), so a client polling one conversation through any replica sees
+    ``waiting_approval`` and knows to approve. Only here, not in the list, which
+    would pay two queries per conversation.
+    """
+    if svc.store.turn_lease_holder(out.id) is None:
+        return out
+    pending = len(svc.store.open_approvals(out.id))
+    return out.model_copy(update={"state": "waiting_approval" if pending else "running",
+                                  "pending_approvals": pending})
 
 
 @router.patch("/conversations/{conversation_id}", response_model=ConversationOut,
