@@ -28,11 +28,16 @@ Memory keeps the recent tail of each conversation read or written lately;
 older events, and events another process wrote, are read from the store. On
 PostgreSQL (several replicas on one database) the store reports each commit of
 another replica's events as it happens (LISTEN/NOTIFY,
-:meth:`EventLog.watch_other_processes`) and the followers of that conversation
-wake at once; on SQLite, and as a safety net on PostgreSQL, a follower waiting
-for news polls the table now and then, so a stream served by one process also
-shows what another process appended. Idle conversations' tails are dropped
-(:meth:`EventLog.evict_idle`).
+:meth:`EventLog.watch_other_processes`); the log reads the new events of every
+conversation followed here in one query, adds them to the tails and then wakes
+the followers, who find them in memory. (Each follower reading the table for
+itself was one query and one worker-thread hand-off per follower per commit:
+with 50 streams per replica, measured with ``bench/server_load.py
+--database``, those reads queued behind each other for hundreds of
+milliseconds.) On SQLite, and as a safety net on PostgreSQL, a follower
+waiting for news polls the table now and then, so a stream served by one
+process also shows what another process appended. Idle conversations' tails
+are dropped (:meth:`EventLog.evict_idle`).
 
 All methods except the writer's internals run on the server's event loop.
 """
@@ -48,7 +53,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_agent.store import NewEvent, Store, StoredEvent
+from desktop_agent.store import (
+    DatabaseAccessError,
+    NewEvent,
+    Store,
+    StoreClosedError,
+    StoredEvent,
+)
 
 from .event_writer import EventWriter, Forget, Pending
 
@@ -59,6 +70,9 @@ MEMORY_TAIL = 2000
 
 MERGED_TYPES = frozenset({"text", "thinking"})
 """Event types whose consecutive deltas, appended in one loop turn, become one event."""
+
+FETCH_LIMIT = 5000
+"""Events read at most per query for other processes' commits (the rest: by the followers)."""
 
 POLL_SECONDS = 0.5
 """How often a waiting follower checks the table for events another process wrote."""
@@ -173,6 +187,11 @@ class EventLog:
         self._hand_over_scheduled = False
         self._closed = False
         self._stop_watching: Callable[[], None] | None = None
+        # Other processes' commits heard and not yet read: conversation -> newest id;
+        # and the task reading them (one at a time, so commits heard meanwhile
+        # are read together by its next query).
+        self._heard: dict[str, int] = {}
+        self._fetching: asyncio.Task[None] | None = None
         self.poll_seconds = POLL_SECONDS
         self.listeners: list[Listener] = []
 
@@ -185,20 +204,52 @@ class EventLog:
         """
         loop = asyncio.get_running_loop()
 
-        def on_commit(conversation_id: str, newest: int) -> None:  # the store's thread
-            loop.call_soon_threadsafe(self.committed_elsewhere, conversation_id, newest)
+        def on_commit(newest: dict[str, int]) -> None:  # the store's thread
+            loop.call_soon_threadsafe(self.committed_elsewhere, newest)
 
         self._stop_watching = await asyncio.to_thread(self._store.watch_events, on_commit)
         if self._stop_watching is not None:
             self.poll_seconds = PUSHED_POLL_SECONDS
 
-    def committed_elsewhere(self, conversation_id: str, newest: int) -> None:
-        """Another process committed events up to ``newest``: wake this conversation's followers."""
-        if conversation_id not in self._waiters and conversation_id not in self._last_ids:
-            return  # nobody here follows it; a later reader reads the store
-        if newest > self._last_ids.get(conversation_id, 0):
-            self._last_ids[conversation_id] = newest
-            self._wake(conversation_id)
+    def committed_elsewhere(self, newest: dict[str, int]) -> None:
+        """Other processes committed events up to these ids (``{conversation: id}``).
+
+        Those of conversations followed or held here are read (one query for all
+        heard meanwhile), then their followers are woken.
+        """
+        for conversation_id, event_id in newest.items():
+            if conversation_id not in self._waiters and conversation_id not in self._last_ids:
+                continue  # nobody here follows it; a later reader reads the store
+            if event_id > max(self._last_ids.get(conversation_id, 0),
+                              self._heard.get(conversation_id, 0)):
+                self._heard[conversation_id] = event_id
+        if self._heard and self._fetching is None:
+            self._fetching = asyncio.get_running_loop().create_task(
+                self._fetch_heard(), name="event-log-fetch")
+
+    async def _fetch_heard(self) -> None:
+        """Read the events heard of, into the tails, and wake their followers."""
+        try:
+            while self._heard:
+                heard, self._heard = self._heard, {}
+                positions = {cid: self._last_ids.get(cid, 0) for cid in heard}
+                try:
+                    found = await asyncio.to_thread(self._store.read_events_after, positions,
+                                                    FETCH_LIMIT)
+                except StoreClosedError:  # shutting down: the followers are ending too
+                    found = {}
+                except DatabaseAccessError as exc:  # the followers read the store themselves
+                    log.warning("reading other processes' events failed: %s", exc)
+                    found = {}
+                for cid, event_id in heard.items():
+                    for stored in found.get(cid, ()):
+                        if stored.id > self._last_ids.get(cid, 0):
+                            self._remember(Event.from_stored(stored))
+                    if event_id > self._last_ids.get(cid, 0):
+                        self._last_ids[cid] = event_id
+                    self._wake(cid)
+        finally:
+            self._fetching = None
 
     def stored_conversations(self) -> Iterable[str]:
         """Conversations that have events on disk (to prune deleted ones); blocking."""

@@ -9,6 +9,8 @@ of them run a turn on a conversation at a time (see
 
 from __future__ import annotations
 
+import functools
+
 from desktop_agent.store.engine import Engine
 from desktop_agent.store.records import ChangeToken
 from desktop_agent.store.turn_lease import DEFAULT_LEASE_SECONDS, TurnLease, lease_holder
@@ -43,7 +45,10 @@ class CrossProcess:
         when another live process (or another holder in this one) has it; a
         lease of a process that is gone, or past its expiry, is taken over.
         """
-        return TurnLease(self._db.writing, conversation_id, owner, seconds)
+        # The lease's rules (one holder; cut-off replies marked) are the conversation's
+        # own, so its writes need only that conversation to themselves.
+        return TurnLease(functools.partial(self._db.writing_beside, (conversation_id,)),
+                         conversation_id, owner, seconds)
 
     def turn_lease_holder(self, conversation_id: str) -> str | None:
         """Who runs a turn on the conversation right now (the lease's owner), or None."""

@@ -11,14 +11,23 @@ events are appended or a tool call's question is answered.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from desktop_agent.store.search_query import fts_query
 from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 
 EVENTS_CHANNEL = "desktop_agent_events"
-"""PostgreSQL's LISTEN/NOTIFY channel: ``<conversation id>:<newest event id>`` per commit."""
+"""PostgreSQL's LISTEN/NOTIFY channel: one notification per commit of events, its
+payload a line ``<conversation id>:<newest event id>`` per conversation (several
+notifications when the lines pass :data:`NOTIFY_PAYLOAD_BYTES`). Conversation ids
+are the store's hex ids, never holding a line break."""
+
+EventsCommitted = Callable[[dict[str, int]], None]
+"""Called with ``{conversation id: newest event id}`` for each commit of events heard."""
+
+NOTIFY_PAYLOAD_BYTES = 7900
+"""A NOTIFY payload's size at most (PostgreSQL refuses 8000 bytes or more)."""
 
 APPROVALS_CHANNEL = "desktop_agent_approvals"
 """The channel of answered tool-call questions: ``<conversation id>:0`` per answer."""
@@ -36,6 +45,8 @@ class Dialect:
         like: Case-insensitive LIKE (SQLite's LIKE is, for ASCII; PostgreSQL's ILIKE).
         keep_identity: Written after an INSERT's columns to keep the ``seq`` given.
         text_match: The WHERE clause matching :meth:`text_query` against ``message_search``.
+        keyed_writes: Whether :meth:`Engine.writing_beside` heeds the keys it is given
+            (so a caller reads what to name only where it matters).
     """
 
     name = "sqlite"
@@ -44,6 +55,7 @@ class Dialect:
     like = "LIKE"
     keep_identity = ""
     text_match = "message_search MATCH ?"
+    keyed_writes = False
 
     def text_query(self, text: str) -> str | None:
         """The engine's query for typed words (all must match, the last as a prefix)."""
@@ -98,6 +110,7 @@ class PostgresDialect(Dialect):
     like = "ILIKE"
     keep_identity = " OVERRIDING SYSTEM VALUE"
     text_match = "message_search.terms @@ to_tsquery('desktop_agent_search', ?)"
+    keyed_writes = True
 
     def text_query(self, text: str) -> str | None:
         """``'word' & 'word':*`` (a word is letters and digits only: no quote to escape)."""
@@ -147,8 +160,31 @@ class PostgresDialect(Dialect):
         conn.execute("SELECT pg_notify(?, ?)", (APPROVALS_CHANNEL, f"{conversation_id}:0"))
 
     def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
-        """One NOTIFY per conversation, delivered to listeners when the transaction commits."""
-        for conversation_id, event_id in newest.items():
-            conn.execute(
-                "SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, f"{conversation_id}:{event_id}")
-            )
+        """One NOTIFY for the whole batch, delivered to listeners when the transaction commits.
+
+        Not one per conversation: a batch of a busy replica names dozens, and each
+        NOTIFY was a round trip for the writer and a wake-up for every listener.
+        """
+        payloads = notify_payloads(newest)
+        if len(payloads) == 1:
+            conn.execute("SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, payloads[0]))
+        elif payloads:
+            conn.execute("SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p",
+                         (EVENTS_CHANNEL, payloads))
+
+
+def notify_payloads(newest: dict[str, int]) -> list[str]:
+    """``<conversation id>:<newest id>`` lines, joined into payloads of a NOTIFY's size."""
+    payloads: list[str] = []
+    lines: list[str] = []
+    size = 0
+    for conversation_id, event_id in newest.items():
+        line = f"{conversation_id}:{event_id}"
+        if lines and size + len(line.encode()) + 1 > NOTIFY_PAYLOAD_BYTES:
+            payloads.append("\n".join(lines))
+            lines, size = [], 0
+        lines.append(line)
+        size += len(line.encode()) + 1
+    if lines:
+        payloads.append("\n".join(lines))
+    return payloads

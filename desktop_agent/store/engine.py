@@ -21,18 +21,21 @@ metadata, gapless event ids) would be written twice and drift apart.
 
 Writes are serialised on both engines: SQLite's ``BEGIN IMMEDIATE`` takes the
 file's write lock, and PostgreSQL's write transaction first takes one
-transaction-scoped advisory lock, so read-then-write rules (the next event id, the
-lease check, a message's depth) hold across replicas exactly as across processes.
+transaction-scoped advisory lock, so read-then-write rules (the lease check, a
+message's depth) hold across replicas exactly as across processes. The writes a
+busy server makes most (events, checkpoints of streaming replies) say what they
+touch (:meth:`Engine.writing_beside`), and PostgreSQL runs those of different
+conversations at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from desktop_agent.store.dialects import Dialect
+from desktop_agent.store.dialects import Dialect, EventsCommitted
 from desktop_agent.store.errors import NotFoundError
 from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.record_rows import CONVERSATION_COLUMNS, conversation_from_row
@@ -62,6 +65,17 @@ class Engine(Protocol):
         """One short write transaction, serialised with every other writer."""
         ...
 
+    def writing_beside(self, keys: Iterable[str] = ()) -> AbstractContextManager[SqlConnection]:
+        """A write that may run beside other such writes naming none of ``keys``.
+
+        For writes whose rules involve only what ``keys`` name (a conversation's
+        event log: its next id) or a single statement (a checkpoint's ``UPDATE``).
+        Serialised with every :meth:`writing` all the same. SQLite has one write
+        lock and runs it as :meth:`writing`; PostgreSQL lets replicas append to
+        different conversations at once.
+        """
+        ...
+
     def external_version(self, conn: SqlConnection) -> int:
         """A number that changes when another connection commits (the change token)."""
         ...
@@ -70,7 +84,7 @@ class Engine(Protocol):
         """Close the connection; later calls raise ``StoreClosedError``. Idempotent."""
         ...
 
-    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+    def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:
         """Report other processes' appended events as they commit; returns a stop function.
 
         None when the engine cannot push them (SQLite: readers poll the file).

@@ -3,24 +3,32 @@
 The REST server appends every event a conversation produces (text deltas,
 tool calls, approvals, state changes) and readers page through them by id.
 Ids are allocated inside the write transaction that inserts the events
-(``max(event_id) + 1`` under the engine's one write lock), not from a
+(``max(event_id) + 1`` while it holds the conversation's log, see
+:meth:`~desktop_agent.store.engine.Engine.writing_beside`), not from a
 process's memory: two ``serve`` processes on one data folder, or replicas on
 one PostgreSQL database, then interleave their events gaplessly instead of
 overwriting each other's, and an id, once read, always names the same event.
-On PostgreSQL the commit also NOTIFYs other replicas (see
+So the ids committed in a conversation are always 1..N, with no hole a reader
+could skip. On PostgreSQL the commit also NOTIFYs other replicas (see
 :data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`).
 
 Callers insert many events per transaction (:func:`append_events` takes a
-batch), because a commit, not a row, is what costs.
+batch), because a commit, not a row, is what costs; a batch costs the same few
+statements however many conversations it holds, and a replica that hears of
+other replicas' commits reads the new events of all of them in one query
+(:func:`read_events_after`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from desktop_agent.store.engine import Engine
 from desktop_agent.store.sql_connection import SqlConnection
+
+MAX_CONVERSATIONS_PER_QUERY = 200
+"""Conversations one query names at most (SQLite's limit on parameters is far above)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +70,15 @@ class StoredEvent:
 def append_events(conn: SqlConnection, events: Sequence[NewEvent]) -> list[StoredEvent]:
     """Insert ``events`` in order, each conversation's ids continuing from its newest.
 
-    Must run inside a write transaction (``BEGIN IMMEDIATE``) so no other
-    process allocates the same ids meanwhile.
+    Must run inside a write transaction that holds these conversations' logs
+    (:meth:`EventTable.append_events`) so no other process allocates the same
+    ids meanwhile.
     """
-    next_ids: dict[str, int] = {}
+    named = list(dict.fromkeys(e.conversation_id for e in events))
+    next_ids = {cid: newest + 1 for cid, newest in last_event_ids(conn, named).items()}
     stored: list[StoredEvent] = []
     for event in events:
         cid = event.conversation_id
-        if cid not in next_ids:
-            next_ids[cid] = last_event_id(conn, cid) + 1
         stored.append(StoredEvent(cid, next_ids[cid], event.type, event.data_json,
                                   event.created_at))
         next_ids[cid] += 1
@@ -88,6 +96,50 @@ def last_event_id(conn: SqlConnection, conversation_id: str) -> int:
         "SELECT max(event_id) FROM events WHERE conversation_id = ?", (conversation_id,)
     ).fetchone()
     return int(row[0] or 0)
+
+
+def last_event_ids(conn: SqlConnection, conversation_ids: Sequence[str]) -> dict[str, int]:
+    """The newest event's id of each conversation (0 when it has none), in one query."""
+    if len(conversation_ids) == 1:
+        return {conversation_ids[0]: last_event_id(conn, conversation_ids[0])}
+    newest: dict[str, int] = {}
+    for start in range(0, len(conversation_ids), MAX_CONVERSATIONS_PER_QUERY):
+        chunk = conversation_ids[start:start + MAX_CONVERSATIONS_PER_QUERY]
+        # One max() per conversation, each answered from the primary key's end
+        # (a GROUP BY would read every event of every conversation named).
+        rows = conn.execute(
+            "SELECT v.column1, (SELECT max(event_id) FROM events e"
+            " WHERE e.conversation_id = v.column1)"
+            f" FROM (VALUES {', '.join(['(?)'] * len(chunk))}) AS v",
+            chunk,
+        ).fetchall()
+        newest.update((str(r[0]), int(r[1] or 0)) for r in rows)
+    return newest
+
+
+def read_events_after(
+    conn: SqlConnection, positions: Mapping[str, int], limit: int
+) -> dict[str, list[StoredEvent]]:
+    """Each conversation's events after its position, oldest first, in one query.
+
+    At most ``limit`` events in all; when more are there, some conversations get
+    only their oldest few (still without holes), and the rest is for a later read.
+    """
+    found: dict[str, list[StoredEvent]] = {}
+    items = list(positions.items())[:MAX_CONVERSATIONS_PER_QUERY]
+    if not items:
+        return found
+    where = " OR ".join(["(conversation_id = ? AND event_id > ?)"] * len(items))
+    rows = conn.execute(
+        "SELECT conversation_id, event_id, type, data, created_at FROM events"
+        f" WHERE {where} ORDER BY conversation_id, event_id LIMIT ?",
+        [*(value for item in items for value in item), limit],
+    ).fetchall()
+    for r in rows:
+        cid = str(r[0])
+        found.setdefault(cid, []).append(
+            StoredEvent(cid, int(r[1]), str(r[2]), str(r[3]), float(r[4])))
+    return found
 
 
 def read_events(
@@ -136,7 +188,8 @@ class EventTable:
         """Append events in one transaction; the database gives each its id."""
         if not events:
             return []
-        with self._db.writing() as conn:
+        # Keyed apart from the conversation's other writes: only appends race for ids.
+        with self._db.writing_beside({f"events/{e.conversation_id}" for e in events}) as conn:
             stored = append_events(conn, events)
             self._db.dialect.events_appended(conn, {e.conversation_id: e.id for e in stored})
         return stored
@@ -147,6 +200,19 @@ class EventTable:
         """Events with ids in ``(after, before)``, oldest first, at most ``limit``."""
         with self._db.reading() as conn:
             return read_events(conn, conversation_id, after, limit, before)
+
+    def read_events_after(
+        self, positions: Mapping[str, int], limit: int = 5000
+    ) -> dict[str, list[StoredEvent]]:
+        """The events after each conversation's position (``{id: after}``), in one query.
+
+        For a replica that heard other replicas commit to many conversations at
+        once: one round trip instead of one per conversation. At most ``limit``
+        events in all (each conversation's list is its oldest, without holes); at
+        most :data:`MAX_CONVERSATIONS_PER_QUERY` conversations, the others get none.
+        """
+        with self._db.reading() as conn:
+            return read_events_after(conn, positions, limit)
 
     def last_event_id(self, conversation_id: str) -> int:
         """The id of the conversation's newest event (0 when it has none)."""

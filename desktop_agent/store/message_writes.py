@@ -80,7 +80,7 @@ class MessageWrites:
         now = time.time()
         message_id = new_id()
         writer = current_writer() if status == "streaming" else None
-        with self._db.writing() as conn:
+        with self._db.writing_beside((conversation_id,)) as conn:
             leaf = require_conversation(conn, conversation_id).active_leaf_id
             if expected_parent is not UNCHECKED and expected_parent != leaf:
                 raise StaleParentError(conversation_id, expected_parent, leaf)
@@ -138,8 +138,13 @@ class MessageWrites:
 
         Only a message still marked "streaming" changes; a late checkpoint after
         :meth:`complete_message` is ignored rather than undoing the final text.
+        That rule is the ``UPDATE``'s own condition, which the database checks
+        under the row's lock, so on PostgreSQL checkpoints run beside event
+        appends and each other (:meth:`Engine.writing_beside`; only a whole
+        :meth:`Engine.writing` waits for them): a server streaming 150 replies
+        checkpoints 150 a second.
         """
-        with self._db.writing() as conn:
+        with self._db.writing_beside() as conn:
             cursor = self._db.dialect.checkpoint(conn, content, thinking, message_id)
             if (
                 cursor.rowcount == 0
@@ -160,7 +165,7 @@ class MessageWrites:
         message = check_message(message)
         if status not in MESSAGE_STATUSES:
             raise ValueError(f"status must be one of {', '.join(MESSAGE_STATUSES)}")
-        with self._db.writing() as conn:
+        with self._db.writing_beside(self._conversation_of(message_id)) as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.seq FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
@@ -189,7 +194,7 @@ class MessageWrites:
 
     def update_message_metadata(self, message_id: str, updates: dict[str, Any]) -> MessageRecord:
         """Merge keys into a message's metadata (e.g. an approval decided later)."""
-        with self._db.writing() as conn:
+        with self._db.writing_beside(self._conversation_of(message_id)) as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
@@ -201,6 +206,21 @@ class MessageWrites:
             )
         record = message_from_row(row)
         return MessageRecord(**{**record.__dict__, "metadata": merged})
+
+    def _conversation_of(self, message_id: str) -> tuple[str, ...]:
+        """The message's conversation, to name in :meth:`Engine.writing_beside`.
+
+        Read before the write (a message never moves to another conversation),
+        and only where the engine heeds the name (PostgreSQL); an unknown id
+        names none, and the write itself says it is not found.
+        """
+        if not self._db.dialect.keyed_writes:
+            return ()
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT conversation_id FROM messages WHERE id = ?", (message_id,)
+            ).fetchone()
+        return (str(row[0]),) if row is not None else ()
 
     def recover_interrupted(self) -> list[str]:
         """Mark replies left "streaming" by a process that is gone as "interrupted".

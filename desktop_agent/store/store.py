@@ -3,10 +3,10 @@
 A synchronous API over one SQLite file, or over one PostgreSQL database shared
 by several ``desktop-agent serve`` replicas (``Store.open("postgresql://...")``;
 see :mod:`~desktop_agent.store.engine` for how one store runs on two engines).
-One :class:`Store` may be shared by every thread of a process (calls are
-serialised by a lock and each write is a short transaction that takes the
-engine's one write lock); other processes may open the same file or database
-at the same time.
+One :class:`Store` may be shared by every thread of a process (on SQLite calls
+are serialised by a lock, on PostgreSQL each thread uses a connection of a small
+pool, and each write is a short transaction that takes the engine's write lock);
+other processes may open the same file or database at the same time.
 
 Messages form a tree: each has a parent, so editing or regenerating adds a
 sibling branch instead of overwriting, and the conversation remembers which
@@ -56,6 +56,7 @@ from desktop_agent.store.callback_rows import CallbackRows
 from desktop_agent.store.connection import check_is_ours, connect
 from desktop_agent.store.conversation_crud import ConversationCrud
 from desktop_agent.store.cross_process import CrossProcess
+from desktop_agent.store.dialects import EventsCommitted
 from desktop_agent.store.engine import Engine, engine_path
 from desktop_agent.store.errors import DatabaseUnusableError
 from desktop_agent.store.event_table import EventTable
@@ -172,12 +173,13 @@ class Store:
         """
         return copy_rows(source._db, self._db)
 
-    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+    def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:
         """Hear events other processes append, as they commit; returns a stop function.
 
-        ``on_commit(conversation_id, newest_event_id)`` is called from a thread of
-        the store's. PostgreSQL pushes them (LISTEN/NOTIFY); on SQLite this returns
-        None and readers poll :meth:`last_event_id` instead.
+        ``on_commit({conversation_id: newest_event_id, ...})`` is called from a
+        thread of the store's, once per commit heard. PostgreSQL pushes them
+        (LISTEN/NOTIFY); on SQLite this returns None and readers poll
+        :meth:`last_event_id` instead.
         """
         return self._db.watch_events(on_commit)
 
@@ -236,6 +238,7 @@ class Store:
     # -- event_table -----------------------------------------------------------------------
     append_events = PartMethod("_events", EventTable.append_events)
     read_events = PartMethod("_events", EventTable.read_events)
+    read_events_after = PartMethod("_events", EventTable.read_events_after)
     last_event_id = PartMethod("_events", EventTable.last_event_id)
     event_conversations = PartMethod("_events", EventTable.event_conversations)
     delete_events = PartMethod("_events", EventTable.delete_events)

@@ -13,11 +13,11 @@ import logging
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from desktop_agent.store.dialects import Dialect
+from desktop_agent.store.dialects import Dialect, EventsCommitted
 from desktop_agent.store.errors import DatabaseAccessError, StoreClosedError
 from desktop_agent.store.sql_connection import SqlConnection
 from desktop_agent.store.wal_checkpointer import SAFETY_NET_PAGES, WalCheckpointer
@@ -96,7 +96,13 @@ class Database:
                     conn.execute("ROLLBACK")
                 raise
 
-    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
+    def writing_beside(
+        self, keys: Iterable[str] = ()
+    ) -> AbstractContextManager[sqlite3.Connection]:
+        """:meth:`writing`: SQLite has one write lock for the whole file."""
+        return self.writing()
+
+    def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:
         """None: SQLite cannot push commits to other processes; their readers poll."""
         return None
 

@@ -3,8 +3,9 @@
 The window and ``desktop-agent serve`` (or two servers) may open the same
 conversation. Two turns running at once would interleave two replies in one
 branch, so a turn first takes the conversation's lease: a row in
-``turn_leases`` written under SQLite's write lock, so exactly one process gets
-it. The other is told :class:`~desktop_agent.store.errors.ConversationBusyError`.
+``turn_leases`` written under SQLite's write lock (on PostgreSQL, under the lock
+of that conversation's writes), so exactly one process gets it. The other is
+told :class:`~desktop_agent.store.errors.ConversationBusyError`.
 
 A lease names its process (``host:pid:start``, see
 :mod:`~desktop_agent.store.process_liveness`) and an expiry. A lease whose

@@ -1,11 +1,12 @@
 """Hearing other replicas' events as they are committed: LISTEN on its own connection.
 
-Every commit that appends events NOTIFYs ``<conversation id>:<newest event id>``
-(see :class:`~desktop_agent.store.dialects.PostgresDialect`). A replica whose SSE
-followers wait for a conversation's next event runs one :class:`EventListener`,
-a thread with a connection of its own that LISTENs and hands each notification to
-a callback, so a follower on replica C is woken by a turn running on replica B
-within a round trip, instead of finding the rows on its next poll.
+Every commit that appends events NOTIFYs a line ``<conversation id>:<newest event
+id>`` per conversation (see :data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`).
+A replica whose SSE followers wait for a conversation's next event runs one
+:class:`EventListener`, a thread with a connection of its own that LISTENs and
+hands each notification (one commit's conversations) to a callback, so a
+follower on replica C is woken by a turn running on replica B within a round
+trip, instead of finding the rows on its next poll.
 
 A lost connection is retried every few seconds; meanwhile followers fall back to
 their slow poll, so nothing is missed, only later.
@@ -15,34 +16,38 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import psycopg
 
-from desktop_agent.store.dialects import EVENTS_CHANNEL
+from desktop_agent.store.dialects import EVENTS_CHANNEL, EventsCommitted
 
 logger = logging.getLogger("desktop_agent.store.postgres")
 
 RETRY_SECONDS = 3.0
 STOP_CHECK_SECONDS = 1.0
 
-EventsCommitted = Callable[[str, int], None]
-"""Called with (conversation id, newest event id) from the listener's thread."""
-
 
 class EventListener:
     """A thread that LISTENs for appended events and reports each to a callback.
 
-    The same thread serves any channel whose payload is ``<conversation id>:<number>``
-    (``channel``): answered approvals use it too.
+    The same thread serves any channel whose payload is lines of ``<conversation
+    id>:<number>`` (``channel``): answered approvals use it too.
     """
 
     def __init__(self, url: str, location: str, on_commit: EventsCommitted,
-                 channel: str = EVENTS_CHANNEL) -> None:
+                 channel: str = EVENTS_CHANNEL,
+                 own: Callable[[], Collection[int]] = frozenset) -> None:
+        """Listen on ``url``; ``own()``: the server processes whose NOTIFYs to ignore.
+
+        For events, those are this replica's own commits, which it already has
+        in memory.
+        """
         self._url = url
         self._channel = channel
         self._location = location
         self._on_commit = on_commit
+        self._own = own
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"listen-{channel}",
                                         daemon=True)
@@ -66,7 +71,8 @@ class EventListener:
                     self._listening()
                     while not self._stopping.is_set():
                         for note in conn.notifies(timeout=STOP_CHECK_SECONDS):
-                            self._report(note.payload)
+                            if note.pid not in self._own():
+                                self._report(note.payload)
             except psycopg.Error as exc:
                 if self._stopping.is_set():
                     return
@@ -78,13 +84,16 @@ class EventListener:
         """Called each time the LISTEN starts (again): a subclass may catch up here."""
 
     def _report(self, payload: str) -> None:
-        conversation_id, _, event_id = payload.rpartition(":")
-        try:
-            newest = int(event_id)
-        except ValueError:
-            logger.debug("ignoring a malformed event notification %r", payload)
+        newest: dict[str, int] = {}
+        for line in payload.split("\n"):
+            conversation_id, _, event_id = line.rpartition(":")
+            try:
+                newest[conversation_id] = int(event_id)
+            except ValueError:
+                logger.debug("ignoring a malformed event notification %r", line)
+        if not newest:
             return
         try:
-            self._on_commit(conversation_id, newest)
+            self._on_commit(newest)
         except Exception:  # the listener must outlive a failing callback
             logger.exception("handling the event notification %r failed", payload)

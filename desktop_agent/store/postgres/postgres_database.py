@@ -1,34 +1,52 @@
-"""The PostgreSQL :class:`~desktop_agent.store.engine.Engine`: one connection per store.
+"""The PostgreSQL :class:`~desktop_agent.store.engine.Engine`: a few connections per store.
 
-Each ``serve`` replica opens one :class:`~desktop_agent.store.store.Store`, so one
-connection, shared by its threads under a lock as the SQLite engine shares its
-file. Statements run in autocommit; :meth:`PostgresDatabase.writing` opens a
+Each ``serve`` replica opens one :class:`~desktop_agent.store.store.Store`, whose
+threads share a small pool of connections (:mod:`.connection_pool`), each held by
+one thread at a time; a thread that nests calls keeps the connection it holds.
+Statements run in autocommit; :meth:`PostgresDatabase.writing` opens a
 transaction that first takes :data:`WRITE_LOCK`, a transaction-scoped advisory
 lock, so writes from every replica are serialised as SQLite serialises writes to
-its file: read-then-write rules (the next event id, the lease check) hold across
+its file: read-then-write rules (the lease check, a message's depth) hold across
 replicas without being rewritten per engine. It is held for the few statements of
 one write, never across a model's reply.
 
+Appending events and checkpointing a streaming reply are most of a busy server's
+writes, and neither needs every other write out of the way: events need only
+their conversation's log to themselves (its next id), a checkpoint is one
+``UPDATE`` of one row. :meth:`PostgresDatabase.writing_beside` takes
+:data:`WRITE_LOCK` shared plus one lock per conversation named, so replicas
+append to different conversations at once, while a :meth:`~PostgresDatabase.writing`
+still runs alone. Measured with ``bench/server_load.py --database`` (3 replicas,
+50 streams each), waiting for the one exclusive lock was the largest part of an
+event's time on the write side.
+
 A connection lost (the server restarted, a network cut) makes the call that met
-it fail with :class:`~desktop_agent.store.errors.DatabaseAccessError`, and the
-next call connects again.
+it fail with :class:`~desktop_agent.store.errors.DatabaseAccessError`; the pool
+drops it and the next call connects again.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from desktop_agent.store.dialects import APPROVALS_CHANNEL, Dialect, PostgresDialect
-from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError, StoreClosedError
+from desktop_agent.store.dialects import (
+    APPROVALS_CHANNEL,
+    Dialect,
+    EventsCommitted,
+    PostgresDialect,
+)
+from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError
 from desktop_agent.store.postgres import postgres_schema
 from desktop_agent.store.postgres.channel_listener import ChannelListener
+from desktop_agent.store.postgres.connection_pool import ConnectionPool
 from desktop_agent.store.postgres.event_listener import EventListener
 from desktop_agent.store.postgres.placeholders import PlaceholderConnection
 from desktop_agent.store.sql_connection import SqlConnection
@@ -36,7 +54,10 @@ from desktop_agent.store.sql_connection import SqlConnection
 logger = logging.getLogger("desktop_agent.store.postgres")
 
 WRITE_LOCK = 0x64_61_67_02
-"""The advisory lock every write transaction takes first (one writer at a time)."""
+"""The advisory lock every write transaction takes first (exclusive, or shared beside others)."""
+
+KEY_LOCKS = 0x64_61_67_03
+"""The first half of the advisory locks :meth:`PostgresDatabase.writing_beside` takes per key."""
 
 CONNECT_TIMEOUT_SECONDS = 15
 
@@ -53,12 +74,12 @@ def redacted_location(url: str) -> str:
 
 
 class PostgresDatabase:
-    """One PostgreSQL connection shared by every thread of a process.
+    """A pool of PostgreSQL connections shared by every thread of a process.
 
     Attributes:
         dialect: PostgreSQL's statements.
         location: The database's URL without the password.
-        local_writes: Transactions committed through this connection.
+        local_writes: Transactions committed through this store's connections.
     """
 
     dialect: Dialect = PostgresDialect()
@@ -66,23 +87,28 @@ class PostgresDatabase:
     def __init__(self, url: str) -> None:
         self._url = url
         self.location = redacted_location(url)
-        self._lock = threading.RLock()
         self.local_writes = 0
         # nextval() calls of our own write transactions (committed or not), taken off
-        # the sequence's value so that only other connections' writes change the token.
+        # the sequence's value so that only other processes' writes change the token.
+        # Counted and read under one lock, so a token is never read between the two.
         self._own_bumps = 0
-        self._closed = False
-        self._conn: psycopg.Connection[Any] | None = self._connect()
+        self._counts = threading.Lock()
+        self._held = threading.local()  # .conn: the connection this thread holds
+        self._pool = ConnectionPool(self._connect)
+        first = self._pool.take()
         try:
-            postgres_schema.migrate(self._conn, self.location)
+            postgres_schema.migrate(first, self.location)
         except psycopg.Error as exc:
-            self._conn.close()
+            self._pool.close()
+            first.close()
             raise DatabaseUnusableError(
                 f"The conversation database {self.location} could not be prepared ({exc})."
             ) from exc
         except BaseException:
-            self._conn.close()
+            self._pool.close()
+            first.close()
             raise
+        self._pool.give_back(first)
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
@@ -97,58 +123,94 @@ class PostgresDatabase:
             ) from exc
 
     def close(self) -> None:
-        """Close the connection; later calls raise :class:`StoreClosedError`. Idempotent."""
-        with self._lock:
-            self._closed = True
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        """Close the connections; later calls raise :class:`StoreClosedError`. Idempotent."""
+        self._pool.close()
 
     @contextmanager
     def reading(self) -> Iterator[SqlConnection]:
-        """The connection, under the lock; driver errors become DatabaseAccessError."""
-        with self._lock:
-            if self._closed:
-                raise StoreClosedError("the conversation store is closed")
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                if self._conn is not None:
-                    logger.warning("the connection to %s was lost; connecting again",
-                                   self.location)
-                    self._conn.close()
-                self._conn = None
-                self._conn = self._connect()
-            try:
-                yield PlaceholderConnection(self._conn)
-            except psycopg.Error as exc:
-                raise DatabaseAccessError(
-                    f"The conversation database {self.location} could not be used "
-                    f"({str(exc).strip() or type(exc).__name__}). "
-                    "Nothing was changed by this action."
-                ) from exc
+        """This thread's connection; driver errors become DatabaseAccessError.
+
+        The first call of a thread takes a connection from the pool and gives it
+        back at its end; calls nested in it use the same one (so a read inside a
+        write sees the write).
+        """
+        held: psycopg.Connection[Any] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            yield PlaceholderConnection(held)
+            return
+        conn = self._pool.take()
+        self._held.conn = conn
+        try:
+            yield PlaceholderConnection(conn)
+        except psycopg.Error as exc:
+            if conn.broken:
+                logger.warning("the connection to %s was lost; the next call connects again",
+                               self.location)
+            raise DatabaseAccessError(
+                f"The conversation database {self.location} could not be used "
+                f"({str(exc).strip() or type(exc).__name__}). "
+                "Nothing was changed by this action."
+            ) from exc
+        finally:
+            self._held.conn = None
+            self._pool.give_back(conn)
 
     @contextmanager
     def writing(self) -> Iterator[SqlConnection]:
         """One write transaction, after every other replica's current one (WRITE_LOCK)."""
-        with self.reading() as conn:
-            assert self._conn is not None  # reading() connected
-            with self._conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(?), nextval('store_writes')",
-                             (WRITE_LOCK,))
-                self._own_bumps += 1
-                yield conn
-            self.local_writes += 1
+        with self._transaction([("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))]) as conn:
+            yield conn
 
-    def watch_events(self, on_commit: Callable[[str, int], None]) -> Callable[[], None] | None:
-        """A LISTEN thread on a connection of its own (see :mod:`.event_listener`)."""
-        listener = EventListener(self._url, self.location, on_commit)
+    @contextmanager
+    def writing_beside(self, keys: Iterable[str] = ()) -> Iterator[SqlConnection]:
+        """A write transaction that runs beside others that name none of ``keys``.
+
+        It waits for every :meth:`writing` (WRITE_LOCK shared) and for every other
+        :meth:`writing_beside` naming one of ``keys`` (an advisory lock per key,
+        taken in one order so two writers never wait for each other).
+        """
+        locks: list[tuple[str, tuple[Any, ...]]] = [
+            ("SELECT pg_advisory_xact_lock_shared(?)", (WRITE_LOCK,))]
+        codes = sorted({key_code(key) for key in keys})
+        if codes:
+            locks.append(("SELECT pg_advisory_xact_lock(?::int4, code)"
+                          " FROM unnest(?::int4[]) AS code", (KEY_LOCKS, codes)))
+        with self._transaction(locks) as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, locks: list[tuple[str, tuple[Any, ...]]]) -> Iterator[SqlConnection]:
+        with self.reading() as conn:
+            raw: psycopg.Connection[Any] = self._held.conn
+            with raw.transaction():
+                for statement, parameters in locks:
+                    conn.execute(statement, parameters)
+                with self._counts:  # after the locks: the token moves once we may write
+                    conn.execute("SELECT nextval('store_writes')")
+                    self._own_bumps += 1
+                yield conn
+            with self._counts:
+                self.local_writes += 1
+
+    def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:
+        """A LISTEN thread on a connection of its own (see :mod:`.event_listener`).
+
+        It reports other processes' commits only: this one's own are in its
+        memory already, and reading them back cost a query per commit.
+        """
+        pool = self._pool
+        listener = EventListener(self._url, self.location, on_commit,
+                                 own=lambda: pool.backend_pids)
         listener.start()
         return listener.stop
 
     def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
         """A LISTEN thread for :data:`~desktop_agent.store.dialects.APPROVALS_CHANNEL`."""
-        listener = EventListener(self._url, self.location,
-                                 lambda conversation_id, _n: on_answer(conversation_id),
-                                 channel=APPROVALS_CHANNEL)
+        def answered(newest: dict[str, int]) -> None:
+            for conversation_id in newest:
+                on_answer(conversation_id)
+
+        listener = EventListener(self._url, self.location, answered, channel=APPROVALS_CHANNEL)
         listener.start()
         return listener.stop
 
@@ -161,7 +223,17 @@ class PostgresDatabase:
 
     def external_version(self, conn: SqlConnection) -> int:
         """The write sequence's value less our own writes: moves when another replica writes."""
-        row = conn.execute(
-            "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM store_writes"
-        ).fetchone()
-        return int(row[0]) - self._own_bumps
+        with self._counts:
+            row = conn.execute(
+                "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM store_writes"
+            ).fetchone()
+            return int(row[0]) - self._own_bumps
+
+
+def key_code(key: str) -> int:
+    """A stable signed 32-bit code for ``key`` (an advisory lock's second half).
+
+    Two keys that share a code only wait for each other when they need not.
+    """
+    code = zlib.crc32(key.encode())
+    return code - (1 << 32) if code >= 1 << 31 else code
