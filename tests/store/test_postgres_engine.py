@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -22,9 +22,12 @@ from desktop_agent.store import (
     NewEvent,
     Store,
 )
-from desktop_agent.store.dialects import EVENTS_CHANNEL
+from desktop_agent.store.dialects import EVENTS_CHANNEL, notify_payloads
 
 psycopg = pytest.importorskip("psycopg")  # the fixture fails in CI before this matters
+
+WAIT = 60.0
+"""Seconds a thread that should finish gets (only a failure waits that long)."""
 
 
 @pytest.fixture
@@ -175,3 +178,137 @@ def test_a_database_of_another_program_is_left_untouched(postgres_url: str) -> N
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1"
         ).fetchall()
     assert tables == [("invoices",)]
+
+
+# -- what lets several busy replicas write at once ---------------------------------------
+
+
+def _in_thread(action: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
+    """Run ``action`` in a thread; its result (or exception) lands in the list."""
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(action())
+        except BaseException as exc:  # reported by the test, not lost in the thread
+            out.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, out
+
+
+def test_replicas_append_to_different_conversations_at_once_and_to_one_in_turn(
+    replicas: list[Store],
+) -> None:
+    a, b, _ = replicas
+    mine, other = a.create_conversation(), a.create_conversation()
+    a.append_events([NewEvent(mine.id, "text", '"1"', time.time())])
+    # Replica A is in the middle of appending to `mine` (its transaction still open).
+    with a._db.writing_beside([f"events/{mine.id}"]):
+        # B appends to another conversation meanwhile: it does not wait for A.
+        b.append_events([NewEvent(other.id, "text", '"x"', time.time())])
+        assert [e.data_json for e in a.read_events(other.id)] == ['"x"']
+        # B's append to the same conversation waits for A's to end.
+        waiting, result = _in_thread(
+            lambda: b.append_events([NewEvent(mine.id, "text", '"2"', time.time())]))
+        waiting.join(0.5)
+        assert waiting.is_alive() and result == []
+    waiting.join(WAIT)
+    assert [(e.id, e.data_json) for e in a.read_events(mine.id)] == [(1, '"1"'), (2, '"2"')]
+
+
+def test_a_whole_write_waits_for_appends_and_appends_wait_for_it(replicas: list[Store]) -> None:
+    a, b, _ = replicas
+    conv = a.create_conversation("before")
+    with a._db.writing_beside([f"events/{conv.id}"]):
+        renaming, renamed = _in_thread(lambda: b.update_conversation(conv.id, title="after"))
+        renaming.join(0.5)
+        assert renaming.is_alive()  # an ordinary write runs alone
+    renaming.join(WAIT)
+    assert not renaming.is_alive() and renamed and not isinstance(renamed[0], BaseException)
+    with a._db.writing():
+        appending, appended = _in_thread(
+            lambda: b.append_events([NewEvent(conv.id, "text", '"x"', time.time())]))
+        appending.join(0.5)
+        assert appending.is_alive() and appended == []
+    appending.join(WAIT)
+    assert b.last_event_id(conv.id) == 1
+
+
+def test_a_replica_reads_while_its_own_write_waits_for_another_replica(
+    replicas: list[Store],
+) -> None:
+    a, b, _ = replicas
+    conv = a.create_conversation("shared")
+    with a._db.writing():  # A writes; every replica's next whole write waits
+        writing, _ = _in_thread(lambda: b.update_conversation(conv.id, title="B's"))
+        writing.join(0.5)
+        assert writing.is_alive()
+        # B's own write is stuck behind A, yet B still answers reads (its pool).
+        reading, read = _in_thread(lambda: b.get_conversation(conv.id).title)
+        reading.join(WAIT)
+        assert read == ["shared"]
+        assert writing.is_alive()
+    writing.join(WAIT)
+    assert a.get_conversation(conv.id).title == "B's"
+
+
+def test_one_notification_per_commit_names_every_conversation_appended_to(
+    postgres_url: str, replicas: list[Store],
+) -> None:
+    a, _, _ = replicas
+    convs = [a.create_conversation() for _ in range(3)]
+    with psycopg.connect(postgres_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {EVENTS_CHANNEL}")
+        a.append_events([NewEvent(c.id, "text", f'"{n}"', time.time())
+                         for n in range(2) for c in convs])
+        notes = [n.payload for n in listener.notifies(timeout=30, stop_after=1)]
+        assert sorted(notes[0].split("\n")) == sorted(f"{c.id}:2" for c in convs)
+        assert list(listener.notifies(timeout=0.2)) == []  # and no other
+
+
+def test_many_conversations_fit_in_notifications_of_postgresql_size() -> None:
+    newest = {f"{n:032x}": n for n in range(1000)}
+    payloads = notify_payloads(newest)
+    assert len(payloads) > 1
+    assert all(len(p.encode()) < 8000 for p in payloads)
+    heard = dict(line.rsplit(":", 1) for p in payloads for line in p.split("\n"))
+    assert {cid: int(n) for cid, n in heard.items()} == newest
+
+
+def test_a_replica_hears_other_replicas_commits_not_its_own(replicas: list[Store]) -> None:
+    a, b, _ = replicas
+    conv = a.create_conversation()
+    heard: list[dict[str, int]] = []
+    stop = a.watch_events(heard.append)
+    assert stop is not None
+    try:
+        deadline = time.monotonic() + WAIT
+        while not heard and time.monotonic() < deadline:  # until the listener listens
+            b.append_events([NewEvent(conv.id, "text", '"b"', time.time())])
+            time.sleep(0.2)
+        a.append_events([NewEvent(conv.id, "text", '"a"', time.time())])
+        newest = b.append_events([NewEvent(conv.id, "text", '"b"', time.time())])[-1].id
+        while (not heard or heard[-1] != {conv.id: newest}) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop()
+    assert heard and heard[-1] == {conv.id: newest}
+    assert {conv.id: newest - 1} not in heard  # A's own append was not reported to A
+
+
+def test_new_events_of_many_conversations_are_read_in_one_call(replicas: list[Store]) -> None:
+    a, b, _ = replicas
+    convs = [a.create_conversation() for _ in range(3)]
+    a.append_events([NewEvent(c.id, "text", f'"{c.id[:4]}{n}"', time.time())
+                     for n in range(4) for c in convs])
+    found = b.read_events_after({convs[0].id: 0, convs[1].id: 2, convs[2].id: 4})
+    assert [e.id for e in found[convs[0].id]] == [1, 2, 3, 4]
+    assert [e.data_json for e in found[convs[1].id]] == [
+        f'"{convs[1].id[:4]}2"', f'"{convs[1].id[:4]}3"']
+    assert convs[2].id not in found
+    capped = b.read_events_after({convs[0].id: 0, convs[1].id: 0}, limit=5)
+    assert sum(len(events) for events in capped.values()) == 5
+    for events in capped.values():  # each conversation's oldest, without a hole
+        assert [e.id for e in events] == list(range(1, len(events) + 1))
