@@ -28,7 +28,7 @@ def _server_eval_speeds(server: LlamaServer) -> list[float]:
 
 async def _speeds_after(server: LlamaServer, seen: int) -> list[float]:
     """Wait (bounded) until the server's log shows a request beyond the first ``seen``."""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + server.scaled_timeout(10)
     speeds = _server_eval_speeds(server)
     while len(speeds) <= seen and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
@@ -67,7 +67,10 @@ async def test_client_reports_the_servers_usage_and_speed(
     # A server of its own, so the next speed in its log belongs to this request (the
     # one before it is the start-up measurement of the server's speed).
     llama_server = start_llama_server()
-    seen = len(_server_eval_speeds(llama_server))
+    # llama.cpp logs a request's timings after it has answered, so the start-up
+    # measurement's line can land after start() returned (seen on a busy machine:
+    # this request was then compared with the start-up speed). Wait for it first.
+    seen = len(await _speeds_after(llama_server, 0))
     items = []
     async with Client(llama_options(llama_server, max_tokens=32)) as client:
         await client.query(PROMPT)
