@@ -16,6 +16,7 @@ import pytest
 
 from desktop_agent.core import Client, ConnectionPool, RetryPolicy, ServerError, TextBlock
 from desktop_agent.core.servers.discovery import discover_servers, list_models, probe_server
+from desktop_agent.core.wire.model_client import new_openai_client
 from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(60)
@@ -150,3 +151,17 @@ async def test_an_azure_deployment_gets_its_api_key_header_and_version(
     [headers] = server.request_headers
     assert headers["api-key"] == "azure-secret-key"
     assert "authorization" not in headers
+
+
+async def test_a_client_moved_to_another_base_url_sends_there() -> None:
+    # each request path is merged with the base URL once and kept; a client
+    # whose base URL is changed must not keep sending to the old one
+    client = new_openai_client("http://127.0.0.1:9/v1")
+    try:
+        assert str(client._prepare_url("/chat/completions")) == \
+            "http://127.0.0.1:9/v1/chat/completions"
+        client.base_url = "http://127.0.0.1:10/v2"
+        assert str(client._prepare_url("/chat/completions")) == \
+            "http://127.0.0.1:10/v2/chat/completions"
+    finally:
+        await client.close()

@@ -22,18 +22,19 @@ prefer_aiohttp = True
 
 
 @functools.cache
-def _aiohttp_installed() -> bool:
+def aiohttp_installed() -> bool:
+    """Whether aiohttp can be imported (the app's install; the SDK alone leaves it out)."""
     return importlib.util.find_spec("aiohttp") is not None
 
 
 def use_aiohttp() -> bool:
     """Whether new clients run on the SDK's aiohttp backend."""
-    return prefer_aiohttp and _aiohttp_installed()
+    return prefer_aiohttp and aiohttp_installed()
 
 
 def _aiohttp_errors(*names: str) -> tuple[type[BaseException], ...]:
     """Aiohttp's exception classes by name, if aiohttp is installed (whatever the backend)."""
-    if not _aiohttp_installed():
+    if not aiohttp_installed():
         return ()
     import aiohttp
 

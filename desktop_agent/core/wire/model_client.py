@@ -62,6 +62,9 @@ AZURE_API_VERSION = "2024-10-21"
 
 _AZURE_HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")
 
+_PREPARED_URLS = 64
+"""Request paths whose merged URL a client keeps (chat, models, a few details per model)."""
+
 _DEFAULT_RETRY = RetryPolicy()
 _RETRY_POLICY: contextvars.ContextVar[RetryPolicy | None] = contextvars.ContextVar(
     "desktop_agent_retry_policy", default=None)
@@ -136,6 +139,24 @@ def _client_class(azure: bool) -> type[Any]:
 
     class ModelServerClient(base):  # type: ignore[misc]
         """The SDK's async client with the core's retry waits, head timeout and hang-up resend."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._prepared_urls: dict[str, tuple[httpx2.URL, httpx2.URL]] = {}
+
+        def _prepare_url(self, url: str) -> httpx2.URL:
+            # The SDK parses the path and merges it with the base URL on every
+            # request (~45 µs of CPU); the result depends on those two alone
+            # and URLs are immutable, so each path is prepared once per base URL.
+            base: httpx2.URL = self.base_url
+            known = self._prepared_urls.get(url)
+            if known is not None and known[0] is base:
+                return known[1]
+            prepared: httpx2.URL = super()._prepare_url(url)
+            if len(self._prepared_urls) >= _PREPARED_URLS:
+                self._prepared_urls.clear()
+            self._prepared_urls[url] = (base, prepared)
+            return prepared
 
         def platform_headers(self) -> dict[str, str]:
             # The SDK's X-Stainless-* headers tell every server the machine's OS,

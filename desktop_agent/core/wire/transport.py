@@ -5,12 +5,14 @@ The request goes out through the server's ``AsyncOpenAI``
 JSON as built: ``client.post("/chat/completions", content=..., stream=True,
 cast_to=httpx2.Response)``. The SDK handles auth, retries before a response
 and typed status errors; the body is read here as raw Server-Sent Events and
-decoded with ``json.loads``. Reading the events ourselves lets one malformed
-chunk be skipped instead of ending the stream, bounds a line's length, and
-skips the SDK's typed chunk objects (~85 µs of CPU per chunk, which the REST
-server reading many replies at once is bound by). The SDK's status errors
-are mapped here to the core's own types by what the body says (context too
-long, no vision, model not found).
+decoded with ``json.loads`` (on the aiohttp backend straight from the
+aiohttp response the SDK holds, see
+:mod:`~desktop_agent.core.wire.response_body`). Reading the events ourselves
+lets one malformed chunk be skipped instead of ending the stream, bounds a
+line's length, and skips the SDK's typed chunk objects (~85 µs of CPU per
+chunk, which the REST server reading many replies at once is bound by). The
+SDK's status errors are mapped here to the core's own types by what the body
+says (context too long, no vision, model not found).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from desktop_agent.core.wire.model_client import (
     reset_retry_policy,
     retry_policy_for_request,
 )
+from desktop_agent.core.wire.response_body import body_of
 from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.core.wire.sse_lines import bounded_lines
 
@@ -180,11 +183,18 @@ class ChatStream:
 
     ``body`` yields the response body's bytes as they arrive; ``response`` is
     what is released or closed at the end (None when there is nothing to free).
+
+    Attributes:
+        direct: Whether the body is read straight from aiohttp rather than
+            through the SDK's wrappers (:mod:`~desktop_agent.core.wire.response_body`).
+        malformed_chunks: Chunks skipped because they were not a JSON object.
     """
 
-    def __init__(self, body: AsyncIterator[bytes], base_url: str, response: Any = None) -> None:
+    def __init__(self, body: AsyncIterator[bytes], base_url: str, response: Any = None, *,
+                 direct: bool = False) -> None:
         self._response = response
         self._base_url = base_url
+        self.direct = direct
         self._lines: AsyncIterator[str] = bounded_lines(body, base_url=base_url).__aiter__()
         self._saw_done = False
         self.malformed_chunks = 0
@@ -267,8 +277,11 @@ class ChatStream:
         if response is None:
             return
         if self._saw_done:
-            with contextlib.suppress(Exception):  # best effort: we close either way
-                await asyncio.wait_for(self._drain(), 0.5)
+            # best effort: we close either way (a timeout scope, not wait_for,
+            # which on Python 3.11 starts a task for every reply)
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(0.5):
+                    await self._drain()
         # A body read to its end returns the connection to the pool; one cut
         # short closes it (aiohttp decides by whether the payload is complete).
         await response.aclose()
@@ -349,6 +362,7 @@ async def open_stream(
                 raise error from None
             except failures as exc:
                 raise map_connection_error(exc, base_url) from None
-            return ChatStream(response.aiter_raw(), base_url, response)
+            reply, direct = body_of(response)
+            return ChatStream(reply, base_url, response, direct=direct)
     finally:
         reset_retry_policy(token)
