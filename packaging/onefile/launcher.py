@@ -3,22 +3,33 @@
 PyInstaller's one-file mode unpacks every library of the app (about 160 MB) into a
 new temporary folder on every launch and deletes it on exit: most of the one file's
 start-up time (1.22 s to first paint against 0.78 s from source). So the one file
-people download is this small launcher (a minimal PyInstaller one-file program:
-Python and this script), with the app's onedir build appended to it as an xz
-tarball, then a second copy of the launcher's own PyInstaller archive, then a trailer
-saying where the tarball starts. (PyInstaller's bootloader looks for its archive by
-scanning back from the end of the file: behind 70 MB of tarball that scan cost about a
-second on every launch; with its archive last again, it finds it at once.) The first
-launch of a build unpacks it into the user's cache folder
+people download carries the app's onedir build as an xz tarball, which its first
+launch of a build unpacks into the user's cache folder
 (``~/.cache/desktop-agent/bundles/<version>-<digest>``, ``%LOCALAPPDATA%`` on Windows,
 ``~/Library/Caches`` on macOS; ``DESKTOP_AGENT_BUNDLE_CACHE`` overrides it); every later
 launch finds that folder and replaces itself with the app there (``exec``), which
-starts like the onedir build. A new build has a new digest,
-so it unpacks next to the old one and the old folders are removed.
+starts like the onedir build. A new build has a new digest, so it unpacks next to the
+old one and the old folders are removed.
 
-``build.spec`` imports :func:`append_payload` to write the trailer, so the format is
-defined once, here. The launcher's own start imports only ``os``, ``struct`` and
-``sys``; the unpacking modules load on a first launch only.
+This script is the launcher that unpacks; ``build.spec`` freezes it as a minimal
+PyInstaller one-file program (Python and this script). The file has one of two layouts,
+told apart by the trailer's magic:
+
+* ``DAONEF02`` (Linux, built with a C compiler): ``stub.c`` compiled, then this launcher,
+  then the tarball, then a trailer saying where each starts. The stub finds an unpacked
+  app and starts it (``exec``) without starting Python at all (the frozen launcher costs about
+  0.13 s of CPU and 7 MB read per launch: PyInstaller's bootloader unpacks libpython to a
+  temporary folder first); only a first launch copies this launcher out and runs it with
+  ``DESKTOP_AGENT_ONEFILE`` naming the one file, to unpack and exit.
+* ``DAONEF01`` (elsewhere): this launcher, then the tarball, then a second copy of the
+  launcher's own PyInstaller archive, then the trailer. (PyInstaller's bootloader looks
+  for its archive by scanning back from the end of the file: behind 70 MB of tarball
+  that scan cost about a second on every launch; with its archive last again, it finds
+  it at once.)
+
+``build.spec`` imports :func:`append_payload` to write either layout, so the format is
+defined once, here (and read by ``stub.c``). The launcher's own start imports only
+``os``, ``struct`` and ``sys``; the unpacking modules load on a first launch only.
 """
 
 from __future__ import annotations
@@ -30,8 +41,13 @@ import sys
 MAGIC = b"DAONEF01"
 # magic, offset of the tarball from the start of the file, folder name (UTF-8, NUL-padded)
 TRAILER = struct.Struct("<8sQ64s")
+STUB_MAGIC = b"DAONEF02"
+# magic, the launcher's offset and size, the tarball's offset, folder name (as stub.c reads)
+STUB_TRAILER = struct.Struct("<8sQQQ64s")
 APP_NAME = "desktop-agent"
 CACHE_ENV = "DESKTOP_AGENT_BUNDLE_CACHE"
+#: Set by stub.c for the launcher it runs: the one file to unpack (then exit, not exec).
+ONEFILE_ENV = "DESKTOP_AGENT_ONEFILE"
 _UNPACKING_PREFIX = ".unpacking-"
 
 
@@ -39,31 +55,58 @@ class PayloadError(Exception):
     """The file carries no app (it was cut short, or built without one)."""
 
 
-def read_trailer(path: str) -> tuple[int, str] | None:
-    """The tarball's offset and the cache folder's name, or None when ``path`` has none."""
+class Trailer:
+    """Where the parts of a one file are (``launcher_size`` is 0 without a stub).
+
+    A plain class, not a NamedTuple: the launcher's start imports no ``typing``.
+    """
+
+    __slots__ = ("end", "launcher_offset", "launcher_size", "name", "offset")
+
+    def __init__(self, offset: int, end: int, name: str, launcher_offset: int = 0,
+                 launcher_size: int = 0) -> None:
+        self.offset = offset  # the tarball's
+        self.end = end  # where the tarball ends (the file's size less what follows it)
+        self.name = name  # the cache folder's name
+        self.launcher_offset = launcher_offset
+        self.launcher_size = launcher_size
+
+
+def read_trailer(path: str) -> Trailer | None:
+    """Where the tarball is and the cache folder's name, or None when ``path`` has none."""
     with open(path, "rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell() < TRAILER.size:
+        size = handle.seek(0, os.SEEK_END)
+        if size >= STUB_TRAILER.size:
+            handle.seek(-STUB_TRAILER.size, os.SEEK_END)
+            magic, launcher_offset, launcher_size, offset, name = STUB_TRAILER.unpack(
+                handle.read(STUB_TRAILER.size))
+            if magic == STUB_MAGIC:
+                return Trailer(offset, size - STUB_TRAILER.size,
+                               name.rstrip(b"\0").decode("utf-8"), launcher_offset,
+                               launcher_size)
+        if size < TRAILER.size:
             return None
         handle.seek(-TRAILER.size, os.SEEK_END)
         magic, offset, name = TRAILER.unpack(handle.read(TRAILER.size))
     if magic != MAGIC:
         return None
-    return offset, name.rstrip(b"\0").decode("utf-8")
+    return Trailer(offset, size - TRAILER.size, name.rstrip(b"\0").decode("utf-8"))
 
 
-def append_payload(executable: str, folder: str, name: str, package: str) -> int:
-    """Append ``folder`` (the app's onedir build) to ``executable`` as an xz tarball.
+def append_payload(executable: str, folder: str, name: str, package: str,
+                   stub: str | None = None) -> int:
+    """Make ``executable`` the one file: the launcher with ``folder`` appended as xz.
 
     A payload left by an earlier build of the same file is cut off first, so running
     the build twice does not stack two. Returns the payload's size in bytes.
 
     Args:
-        executable: The launcher built by PyInstaller.
+        executable: The launcher built by PyInstaller; it is replaced by the one file.
         folder: The onedir build; it is stored as ``desktop-agent/`` in the tarball.
         name: The cache folder's name for this build (version and digest), < 64 bytes.
         package: The launcher's PyInstaller archive (``EXE.pkgname``), copied after
-            the tarball so that PyInstaller's bootloader finds it at the end.
+            the tarball so that PyInstaller's bootloader finds it at the end (``DAONEF01``).
+        stub: ``stub.c`` compiled: put it first and the launcher after it (``DAONEF02``).
     """
     import lzma
     import tarfile
@@ -72,10 +115,21 @@ def append_payload(executable: str, folder: str, name: str, package: str) -> int
     if len(encoded) > 64:
         raise ValueError(f"bundle name too long: {name!r}")
     earlier = read_trailer(executable)
-    with open(executable, "r+b") as handle:
-        if earlier is not None:
-            handle.truncate(earlier[0])
-        handle.seek(0, os.SEEK_END)
+    with open(executable, "rb") as handle:
+        if earlier is None:
+            launcher = handle.read()
+        elif earlier.launcher_size:
+            handle.seek(earlier.launcher_offset)
+            launcher = handle.read(earlier.launcher_size)
+        else:
+            launcher = handle.read(earlier.offset)
+    scratch = executable + ".part"
+    with open(scratch, "wb") as handle:
+        if stub is not None:
+            with open(stub, "rb") as compiled:
+                handle.write(compiled.read())
+        launcher_offset = handle.tell()
+        handle.write(launcher)
         offset = handle.tell()
         # preset 1: a third smaller than zlib; preset 6 would save ~10% more but takes
         # minutes per build on a 2-core machine, and unpacking runs once per build.
@@ -84,11 +138,43 @@ def append_payload(executable: str, folder: str, name: str, package: str) -> int
             tar.add(folder, arcname=APP_NAME)
         handle.seek(0, os.SEEK_END)
         size = handle.tell() - offset
-        with open(package, "rb") as archive:
-            for block in iter(lambda: archive.read(1 << 20), b""):
-                handle.write(block)
-        handle.write(TRAILER.pack(MAGIC, offset, encoded))
+        if stub is not None:
+            handle.write(STUB_TRAILER.pack(STUB_MAGIC, launcher_offset, len(launcher), offset,
+                                           encoded))
+        else:
+            with open(package, "rb") as archive:
+                for block in iter(lambda: archive.read(1 << 20), b""):
+                    handle.write(block)
+            handle.write(TRAILER.pack(MAGIC, offset, encoded))
+    os.chmod(scratch, 0o755)
+    os.replace(scratch, executable)
     return size
+
+
+def compile_stub(output: str) -> str | None:
+    """Compile ``stub.c`` (beside this file) into ``output``; None where it cannot be.
+
+    The stub is Linux-only (it finds itself through ``/proc/self/exe``) and needs a C
+    compiler at build time; without one the build writes the ``DAONEF01`` layout, which
+    starts slower but works the same. Why it could not is written to stderr.
+    """
+    import shutil
+    import subprocess
+
+    if not sys.platform.startswith("linux"):
+        return None
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        sys.stderr.write("launcher: no C compiler (cc); the one file starts its launcher "
+                         "in Python on every launch\n")
+        return None
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stub.c")
+    done = subprocess.run([compiler, "-Os", "-s", "-Wall", "-o", output, source],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.stderr.write(f"launcher: {compiler} could not compile {source}:\n{done.stderr}")
+        return None
+    return output
 
 
 def cache_root() -> str:
@@ -121,7 +207,7 @@ class _Slice:
         return data
 
 
-def unpack(executable: str, offset: int, folder: str) -> None:
+def unpack(executable: str, found: Trailer, folder: str) -> None:
     """Unpack the payload into ``folder``, all or nothing.
 
     It is unpacked beside ``folder`` and renamed into place, so a folder that exists is
@@ -137,9 +223,9 @@ def unpack(executable: str, offset: int, folder: str) -> None:
     scratch = tempfile.mkdtemp(prefix=_UNPACKING_PREFIX, dir=root)
     try:
         with open(executable, "rb") as handle:
-            end = handle.seek(-TRAILER.size, os.SEEK_END)
-            handle.seek(offset)
-            with tarfile.open(fileobj=_Slice(handle, end - offset), mode="r|xz") as tar:
+            handle.seek(found.offset)
+            with tarfile.open(fileobj=_Slice(handle, found.end - found.offset),
+                              mode="r|xz") as tar:
                 tar.extractall(scratch, filter="data")
         try:
             os.rename(os.path.join(scratch, APP_NAME), folder)
@@ -173,25 +259,32 @@ def app_environment() -> dict[str, str]:
 def main(executable: str = sys.executable, args: list[str] | None = None) -> int:
     """Find (or unpack) this build's app and run it with our arguments.
 
+    Run by ``stub.c`` (``DESKTOP_AGENT_ONEFILE`` set), it only unpacks that file and
+    exits: the stub starts the app.
+
     Args:
         executable: The file carrying the app: the one file itself when frozen.
         args: The app's arguments (default: this process's).
     """
+    for_stub = os.environ.get(ONEFILE_ENV)
+    if for_stub:
+        executable = for_stub
     try:
         found = read_trailer(executable)
         if found is None:
             raise PayloadError(f"{executable} carries no app: download it again")
-        offset, name = found
-        folder = os.path.join(cache_root(), name)
+        folder = os.path.join(cache_root(), found.name)
         target = os.path.join(folder, APP_NAME + (".exe" if sys.platform == "win32" else ""))
         if not os.path.isfile(target):
-            unpack(executable, offset, folder)
+            unpack(executable, found, folder)
     except (OSError, PayloadError, EOFError, ValueError) as exc:
         sys.stderr.write(
             f"desktop-agent: could not unpack the app ({exc}).\n"
             f"Free some disk space, or set {CACHE_ENV} to a writable folder, and try again.\n"
         )
         return 1
+    if for_stub:
+        return 0
     arguments = [target, *(sys.argv[1:] if args is None else args)]
     if sys.platform == "win32":  # no exec on Windows: run it and pass its status on
         import subprocess

@@ -3,7 +3,9 @@
 The launcher (``packaging/onefile/launcher.py``) is run in a real subprocess on a
 carrier file with a real xz payload appended, as ``build.spec`` appends the onedir
 build; the "app" is a shell script that reports its arguments and environment.
-``test_binary.py`` runs the real one file.
+On Linux the one file starts with the C stub (``packaging/onefile/stub.c``), compiled
+here as ``build.spec`` compiles it, with a shell script standing in for the frozen
+launcher that it runs on a first launch. ``test_binary.py`` runs the real one file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tier_policy import part_missing
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER_DIR = REPO / "packaging" / "onefile"
@@ -106,6 +109,103 @@ def test_a_file_without_the_app_or_an_unwritable_cache_is_explained_without_a_tr
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder should be")
     result = launch(build(tmp_path, "0.1.0-aaaa", "one"), blocked)
+    assert result.returncode == 1
+    assert "could not unpack the app" in result.stderr
+    assert launcher.CACHE_ENV in result.stderr and "Traceback" not in result.stderr
+
+
+# -- the C stub (Linux): a later launch starts the unpacked app without any Python ------
+
+STAND_IN_LAUNCHER = """#!/bin/sh
+echo "launcher ran for $DESKTOP_AGENT_ONEFILE" >&2
+exec {python} -c "import sys; sys.path.insert(0, sys.argv[1]); import launcher; \\
+sys.exit(launcher.main())" {folder}
+"""
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the stub is for Linux (/proc/self/exe); elsewhere the launcher is first")
+    compiled = launcher.compile_stub(str(tmp_path_factory.mktemp("stub") / "stub"))
+    if compiled is None:
+        part_missing("no C compiler to build packaging/onefile/stub.c (apt-get install gcc)")
+    return Path(compiled)
+
+
+def build_with_stub(tmp_path: Path, stub: Path, name: str, version_text: str) -> Path:
+    """A one file as build.spec makes it on Linux: stub, launcher, tarball, trailer."""
+    app = tmp_path / f"app-{name}"
+    (app / "_internal").mkdir(parents=True)
+    (app / "_internal" / "VERSION").write_text(version_text)
+    (app / "desktop-agent").write_text(
+        APP_SCRIPT + 'echo "onefile: ${DESKTOP_AGENT_ONEFILE:-unset}"\n')
+    (app / "desktop-agent").chmod(0o755)
+    one_file = tmp_path / f"one-file-{name}"
+    one_file.write_text(STAND_IN_LAUNCHER.format(python=sys.executable, folder=LAUNCHER_DIR))
+    launcher.append_payload(str(one_file), str(app), name, "unused", stub=str(stub))
+    return one_file
+
+
+def run_stub(one_file: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, launcher.CACHE_ENV: str(cache)}
+    return subprocess.run([str(one_file), *args], env=environment, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_stub_unpacks_once_through_the_launcher_then_starts_the_app_directly(
+        tmp_path: Path, stub: Path) -> None:
+    one_file = build_with_stub(tmp_path, stub, "0.2.0-cccc", "stubbed")
+    cache = tmp_path / "cache"
+    first = run_stub(one_file, cache, "--smoke-test", "x y")
+    assert first.returncode == 0, first.stderr
+    assert f"launcher ran for {one_file}" in first.stderr  # the first launch unpacks
+    assert "args: --smoke-test x y" in first.stdout
+    assert "onefile: unset" in first.stdout  # the launcher's note is not passed on
+    folder = cache / "0.2.0-cccc"
+    assert (folder / "_internal" / "VERSION").read_text() == "stubbed"
+    assert sorted(p.name for p in cache.iterdir()) == ["0.2.0-cccc"]  # no launcher copy left
+    unpacked_at = folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns
+
+    again = run_stub(one_file, cache, "--version")
+    assert again.returncode == 0 and "args: --version" in again.stdout
+    assert "launcher ran" not in again.stderr  # the stub started the app by itself
+    assert (folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns) == unpacked_at
+
+    newer = build_with_stub(tmp_path, stub, "0.2.1-dddd", "newer")
+    assert run_stub(newer, cache).returncode == 0
+    assert sorted(p.name for p in cache.iterdir()) == ["0.2.1-dddd"]
+
+
+def test_the_stub_follows_the_launchers_cache_folder_and_rebuilding_replaces_the_payload(
+        tmp_path: Path, stub: Path) -> None:
+    one_file = build_with_stub(tmp_path, stub, "0.2.0-cccc", "stubbed")
+    size = one_file.stat().st_size
+    launcher.append_payload(str(one_file), str(tmp_path / "app-0.2.0-cccc"), "0.2.0-cccc",
+                            "unused", stub=str(stub))
+    assert one_file.stat().st_size == size
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in (launcher.CACHE_ENV, "XDG_CACHE_HOME")}
+    environment["HOME"] = str(tmp_path / "home")
+    result = subprocess.run([str(one_file)], env=environment, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "home" / ".cache" / "desktop-agent" / "bundles" / "0.2.0-cccc"
+            / "desktop-agent").is_file()
+
+
+def test_the_stub_explains_a_missing_app_or_an_unwritable_cache_without_a_traceback(
+        tmp_path: Path, stub: Path) -> None:
+    bare = tmp_path / "bare"
+    bare.write_bytes(stub.read_bytes())
+    bare.chmod(0o755)
+    result = run_stub(bare, tmp_path / "cache")
+    assert result.returncode == 1
+    assert "carries no app: download it again" in result.stderr
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    result = run_stub(build_with_stub(tmp_path, stub, "0.2.0-cccc", "x"), blocked / "sub")
     assert result.returncode == 1
     assert "could not unpack the app" in result.stderr
     assert launcher.CACHE_ENV in result.stderr and "Traceback" not in result.stderr
