@@ -10,6 +10,15 @@ A delta that arrives just after a save and is followed by silence (the model
 pauses, a tool call waits for approval) would otherwise stay unsaved until
 the next delta; a shared background thread saves such a writer once its
 interval is up. So ``kill -9`` loses at most the last interval of text, always.
+
+On SQLite a save costs tens of microseconds and is made by whoever feeds the
+delta that finds the interval up (the event loop, in the window and the
+server). On PostgreSQL it is a few round trips to the database server, which
+on a busy replica took milliseconds each, and the loop feeding 50 replies
+stopped for every one (measured with ``bench/server_load.py --database``): there
+every periodic save is left to the background thread. Either way a save never
+holds up the deltas: the text is copied under the writer's lock and written
+outside it, one save at a time per writer.
 """
 
 from __future__ import annotations
@@ -107,7 +116,9 @@ class StreamingReplyWriter:
         self._store = store
         self._interval = interval
         self._role = role
-        self._lock = threading.RLock()
+        self._save_inline = store.engine == "sqlite"
+        self._lock = threading.RLock()  # the text and the flags
+        self._saving = threading.Lock()  # one save at a time, in the order of their copies
         # Pieces are joined when read (at most once per save), not per delta:
         # ``self.text += delta`` copies the whole reply each time, which made a
         # long reply quadratic on the streaming path.
@@ -148,23 +159,35 @@ class StreamingReplyWriter:
         """Add streamed reply text; saves if the interval has passed."""
         with self._lock:
             self._text_parts.append(delta)
-            self._changed()
+            save = self._changed()
+        if save:
+            self.flush()
 
     def append_thinking(self, delta: str) -> None:
         """Add streamed reasoning text; saves if the interval has passed."""
         with self._lock:
             self._thinking_parts.append(delta)
-            self._changed()
+            save = self._changed()
+        if save:
+            self.flush()
 
     def flush(self) -> None:
         """Save the partial reply now (e.g. before a tool call blocks for approval)."""
-        with self._lock:
-            if self._dirty and not self._finished:
-                thinking = self.thinking
-                self._store.checkpoint_message(self.record.id, self.text, thinking or None)
+        with self._saving:
+            with self._lock:
+                self._last_save = time.monotonic()
+                if not self._dirty or self._finished:
+                    return
+                text, thinking = self.text, self.thinking
                 self._dirty = False
-                self.saved_chars = len(self.text)
-            self._last_save = time.monotonic()
+            try:
+                self._store.checkpoint_message(self.record.id, text, thinking or None)
+            except BaseException:
+                with self._lock:
+                    self._dirty = True
+                raise
+            with self._lock:
+                self.saved_chars = len(text)
 
     def finish(
         self,
@@ -193,14 +216,16 @@ class StreamingReplyWriter:
             self.saved_chars = len(self.text)
             return self.record
 
-    def _changed(self) -> None:
+    def _changed(self) -> bool:
+        """Note a change (under the lock); True: the caller saves now, outside the lock."""
         self._dirty = True
         due = self._last_save + self._interval
-        if time.monotonic() >= due:
-            self.flush()
-        elif not self._scheduled:  # once per interval, not once per delta
+        if self._save_inline and time.monotonic() >= due:
+            return True
+        if not self._scheduled:  # once per interval, not once per delta
             self._scheduled = True
             _saver.schedule(self, due)
+        return False
 
     def _save_if_pending(self) -> None:
         """Called by the background saver when this writer's interval is up."""
@@ -212,12 +237,13 @@ class StreamingReplyWriter:
                 self._scheduled = True
                 _saver.schedule(self, self._last_save + self._interval)
                 return
-            try:
-                self.flush()
-            except StoreClosedError:
+        try:
+            self.flush()
+        except StoreClosedError:
+            with self._lock:
                 self._finished = True  # the app is shutting down; finish() will not come
-            except Exception:
-                logger.exception("could not autosave a streaming reply")
+        except Exception:
+            logger.exception("could not autosave a streaming reply")
 
 
 def _joined(parts: list[str]) -> str:
