@@ -23,6 +23,7 @@ from desktop_agent.store import (
     Store,
 )
 from desktop_agent.store.dialects import EVENTS_CHANNEL, notify_payloads
+from desktop_agent.store.sql_connection import SqlConnection
 
 psycopg = pytest.importorskip("psycopg")  # the fixture fails in CI before this matters
 
@@ -183,6 +184,11 @@ def test_a_database_of_another_program_is_left_untouched(postgres_url: str) -> N
 # -- what lets several busy replicas write at once ---------------------------------------
 
 
+def _reach_the_server(conn: SqlConnection) -> None:
+    """Wait for a result, so the write's pipelined BEGIN and locks have run."""
+    assert conn.execute("SELECT 1").fetchone()[0] == 1
+
+
 def _in_thread(action: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
     """Run ``action`` in a thread; its result (or exception) lands in the list."""
     out: list[object] = []
@@ -205,7 +211,8 @@ def test_replicas_append_to_different_conversations_at_once_and_to_one_in_turn(
     mine, other = a.create_conversation(), a.create_conversation()
     a.append_events([NewEvent(mine.id, "text", '"1"', time.time())])
     # Replica A is in the middle of appending to `mine` (its transaction still open).
-    with a._db.writing_beside([f"events/{mine.id}"]):
+    with a._db.writing_beside([f"events/{mine.id}"]) as conn:
+        _reach_the_server(conn)
         # B appends to another conversation meanwhile: it does not wait for A.
         b.append_events([NewEvent(other.id, "text", '"x"', time.time())])
         assert [e.data_json for e in a.read_events(other.id)] == ['"x"']
@@ -221,13 +228,15 @@ def test_replicas_append_to_different_conversations_at_once_and_to_one_in_turn(
 def test_a_whole_write_waits_for_appends_and_appends_wait_for_it(replicas: list[Store]) -> None:
     a, b, _ = replicas
     conv = a.create_conversation("before")
-    with a._db.writing_beside([f"events/{conv.id}"]):
+    with a._db.writing_beside([f"events/{conv.id}"]) as conn:
+        _reach_the_server(conn)
         renaming, renamed = _in_thread(lambda: b.update_conversation(conv.id, title="after"))
         renaming.join(0.5)
         assert renaming.is_alive()  # an ordinary write runs alone
     renaming.join(WAIT)
     assert not renaming.is_alive() and renamed and not isinstance(renamed[0], BaseException)
-    with a._db.writing():
+    with a._db.writing() as conn:
+        _reach_the_server(conn)
         appending, appended = _in_thread(
             lambda: b.append_events([NewEvent(conv.id, "text", '"x"', time.time())]))
         appending.join(0.5)
@@ -241,7 +250,8 @@ def test_a_replica_reads_while_its_own_write_waits_for_another_replica(
 ) -> None:
     a, b, _ = replicas
     conv = a.create_conversation("shared")
-    with a._db.writing():  # A writes; every replica's next whole write waits
+    with a._db.writing() as conn:  # A writes; every replica's next whole write waits
+        _reach_the_server(conn)
         writing, _ = _in_thread(lambda: b.update_conversation(conv.id, title="B's"))
         writing.join(0.5)
         assert writing.is_alive()
