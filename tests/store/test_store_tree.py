@@ -153,6 +153,12 @@ def test_streaming_reply_is_checkpointed_then_completed(store: Store) -> None:
     writer = StreamingReplyWriter(store, conv.id, interval=0)
     writer.append_thinking("let me think")
     writer.append_text("Once upon")
+    # Saved at once by the caller on SQLite, by the background saver on a database
+    # server (so a loop feeding many replies never waits for the network).
+    deadline = time.monotonic() + 30
+    while writer.saved_chars != len("Once upon"):
+        assert time.monotonic() < deadline, "the reply was never saved"
+        time.sleep(0.02)
     stored = store.get_message(writer.message_id)
     assert stored.status == "streaming"
     assert stored.message["content"] == "Once upon"
