@@ -127,6 +127,8 @@ async def test_on_aiohttp_replies_are_read_straight_from_its_response(
     assert first == ("First reply, in pieces.", direct)
     assert second == ("Second reply.", direct)
     assert server.connections_opened == 1  # a reply read to its end frees the connection
+    # the body is read raw, so a compressing proxy must not be invited to gzip it
+    assert [h.get("accept-encoding") for h in server.request_headers] == ["identity"] * 2
 
 
 async def test_a_reply_cut_off_mid_stream_is_reported_on_either_path(

@@ -331,7 +331,10 @@ async def open_stream(
 
     client = http.client()
     failures: tuple[type[BaseException], ...] = (openai.APIConnectionError, *_client_errors())
-    headers = {**http.headers, **dict(extra_headers or {})}
+    # the body is read raw (not through a decoder), so it must come uncompressed:
+    # httpx2 asks for gzip by default, and a proxy that honours it would hand
+    # the reader compressed bytes
+    headers = {**http.headers, **dict(extra_headers or {}), "Accept-Encoding": "identity"}
     # connect and the response's head within the timeout; silence between
     # chunks is the IdleTimer's (a read timeout would arm a timer per chunk)
     timeout = httpx2.Timeout(http.timeout, read=None)
