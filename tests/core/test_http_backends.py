@@ -141,3 +141,25 @@ async def test_a_reply_cut_off_mid_stream_is_reported_on_either_path(
     finally:
         await http.close()
     assert caught.value.mid_stream
+
+
+async def test_a_reply_left_halfway_does_not_spill_into_the_next(
+        backend: str, server: ScriptedServer) -> None:
+    # Stop mid-reply: the response is closed with most of its body unread (on
+    # aiohttp, the response the core read directly); the next request must get
+    # its own reply whole, not the rest of the old one.
+    server.enqueue(script.text("one two three four five six seven eight", delay=0.05),
+                   script.text("The next reply."))
+    http = ModelHttp(server.base_url, "", 10)
+    request = {"model": "test-model", "stream": True, "messages": []}
+    try:
+        stream = await open_stream(http, request, base_url=server.base_url, api_key="",
+                                   retry=RetryPolicy(max_retries=0))
+        async for _ in stream.chunks():
+            break  # the first chunk only
+        await stream.close()
+        assert await _stream_text(http, server.base_url) == ("The next reply.",
+                                                             backend == "aiohttp")
+    finally:
+        await http.close()
+    assert server.connections_opened == 2  # the cut-off connection was not reused
