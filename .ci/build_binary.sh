@@ -10,6 +10,11 @@ elapsed() { echo "$(( $(date +%s) - started ))s"; }
 
 python -m pip install -q -e ".[build]"
 
+# PyInstaller's cache of collected libraries is per user (~/.cache/pyinstaller), and
+# `--clean` empties it: two builds at once (another checkout's) pulled files from
+# under each other ("No such file: .../bincache.../libbz2.so.1.0"). Each checkout
+# keeps its own.
+export PYINSTALLER_CONFIG_DIR="${PYINSTALLER_CONFIG_DIR:-$PWD/build/pyinstaller-config}"
 echo "== build.spec -> dist/desktop-agent ($(elapsed))"
 rm -rf build/desktop-agent dist/desktop-agent
 python -m PyInstaller --noconfirm --clean --log-level WARN build.spec
