@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from desktop_agent import Client, TextBlock, ToolUseBlock, tool
-from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.tooling.constrained_calls import ConstrainedReplyParser
 from desktop_agent.testing import script
 
@@ -58,8 +58,7 @@ async def test_off_by_default_and_on_only_with_tools(server: Any, make_options: 
 async def test_a_constrained_call_runs_and_the_answer_streams(server: Any,
                                                               make_options: Any) -> None:
     calls: list[dict[str, Any]] = []
-    call = json.dumps({"tool_calls": [{"name": "get_weather",
-                                       "arguments": {"city": "Paris", "unit": "celsius"}}]})
+    call = json.dumps({"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}})
     answer = json.dumps({"answer": 'Sunny in Paris, "warm" \u00e9t\u00e9 \U0001f31e.'})
     server.enqueue(script.text(call, pieces=7), script.text(answer, pieces=11))
     options = make_options(tools=[weather_tool(calls)], constrained_tool_calls=True,
@@ -80,9 +79,9 @@ async def test_a_constrained_call_runs_and_the_answer_streams(server: Any,
     request = server.requests[0]
     assert "tools" not in request
     schema = request["response_format"]["json_schema"]["schema"]
-    call_schema = schema["anyOf"][1]["properties"]["tool_calls"]["items"]["anyOf"][0]
+    call_schema = schema["anyOf"][1]
     assert call_schema["properties"]["name"] == {"const": "get_weather"}
-    assert call_schema["properties"]["arguments"]["properties"]["unit"]["enum"] == \
+    assert call_schema["properties"]["arguments"]["anyOf"][0]["properties"]["unit"]["enum"] == \
         ["celsius", "fahrenheit"]
     system = request["messages"][0]["content"]
     assert system.startswith("Be brief.") and "- get_weather: The weather in a city." in system
@@ -98,16 +97,53 @@ def test_the_answer_is_the_same_split_at_every_character() -> None:
         assert parser.calls == []
 
 
-def test_calls_are_read_at_the_end_and_broken_ones_are_reported() -> None:
+def calls_in(reply: str) -> list[tuple[str | None, Any]]:
+    """The calls the parser reads in a reply fed in two pieces."""
     parser = ConstrainedReplyParser()
-    reply = '{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]}'
     assert parser.feed(reply[:20]) == "" and parser.feed(reply[20:]) == ""
     assert parser.finish() == ""
-    assert [(c.name, c.arguments) for c in parser.calls] == [("a", {"x": 1}), ("b", {})]
+    return [(c.name, c.arguments) for c in parser.calls]
+
+
+def test_calls_are_read_at_the_end_and_broken_ones_are_reported() -> None:
+    assert calls_in('{"name": "a", "arguments": {"x": 1}}') == [("a", {"x": 1})]
+    # one tool several times: one call per object, repeats dropped
+    assert calls_in('{"name": "a", "arguments": [{"x": 1}, {"x": 2}, {"x": 1}]}') == [
+        ("a", {"x": 1}), ("a", {"x": 2})]
+    # the earlier shape and a bare list are still read (a server that ignores the schema)
+    assert calls_in('{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, '
+                    '{"name": "b", "arguments": {}}]}') == [("a", {"x": 1}), ("b", {})]
+    assert calls_in('[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}]') == [
+        ("a", {}), ("b", {})]
     broken = ConstrainedReplyParser()
-    broken.feed('{"tool_calls": [{"name": "a", "arguments": ')
+    broken.feed('{"name": "a", "arguments": ')
     broken.finish()
     assert broken.calls and broken.calls[0].error
+
+
+def test_the_tool_name_is_the_first_decision_and_picks_its_arguments() -> None:
+    # A multiple-choice request (several tools, one to pick): each tool is one branch
+    # whose name comes first, so arguments written after it follow that tool's schema.
+    @tool("area", "Area of a circle.", {"type": "object", "properties": {
+        "radius": {"type": "number"}}, "required": ["radius"]})
+    def area(args: dict[str, Any]) -> str:
+        return ""
+
+    tools = [weather_tool([]), area]
+    schema = constrained_calls.reply_schema(tools)
+    answer, *calls = schema["anyOf"]
+    assert answer["required"] == ["answer"]
+    assert [c["properties"]["name"]["const"] for c in calls] == ["get_weather", "area"]
+    for branch, offered in zip(calls, tools, strict=True):
+        assert list(branch["properties"]) == ["name", "arguments"] == branch["required"]
+        once, several = branch["properties"]["arguments"]["anyOf"]
+        assert list(once["properties"]) == list(offered.input_schema["properties"])
+        assert several == {"type": "array", "minItems": 2,
+                           "maxItems": constrained_calls.MAX_CALLS, "items": once}
+    assert constrained_calls.reply_schema(tools, calls_only=True) == {"anyOf": calls}
+    words = constrained_calls.instructions(tools)
+    assert '{"name": ..., "arguments": {...}}' in words and '"answer"' in words
+    assert "tool_calls" not in words
 
 
 def test_a_reply_that_is_not_json_is_plain_text() -> None:

@@ -50,8 +50,10 @@ def as_grammar_server(server: ScriptedServer) -> None:
 
 
 def calls_reply(*calls: tuple[str, dict[str, Any]], **kwargs: Any) -> Any:
-    body = json.dumps({"tool_calls": [{"name": n, "arguments": a} for n, a in calls]},
-                      separators=(",", ":"))
+    """A constrained reply calling one tool, once or (a list of arguments) several times."""
+    assert len({n for n, _ in calls}) == 1, "one reply calls one tool"
+    arguments: Any = [a for _, a in calls] if len(calls) > 1 else calls[0][1]
+    body = json.dumps({"name": calls[0][0], "arguments": arguments}, separators=(",", ":"))
     return script.text(body, pieces=5, **kwargs)
 
 
@@ -154,15 +156,16 @@ async def test_several_calls_in_one_reply_run_and_repeats_are_dropped(
     assert calls == [{"city": "Paris"}, {"city": "Rome"}]
     assert len([i for i in items if isinstance(i, ToolUseBlock)]) == 2
     schema = server.requests[0]["response_format"]["json_schema"]["schema"]
-    call_list = schema["anyOf"][1]["properties"]["tool_calls"]
-    assert call_list["maxItems"] == constrained_calls.MAX_CALLS > 1
+    several = schema["anyOf"][1]["properties"]["arguments"]["anyOf"][1]
+    assert several["type"] == "array"
+    assert several["maxItems"] == constrained_calls.MAX_CALLS > 1
 
 
 async def test_a_reply_cut_mid_call_is_told_and_asked_again_with_room(
         server: ScriptedServer, make_options: Any) -> None:
     as_grammar_server(server)
     calls: list[dict[str, Any]] = []
-    cut = '{"tool_calls":[{"name":"get_weather","arguments":{"city":"Par'
+    cut = '{"name":"get_weather","arguments":{"city":"Par'
     server.enqueue(script.text(cut, pieces=4, finish_reason="length"),
                    calls_reply(("get_weather", {"city": "Paris"})),
                    script.text('{"answer":"Sunny."}'))
@@ -183,7 +186,7 @@ async def test_a_cut_reply_that_the_repair_could_close_is_not_run(
     # Cut after a whole first call: closing the brackets would run it; it was not sent whole.
     as_grammar_server(server)
     calls: list[dict[str, Any]] = []
-    cut = '{"tool_calls":[{"name":"get_weather","arguments":{"city":"Paris"}}'
+    cut = '{"name":"get_weather","arguments":[{"city":"Paris"}'
     server.enqueue(script.text(cut, finish_reason="length"),
                    script.text(cut, finish_reason="length"))
     async with Client(make_options(tools=[weather_tool(calls)], max_tokens=30,
@@ -207,16 +210,14 @@ def test_required_arrays_need_content_and_strings_are_capped() -> None:
         return "ok"
 
     built = constrained_calls.reply_schema([plan], max_tokens=100)
-    arguments = built["anyOf"][1]["properties"]["tool_calls"]["items"]["anyOf"][0][
-        "properties"]["arguments"]["properties"]
+    arguments = built["anyOf"][1]["properties"]["arguments"]["anyOf"][0]["properties"]
     assert arguments["cities"]["minItems"] == 1
     assert "minItems" not in arguments["tags"]  # not required: may be empty
     assert arguments["cities"]["items"]["maxLength"] == 200  # two characters a token
     assert "maxLength" not in arguments["unit"] and arguments["note"]["maxLength"] == 10
     assert "minItems" not in schema["properties"]["cities"]  # the tool's own is untouched
-    assert constrained_calls.reply_schema([plan])["anyOf"][1]["properties"]["tool_calls"][
-        "items"]["anyOf"][0]["properties"]["arguments"]["properties"]["cities"]["items"][
-        "maxLength"] == constrained_calls.STRING_CAP
+    assert constrained_calls.reply_schema([plan])["anyOf"][1]["properties"]["arguments"][
+        "anyOf"][0]["properties"]["cities"]["items"]["maxLength"] == constrained_calls.STRING_CAP
 
 
 async def test_an_argument_at_the_cap_is_not_run(server: ScriptedServer,
@@ -249,7 +250,8 @@ async def test_prose_naming_a_tool_is_asked_again_for_calls_once(
     prose, again, last = server.requests
     assert "anyOf" in prose["response_format"]["json_schema"]["schema"]
     only_calls = again["response_format"]["json_schema"]["schema"]
-    assert only_calls["required"] == ["tool_calls"] and "anyOf" not in only_calls
+    assert [c["properties"]["name"] for c in only_calls["anyOf"]] == [
+        {"const": "get_weather"}]  # a call of an offered tool, no answer
     assert "anyOf" in last["response_format"]["json_schema"]["schema"]  # once per turn
     assert not any("I will use" in str(m.get("content")) for m in history)
     assert history[-1]["content"] == "get_weather says sunny."
