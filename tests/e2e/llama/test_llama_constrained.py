@@ -58,3 +58,51 @@ async def test_a_tiny_model_calls_the_tool_correctly_when_constrained(
     assert all(e.name is None for e in items if isinstance(e, ToolUseError))
     assert "{" not in "".join(i.text for i in items if isinstance(i, TextBlock))
     assert history[1]["tool_calls"][0]["function"]["name"] == "convert"  # native in history
+
+
+def chosen_tools(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Three tools, each recording its calls, for a request that must pick one."""
+    @tool("get_weather", "The current weather in a city.",
+          {"type": "object", "properties": {"city": {"type": "string"}},
+           "required": ["city"]})
+    def get_weather(args: dict[str, Any]) -> str:
+        calls.append(("get_weather", dict(args)))
+        return "Sunny"
+
+    @tool("circle_area", "The area of a circle.",
+          {"type": "object", "properties": {"radius": {"type": "number"}},
+           "required": ["radius"]})
+    def circle_area(args: dict[str, Any]) -> str:
+        calls.append(("circle_area", dict(args)))
+        return "28.27"
+
+    @tool("convert", "Convert a temperature to another unit.",
+          {"type": "object",
+           "properties": {"value": {"type": "integer"},
+                          "unit": {"type": "string", "enum": UNITS}},
+           "required": ["value", "unit"]})
+    def convert(args: dict[str, Any]) -> str:
+        calls.append(("convert", dict(args)))
+        return f"{args['value']} in {args['unit']}"
+
+    return [get_weather, convert, circle_area]
+
+
+@pytest.mark.parametrize(("prompt", "wanted"), [
+    ("Convert 300 degrees to kelvin.", ("convert", {"value": 300, "unit": "kelvin"})),
+    ("What is the area of a circle of radius 3?", ("circle_area", {"radius": 3})),
+])
+async def test_a_tiny_model_picks_one_of_several_tools(
+        llama_server: LlamaServer, prompt: str, wanted: tuple[str, dict[str, Any]]) -> None:
+    # BFCL's "multiple" kind of request: several tools offered, one call of one of them
+    # wanted. Measured here at temperature 0 before the reply's shape put the tool's
+    # name first: the model answered the area in prose ("1.5444") and added a call of
+    # get_weather for London to the conversion.
+    calls: list[tuple[str, dict[str, Any]]] = []
+    options = llama_options(llama_server, tools=chosen_tools(calls), max_tokens=96,
+                            constrained_tool_calls=True, auto_execute_tools=True,
+                            max_tool_iterations=1, extra_body={"cache_prompt": False})
+    async with Client(options) as client:
+        await client.query(prompt)
+        [item async for item in client.receive_messages()]
+    assert calls == [wanted]  # the first reply's calls: exactly the one wanted
