@@ -60,6 +60,10 @@ CATEGORIES = {"simple": "BFCL_v4_simple_python.json", "multiple": "BFCL_v4_multi
 DEFAULT_COUNTS = {"simple": 80, "multiple": 79, "parallel": 39}  # the issue's run
 MODES = ("raw", "sdk-default", "native", "constrained")
 MODEL_NAME = "desktop-agent-bench"
+#: Each request is read afresh: llama.cpp reusing the previous case's cached prompt
+#: prefix changes the arithmetic a little, and with it a greedy reply (the same request
+#: got different calls in two modes). The e2e tier asks the same of the server.
+FRESH = {"cache_prompt": False}
 INSTALL = 'pip install --no-deps "bfcl-eval==2026.3.23"'
 
 
@@ -160,7 +164,7 @@ async def raw_calls(base_url: str, model: str, case: dict[str, Any], tools: list
         reply = await client.chat.completions.create(
             model=model, messages=messages,  # type: ignore[arg-type]
             tools=[t.to_openai_format() for t in tools],  # type: ignore[misc]
-            temperature=0.0, max_tokens=max_tokens)
+            temperature=0.0, max_tokens=max_tokens, extra_body=FRESH)
     out: list[dict[str, Any]] = []
     for call in reply.choices[0].message.tool_calls or []:
         function = getattr(call, "function", None)
@@ -177,7 +181,7 @@ async def sdk_calls(base_url: str, model: str, case: dict[str, Any], tools: list
     options = AgentOptions(model=model, base_url=base_url, system_prompt=system, tools=tools,
                            temperature=0.0, max_tokens=max_tokens, timeout=600.0,
                            constrained_tool_calls=setting,  # type: ignore[arg-type]
-                           retry=RetryPolicy(max_retries=0))
+                           retry=RetryPolicy(max_retries=0), extra_body=dict(FRESH))
     async with Client(options) as client:
         await client.query(user)
         return [{b.name: b.input} async for b in client.receive_messages()
