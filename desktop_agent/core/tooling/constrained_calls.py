@@ -18,18 +18,18 @@ called over successive replies (the loop sends each result back).
 
 Why this shape, measured with ``bench/bfcl.py`` (BFCL's own cases and AST
 checker, SmolLM2-135M on llama.cpp with one thread, ``--max-tokens 128``,
-constrained mode). The earlier shape ``{"tool_calls": [{"name",
-"arguments"}, ...]}`` got 13.3 % of the first 30 ``multiple`` cases (4/30)
-and 25 % of the first 20 ``parallel`` ones (5/20): once inside the list the
-model went on past its one call, to the same call or to a different tool (a
-wrong count), and half its replies were answers in prose. This shape gets
-30 % (9/30) and 10 % (2/20)::
+each request read afresh; the commands are in the bench's docstring). The
+earlier shape ``{"tool_calls": [{"name", "arguments"}, ...]}`` got 66.7 % of
+the first 12 ``simple`` cases (8/12), 15 % of 40 ``multiple`` (6/40) and 20 %
+of 20 ``parallel`` (4/20), constrained; once inside the list the model went
+on past its one call, to the same call or to a different tool (a wrong
+count), or it answered in prose. This shape gets 83.3 % (10/12), 32.5 %
+(13/40) and 15 % (3/20): the choice of tool is better, one parallel case
+fewer.
 
-    python bench/bfcl.py --simple 0 --multiple 30 --parallel 20 --max-tokens 128 \
-        --modes constrained --base-url <a llama-server started as the bench does>
-
-Other shapes tried (first 20 ``multiple`` / 10 ``parallel`` cases unless
-said): one ``{"name", "arguments"}`` object (the shape such models learn
+Other shapes tried (earlier runs with llama.cpp's prompt cache on, so a
+little noisier; first 20 ``multiple`` / 10 ``parallel`` cases unless said):
+one ``{"name", "arguments"}`` object (the shape such models learn
 calls in) or a list of such objects, 40 % / 0 % (the model never opened the
 list); naming the two forms ``{"tool_call"}`` / ``{"tool_calls"}``, 20 % /
 10 %; ``arguments`` always a list, 58 % of 12 ``simple`` against 83 %, 40 %
