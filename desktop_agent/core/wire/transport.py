@@ -277,11 +277,13 @@ class ChatStream:
         if response is None:
             return
         if self._saw_done:
-            # best effort: we close either way (a timeout scope, not wait_for,
-            # which on Python 3.11 starts a task for every reply)
+            # Best effort: we close either way. wait_for, not an asyncio.timeout
+            # scope in this task: a drain cut by the scope could leave the
+            # task's cancellation pending, and the next request's head timeout
+            # then fired at once ("did not answer in time"; caught by
+            # tests/e2e/llama/test_llama_long_run.py). wait_for costs a task per reply.
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(0.5):
-                    await self._drain()
+                await asyncio.wait_for(self._drain(), 0.5)
         # A body read to its end returns the connection to the pool; one cut
         # short closes it (aiohttp decides by whether the payload is complete).
         await response.aclose()
