@@ -57,6 +57,16 @@ class PendingApproval:
         }
 
 
+def was_withdrawn(pending: PendingApproval) -> bool:
+    """Whether a wait ended because the question was closed, not the turn's task cancelled.
+
+    Closing a question cancels its future; cancelling the task (Stop, shutdown)
+    must still propagate as a cancellation.
+    """
+    task = asyncio.current_task()
+    return pending.future.cancelled() and not (task and task.cancelling())
+
+
 class PendingApprovals:
     """The open questions of one conversation, by tool call id; the broker's asker.
 
@@ -86,8 +96,7 @@ class PendingApprovals:
         try:
             return await pending.future
         except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if pending.future.cancelled() and not (task and task.cancelling()):
+            if was_withdrawn(pending):
                 raise QuestionWithdrawn from None
             raise
         finally:

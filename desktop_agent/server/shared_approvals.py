@@ -39,7 +39,7 @@ from desktop_agent.session import (
 )
 from desktop_agent.store import StoreError
 
-from .pending_approvals import Answered, PendingApproval, PendingApprovals
+from .pending_approvals import Answered, PendingApproval, PendingApprovals, was_withdrawn
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store
@@ -107,8 +107,7 @@ class SharedApprovals(PendingApprovals):
             self._on_open(pending)
             return await self._wait(pending, expires_at)
         except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if pending.future.cancelled() and not (task and task.cancelling()):
+            if was_withdrawn(pending):
                 raise QuestionWithdrawn from None
             raise
         finally:

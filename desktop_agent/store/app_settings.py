@@ -28,12 +28,7 @@ class AppSettings:
 
     def set_setting(self, key: str, value: Any) -> None:
         """Save an app-level JSON value (keys never belong here: use the keyring)."""
-        where = find_secret({key: value})
-        if where:
-            raise SecretInSettingsError(
-                f"The app setting '{where}' looks like a key or token; keys belong in the "
-                "keyring (desktop_agent.appdata.secrets). Nothing was saved."
-            )
+        _refuse_secret(key, value)
         with self._db.writing() as conn:
             conn.execute(
                 "INSERT INTO app_settings(key, value) VALUES (?, ?)"
@@ -47,12 +42,7 @@ class AppSettings:
         One transaction, so of several processes (``serve`` replicas) starting at
         once, the first one's value is the one every one of them gets back.
         """
-        where = find_secret({key: value})
-        if where:
-            raise SecretInSettingsError(
-                f"The app setting '{where}' looks like a key or token; keys belong in the "
-                "keyring (desktop_agent.appdata.secrets). Nothing was saved."
-            )
+        _refuse_secret(key, value)
         with self._db.writing() as conn:
             conn.execute(
                 "INSERT INTO app_settings(key, value) VALUES (?, ?)"
@@ -66,3 +56,13 @@ class AppSettings:
         """Forget an app-level value; a missing key is not an error."""
         with self._db.writing() as conn:
             conn.execute("DELETE FROM app_settings WHERE key = ?", (key,))
+
+
+def _refuse_secret(key: str, value: Any) -> None:
+    """Raise if the setting looks like a key or token: those belong in the keyring."""
+    where = find_secret({key: value})
+    if where:
+        raise SecretInSettingsError(
+            f"The app setting '{where}' looks like a key or token; keys belong in the "
+            "keyring (desktop_agent.appdata.secrets). Nothing was saved."
+        )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from replica_harness import all_events
 from server_harness import start_serve, stop_serve
 
 from desktop_agent.testing import ScriptedServer, script
@@ -32,18 +33,6 @@ def two_servers(data_dir: Path) -> Iterator[tuple[httpx.Client, httpx.Client]]:
             stop_serve(process, client)
 
 
-def _events(client: httpx.Client, cid: str) -> list[dict]:
-    collected: list[dict] = []
-    after = 0
-    while True:
-        page = client.get(f"/conversations/{cid}/events",
-                          params={"after": after, "limit": 1000}).json()
-        collected += page["events"]
-        after = page["next_after"]
-        if not page["has_more"]:
-            return collected
-
-
 @pytest.mark.slow
 def test_two_servers_on_one_folder_lose_no_event(two_servers, model_server: ScriptedServer):
     a, b = two_servers
@@ -60,11 +49,11 @@ def test_two_servers_on_one_folder_lose_no_event(two_servers, model_server: Scri
         assert changed.status_code == 200, changed.text
     deadline = time.monotonic() + WAIT
     while not any(e["type"] == "state" and e["data"].get("state") == "idle"
-                  for e in _events(b, cid)):
-        assert time.monotonic() < deadline, _events(b, cid)[-5:]
+                  for e in all_events(b, cid)):
+        assert time.monotonic() < deadline, all_events(b, cid)[-5:]
         time.sleep(0.05)
 
-    seen_by_a, seen_by_b = _events(a, cid), _events(b, cid)
+    seen_by_a, seen_by_b = all_events(a, cid), all_events(b, cid)
     assert seen_by_a == seen_by_b
     assert [e["id"] for e in seen_by_a] == list(range(1, len(seen_by_a) + 1))
     assert sum(e["type"] == "settings" for e in seen_by_a) == 20
