@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# The openai SDK imported as the window imports it (its API type packages deferred),
+# so every tier runs the requests on the SDK the app runs them on.
+from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+
+defer_type_package_inits()
+
 #: Shared fixtures: the llama.cpp server (e2e tier, window tests) and a private PostgreSQL cluster.
 pytest_plugins = ["e2e.llama.llama_fixtures", "postgres.postgres_fixtures"]
 

@@ -212,13 +212,14 @@ def _run_window(qt_args: list[str]) -> int:
     if problem is not None:
         print(f"{PROG}: {problem}", file=sys.stderr)
         return 2
-    if os.environ.get(EXIT_AFTER_PAINT_ENV) or os.environ.get(REPORT_PAINT_ENV):
-        _install_first_paint_probe(
-            [sys.argv[0], *qt_args], exit_after=bool(os.environ.get(EXIT_AFTER_PAINT_ENV))
-        )
     try:
-        from desktop_agent.gui.app import run_app
+        from desktop_agent.gui.app import prepare_imports, run_app
 
+        prepare_imports()  # before PySide6 and the openai SDK are imported: see there
+        if os.environ.get(EXIT_AFTER_PAINT_ENV) or os.environ.get(REPORT_PAINT_ENV):
+            _install_first_paint_probe(
+                [sys.argv[0], *qt_args], exit_after=bool(os.environ.get(EXIT_AFTER_PAINT_ENV))
+            )
         return int(run_app([sys.argv[0], *qt_args]) or 0)
     except ModuleNotFoundError as exc:
         if exc.name and "desktop_agent.gui.app".startswith(exc.name):

@@ -169,8 +169,25 @@ def skip_httpx_command_line() -> None:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
+def prepare_imports() -> None:
+    """Make what the window imports cost less resident memory (before it imports anything).
+
+    Two measures, each explained and measured in its module: ``linecache`` keeps
+    the source lines PySide6 reads of every imported module for a few files only
+    (``source_line_cache.py``: up to 25 MB in a window run from source), and the
+    openai SDK is imported without the ~500 modules of API types it re-exports and
+    the core does not use (``core/wire/sdk_type_packages.py``: ~12 MB).
+    """
+    from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+    from desktop_agent.gui.source_line_cache import bound_source_line_cache
+
+    bound_source_line_cache()  # before PySide6 starts reading every import's source
+    defer_type_package_inits()  # before discovery's worker thread imports openai
+
+
 def run_app(argv: Sequence[str]) -> int:
     """Open the main window and run until it closes; returns the exit status."""
+    prepare_imports()
     pause_collector_until_first_paint()
     skip_httpx_command_line()
     from PySide6.QtCore import QTimer

@@ -126,6 +126,9 @@ def run_smoke_test() -> int:
     with tempfile.TemporaryDirectory(prefix="desktop-agent-smoke-") as folder:
         os.environ["DESKTOP_AGENT_DATA_DIR"] = folder
         try:
+            from desktop_agent.gui.app import prepare_imports
+
+            prepare_imports()  # as the window does: the turn runs on the SDK the app imports
             from PySide6.QtWidgets import QApplication
 
             existing = QApplication.instance()
