@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import stat
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,7 @@ from desktop_agent.gui.single_instance import (
     bring_forward,
     offer_running_instance,
     socket_name,
+    socket_path,
 )
 
 
@@ -90,3 +95,49 @@ def test_cancel_leaves_the_running_window_alone(qtbot: Any, tmp_path: Path) -> N
     qtbot.wait(100)
     assert asked == []
     running.release()
+
+
+def test_only_this_user_can_reach_the_running_instance(qtbot: Any, tmp_path: Path) -> None:
+    running = SingleInstance(tmp_path)
+    assert running.claim()
+    try:
+        path = socket_path(socket_name(tmp_path))
+        assert stat.S_ISSOCK(path.stat().st_mode)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    finally:
+        running.release()
+    assert not path.exists(), "a closed instance leaves no socket behind"
+
+
+def test_a_window_listening_through_qt_is_found_and_can_be_raised(
+        qtbot: Any, tmp_path: Path) -> None:
+    """An instance that listens with QLocalServer (an earlier version) is found as well."""
+    from PySide6.QtNetwork import QLocalServer
+
+    earlier = QLocalServer()
+    assert earlier.listen(socket_name(tmp_path))
+    try:
+        second = SingleInstance(tmp_path)
+        assert not second.claim()
+        with qtbot.waitSignal(earlier.newConnection, timeout=5_000):
+            assert second.ask_running_to_raise()
+    finally:
+        earlier.close()
+
+
+def test_claiming_the_folder_does_not_load_qt_network(tmp_path: Path) -> None:
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from PySide6.QtWidgets import QApplication
+        from desktop_agent.gui.single_instance import SingleInstance
+        app = QApplication([])
+        instance = SingleInstance(Path({str(tmp_path)!r}))
+        assert instance.claim() and not SingleInstance(Path({str(tmp_path)!r})).claim()
+        instance.release()
+        print("PySide6.QtNetwork" in sys.modules)
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
