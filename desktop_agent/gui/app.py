@@ -45,14 +45,26 @@ def create_application(argv: Sequence[str]) -> QApplication:
     return app
 
 
+#: Sizes of the window icon, in pixels: what title bars, task bars and window switchers show.
+WINDOW_ICON_SIZES = (16, 24, 32, 48, 64, 128)
+
+
 def app_icon() -> Any:
-    """The app's icon in every size shipped in ``resources/icons`` (empty if none)."""
+    """The window's icon from ``resources/icons``, up to 128 px (empty if none).
+
+    Why not 256 and 512 px too: a window icon is held decoded, in every size it
+    has, for as long as the app runs (on X11 it is also handed to the window
+    manager). With them an idle window held 2.95 MB for its icon, without them
+    0.75 MB (RSS under Xvfb). The big sizes are for launchers, which take them from
+    the desktop entry (``packaging/linux/install_desktop_entry.sh`` installs every
+    size) or, on macOS, from the app bundle.
+    """
     from PySide6.QtGui import QIcon
 
     from desktop_agent.appdata.resource_files import resource_path
 
     icon = QIcon()
-    for size in (16, 24, 32, 48, 64, 128, 256, 512):
+    for size in WINDOW_ICON_SIZES:
         path = resource_path(f"icons/desktop-agent-{size}.png")
         if path.exists():
             icon.addFile(str(path))
