@@ -510,14 +510,7 @@ def main() -> None:
     print(f"  the rest (the turns' starts and ends: message, state, usage; all "
           f"{args.conversations} turns start at once): "
           f"{_summary([s for s in samples if not s.is_text])}")
-    # Once the last turn streams its first piece, no turn is starting any more.
-    streaming = max(min(s.created_at for s in stream if s.is_text)
-                    for stream in streams if any(s.is_text for s in stream))
-    first = min(s.created_at for s in samples)
-    print(f"  while turns were still starting (the first {(streaming - first) * 1000:.0f} ms): "
-          f"{_summary([s for s in samples if s.created_at < streaming])}")
-    print(f"  once every turn was streaming: "
-          f"{_summary([s for s in samples if s.created_at >= streaming])}")
+    _print_split(streams)
     server_mean = statistics.mean(server_turns)
     direct_mean = statistics.mean(direct_turns)
     print(f"turn time, mean: through the server {server_mean:.3f} s, "
@@ -531,8 +524,22 @@ def main() -> None:
             print(line)
 
 
+def _print_split(streams: list[list[Sample]], indent: str = "  ") -> None:
+    """Latency of the events appended while turns were still starting, and after."""
+    # Once the last turn streams its first piece, no turn is starting any more.
+    streaming = max(min(s.created_at for s in stream if s.is_text)
+                    for stream in streams if any(s.is_text for s in stream))
+    samples = [sample for stream in streams for sample in stream]
+    first = min(s.created_at for s in samples)
+    starting_ms = (streaming - first) * 1000
+    print(f"{indent}while turns were still starting (the first {starting_ms:.0f} ms): "
+          f"{_summary([s for s in samples if s.created_at < streaming])}")
+    print(f"{indent}once every turn was streaming: "
+          f"{_summary([s for s in samples if s.created_at >= streaming])}")
+
+
 def _replicas_run(args: argparse.Namespace, key: str, model_url: str, replicas: int,
-                  database: str | None) -> tuple[float, list[Sample]]:
+                  database: str | None) -> tuple[float, list[list[Sample]]]:
     """Start ``replicas`` servers (on SQLite when ``database`` is None), run the load."""
     with tempfile.TemporaryDirectory() as tmp:
         ports = [_free_port() for _ in range(replicas)]
@@ -546,7 +553,7 @@ def _replicas_run(args: argparse.Namespace, key: str, model_url: str, replicas: 
                 server.terminate()
             for server in servers:
                 server.wait(30)
-    return wall, [sample for stream in streams for sample in stream]
+    return wall, streams
 
 
 def _compare_replicas(args: argparse.Namespace, key: str) -> None:
@@ -564,7 +571,8 @@ def _compare_replicas(args: argparse.Namespace, key: str) -> None:
     print(f"{args.conversations} concurrent streams per replica, text pieces per reply: "
           f"{args.tokens}, model chunk delay: {args.delay * 1000:g} ms; CPUs: {os.cpu_count()} "
           f"(server, replicas, model server and load generator share them)")
-    for name, wall, samples in results:
+    for name, wall, streams in results:
+        samples = [sample for stream in streams for sample in stream]
         p99 = _percentile([s.latency * 1000 for s in samples], 0.99)
         print(f"{name}: {len(samples)} events, {len(samples) / wall:,.0f} events per second")
         print(f"  added latency per event (log append -> client read): {_summary(samples)}"
@@ -572,6 +580,7 @@ def _compare_replicas(args: argparse.Namespace, key: str) -> None:
               f"{'OK' if p99 <= REPLICA_TARGET_P99_MS else 'MISSED'}; "
               f"{p99 / REPLICA_TARGET_P99_MS:.2f}x)")
         print(f"  of which streamed text: {_summary([s for s in samples if s.is_text])}")
+        _print_split(streams)
 
 
 REPLICA_TARGET_P99_MS = 25.0

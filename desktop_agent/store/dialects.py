@@ -20,14 +20,16 @@ from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 EVENTS_CHANNEL = "desktop_agent_events"
 """PostgreSQL's LISTEN/NOTIFY channel: one notification per commit of events, its
 payload a line ``<conversation id>:<newest event id>`` per conversation (several
-notifications when the lines pass :data:`NOTIFY_PAYLOAD_BYTES`). Conversation ids
+notifications when the lines pass :data:`NOTIFY_SPLIT_BYTES`). Conversation ids
 are the store's hex ids, never holding a line break."""
 
 EventsCommitted = Callable[[dict[str, int]], None]
 """Called with ``{conversation id: newest event id}`` for each commit of events heard."""
 
-NOTIFY_PAYLOAD_BYTES = 7900
-"""A NOTIFY payload's size at most (PostgreSQL refuses 8000 bytes or more)."""
+NOTIFY_SPLIT_BYTES = 7000
+"""Lines start a new notification once a payload holds this many bytes: PostgreSQL
+refuses a payload of 8,000 bytes or more, and a line (an id and a number) is far
+shorter than the 1,000 bytes left."""
 
 APPROVALS_CHANNEL = "desktop_agent_approvals"
 """The channel of answered tool-call questions: ``<conversation id>:0`` per answer."""
@@ -56,6 +58,10 @@ class Dialect:
     keep_identity = ""
     text_match = "message_search MATCH ?"
     keyed_writes = False
+    append_events_call: str | None = None
+    """A statement appending a batch of events by itself (arrays of conversation ids,
+    types, JSON payloads and times), returning their ids in order; None: append in a
+    write transaction (:func:`~desktop_agent.store.event_table.append_events`)."""
 
     def text_query(self, text: str) -> str | None:
         """The engine's query for typed words (all must match, the last as a prefix)."""
@@ -85,9 +91,6 @@ class Dialect:
             raise RuntimeError("the database gave the new message no row id")
         return seq
 
-    def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
-        """Tell other processes that events were appended (SQLite: they poll the file)."""
-
     def rows_copied(self, conn: SqlConnection) -> None:
         """After rows were copied in with their keys (SQLite's next rowid follows by itself)."""
 
@@ -111,6 +114,10 @@ class PostgresDialect(Dialect):
     keep_identity = " OVERRIDING SYSTEM VALUE"
     text_match = "message_search.terms @@ to_tsquery('desktop_agent_search', ?)"
     keyed_writes = True
+
+    append_events_call = (
+        "SELECT * FROM desktop_agent_append_events(?::text[], ?::text[], ?::text[],"
+        " ?::float8[])")
 
     def text_query(self, text: str) -> str | None:
         """``'word' & 'word':*`` (a word is letters and digits only: no quote to escape)."""
@@ -158,33 +165,3 @@ class PostgresDialect(Dialect):
     def approval_answered(self, conn: SqlConnection, conversation_id: str) -> None:
         """A NOTIFY on :data:`APPROVALS_CHANNEL`, delivered when the answer commits."""
         conn.execute("SELECT pg_notify(?, ?)", (APPROVALS_CHANNEL, f"{conversation_id}:0"))
-
-    def events_appended(self, conn: SqlConnection, newest: dict[str, int]) -> None:
-        """One NOTIFY for the whole batch, delivered to listeners when the transaction commits.
-
-        Not one per conversation: a batch of a busy replica names dozens, and each
-        NOTIFY was a round trip for the writer and a wake-up for every listener.
-        """
-        payloads = notify_payloads(newest)
-        if len(payloads) == 1:
-            conn.execute("SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, payloads[0]))
-        elif payloads:
-            conn.execute("SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p",
-                         (EVENTS_CHANNEL, payloads))
-
-
-def notify_payloads(newest: dict[str, int]) -> list[str]:
-    """``<conversation id>:<newest id>`` lines, joined into payloads of a NOTIFY's size."""
-    payloads: list[str] = []
-    lines: list[str] = []
-    size = 0
-    for conversation_id, event_id in newest.items():
-        line = f"{conversation_id}:{event_id}"
-        if lines and size + len(line.encode()) + 1 > NOTIFY_PAYLOAD_BYTES:
-            payloads.append("\n".join(lines))
-            lines, size = [], 0
-        lines.append(line)
-        size += len(line.encode()) + 1
-    if lines:
-        payloads.append("\n".join(lines))
-    return payloads

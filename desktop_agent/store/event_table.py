@@ -188,10 +188,18 @@ class EventTable:
         """Append events in one transaction; the database gives each its id."""
         if not events:
             return []
+        call = self._db.dialect.append_events_call
+        if call is not None:  # one statement, its own transaction (PostgreSQL's function)
+            with self._db.reading() as conn:
+                ids = conn.execute(call, (
+                    [e.conversation_id for e in events], [e.type for e in events],
+                    [e.data_json for e in events], [e.created_at for e in events],
+                )).fetchall()
+            return [StoredEvent(e.conversation_id, int(row[0]), e.type, e.data_json,
+                                e.created_at) for e, row in zip(events, ids, strict=True)]
         # Keyed apart from the conversation's other writes: only appends race for ids.
         with self._db.writing_beside({f"events/{e.conversation_id}" for e in events}) as conn:
             stored = append_events(conn, events)
-            self._db.dialect.events_appended(conn, {e.conversation_id: e.id for e in stored})
         return stored
 
     def read_events(

@@ -9,6 +9,7 @@ a lost connection costs one call, not the replica.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +23,8 @@ from desktop_agent.store import (
     NewEvent,
     Store,
 )
-from desktop_agent.store.dialects import EVENTS_CHANNEL, notify_payloads
+from desktop_agent.store.dialects import EVENTS_CHANNEL
+from desktop_agent.store.postgres.advisory_locks import EVENT_LOCKS
 from desktop_agent.store.sql_connection import SqlConnection
 
 psycopg = pytest.importorskip("psycopg")  # the fixture fails in CI before this matters
@@ -204,6 +206,15 @@ def _in_thread(action: Callable[[], object]) -> tuple[threading.Thread, list[obj
     return thread, out
 
 
+@contextlib.contextmanager
+def _appending(store: Store, conversation_id: str) -> Iterator[SqlConnection]:
+    """A transaction holding what an append to the conversation holds while it runs."""
+    with store._db.writing_beside() as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))",
+                     (EVENT_LOCKS, conversation_id))
+        yield conn
+
+
 def test_replicas_append_to_different_conversations_at_once_and_to_one_in_turn(
     replicas: list[Store],
 ) -> None:
@@ -211,7 +222,7 @@ def test_replicas_append_to_different_conversations_at_once_and_to_one_in_turn(
     mine, other = a.create_conversation(), a.create_conversation()
     a.append_events([NewEvent(mine.id, "text", '"1"', time.time())])
     # Replica A is in the middle of appending to `mine` (its transaction still open).
-    with a._db.writing_beside([f"events/{mine.id}"]) as conn:
+    with _appending(a, mine.id) as conn:
         _reach_the_server(conn)
         # B appends to another conversation meanwhile: it does not wait for A.
         b.append_events([NewEvent(other.id, "text", '"x"', time.time())])
@@ -228,7 +239,7 @@ def test_replicas_append_to_different_conversations_at_once_and_to_one_in_turn(
 def test_a_whole_write_waits_for_appends_and_appends_wait_for_it(replicas: list[Store]) -> None:
     a, b, _ = replicas
     conv = a.create_conversation("before")
-    with a._db.writing_beside([f"events/{conv.id}"]) as conn:
+    with _appending(a, conv.id) as conn:
         _reach_the_server(conn)
         renaming, renamed = _in_thread(lambda: b.update_conversation(conv.id, title="after"))
         renaming.join(0.5)
@@ -278,13 +289,26 @@ def test_one_notification_per_commit_names_every_conversation_appended_to(
         assert list(listener.notifies(timeout=0.2)) == []  # and no other
 
 
-def test_many_conversations_fit_in_notifications_of_postgresql_size() -> None:
-    newest = {f"{n:032x}": n for n in range(1000)}
-    payloads = notify_payloads(newest)
+def test_a_batch_naming_many_conversations_is_heard_in_notifications_of_postgresql_size(
+    postgres_url: str, replicas: list[Store],
+) -> None:
+    a, _, _ = replicas
+    ids = [f"{n:032x}" for n in range(1000)]  # 40 KB of lines: more than one NOTIFY holds
+    with psycopg.connect(postgres_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {EVENTS_CHANNEL}")
+        a.append_events([NewEvent(cid, "text", f'"{n}"', time.time())
+                         for n in range(2) for cid in ids])
+        heard: dict[str, int] = {}
+        payloads: list[str] = []
+        for note in listener.notifies(timeout=30):
+            payloads.append(note.payload)
+            heard.update((cid, int(n)) for cid, n in
+                         (line.rsplit(":", 1) for line in note.payload.split("\n")))
+            if len(heard) == len(ids):
+                break
     assert len(payloads) > 1
     assert all(len(p.encode()) < 8000 for p in payloads)
-    heard = dict(line.rsplit(":", 1) for p in payloads for line in p.split("\n"))
-    assert {cid: int(n) for cid, n in heard.items()} == newest
+    assert heard == dict.fromkeys(ids, 2)
 
 
 def test_a_replica_hears_other_replicas_commits_not_its_own(replicas: list[Store]) -> None:

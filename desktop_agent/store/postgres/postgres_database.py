@@ -45,6 +45,7 @@ from desktop_agent.store.dialects import (
 )
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError
 from desktop_agent.store.postgres import postgres_schema
+from desktop_agent.store.postgres.advisory_locks import KEY_LOCKS, WRITE_LOCK
 from desktop_agent.store.postgres.channel_listener import ChannelListener
 from desktop_agent.store.postgres.connection_pool import ConnectionPool
 from desktop_agent.store.postgres.event_listener import EventListener
@@ -52,12 +53,6 @@ from desktop_agent.store.postgres.placeholders import PlaceholderConnection
 from desktop_agent.store.sql_connection import SqlConnection
 
 logger = logging.getLogger("desktop_agent.store.postgres")
-
-WRITE_LOCK = 0x64_61_67_02
-"""The advisory lock every write transaction takes first (exclusive, or shared beside others)."""
-
-KEY_LOCKS = 0x64_61_67_03
-"""The first half of the advisory locks :meth:`PostgresDatabase.writing_beside` takes per key."""
 
 CONNECT_TIMEOUT_SECONDS = 15
 
