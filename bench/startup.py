@@ -16,6 +16,13 @@ Prints, against the targets for the 2-core CI machine:
   and without the server's token counts stored, for the builds that exist and from
   source (``--rss-only`` skips the first-paint runs).
 
+Idle RSS measured with ``--rss-only`` (2-core machine, Xvfb): the single file 129.7 MB
+with the window open, 144.7 MB with five tabs (145.4 MB with the counts estimated); from
+source 128.9, 141.6 and 142.3 MB. Before the idle-memory work (the README's "An idle
+window keeps its memory small"): 146.3 and 162.5 MB for the single file, 167.9, 185.5 and
+186.9 MB from source. About 23 MB of what is left is the SDK stack the server search
+imports after the first paint.
+
 The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
 when the main window first paints. Runs use a real X server (Xvfb) when one can be
@@ -281,7 +288,7 @@ def main() -> int:
         time_to_first_paint(commands["source (python -m desktop_agent)"], display, data_dir)
         if not args.rss_only:
             print_first_paint(commands, display, data_dir, args.runs, dropped, bundle_cache)
-        for label in ("single file", "onedir"):
+        for label in ("single file", "onedir", "source (python -m desktop_agent)"):
             command = commands[label]
             if command is None:
                 continue
