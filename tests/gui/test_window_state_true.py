@@ -260,3 +260,30 @@ def test_preferences_and_conversation_settings_each_have_a_shortcut_listed_in_th
     assert rows["Conversation settings…"] == "Ctrl+Shift+,"
     keys = [keys for _name, keys in window.chrome.shortcut_rows()]
     assert len(keys) == len(set(keys)), "two actions share a shortcut"
+
+
+def _composer_colour(tab: Any) -> QColor:
+    """The composer box's own colour as painted (its rounded frame comes from the stylesheet)."""
+    image = tab.composer_box.grab().toImage()
+    return image.pixelColor(image.width() // 2, 3)
+
+
+def test_a_tab_restored_in_the_background_looks_like_the_others_when_shown(
+        qtbot: Any, make_window: Any, store: Any) -> None:
+    """Its chrome is styled when first shown, in the theme chosen meanwhile."""
+    from desktop_agent.gui.window.preferences import Preferences
+
+    window = make_window()
+    front = window.current_tab()
+    background = window.open_record(store.create_conversation(title="Later"),
+                                    make_current=False)
+    tab = window.tab_for(background.conversation_id)
+    assert tab is not None and not tab.isVisible()
+    window.chrome.apply_preferences(Preferences(theme="dark"))
+    try:
+        qtbot.waitUntil(lambda: _composer_colour(front).lightness() < 80, timeout=WAIT_MS)
+        window.tabs.setCurrentWidget(tab)
+        qtbot.waitUntil(tab.isVisible, timeout=WAIT_MS)
+        assert _composer_colour(tab) == _composer_colour(front)
+    finally:
+        window.chrome.apply_preferences(Preferences())
