@@ -15,7 +15,7 @@ import weakref
 from string import Template
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -138,6 +138,34 @@ def style_chrome(*widgets: QWidget) -> None:
     for widget in widgets:
         _styled.add(widget)
         widget.setStyleSheet(_sheet)
+
+
+class _StyleWhenShown(QObject):
+    """Gives a widget the chrome's stylesheet at its first Show event, then goes away."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Show and isinstance(watched, QWidget):
+            watched.removeEventFilter(self)
+            style_chrome(watched)
+            self.deleteLater()
+        return False
+
+
+def style_chrome_when_shown(*widgets: QWidget) -> None:
+    """Like :func:`style_chrome`, but each widget gets the sheet when it is first shown.
+
+    Why: Qt parses the sheet again for every widget it is set on (about 180 kB each,
+    ``bench/tab_memory.py``), and much of the chrome is hidden in an idle window: the
+    approval dock with nothing to approve, the empty-window page and the notice bar
+    when tabs are open, the chrome of tabs restored in the background. A widget is
+    shown before it is painted, so nobody sees it unstyled; a theme changed meanwhile
+    is the one it gets.
+    """
+    for widget in widgets:
+        if widget.isVisible():
+            style_chrome(widget)
+        else:
+            widget.installEventFilter(_StyleWhenShown(widget))
 
 
 def apply_theme(app: QApplication) -> None:

@@ -287,3 +287,15 @@ def test_a_tab_restored_in_the_background_looks_like_the_others_when_shown(
         assert _composer_colour(tab) == _composer_colour(front)
     finally:
         window.chrome.apply_preferences(Preferences())
+
+
+def test_chrome_hidden_in_an_idle_window_is_styled_when_it_shows(
+        qtbot: Any, make_window: Any) -> None:
+    """The approval dock, the notice bar and the empty page get the sheet when first shown."""
+    window = make_window()
+    dock = window.approval_dock
+    assert not dock.isVisible() and not dock.styleSheet()  # nothing to approve: not styled yet
+    assert window.menuBar().styleSheet()  # visible chrome is styled from the start
+    dock.show()
+    qtbot.waitUntil(dock.isVisible, timeout=WAIT_MS)
+    assert dock.styleSheet() == window.menuBar().styleSheet()

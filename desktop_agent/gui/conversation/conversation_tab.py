@@ -50,7 +50,7 @@ from desktop_agent.gui.conversation.plan_panel import PlanPanel
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.icons import icon, set_icon
 from desktop_agent.gui.servers.server_picker import TRY_MODEL_COMMAND
-from desktop_agent.gui.theme import style_chrome
+from desktop_agent.gui.theme import style_chrome_when_shown
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
 from desktop_agent.gui.transcript.view import COLUMN_MAX_WIDTH
@@ -204,9 +204,7 @@ class ConversationTab(QWidget):
         layout.addWidget(bottom)
         # Styled when first shown: a tab restored in the background is not drawn until
         # then, and the sheet is most of what it costs (see _chrome_holder).
-        self._unstyled_chrome: tuple[QWidget, ...] = (top, bottom)
-        if not lazy:
-            self._style_chrome()
+        style_chrome_when_shown(top, bottom)
 
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -355,16 +353,9 @@ class ConversationTab(QWidget):
         self.transcript.add_user_message(text, message_id=message_id, pictures=pictures)
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Style the chrome and load the transcript when the tab is first seen."""
-        self._style_chrome()
+        """Load the transcript when the tab is first seen."""
         self.ensure_loaded()
         super().showEvent(event)
-
-    def _style_chrome(self) -> None:
-        """Give the chrome holders the stylesheet, once (the theme keeps it current after)."""
-        if self._unstyled_chrome:
-            style_chrome(*self._unstyled_chrome)
-            self._unstyled_chrome = ()
 
     def _show_branches(self) -> None:
         """‹ 1/2 › on messages that were edited or regenerated (those on screen)."""

@@ -56,7 +56,12 @@ from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsD
 from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
 from desktop_agent.gui.servers.window_servers import LAST_SERVER_KEY, ServerChoice
-from desktop_agent.gui.theme import DEFAULT_FONT_PT, style_chrome, theme_signals
+from desktop_agent.gui.theme import (
+    DEFAULT_FONT_PT,
+    style_chrome,
+    style_chrome_when_shown,
+    theme_signals,
+)
 from desktop_agent.gui.window.conversation_sidebar import ConversationSidebar
 from desktop_agent.gui.window.notifications import ApprovalNotifier
 from desktop_agent.gui.window.preferences import Preferences
@@ -213,8 +218,10 @@ class MainWindow(QMainWindow):
         # A slot of the window itself (not of its part): Qt disconnects it when the
         # window is deleted, and the app-wide theme signal outlives every window.
         theme_signals().changed.connect(self._on_theme_changed)  # system or Preferences
-        style_chrome(self.menuBar(), self.menu_actions.toolbar, self.sidebar, self.approval_dock,
-                     self.tabs.tabBar(), self.notice, self.empty_page, self.statusBar())
+        style_chrome(self.menuBar(), self.menu_actions.toolbar, self.sidebar,
+                     self.tabs.tabBar(), self.statusBar())
+        # Hidden in an idle window (nothing to approve, tabs open, no notice): styled when shown.
+        style_chrome_when_shown(self.approval_dock, self.notice, self.empty_page)
         self._update_actions()
         self.statusBar().showMessage("Ready")
         self.persistence.restore_layout()
