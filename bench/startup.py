@@ -16,9 +16,9 @@ Prints, against the targets for the 2-core CI machine:
   and without the server's token counts stored, for the builds that exist and from
   source (``--rss-only`` skips the first-paint runs).
 
-Idle RSS measured with ``--rss-only`` (2-core machine, Xvfb): the single file 129.7 MB
-with the window open, 144.7 MB with five tabs (145.4 MB with the counts estimated); from
-source 128.9, 141.6 and 142.3 MB. Before the idle-memory work (the README's "An idle
+Idle RSS measured with ``--rss-only`` (2-core machine, Xvfb): the single file 128.9 MB
+with the window open, 140.8 MB with five tabs (141.5 MB with the counts estimated); from
+source 127.9, 137.3 and 137.9 MB. Before the idle-memory work (the README's "An idle
 window keeps its memory small"): 146.3 and 162.5 MB for the single file, 167.9, 185.5 and
 186.9 MB from source. About 23 MB of what is left is the SDK stack the server search
 imports after the first paint.
