@@ -204,25 +204,39 @@ class EventLog:
         """
         loop = asyncio.get_running_loop()
 
-        def on_commit(newest: dict[str, int]) -> None:  # the store's thread
-            loop.call_soon_threadsafe(self.committed_elsewhere, newest)
+        def on_commit(newest: dict[str, int],
+                      carried: list[StoredEvent]) -> None:  # the store's thread
+            loop.call_soon_threadsafe(self.committed_elsewhere, newest, carried)
 
         self._stop_watching = await asyncio.to_thread(self._store.watch_events, on_commit)
         if self._stop_watching is not None:
             self.poll_seconds = PUSHED_POLL_SECONDS
 
-    def committed_elsewhere(self, newest: dict[str, int]) -> None:
+    def committed_elsewhere(self, newest: dict[str, int],
+                            carried: Iterable[StoredEvent] = ()) -> None:
         """Other processes committed events up to these ids (``{conversation: id}``).
 
-        Those of conversations followed or held here are read (one query for all
-        heard meanwhile), then their followers are woken.
+        For conversations followed or held here, the events that came with the
+        news (``carried``, in order) join the tails at once when they continue
+        them; whatever is still missing is read (one query for all heard
+        meanwhile). Followers are woken as their conversation moves.
         """
+        moved: set[str] = set()
+        for stored in carried:
+            cid = stored.conversation_id
+            if cid in newest and stored.id == self._last_ids.get(cid, 0) + 1 and (
+                    cid in self._waiters or cid in self._last_ids):
+                self._remember(Event.from_stored(stored))
+                moved.add(cid)
         for conversation_id, event_id in newest.items():
             if conversation_id not in self._waiters and conversation_id not in self._last_ids:
                 continue  # nobody here follows it; a later reader reads the store
             if event_id > max(self._last_ids.get(conversation_id, 0),
                               self._heard.get(conversation_id, 0)):
                 self._heard[conversation_id] = event_id
+        for conversation_id in moved:
+            if conversation_id not in self._heard:
+                self._wake(conversation_id)
         if self._heard and self._fetching is None:
             self._fetching = asyncio.get_running_loop().create_task(
                 self._fetch_heard(), name="event-log-fetch")

@@ -12,19 +12,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.store.search_query import fts_query
 from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 
-EVENTS_CHANNEL = "desktop_agent_events"
-"""PostgreSQL's LISTEN/NOTIFY channel: one notification per commit of events, its
-payload a line ``<conversation id>:<newest event id>`` per conversation (several
-notifications when the lines pass :data:`NOTIFY_SPLIT_BYTES`). Conversation ids
-are the store's hex ids, never holding a line break."""
+if TYPE_CHECKING:
+    from desktop_agent.store.event_table import StoredEvent
 
-EventsCommitted = Callable[[dict[str, int]], None]
-"""Called with ``{conversation id: newest event id}`` for each commit of events heard."""
+EVENTS_CHANNEL = "desktop_agent_events"
+"""PostgreSQL's LISTEN/NOTIFY channel: one notification per commit of events (several
+when the lines pass :data:`NOTIFY_SPLIT_BYTES`), a line per event appended. A small
+event travels whole, ``<conversation id>:<id>:<type>:<created at>:<data JSON>``, so
+the replicas that stream it need not read it back; a larger one as
+``<conversation id>:<id>``, to be read from the table. Conversation ids are the
+store's hex ids and types are names, holding neither a colon nor a line break; JSON
+text holds no raw line break."""
+
+CARRIED_DATA_BYTES = 800
+"""An event's data travels in the notification up to this size (and its line stays
+under the 1,000 bytes :data:`NOTIFY_SPLIT_BYTES` leaves)."""
+
+EventsCommitted = Callable[[dict[str, int], "list[StoredEvent]"], None]
+"""Called for each commit of events heard with ``{conversation id: newest event id}``
+and the events that travelled whole, in order."""
 
 NOTIFY_SPLIT_BYTES = 7000
 """Lines start a new notification once a payload holds this many bytes: PostgreSQL

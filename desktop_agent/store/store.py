@@ -176,8 +176,9 @@ class Store:
     def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:
         """Hear events other processes append, as they commit; returns a stop function.
 
-        ``on_commit({conversation_id: newest_event_id, ...})`` is called from a
-        thread of the store's, once per commit heard. PostgreSQL pushes them
+        ``on_commit({conversation_id: newest_event_id, ...}, carried)`` is called
+        from a thread of the store's, once per commit heard; ``carried`` are the
+        events that came whole with the news (the small ones), in order. PostgreSQL pushes them
         (LISTEN/NOTIFY); on SQLite this returns None and readers poll
         :meth:`last_event_id` instead.
         """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import subprocess
@@ -237,4 +238,60 @@ async def test_a_database_locked_by_another_process_never_stalls_the_loop(tmp_pa
     finally:
         other.close()
         log.close()
+        store.close()
+
+
+async def test_on_postgresql_small_events_arrive_with_the_news_and_large_ones_are_read(
+        postgres_url):
+    """A replica streaming another replica's turn is given its small events whole.
+
+    The text deltas of a turn are small: they come inside the NOTIFY, so the
+    replica streaming them does not read each commit back from the table (that
+    read, per commit and replica, was most of the cost of streaming across
+    replicas). A large event (a long tool result) is only named, and read.
+    """
+    store = Store.open(postgres_url)
+    other = Store.open(postgres_url)  # another replica's store
+    log = EventLog(store)
+    reads: list[dict[str, int]] = []
+    read_events_after = store.read_events_after
+
+    def counted(positions, limit=5000):
+        reads.append(dict(positions))
+        return read_events_after(positions, limit)
+
+    store.read_events_after = counted  # type: ignore[method-assign]
+    cid = store.create_conversation().id
+    try:
+        await log.watch_other_processes()
+        log.append(cid, "message", {"text": "mine 1"})
+        await log.page(cid)
+        # The listener's LISTEN starts on its own thread: wait until it hears a commit.
+        while log.last_id(cid) < 2:
+            follower = asyncio.ensure_future(log.wait_beyond(cid, log.last_id(cid), 0.5))
+            other.append_events([NewEvent(cid, "text", '{"text": "warm-up"}', 1.0)])
+            await follower
+        reads.clear()
+        start = log.last_id(cid)
+        follower = asyncio.ensure_future(log.wait_beyond(cid, start, 30))
+        other.append_events([NewEvent(cid, "text", f'{{"text": "piece {n}"}}', 2.0)
+                             for n in range(3)])
+        assert await follower is True
+        while log.last_id(cid) < start + 3:
+            await log.wait_beyond(cid, log.last_id(cid), 30)
+        assert reads == []
+        events, _, _ = await log.page(cid, start, 100)
+        assert [e.data["text"] for e in events] == ["piece 0", "piece 1", "piece 2"]
+
+        large = "x" * 5000
+        follower = asyncio.ensure_future(log.wait_beyond(cid, start + 3, 30))
+        other.append_events([NewEvent(cid, "tool_result", json.dumps({"text": large}), 3.0),
+                             NewEvent(cid, "text", '{"text": "after"}', 3.0)])
+        assert await follower is True
+        assert reads  # named only: read from the table
+        events, _, _ = await log.page(cid, start + 3, 100)
+        assert [e.data["text"] for e in events] == [large, "after"]
+    finally:
+        log.close()
+        other.close()
         store.close()

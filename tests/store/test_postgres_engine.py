@@ -10,6 +10,7 @@ a lost connection costs one call, not the replica.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,12 +23,15 @@ from desktop_agent.store import (
     DatabaseUnusableError,
     NewEvent,
     Store,
+    StoredEvent,
 )
 from desktop_agent.store.dialects import EVENTS_CHANNEL
 from desktop_agent.store.postgres.advisory_locks import EVENT_LOCKS
 from desktop_agent.store.sql_connection import SqlConnection
 
 psycopg = pytest.importorskip("psycopg")  # the fixture fails in CI before this matters
+
+from desktop_agent.store.postgres.event_listener import read_notification  # noqa: E402
 
 WAIT = 60.0
 """Seconds a thread that should finish gets (only a failure waits that long)."""
@@ -107,9 +111,18 @@ def test_a_commit_of_events_wakes_a_listener_on_another_connection(
     conv = replicas[0].create_conversation()
     with psycopg.connect(postgres_url, autocommit=True) as listener:
         listener.execute(f"LISTEN {EVENTS_CHANNEL}")
-        replicas[1].append_events([NewEvent(conv.id, "text", '"hi"', time.time())] * 2)
+        when = time.time()
+        small = NewEvent(conv.id, "text", '{"text": "hi: there"}', when)
+        large = NewEvent(conv.id, "tool_result", json.dumps("x" * 5000), when)
+        replicas[1].append_events([small, small, large])
         notes = [n.payload for n in listener.notifies(timeout=30, stop_after=1)]
-    assert notes == [f"{conv.id}:2"]
+    assert len(notes) == 1
+    newest, carried = read_notification(notes[0])
+    assert newest == {conv.id: 3}
+    # The small events travel whole (so a replica streaming them need not read them
+    # back); the large one is only named, to be read from the table.
+    assert carried == [StoredEvent(conv.id, n, "text", '{"text": "hi: there"}', when)
+                       for n in (1, 2)]
 
 
 def test_one_turn_lease_across_replicas(replicas: list[Store]) -> None:
@@ -285,7 +298,10 @@ def test_one_notification_per_commit_names_every_conversation_appended_to(
         a.append_events([NewEvent(c.id, "text", f'"{n}"', time.time())
                          for n in range(2) for c in convs])
         notes = [n.payload for n in listener.notifies(timeout=30, stop_after=1)]
-        assert sorted(notes[0].split("\n")) == sorted(f"{c.id}:2" for c in convs)
+        newest, carried = read_notification(notes[0])
+        assert newest == {c.id: 2 for c in convs}
+        assert sorted((e.conversation_id, e.id, e.data_json) for e in carried) == sorted(
+            (c.id, n + 1, f'"{n}"') for n in range(2) for c in convs)
         assert list(listener.notifies(timeout=0.2)) == []  # and no other
 
 
@@ -299,23 +315,27 @@ def test_a_batch_naming_many_conversations_is_heard_in_notifications_of_postgres
         a.append_events([NewEvent(cid, "text", f'"{n}"', time.time())
                          for n in range(2) for cid in ids])
         heard: dict[str, int] = {}
+        events: list[StoredEvent] = []
         payloads: list[str] = []
         for note in listener.notifies(timeout=30):
             payloads.append(note.payload)
-            heard.update((cid, int(n)) for cid, n in
-                         (line.rsplit(":", 1) for line in note.payload.split("\n")))
+            newest, carried = read_notification(note.payload)
+            heard.update(newest)
+            events += carried
             if len(heard) == len(ids):
                 break
     assert len(payloads) > 1
     assert all(len(p.encode()) < 8000 for p in payloads)
     assert heard == dict.fromkeys(ids, 2)
+    assert sorted((e.conversation_id, e.id, e.data_json) for e in events) == sorted(
+        (cid, n + 1, f'"{n}"') for cid in ids for n in range(2))
 
 
 def test_a_replica_hears_other_replicas_commits_not_its_own(replicas: list[Store]) -> None:
     a, b, _ = replicas
     conv = a.create_conversation()
     heard: list[dict[str, int]] = []
-    stop = a.watch_events(heard.append)
+    stop = a.watch_events(lambda newest, _carried: heard.append(newest))
     assert stop is not None
     try:
         deadline = time.monotonic() + WAIT

@@ -21,7 +21,7 @@ class ChannelListener(EventListener):
 
     def __init__(self, url: str, location: str, channel: str,
                  on_note: Callable[[str], None]) -> None:
-        super().__init__(url, location, lambda _newest: None, channel=channel)
+        super().__init__(url, location, lambda _newest, _carried: None, channel=channel)
         self._on_note = on_note
 
     def _listening(self) -> None:

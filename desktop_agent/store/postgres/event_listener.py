@@ -1,12 +1,11 @@
 """Hearing other replicas' events as they are committed: LISTEN on its own connection.
 
-Every commit that appends events NOTIFYs a line ``<conversation id>:<newest event
-id>`` per conversation (see :data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`).
-A replica whose SSE followers wait for a conversation's next event runs one
-:class:`EventListener`, a thread with a connection of its own that LISTENs and
-hands each notification (one commit's conversations) to a callback, so a
-follower on replica C is woken by a turn running on replica B within a round
-trip, instead of finding the rows on its next poll.
+Every commit that appends events NOTIFYs a line per event, a small one whole (see
+:data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`). A replica whose SSE followers
+wait for a conversation's next event runs one :class:`EventListener`, a thread with
+a connection of its own that LISTENs and hands each notification (one commit's
+events) to a callback, so a follower on replica C is given the events of a turn
+running on replica B as B commits them, without reading them back from the table.
 
 A lost connection is retried every few seconds; meanwhile followers fall back to
 their slow poll, so nothing is missed, only later.
@@ -21,6 +20,7 @@ from collections.abc import Callable, Collection
 import psycopg
 
 from desktop_agent.store.dialects import EVENTS_CHANNEL, EventsCommitted
+from desktop_agent.store.event_table import StoredEvent
 
 logger = logging.getLogger("desktop_agent.store.postgres")
 
@@ -84,16 +84,34 @@ class EventListener:
         """Called each time the LISTEN starts (again): a subclass may catch up here."""
 
     def _report(self, payload: str) -> None:
-        newest: dict[str, int] = {}
-        for line in payload.split("\n"):
-            conversation_id, _, event_id = line.rpartition(":")
-            try:
-                newest[conversation_id] = int(event_id)
-            except ValueError:
-                logger.debug("ignoring a malformed event notification %r", line)
+        newest, carried = read_notification(payload)
         if not newest:
             return
         try:
-            self._on_commit(newest)
+            self._on_commit(newest, carried)
         except Exception:  # the listener must outlive a failing callback
             logger.exception("handling the event notification %r failed", payload)
+
+
+def read_notification(payload: str) -> tuple[dict[str, int], list[StoredEvent]]:
+    """``{conversation id: newest id}`` and the events that travelled whole, in order.
+
+    A line that cannot be read is skipped (logged): the conversation it named is
+    then caught up by its followers' poll of the table.
+    """
+    newest: dict[str, int] = {}
+    carried: list[StoredEvent] = []
+    for line in payload.split("\n"):
+        fields = line.split(":", 4)
+        try:
+            conversation_id, event_id = fields[0], int(fields[1])
+            if len(fields) == 5:
+                carried.append(StoredEvent(conversation_id, event_id, fields[2], fields[4],
+                                           float(fields[3])))
+            elif len(fields) != 2:
+                raise ValueError(line)
+        except (ValueError, IndexError):
+            logger.debug("ignoring a malformed event notification %r", line[:200])
+            continue
+        newest[conversation_id] = max(event_id, newest.get(conversation_id, 0))
+    return newest, carried

@@ -44,6 +44,7 @@ from desktop_agent.store.dialects import (
     PostgresDialect,
 )
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError
+from desktop_agent.store.event_table import StoredEvent
 from desktop_agent.store.postgres import postgres_schema
 from desktop_agent.store.postgres.advisory_locks import KEY_LOCKS, WRITE_LOCK
 from desktop_agent.store.postgres.channel_listener import ChannelListener
@@ -229,7 +230,7 @@ class PostgresDatabase:
 
     def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
         """A LISTEN thread for :data:`~desktop_agent.store.dialects.APPROVALS_CHANNEL`."""
-        def answered(newest: dict[str, int]) -> None:
+        def answered(newest: dict[str, int], _carried: list[StoredEvent]) -> None:
             for conversation_id in newest:
                 on_answer(conversation_id)
 

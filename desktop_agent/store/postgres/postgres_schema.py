@@ -33,7 +33,7 @@ from typing import Any
 
 import psycopg
 
-from desktop_agent.store.dialects import EVENTS_CHANNEL, NOTIFY_SPLIT_BYTES
+from desktop_agent.store.dialects import CARRIED_DATA_BYTES, EVENTS_CHANNEL, NOTIFY_SPLIT_BYTES
 from desktop_agent.store.errors import DatabaseUnusableError
 from desktop_agent.store.postgres.advisory_locks import EVENT_LOCKS, WRITE_LOCK
 
@@ -204,33 +204,38 @@ BEGIN
         SELECT c, id, t, p, ts FROM numbered
     )
     SELECT array_agg(id ORDER BY n) INTO ids FROM numbered;
-    PERFORM pg_notify('{EVENTS_CHANNEL}', string_agg(line, E'\\n'))
-        FROM (SELECT line,
-                     sum(octet_length(line) + 1) OVER (ORDER BY line) / {NOTIFY_SPLIT_BYTES}
-                         AS part
-              FROM (SELECT c || ':' || max(id) AS line
-                    FROM unnest(conversation_ids, ids) AS x(c, id) GROUP BY c) AS newest
-             ) AS lines
-        GROUP BY part;
+    PERFORM pg_notify('{EVENTS_CHANNEL}', payload)
+        FROM (SELECT part, string_agg(line, E'\\n' ORDER BY c, id) AS payload
+              FROM (SELECT c, id, line,
+                           sum(octet_length(line) + 1) OVER (ORDER BY c, id)
+                               / {NOTIFY_SPLIT_BYTES} AS part
+                    FROM (SELECT c, id,
+                                 CASE WHEN octet_length(p) <= {CARRIED_DATA_BYTES}
+                                           AND strpos(t, ':') = 0
+                                      THEN c || ':' || id || ':' || t || ':' || ts || ':' || p
+                                      ELSE c || ':' || id END AS line
+                          FROM unnest(conversation_ids, ids, types, payloads, created)
+                              AS x(c, id, t, p, ts)) AS lines) AS parted
+              GROUP BY part ORDER BY part) AS notes;
     RETURN QUERY SELECT unnest(ids);
 END
 $fn$
 """
 """Appending a batch of events, in one statement instead of a pipelined transaction.
 
-What it does is what :func:`~desktop_agent.store.event_table.append_events` does in
-a transaction on SQLite: take the write lock shared and each conversation's log
-(an advisory lock per conversation, in one order), give each event the next id of
-its conversation, insert them, and NOTIFY ``<conversation id>:<newest id>`` lines
-(in payloads under 8,000 bytes). Why a function: on a busy replica the event log
-commits hundreds of small batches a second, and psycopg's client-side work per
-statement (about 50 µs of Python each, and a pipeline's sync and result handling on
-top) made a batch of one event cost about 0.8 ms of the replica's CPU in six
-statements (``BEGIN``, two lock statements, the newest ids, the insert, the NOTIFY,
-``COMMIT``). One statement in autocommit is one implicit transaction, the locks held
-to its end, the NOTIFY delivered at its commit. Appends do not advance
-``store_writes``: the change token is for a window's views of conversations and
-messages, which events do not change."""
+What it does is what :func:`~desktop_agent.store.event_table.append_events` does in a
+transaction on SQLite: take the write lock shared and each conversation's log (an
+advisory lock per conversation, in one order), give each event the next id of its
+conversation, insert them, and NOTIFY a line per event, small events whole (see
+:data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`), in payloads under 8,000 bytes.
+Why a function: on a busy replica the event log commits hundreds of small batches a
+second, and psycopg's client-side work per statement (about 50 µs of Python each, and a
+pipeline's sync and result handling on top) made a batch of one event cost about 0.8 ms
+of the replica's CPU in six statements (``BEGIN``, two lock statements, the newest ids,
+the insert, the NOTIFY, ``COMMIT``). One statement in autocommit is one implicit
+transaction, the locks held to its end, the NOTIFY delivered at its commit. Appends do
+not advance ``store_writes``: the change token is for a window's views of conversations
+and messages, which events do not change."""
 
 
 def _migrate_to_v5(conn: psycopg.Connection[Any]) -> None:
