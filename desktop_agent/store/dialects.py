@@ -73,6 +73,10 @@ class Dialect:
     """A statement appending a batch of events by itself (arrays of conversation ids,
     types, JSON payloads and times), returning their ids in order; None: append in a
     write transaction (:func:`~desktop_agent.store.event_table.append_events`)."""
+    checkpoint_call: str | None = None
+    """A statement saving a streaming reply's text by itself (message id, content,
+    thinking), returning 1 (saved), 0 (no longer streaming) or -1 (no such message);
+    None: :meth:`checkpoint` in a write transaction."""
 
     def text_query(self, text: str) -> str | None:
         """The engine's query for typed words (all must match, the last as a prefix)."""
@@ -129,6 +133,7 @@ class PostgresDialect(Dialect):
     append_events_call = (
         "SELECT * FROM desktop_agent_append_events(?::text[], ?::text[], ?::text[],"
         " ?::float8[])")
+    checkpoint_call = "SELECT desktop_agent_checkpoint(?, ?, ?)"
 
     def text_query(self, text: str) -> str | None:
         """``'word' & 'word':*`` (a word is letters and digits only: no quote to escape)."""

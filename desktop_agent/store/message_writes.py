@@ -144,6 +144,13 @@ class MessageWrites:
         :meth:`Engine.writing` waits for them): a server streaming 150 replies
         checkpoints 150 a second.
         """
+        call = self._db.dialect.checkpoint_call
+        if call is not None:  # one statement, its own transaction (PostgreSQL's function)
+            with self._db.reading() as conn:
+                row = conn.execute(call, (message_id, content, thinking)).fetchone()
+            if row is None or int(row[0]) < 0:
+                raise NotFoundError(f"no message {message_id}")
+            return
         with self._db.writing_beside() as conn:
             cursor = self._db.dialect.checkpoint(conn, content, thinking, message_id)
             if (

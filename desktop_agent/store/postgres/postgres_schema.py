@@ -21,8 +21,9 @@ transactional DDL leaves a failed migration undone. Append-only, as SQLite's.
 - v4: ``callbacks`` (HTTP callbacks registered through any replica: the URL sealed with
   the replicas' key, since it may carry a token; see
   :mod:`~desktop_agent.store.callback_rows`), gone with their conversation.
-- v5: ``desktop_agent_append_events``, a function that appends a batch of events in
-  one statement (see :data:`_V5` for why).
+- v5: ``desktop_agent_append_events`` and ``desktop_agent_checkpoint``, functions that
+  append a batch of events and save a streaming reply's text so far, each in one
+  statement (see :data:`_V5` for why).
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def _migrate_to_v4(conn: psycopg.Connection[Any]) -> None:
             conn.execute(statement.encode())
 
 
-_V5 = f"""
+_V5 = (f"""
 CREATE FUNCTION desktop_agent_append_events(
     conversation_ids TEXT[], types TEXT[], payloads TEXT[], created DOUBLE PRECISION[])
 RETURNS SETOF BIGINT LANGUAGE plpgsql AS $fn$
@@ -220,7 +221,25 @@ BEGIN
     RETURN QUERY SELECT unnest(ids);
 END
 $fn$
-"""
+""", f"""
+CREATE FUNCTION desktop_agent_checkpoint(message_id TEXT, content TEXT, thinking TEXT)
+RETURNS INTEGER LANGUAGE plpgsql AS $fn$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared({WRITE_LOCK});
+    UPDATE messages SET
+        message = jsonb_set(message::jsonb, '{{content}}', to_jsonb(content))::text,
+        metadata = CASE WHEN thinking IS NULL THEN metadata
+                        ELSE jsonb_set(metadata::jsonb, '{{thinking}}', to_jsonb(thinking))::text
+                   END
+        WHERE id = message_id AND status = 'streaming';
+    IF FOUND THEN
+        RETURN 1;
+    END IF;
+    PERFORM 1 FROM messages WHERE id = message_id;
+    RETURN CASE WHEN FOUND THEN 0 ELSE -1 END;
+END
+$fn$
+""")
 """Appending a batch of events, in one statement instead of a pipelined transaction.
 
 What it does is what :func:`~desktop_agent.store.event_table.append_events` does in a
@@ -235,11 +254,19 @@ of the replica's CPU in six statements (``BEGIN``, two lock statements, the newe
 the insert, the NOTIFY, ``COMMIT``). One statement in autocommit is one implicit
 transaction, the locks held to its end, the NOTIFY delivered at its commit. Appends do
 not advance ``store_writes``: the change token is for a window's views of conversations
-and messages, which events do not change."""
+and messages, which events do not change.
+
+A streaming reply's checkpoint (about two a second per reply) is the other write a busy
+replica makes most, and the same transaction of six statements around one ``UPDATE``;
+``desktop_agent_checkpoint`` is that ``UPDATE`` under the shared write lock, returning 1
+(saved), 0 (the reply is no longer streaming: ignored) or -1 (no such message). It does
+not advance ``store_writes`` either: only a window polls the change token, and windows
+keep their conversations in SQLite."""
 
 
 def _migrate_to_v5(conn: psycopg.Connection[Any]) -> None:
-    conn.execute(_V5.encode())
+    for statement in _V5:
+        conn.execute(statement.encode())
 
 
 MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
