@@ -571,6 +571,12 @@ def _compare_replicas(args: argparse.Namespace, key: str) -> None:
     print(f"{args.conversations} concurrent streams per replica, text pieces per reply: "
           f"{args.tokens}, model chunk delay: {args.delay * 1000:g} ms; CPUs: {os.cpu_count()} "
           f"(server, replicas, model server and load generator share them)")
+    offered = args.conversations * args.replicas / args.delay if args.delay > 0 else float("inf")
+    print(f"the model server offers {offered:,.0f} text pieces per second to the "
+          f"{args.conversations * args.replicas} streams of the replicas' run (each stream "
+          f"{1 / args.delay if args.delay > 0 else float('inf'):,.0f} a second); events per "
+          "second below that mean the machine could not keep up, and latency is then "
+          "mostly waiting for a core")
     for name, wall, streams in results:
         samples = [sample for stream in streams for sample in stream]
         p99 = _percentile([s.latency * 1000 for s in samples], 0.99)
