@@ -212,6 +212,7 @@ async def run(args: argparse.Namespace, base_url: str, model: str) -> None:
             for mode in args.modes:
                 score = scores[(mode, category)]
                 started = time.perf_counter()
+                output: list[dict[str, Any]] | None = None
                 try:
                     if mode == "raw":
                         output = await raw_calls(base_url, model, case, tools, args.max_tokens)
@@ -230,11 +231,23 @@ async def run(args: argparse.Namespace, base_url: str, model: str) -> None:
                 else:
                     kind = str(verdict.get("error_type", "wrong"))
                     score.errors[kind] = score.errors.get(kind, 0) + 1
+                    if args.show_misses:
+                        show_miss(case, mode, kind, output, answer)
             if args.verbose:
                 print(f"  {case['id']}: " + "  ".join(
                     f"{m} {scores[(m, category)].right}/{scores[(m, category)].total}"
                     for m in args.modes), flush=True)
     report(scores, args.modes)
+
+
+def show_miss(case: dict[str, Any], mode: str, kind: str,
+              output: list[dict[str, Any]] | None, answer: list[Any]) -> None:
+    """One missed case: what was asked, what the mode called, what BFCL accepts."""
+    _, user = messages_of(case)
+    print(f"  MISS {case['id']} [{mode}] {kind}\n    asked: {user[:300]}\n"
+          f"    got ({len(output or [])}): {json.dumps(output, ensure_ascii=False)[:600]}\n"
+          f"    want ({len(answer)}): {json.dumps(answer, ensure_ascii=False)[:600]}",
+          flush=True)
 
 
 def report(scores: dict[tuple[str, str], Score], modes: list[str]) -> None:
@@ -282,6 +295,8 @@ def main() -> None:
     parser.add_argument("--model", default="smollm2")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--verbose", action="store_true", help="print scores after each case")
+    parser.add_argument("--show-misses", action="store_true",
+                        help="print each missed case: the calls made and the ones accepted")
     args = parser.parse_args()
     load_checker()  # fail early, in words, before a server starts
     if args.base_url:

@@ -55,6 +55,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.core.tooling.call_lists import Said, meant
 from desktop_agent.core.wire.text_tool_calls import (
     TextCall,
     TextToolCallParser,
@@ -80,6 +81,10 @@ MAX_CALLS = 4
 #: Measured on llama.cpp: a cap up to 4,000 costs nothing noticeable per token.
 STRING_CAP = 4000
 _STRING_FLOOR = 64
+#: Shown after the shapes: without it a small model almost never opened the list
+#: (see the module docstring for what it changed).
+LIST_EXAMPLE = ('For example, asked "the weather in Paris and in Rome", reply '
+                '{"name": "get_weather", "arguments": [{"city": "Paris"}, {"city": "Rome"}]}.')
 
 # Words a server's error uses when it is the response_format field it refuses
 # (OpenAI, vLLM without guided decoding, llama.cpp's schema-to-grammar, LiteLLM).
@@ -198,6 +203,7 @@ def instructions(tools: Any) -> str:
     lines.append('To call a tool reply {"name": ..., "arguments": {...}}; to call it several '
                  'times reply {"name": ..., "arguments": [{...}, {...}]} (at most '
                  f'{MAX_CALLS}); otherwise reply {{"answer": "..."}}.')
+    lines.append(LIST_EXAMPLE)
     return "\n".join(lines)
 
 
@@ -239,10 +245,16 @@ class ConstrainedReplyParser:
 
     The same interface as :class:`~desktop_agent.core.wire.text_tool_calls.TextToolCallParser`
     (``feed``, ``finish``, ``calls``), so the stream aggregator uses either.
+
+    Args:
+        said: What the person and the tools said, which a list's later calls
+            must draw their new values from (:mod:`.call_lists`); None judges
+            repeats and reorderings only.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, said: Said | None = None) -> None:
         self.calls: list[TextCall] = []
+        self._said = said
         self._buffer = ""
         self._state = "start"  # start, key, string, after, held, plain
         self._at = 0  # where reading continues in the buffer
@@ -271,7 +283,7 @@ class ConstrainedReplyParser:
         except json.JSONDecodeError:
             self.complete = False
         value, error = parse_arguments(self._buffer)
-        items = _call_items(value)
+        items = _call_items(value, self._said)
         if error is not None or (items is None and not isinstance(value, dict)):
             if self._buffer.strip():
                 self.calls.append(TextCall(None, None, self._buffer,
@@ -367,18 +379,19 @@ class ConstrainedReplyParser:
         return "".join(out), False
 
 
-def _call_items(value: Any) -> list[Any] | None:
+def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
     """The calls a reply holds, one item per call, or None when it holds none.
 
     ``{"name": ..., "arguments": {...}}`` is one call and ``"arguments": [...]``
-    one call per object. A list of calls and ``{"tool_calls": [...]}`` (this
-    mode's earlier shape, and what a server that ignores the schema may
-    still get) are read too.
+    one call per object the model meant (:func:`.call_lists.meant`). A list of
+    calls and ``{"tool_calls": [...]}`` (this mode's earlier shape, and what a
+    server that ignores the schema may still get) are read too.
     """
     if isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
         listed = value.get(ARGUMENTS_KEY)
         if isinstance(listed, list) and listed:
-            return [{NAME_KEY: value[NAME_KEY], ARGUMENTS_KEY: one} for one in listed]
+            return [{NAME_KEY: value[NAME_KEY], ARGUMENTS_KEY: one}
+                    for one in meant(listed, said)]
         return [value]
     if isinstance(value, dict):
         value = value.get(CALLS_KEY)
@@ -386,7 +399,7 @@ def _call_items(value: Any) -> list[Any] | None:
         return None
     out: list[Any] = []
     for item in value:
-        out.extend(_call_items(item) or [item])
+        out.extend(_call_items(item, said) or [item])
     return out
 
 

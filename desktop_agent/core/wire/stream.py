@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from desktop_agent.core.tooling.call_lists import Said
 from desktop_agent.core.tooling.constrained_calls import ConstrainedReplyParser
 from desktop_agent.core.types import (
     Block,
@@ -74,7 +75,8 @@ class StreamAggregator:
 
     def __init__(self, text_delta_mode: TextDeltaMode = "auto",
                  text_tool_calls: TextToolCalls = "auto", *,
-                 constrained: bool = False, string_cap: int | None = None) -> None:
+                 constrained: bool = False, string_cap: int | None = None,
+                 said: Said | None = None) -> None:
         self.mode: TextDeltaMode = text_delta_mode
         self.constrained = constrained
         # Under constraints, a string argument that reached the grammar's length cap
@@ -85,7 +87,7 @@ class StreamAggregator:
         # Calls the model wrote as text (see text_tool_calls.py), or the reply of a
         # constrained request (constrained_calls.py); None when off.
         self._text_calls: TextToolCallParser | ConstrainedReplyParser | None = (
-            ConstrainedReplyParser() if constrained
+            ConstrainedReplyParser(said) if constrained
             else TextToolCallParser() if text_tool_calls == "auto" else None)
         # Pieces are joined when read, not per chunk: ``self.text += piece`` on an
         # attribute copies the whole reply each time (quadratic on long replies).

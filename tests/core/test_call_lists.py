@@ -1,0 +1,94 @@
+"""A constrained list of calls over real HTTP: the calls asked for run, run-on ones do not."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from desktop_agent import Client, ToolUseBlock, tool
+from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.testing import script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def _forget_modes() -> Any:
+    yield
+    tool_call_mode.forget()
+
+
+def recording_tool(name: str, properties: dict[str, Any], ran: list[dict[str, Any]]) -> Any:
+    @tool(name, f"The {name} tool.", {"type": "object", "properties": properties,
+                                      "required": list(properties)})
+    def run(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "done"
+
+    return run
+
+
+async def calls_made(server: Any, make_options: Any, prompt: str, name: str,
+                     properties: dict[str, Any], arguments: list[dict[str, Any]]) -> Any:
+    """Ask ``prompt``, the model replying with one list call; the tools that ran and the request."""
+    ran: list[dict[str, Any]] = []
+    server.enqueue(script.text(json.dumps({"name": name, "arguments": arguments}), pieces=5),
+                   script.text('{"answer": "Done."}'))
+    options = make_options(tools=[recording_tool(name, properties, ran)], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        await client.query(prompt)
+        used = [b.input async for b in client.receive_messages()
+                if isinstance(b, ToolUseBlock)]
+    assert used == ran
+    return ran, server.requests[0]
+
+
+async def test_the_request_shows_a_list_call_by_example(server: Any, make_options: Any) -> None:
+    # Told only the shapes, SmolLM2-135M almost never opened the list when two
+    # things were asked; an example of one is in the system prompt.
+    _, request = await calls_made(server, make_options, "Weather in Paris?", "get_weather",
+                                  {"city": {"type": "string"}}, [{"city": "Paris"}])
+    system = request["messages"][0]
+    assert system["role"] == "system"
+    assert '"arguments": [{"city": "Paris"}, {"city": "Rome"}]' in system["content"]
+
+
+async def test_the_things_asked_for_each_get_a_call(server: Any, make_options: Any) -> None:
+    weather = {"city": {"type": "string"}, "unit": {"type": "string"}}
+    ran, _ = await calls_made(
+        server, make_options, "Weather in Paris and in New York, in celsius?", "get_weather",
+        weather, [{"city": "Paris", "unit": "celsius"}, {"city": "new york", "unit": "celsius"},
+                  {"city": "Paris", "unit": "celsius"}, {"city": "Berlin", "unit": "celsius"}])
+    # a repeat and a city nobody asked about are the model running on to the cap
+    assert ran == [{"city": "Paris", "unit": "celsius"}, {"city": "new york", "unit": "celsius"}]
+
+
+async def test_numbers_are_found_however_the_person_wrote_them(server: Any,
+                                                               make_options: Any) -> None:
+    loan = {"amount": {"type": "number"}, "rate": {"type": "number"},
+            "years": {"type": "integer"}}
+    asked = [{"amount": 400000, "rate": 0.04, "years": 15},
+             {"amount": 400000, "rate": 0.04, "years": 30}]
+    ran, _ = await calls_made(server, make_options,
+                              "Payments on $400,000 at 4% over 15 and 30 years?", "mortgage",
+                              loan, [*asked, {"amount": 400000, "rate": 0.04, "years": 20}])
+    assert ran == asked
+
+
+async def test_the_same_values_in_another_order_are_not_a_new_call(server: Any,
+                                                                   make_options: Any) -> None:
+    sides = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    ran, _ = await calls_made(server, make_options, "Hypotenuse for a = 3 and b = 4.",
+                              "pythagoras", sides, [{"a": 3, "b": 4}, {"a": 4, "b": 3}])
+    assert ran == [{"a": 3, "b": 4}]
+
+
+async def test_a_first_call_is_kept_whatever_it_holds(server: Any, make_options: Any) -> None:
+    # Only the continuation is judged: a single call with a value the person did not
+    # write (a default the model filled in) still runs.
+    ran, _ = await calls_made(server, make_options, "Factorial of five", "factorial",
+                              {"number": {"type": "integer"}}, [{"number": 5}, {"number": 6}])
+    assert ran == [{"number": 5}]
