@@ -19,7 +19,7 @@ from desktop_agent.store.errors import (
     StoreClosedError,
     StoreError,
 )
-from desktop_agent.store.event_table import NewEvent, StoredEvent
+from desktop_agent.store.event_records import NewEvent, StoredEvent
 from desktop_agent.store.export_json import export_conversations, write_export_file
 from desktop_agent.store.import_json import import_data, import_files
 from desktop_agent.store.markdown_export import conversation_to_markdown

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from desktop_agent.store.event_records import StoredEvent
 from desktop_agent.store.search_query import fts_query
 from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
-
-if TYPE_CHECKING:
-    from desktop_agent.store.event_table import StoredEvent
 
 EVENTS_CHANNEL = "desktop_agent_events"
 """PostgreSQL's LISTEN/NOTIFY channel: one notification per commit of events (several
@@ -33,7 +31,7 @@ CARRIED_DATA_BYTES = 800
 """An event's data travels in the notification up to this size (and its line stays
 under the 1,000 bytes :data:`NOTIFY_SPLIT_BYTES` leaves)."""
 
-EventsCommitted = Callable[[dict[str, int], "list[StoredEvent]"], None]
+EventsCommitted = Callable[[dict[str, int], list[StoredEvent]], None]
 """Called for each commit of events heard with ``{conversation id: newest event id}``
 and the events that travelled whole, in order."""
 

@@ -22,49 +22,13 @@ other replicas' commits reads the new events of all of them in one query
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from desktop_agent.store.engine import Engine
+from desktop_agent.store.event_records import NewEvent, StoredEvent
 from desktop_agent.store.sql_connection import SqlConnection
 
 MAX_CONVERSATIONS_PER_QUERY = 200
 """Conversations one query names at most (SQLite's limit on parameters is far above)."""
-
-
-@dataclass(frozen=True, slots=True)
-class NewEvent:
-    """An event to append.
-
-    Attributes:
-        conversation_id: Whose log it goes to.
-        type: The event's kind (``text``, ``state``...).
-        data_json: Its payload, already JSON text (encoded once by the caller).
-        created_at: Epoch seconds when it happened.
-    """
-
-    conversation_id: str
-    type: str
-    data_json: str
-    created_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """An event read back, with the id the database gave it.
-
-    Attributes:
-        conversation_id: Whose log it is in.
-        id: Its id, 1, 2, 3... within the conversation.
-        type: The event's kind.
-        data_json: Its payload as JSON text.
-        created_at: Epoch seconds when it happened.
-    """
-
-    conversation_id: str
-    id: int
-    type: str
-    data_json: str
-    created_at: float
 
 
 def append_events(conn: SqlConnection, events: Sequence[NewEvent]) -> list[StoredEvent]:

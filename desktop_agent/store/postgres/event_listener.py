@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection
 import psycopg
 
 from desktop_agent.store.dialects import EVENTS_CHANNEL, EventsCommitted
-from desktop_agent.store.event_table import StoredEvent
+from desktop_agent.store.event_records import StoredEvent
 
 logger = logging.getLogger("desktop_agent.store.postgres")
 

@@ -44,7 +44,7 @@ from desktop_agent.store.dialects import (
     PostgresDialect,
 )
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError
-from desktop_agent.store.event_table import StoredEvent
+from desktop_agent.store.event_records import StoredEvent
 from desktop_agent.store.postgres import postgres_schema
 from desktop_agent.store.postgres.advisory_locks import KEY_LOCKS, WRITE_LOCK
 from desktop_agent.store.postgres.channel_listener import ChannelListener
