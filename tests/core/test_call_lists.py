@@ -53,7 +53,7 @@ async def test_the_request_shows_a_list_call_by_example(server: Any, make_option
                                   {"city": {"type": "string"}}, [{"city": "Paris"}])
     system = request["messages"][0]
     assert system["role"] == "system"
-    assert '"arguments": [{"city": "Paris"}, {"city": "Rome"}]' in system["content"]
+    assert '"arguments": [{"word": "ferret"}, {"word": "lynx"}]' in system["content"]
 
 
 async def test_the_things_asked_for_each_get_a_call(server: Any, make_options: Any) -> None:

@@ -146,6 +146,22 @@ def test_the_tool_name_is_the_first_decision_and_picks_its_arguments() -> None:
     assert "tool_calls" not in words
 
 
+def test_the_list_example_shows_a_made_up_tool_never_one_offered() -> None:
+    """A small model copies the example: it must not be a call it could make."""
+    words = constrained_calls.instructions([weather_tool([])])
+    example = next(line for line in words.splitlines() if line.startswith("For example"))
+    assert "get_weather" not in example and '"arguments": [' in example
+
+    @tool("define_word", "What a word means.", {"type": "object", "properties": {
+        "word": {"type": "string"}}, "required": ["word"]})
+    def define_word(args: dict[str, Any]) -> str:
+        return "a meaning"
+
+    words = constrained_calls.instructions([define_word])
+    example = next(line for line in words.splitlines() if line.startswith("For example"))
+    assert "define_word" not in example and '"arguments": [' in example
+
+
 def test_a_reply_that_is_not_json_is_plain_text() -> None:
     parser = ConstrainedReplyParser()
     shown = parser.feed("Just words") + parser.finish()

@@ -82,9 +82,17 @@ MAX_CALLS = 4
 STRING_CAP = 4000
 _STRING_FLOOR = 64
 #: Shown after the shapes: without it a small model almost never opened the list
-#: (see the module docstring for what it changed).
-LIST_EXAMPLE = ('For example, asked "the weather in Paris and in Rome", reply '
-                '{"name": "get_weather", "arguments": [{"city": "Paris"}, {"city": "Rome"}]}.')
+#: (see the module docstring for what it changed). Its tool is made up, and the first
+#: whose name no offered tool has is shown: a small model copies an example it can
+#: follow, and with a weather example and a ``get_weather`` tool offered, SmolLM2
+#: answered "Convert 300 degrees to kelvin" with ``get_weather(city="Paris")``
+#: (``tests/e2e/llama/test_llama_constrained.py``).
+LIST_EXAMPLES = (
+    ('define_word', 'For example, asked "what do ferret and lynx mean", reply '
+     '{"name": "define_word", "arguments": [{"word": "ferret"}, {"word": "lynx"}]}.'),
+    ('spell_out', 'For example, asked "spell out 12 and 40", reply '
+     '{"name": "spell_out", "arguments": [{"number": 12}, {"number": 40}]}.'),
+)
 
 # Words a server's error uses when it is the response_format field it refuses
 # (OpenAI, vLLM without guided decoding, llama.cpp's schema-to-grammar, LiteLLM).
@@ -203,7 +211,8 @@ def instructions(tools: Any) -> str:
     lines.append('To call a tool reply {"name": ..., "arguments": {...}}; to call it several '
                  'times reply {"name": ..., "arguments": [{...}, {...}]} (at most '
                  f'{MAX_CALLS}); otherwise reply {{"answer": "..."}}.')
-    lines.append(LIST_EXAMPLE)
+    offered = {tool.name for tool in tools}
+    lines += [example for name, example in LIST_EXAMPLES if name not in offered][:1]
     return "\n".join(lines)
 
 
