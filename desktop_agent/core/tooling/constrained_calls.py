@@ -31,7 +31,7 @@ Told only the shapes, the model rarely opened the list: on all 39
 ``parallel`` cases 4 were right, 21 missed by their count, mostly one call
 where two to four were asked (``math_factorial(number=5)`` for "the factorial
 of 5, 10 and 15"). The instructions end with an example of a list
-(:data:`LIST_EXAMPLE`); the model then opens it far more often, and once
+(:data:`LIST_EXAMPLES`); the model then opens it far more often, and once
 inside goes on to the cap with repeats, reorderings and values nobody wrote,
 which :mod:`.call_lists` drops. On the first 20 cases of each category
 (simple / multiple / parallel): before 14 / 6 / 3, with both 12 / 9 / 7; the
