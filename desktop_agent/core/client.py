@@ -50,7 +50,7 @@ from desktop_agent.core.context.prompt_intake import user_message
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.structured_output import structured_output_for
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
-from desktop_agent.core.tooling.call_lists import said_in
+from desktop_agent.core.tooling.call_lists import Said
 from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
     PendingApproval,
@@ -501,7 +501,7 @@ class Client:
             aggregator = StreamAggregator(
                 options.text_delta_mode, options.text_tool_calls, constrained=constrained,
                 string_cap=constrained_calls.string_cap(chances.max_tokens or options.max_tokens),
-                said=said_in(self._history) if constrained else None)
+                said=Said(self._history) if constrained else None)
             aggregator.taken_ids = history_call_ids(self._history)
             self._early.reset()
             ask_again: list[bool] = []

@@ -18,6 +18,7 @@ The first call is always kept: this only judges the model's continuation.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -29,22 +30,54 @@ _WORD = re.compile(r"\w+")
 
 
 class Said:
-    """What a list's later calls may draw their values from, indexed for lookups.
+    """What a list's later calls may draw their values from, indexed on first use.
+
+    Built for every constrained request but needed only when a reply lists more
+    than one call, so the history is read then, not on every round.
 
     Args:
-        text: The person's messages and the tools' results, joined.
+        history: The conversation's messages; the person's and the tools' count.
     """
 
-    def __init__(self, text: str) -> None:
-        self.text = text.lower()
-        self.words = set(_WORD.findall(self.text))
-        self.numbers: set[float] = set()
+    def __init__(self, history: list[dict[str, Any]]) -> None:
+        self._history = list(history)  # the messages so far, not later appends
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The person's messages and the tools' results, joined, lower-cased.
+
+        The system prompt is left out: it holds the tools' descriptions and the
+        example in :func:`.constrained_calls.instructions`, which no call should
+        draw values from.
+        """
+        parts: list[str] = []
+        for message in self._history:
+            if message.get("role") not in ("user", "tool"):
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(part["text"] for part in content if isinstance(part, dict)
+                             and isinstance(part.get("text"), str))
+        return "\n".join(parts).lower()
+
+    @functools.cached_property
+    def words(self) -> set[str]:
+        """The words said."""
+        return set(_WORD.findall(self.text))
+
+    @functools.cached_property
+    def numbers(self) -> set[float]:
+        """The numbers said, as written and "5%" also as 0.05."""
+        numbers: set[float] = set()
         for match in _NUMBER.finditer(_THOUSANDS.sub("", self.text)):
             token = match.group(0)
             value = float(token.rstrip("%"))
-            self.numbers.add(value)
+            numbers.add(value)
             if token.endswith("%"):  # "5%" is also written 0.05
-                self.numbers.add(value / 100)
+                numbers.add(value / 100)
+        return numbers
 
     def holds(self, value: Any) -> bool:
         """Whether ``value`` (any JSON value) can be found in what was said."""
@@ -104,23 +137,3 @@ def _values(call: Any) -> str:
     if not isinstance(call, dict):
         return _exact(call)
     return json.dumps(sorted(_exact(v) for v in call.values()), ensure_ascii=False)
-
-
-def said_in(history: list[dict[str, Any]]) -> Said:
-    """What the person's messages and the tools' results say, as a :class:`Said`.
-
-    The system prompt is left out: it holds the tools' descriptions and the
-    example in :func:`.constrained_calls.instructions`, which no call should
-    draw values from.
-    """
-    parts: list[str] = []
-    for message in history:
-        if message.get("role") not in ("user", "tool"):
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(part["text"] for part in content if isinstance(part, dict)
-                         and isinstance(part.get("text"), str))
-    return Said("\n".join(parts))
