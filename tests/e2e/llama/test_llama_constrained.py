@@ -9,6 +9,7 @@ values and whose ``value`` is an integer; the core turns that into a normal call
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -62,30 +63,25 @@ async def test_a_tiny_model_calls_the_tool_correctly_when_constrained(
 
 def chosen_tools(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Three tools, each recording its calls, for a request that must pick one."""
-    @tool("get_weather", "The current weather in a city.",
-          {"type": "object", "properties": {"city": {"type": "string"}},
-           "required": ["city"]})
-    def get_weather(args: dict[str, Any]) -> str:
-        calls.append(("get_weather", dict(args)))
-        return "Sunny"
+    def recording(name: str, description: str, properties: dict[str, Any],
+                  reply: Callable[[dict[str, Any]], str]) -> Any:
+        @tool(name, description, {"type": "object", "properties": properties,
+                                  "required": list(properties)})
+        def run(args: dict[str, Any]) -> str:
+            calls.append((name, dict(args)))
+            return reply(args)
 
-    @tool("circle_area", "The area of a circle.",
-          {"type": "object", "properties": {"radius": {"type": "number"}},
-           "required": ["radius"]})
-    def circle_area(args: dict[str, Any]) -> str:
-        calls.append(("circle_area", dict(args)))
-        return "28.27"
+        return run
 
-    @tool("convert", "Convert a temperature to another unit.",
-          {"type": "object",
-           "properties": {"value": {"type": "integer"},
-                          "unit": {"type": "string", "enum": UNITS}},
-           "required": ["value", "unit"]})
-    def convert(args: dict[str, Any]) -> str:
-        calls.append(("convert", dict(args)))
-        return f"{args['value']} in {args['unit']}"
-
-    return [get_weather, convert, circle_area]
+    return [
+        recording("get_weather", "The current weather in a city.",
+                  {"city": {"type": "string"}}, lambda _: "Sunny"),
+        recording("convert", "Convert a temperature to another unit.",
+                  {"value": {"type": "integer"}, "unit": {"type": "string", "enum": UNITS}},
+                  lambda args: f"{args['value']} in {args['unit']}"),
+        recording("circle_area", "The area of a circle.",
+                  {"radius": {"type": "number"}}, lambda _: "28.27"),
+    ]
 
 
 @pytest.mark.parametrize(("prompt", "wanted"), [
