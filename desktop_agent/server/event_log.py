@@ -224,7 +224,7 @@ class EventLog:
         moved: set[str] = set()
         for stored in carried:
             cid = stored.conversation_id
-            if cid in newest and stored.id == self._last_ids.get(cid, 0) + 1 and (
+            if stored.id == self._last_ids.get(cid, 0) + 1 and (
                     cid in self._waiters or cid in self._last_ids):
                 self._remember(Event.from_stored(stored))
                 moved.add(cid)

@@ -37,8 +37,8 @@ and the events that travelled whole, in order."""
 
 NOTIFY_SPLIT_BYTES = 7000
 """Lines start a new notification once a payload holds this many bytes: PostgreSQL
-refuses a payload of 8,000 bytes or more, and a line (an id and a number) is far
-shorter than the 1,000 bytes left."""
+refuses a payload of 8,000 bytes or more, and a line stays under the 1,000 bytes left
+(an event whole only up to :data:`CARRIED_DATA_BYTES` of data, else just its ids)."""
 
 APPROVALS_CHANNEL = "desktop_agent_approvals"
 """The channel of answered tool-call questions: ``<conversation id>:0`` per answer."""

@@ -25,7 +25,9 @@ transaction-scoped advisory lock, so read-then-write rules (the lease check, a
 message's depth) hold across replicas exactly as across processes. The writes a
 busy server makes most (events, checkpoints of streaming replies) say what they
 touch (:meth:`Engine.writing_beside`), and PostgreSQL runs those of different
-conversations at once.
+conversations at once; there the two are each one statement, a function in the schema
+(:data:`Dialect.append_events_call`, :data:`Dialect.checkpoint_call`), taking the
+same locks.
 """
 
 from __future__ import annotations
