@@ -8,6 +8,10 @@ the person as the core's typed errors and working chats.
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
+import textwrap
 import time
 from typing import Any
 
@@ -90,6 +94,57 @@ async def test_a_probe_without_a_pool_closes_the_client_it_made(
     info = await probe_server(server.base_url, timeout=2.0)
     assert info.up and [m.id for m in info.models] == ["m"]
     assert len(made) == 1 and made[0].is_closed()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_search_where_nothing_listens_does_not_load_the_sdk() -> None:
+    # A window opened with no model server running searches six local ports; a
+    # refused connection says "not running" without the SDK stack (~25 MB of an
+    # idle window). The first port that answers is asked through the SDK.
+    code = textwrap.dedent(f"""
+        import asyncio, sys
+        from desktop_agent.core.servers.discovery import discover_servers
+        from desktop_agent.testing import ScriptedServer
+
+        closed = [("llamacpp", "llama.cpp", "http://127.0.0.1:{_closed_port()}/v1"),
+                  ("vllm", "vLLM", "http://localhost:{_closed_port()}/v1")]
+        found = asyncio.run(discover_servers(timeout=2.0, known=closed))
+        print([(s.name, s.up, s.error) for s in found])
+        print("openai loaded:", "openai" in sys.modules, "aiohttp" in sys.modules)
+        with ScriptedServer() as server:
+            server.models = ["qwen3-4b"]
+            [up] = asyncio.run(discover_servers(
+                timeout=2.0, known=[("llamacpp", "llama.cpp", server.base_url)]))
+        print(up.up, [m.id for m in up.models], "openai loaded:", "openai" in sys.modules)
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "[('llama.cpp', False, 'not running'), ('vLLM', False, 'not running')]",
+        "openai loaded: False False",
+        "True ['qwen3-4b'] openai loaded: True",
+    ]
+
+
+async def test_with_a_proxy_named_a_local_port_is_still_asked_through_the_sdk(
+        server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The SDK's client sends through the environment's proxy, which may answer
+    # for an address this process cannot reach: no shortcut then.
+    for name in ("HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY",
+                 "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.base_url.removesuffix("/v1"))
+    server.models = ["behind-the-proxy"]
+    closed = f"http://127.0.0.1:{_closed_port()}/v1"
+    info = await probe_server(closed, timeout=2.0)
+    assert info.up and [m.id for m in info.models] == ["behind-the-proxy"]
+    assert f"{closed}/models" in server.request_targets  # sent to the proxy, for that port
 
 
 async def test_a_server_that_says_do_not_retry_is_not_asked_again(

@@ -18,7 +18,11 @@ only a fallback guess.
 
 Every request goes through the server's ``AsyncOpenAI``: the one in the
 ``pool`` given (the same client the server's chats use), or one made for the
-probe and closed after it.
+probe and closed after it. A local address where nothing listens is told by a
+refused TCP connection before any of that (:mod:`.port_check`), so a window
+started with no server running does not load the SDK stack for the search
+(about 25 MB of an idle window); this module imports the SDK, in a worker
+thread, only when some address accepts a connection.
 
 ``DESKTOP_AGENT_BASE_URL`` adds a server to probe; ``DESKTOP_AGENT_MODEL``
 names the preferred model (see :func:`preferred_server_and_model`).
@@ -33,23 +37,14 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import openai
-
-from desktop_agent.core.servers.model_details import (
-    REQUEST_ERRORS,
-    ModelDetail,
-    ModelKind,
-    get_json,
-    kind_from_name,
-    litellm_details,
-    llamacpp_props,
-    lmstudio_details,
-    ollama_details,
-)
+from desktop_agent.core.servers.port_check import refuses_connections
 from desktop_agent.core.wire import http_backend
-from desktop_agent.core.wire.model_client import cause_chain, new_openai_client
+from desktop_agent.core.wire.model_client import cause_chain, load_sdk, new_openai_client
 
 if TYPE_CHECKING:
+    import openai
+
+    from desktop_agent.core.servers.model_details import ModelKind
     from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 #: What ``desktop-agent serve`` answers on ``GET /alive`` (``service``).
@@ -139,6 +134,16 @@ async def list_models(base_url: str, api_key: str | None = None, *, kind: str = 
 
 async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
                        timeout: float) -> list[ModelInfo]:
+    from desktop_agent.core.servers.model_details import (
+        ModelDetail,
+        get_json,
+        kind_from_name,
+        litellm_details,
+        llamacpp_props,
+        lmstudio_details,
+        ollama_details,
+    )
+
     root = _root(base_url)
     extra: dict[str, ModelDetail] = {}
     if kind == "lmstudio":
@@ -168,6 +173,8 @@ async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
 
 async def _is_own_server(http: openai.AsyncOpenAI, base_url: str, timeout: float) -> bool:
     """Whether ``desktop-agent serve`` answers at this address (its ``/alive``)."""
+    from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
+
     try:
         answer = await get_json(http, f"{_root(base_url)}/alive", timeout)
     except REQUEST_ERRORS:
@@ -196,6 +203,12 @@ async def probe_server(base_url: str, *, kind: str = "openai", name: str | None 
         pool: Where the server's shared client is (None: a client for this probe only).
     """
     info = ServerInfo(kind, name or base_url, base_url.rstrip("/"))
+    if await refuses_connections(info.base_url, timeout):
+        info.error = "not running"
+        return info
+    await load_sdk()  # in a worker thread: about a second of CPU the first time
+    import openai
+
     async with server_client(info.base_url, api_key, pool) as http:
         try:
             info.models = await _list_models(http, info.base_url, kind, timeout)
