@@ -154,12 +154,14 @@ class ConversationRunner:
                 conversation has no server/model, or there is nothing to answer.
         """
         with _as_http():
+            # Off the loop: on PostgreSQL a start's store calls wait for the database,
+            # and every stream this replica serves would wait behind them.
             if message is not None:
-                self.session.reload_settings()  # another process may have changed 'vision'
-                refuse_if_blind(self.session.settings, message)
-                self.session.send(message)
+                # Settings as just read: another process may have changed 'vision'.
+                await self.session.send_off_loop(
+                    message, vet=lambda settings: refuse_if_blind(settings, message))
             else:
-                self.session.run()
+                await self.session.run_off_loop()
 
     def add_message(self, content: str | list[dict[str, Any]]) -> MessageRecord:
         """Store a user message without answering it (``POST .../messages``)."""

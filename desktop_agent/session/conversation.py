@@ -21,7 +21,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,7 @@ from .plan import Plan, plan_of
 from .project_instructions import ProjectInstructions, project_instructions_for
 from .recorder import TurnRecorder, stored_compaction
 from .setting_values import has_server
+from .store_calls import StoreCalls, finish_now, in_a_thread, on_the_spot
 from .turn import TurnBlocks
 
 if TYPE_CHECKING:
@@ -117,6 +119,8 @@ class ConversationSession(FolderUndo):
         self._stop_task: asyncio.Task[bool] | None = None
         # The lease taken by _starting, until the turn's task takes it over.
         self._pending_lease: TurnLease | None = None
+        # True while a turn's start waits for the store (off the loop, in serve).
+        self._starting_turn = False
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._closed = False
         self._reported_problems: list[str] = []
@@ -222,7 +226,7 @@ class ConversationSession(FolderUndo):
     @property
     def busy(self) -> bool:
         """Whether a turn runs (or is starting) in this process."""
-        return self._task is not None and not self._task.done()
+        return self._starting_turn or (self._task is not None and not self._task.done())
 
     @property
     def task(self) -> asyncio.Task[None] | None:
@@ -238,18 +242,24 @@ class ConversationSession(FolderUndo):
         """Catch up with other processes' writes when idle; True when the branch changed."""
         if self.busy or self._closed:
             return False
-        self._reload_record()
+        return finish_now(self._refreshed(on_the_spot))
+
+    async def _refreshed(self, call: StoreCalls) -> bool:
+        await self._reloaded(call)
+        conversation_id = self._record.id
         if self._loaded_path is None:
             if self._shown_page is None:
                 return False  # nothing was read yet: the next read is fresh anyway
             # Only a page was read: compare the same page, read the whole branch if it moved.
             limit, shown = self._shown_page
-            page = _from_turn_start(self._store.active_path(self._record.id, limit), limit)
+            page = _from_turn_start(
+                await call(partial(self._store.active_path, conversation_id, limit)), limit)
             if [(r.id, r.status) for r in page] == shown:
                 return False
-        path = self._store.active_path(self._record.id)
-        if self._loaded_path is not None and (
-                [(r.id, r.status) for r in path] == [(r.id, r.status) for r in self._path]):
+        path = await call(partial(self._store.active_path, conversation_id))
+        loaded = self._loaded_path
+        if loaded is not None and (
+                [(r.id, r.status) for r in path] == [(r.id, r.status) for r in loaded]):
             return False
         self._path = path
         self._emit(PathReset(tuple(path)))
@@ -264,7 +274,10 @@ class ConversationSession(FolderUndo):
         self._reload_record()
 
     def _reload_record(self) -> None:
-        fresh = self._store.get_conversation(self._record.id)
+        finish_now(self._reloaded(on_the_spot))
+
+    async def _reloaded(self, call: StoreCalls) -> None:
+        fresh = await call(partial(self._store.get_conversation, self._record.id))
         if fresh is None:
             return
         old, self._record = self._record, fresh
@@ -276,10 +289,13 @@ class ConversationSession(FolderUndo):
     # -- settings ----------------------------------------------------------------------
     def rename(self, title: str) -> None:
         """Give the conversation a new title (blank titles are ignored)."""
+        finish_now(self._renamed(title, on_the_spot))
+
+    async def _renamed(self, title: str, call: StoreCalls) -> None:
         title = " ".join(title.split())
         if title and title != self._record.title:
-            self._store.update_conversation(self._record.id, title=title)
-            self._reload_record()
+            await call(partial(self._store.update_conversation, self._record.id, title=title))
+            await self._reloaded(call)
 
     def update_settings(self, **changes: Any) -> None:
         """Change settings by key (None removes one); keys others wrote are kept.
@@ -309,40 +325,59 @@ class ConversationSession(FolderUndo):
             self._record.settings, tool_name))
 
     # -- user actions --------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _starting(self) -> Iterator[None]:
+    @contextlib.asynccontextmanager
+    async def _starting(self, call: StoreCalls,
+                        vet: Callable[[dict[str, Any]], None] | None = None,
+                        ) -> AsyncIterator[None]:
         """Check a turn may start and take its lease now, before anything is written.
 
         Taken here, not when the turn's task first runs, so two processes (two
         ``serve`` replicas, a window and a server) asked at the same moment cannot
         both store a message and start: the second is refused at once with
-        :class:`ConversationBusyError`. Given back if starting fails.
-        """
-        self._check_can_start()
-        lease = self._store.turn_lease(self._record.id, self._owner)
-        lease.acquire()
-        self._pending_lease = lease
-        try:
-            yield
-        except BaseException:
-            self._pending_lease = None
-            lease.release()
-            raise
-        if self._task is None and self._pending_lease is lease:  # nothing was started
-            self._pending_lease = None
-            lease.release()
+        :class:`ConversationBusyError`. Given back if starting fails. While the
+        store calls run (in a worker thread, for ``serve``) the session counts
+        as busy, so a second start here is refused too.
 
-    def _check_can_start(self) -> None:
+        Args:
+            call: Runs each store call (see :mod:`.store_calls`).
+            vet: Checks the settings just read, before anything is written.
+        """
         if self._closed:
             raise SessionError("The conversation was closed.")
         if self.busy:
             raise TurnRunningError("A turn is already running in this conversation.")
-        self.refresh()  # each turn starts from what is on disk
+        self._starting_turn = True
+        try:
+            await self._check_can_start(call)
+            if vet is not None:
+                vet(self._record.settings)
+            lease = self._store.turn_lease(self._record.id, self._owner)
+            await call(lease.acquire)
+            self._pending_lease = lease
+            try:
+                if self._closed:  # closed while the store was asked
+                    raise SessionError("The conversation was closed.")
+                yield
+            except BaseException:
+                self._pending_lease = None
+                lease.release()
+                raise
+            if self._task is None and self._pending_lease is lease:  # nothing was started
+                self._pending_lease = None
+                lease.release()
+        finally:
+            self._starting_turn = False
+
+    async def _check_can_start(self, call: StoreCalls) -> None:
+        await self._refreshed(call)  # each turn starts from what is on disk
         if not has_server(self._record.settings):
             raise NotConfiguredError("Pick a server and a model first.")
-        holder = self._store.turn_lease_holder(self._record.id)
+        conversation_id = self._record.id
+        holder = await call(partial(self._store.turn_lease_holder, conversation_id))
         if holder is not None:
-            raise ConversationBusyError(self._record.id, holder)
+            raise ConversationBusyError(conversation_id, holder)
+        if self._loaded_path is None:  # the turn needs the whole branch: read it here
+            self._path = await call(partial(self._store.active_path, conversation_id))
 
     def add_user_message(self, content: Content) -> MessageRecord:
         """Store a user message (text, or content parts with pictures) without answering it.
@@ -350,13 +385,17 @@ class ConversationSession(FolderUndo):
         Raises:
             StaleParentError: Another process appended meanwhile (refresh, retry).
         """
+        return finish_now(self._added_user_message(content, on_the_spot))
+
+    async def _added_user_message(self, content: Content, call: StoreCalls) -> MessageRecord:
         leaf = self._path[-1].id if self._path else None
-        record = self._store.add_message(self._record.id, {"role": "user", "content": content},
-                                         parent_id=leaf, expected_parent=leaf)
+        record = await call(partial(
+            self._store.add_message, self._record.id, {"role": "user", "content": content},
+            parent_id=leaf, expected_parent=leaf))
         self._path.append(record)
         self._emit(UserMessageAdded(record))
         if self._record.title == DEFAULT_TITLE:
-            self.rename(title_from(prompt_text(content) or "Attachment"))
+            await self._renamed(title_from(prompt_text(content) or "Attachment"), call)
         return record
 
     def send(self, content: Content) -> MessageRecord:
@@ -367,9 +406,23 @@ class ConversationSession(FolderUndo):
             ConversationBusyError: Another process runs a turn here.
             StaleParentError: Another process appended meanwhile.
         """
-        with self._starting():
+        return finish_now(self._send(content, on_the_spot))
+
+    async def send_off_loop(self, content: Content,
+                            vet: Callable[[dict[str, Any]], None] | None = None,
+                            ) -> MessageRecord:
+        """:meth:`send` with its store calls in a worker thread (``serve``).
+
+        See :mod:`.store_calls` for why. ``vet`` checks the settings just read,
+        before anything is stored.
+        """
+        return await self._send(content, in_a_thread, vet)
+
+    async def _send(self, content: Content, call: StoreCalls,
+                    vet: Callable[[dict[str, Any]], None] | None = None) -> MessageRecord:
+        async with self._starting(call, vet):
             base = model_history(self._path, self._vision())
-            record = self.add_user_message(content)
+            record = await self._added_user_message(content, call)
             self._start(content, base, len(base))
             return record
 
@@ -379,7 +432,14 @@ class ConversationSession(FolderUndo):
         Raises:
             NothingToAnswerError: The branch ends with an answer already.
         """
-        with self._starting():
+        finish_now(self._run(on_the_spot))
+
+    async def run_off_loop(self) -> None:
+        """:meth:`run` with its store calls in a worker thread (``serve``)."""
+        await self._run(in_a_thread)
+
+    async def _run(self, call: StoreCalls) -> None:
+        async with self._starting(call):
             if not self._path or self._path[-1].role not in ("user", "tool"):
                 raise NothingToAnswerError(
                     "The conversation has no new user message to answer; send one first.")
@@ -393,12 +453,15 @@ class ConversationSession(FolderUndo):
 
     def regenerate(self) -> None:
         """Answer the last user message again; the old answer stays as a sibling branch."""
-        with self._starting():
+        finish_now(self._regenerate(on_the_spot))
+
+    async def _regenerate(self, call: StoreCalls) -> None:
+        async with self._starting(call):
             index = last_user_index(self._path)
             if index is None:
                 raise NothingToAnswerError("There is no user message to answer again.")
             user = self._path[index]
-            self._store.set_active_leaf(self._record.id, user.id)
+            await call(partial(self._store.set_active_leaf, self._record.id, user.id))
             self._path = self._path[:index + 1]
             self._emit(PathReset(tuple(self._path)))
             base = model_history(self._path[:index], self._vision())
@@ -408,15 +471,18 @@ class ConversationSession(FolderUndo):
 
     def edit(self, message_id: str, text: str) -> None:
         """Replace a user message with ``text`` (a sibling branch) and answer it."""
-        with self._starting():
+        finish_now(self._edit(message_id, text, on_the_spot))
+
+    async def _edit(self, message_id: str, text: str, call: StoreCalls) -> None:
+        async with self._starting(call):
             index = next((i for i, r in enumerate(self._path) if r.id == message_id), None)
             if index is None or self._path[index].role != "user":
                 raise NothingToAnswerError("That message is not a user message on this branch.")
             old = self._path[index]
             prefix = self._path[:index]
-            record = self._store.add_message(self._record.id, {"role": "user", "content": text},
-                                             parent_id=old.parent_id,
-                                             new_root=old.parent_id is None)
+            record = await call(partial(
+                self._store.add_message, self._record.id, {"role": "user", "content": text},
+                parent_id=old.parent_id, new_root=old.parent_id is None))
             self._path = [*prefix, record]
             self._emit(PathReset(tuple(self._path)))
             base = model_history(prefix, self._vision())
@@ -485,6 +551,8 @@ class ConversationSession(FolderUndo):
 
     # -- the turn ---------------------------------------------------------------------
     def _start(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
+        if self._closed:  # closed while a start waited for the store
+            raise SessionError("The conversation was closed.")
         self.last_used = time.monotonic()
         # The task first, so listeners told "running" already see the session busy.
         self._task = asyncio.ensure_future(self._turn(prompt, base, base_length))
