@@ -16,6 +16,13 @@ two chrome holders (``conversation_tab.py``); 0.57 MB now that it is set when th
 is first shown (``theme.style_chrome_when_shown``; 0.56 MB with no sheet at all), 1.39
 MB once shown. One styled widget ~180 kB, one
 unstyled ~10 kB.
+
+It also prints what one message costs in a shown transcript (``message_widget_kb``):
+a message of the person's 192 kB and an answer with a code block 202 kB while each
+made its inline editor, "Restore files" menu and version switcher up front; 31 and
+175 kB now that they are made when first needed (``message_bubbles.py``,
+``assistant_message.py``). In the window (``bench/startup.py``) five restored tabs,
+one shown, went from 111.4 to 109.3 MB.
 """
 
 from __future__ import annotations
@@ -102,6 +109,56 @@ def styled_widget_kb(count: int = 40) -> tuple[float, float]:
     return figures[2], figures[3]
 
 
+def message_widget_kb(count: int = 40) -> tuple[float, float]:
+    """RSS per message widget of a shown transcript: the person's message, and an answer.
+
+    The contents are ``bench/startup.py``'s five-tab conversations (a question; an answer
+    with a heading, inline code and a fenced block). The widgets sit in a scroll area of a
+    fixed size, as in the transcript, so the window's backing store does not grow with them.
+    """
+    from PySide6.QtWidgets import QApplication, QScrollArea, QVBoxLayout, QWidget
+
+    from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+    from desktop_agent.gui.transcript.items import AssistantItem, UserItem
+    from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
+    from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
+    from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+    app = QApplication.instance()
+    theme = TranscriptTheme.from_palette(app.palette())  # type: ignore[attr-defined]
+    renderer = MarkdownRenderer(theme)
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.resize(900, 700)
+    column = QWidget()
+    layout = QVBoxLayout(column)
+    area.setWidget(column)
+    area.show()
+
+    def answer(n: int) -> AssistantMessageWidget:
+        item = AssistantItem(f"a{n}")
+        item.append("text", f"## Answer {n}\n\nSome **markdown** and `code`.\n\n"
+                            "```python\nprint('hello')\n```\n")
+        item.open = False
+        return AssistantMessageWidget(item, theme, renderer, parent=column)
+
+    def question(n: int) -> UserMessageWidget:
+        return UserMessageWidget(UserItem(f"u{n}", f"Question {n}: how?"), theme, column)
+
+    figures = []
+    kept: list[QWidget] = []
+    for make in (question, answer, question, answer):  # the first pair warms up (fonts, ...)
+        settle(app)
+        before = rss_mb()
+        for n in range(count):
+            kept.append(make(n))
+            layout.addWidget(kept[-1])
+        settle(app)
+        figures.append((rss_mb() - before) * 1000 / count)
+    area.close()
+    return figures[2], figures[3]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tabs", type=int, default=20)
@@ -113,12 +170,15 @@ def main() -> int:
     background, shown = per_tab_mb(args.tabs, styled=True)
     _bare_background, bare_shown = per_tab_mb(args.tabs, styled=False)
     with_sheet, without = styled_widget_kb()
+    question, reply = message_widget_kb()
     print(f"tab in the background (never shown): {background:.2f} MB RSS each "
           f"(over {args.tabs} tabs)")
     print(f"tab shown once:                      {shown:.2f} MB each; with no stylesheet "
           f"{bare_shown:.2f} MB (the sheet: {(shown - bare_shown) / shown:.0%} of a tab)")
     print(f"one small widget with the app's stylesheet: {with_sheet:.0f} kB, without: "
           f"{without:.0f} kB ({with_sheet / max(without, 1):.0f}x)")
+    print(f"in a shown transcript: a message of the person's {question:.0f} kB, an answer "
+          f"with a code block {reply:.0f} kB")
     return 0
 
 

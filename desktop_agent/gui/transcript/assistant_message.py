@@ -130,13 +130,11 @@ class AssistantMessageWidget(QWidget):
         self.regenerate_button = action_button(
             "Regenerate", theme, self._actions, self.regenerate_requested.emit
         )
-        self.branches = BranchSwitcher(theme, self._actions)
-        self.branches.set_position(item.branch)
-        self.branches.step.connect(lambda offset: self.branch_requested.emit(item.key, offset))
-        actions_layout = QHBoxLayout(self._actions)
+        self._branches: BranchSwitcher | None = None  # made when there are versions
+        actions_layout = self._actions_layout = QHBoxLayout(self._actions)
         actions_layout.setContentsMargins(0, 0, 0, 0)
         actions_layout.setSpacing(2)
-        actions_layout.addWidget(self.branches)
+        self.set_branch(item.branch)
         actions_layout.addWidget(self.copy_button)
         actions_layout.addWidget(self.regenerate_button)
         actions_layout.addStretch(1)
@@ -159,9 +157,24 @@ class AssistantMessageWidget(QWidget):
         """True once the turn's final render is done."""
         return self._ended
 
+    @property
+    def branches(self) -> BranchSwitcher:
+        """The ‹ n/m › switcher, made on first use.
+
+        Most answers have one version; made up front, the hidden switcher cost
+        ~27 kB per answer in every shown transcript (``bench/tab_memory.py``).
+        """
+        if self._branches is None:
+            key = self.item.key
+            self._branches = BranchSwitcher(self._theme, self._actions)
+            self._branches.step.connect(lambda offset: self.branch_requested.emit(key, offset))
+            self._actions_layout.insertWidget(0, self._branches)
+        return self._branches
+
     def set_branch(self, branch: tuple[int, int] | None) -> None:
         """Show which version of the answer this is."""
-        self.branches.set_position(branch)
+        if self._branches is not None or (branch is not None and branch[1] > 1):
+            self.branches.set_position(branch)
 
     def set_regenerate_visible(self, visible: bool) -> None:
         """Offer Regenerate (the view does so on the last finished turn only)."""

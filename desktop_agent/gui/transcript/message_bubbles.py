@@ -40,6 +40,11 @@ class UserMessageWidget(QWidget):
     that and move the conversation back to here, so the next message starts a
     new branch beside the old one.
 
+    The editor, the menu and the version switcher are made when first needed
+    (:attr:`editor`, :attr:`restore_menu`, :attr:`branches`): almost every message
+    in a transcript has none of them open, and made up front they were about 125
+    of the ~200 kB a message cost (``bench/tab_memory.py``).
+
     Signals:
         edit_requested(str, str): item key and the edited text, when an edit is sent.
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
@@ -74,36 +79,28 @@ class UserMessageWidget(QWidget):
         role = role_label("You", theme, self)
         self.copy_button = action_button("Copy", theme, self, self._copy)
         self.edit_button = action_button("Edit", theme, self, self.start_editing)
-        self.restore_menu = QMenu(self)
-        self.restore_menu.addAction(RESTORE_FILES).triggered.connect(
-            lambda: self.restore_requested.emit(item.key, False))
-        self.restore_menu.addAction(RESTORE_AND_BRANCH).triggered.connect(
-            lambda: self.restore_requested.emit(item.key, True))
         self.restore_button = action_button("Restore files\u2026", theme, self,
                                             self._open_restore_menu)
         self.restore_button.setToolTip("Put the working folder back as it was before this "
                                        "message")
         self.restore_button.setVisible(False)
         self._restore_offered = False
-        self.editor = MessageEditor(theme, self)
-        self.editor.setVisible(False)
-        self.editor.submitted.connect(self._send_edit)
-        self.editor.cancelled.connect(self.stop_editing)
+        self._theme = theme
+        self._editor: MessageEditor | None = None
+        self._restore_menu: QMenu | None = None
+        self._branches: BranchSwitcher | None = None
 
         role_row = QHBoxLayout()
         role_row.addStretch(1)
         role_row.addWidget(role)
-        bubble_row = QHBoxLayout()
-        bubble_row.addStretch(1)
-        bubble_row.addWidget(self.bubble)
-        bubble_row.addWidget(self.editor, 4)
-        self.branches = BranchSwitcher(theme, self)
-        self.branches.set_position(item.branch)
-        self.branches.step.connect(lambda offset: self.branch_requested.emit(item.key, offset))
-        actions_row = QHBoxLayout()
-        actions_row.setSpacing(2)
-        actions_row.addStretch(1)
-        actions_row.addWidget(self.branches)
+        self._bubble_row = QHBoxLayout()
+        self._bubble_row.addStretch(1)
+        self._bubble_row.addWidget(self.bubble)
+        self._actions_row = QHBoxLayout()
+        self._actions_row.setSpacing(2)
+        self._actions_row.addStretch(1)
+        self.set_branch(item.branch)
+        actions_row = self._actions_row
         actions_row.addWidget(self.copy_button)
         actions_row.addWidget(self.edit_button)
         actions_row.addWidget(self.restore_button)
@@ -111,7 +108,7 @@ class UserMessageWidget(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(role_row)
-        layout.addLayout(bubble_row)
+        layout.addLayout(self._bubble_row)
         layout.addLayout(actions_row)
         self._natural_width = self._measure_text_width()
         if self.pictures is not None:  # as wide as the thumbnails need, too
@@ -121,9 +118,43 @@ class UserMessageWidget(QWidget):
         """The message text."""
         return self.item.text
 
+    @property
+    def editor(self) -> MessageEditor:
+        """The inline editor (hidden until Edit), made on first use."""
+        if self._editor is None:
+            self._editor = MessageEditor(self._theme, self)
+            self._editor.setVisible(False)
+            self._editor.submitted.connect(self._send_edit)
+            self._editor.cancelled.connect(self.stop_editing)
+            self._bubble_row.addWidget(self._editor, 4)
+        return self._editor
+
+    @property
+    def restore_menu(self) -> QMenu:
+        """The "Restore files…" menu, made on first use."""
+        if self._restore_menu is None:
+            key = self.item.key
+            self._restore_menu = QMenu(self)
+            self._restore_menu.addAction(RESTORE_FILES).triggered.connect(
+                lambda: self.restore_requested.emit(key, False))
+            self._restore_menu.addAction(RESTORE_AND_BRANCH).triggered.connect(
+                lambda: self.restore_requested.emit(key, True))
+        return self._restore_menu
+
+    @property
+    def branches(self) -> BranchSwitcher:
+        """The ‹ n/m › switcher (hidden when the message has one version), made on first use."""
+        if self._branches is None:
+            key = self.item.key
+            self._branches = BranchSwitcher(self._theme, self)
+            self._branches.step.connect(lambda offset: self.branch_requested.emit(key, offset))
+            self._actions_row.insertWidget(1, self._branches)  # after the stretch
+        return self._branches
+
     def set_branch(self, branch: tuple[int, int] | None) -> None:
         """Show which version of the message this is."""
-        self.branches.set_position(branch)
+        if self._branches is not None or (branch is not None and branch[1] > 1):
+            self.branches.set_position(branch)
 
     def offer_restore(self, offered: bool) -> None:
         """Show "Restore files…" (the conversation's tools have changed files)."""
@@ -151,7 +182,7 @@ class UserMessageWidget(QWidget):
     @property
     def editing(self) -> bool:
         """Whether the inline editor is open."""
-        return not self.editor.isHidden()
+        return self._editor is not None and not self._editor.isHidden()
 
     def start_editing(self) -> None:
         """Replace the bubble with an editor holding the message text."""
@@ -164,7 +195,8 @@ class UserMessageWidget(QWidget):
 
     def stop_editing(self) -> None:
         """Close the editor and show the bubble again."""
-        self.editor.setVisible(False)
+        if self._editor is not None:
+            self._editor.setVisible(False)
         self.bubble.setVisible(True)
         self.edit_button.setVisible(True)
         self.copy_button.setVisible(True)
