@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import os
+import socket
 from urllib.parse import urlsplit
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+
+_UNUSABLE_HERE = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.ENETUNREACH})
+"""Errors of an address this machine cannot use (``::1`` without IPv6): no answer either way."""
 
 
 def _loopback(host: str) -> bool:
@@ -47,7 +52,9 @@ async def refuses_connections(base_url: str, timeout: float) -> bool:
 
     False whenever that is not certain: another host, a proxy in the
     environment, a URL without a port Python can tell, a connection that
-    opens, times out or fails another way.
+    opens, times out or fails another way. A name with several addresses
+    (``localhost``: ``::1`` and ``127.0.0.1``) is refused when one refuses and
+    the others refuse too or cannot be used on this machine (no IPv6).
     """
     try:
         parts = urlsplit(base_url)
@@ -58,12 +65,23 @@ async def refuses_connections(base_url: str, timeout: float) -> bool:
         return False
     try:
         async with asyncio.timeout(timeout):
-            _reader, writer = await asyncio.open_connection(host, port)
-    except ConnectionRefusedError:
-        return True
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                host, port, type=socket.SOCK_STREAM)
+            refused = False
+            for address in dict.fromkeys(str(info[4][0]) for info in infos):
+                try:
+                    _reader, writer = await asyncio.open_connection(address, port)
+                except ConnectionRefusedError:
+                    refused = True
+                    continue
+                except OSError as exc:
+                    if exc.errno in _UNUSABLE_HERE:
+                        continue
+                    return False
+                writer.close()
+                with contextlib.suppress(OSError):  # closed from the other side: it listened
+                    await writer.wait_closed()
+                return False
     except (OSError, TimeoutError):
         return False
-    writer.close()
-    with contextlib.suppress(OSError):  # closed from the other side meanwhile: it listened
-        await writer.wait_closed()
-    return False
+    return refused
