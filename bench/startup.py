@@ -19,12 +19,14 @@ Prints, against the targets for the 2-core CI machine:
   comparison: the search then loads the openai SDK stack, which it skips when every
   local port refuses a connection).
 
-Idle RSS measured with ``--rss-only`` (2-core machine, Xvfb), from source: 99.6 MB with
-the window open, 111.4 MB with five tabs (111.9 MB with the counts estimated), 128.7 MB
-with a server answering the search. Before the search stopped loading the SDK for ports
-nobody listens on: the single file 128.9, 140.8 and 141.5 MB; from source 127.9, 137.3
-and 137.9 MB. Before the idle-memory work (the README's "An idle window keeps its memory
-small"): 146.3 and 162.5 MB for the single file, 167.9, 185.5 and 186.9 MB from source.
+Idle RSS measured with ``--rss-only`` (2-core machine, Xvfb): the single file 100.2 MB
+with the window open, 109.5 MB with five tabs (110.3 MB with the counts estimated),
+129.3 MB with a server answering the search; from source 99.5, 107.8, 108.5 and 128.2
+MB. Before the search stopped loading the SDK for ports nobody listens on and transcript
+messages made their editor, menu and version switcher only when needed: the single file
+128.9, 140.8 and 141.5 MB; from source 127.9, 137.3 and 137.9 MB. Before the idle-memory
+work (the README's "An idle window keeps its memory small"): 146.3 and 162.5 MB for the
+single file, 167.9, 185.5 and 186.9 MB from source.
 
 The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
