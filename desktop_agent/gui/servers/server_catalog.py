@@ -218,7 +218,8 @@ class ServerCatalog(QObject):
 
     async def _gather(self) -> list[ServerEntry]:
         # Discovery talks through the openai SDK, whose import takes about a second of
-        # CPU: in a worker thread, so the window keeps answering while it loads.
+        # CPU: it imports it in a worker thread, and only once a port answers (a local
+        # port that refuses a connection is "not running" without it, see port_check).
         providers = await asyncio.to_thread(importlib.import_module,
                                             "desktop_agent.core.servers.discovery")
 
