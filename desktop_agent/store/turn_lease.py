@@ -189,7 +189,11 @@ class TurnLease:
         self.release()
 
     async def __aenter__(self) -> Self:
-        await asyncio.to_thread(self.acquire)
+        # A lease taken a moment ago (a turn's start takes it before storing the
+        # prompt) is not taken again: on PostgreSQL that was a second round of four
+        # statements per turn, and the renewal below finds a lease lost meanwhile.
+        if not self.held:
+            await asyncio.to_thread(self.acquire)
         self._renewer = asyncio.get_running_loop().create_task(
             self._keep_renewed(), name=f"turn-lease-{self.conversation_id}"
         )
