@@ -121,6 +121,8 @@ class ConversationSession(FolderUndo):
         self._pending_lease: TurnLease | None = None
         # True while a turn's start waits for the store (off the loop, in serve).
         self._starting_turn = False
+        # How the running turn's store calls run (set by each start; see store_calls).
+        self._turn_calls: StoreCalls = on_the_spot
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._closed = False
         self._reported_problems: list[str] = []
@@ -357,6 +359,7 @@ class ConversationSession(FolderUndo):
             try:
                 if self._closed:  # closed while the store was asked
                     raise SessionError("The conversation was closed.")
+                self._turn_calls = call
                 yield
             except BaseException:
                 self._pending_lease = None
@@ -605,9 +608,11 @@ class ConversationSession(FolderUndo):
             await client.query(prompt)
             blocks = TurnBlocks(recorder, client, self._emit)
             started = True
+            call = self._turn_calls
             async for item in client.receive_messages():
-                blocks.handle(item)
+                await blocks.handle(item, call)
             interrupted = bool(client.turn_metadata.get("interrupted"))
+            await recorder.finish_reply("interrupted" if interrupted else "complete", call)
             recorder.finish("interrupted" if interrupted else "complete", client.history,
                             base_length)
             self._emit(ReplyEnded(interrupted))

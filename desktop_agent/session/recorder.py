@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.history_invariants import (
@@ -37,6 +38,8 @@ from .file_changes import FILE_CHANGE_KEY
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
     from desktop_agent.store import MessageRecord, Store
+
+    from .store_calls import StoreCalls
 
 log = logging.getLogger("desktop_agent.session.recorder")
 
@@ -94,6 +97,7 @@ class TurnRecorder:
         self._change_of = change_of
         self._stopped_by_person = stopped_by_person
         self._segment: _Segment | None = None
+        self._just_opened: str | None = None  # opened by open_reply, not yet reported
         self._compaction: dict[str, Any] | None = None  # for the next reply's metadata
         self._tool_records: dict[str, str] = {}
         self._bad_calls: list[tuple[str, str, str]] = []
@@ -101,6 +105,22 @@ class TurnRecorder:
         self.errors_shown: set[str] = set()
 
     # -- blocks -----------------------------------------------------------------
+
+    async def open_reply(self, call: StoreCalls) -> None:
+        """Store the reply the next text, thinking or call block goes into, if none is open.
+
+        Why apart from :meth:`text`: storing a reply is a round trip to the
+        database, and ``call`` runs it off the event loop in ``serve`` (see
+        :mod:`.store_calls`); the block itself is then added at once.
+        """
+        if self._segment is not None and not self._segment.closed:
+            return
+        writer = await call(partial(
+            StreamingReplyWriter, self._store, self._conversation_id,
+            parent_id=self._leaf_id(), metadata=self._reply_metadata(),
+            interval=CHECKPOINT_INTERVAL))
+        self._opened_with(writer)
+        self._just_opened = writer.message_id
 
     def text(self, delta: str) -> str | None:
         """Add answer text; returns the new reply's id when this piece opened one."""
@@ -203,11 +223,23 @@ class TurnRecorder:
                             "anchor": block.anchor, "tokens_before": block.tokens_before,
                             "tokens_after": block.tokens_after}
 
-    def usage(self, figures: dict[str, Any]) -> None:
-        """Keep the turn's figures in the last reply's metadata."""
+    async def usage(self, figures: dict[str, Any], call: StoreCalls) -> None:
+        """Keep the turn's figures in the last reply's metadata (stored through ``call``)."""
         last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
         if last is not None:
-            self._replace(self._store.update_message_metadata(last.id, {"usage": figures}))
+            self._replace(await call(partial(
+                self._store.update_message_metadata, last.id, {"usage": figures})))
+
+    async def finish_reply(self, status: str, call: StoreCalls) -> None:
+        """:meth:`finish_segment`, with the reply's final write made through ``call``."""
+        segment = self._segment
+        if segment is None or segment.closed:
+            return
+        segment.closed = True
+        final = segment.message()
+        metadata = self._final_metadata(segment)
+        self._stored(await call(partial(segment.writer.finish, final, metadata, status)))
+        self._answer_bad_calls()
 
     def flush(self) -> None:
         """Save the partial reply now (the controller's timer calls this)."""
@@ -222,6 +254,12 @@ class TurnRecorder:
         if segment is None or segment.closed:
             return
         segment.closed = True
+        self._stored(segment.writer.finish(segment.message(), self._final_metadata(segment),
+                                           status))
+        self._answer_bad_calls()
+
+    @staticmethod
+    def _final_metadata(segment: _Segment) -> dict[str, Any]:
         metadata: dict[str, Any] = {"finished_at": time.time()}
         if segment.tool_calls:
             metadata["tool_calls"] = {
@@ -229,7 +267,9 @@ class TurnRecorder:
                           **({"source": segment.sources[c["id"]]}
                              if c["id"] in segment.sources else {})}
                 for c in segment.tool_calls}
-        self._stored(segment.writer.finish(segment.message(), metadata, status))
+        return metadata
+
+    def _answer_bad_calls(self) -> None:
         bad_calls, self._bad_calls = self._bad_calls, []
         for tool_use_id, name, content in bad_calls:
             self._tool_message(tool_use_id, content, True, name)
@@ -281,17 +321,24 @@ class TurnRecorder:
 
     def _open_segment(self) -> tuple[_Segment, str | None]:
         if self._segment is not None and not self._segment.closed:
-            return self._segment, None
+            opened, self._just_opened = self._just_opened, None
+            return self._segment, opened
+        writer = StreamingReplyWriter(
+            self._store, self._conversation_id, parent_id=self._leaf_id(),
+            metadata=self._reply_metadata(), interval=CHECKPOINT_INTERVAL)
+        return self._opened_with(writer), writer.message_id
+
+    def _reply_metadata(self) -> dict[str, Any]:
         metadata: dict[str, Any] = {"model": self._model, "started_at": time.time()}
         if self._compaction is not None:
             metadata["compaction"], self._compaction = self._compaction, None
-        writer = StreamingReplyWriter(
-            self._store, self._conversation_id, parent_id=self._leaf_id(),
-            metadata=metadata, interval=CHECKPOINT_INTERVAL)
+        return metadata
+
+    def _opened_with(self, writer: StreamingReplyWriter) -> _Segment:
         self._path.append(writer.record)
         self.written.append(writer.message_id)
         self._segment = _Segment(writer)
-        return self._segment, writer.message_id
+        return self._segment
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
                       name: str | None, settled_by: str | None = None,

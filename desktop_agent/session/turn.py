@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.client import Client
 
     from .recorder import TurnRecorder
+    from .store_calls import StoreCalls
 
 
 class TurnBlocks:
@@ -63,9 +64,16 @@ class TurnBlocks:
         self._emit = emit
         self._plan_inputs: dict[str, dict[str, Any]] = {}
 
-    def handle(self, item: Any) -> None:
-        """Write one block to the store, then report it."""
+    async def handle(self, item: Any, call: StoreCalls) -> None:
+        """Write one block to the store, then report it.
+
+        ``call`` runs the store calls that open and close a reply (see
+        :mod:`.store_calls`); the streamed pieces in between are saved in the
+        background, so a text piece costs no store call here.
+        """
         recorder = self._recorder
+        if isinstance(item, TextBlock | ThinkingBlock | ToolUseBlock):
+            await recorder.open_reply(call)
         if isinstance(item, TextBlock):
             self._opened(recorder.text(item.text))
             self._emit(TextDelta(item.text))
@@ -104,12 +112,12 @@ class TurnBlocks:
             self._emit(ToolErrorReported(item.error, item.tool_use_id, item.name,
                                          item.raw_data))
         elif isinstance(item, Usage):
-            recorder.usage({
+            await recorder.usage({
                 "prompt_tokens": item.prompt_tokens,
                 "completion_tokens": item.completion_tokens,
                 "time_to_first_token": item.time_to_first_token,
                 "tokens_per_second": item.tokens_per_second,
-            })
+            }, call)
             self._emit(UsageReported(item))
         elif isinstance(item, PromptProgressBlock):
             self._emit(PromptProgressReported(item.processed, item.total))
