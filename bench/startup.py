@@ -253,27 +253,30 @@ def print_first_paint(commands: dict[str, list[str] | None], display: Display,
 
 
 def print_rss_with_a_server(commands: dict[str, list[str] | None], display: Display,
-                            data_dir: Path, settle: float) -> None:
-    """Idle RSS of a window whose server search finds a model server (shown for comparison).
+                            data_dirs: dict[str, Path], settle: float) -> None:
+    """Idle RSS of a window whose server search finds a model server, per data folder.
 
     The search learns that nothing listens on a local port from a refused connection and
     loads the openai SDK stack only for a port that answers (``core/servers/port_check.py``):
-    the figures above are a window started with no server running. Here a scripted server
-    answers (named in ``DESKTOP_AGENT_BASE_URL``), so the search loads the SDK, as every
-    window does once it talks to a model.
+    the other figures are a window started with no server running. Here a scripted server
+    answers (named in ``DESKTOP_AGENT_BASE_URL``), so the search loads the SDK and lists the
+    server's models, as it does on the machine of anyone with LM Studio, Ollama or
+    llama.cpp running.
     """
     from desktop_agent.testing import ScriptedServer
 
     with ScriptedServer() as server:
         server.models = ["bench-model"]
-        for label, command in commands.items():
-            if command is None:
-                continue
-            figures = idle_rss(command, display, data_dir, settle,
-                               DESKTOP_AGENT_BASE_URL=server.base_url)
-            print(f"idle RSS, {label}, window open, a model server answering the search: "
-                  f"{figures['app_mb']:.1f} MB  {verdict(figures['app_mb'], TARGET_RSS_MB)} "
-                  "(the SDK stack loaded; for comparison)", flush=True)
+        for what, data_dir in data_dirs.items():
+            target = TARGET_RSS_MB if what == "window open" else TARGET_TABS_RSS_MB
+            for label, command in commands.items():
+                if command is None:
+                    continue
+                figures = idle_rss(command, display, data_dir, settle,
+                                   DESKTOP_AGENT_BASE_URL=server.base_url)
+                print(f"idle RSS, {label}, {what}, a model server answering the search: "
+                      f"{figures['app_mb']:.1f} MB  {verdict(figures['app_mb'], target)} "
+                      f"(target <= {target:.0f} MB)", flush=True)
 
 
 def main() -> int:
@@ -327,11 +330,18 @@ def main() -> int:
             print(f"idle RSS, {label}, window open {args.settle:.0f} s after first paint: "
                   f"{figures['app_mb']:.1f} MB  {verdict(figures['app_mb'], TARGET_RSS_MB)} "
                   f"(target <= {TARGET_RSS_MB:.0f} MB){extra}", flush=True)
-        print_rss_with_a_server(commands, display, data_dir, args.settle)
+        tabs_dirs = {}
         for usage in (True, False):
-            tabs_dir = Path(scratch) / f"five-tabs-{usage}"
+            tabs_dir = tabs_dirs[usage] = Path(scratch) / f"five-tabs-{usage}"
             tabs_dir.mkdir()
             seed_open_tabs(tabs_dir, with_usage=usage)
+        # apart: a found server is written into the current conversation's settings
+        served_tabs_dir = Path(scratch) / "five-tabs-served"
+        served_tabs_dir.mkdir()
+        seed_open_tabs(served_tabs_dir)
+        print_rss_with_a_server(commands, display, {
+            "window open": data_dir, f"{OPEN_TABS} tabs open": served_tabs_dir}, args.settle)
+        for usage, tabs_dir in tabs_dirs.items():
             counted = "server counts stored" if usage else "no server counts: estimated"
             for label, command in commands.items():
                 if command is None:

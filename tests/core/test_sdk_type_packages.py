@@ -79,3 +79,84 @@ def test_too_late_once_the_sdk_is_imported() -> None:
         print(defer_type_package_inits())
     """)
     assert out.strip() == "False"
+
+
+def test_a_name_asked_alone_is_the_object_the_whole_init_binds() -> None:
+    # Every package under the deferred roots: each name the init re-exports is taken
+    # from its own module first, then the whole init runs; both must give one object.
+    out = _run("""
+        import importlib, json, pkgutil, sys
+        from desktop_agent.core.wire import sdk_type_packages as lazy
+        lazy.defer_type_package_inits()
+        import openai
+        checked, differ = 0, []
+        for root in ("openai.types", "openai.lib", "openai._vendor.httpx_aiohttp"):
+            package = importlib.import_module(root)
+            names = [root] + [m.name for m in pkgutil.walk_packages(package.__path__, root + ".")
+                              if m.ispkg]
+            for name in names:
+                try:
+                    module = importlib.import_module(name)
+                except ImportError:  # an optional extra of the SDK
+                    continue
+                loader = module.__spec__.loader
+                if not isinstance(loader, lazy._DeferredInit):
+                    continue
+                alone = {n: getattr(module, n) for n in loader._names.sources}
+                dir(module)  # runs the whole init
+                checked += len(alone)
+                differ += [f"{name}.{n}" for n, v in alone.items() if vars(module)[n] is not v]
+        print(json.dumps({"checked": checked, "differ": differ}))
+    """)
+    facts = json.loads(out.strip().splitlines()[-1])
+    assert facts["checked"] > 1000 and facts["differ"] == [], facts
+
+
+def test_the_sdk_is_imported_without_aiohttp() -> None:
+    # openai's package for its aiohttp client imports aiohttp (~10 MB) to export the
+    # client class; the class alone does not need it until a transport is made.
+    out = _run("""
+        import sys
+        from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+        defer_type_package_inits()
+        import openai
+        print("aiohttp" in sys.modules, openai.DefaultAioHttpClient.__name__)
+    """)
+    assert out.split() == ["False", "_InstalledAioHttpClient"]
+
+
+def test_a_name_no_module_gives_is_missing_as_before() -> None:
+    out = _run("""
+        from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+        defer_type_package_inits()
+        import openai.types.chat as chat
+        try:
+            chat.NoSuchType
+        except AttributeError as exc:
+            print("AttributeError", "NoSuchType" in str(exc))
+        from openai.types.chat import completion_create_params
+        print(completion_create_params.__name__)
+    """)
+    assert out.split() == ["AttributeError", "True", "openai.types.chat.completion_create_params"]
+
+
+def test_a_package_that_names_a_thing_like_one_of_its_modules_is_not_deferred(
+        tmp_path: Path) -> None:
+    # ``from .helper import helper``: deferred, importing the submodule first would
+    # leave the package's ``helper`` the module rather than the function.
+    package = tmp_path / "fakesdk" / "types"
+    package.mkdir(parents=True)
+    (tmp_path / "fakesdk" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .helper import helper as helper\n")
+    (package / "helper.py").write_text("def helper():\n    return 'function'\n")
+    out = _run(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from desktop_agent.core.wire import sdk_type_packages as lazy
+        lazy.DEFERRED_ROOTS = ("fakesdk.types",)
+        lazy.defer_type_package_inits()
+        import fakesdk.types.helper
+        import fakesdk.types as types
+        print(types.helper())
+    """)
+    assert out.strip() == "function"

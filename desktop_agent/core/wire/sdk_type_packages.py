@@ -1,59 +1,79 @@
-"""Import the openai SDK without every type of the OpenAI API.
+"""Import the openai SDK without the parts of it the core never uses.
 
 Why: ``import openai`` runs ``openai/types/__init__.py``, and that and the
 ``__init__`` of each package under ``openai.types`` (``responses``, ``chat``,
 ``graders``, ...) import every module of the package to re-export its names:
 about 500 modules of typed API models, ~38 MB of resident memory and most of
 the second the import takes. The SDK's own code imports the few types it uses
-from their modules (``openai.types.chat.chat_completion``, ...); the core uses
-none of the rest (it sends prebuilt JSON and reads raw bytes, see
-:mod:`~desktop_agent.core.wire.model_client`).
+from their modules (``openai.types.chat.chat_completion``, ...) or asks a
+package for a name or two; the core uses none of the rest (it sends prebuilt
+JSON and reads raw bytes, see :mod:`~desktop_agent.core.wire.model_client`).
+Two more packages re-export what the core never uses: ``openai.lib`` (its
+``pydantic_function_tool`` helpers pull in ~80 modules of chat types, ~1.3 MB)
+and ``openai._vendor.httpx_aiohttp``, whose ``__init__`` imports the aiohttp
+transport, and with it aiohttp and its seven packages (~10 MB of an idle
+window), only to export the client class the SDK asks for when it starts.
 
 What was weighed: the models are not the cost of validators being built,
-pydantic already builds openai's models lazily (651 model classes after the
-import, 2 with a validator); the cost is the modules and classes themselves.
-openai has no switch to skip the re-exports, and ``importlib.util.LazyLoader``
-does not help (the first submodule import asks the package for ``__path__``,
-which loads it whole).
+pydantic already builds openai's models lazily (61 model classes after the
+import and a discovery request, 2 with a validator); the cost is the modules
+and classes themselves. openai has no switch to skip the re-exports, and
+``importlib.util.LazyLoader`` does not help (the first submodule import asks
+the package for ``__path__``, which loads it whole).
 
 So :func:`defer_type_package_inits` puts a finder in front of the import
-system for ``openai.types`` and the packages under it: such a package is
-created with its ``__path__`` (its submodules import as usual) and its
-``__init__`` runs when a name is first asked of the package itself
-(``openai.types.chat.ChatCompletion``, ``from openai.types.chat import X``,
-``dir()``, ``from ... import *``), through a module ``__getattr__`` (PEP 562).
-Only an ``__init__`` whose code does nothing but import and bind names is
-deferred (checked on its bytecode); any other runs at once, as before, so a
-later SDK whose package init does more is imported as the SDK wrote it.
+system for the packages under :data:`DEFERRED_ROOTS`: such a package is
+created with its ``__path__`` (its submodules import as usual) and nothing
+else. A name asked of it (``from openai.types.chat import ChatCompletion``,
+``openai.types.Model``) comes from the one module the package ``__init__``
+would have imported it from, through a module ``__getattr__`` (PEP 562); the
+whole ``__init__`` runs when that cannot say (``dir()``, ``from ... import *``,
+``__all__``, a name the ``__init__`` binds otherwise). Only an ``__init__``
+whose code does nothing but import names and bind them is deferred (checked on
+its bytecode); any other runs at once, as before, so a later SDK whose package
+init does more is imported as the SDK wrote it. So does the ``__init__`` of a
+package one of whose names is also one of its submodules (``from .x import x``):
+importing that submodule before the name is asked would leave the module where
+the ``__init__`` binds something else.
 
 Measured (``python -c "import openai"``, anonymous memory, Python 3.11,
-openai 3.57): 37.7 MB and 883 modules without, 25.7 MB and 456 modules with;
-in the idle window (``bench/startup.py``), see the README's figures.
+openai 3.57): 37.7 MB and 883 modules without, 25.7 MB and 456 modules with
+the type packages deferred whole. Names taken one by one, and ``openai.lib``
+and the vendored aiohttp client package deferred too: a window whose server
+search found a model server (``bench/startup.py --rss-only``, from source)
+129.4 -> 128.4 MB, five tabs 139.4 -> 138.7 MB, with aiohttp still imported when
+the client is made (see :mod:`~desktop_agent.core.wire.model_client`).
 """
 
 from __future__ import annotations
 
 import dis
+import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any
 
-#: The packages whose ``__init__`` waits for a name to be asked (this one and those under it).
-DEFERRED_ROOT = "openai.types"
+#: The packages whose ``__init__`` waits for a name to be asked (these and those under them).
+DEFERRED_ROOTS = ("openai.types", "openai.lib", "openai._vendor")
 
-#: Bytecode of a package ``__init__`` that only imports names and binds them.
+#: Bytecode of a package ``__init__`` that only imports names and binds them (and constants).
 _IMPORT_ONLY = frozenset({
     "RESUME", "NOP", "LOAD_CONST", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR",
     "STORE_NAME", "POP_TOP", "RETURN_VALUE", "RETURN_CONST", "CACHE", "EXTENDED_ARG",
-    "SWAP", "COPY",
+    "SWAP", "COPY", "BUILD_LIST", "BUILD_TUPLE", "LIST_EXTEND",
 })
 
 #: Package inits run by one thread at a time (two threads asking at once run it once).
 _RUNNING = threading.RLock()
+
+Source = tuple[int, str, str]
+"""Where a package init takes a name from: (relative level, module, attribute)."""
 
 
 def imports_only(code: CodeType) -> bool:
@@ -61,16 +81,84 @@ def imports_only(code: CodeType) -> bool:
     return all(instruction.opname in _IMPORT_ONLY for instruction in dis.get_instructions(code))
 
 
+@dataclass(frozen=True)
+class Reexports:
+    """What an import-only package ``__init__`` binds.
+
+    Attributes:
+        sources: Each name bound by ``from M import A [as name]``, and where from.
+        bound_otherwise: Names bound any other way (``import x.y``, a constant,
+            ``__all__``, twice), or with ``from M import *`` (None: not known).
+    """
+
+    sources: dict[str, Source]
+    bound_otherwise: frozenset[str] | None
+
+
+def reexports(code: CodeType) -> Reexports:
+    """Where each name an import-only ``__init__`` binds comes from."""
+    sources: dict[str, Source] = {}
+    unsure: set[str] = set()
+    star = False
+    consts: list[Any] = []
+    importing: tuple[int, str] | None = None  # the ``from`` import being bound
+    attribute: str | None = None
+    for instruction in dis.get_instructions(code):
+        op = instruction.opname
+        if op == "IMPORT_NAME":
+            level, fromlist = (consts[-2], consts[-1]) if len(consts) >= 2 else (None, None)
+            importing = (level, instruction.argval) \
+                if isinstance(level, int) and isinstance(fromlist, tuple) else None
+            attribute = None
+        elif op == "IMPORT_FROM":
+            attribute = instruction.argval
+        elif op == "IMPORT_STAR":
+            star = True
+        elif op == "STORE_NAME":
+            name = instruction.argval
+            if importing is None or attribute is None or name in sources:
+                unsure.add(name)
+            else:
+                sources[name] = (importing[0], importing[1], attribute)
+            attribute = None
+        elif op == "POP_TOP":
+            importing = attribute = None
+        consts = [*consts[-1:], instruction.argval] if op == "LOAD_CONST" else []
+    return Reexports({name: source for name, source in sources.items() if name not in unsure},
+                     None if star else frozenset(unsure))
+
+
 def _deferred(name: str) -> bool:
-    return name == DEFERRED_ROOT or name.startswith(DEFERRED_ROOT + ".")
+    return any(name == root or name.startswith(root + ".") for root in DEFERRED_ROOTS)
+
+
+def _find_spec(finder: object, fullname: str, path: Sequence[str] | None,
+               target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+    """``fullname``'s spec from the finders after ``finder`` (whoever would have found it)."""
+    for other in sys.meta_path:  # PyInstaller's, or the path
+        find = getattr(other, "find_spec", None)
+        if other is finder or find is None:
+            continue
+        spec: importlib.machinery.ModuleSpec | None = find(fullname, path, target)
+        if spec is not None:
+            return spec
+    return None
+
+
+def _submodule_names(finder: object, package: str, path: Sequence[str],
+                     names: Sequence[str]) -> list[str]:
+    """Which of ``names`` are also submodules of ``package``."""
+    return [name for name in names
+            if _find_spec(finder, f"{package}.{name}", path) is not None]
 
 
 class _DeferredInit(importlib.abc.Loader):
-    """Makes the package as its own loader would; runs its ``__init__`` at the first name asked."""
+    """Makes the package as its own loader would; its names come when first asked."""
 
-    def __init__(self, loader: Any, code: CodeType) -> None:
+    def __init__(self, loader: Any, code: CodeType, names: Reexports) -> None:
         self._loader = loader
         self._code = code
+        self._names = names
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         create = getattr(self._loader, "create_module", None)
@@ -78,19 +166,52 @@ class _DeferredInit(importlib.abc.Loader):
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        code = self._code
+        code, sources, otherwise = self._code, self._names.sources, self._names.bound_otherwise
         namespace = module.__dict__
+        package = module.__name__
+
+        def deferred() -> bool:
+            return namespace.get("__getattr__") is deferred_getattr
 
         def run_init() -> None:
             with _RUNNING:
-                if namespace.get("__getattr__") is not deferred_getattr:
+                if not deferred():
                     return  # another thread ran it meanwhile
                 del namespace["__getattr__"], namespace["__dir__"]
                 exec(code, namespace)
 
+        def from_source(name: str, source: Source) -> Any:
+            level, module_name, attribute = source
+            where = importlib.util.resolve_name("." * level + module_name, package) \
+                if level else module_name
+            if where == package:  # ``from . import x``: the submodule
+                return importlib.import_module(f"{package}.{attribute}")
+            origin = importlib.import_module(where)
+            try:
+                value = getattr(origin, attribute)
+            except AttributeError:  # a submodule not imported yet, as ``from`` imports it
+                value = importlib.import_module(f"{where}.{attribute}")
+            with _RUNNING:
+                if deferred():
+                    namespace[name] = value  # the next ask finds it without this hook
+            return value
+
         def deferred_getattr(name: str) -> Any:
             if name.startswith("__") and name != "__all__":
-                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            source = sources.get(name)
+            if source is not None and deferred():
+                return from_source(name, source)
+            if otherwise is not None and name not in otherwise and name != "__all__" \
+                    and deferred():
+                # the init binds no such name: a submodule (``from . import chat``), or nothing
+                try:
+                    return importlib.import_module(f"{package}.{name}")
+                except ModuleNotFoundError as exc:
+                    if exc.name != f"{package}.{name}":
+                        raise
+                    raise AttributeError(f"module {package!r} has no attribute {name!r}") \
+                        from None
             run_init()
             return getattr(module, name)
 
@@ -103,27 +224,23 @@ class _DeferredInit(importlib.abc.Loader):
 
 
 class _TypePackageFinder(importlib.abc.MetaPathFinder):
-    """Finds ``openai.types`` packages through the other finders and defers their ``__init__``."""
+    """Finds the deferred packages through the other finders and defers their ``__init__``."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if not _deferred(fullname):
             return None
-        spec: importlib.machinery.ModuleSpec | None = None
-        for finder in sys.meta_path:  # whoever would have found it (PyInstaller's, or the path)
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                break
+        spec = _find_spec(self, fullname, path, target)
         if spec is None or spec.submodule_search_locations is None or spec.loader is None:
             return spec  # a plain module (or nothing): imported as usual
         get_code = getattr(spec.loader, "get_code", None)
         code = get_code(fullname) if get_code is not None else None
         if code is None or not imports_only(code):
             return spec
-        spec.loader = _DeferredInit(spec.loader, code)
+        names = reexports(code)
+        if _submodule_names(self, fullname, spec.submodule_search_locations, list(names.sources)):
+            return spec  # see the module docstring: its init runs at once
+        spec.loader = _DeferredInit(spec.loader, code, names)
         return spec
 
 
@@ -131,7 +248,7 @@ def defer_type_package_inits() -> bool:
     """Install the finder (once); False when openai is imported already (too late to matter)."""
     if any(isinstance(finder, _TypePackageFinder) for finder in sys.meta_path):
         return True
-    if DEFERRED_ROOT in sys.modules:
+    if any(root in sys.modules for root in DEFERRED_ROOTS):
         return False
     sys.meta_path.insert(0, _TypePackageFinder())
     return True
