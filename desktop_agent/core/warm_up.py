@@ -20,11 +20,10 @@ log = logging.getLogger("desktop_agent.core")
 def warm_up(*, tokenizer: bool = True) -> None:
     """Import the HTTP stack and (optionally) load the tokenizer; never raises."""
     try:
-        from desktop_agent.core.wire import http_backend, model_client
+        from desktop_agent.core.wire import model_client
 
-        if http_backend.use_aiohttp():
-            importlib.import_module("aiohttp")
-        importlib.import_module("openai")
+        for name in model_client.sdk_modules(streams=True):
+            importlib.import_module(name)
 
         model_client.tls_context()
         model_client.new_openai_client("http://127.0.0.1/v1")  # the SDK's own lazy imports

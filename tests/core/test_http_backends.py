@@ -11,6 +11,9 @@ a retried 5xx, discovery's model list, and how the core reads a reply's body
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 
 import pytest
@@ -18,7 +21,9 @@ import pytest
 from desktop_agent.core import Client, RetryPolicy, ServerConnectionError, TextBlock
 from desktop_agent.core.servers.discovery import list_models
 from desktop_agent.core.wire import http_backend
+from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.core.wire.model_client import new_openai_client
+from desktop_agent.core.wire.split_transport import split_transport_class
 from desktop_agent.core.wire.transport import ModelHttp, open_stream
 from desktop_agent.testing import ScriptedServer, script
 from desktop_agent.testing.script import Hangup, Script
@@ -41,10 +46,70 @@ async def _reply(client: Client, prompt: str) -> str:
 async def test_new_clients_use_the_chosen_library(backend: str) -> None:
     client = new_openai_client("http://127.0.0.1:9/v1")
     try:
-        transport = type(client._client._transport).__module__  # the SDK's http client
-        assert ("aiohttp" in transport) == (backend == "aiohttp")
+        transport = client._client._transport  # the SDK's http client's
+        if backend == "aiohttp":  # streamed replies on aiohttp, made for the first one
+            assert isinstance(transport, split_transport_class())
+            assert transport.streamed is None
+        else:
+            assert "aiohttp" not in type(transport).__module__
     finally:
         await client.close()
+
+
+async def test_on_aiohttp_only_streamed_replies_go_through_it(
+        server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model list is read whole: httpx2 carries it, as cheaply as aiohttp would.
+    # aiohttp (~10 MB resident) is made for the first streamed reply, under the same
+    # AsyncOpenAI, and the reply is still read straight from aiohttp's response.
+    monkeypatch.setattr(http_backend, "prefer_aiohttp", True)
+    server.enqueue(script.text("A streamed reply."))
+    pool = ConnectionPool()
+    try:
+        client = pool.client(server.base_url)
+        transport = client._client._transport
+        assert [m.id for m in await list_models(server.base_url, pool=pool)] == server.models
+        assert transport.streamed is None
+        http = ModelHttp(server.base_url, "", 10, client=client)
+        assert await _stream_text(http, server.base_url) == ("A streamed reply.", True)
+        assert type(transport.streamed).__name__ == "AiohttpTransport"
+        assert pool.client(server.base_url) is client
+    finally:
+        await pool.aclose()
+    assert server.connections_opened == 2  # one per library
+
+
+def test_a_server_search_that_finds_a_server_leaves_aiohttp_unimported(
+        server: ScriptedServer) -> None:
+    # In a new interpreter, as the window runs it: the search lists the server's
+    # models without importing aiohttp; the first chat imports it.
+    server.enqueue(script.text("Hello."))
+    code = textwrap.dedent(f"""
+        import asyncio, sys
+        from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+        defer_type_package_inits()
+        from desktop_agent.core import AgentOptions, Client
+        from desktop_agent.core.servers.discovery import discover_servers
+        from desktop_agent.core.wire.connection_pool import ConnectionPool
+
+        async def main():
+            pool = ConnectionPool()
+            found = await discover_servers(extra_urls=({server.base_url!r},), known=(),
+                                           pool=pool)
+            print([m.id for s in found for m in s.models], "aiohttp" in sys.modules)
+            options = AgentOptions(base_url={server.base_url!r}, model="test-model",
+                                   connection_pool=pool)
+            async with Client(options) as client:
+                await client.query("hi")
+                text = "".join([getattr(i, "text", "") async for i in client.receive_messages()])
+            print(text, "aiohttp" in sys.modules)
+            await pool.aclose()
+
+        asyncio.run(main())
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"{server.models!r} False", "Hello. True"]
 
 
 async def test_a_streamed_reply_arrives_whole(backend: str, server: ScriptedServer,

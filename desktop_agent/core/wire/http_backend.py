@@ -1,8 +1,9 @@
 """Which HTTP library carries the openai SDK's requests, and the errors each one raises.
 
 The app installs ``aiohttp`` (the ``aiohttp`` extra, part of ``[app]``) and the SDK
-then runs on its aiohttp backend: aiohttp's HTTP parser is written in C, and at 50
-concurrent streams it costs ~40 µs less CPU per chunk than httpx
+then streams replies on aiohttp (other requests go through httpx2, see
+:mod:`~desktop_agent.core.wire.split_transport`): aiohttp's HTTP parser is written
+in C, and at 50 concurrent streams it costs ~40 µs less CPU per chunk than httpx
 (``bench/http_chunk_cost.py``). ``pip install desktop-agent`` alone leaves aiohttp
 out (its eight packages would take the SDK past 20) and the SDK runs on its own
 httpx2 backend, which a script streaming a few replies does not notice.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 
 prefer_aiohttp = True
 """Use aiohttp when it is installed (tests set this False to run the httpx2 backend)."""
@@ -33,12 +35,14 @@ def use_aiohttp() -> bool:
 
 
 def _aiohttp_errors(*names: str) -> tuple[type[BaseException], ...]:
-    """Aiohttp's exception classes by name, if aiohttp is installed (whatever the backend)."""
-    if not aiohttp_installed():
-        return ()
-    import aiohttp
+    """Aiohttp's exception classes by name, if aiohttp is imported (whatever the backend).
 
-    return tuple(getattr(aiohttp, name) for name in names)
+    Not imported, it has raised nothing: the app imports it for its first streamed
+    reply (:mod:`~desktop_agent.core.wire.split_transport`), not to recognise errors.
+    """
+    aiohttp = sys.modules.get("aiohttp")
+    found = (getattr(aiohttp, name, None) for name in names)  # None: still being imported
+    return tuple(error for error in found if error is not None)
 
 
 def transport_errors() -> tuple[type[BaseException], ...]:

@@ -4,9 +4,10 @@ The openai SDK carries the requests (chat, ``/models``, discovery and each
 server's detail endpoints): its auth headers (``api-key`` and ``api-version``
 for Azure), its retry rules (``Retry-After``, ``retry-after-ms``,
 ``x-should-retry``, 408/409/429/5xx and connection errors), request ids and
-its typed status errors. It runs on its aiohttp backend
-(``DefaultAioHttpClient``) where aiohttp is installed (the app), on its httpx2
-backend otherwise (the SDK alone; see :mod:`~desktop_agent.core.wire.http_backend`). The chat
+its typed status errors. Where aiohttp is installed (the app) streamed replies
+come through openai's aiohttp transport and other requests through httpx2's
+(:mod:`~desktop_agent.core.wire.split_transport`); otherwise all through the
+SDK's httpx2 backend (the SDK alone; see :mod:`~desktop_agent.core.wire.http_backend`). The chat
 body is sent as the prebuilt JSON bytes and the reply is read as raw bytes by
 :mod:`~desktop_agent.core.wire.transport`, so the SDK's typed chunk objects and
 its parameter transform (~85 µs per chunk, 9 ms per request after 20 turns)
@@ -39,7 +40,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
-from desktop_agent.core.wire import http_backend
+from desktop_agent.core.wire import http_backend, split_transport
 from desktop_agent.core.wire.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -82,16 +83,32 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-async def load_sdk() -> None:
+def sdk_modules(*, streams: bool = False) -> list[str]:
+    """The modules a request needs imported; ``streams``: a streamed one (a chat reply)."""
+    names = ["openai"]
+    if streams and http_backend.use_aiohttp():
+        names.append(split_transport.AIOHTTP_TRANSPORT_MODULE)  # aiohttp itself
+    return names
+
+
+def _import_all(names: list[str]) -> None:
+    for name in names:
+        importlib.import_module(name)
+
+
+async def load_sdk(*, streams: bool = False) -> None:
     """Import the openai SDK in a worker thread if no one has yet.
 
     The import takes about a second of CPU (its typed API); done lazily on
     the event loop by a first request, it froze a window or stalled every
     stream a server was serving for that long. A process that warms up first
-    (:func:`~desktop_agent.core.warm_up.warm_up`) pays nothing here.
+    (:func:`~desktop_agent.core.warm_up.warm_up`) pays nothing here. With
+    ``streams`` (before a chat request) aiohttp too, where the app streams on it
+    (:mod:`~desktop_agent.core.wire.split_transport`).
     """
-    if "openai" not in sys.modules:
-        await asyncio.to_thread(importlib.import_module, "openai")
+    missing = [name for name in sdk_modules(streams=streams) if name not in sys.modules]
+    if missing:
+        await asyncio.to_thread(_import_all, missing)
 
 
 def retry_policy_for_request(policy: RetryPolicy) -> contextvars.Token[RetryPolicy | None]:
@@ -200,7 +217,7 @@ def _client_class(azure: bool) -> type[Any]:
 def new_openai_client(base_url: str, api_key: str | None = None, *,
                       headers: Mapping[str, str] | None = None,
                       max_connections: int = DEFAULT_MAX_CONNECTIONS) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` (``AsyncAzureOpenAI`` for Azure URLs) on aiohttp where installed.
+    """An ``AsyncOpenAI`` (``AsyncAzureOpenAI`` for Azure URLs), streams on aiohttp where installed.
 
     Proxies come from the environment (``HTTP(S)_PROXY``, ``NO_PROXY``), read
     once when the client is made. Retries are set per request by the caller
@@ -219,7 +236,7 @@ def new_openai_client(base_url: str, api_key: str | None = None, *,
     limits = httpx2.Limits(max_connections=max_connections,
                            max_keepalive_connections=max_connections,
                            keepalive_expiry=KEEPALIVE_SECONDS)
-    backend = openai.DefaultAioHttpClient if http_backend.use_aiohttp() \
+    backend = split_transport.split_client if http_backend.use_aiohttp() \
         else openai.DefaultAsyncHttpxClient
     http = backend(limits=limits, verify=tls_context(), trust_env=True, follow_redirects=False)
     key = api_key or "not-needed"

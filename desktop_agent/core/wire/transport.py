@@ -327,7 +327,7 @@ async def open_stream(
     that option and remembers the server; other failures become the core's
     typed errors.
     """
-    await load_sdk()  # off the event loop the first time
+    await load_sdk(streams=True)  # off the event loop the first time
     import httpx2
     import openai
 
