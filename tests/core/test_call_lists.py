@@ -92,3 +92,100 @@ async def test_a_first_call_is_kept_whatever_it_holds(server: Any, make_options:
     ran, _ = await calls_made(server, make_options, "Factorial of five", "factorial",
                               {"number": {"type": "integer"}}, [{"number": 5}, {"number": 6}])
     assert ran == [{"number": 5}]
+
+
+async def test_a_value_changed_only_in_case_needs_that_case_written(server: Any,
+                                                                    make_options: Any) -> None:
+    # SmolLM2 asked for the frequency of "AA" went on to "Aa": the person wrote only
+    # "AA", so "Aa" is the model's run-on; written both ways, both are asked for.
+    genotype = {"allele_frequency": {"type": "number"}, "genotype": {"type": "string"}}
+    listed = [{"allele_frequency": 0.3, "genotype": "AA"},
+              {"allele_frequency": 0.3, "genotype": "Aa"}]
+    ran, _ = await calls_made(server, make_options, "Frequency of the AA genotype if A is 0.3?",
+                              "genotype_frequency", genotype, listed)
+    assert ran == listed[:1]
+
+
+async def test_both_cases_written_are_both_asked_for(server: Any, make_options: Any) -> None:
+    genotype = {"allele_frequency": {"type": "number"}, "genotype": {"type": "string"}}
+    listed = [{"allele_frequency": 0.7, "genotype": "AA"},
+              {"allele_frequency": 0.7, "genotype": "Aa"},
+              {"allele_frequency": 0.7, "genotype": "aa"}]
+    ran, _ = await calls_made(server, make_options,
+                              "Frequencies of the genotypes AA, Aa and aa if A is 0.7?",
+                              "genotype_frequency", genotype, listed)
+    assert ran == listed
+
+
+ENTROPY = {"initial_temp": {"type": "integer"}, "final_temp": {"type": "integer"},
+           "isothermal": {"type": "boolean"}}
+
+
+async def test_a_flag_flipped_that_nobody_named_is_a_run_on(server: Any,
+                                                            make_options: Any) -> None:
+    listed = [{"initial_temp": 300, "final_temp": 400, "isothermal": True},
+              {"initial_temp": 300, "final_temp": 400, "isothermal": False}]
+    ran, _ = await calls_made(server, make_options, "Entropy change from 300K to 400K?",
+                              "entropy_change", ENTROPY, listed)
+    assert ran == listed[:1]
+
+
+async def test_a_flag_the_person_named_may_be_asked_both_ways(server: Any,
+                                                              make_options: Any) -> None:
+    listed = [{"initial_temp": 300, "final_temp": 350, "isothermal": True},
+              {"initial_temp": 300, "final_temp": 350, "isothermal": False}]
+    ran, _ = await calls_made(
+        server, make_options,
+        "Entropy change from 300K to 350K, isothermal. And if it is not isothermal?",
+        "entropy_change", ENTROPY, listed)
+    assert ran == listed
+
+
+ROUTE = {"start": {"type": "string"}, "end": {"type": "string"},
+         "stops": {"type": "array", "items": {"type": "string"}}}
+
+
+async def test_a_call_that_only_moves_the_first_calls_values_is_a_run_on(
+        server: Any, make_options: Any) -> None:
+    listed = [{"start": "San Francisco", "end": "Los Angeles",
+               "stops": ["Santa Barbara", "Monterey"]},
+              {"start": "Santa Barbara", "end": "Santa Barbara",
+               "stops": ["Santa Barbara", "Monterey"]}]
+    ran, _ = await calls_made(
+        server, make_options,
+        "Travel time from San Francisco to Los Angeles with stops at Santa Barbara and Monterey?",
+        "route_time", ROUTE, listed)
+    assert ran == listed[:1]
+
+
+async def test_a_leg_that_goes_on_from_the_first_brings_a_new_place(server: Any,
+                                                                    make_options: Any) -> None:
+    listed = [{"start": "Paris", "end": "Lyon", "stops": []},
+              {"start": "Lyon", "end": "Nice", "stops": []}]
+    ran, _ = await calls_made(server, make_options,
+                              "Travel times from Paris to Lyon, then from Lyon to Nice?",
+                              "route_time", ROUTE, listed)
+    assert ran == listed
+
+
+async def test_a_request_that_lists_nothing_gets_one_call(server: Any,
+                                                          make_options: Any) -> None:
+    weight = {"weight_earth_kg": {"type": "number"}, "planet": {"type": "string"}}
+    listed = [{"weight_earth_kg": 70, "planet": "Mars"},
+              {"weight_earth_kg": 70, "planet": "Earth"}]
+    ran, _ = await calls_made(server, make_options,
+                              "How much will I weigh on Mars if my weight on Earth is 70 kg?",
+                              "weight_in_space", weight, listed)
+    assert ran == listed[:1]
+
+
+@pytest.mark.parametrize("prompt", [
+    "Return on $2000 with a gain of $500. Do the same for $5000 with a gain of $1000.",
+    "Rendement de 2000 € avec 500 € de gain et de 5000 € avec 1000 € de gain ?",
+])
+async def test_a_request_that_lists_in_words_gets_each_call(server: Any, make_options: Any,
+                                                            prompt: str) -> None:
+    investment = {"initial": {"type": "number"}, "gain": {"type": "number"}}
+    listed = [{"initial": 2000, "gain": 500}, {"initial": 5000, "gain": 1000}]
+    ran, _ = await calls_made(server, make_options, prompt, "roi", investment, listed)
+    assert ran == listed

@@ -14,6 +14,28 @@ So a call after the first is kept only when it is not a repeat or a reordering
 of a kept one, and each of its values that differs from the first call's can
 be found in what was said (the person's messages and the tools' results).
 The first call is always kept: this only judges the model's continuation.
+
+Three more kinds of run-on passed those rules on BFCL's ``simple`` cases, where
+one call was asked (a full run of 80 had 10 lists there, from the model going on
+past its call). Each is judged by what a person asking for several calls writes:
+
+* a value that differs from the first call's only by letter case (``"Aa"`` after
+  ``"AA"``): kept only when written with that case ("AA, Aa and aa");
+* a flag flipped (``isothermal: false`` after ``true``): a flag is a choice, not a
+  value someone writes, so it is kept only when the person named the flag (a word
+  of its name: "is the process isothermal? what if it is not");
+* the first call's own values moved to other arguments (a route from San
+  Francisco to Los Angeles by Santa Barbara, then from Santa Barbara to Santa
+  Barbara): a call is kept only when it brings at least one value the first
+  call did not already hold.
+
+And a request that lists nothing gets one call: asking for several things takes
+a list, written with a comma, a semicolon or a word such as "and", "or", "also",
+"then", "both", "each" or "the same" (:data:`_LISTING`). Each of BFCL's 200
+``parallel`` requests has one; of its 400 ``simple`` ones, 206 have none.
+("How much will I weigh on Mars if my weight on Earth is 70 kg?" got Mars, then
+Earth.) A request in a language whose words are not listed, and with no comma,
+gets its first call only; the model still sees the result and may call again.
 """
 
 from __future__ import annotations
@@ -27,6 +49,17 @@ from typing import Any
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _WORD = re.compile(r"\w+")
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+#: How a request lists several things: punctuation, or a word that joins or repeats
+#: (English, French, German, Spanish, Italian, Portuguese, Chinese, Japanese). Single
+#: letters ("y", "e") are left out: they are variables in the requests tools serve.
+_LISTING = re.compile(
+    r"[,;&+/\uff0c\u3001\uff1b]|\b(?:and|or|also|then|plus|both|each|same|again|repeat|"
+    r"versus|vs|et|ou|puis|aussi|und|oder|auch|dann|también|também|anche|poi)\b"
+    r"|[和及与或]|\u3068", re.IGNORECASE)
+#: Words of a flag's name that do not say which flag it is ("include_details").
+_FLAG_VERBS = frozenset({"include", "enable", "allow", "use", "show", "with", "get", "has",
+                         "is", "do", "should", "return", "flag"})
 
 
 class Said:
@@ -44,23 +77,19 @@ class Said:
 
     @functools.cached_property
     def text(self) -> str:
-        """The person's messages and the tools' results, joined, lower-cased.
+        """The person's messages and the tools' results, joined, lower-cased."""
+        return self.written.lower()
+
+    @functools.cached_property
+    def written(self) -> str:
+        """The person's messages and the tools' results, joined, as written.
 
         The system prompt is left out: it holds the tools' descriptions and the
         example in :func:`.constrained_calls.instructions`, which no call should
         draw values from.
         """
-        parts: list[str] = []
-        for message in self._history:
-            if message.get("role") not in ("user", "tool"):
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts.extend(part["text"] for part in content if isinstance(part, dict)
-                             and isinstance(part.get("text"), str))
-        return "\n".join(parts).lower()
+        return "\n".join(_content_text(message.get("content")) for message in self._history
+                         if message.get("role") in ("user", "tool"))
 
     @functools.cached_property
     def words(self) -> set[str]:
@@ -78,6 +107,14 @@ class Said:
             if token.endswith("%"):  # "5%" is also written 0.05
                 numbers.add(value / 100)
         return numbers
+
+    @functools.cached_property
+    def lists(self) -> bool:
+        """Whether the person's last message lists several things (:data:`_LISTING`)."""
+        for message in reversed(self._history):
+            if message.get("role") == "user":
+                return bool(_LISTING.search(_content_text(message.get("content"))))
+        return True  # nothing the person said to judge by: the model's list stands
 
     def holds(self, value: Any) -> bool:
         """Whether ``value`` (any JSON value) can be found in what was said."""
@@ -97,6 +134,30 @@ class Said:
             return all(self.holds(v) for v in value.values())
         return True
 
+    def names(self, argument: str) -> bool:
+        """Whether the person named the flag ``argument``: a word of its name, or its stem.
+
+        ``include_human_impact`` is named by "human impact", ``formatted`` by
+        "format"; words such as "include" or "allow" say nothing of which flag.
+        """
+        parts = [p.lower() for p in _NAME_PART.findall(argument)]
+        wanted = [p for p in parts if p not in _FLAG_VERBS and len(p) > 2] or parts
+        return any(word in self.words or (len(word) >= 6 and any(
+            said.startswith(word[:6]) for said in self.words)) for word in wanted)
+
+    def changed(self, argument: str, value: Any, before: Any) -> bool:
+        """Whether a later call's ``value``, where the first had ``before``, was said.
+
+        A flag counts only when named, and a string that differs from ``before``
+        only by letter case only when written with that case.
+        """
+        if isinstance(value, bool) or isinstance(before, bool):
+            return self.names(argument)
+        if isinstance(value, str) and isinstance(before, str) \
+                and value.strip().lower() == before.strip().lower():
+            return value.strip() in self.written
+        return self.holds(value)
+
 
 def meant(calls: list[Any], said: Said | None) -> list[Any]:
     """The calls of one list the model meant: the first, then those that pass the rules above.
@@ -109,6 +170,8 @@ def meant(calls: list[Any], said: Said | None) -> list[Any]:
         return []
     first = calls[0]
     kept = [first]
+    if said is not None and not said.lists:
+        return kept
     seen = {_exact(first)}
     shuffles = {_values(first)}
     for call in calls[1:]:
@@ -118,10 +181,12 @@ def meant(calls: list[Any], said: Said | None) -> list[Any]:
         if isinstance(call, dict) and isinstance(first, dict):
             if _values(call) in shuffles:
                 continue
+            changes = {key: value for key, value in call.items() if first.get(key) != value}
             if said is not None and not all(
-                    said.holds(value) for key, value in call.items()
-                    if first.get(key) != value):
+                    said.changed(key, value, first.get(key)) for key, value in changes.items()):
                 continue
+            if changes and all(_held_by(value, first) for value in changes.values()):
+                continue  # the first call's values moved between arguments
         seen.add(exact)
         shuffles.add(_values(call))
         kept.append(call)
@@ -137,3 +202,42 @@ def _values(call: Any) -> str:
     if not isinstance(call, dict):
         return _exact(call)
     return json.dumps(sorted(_exact(v) for v in call.values()), ensure_ascii=False)
+
+
+def _content_text(content: Any) -> str:
+    """A message's text, whether a string or a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(part["text"] for part in content if isinstance(part, dict)
+                         and isinstance(part.get("text"), str))
+    return ""
+
+
+def _scalars(value: Any) -> list[Any]:
+    """The strings and numbers inside a JSON value.
+
+    Strings keep their case: a value that differs only by case and passed
+    :meth:`Said.changed` was written both ways, so it is new.
+    """
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _scalars(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    if isinstance(value, str):
+        return [value.strip()]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [float(value)]
+    return []
+
+
+def _held_by(value: Any, first: dict[str, Any]) -> bool:
+    """Whether a changed value brings nothing new: all of it is among the first call's values.
+
+    A flag is never "held": whether flipping it was asked is :meth:`Said.changed`'s call.
+    """
+    if isinstance(value, bool) or value is None:
+        return False
+    inside = _scalars(value)
+    known = _scalars(first)
+    return bool(inside) and all(v in known for v in inside)
