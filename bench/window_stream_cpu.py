@@ -3,12 +3,11 @@
     python bench/window_stream_cpu.py [--streams 1 3] [--tokens 400] [--delay 0.005]
         [--rounds 6]
 
-Why the window keeps the SDK on aiohttp: ``import openai`` imports aiohttp whenever
-it is installed, whichever backend a client uses, and in an idle window that has
-talked to a model server aiohttp and what it loads are ~7 MB of resident memory
-(``bench/startup.py``, a model server answering the search; measured with openai's
-aiohttp transport marked absent and the clients on httpx2). This prints what
-leaving it out would cost where a window streams: the core's ``Client`` reading
+Why the window streams replies on aiohttp: aiohttp and what it loads are ~7-10 MB of
+resident memory (``bench/startup.py``), so a window imports it for its first streamed
+reply only (``core/wire/split_transport.py``: a server search's requests, read whole,
+go through httpx2). This prints what streaming on httpx2 instead would cost where a
+window streams: the core's ``Client`` reading
 1 and 3 replies at once from the scripted model server (its own process, on
 another CPU where there is one), CPU of this process per chunk on each backend
 (rounds alternate, the median of each), and the extra share of one CPU core the
@@ -16,8 +15,10 @@ httpx2 backend takes while the replies stream at ``1 / --delay`` chunks per seco
 
 Measured on the shared 2-core machine: one reply 151.6 µs per chunk on aiohttp,
 256.1 µs on httpx2 (1.69x, 2.1% more of a core); three at once 95.0 against 176.4
-µs (1.86x, 4.9%). The SDK's requests were to cost no more CPU than the transport
-before them (issue 31), so the window stays on aiohttp and pays the memory.
+µs (1.86x, 4.9%); with streamed replies alone on aiohttp (split transport) 206.3
+against 370.9 µs (1.80x) and 111.0 against 204.8 µs (1.84x), the machine busier. The
+SDK's requests were to cost no more CPU than the transport before them (issue 31), so
+the window streams on aiohttp and pays its memory once it streams.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ transport in a worker thread before the first chat, so the import does not
 land on the event loop.
 
 Measured (``bench/startup.py --rss-only``, from source, Xvfb): an idle window
-whose search found a model server 128.4 -> see the README's figures.
+whose search found a model server 128.4 -> 121.2 MB, five tabs 138.7 -> 130.5 MB.
 """
 
 from __future__ import annotations
