@@ -25,7 +25,6 @@ def warm_up(*, tokenizer: bool = True) -> None:
         for name in model_client.sdk_modules(streams=True):
             importlib.import_module(name)
 
-        model_client.tls_context()
         model_client.new_openai_client("http://127.0.0.1/v1")  # the SDK's own lazy imports
         if tokenizer:
             from desktop_agent.core.context.tokens import count_text_tokens

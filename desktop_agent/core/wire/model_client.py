@@ -34,7 +34,6 @@ import functools
 import importlib
 import logging
 import os
-import ssl
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from desktop_agent.core.wire import http_backend, split_transport
 from desktop_agent.core.wire.retry import RetryPolicy
+from desktop_agent.core.wire.tls_context import load_certificates, tls_context
 
 if TYPE_CHECKING:
     import httpx2
@@ -70,17 +70,6 @@ _DEFAULT_RETRY = RetryPolicy()
 _RETRY_POLICY: contextvars.ContextVar[RetryPolicy | None] = contextvars.ContextVar(
     "desktop_agent_retry_policy", default=None)
 """The retry policy of the request being sent (a client is shared by Clients of one server)."""
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """One TLS context for the process.
-
-    Building one loads the system's CA certificates (tens of milliseconds);
-    without sharing, every new client paid that on the event loop, which a
-    window or a server starting many conversations feels.
-    """
-    return ssl.create_default_context()
 
 
 def sdk_modules(*, streams: bool = False) -> list[str]:
@@ -238,6 +227,7 @@ def new_openai_client(base_url: str, api_key: str | None = None, *,
                            keepalive_expiry=KEEPALIVE_SECONDS)
     backend = split_transport.split_client if http_backend.use_aiohttp() \
         else openai.DefaultAsyncHttpxClient
+    load_certificates(base_url)  # over TLS: before the first request, as it always was
     http = backend(limits=limits, verify=tls_context(), trust_env=True, follow_redirects=False)
     key = api_key or "not-needed"
     default_headers = {"User-Agent": "desktop-agent", **dict(headers or {})}
