@@ -14,6 +14,7 @@ store (an older or newer app may have written them); the API refuses them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -25,6 +26,10 @@ __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_t
            "checked_changes", "has_server", "invalid_keys", "stored_settings"]
 
 SandboxLevel = Literal["workdir", "read_only", "off"]
+
+WEB_ADDRESS = r"^https?://[^\s]+$"
+"""What ``base_url`` must match (shown as its pattern in the REST API's schema)."""
+_WEB_ADDRESS = re.compile(WEB_ADDRESS)
 
 
 class SettingsError(ValueError):
@@ -42,7 +47,7 @@ class ConversationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_url: str | None = Field(
-        default=None, max_length=2000, pattern=r"^https?://[^\s]+$",
+        default=None, max_length=2000, json_schema_extra={"pattern": WEB_ADDRESS},
         description="The model server's OpenAI-compatible root, e.g. http://127.0.0.1:1234/v1",
     )
     model: str | None = Field(default=None, min_length=1, max_length=500)
@@ -116,6 +121,16 @@ class ConversationSettings(BaseModel):
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "
                     "global ones).")
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_is_a_web_address(cls, value: str | None) -> str | None:
+        # Python's re, not Field(pattern=...): pydantic-core compiles a pattern with its
+        # own regex engine, whose first use costs ~0.3 MB resident, and these settings are
+        # checked in an idle window as soon as its server search finds a model server.
+        if value is not None and _WEB_ADDRESS.fullmatch(value) is None:
+            raise ValueError("must start with http:// or https:// and contain no spaces")
+        return value
 
     @field_validator("tools")
     @classmethod

@@ -78,6 +78,17 @@ def test_the_schema_checks_known_keys_and_keeps_unknown_ones() -> None:
     assert "extra_body" in ConversationSettings.model_fields
 
 
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/v1", "http://host name/v1", "http://",
+                                 "127.0.0.1:1234/v1", "http://127.0.0.1/v1\n"])
+def test_a_server_address_must_be_a_web_address_without_spaces(url: str) -> None:
+    with pytest.raises(SettingsError, match=r"'base_url'.*http:// or https://"):
+        checked_changes({"base_url": url})
+    assert checked_changes({"base_url": "https://llm.example:8443/v1"})
+    # the REST API's schema still shows the rule
+    schema = ConversationSettings.model_json_schema()["properties"]["base_url"]
+    assert schema["pattern"] == r"^https?://[^\s]+$"
+
+
 def test_confirmation_mode_has_one_meaning() -> None:
     assert asks_before_tools({})
     assert not asks_before_tools({"auto_execute": True})
