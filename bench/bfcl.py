@@ -21,6 +21,9 @@ one thread (accuracy does not depend on the load: requests are greedy and read a
     #   (44/80 / 20/79 / 9/39; median 3.34 / 4.61 / 3.53 s a case): targets met
     #   (before call_lists' case, flag, moved-value and listing rules, the same
     #   replies scored 51.2 / 24.1 / 23.1 %, 41/80 / 19/79 / 9/39)
+    python bench/bfcl.py --max-tokens 128 --modes constrained
+    #   55.0 / 25.3 / 23.1 % (44/80 / 20/79 / 9/39; median 3.06 / 4.49 / 3.60 s),
+    #   the same cases missed as the default
     python bench/bfcl.py --max-tokens 128 --modes sdk-default constrained native
     #   (the get_weather example of 57eeb57) sdk-default and constrained 51.2 / 29.1 / 20.5 %
     #   (41/80 / 23/79 / 8/39; median 3.11 / 4.34 / 3.49 s a case), native 0 / 0 / 0 %
@@ -37,11 +40,12 @@ arguments (a route from Santa Barbara to Santa Barbara) and a request that lists
 nothing (Mars, then Earth, for "my weight on Mars"). No parallel case changed; the
 quick set stays 75 / 60 / 50 %. ``sdk-default`` sends the same requests as
 ``constrained`` on llama.cpp (it finds a grammar server and a model not known to call
-natively), so it is the best explicit mode's equal; native stays 0 / 0 / 0 %.
-The second and third runs showed the example with ``get_weather`` (commit 57eeb57),
+natively), and the second run measured it: the best explicit mode's equal; native
+stayed 0 / 0 / 0 % in every earlier run (the model never writes a native call).
+The third and fourth runs showed the example with ``get_weather`` (commit 57eeb57),
 which SmolLM2 copied into unrelated requests (``get_weather(city="Paris")`` for a
 conversion); since 7ad0cd9 it shows a made-up tool no offered one has
-(``define_word``): the first run, the same 75 / 60 / 50 % on the quick set.
+(``define_word``): the first two runs, the same 75 / 60 / 50 % on the quick set.
 Before them the quick set gave 83.3 / 40 / 25 %, the first 40 multiple and 20 parallel
 cases 32.5 % (13/40) and 15 % (3/20), and all 39 parallel cases 10.3 % (4/39: 21 missed
 by their count, mostly one call where two to four were asked). With the example and
