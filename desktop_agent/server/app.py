@@ -165,6 +165,7 @@ def create_app(
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
             await svc.connection_pool.aclose()
+            svc.turn_calls.close()
 
     app = FastAPI(
         title="Desktop Agent",

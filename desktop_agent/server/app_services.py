@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING
 
 from fastapi import Request
 
+from desktop_agent.session import ExecutorCalls
+
 from .api_errors import ApiError, not_found
 from .callbacks import CallbackDispatcher
 from .event_log import EventLog
+from .thread_scheduling import turn_store_executor
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -48,6 +51,8 @@ class AppServices:
         shared_approvals: Tool-call questions go through the database, so that any
             replica lists and answers them (PostgreSQL); False keeps them in this
             process (SQLite, see :mod:`~desktop_agent.server.pending_approvals`).
+        turn_calls: Runs the store calls that start and end turns, off the event
+            loop (see :func:`~desktop_agent.server.thread_scheduling.turn_store_executor`).
     """
 
     store: Store
@@ -60,6 +65,8 @@ class AppServices:
     connection_pool: ConnectionPool
     idle_seconds: float
     shared_approvals: bool = False
+    turn_calls: ExecutorCalls = field(
+        default_factory=lambda: ExecutorCalls(turn_store_executor()))
     runners: SessionRegistry[ConversationRunner] = field(init=False)
 
     def conversation(self, conversation_id: str) -> ConversationRecord:

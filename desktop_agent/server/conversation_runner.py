@@ -60,7 +60,7 @@ from .pending_approvals import PendingApproval, PendingApprovals
 from .shared_approvals import SharedApprovals
 
 if TYPE_CHECKING:
-    from desktop_agent.session import SessionEnvironment
+    from desktop_agent.session import SessionEnvironment, StoreCalls
     from desktop_agent.store import Store
 
     from .event_log import EventLog
@@ -94,6 +94,10 @@ class RunnerServices(Protocol):
     @property
     def shared_approvals(self) -> bool:
         """Whether questions go through the database, answerable on every replica."""
+
+    @property
+    def turn_calls(self) -> StoreCalls:
+        """Runs the store calls that start and end turns, off the event loop."""
 
 
 class ConversationRunner:
@@ -159,9 +163,10 @@ class ConversationRunner:
             if message is not None:
                 # Settings as just read: another process may have changed 'vision'.
                 await self.session.send_off_loop(
-                    message, vet=lambda settings: refuse_if_blind(settings, message))
+                    message, vet=lambda settings: refuse_if_blind(settings, message),
+                    call=self._services.turn_calls)
             else:
-                await self.session.run_off_loop()
+                await self.session.run_off_loop(self._services.turn_calls)
 
     def add_message(self, content: str | list[dict[str, Any]]) -> MessageRecord:
         """Store a user message without answering it (``POST .../messages``)."""

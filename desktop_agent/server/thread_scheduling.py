@@ -34,3 +34,27 @@ def defer_to_event_loop() -> None:
 def deferring_executor() -> ThreadPoolExecutor:
     """An executor for the loop's ``to_thread`` calls whose threads defer to the loop."""
     return ThreadPoolExecutor(thread_name_prefix="server-io", initializer=defer_to_event_loop)
+
+
+TURN_STORE_THREADS = 2
+"""Threads for the store calls that start and end turns (see :func:`turn_store_executor`)."""
+
+
+def turn_store_executor() -> ThreadPoolExecutor:
+    """A small executor, apart from ``to_thread``'s, for the store calls of turns.
+
+    Why apart and why small: the store calls that start and end a turn (the
+    conversation, the lease, the prompt, the reply's first and last writes)
+    run off the event loop (:mod:`desktop_agent.session.store_calls`). With
+    150 turns starting at once on three replicas, ``to_thread``'s six threads
+    per replica ran them all together and took the GIL and the CPU from the
+    event-log writer, whose commits then waited 50-500 ms, and every stream
+    with them. Two threads queue the starts instead. Measured with
+    ``bench/server_load.py --database ... --replicas 3 --conversations 50``,
+    alternating runs: p99 added latency per event over the whole run 50-91 ms
+    with one or two threads, 160-163 ms with the default executor; the 150
+    starts took about as long (3.8-4.1 s). Two rather than one, so that one
+    call waiting for a lock does not hold up every other start.
+    """
+    return ThreadPoolExecutor(TURN_STORE_THREADS, thread_name_prefix="turn-store",
+                              initializer=defer_to_event_loop)

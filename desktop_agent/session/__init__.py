@@ -66,6 +66,8 @@ _EXPORTS: dict[str, str] = {
     'NothingToAnswerError': 'errors',
     'SessionError': 'errors',
     'TurnRunningError': 'errors',
+    'ExecutorCalls': 'store_calls',
+    'StoreCalls': 'store_calls',
     'ApprovalAsked': 'events',
     'ApprovalSettled': 'events',
     'CompactionReported': 'events',
@@ -229,6 +231,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.setting_values import asks_before_tools as asks_before_tools
     from desktop_agent.session.settings import ConversationSettings as ConversationSettings
     from desktop_agent.session.settings import SettingsError as SettingsError
+    from desktop_agent.session.store_calls import ExecutorCalls as ExecutorCalls
+    from desktop_agent.session.store_calls import StoreCalls as StoreCalls
     from desktop_agent.session.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.tools import ToolCatalog as ToolCatalog
     from desktop_agent.session.tools import WorkdirError as WorkdirError

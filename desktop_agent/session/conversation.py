@@ -413,13 +413,14 @@ class ConversationSession(FolderUndo):
 
     async def send_off_loop(self, content: Content,
                             vet: Callable[[dict[str, Any]], None] | None = None,
-                            ) -> MessageRecord:
+                            call: StoreCalls = in_a_thread) -> MessageRecord:
         """:meth:`send` with its store calls in a worker thread (``serve``).
 
         See :mod:`.store_calls` for why. ``vet`` checks the settings just read,
-        before anything is stored.
+        before anything is stored; ``call`` runs this turn's store calls, from
+        its start to its last write.
         """
-        return await self._send(content, in_a_thread, vet)
+        return await self._send(content, call, vet)
 
     async def _send(self, content: Content, call: StoreCalls,
                     vet: Callable[[dict[str, Any]], None] | None = None) -> MessageRecord:
@@ -437,9 +438,12 @@ class ConversationSession(FolderUndo):
         """
         finish_now(self._run(on_the_spot))
 
-    async def run_off_loop(self) -> None:
-        """:meth:`run` with its store calls in a worker thread (``serve``)."""
-        await self._run(in_a_thread)
+    async def run_off_loop(self, call: StoreCalls = in_a_thread) -> None:
+        """:meth:`run` with its store calls in a worker thread (``serve``).
+
+        ``call`` runs this turn's store calls, as in :meth:`send_off_loop`.
+        """
+        await self._run(call)
 
     async def _run(self, call: StoreCalls) -> None:
         async with self._starting(call):

@@ -12,14 +12,15 @@ for PostgreSQL, and events streamed meanwhile waited 50-300 ms).
 So the steps that start a turn are written once, as coroutines that hand each
 store call to a :class:`StoreCalls`. With :func:`on_the_spot` the coroutine
 never suspends and :func:`finish_now` returns its result synchronously (the
-window's path, unchanged); with :func:`in_a_thread` each call runs in a worker
-thread while the loop serves other conversations.
+window's path, unchanged); with :func:`in_a_thread` or :class:`ExecutorCalls`
+each call runs in a worker thread while the loop serves other conversations.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from concurrent.futures import Executor
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -41,6 +42,25 @@ async def on_the_spot(call: Callable[[], T], /) -> T:
 async def in_a_thread(call: Callable[[], T], /) -> T:
     """Run ``call`` in a worker thread; the event loop goes on meanwhile."""
     return await asyncio.to_thread(call)
+
+
+class ExecutorCalls:
+    """Store calls in an executor of the caller's (``serve`` keeps a small one for turns).
+
+    Args:
+        executor: Where the calls run.
+    """
+
+    def __init__(self, executor: Executor) -> None:
+        self._executor = executor
+
+    async def __call__(self, call: Callable[[], T], /) -> T:
+        """The result of ``call()``, run in the executor."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+
+    def close(self) -> None:
+        """Stop taking calls; those running finish on their own."""
+        self._executor.shutdown(wait=False)
 
 
 def finish_now(steps: Coroutine[Any, Any, T]) -> T:
