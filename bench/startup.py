@@ -26,7 +26,8 @@ MB. With a server answering, from source, after the SDK's packages gave each nam
 its own module and the search's requests stopped importing aiohttp (streamed replies
 alone go through it): window 129.4 -> 121.2 MB, five tabs 139.4 -> 130.5 MB; with the CA
 certificates read at the first TLS handshake and the settings' URL rule checked with
-Python's re: 119.6 and 128.8 MB. Before the
+Python's re: 119.6 and 128.8 MB (118.4 and 126.0 in a later pair of runs), the single file
+120.0-120.2 and 129.0-129.3 MB. Before the
 search stopped loading the SDK for ports nobody listens on and transcript messages made
 their editor, menu and version switcher only when needed: the single file
 128.9, 140.8 and 141.5 MB; from source 127.9, 137.3 and 137.9 MB. Before the idle-memory
