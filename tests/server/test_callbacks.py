@@ -148,3 +148,36 @@ def test_delivery_retry_keeps_its_spacing_and_gives_up_after_six_tries():
         waits.append(wait)
     assert waits == [0.5, 1.0, 2.0, 4.0, 8.0]
     assert DELIVERY_RETRY.attempts == 6
+
+
+def test_a_connection_reset_inside_the_http_library_is_a_failed_try_not_a_dead_worker(
+        api: RunningApi, model_server, monkeypatch: pytest.MonkeyPatch):
+    """httpcore on uvloop raises AttributeError when a receiver resets a connection just
+    after it opened (seen in CI): the callback retries and every event still arrives."""
+    import httpx
+
+    receiver = Receiver(failures=0)
+    real_post = httpx.AsyncClient.post
+    raised: list[int] = []
+
+    async def post_reset_once(self, *args, **kwargs):
+        if not raised:
+            raised.append(1)
+            raise AttributeError("'NoneType' object has no attribute 'getpeername'")
+        return await real_post(self, *args, **kwargs)
+
+    monkeypatch.setattr(httpx.AsyncClient, "post", post_reset_once)
+    try:
+        cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+        added = api.client.post(f"/conversations/{cid}/callbacks",
+                                json={"url": receiver.url, "event_types": ["text"]})
+        assert added.status_code == 201
+        model_server.enqueue(script.text("one two three", pieces=3))
+        api.client.post(f"/conversations/{cid}/run", json={"message": "go"})
+        api.wait_idle(cid)
+        wanted = api.events(cid, types=["text"])
+        receiver.wait_for(len(wanted))
+        assert receiver.accepted == wanted
+        assert raised == [1]
+    finally:
+        receiver.close()
