@@ -34,6 +34,7 @@ from desktop_agent.store import StreamingReplyWriter
 
 from .call_states import STOPPED_BY_PERSON_KEY, STOPPED_KEY
 from .file_changes import FILE_CHANGE_KEY
+from .store_calls import finish_now, on_the_spot
 
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
@@ -115,11 +116,15 @@ class TurnRecorder:
         """
         if self._segment is not None and not self._segment.closed:
             return
+        metadata: dict[str, Any] = {"model": self._model, "started_at": time.time()}
+        if self._compaction is not None:
+            metadata["compaction"], self._compaction = self._compaction, None
         writer = await call(partial(
             StreamingReplyWriter, self._store, self._conversation_id,
-            parent_id=self._leaf_id(), metadata=self._reply_metadata(),
-            interval=CHECKPOINT_INTERVAL))
-        self._opened_with(writer)
+            parent_id=self._leaf_id(), metadata=metadata, interval=CHECKPOINT_INTERVAL))
+        self._path.append(writer.record)
+        self.written.append(writer.message_id)
+        self._segment = _Segment(writer)
         self._just_opened = writer.message_id
 
     def text(self, delta: str) -> str | None:
@@ -231,15 +236,23 @@ class TurnRecorder:
                 self._store.update_message_metadata, last.id, {"usage": figures})))
 
     async def finish_reply(self, status: str, call: StoreCalls) -> None:
-        """:meth:`finish_segment`, with the reply's final write made through ``call``."""
+        """Complete the reply being streamed with ``status``, its last write through ``call``."""
         segment = self._segment
         if segment is None or segment.closed:
             return
         segment.closed = True
-        final = segment.message()
-        metadata = self._final_metadata(segment)
-        self._stored(await call(partial(segment.writer.finish, final, metadata, status)))
-        self._answer_bad_calls()
+        metadata: dict[str, Any] = {"finished_at": time.time()}
+        if segment.tool_calls:
+            metadata["tool_calls"] = {
+                c["id"]: {"name": c["function"]["name"],
+                          **({"source": segment.sources[c["id"]]}
+                             if c["id"] in segment.sources else {})}
+                for c in segment.tool_calls}
+        self._stored(await call(partial(segment.writer.finish, segment.message(), metadata,
+                                        status)))
+        bad_calls, self._bad_calls = self._bad_calls, []
+        for tool_use_id, name, content in bad_calls:
+            self._tool_message(tool_use_id, content, True, name)
 
     def flush(self) -> None:
         """Save the partial reply now (the controller's timer calls this)."""
@@ -250,29 +263,7 @@ class TurnRecorder:
 
     def finish_segment(self, status: str) -> None:
         """Complete the reply being streamed with ``status``."""
-        segment = self._segment
-        if segment is None or segment.closed:
-            return
-        segment.closed = True
-        self._stored(segment.writer.finish(segment.message(), self._final_metadata(segment),
-                                           status))
-        self._answer_bad_calls()
-
-    @staticmethod
-    def _final_metadata(segment: _Segment) -> dict[str, Any]:
-        metadata: dict[str, Any] = {"finished_at": time.time()}
-        if segment.tool_calls:
-            metadata["tool_calls"] = {
-                c["id"]: {"name": c["function"]["name"],
-                          **({"source": segment.sources[c["id"]]}
-                             if c["id"] in segment.sources else {})}
-                for c in segment.tool_calls}
-        return metadata
-
-    def _answer_bad_calls(self) -> None:
-        bad_calls, self._bad_calls = self._bad_calls, []
-        for tool_use_id, name, content in bad_calls:
-            self._tool_message(tool_use_id, content, True, name)
+        finish_now(self.finish_reply(status, on_the_spot))
 
     def answer_open_calls(self, text: str, stopped: str | None = None) -> None:
         """Store an answer for every call of this turn that has none (as the core does).
@@ -320,25 +311,11 @@ class TurnRecorder:
     # -- helpers ----------------------------------------------------------------
 
     def _open_segment(self) -> tuple[_Segment, str | None]:
-        if self._segment is not None and not self._segment.closed:
-            opened, self._just_opened = self._just_opened, None
-            return self._segment, opened
-        writer = StreamingReplyWriter(
-            self._store, self._conversation_id, parent_id=self._leaf_id(),
-            metadata=self._reply_metadata(), interval=CHECKPOINT_INTERVAL)
-        return self._opened_with(writer), writer.message_id
-
-    def _reply_metadata(self) -> dict[str, Any]:
-        metadata: dict[str, Any] = {"model": self._model, "started_at": time.time()}
-        if self._compaction is not None:
-            metadata["compaction"], self._compaction = self._compaction, None
-        return metadata
-
-    def _opened_with(self, writer: StreamingReplyWriter) -> _Segment:
-        self._path.append(writer.record)
-        self.written.append(writer.message_id)
-        self._segment = _Segment(writer)
-        return self._segment
+        """The open reply, and its id when it was opened since last asked (else None)."""
+        finish_now(self.open_reply(on_the_spot))
+        assert self._segment is not None
+        opened, self._just_opened = self._just_opened, None
+        return self._segment, opened
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
                       name: str | None, settled_by: str | None = None,
