@@ -29,12 +29,13 @@ class WindowPersistence:
         tabs: The window's open conversations.
         store: Where the open tabs are kept.
         settings: Where geometry and dock layout are kept.
-        reopen: Opens a stored conversation in a tab in the background.
+        reopen: Opens a stored conversation in a tab: shown (the tab that was current
+            last time), or in the background.
         new_conversation: Starts a conversation, for a first run with no tabs saved.
     """
 
     def __init__(self, window: QMainWindow, tabs: OpenTabs, store: Store, settings: QSettings,
-                 *, reopen: Callable[[ConversationRecord], object],
+                 *, reopen: Callable[[ConversationRecord, bool], object],
                  new_conversation: Callable[[], object]) -> None:
         self._window = window
         self._tabs = tabs
@@ -43,24 +44,41 @@ class WindowPersistence:
         self._reopen = reopen
         self._new_conversation = new_conversation
         self._final_saved = False
+        self._restoring = False
+
+    @property
+    def restoring(self) -> bool:
+        """True while :meth:`restore_tabs` reopens the saved tabs."""
+        return self._restoring
 
     def restore_tabs(self) -> None:
-        """Reopen the tabs that were open last time (or one new conversation)."""
+        """Reopen the tabs that were open last time (or one new conversation).
+
+        Only the tab that was current is opened shown; the others wait in the
+        background until first shown. While tabs are reopened, the tab widget's
+        current tab is for a moment the first one added: the window does not load
+        it for that (see :attr:`restoring`), and the list is not saved then, so the
+        current tab of last time is kept even if the app is killed before it closes.
+        """
         saved = self._store.get_setting(OPEN_TABS_KEY) or {}
         ids = [i for i in saved.get("ids", []) if isinstance(i, str)]
         current = saved.get("current")
-        for conversation_id in ids:
-            record = self._store.get_conversation(conversation_id)
-            if record is not None:
-                self._reopen(record)
-        if current and (tab := self._tabs.tab_for(current)) is not None:
-            self._tabs.widget.setCurrentWidget(tab)
+        self._restoring = True
+        try:
+            for conversation_id in ids:
+                record = self._store.get_conversation(conversation_id)
+                if record is not None:
+                    self._reopen(record, conversation_id == current)
+        finally:
+            self._restoring = False
+        if ids:
+            self.save_open_tabs()  # without the conversations deleted meanwhile
         if not self._tabs.widget.count() and not saved:
             self._new_conversation()
 
     def save_open_tabs(self) -> None:
         """Remember the open tabs (until the window's last save, when closing)."""
-        if self._final_saved:
+        if self._final_saved or self._restoring:
             return  # tabs closed while the window shuts down stay in the saved list
         ids = [t.controller.conversation_id for t in self._tabs.all()]
         current = self._tabs.current_controller()
