@@ -12,9 +12,10 @@ stylesheet for every widget it is set on.
 
 Measured on the 2-core CI machine (Python 3.11, PySide6 6.11): a background tab cost
 1.94 MB with the sheet set on six pieces of each tab; 1.35 MB with it set on the tab's
-two chrome holders (``conversation_tab.py``); 0.57 MB now that it is set when the tab
-is first shown (``theme.style_chrome_when_shown``; 0.56 MB with no sheet at all), 1.39
-MB once shown. One styled widget ~180 kB, one
+two chrome holders (``tab_parts.py``); 0.57 MB once it was set when the tab is first
+shown (``theme.style_chrome_when_shown``; 0.56 MB with no sheet at all); 0.07 MB now
+that a tab restored in the background makes its widgets only when first shown or
+needed (``conversation_tab.py``). 1.39 MB once shown. One styled widget ~180 kB, one
 unstyled ~10 kB.
 
 It also prints what one message costs in a shown transcript (``message_widget_kb``):
@@ -54,12 +55,12 @@ def settle(app: object) -> None:
 
 def per_tab_mb(tabs: int, styled: bool) -> tuple[float, float]:
     """RSS growth per background tab in a fresh window, before and after each is shown once."""
-    from desktop_agent.gui.conversation import conversation_tab
+    from desktop_agent.gui.conversation import tab_parts
     from desktop_agent.gui.theme import style_chrome_when_shown
     from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.store import Store
 
-    conversation_tab.style_chrome_when_shown = style_chrome_when_shown if styled \
+    tab_parts.style_chrome_when_shown = style_chrome_when_shown if styled \
         else (lambda *_widgets: None)
     os.environ["DESKTOP_AGENT_DATA_DIR"] = tempfile.mkdtemp(prefix="tab-memory-")
     from PySide6.QtWidgets import QApplication

@@ -1,17 +1,19 @@
 """Tabs restored at start-up: only the tab that was current is built and shown.
 
-The others wait in the background (no transcript yet) until the person shows
-them, and restoring does not forget which tab was current, even if the app is
-then killed before it can save on closing.
+The others wait in the background, with no widgets yet, until the person shows
+them or their conversation needs them (a turn, an error); restoring does not
+forget which tab was current, even if the app is then killed before it can save
+on closing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from window_driver import WAIT_MS
+from window_driver import WAIT_MS, last_assistant_text, wait_idle
 
 from desktop_agent.gui.window.window_state import OPEN_TABS_KEY
+from desktop_agent.testing import script
 
 
 def seed_tabs(store: Any, count: int = 3) -> list[str]:
@@ -35,8 +37,8 @@ def test_only_the_tab_that_was_current_is_built_and_the_others_come_when_shown(
     assert shown.controller.conversation_id == ids[-1]
     assert shown.transcript.item_keys()  # its messages are on screen
     assert shown.transcript.item_text(shown.transcript.item_keys()[-1]).strip() == "Answer of 2"
-    for conversation_id in ids[:-1]:  # the first tab added was not built on the way
-        assert window.tab_for(conversation_id).transcript.rendered_item_count() == 0
+    for conversation_id in ids[:-1]:  # not even the first tab added, current for a moment
+        assert not window.tab_for(conversation_id).built
     # Restoring kept the current tab of last time (a crash now would not lose it).
     assert store.get_setting(OPEN_TABS_KEY) == {"ids": ids, "current": ids[-1]}
 
@@ -44,3 +46,28 @@ def test_only_the_tab_that_was_current_is_built_and_the_others_come_when_shown(
     window.tabs.setCurrentWidget(first)
     qtbot.waitUntil(lambda: bool(first.transcript.item_keys()), timeout=WAIT_MS)
     assert first.transcript.item_text(first.transcript.item_keys()[-1]).strip() == "Answer of 0"
+
+
+def test_a_background_tab_never_shown_streams_a_turn_and_shows_it_when_opened(
+        qtbot: Any, make_window: Any, store: Any, server: Any) -> None:
+    ids = seed_tabs(store, 2)
+    store.set_setting(OPEN_TABS_KEY, {"ids": ids, "current": ids[-1]})
+    window = make_window()
+    background = window.tab_for(ids[0])
+    assert not background.built
+    controller = background.controller
+    window.servers.use_server(controller, server.base_url, "test-model", None, 8192)
+    assert not background.built  # choosing its server did not need its widgets
+
+    server.enqueue(script.text("Streamed while hidden."))
+    assert controller.send("Another question")
+    wait_idle(qtbot, controller)
+    assert background.built and not background.isVisible()
+
+    window.tabs.setCurrentWidget(background)
+    assert last_assistant_text(window, controller).strip() == "Streamed while hidden."
+    keys = background.transcript.item_keys()
+    assert [background.transcript.item_text(k).strip() for k in keys] == [
+        "Question of 0", "Answer of 0", "Another question", "Streamed while hidden."]
+    assert background.header.isVisible() and background.composer.isVisible()
+    assert background.notice.isHidden()  # it has a server: no "choose a server" banner

@@ -1,7 +1,8 @@
 """One conversation's page: transcript, composer, and status line.
 
 The tab wires its controller's signals to the transcript and its buttons to
-the controller; it decides nothing itself.
+the controller; it decides nothing itself. A tab restored in the background
+makes its widgets (``tab_parts.py``) only when it is first shown or needed.
 """
 
 from __future__ import annotations
@@ -12,15 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop_agent.gui.approvals.approval_queue import (
     ApprovalChoice,
@@ -48,71 +41,12 @@ from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
 from desktop_agent.gui.conversation.plan_panel import PlanPanel
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
-from desktop_agent.gui.icons import icon, set_icon
-from desktop_agent.gui.servers.server_picker import TRY_MODEL_COMMAND
-from desktop_agent.gui.theme import style_chrome_when_shown
+from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
-from desktop_agent.gui.transcript.view import COLUMN_MAX_WIDTH
 from desktop_agent.session import TurnChanges
 
 __all__ = ["Composer", "ConversationTab", "ServerNotice"]
-
-class ServerNotice(QFrame):
-    """A banner above the transcript when no model can be used yet.
-
-    Signals:
-        choose_server(): "Choose server…" was clicked.
-        retry(): "Retry" (search for servers again) was clicked.
-        enter_url(): "Enter URL…" was clicked.
-    """
-
-    choose_server = Signal()
-    retry = Signal()
-    enter_url = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("serverNotice")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 8)
-        badge = QLabel()
-        badge.setPixmap(icon("info").pixmap(20, 20))
-        layout.addWidget(badge)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        layout.addWidget(self.message, 1)
-        self.retry_button = QPushButton("Retry")
-        set_icon(self.retry_button, "refresh-cw")
-        self.retry_button.clicked.connect(self.retry)
-        self.url_button = QPushButton("Enter URL…")
-        self.url_button.clicked.connect(self.enter_url)
-        self.choose_button = QPushButton("Choose server…")
-        self.choose_button.clicked.connect(self.choose_server)
-        for button in (self.retry_button, self.url_button, self.choose_button):
-            layout.addWidget(button)
-
-    def show_state(self, state: str) -> None:
-        """``searching``, ``nothing_running``, ``choose`` or ``hidden``."""
-        texts = {
-            "searching": "Looking for model servers on this computer…",
-            "nothing_running": "No model server is running. Start LM Studio, Ollama, llama.cpp "
-                               "or vLLM and press Retry, or enter the URL of an "
-                               "OpenAI-compatible server. To try the app without one, run "
-                               f"“{TRY_MODEL_COMMAND}” in a terminal (a small "
-                               "model, CPU only) and press Retry.",
-            "choose": "Choose a server and a model for this conversation.",
-        }
-        if state not in texts:
-            self.hide()
-            return
-        self.message.setText(texts[state])
-        self.retry_button.setVisible(state == "nothing_running")
-        self.url_button.setVisible(state == "nothing_running")
-        self.choose_button.setVisible(state == "choose")
-        self.show()
-
 
 class ConversationTab(QWidget):
     """The widgets of one conversation, driven by its controller.
@@ -136,6 +70,17 @@ class ConversationTab(QWidget):
     def __init__(self, controller: ConversationController,
                  approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
                  lazy: bool = False) -> None:
+        """Make the page; with ``lazy``, its widgets wait until the tab is first needed.
+
+        Why lazy: a tab restored in the background is often never looked at in a
+        session. Its widgets (header, composer, transcript: ~50) cost 0.57 MB of
+        RSS before it is shown; left unmade, the tab costs 0.07 MB
+        (``bench/tab_memory.py``), and a window restoring five tabs, one shown,
+        idles 1.9 MiB smaller (``bench/startup.py``, a model server answering).
+        They are made when the tab is first shown, when its conversation starts a
+        turn, reports an error, asks for an approval or changes files, or when
+        anything asks for one of them.
+        """
         super().__init__(parent)
         self.controller = controller
         self._approvals = approvals
@@ -143,85 +88,164 @@ class ConversationTab(QWidget):
         self.setObjectName("conversationPage")
         self.setBackgroundRole(QPalette.ColorRole.Base)  # the reading surface, edge to edge
         self.setAutoFillBackground(True)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-
-        # The chrome above and below the transcript sits in two holders that carry the
-        # stylesheet (see _chrome_holder): not the transcript, and not six pieces each.
-        top, top_layout = _chrome_holder("conversationTopChrome")
-        self.header = ConversationHeader()
-        top_layout.addWidget(self.header)
-
-        self.notice = ServerNotice()
-        self.notice.choose_server.connect(self.choose_server_requested)
-        self.notice.retry.connect(self.retry_discovery_requested)
-        self.notice.enter_url.connect(self.enter_url_requested)
-        self.notice.hide()
-        top_layout.addLayout(_centred(self.notice, margins=(16, 8, 16, 0)))
-        layout.addWidget(top)
-
-        self.transcript = TranscriptView()
-        self.empty_hint = QLabel()
-        self.empty_hint.setObjectName("emptyConversationHint")
-        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_hint.setWordWrap(True)
-        self._pages = QStackedWidget()
-        self._pages.addWidget(self.empty_hint)
-        self._pages.addWidget(self.transcript)
-        layout.addWidget(self._pages, 1)
-
-        bottom, bottom_layout = _chrome_holder("conversationBottomChrome")
-        self.files_bar = FilesChangedBar()
-        self.files_bar.undo_requested.connect(self.undo_shown_turn)
-        self.files_bar.files_requested.connect(self.show_files_changed)
-        self.files_bar.overwrite_requested.connect(self._overwrite)
-        bottom_layout.addLayout(_centred(self.files_bar, margins=(16, 4, 16, 0)))
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._layout.setSpacing(0)
+        self._parts: TabParts | None = None
+        self._when_built: list[Callable[[], None]] = []
         self._shown_turn: str | None = None
         self._retry_forced: Callable[[], Awaitable[RestoreOutcome]] | None = None
         self._undo_task: asyncio.Task[None] | None = None
         self.files_panel: FilesChangedPanel | None = None
         self._panel_task: asyncio.Task[None] | None = None
-        self.plan_panel = PlanPanel()
-        bottom_layout.addLayout(_centred(self.plan_panel, margins=(16, 4, 16, 0)))
-
-        self.composer_box = ComposerBox()
-        self.composer = self.composer_box.text
-        self.send_button = self.composer_box.send_button
-        self.stop_button = self.composer_box.stop_button
-        self.composer_box.send_requested.connect(self.send)
-        self.composer_box.stop_requested.connect(controller.stop)
-        self.composer_box.files_added.connect(self.attach_files)
-        self.composer_box.attachment_removed.connect(self._remove_attachment)
         self.attachments: list[Attachment] = []
-        self.file_mentions = FileMentions(self.composer, controller.work_folder)
-        self.file_mentions.file_chosen.connect(lambda path: self.attach_files([path]))
-        self.composer.completing = self.file_mentions.is_open
-        bottom_layout.addLayout(_centred(self.composer_box, margins=(16, 4, 16, 2)))
-
-        self.status_line = StatusLine()
-        bottom_layout.addLayout(_centred(self.status_line, margins=(16, 0, 16, 6)))
-        layout.addWidget(bottom)
-        # Styled when first shown: a tab restored in the background is not drawn until
-        # then, and the sheet is most of what it costs (see _chrome_holder).
-        style_chrome_when_shown(top, bottom)
-
-        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
-        stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-
         self._waiting_since: float | None = None
         self._progress: tuple[int, int] | None = None
+        self._loaded = False
+        # What needs the widgets of a tab that has none yet (the widgets' own
+        # connections, made with them, miss the signal that made them).
+        controller.busy_changed.connect(self._needed)
+        controller.user_message.connect(self._needed)  # the store holds the message already
+        controller.error.connect(self._error_before_built)
+        controller.approval_requested.connect(self._approval_before_built)
+        controller.undo.files_changed.connect(self._files_changed_before_built)
+        if not lazy:
+            self.ensure_loaded()
+
+    # -- the widgets, made when first needed ----------------------------------------------
+
+    @property
+    def built(self) -> bool:
+        """Whether the tab's widgets exist (a background tab has none until needed)."""
+        return self._parts is not None
+
+    def when_built(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the tab's widgets exist (now, if they do)."""
+        if self._parts is not None:
+            callback()
+        else:
+            self._when_built.append(callback)
+
+    def _built_parts(self) -> TabParts:
+        if self._parts is None:
+            self._build()
+        assert self._parts is not None
+        return self._parts
+
+    @property
+    def header(self) -> ConversationHeader:
+        """Model, folder, sandbox and network of the conversation."""
+        return self._built_parts().header
+
+    @property
+    def notice(self) -> ServerNotice:
+        """The "no server yet" banner."""
+        return self._built_parts().notice
+
+    @property
+    def transcript(self) -> TranscriptView:
+        """The messages."""
+        return self._built_parts().transcript
+
+    @property
+    def empty_hint(self) -> QLabel:
+        """What to do in an empty conversation."""
+        return self._built_parts().empty_hint
+
+    @property
+    def files_bar(self) -> FilesChangedBar:
+        """What the last turn changed in the folder, with Undo."""
+        return self._built_parts().files_bar
+
+    @property
+    def plan_panel(self) -> PlanPanel:
+        """The model's plan."""
+        return self._built_parts().plan_panel
+
+    @property
+    def composer_box(self) -> ComposerBox:
+        """The message box with its buttons and attachments."""
+        return self._built_parts().composer_box
+
+    @property
+    def composer(self) -> Composer:
+        """The text field of the message box."""
+        return self.composer_box.text
+
+    @property
+    def send_button(self) -> QToolButton:
+        """Send."""
+        return self.composer_box.send_button
+
+    @property
+    def stop_button(self) -> QToolButton:
+        """Stop the turn."""
+        return self.composer_box.stop_button
+
+    @property
+    def status_line(self) -> StatusLine:
+        """Context use, figures and "Processing prompt…"."""
+        return self._built_parts().status_line
+
+    @property
+    def file_mentions(self) -> FileMentions:
+        """The "@file" completion of the message box."""
+        self._built_parts()
+        return self._file_mentions
+
+    def _build(self) -> None:
+        """Make the widgets, wire them to the controller and show its state now."""
+        controller = self.controller
+        parts = self._parts = TabParts(self._layout)
+        parts.notice.choose_server.connect(self.choose_server_requested)
+        parts.notice.retry.connect(self.retry_discovery_requested)
+        parts.notice.enter_url.connect(self.enter_url_requested)
+        parts.files_bar.undo_requested.connect(self.undo_shown_turn)
+        parts.files_bar.files_requested.connect(self.show_files_changed)
+        parts.files_bar.overwrite_requested.connect(self._overwrite)
+        box = parts.composer_box
+        box.send_requested.connect(self.send)
+        box.stop_requested.connect(controller.stop)
+        box.files_added.connect(self.attach_files)
+        box.attachment_removed.connect(self._remove_attachment)
+        self._file_mentions = FileMentions(box.text, controller.work_folder)
+        self._file_mentions.file_chosen.connect(lambda path: self.attach_files([path]))
+        box.text.completing = self._file_mentions.is_open
+        stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
+        stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._waiting_timer = QTimer(self)
         self._waiting_timer.setInterval(250)
         self._waiting_timer.timeout.connect(self._show_waiting)
-
         self._connect(controller)
-        self._loaded = False
-        if not lazy:
-            self.ensure_loaded()
         self._update_empty_hint()
-        self.status_line.show_figures(controller.figures)
+        parts.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
+        if controller.busy:
+            self._on_busy_for_undo(True)
+        callbacks, self._when_built = self._when_built, []
+        for callback in callbacks:
+            callback()
+
+    def _needed(self, *_args: object) -> None:
+        if self._parts is None:
+            self.ensure_loaded()
+
+    def _error_before_built(self, text: str, retry: bool) -> None:
+        if self._parts is None:
+            self.ensure_loaded()
+            self.transcript.add_error(text, retry=retry)
+            self._update_empty_hint()
+
+    def _approval_before_built(self, request: ApprovalRequest) -> None:
+        if self._parts is None:
+            self.ensure_loaded()
+            self._show_waiting_for_approval(request)
+
+    def _files_changed_before_built(self, changes: TurnChanges) -> None:
+        if self._parts is None:
+            self.ensure_loaded()
+            self._on_files_changed(changes)
+            self.transcript.offer_restore(True)
 
     def _show_new_preview(self, request: ApprovalRequest) -> None:
         """The arguments were edited in the dock: the card shows the edited call's diff."""
@@ -331,6 +355,7 @@ class ConversationTab(QWidget):
         """
         if self._loaded:
             return
+        self._built_parts()
         self._loaded = True
         self.transcript.set_earlier_source(self.controller.earlier_messages)
         self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
@@ -351,6 +376,18 @@ class ConversationTab(QWidget):
             self.ensure_loaded()  # the store already holds the new message
             return
         self.transcript.add_user_message(text, message_id=message_id, pictures=pictures)
+
+    def setVisible(self, visible: bool) -> None:
+        """Make the widgets and load the transcript before the tab is first shown.
+
+        Before, not in the show event: widgets made then would be shown a moment
+        after the page, which would paint once without them. Only in a window on
+        screen: a tab widget also "shows" the first tab added to it while the window
+        is still hidden (restoring tabs), and that tab may never be looked at.
+        """
+        if visible and self.window().isVisible():
+            self.ensure_loaded()
+        super().setVisible(visible)
 
     def showEvent(self, event: QShowEvent) -> None:
         """Load the transcript when the tab is first seen."""
@@ -406,7 +443,7 @@ class ConversationTab(QWidget):
                 f"Start the conversation with {model}.\n\nType a message below and press "
                 "Enter. When the model wants to run a tool, it asks you here first."
                 if model else "Choose a server and a model, then type a message below.")
-        self._pages.setCurrentWidget(self.empty_hint if empty else self.transcript)
+        self._built_parts().pages.setCurrentWidget(self.empty_hint if empty else self.transcript)
 
     def _on_busy(self, busy: bool) -> None:
         self.composer_box.set_busy(busy)
@@ -529,31 +566,3 @@ class ConversationTab(QWidget):
         """Put the cursor in the message box."""
         self.composer.setFocus()
 
-
-def _chrome_holder(name: str) -> tuple[QWidget, QVBoxLayout]:
-    """A plain widget that holds chrome pieces and carries the stylesheet for them.
-
-    Why: Qt parses a stylesheet again for each widget it is set on (the app's sheet
-    of ~60 rules: ~180 kB per widget, against ~10 kB for the widget itself;
-    ``bench/tab_memory.py``). Set on six pieces of every tab, the sheet made a
-    background tab cost 1.94 MB, 0.56 MB without it; set on the two holders, which
-    style the same pieces, 1.35 MB; and a background tab gets the sheet only when it
-    is first shown, so until then it costs 0.6 MB.
-    """
-    holder = QWidget()
-    holder.setObjectName(name)
-    holder_layout = QVBoxLayout(holder)
-    holder_layout.setContentsMargins(0, 0, 0, 0)
-    holder_layout.setSpacing(0)
-    return holder, holder_layout
-
-
-def _centred(widget: QWidget, *, margins: tuple[int, int, int, int]) -> QHBoxLayout:
-    """A row that keeps ``widget`` in the reading column (centred, at most its width)."""
-    widget.setMaximumWidth(COLUMN_MAX_WIDTH - 8)
-    row = QHBoxLayout()
-    row.setContentsMargins(*margins)
-    row.addStretch(0)
-    row.addWidget(widget, 1)
-    row.addStretch(0)
-    return row

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar, QWidget
 
     from desktop_agent.gui.conversation.conversation_controller import ConversationController
+    from desktop_agent.gui.conversation.conversation_tab import ConversationTab
     from desktop_agent.gui.conversation.open_tabs import OpenTabs
     from desktop_agent.gui.servers.server_catalog import ServerCatalog
     from desktop_agent.store import Store
@@ -115,16 +116,25 @@ class ServerChoice:
         return models[0] if len(models) == 1 else None
 
     def refresh_notices(self) -> None:
-        """Each tab's "no server yet" notice, as the search stands."""
+        """Each tab's "no server yet" notice, as the search stands.
+
+        A tab whose widgets are not made yet (restored in the background) gets its
+        notice when they are (:meth:`refresh_notice`).
+        """
         for tab in self._tabs.all():
-            if tab.controller.has_server:
-                tab.notice.show_state("hidden")
-            elif self._catalog.searching or not self._catalog.searched:
-                tab.notice.show_state("searching")
-            elif not self._catalog.up_servers():
-                tab.notice.show_state("nothing_running")
-            else:
-                tab.notice.show_state("choose")
+            if tab.built:
+                self.refresh_notice(tab)
+
+    def refresh_notice(self, tab: ConversationTab) -> None:
+        """One tab's "no server yet" notice, as the search stands."""
+        if tab.controller.has_server:
+            tab.notice.show_state("hidden")
+        elif self._catalog.searching or not self._catalog.searched:
+            tab.notice.show_state("searching")
+        elif not self._catalog.up_servers():
+            tab.notice.show_state("nothing_running")
+        else:
+            tab.notice.show_state("choose")
 
     def update_server_button(self) -> None:
         """Name the visible conversation's model on the toolbar's server button."""

@@ -229,6 +229,7 @@ class MainWindow(QMainWindow):
         self.persistence.restore_tabs()
         if (shown := self.current_tab()) is not None:
             shown.ensure_loaded()  # the current tab of last time was not among them
+            shown.focus_composer()
         self._update_empty_state()
         self._painted = False
         self.installEventFilter(self)
@@ -306,9 +307,7 @@ class MainWindow(QMainWindow):
         tab.choose_server_requested.connect(self.servers.open_server_picker)
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
-        self.chrome.wire_header(tab)
-        tab.header.instructions_clicked.connect(self.open_settings)
-        tab.transcript.set_branch_source(self.store.branch_position)
+        tab.when_built(lambda: self._wire_parts(tab))
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))
         index = self.tabs.addTab(tab, record.title)
@@ -336,6 +335,13 @@ class MainWindow(QMainWindow):
         self.servers.refresh_notices()
         self.tab_opened.emit(record.id)
         return controller
+
+    def _wire_parts(self, tab: ConversationTab) -> None:
+        """Connect a tab's widgets to the window once they exist (see ``ConversationTab``)."""
+        self.chrome.wire_header(tab)
+        tab.header.instructions_clicked.connect(self.open_settings)
+        tab.transcript.set_branch_source(self.store.branch_position)
+        self.servers.refresh_notice(tab)
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Close the conversation's tab (denying its approvals) and delete it from the store."""
@@ -400,12 +406,14 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         self.sidebar.follow(tab.controller.conversation_id if tab is not None else None)
         if tab is not None:
-            if not self.persistence.restoring:
-                # While tabs are restored the first one added is current for a moment:
-                # loading it then built its transcript for nothing (1.7 MiB RSS with 40
-                # messages, bench/startup.py); the tab that was current loads instead.
-                tab.ensure_loaded()
             self.approval_dock.show_conversation(tab.controller.conversation_id)
+            if self.persistence.restoring:
+                # While tabs are restored the first one added is current for a moment:
+                # loading it then built its widgets and transcript for nothing (1.7 MiB
+                # RSS with 40 messages, bench/startup.py); the tab that was current
+                # loads instead.
+                return
+            tab.ensure_loaded()
             tab.focus_composer()
 
     def _update_empty_state(self) -> None:

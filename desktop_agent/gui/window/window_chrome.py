@@ -131,14 +131,20 @@ class WindowChrome:
             loop = asyncio.get_running_loop()
             self._sandbox = await loop.run_in_executor(None, _sandbox_statuses)
             for tab in self._tabs.all():
-                self._show_sandbox(tab)
+                if tab.built:  # the others show it when their header is made
+                    self._show_sandbox(tab)
 
         self._sandbox_task = asyncio.ensure_future(probe())
 
     def fill_model_menus(self, _servers: object = None) -> None:
-        """Give every header's model menu the servers the catalog knows now."""
+        """Give every header's model menu the servers the catalog knows now.
+
+        A tab restored in the background has no header until it is needed; it gets
+        the servers then (:meth:`wire_header`).
+        """
         for tab in self._tabs.all():
-            tab.header.set_servers(self._catalog.servers)
+            if tab.built:
+                tab.header.set_servers(self._catalog.servers)
 
     # -- Preferences and Help ------------------------------------------------------
 
@@ -162,7 +168,8 @@ class WindowChrome:
             if isinstance(name, str):
                 action.setIcon(icon(name))
         for tab in self._tabs.all():
-            self.show_header(tab)
+            if tab.built:
+                self.show_header(tab)
         retint(self._window)
 
     def open_preferences(self) -> PreferencesDialog:
