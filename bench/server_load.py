@@ -70,9 +70,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import h11
 import httpx
@@ -577,22 +579,94 @@ def _print_split(streams: list[list[Sample]], indent: str = "  ") -> None:
           f"{_summary([s for s in samples if s.created_at >= streaming])}")
 
 
+class _CpuSampler(threading.Thread):
+    """CPU time of the replicas and of their database's backends, every 50 ms (Linux /proc).
+
+    Why: on a shared 2-core machine the latency figures move with whatever else
+    runs; the CPU the server side spends per turn started and per event streamed
+    moves much less, so a change's effect can be read from it on a busy machine.
+    The database's backends are the ``postgres:`` processes whose command line
+    names this run's database (PostgreSQL writes the database into it).
+    """
+
+    def __init__(self, pids: list[int], database: str | None) -> None:
+        super().__init__(daemon=True)
+        self._pids = pids
+        self._database = urlsplit(database).path.lstrip("/") if database else None
+        self.samples: list[tuple[float, float, float]] = []  # (time, replicas, database)
+        self._done = threading.Event()
+
+    def _backends(self) -> float:
+        total = 0.0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            words = command.split()
+            if words[:1] == [b"postgres:"] and self._database is not None \
+                    and self._database.encode() in words[1:3]:
+                total += _cpu_seconds(int(entry)) or 0.0
+        return total
+
+    def run(self) -> None:
+        while not self._done.wait(0.05):
+            replicas = sum(_cpu_seconds(pid) or 0.0 for pid in self._pids)
+            self.samples.append((time.time(), replicas, self._backends()))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """CPU seconds of the replicas and of the database from ``start`` to ``end``."""
+        inside = [s for s in self.samples if start <= s[0] <= end]
+        if len(inside) < 2:
+            return 0.0, 0.0
+        return inside[-1][1] - inside[0][1], inside[-1][2] - inside[0][2]
+
+
 def _replicas_run(args: argparse.Namespace, key: str, model_url: str, replicas: int,
-                  database: str | None) -> tuple[float, list[list[Sample]]]:
+                  database: str | None) -> tuple[float, list[list[Sample]], _CpuSampler]:
     """Start ``replicas`` servers (on SQLite when ``database`` is None), run the load."""
     with tempfile.TemporaryDirectory() as tmp:
         ports = [_free_port() for _ in range(replicas)]
         servers = [_start_server(Path(tmp), port, key, database=database) for port in ports]
+        sampler = _CpuSampler([server.pid for server in servers], database)
+        sampler.start()
         try:
             wall, streams, _ = asyncio.run(_through_server(
                 [f"http://127.0.0.1:{port}" for port in ports], key, model_url,
                 args.conversations * replicas))
         finally:
+            sampler.stop()
             for server in servers:
                 server.terminate()
             for server in servers:
                 server.wait(30)
-    return wall, streams
+    return wall, streams, sampler
+
+
+def _print_cpu(streams: list[list[Sample]], sampler: _CpuSampler, on_database: bool) -> None:
+    """Server-side CPU per turn started (while turns start) and per event (once all stream)."""
+    samples = [sample for stream in streams for sample in stream]
+    first = min(s.created_at for s in samples)
+    last = max(s.created_at for s in samples)
+    streaming = max(min(s.created_at for s in stream if s.is_text)
+                    for stream in streams if any(s.is_text for s in stream))
+    turns = len(streams)
+    rest = [s for s in samples if s.created_at >= streaming]
+    start_cpu = sampler.between(first, streaming)
+    rest_cpu = sampler.between(streaming, last)
+    where = "replicas + their database's backends" if on_database else "the server"
+    print(f"  server-side CPU ({where}): while turns start "
+          f"{sum(start_cpu) / turns * 1000:.1f} ms per turn started "
+          f"({start_cpu[0] / turns * 1000:.1f} + {start_cpu[1] / turns * 1000:.1f}); "
+          f"once all stream {sum(rest_cpu) / max(1, len(rest)) * 1e6:.0f} µs per event "
+          f"({rest_cpu[0] / max(1, len(rest)) * 1e6:.0f} + "
+          f"{rest_cpu[1] / max(1, len(rest)) * 1e6:.0f})")
 
 
 def _compare_replicas(args: argparse.Namespace, key: str) -> None:
@@ -616,7 +690,7 @@ def _compare_replicas(args: argparse.Namespace, key: str) -> None:
           f"{1 / args.delay if args.delay > 0 else float('inf'):,.0f} a second); events per "
           "second below that mean the machine could not keep up, and latency is then "
           "mostly waiting for a core")
-    for name, wall, streams in results:
+    for name, wall, streams, sampler in results:
         samples = [sample for stream in streams for sample in stream]
         p99 = _percentile([s.latency * 1000 for s in samples], 0.99)
         print(f"{name}: {len(samples)} events, {len(samples) / wall:,.0f} events per second")
@@ -626,6 +700,7 @@ def _compare_replicas(args: argparse.Namespace, key: str) -> None:
               f"{p99 / REPLICA_TARGET_P99_MS:.2f}x)")
         print(f"  of which streamed text: {_summary([s for s in samples if s.is_text])}")
         _print_split(streams)
+        _print_cpu(streams, sampler, on_database="PostgreSQL" in name)
 
 
 REPLICA_TARGET_P99_MS = 25.0
