@@ -5,12 +5,13 @@ interactive parts (copy buttons, folding sections, selectable text, links),
 which a QListView delegate can only paint, not host. So messages are real
 widgets in a QScrollArea, but only a window of them exists at any time: the
 conversation is kept as plain data items (``items.py``), widgets are made for
-the last ``FIRST_PAGE`` items when history loads, and more are made a page at
+the last ``FIRST_PAGE`` items when history loads (then as many more as fill the
+view and half a screen), and more are made a page at
 a time as the person scrolls towards either edge of the window, while widgets
 beyond ``MAX_RENDERED`` on the far side are dropped (``scroll_pager.py``). The items themselves may
 be only the last page of the stored branch: above the oldest one, the view asks
 its earlier-messages source (:meth:`set_earlier_source`) for the page before.
-Opening 10,000 messages therefore builds about a dozen widgets, and the
+Opening 10,000 messages therefore builds only the widgets that fill the view, and the
 scroll position is kept anchored to what the person is looking at while pages
 come and go. (The scroll bar measures the rendered window, not the whole
 conversation; chat apps share this trade-off.)

@@ -276,3 +276,24 @@ def test_a_repeated_message_id_gets_its_own_item(view):
     assert view.item_text(first) == "one"
     assert view.item_text(second) == "two"
     assert view.rendered_item_count() == 2
+
+
+def test_a_conversation_opens_with_the_view_filled_and_older_messages_a_scroll_away(view, qtbot):
+    """However short its messages, the view fills itself and a scroll up shows older ones."""
+    view.resize(800, 1000)  # taller than a dozen one-line messages
+    view.load_messages(history(40))
+    bar = view.verticalScrollBar()
+    # More than a screen is there to scroll, the newest at the bottom; not all 40 are built.
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and at_bottom(view), timeout=5000)
+    keys = view.item_keys()
+    assert "answer 19" in view.item_text(keys[-1])
+    assert 0 < view.rendered_item_count() < 40
+    # Scrolling to the top shows every older message, in order.
+
+    def at_the_top() -> bool:
+        bar.setValue(0)
+        return view.item_text(keys[0]).strip() == "question 0"
+
+    qtbot.waitUntil(at_the_top, timeout=5000)
+    texts = [view.item_text(key).strip() for key in keys]
+    assert texts == [f"{kind} {n}" for n in range(20) for kind in ("question", "answer")]
