@@ -304,3 +304,22 @@ async def test_an_answer_after_tools_ran_may_name_them(server: ScriptedServer,
         items = await turn(client, "Weather in Paris?")
     assert text_of(items) == "get_weather says it is sunny."
     assert len(server.requests) == 2 and calls == [{"city": "Paris"}]
+
+
+async def test_conversations_starting_together_ask_the_server_once(
+        server: ScriptedServer, make_options: Any) -> None:
+    """Five turns starting at once wait for one question to the server, and all use its answer."""
+    import asyncio
+
+    as_llamacpp(server)
+    server.responder = lambda _body: script.text('{"answer":"Hi."}')
+    clients = [Client(make_options(tools=[weather_tool([])], auto_execute_tools=True))
+               for _ in range(5)]
+    try:
+        replies = await asyncio.gather(*(turn(client, "Hello?") for client in clients))
+    finally:
+        for client in clients:
+            await client.close()
+    assert [text_of(items) for items in replies] == ["Hi."] * 5
+    assert server.request_targets.count("/props") == 1
+    assert all("response_format" in body for body in server.requests)

@@ -17,6 +17,7 @@ overloaded server) is only that request's failure and changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -55,6 +56,8 @@ class ToolCallMode:
 
 
 _DECIDED: dict[Key, ToolCallMode] = {}
+_ASKING: dict[Key, asyncio.Task[ToolCallSupport]] = {}
+"""The question in flight per server and model: turns starting together wait for one answer."""
 _REFUSED: dict[Key, str] = {}
 
 
@@ -76,8 +79,11 @@ def remember_refusal(options: AgentOptions, detail: str) -> None:
 
 
 def forget(base_url: str | None = None) -> None:
-    """Forget decisions and refusals (one server's, or all): after a server restart, in tests."""
-    for table in (_DECIDED, _REFUSED):
+    """Forget decisions, refusals and questions in flight (one server's, or all).
+
+    After a server restart, and in tests.
+    """
+    for table in (_DECIDED, _REFUSED, _ASKING):
         for key in [k for k in table if base_url is None or k[0] == base_url.rstrip("/")]:
             del table[key]
 
@@ -124,16 +130,36 @@ async def resolve(options: AgentOptions) -> ToolCallMode:
     known = decided(options)
     if known is not None:
         return known
+    support = await _asked_once(options)
     key = _key(options)
-    # Conversations starting together may each ask: a few quick GETs, and the same answer.
-    support = await tool_call_support(options.base_url, options.model, options.api_key,
-                                      timeout=min(options.timeout, 3.0),
-                                      pool=options.connection_pool)
     mode = choose(support)
     if support.reached:  # a server that is down is asked again at the next turn
         _DECIDED[key] = mode
     log.info("%s %s: %s", key[0], key[1], mode.reason)
     return mode
+
+
+async def _asked_once(options: AgentOptions) -> ToolCallSupport:
+    """The server's answer, asked once however many turns want it at the same time.
+
+    Why: when fifty conversations start at once (a REST client fanning out,
+    a replica's first minute), each asked the server's five endpoints itself;
+    on a 2-core machine those 250 requests' client work was about a seventh of
+    a replica's CPU while its turns started (``py-spy --gil`` during
+    ``bench/server_load.py --tokens 2``). One turn's cancelling does not cancel
+    the question the others wait for.
+    """
+    key = _key(options)
+    loop = asyncio.get_running_loop()
+    asking = _ASKING.get(key)
+    if asking is None or asking.get_loop() is not loop:
+        asking = loop.create_task(tool_call_support(
+            options.base_url, options.model, options.api_key,
+            timeout=min(options.timeout, 3.0), pool=options.connection_pool))
+        _ASKING[key] = asking
+        asking.add_done_callback(lambda done: _ASKING.pop(key, None)
+                                 if _ASKING.get(key) is done else None)
+    return await asyncio.shield(asking)
 
 
 def constrained(options: AgentOptions) -> bool:
