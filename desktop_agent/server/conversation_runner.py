@@ -52,7 +52,12 @@ from desktop_agent.session import (
     WorkdirError,
     asks_before_tools,
 )
-from desktop_agent.store import ConversationBusyError, MessageRecord, StaleParentError
+from desktop_agent.store import (
+    ConversationBusyError,
+    ConversationRecord,
+    MessageRecord,
+    StaleParentError,
+)
 
 from .api_errors import ApiError
 from .message_content import refuse_if_blind
@@ -108,7 +113,8 @@ class ConversationRunner:
         approvals: Open approval requests.
     """
 
-    def __init__(self, conversation_id: str, services: RunnerServices) -> None:
+    def __init__(self, conversation_id: str, services: RunnerServices,
+                 record: ConversationRecord | None = None) -> None:
         self.conversation_id = conversation_id
         self._services = services
         self.approvals: PendingApprovals = (
@@ -116,7 +122,7 @@ class ConversationRunner:
                             on_answered=self._answered)
             if services.shared_approvals else PendingApprovals(on_answered=self._answered))
         self.session = ConversationSession(services.store, conversation_id, services.session,
-                                           self.approvals, owner="server")
+                                           self.approvals, owner="server", record=record)
         self._ran_inputs: dict[str, dict[str, Any]] = {}
         self.session.subscribe(self._on_event)
 
@@ -150,8 +156,12 @@ class ConversationRunner:
         self._services.events.append(self.conversation_id, event_type, data)
 
     # -- actions -----------------------------------------------------------------------
-    async def start_turn(self, message: str | list[dict[str, Any]] | None) -> None:
+    async def start_turn(self, message: str | list[dict[str, Any]] | None,
+                         read: ConversationRecord | None = None) -> None:
         """Start a turn in the background (the route returns at once).
+
+        ``read`` is the conversation as the route just read it (to answer 404),
+        so the start does not read it once more.
 
         Raises:
             ApiError: 409 when a turn runs (here or in another process), the
@@ -164,9 +174,9 @@ class ConversationRunner:
                 # Settings as just read: another process may have changed 'vision'.
                 await self.session.send_off_loop(
                     message, vet=lambda settings: refuse_if_blind(settings, message),
-                    call=self._services.turn_calls)
+                    call=self._services.turn_calls, read=read)
             else:
-                await self.session.run_off_loop(self._services.turn_calls)
+                await self.session.run_off_loop(self._services.turn_calls, read)
 
     def add_message(self, content: str | list[dict[str, Any]]) -> MessageRecord:
         """Store a user message without answering it (``POST .../messages``)."""
@@ -425,3 +435,4 @@ def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:
 def runner_registry(services: RunnerServices) -> SessionRegistry[ConversationRunner]:
     """One runner per conversation; idle ones are closed (their connections released)."""
     return SessionRegistry(lambda conversation_id: ConversationRunner(conversation_id, services))
+

@@ -89,6 +89,8 @@ class ConversationSession(FolderUndo):
         env: What all conversations share (tools, config, hooks, timeout).
         ask: Shows approval questions (the window's dock, the REST pending list).
         owner: Who runs turns, as other processes are told (``window``, ``server``).
+        record: The conversation as the caller just read it (``serve`` reads it off
+            the event loop to answer 404); read here when not given.
 
     Attributes:
         state: ``idle``, ``running``, ``waiting_approval`` or ``interrupting``.
@@ -98,10 +100,12 @@ class ConversationSession(FolderUndo):
     """
 
     def __init__(self, store: Store, conversation_id: str, env: SessionEnvironment,
-                 ask: Asker, *, owner: str = "window") -> None:
-        record = store.get_conversation(conversation_id)
-        if record is None:
-            raise NotFoundError(f"no conversation {conversation_id}")
+                 ask: Asker, *, owner: str = "window",
+                 record: ConversationRecord | None = None) -> None:
+        if record is None or record.id != conversation_id:
+            record = store.get_conversation(conversation_id)
+            if record is None:
+                raise NotFoundError(f"no conversation {conversation_id}")
         self._store = store
         self._record: ConversationRecord = record
         # The whole branch is read only when something needs it (a turn, refresh):
@@ -246,8 +250,8 @@ class ConversationSession(FolderUndo):
             return False
         return finish_now(self._refreshed(on_the_spot))
 
-    async def _refreshed(self, call: StoreCalls) -> bool:
-        await self._reloaded(call)
+    async def _refreshed(self, call: StoreCalls, read: ConversationRecord | None = None) -> bool:
+        await self._reloaded(call, read)
         conversation_id = self._record.id
         if self._loaded_path is None:
             if self._shown_page is None:
@@ -278,8 +282,9 @@ class ConversationSession(FolderUndo):
     def _reload_record(self) -> None:
         finish_now(self._reloaded(on_the_spot))
 
-    async def _reloaded(self, call: StoreCalls) -> None:
-        fresh = await call(partial(self._store.get_conversation, self._record.id))
+    async def _reloaded(self, call: StoreCalls, read: ConversationRecord | None = None) -> None:
+        fresh = read if read is not None and read.id == self._record.id else \
+            await call(partial(self._store.get_conversation, self._record.id))
         if fresh is None:
             return
         old, self._record = self._record, fresh
@@ -330,6 +335,7 @@ class ConversationSession(FolderUndo):
     @contextlib.asynccontextmanager
     async def _starting(self, call: StoreCalls,
                         vet: Callable[[dict[str, Any]], None] | None = None,
+                        read: ConversationRecord | None = None,
                         ) -> AsyncIterator[None]:
         """Check a turn may start and take its lease now, before anything is written.
 
@@ -343,6 +349,7 @@ class ConversationSession(FolderUndo):
         Args:
             call: Runs each store call (see :mod:`.store_calls`).
             vet: Checks the settings just read, before anything is written.
+            read: The conversation as the caller read it just now (not read again).
         """
         if self._closed:
             raise SessionError("The conversation was closed.")
@@ -350,7 +357,7 @@ class ConversationSession(FolderUndo):
             raise TurnRunningError("A turn is already running in this conversation.")
         self._starting_turn = True
         try:
-            await self._check_can_start(call)
+            await self._check_can_start(call, read)
             if vet is not None:
                 vet(self._record.settings)
             lease = self._store.turn_lease(self._record.id, self._owner)
@@ -371,14 +378,14 @@ class ConversationSession(FolderUndo):
         finally:
             self._starting_turn = False
 
-    async def _check_can_start(self, call: StoreCalls) -> None:
-        await self._refreshed(call)  # each turn starts from what is on disk
+    async def _check_can_start(self, call: StoreCalls,
+                               read: ConversationRecord | None = None) -> None:
+        await self._refreshed(call, read)  # each turn starts from what is on disk
         if not has_server(self._record.settings):
             raise NotConfiguredError("Pick a server and a model first.")
         conversation_id = self._record.id
-        holder = await call(partial(self._store.turn_lease_holder, conversation_id))
-        if holder is not None:
-            raise ConversationBusyError(conversation_id, holder)
+        # Whether another process runs a turn here is not read first: taking the
+        # lease (in _starting) refuses then, naming the holder, in the same calls.
         if self._loaded_path is None:  # the turn needs the whole branch: read it here
             self._path = await call(partial(self._store.active_path, conversation_id))
 
@@ -413,18 +420,21 @@ class ConversationSession(FolderUndo):
 
     async def send_off_loop(self, content: Content,
                             vet: Callable[[dict[str, Any]], None] | None = None,
-                            call: StoreCalls = in_a_thread) -> MessageRecord:
+                            call: StoreCalls = in_a_thread,
+                            read: ConversationRecord | None = None) -> MessageRecord:
         """:meth:`send` with its store calls in a worker thread (``serve``).
 
         See :mod:`.store_calls` for why. ``vet`` checks the settings just read,
         before anything is stored; ``call`` runs this turn's store calls, from
-        its start to its last write.
+        its start to its last write; ``read`` is the conversation as the caller
+        read it just now (``serve`` does, to answer 404), so it is not read again.
         """
-        return await self._send(content, call, vet)
+        return await self._send(content, call, vet, read)
 
     async def _send(self, content: Content, call: StoreCalls,
-                    vet: Callable[[dict[str, Any]], None] | None = None) -> MessageRecord:
-        async with self._starting(call, vet):
+                    vet: Callable[[dict[str, Any]], None] | None = None,
+                    read: ConversationRecord | None = None) -> MessageRecord:
+        async with self._starting(call, vet, read):
             base = model_history(self._path, self._vision())
             record = await self._added_user_message(content, call)
             self._start(content, base, len(base))
@@ -438,15 +448,16 @@ class ConversationSession(FolderUndo):
         """
         finish_now(self._run(on_the_spot))
 
-    async def run_off_loop(self, call: StoreCalls = in_a_thread) -> None:
+    async def run_off_loop(self, call: StoreCalls = in_a_thread,
+                           read: ConversationRecord | None = None) -> None:
         """:meth:`run` with its store calls in a worker thread (``serve``).
 
-        ``call`` runs this turn's store calls, as in :meth:`send_off_loop`.
+        ``call`` and ``read`` as in :meth:`send_off_loop`.
         """
-        await self._run(call)
+        await self._run(call, read)
 
-    async def _run(self, call: StoreCalls) -> None:
-        async with self._starting(call):
+    async def _run(self, call: StoreCalls, read: ConversationRecord | None = None) -> None:
+        async with self._starting(call, read=read):
             if not self._path or self._path[-1].role not in ("user", "tool"):
                 raise NothingToAnswerError(
                     "The conversation has no new user message to answer; send one first.")

@@ -65,11 +65,14 @@ class SessionRegistry(Generic[T]):
         """The holder if one is open."""
         return self._held.get(conversation_id)
 
-    def get(self, conversation_id: str) -> T:
-        """The conversation's holder, made on first use; may close the oldest idle ones."""
+    def get(self, conversation_id: str, make: Callable[[], T] | None = None) -> T:
+        """The conversation's holder, made on first use; may close the oldest idle ones.
+
+        ``make`` makes it instead of the factory (from what the caller already read).
+        """
         held = self._held.get(conversation_id)
         if held is None:
-            held = self._factory(conversation_id)
+            held = make() if make is not None else self._factory(conversation_id)
             self._held[conversation_id] = held
             self._evict_idle(keep=conversation_id)
         return held

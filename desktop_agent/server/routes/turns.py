@@ -24,6 +24,7 @@ from desktop_agent.server.api_models import (
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.conversation_runner import ConversationRunner
 from desktop_agent.server.message_content import stored_content
+from desktop_agent.store import ConversationRecord
 
 router = APIRouter(tags=["turns"])
 
@@ -34,8 +35,18 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 
 async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunner:
     """The conversation's runner (404 if the conversation does not exist)."""
+    return (await _read_with_runner(svc, conversation_id))[1]
+
+
+async def _read_with_runner(svc: AppServices, conversation_id: str,
+                            ) -> tuple[ConversationRecord, ConversationRunner]:
+    """The conversation as read just now (off the loop; 404 if missing) and its runner.
+
+    A runner made here is made from that read, so the loop does not read it again.
+    """
     record = await asyncio.to_thread(svc.conversation, conversation_id)
-    return svc.runners.get(record.id)
+    return record, svc.runners.get(
+        record.id, make=lambda: ConversationRunner(record.id, svc, record))
 
 
 @router.post(
@@ -47,9 +58,9 @@ async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunn
 async def run_turn(conversation_id: str, body: RunRequest | None = None,
                    svc: AppServices = Depends(services)) -> RunStatus:  # noqa: B008
     """Start a turn in the background and return at once; follow it through the events."""
-    runner = await runner_for(svc, conversation_id)
+    record, runner = await _read_with_runner(svc, conversation_id)
     message = body.message if body is not None else None
-    await runner.start_turn(stored_content(message) if message is not None else None)
+    await runner.start_turn(stored_content(message) if message is not None else None, record)
     return RunStatus(conversation_id=conversation_id, state=runner.state)  # type: ignore[arg-type]
 
 
