@@ -14,6 +14,15 @@ was the screenshot script's "second window's first reply stuck in
 :class:`GuiEventLoop` keeps asyncio's rule that callbacks never nest: a callback
 that comes due while a task of this loop is executing is put aside and
 re-scheduled as soon as the outer callback returns, in the order it came due.
+
+Its default executor (``asyncio.to_thread``, ``run_in_executor(None, ...)``) is
+Python's thread pool, not qasync's: qasync starts all ten of its worker threads
+with the loop, and the jobs of an idle window (the sandbox probe, reading
+restored conversations to estimate their context, the server search's imports)
+landed on several of them, each keeping its own allocator arena. Python's pool
+starts a thread only when no idle one can take the job, up to the same ten:
+five restored tabs with a model server answering idle 0.5 MiB smaller
+(117.4 -> 116.9 MiB RSS from source, ``bench/startup.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import PySide6.QtCore  # noqa: F401 (imported before qasync, so qasync picks this binding)
@@ -28,6 +38,9 @@ import qasync
 from PySide6.QtCore import QObject, QTimerEvent
 
 log = logging.getLogger("desktop_agent.gui.event_loop")
+
+#: Worker threads of the loop's default executor at most (qasync's default too).
+DEFAULT_EXECUTOR_THREADS = 10
 
 
 class _CallbackTimer(QObject):
@@ -102,3 +115,7 @@ class GuiEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._timer = _CallbackTimer(self)
+        # Threads started as jobs need them (see the module docstring); closing the
+        # loop shuts the pool down, as it did qasync's.
+        self.set_default_executor(ThreadPoolExecutor(
+            max_workers=DEFAULT_EXECUTOR_THREADS, thread_name_prefix="loop-worker"))

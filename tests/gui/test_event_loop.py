@@ -59,3 +59,31 @@ def test_a_reply_streams_to_the_end_while_a_task_paints_the_window(
                     timeout=WAIT_MS)
     qtbot.waitUntil(painting.done, timeout=WAIT_MS)
     assert grabs and all(grabs)
+
+
+def _threads() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_work_handed_to_threads_starts_only_the_threads_it_needs(
+        qtbot: Any, qasync_loop: asyncio.AbstractEventLoop) -> None:
+    """One job after another runs on one worker thread (qasync started ten for the first)."""
+    import threading
+
+    before = _threads()
+    ran_on: list[str] = []
+
+    async def jobs() -> list[int]:
+        results = []
+        for n in range(3):
+            results.append(await asyncio.to_thread(
+                lambda n=n: ran_on.append(threading.current_thread().name) or n * n))
+        return results
+
+    task = qasync_loop.create_task(jobs())
+    qtbot.waitUntil(task.done, timeout=WAIT_MS)
+    assert task.result() == [0, 1, 4]
+    assert len(set(ran_on)) == 1 and threading.current_thread().name not in ran_on
+    assert _threads() - before <= 1
