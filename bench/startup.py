@@ -27,7 +27,12 @@ its own module and the search's requests stopped importing aiohttp (streamed rep
 alone go through it): window 129.4 -> 121.2 MB, five tabs 139.4 -> 130.5 MB; with the CA
 certificates read at the first TLS handshake and the settings' URL rule checked with
 Python's re: 119.6 and 128.8 MB (118.4 and 126.0 in a later pair of runs), the single file
-120.0-120.2 and 129.0-129.3 MB. Before the
+120.0-120.2 and 129.0-129.3 MB. Since, a tab restored in the background makes its
+widgets when first shown, restoring no longer builds the first tab added, a conversation
+opens with only the messages that fill its view built, and the window's loop starts
+worker threads as jobs need them (the README's "An idle window keeps its memory
+small"): from source, five tabs 104.4 MB (104.5 estimated), and with a server answering
+the window open 118.3 MB, five tabs 122.7 MB (125.9-128.8 before). Before the
 search stopped loading the SDK for ports nobody listens on and transcript messages made
 their editor, menu and version switcher only when needed: the single file
 128.9, 140.8 and 141.5 MB; from source 127.9, 137.3 and 137.9 MB. Before the idle-memory
