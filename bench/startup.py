@@ -32,7 +32,10 @@ widgets when first shown, restoring no longer builds the first tab added, a conv
 opens with only the messages that fill its view built, and the window's loop starts
 worker threads as jobs need them (the README's "An idle window keeps its memory
 small"): from source, five tabs 104.4 MB (104.5 estimated), and with a server answering
-the window open 118.3 MB, five tabs 122.7 MB (125.9-128.8 before). Before the
+the window open 118.3 MB, five tabs 122.7 MB (125.9-128.8 before); with openai's and
+httpcore2's package inits run only for a name their opening imports do not bind
+(``core/wire/sdk_type_packages.py``), compiled, four runs each: window 117.9-118.2 ->
+117.0-117.3 MB, five tabs 122.2-122.9 -> 121.2-121.7 MB. Before the
 search stopped loading the SDK for ports nobody listens on and transcript messages made
 their editor, menu and version switcher only when needed: the single file
 128.9, 140.8 and 141.5 MB; from source 127.9, 137.3 and 137.9 MB. Before the idle-memory

@@ -160,3 +160,75 @@ def test_a_package_that_names_a_thing_like_one_of_its_modules_is_not_deferred(
         print(types.helper())
     """)
     assert out.strip() == "function"
+
+
+ROOTS_AT_IDLE = """
+import json, os, sys
+from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+defer_type_package_inits()
+import httpx2, openai
+from desktop_agent.testing import ScriptedServer
+with ScriptedServer() as server:
+    server.models = ["m1"]
+    client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k")
+    import asyncio
+    async def ask():
+        try:
+            return [m.id async for m in client.models.list()]
+        finally:
+            await client.close()
+    models = asyncio.run(ask())
+    idle = {name: name in sys.modules for name in (
+        "openai.lib.azure", "openai._module_client", "httpcore2._sync.connection_pool")}
+    with httpx2.Client() as sync:  # the synchronous pool, deferred until needed
+        status = sync.get(server.base_url + "/models").status_code
+    azure = openai.AsyncAzureOpenAI(azure_endpoint="https://x.openai.azure.com", api_key="k",
+                                    api_version="2024-06-01")
+    print(json.dumps({"models": models, "idle": idle, "sync": status,
+                      "azure": type(azure).__name__, "version": openai.__version__,
+                      "api_key": openai.api_key, "all": "ComputerToolset" in openai.__all__,
+                      "module": openai.APIStatusError.__module__}))
+"""
+
+
+def test_the_sdk_root_defers_what_a_request_does_not_use_and_keeps_the_rest() -> None:
+    facts = json.loads(_run(ROOTS_AT_IDLE).strip().splitlines()[-1])
+    assert facts["models"] == ["m1"]
+    assert facts["idle"] == {"openai.lib.azure": False, "openai._module_client": False,
+                             "httpcore2._sync.connection_pool": False}, facts
+    assert facts["sync"] == 200 and facts["azure"] == "AsyncAzureOpenAI"
+    assert facts["version"] and facts["api_key"] is None and facts["all"]
+    assert facts["module"] == "openai"  # the whole init ran, as the SDK writes it
+
+
+def test_a_root_name_asked_alone_is_the_object_the_whole_init_binds() -> None:
+    out = _run("""
+        import json
+        from desktop_agent.core.wire import sdk_type_packages as lazy
+        lazy.defer_type_package_inits()
+        import httpcore2, openai
+        checked, differ = 0, []
+        for module in (openai, httpcore2):
+            loader = module.__spec__.loader
+            assert isinstance(loader, lazy._DeferredInit), module
+            alone = {n: getattr(module, n) for n in loader._names.sources}
+            dir(module)  # runs the whole init
+            checked += len(alone)
+            differ += [f"{module.__name__}.{n}" for n, v in alone.items()
+                       if vars(module)[n] is not v]
+        print(json.dumps({"checked": checked, "differ": differ}))
+    """)
+    facts = json.loads(out.strip().splitlines()[-1])
+    assert facts["checked"] > 100 and facts["differ"] == [], facts
+
+
+def test_the_sdk_logging_switch_runs_its_init_at_once() -> None:
+    out = _run("""
+        import os, sys
+        os.environ["OPENAI_LOG"] = "info"
+        from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
+        defer_type_package_inits()
+        import logging, openai
+        print("openai.lib.azure" in sys.modules, logging.getLogger("openai").level)
+    """)
+    assert out.split() == ["True", str(20)]

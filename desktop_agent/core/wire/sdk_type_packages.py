@@ -36,13 +36,32 @@ package one of whose names is also one of its submodules (``from .x import x``):
 importing that submodule before the name is asked would leave the module where
 the ``__init__`` binds something else.
 
+Two top-level packages, :data:`ROOT_PACKAGES`, are deferred although their
+``__init__`` does more than import: ``openai``'s, besides the client classes,
+imports the Azure and Bedrock clients, the providers, the module-level client,
+the legacy responses and the function-tool helpers (about 20 modules the window
+never uses) and sets up logging from ``OPENAI_LOG``; ``httpcore2``'s imports the
+synchronous connection pool, proxies and backends next to the asynchronous ones
+(httpx2 imports ``httpcore2`` only when a transport is made, and the window's
+transports are asynchronous). Such a package hands out the names its ``__init__``
+takes with ``from M import A`` as above, and a submodule the ``__init__`` does not
+bind (``from . import _exceptions`` in the SDK's own modules) as the import system
+would; any other name (``openai.api_key``, ``__all__``, ``dir()``, a name bound
+twice or to a proxy of a submodule, like ``openai.resources``) runs the whole
+``__init__``, which then also sets the ``__module__`` of the classes it exports and
+the logging. ``openai``'s is run at once when ``OPENAI_LOG`` is set, so the SDK's
+debug logging is there from the start.
+
 Measured (``python -c "import openai"``, anonymous memory, Python 3.11,
 openai 3.57): 37.7 MB and 883 modules without, 25.7 MB and 456 modules with
 the type packages deferred whole. Names taken one by one, and ``openai.lib``
 and the vendored aiohttp client package deferred too: a window whose server
 search found a model server (``bench/startup.py --rss-only``, from source)
 129.4 -> 128.4 MB, five tabs 139.4 -> 138.7 MB, with aiohttp still imported when
-the client is made (see :mod:`~desktop_agent.core.wire.model_client`).
+the client is made (see :mod:`~desktop_agent.core.wire.model_client`). The two
+root packages deferred (``bench/startup.py``'s idle RSS, from compiled source, two runs
+each, alternating): a window whose search found a model server 117.9-118.2 ->
+117.0-117.3 MB, five tabs 122.2-122.9 -> 121.2-121.7 MB (four runs each).
 """
 
 from __future__ import annotations
@@ -52,15 +71,20 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import itertools
+import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any
 
 #: The packages whose ``__init__`` waits for a name to be asked (these and those under them).
 DEFERRED_ROOTS = ("openai.types", "openai.lib", "openai._vendor")
+
+#: Top-level packages whose ``__init__`` does more than import; see the module docstring.
+ROOT_PACKAGES = ("openai", "httpcore2")
 
 #: Bytecode of a package ``__init__`` that only imports names and binds them (and constants).
 _IMPORT_ONLY = frozenset({
@@ -97,13 +121,17 @@ class Reexports:
 
 def reexports(code: CodeType) -> Reexports:
     """Where each name an import-only ``__init__`` binds comes from."""
+    return _reexports(dis.get_instructions(code))
+
+
+def _reexports(instructions: Iterable[dis.Instruction]) -> Reexports:
     sources: dict[str, Source] = {}
     unsure: set[str] = set()
     star = False
     consts: list[Any] = []
     importing: tuple[int, str] | None = None  # the ``from`` import being bound
     attribute: str | None = None
-    for instruction in dis.get_instructions(code):
+    for instruction in instructions:
         op = instruction.opname
         if op == "IMPORT_NAME":
             level, fromlist = (consts[-2], consts[-1]) if len(consts) >= 2 else (None, None)
@@ -155,10 +183,12 @@ def _submodule_names(finder: object, package: str, path: Sequence[str],
 class _DeferredInit(importlib.abc.Loader):
     """Makes the package as its own loader would; its names come when first asked."""
 
-    def __init__(self, loader: Any, code: CodeType, names: Reexports) -> None:
+    def __init__(self, loader: Any, code: CodeType, names: Reexports,
+                 binds: frozenset[str] | None = None) -> None:
         self._loader = loader
         self._code = code
         self._names = names
+        self._binds = binds
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         create = getattr(self._loader, "create_module", None)
@@ -167,6 +197,7 @@ class _DeferredInit(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         code, sources, otherwise = self._code, self._names.sources, self._names.bound_otherwise
+        binds = self._binds
         namespace = module.__dict__
         package = module.__name__
 
@@ -197,7 +228,7 @@ class _DeferredInit(importlib.abc.Loader):
             return value
 
         def deferred_getattr(name: str) -> Any:
-            if name.startswith("__") and name != "__all__":
+            if name.startswith("__") and name != "__all__" and name not in sources:
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
             source = sources.get(name)
             if source is not None and deferred():
@@ -212,6 +243,11 @@ class _DeferredInit(importlib.abc.Loader):
                         raise
                     raise AttributeError(f"module {package!r} has no attribute {name!r}") \
                         from None
+            if binds is not None and name not in binds and deferred() \
+                    and importlib.util.find_spec(f"{package}.{name}") is not None:
+                # a submodule the init does not bind (``from . import _exceptions``
+                # in the SDK's own modules): what the import system binds anyway
+                return importlib.import_module(f"{package}.{name}")
             run_init()
             return getattr(module, name)
 
@@ -223,11 +259,59 @@ class _DeferredInit(importlib.abc.Loader):
         namespace["__dir__"] = deferred_dir
 
 
+def _root_names(finder: object, spec: importlib.machinery.ModuleSpec,
+                code: CodeType) -> Reexports:
+    """What a root package's ``__init__`` may hand out before it runs.
+
+    The names its opening run of imports takes with ``from M import A``: a
+    module imported there runs as it would under the whole ``__init__``, with
+    nothing but imports before it (one imported later may need what the init
+    makes first: ``openai._module_client`` asks the package for a function the
+    init defines). A name bound again later, or that is also a submodule
+    (``resources``, bound to a proxy of the subpackage), is left to the whole
+    ``__init__``, and so is every name bound any other way (``bound_otherwise``
+    None); ``from . import types`` binds the submodule itself.
+    """
+    instructions = list(dis.get_instructions(code))
+    opening = list(itertools.takewhile(  # (a module with annotations sets their dict up first)
+        lambda i: i.opname in _IMPORT_ONLY or i.opname == "SETUP_ANNOTATIONS", instructions))
+    later = {i.argval for i in instructions[len(opening):]
+             if i.opname in ("STORE_NAME", "STORE_GLOBAL")}
+    found = _reexports(opening)
+    names = Reexports({name: source for name, source in found.sources.items()
+                       if name not in later}, None)
+    from_package = {name for name, (level, module, attribute) in names.sources.items()
+                    if level == 1 and not module and attribute == name}
+    clashing = set(_submodule_names(finder, spec.name, spec.submodule_search_locations or [],
+                                    [name for name in names.sources if name not in from_package]))
+    return Reexports({name: source for name, source in names.sources.items()
+                      if name not in clashing}, None)
+
+
+def _defer_root(finder: object, fullname: str, path: Sequence[str] | None,
+                target: ModuleType | None) -> importlib.machinery.ModuleSpec | None:
+    """The SDK's root package, its ``__init__`` run when a name it binds otherwise is asked."""
+    spec = _find_spec(finder, fullname, path, target)
+    if spec is None or spec.submodule_search_locations is None or spec.loader is None \
+            or (fullname == "openai" and os.environ.get("OPENAI_LOG")):  # set up by its init
+        return spec
+    get_code = getattr(spec.loader, "get_code", None)
+    code = get_code(fullname) if get_code is not None else None
+    if code is None:
+        return spec
+    binds = frozenset(instruction.argval for instruction in dis.get_instructions(code)
+                      if instruction.opname in ("STORE_NAME", "STORE_GLOBAL"))
+    spec.loader = _DeferredInit(spec.loader, code, _root_names(finder, spec, code), binds)
+    return spec
+
+
 class _TypePackageFinder(importlib.abc.MetaPathFinder):
     """Finds the deferred packages through the other finders and defers their ``__init__``."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in ROOT_PACKAGES:
+            return _defer_root(self, fullname, path, target)
         if not _deferred(fullname):
             return None
         spec = _find_spec(self, fullname, path, target)
@@ -248,7 +332,7 @@ def defer_type_package_inits() -> bool:
     """Install the finder (once); False when openai is imported already (too late to matter)."""
     if any(isinstance(finder, _TypePackageFinder) for finder in sys.meta_path):
         return True
-    if any(root in sys.modules for root in DEFERRED_ROOTS):
+    if any(root in sys.modules for root in (*ROOT_PACKAGES, *DEFERRED_ROOTS)):
         return False
     sys.meta_path.insert(0, _TypePackageFinder())
     return True
