@@ -143,11 +143,11 @@ async def _asked_once(options: AgentOptions) -> ToolCallSupport:
     """The server's answer, asked once however many turns want it at the same time.
 
     Why: when fifty conversations start at once (a REST client fanning out,
-    a replica's first minute), each asked the server's five endpoints itself;
-    on a 2-core machine those 250 requests' client work was about a seventh of
-    a replica's CPU while its turns started (``py-spy --gil`` during
-    ``bench/server_load.py --tokens 2``). One turn's cancelling does not cancel
-    the question the others wait for.
+    a replica's first minute), each asked the server's five endpoints itself:
+    250 requests where 5 do, about a seventh of a replica's Python time in a
+    run of 150 two-piece turns (``py-spy --gil`` on a replica during
+    ``bench/server_load.py --tokens 2``; gone with one question). One turn's
+    cancelling does not cancel the question the others wait for.
     """
     key = _key(options)
     loop = asyncio.get_running_loop()
