@@ -17,6 +17,7 @@ from desktop_agent.session import ExecutorCalls
 
 from .api_errors import ApiError, not_found
 from .callbacks import CallbackDispatcher
+from .conversation_runner import ConversationRunner
 from .event_log import EventLog
 from .thread_scheduling import turn_store_executor
 
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.session import SessionEnvironment, SessionRegistry
     from desktop_agent.store import ConversationRecord, Store
-
-    from .conversation_runner import ConversationRunner
 
 
 @dataclass
@@ -75,6 +74,15 @@ class AppServices:
         if record is None:
             raise not_found("conversation", conversation_id)
         return record
+
+    def runner(self, record: ConversationRecord) -> ConversationRunner:
+        """The conversation's runner, made from ``record`` when none is held.
+
+        Why from the record: the routes read the conversation off the event loop
+        (to answer 404); a runner made from that read does not read it again on
+        the loop, and a turn started through it takes that read as its fresh one.
+        """
+        return self.runners.get(record.id, make=lambda: ConversationRunner(record.id, self, record))
 
     def workdir_of(self, record: ConversationRecord) -> Path:
         """The conversation's workdir: its ``workdir`` setting or a folder of its own.

@@ -435,4 +435,3 @@ def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:
 def runner_registry(services: RunnerServices) -> SessionRegistry[ConversationRunner]:
     """One runner per conversation; idle ones are closed (their connections released)."""
     return SessionRegistry(lambda conversation_id: ConversationRunner(conversation_id, services))
-

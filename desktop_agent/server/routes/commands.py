@@ -45,7 +45,7 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
                        "This machine has no working command sandbox (install bubblewrap); "
                        "set the conversation's sandbox to 'off' to run commands unsandboxed.")
     env = await asyncio.to_thread(conversation_environment, conversation_id)
-    session = svc.runners.get(record.id).session
+    session = svc.runner(record).session
     started = time.monotonic()
     # Recorded like a turn (a checkpoint before, the changed files after): POST .../undo
     # with the turn id from the files_changed event puts the folder back.

@@ -166,7 +166,7 @@ async def update_conversation(conversation_id: str, body: ConversationUpdate,
     changed = list(changes)
     merged = {**(record.settings or {}), **changes}
     check_settings(svc, {k: v for k, v in merged.items() if v is not None}, changed)
-    session = svc.runners.get(conversation_id).session
+    session = svc.runner(record).session
     try:  # a database write: off the loop, as the streams share it
         await asyncio.to_thread(session.update_settings, **changes)
     except SettingsError as exc:
@@ -227,7 +227,7 @@ async def send_message(conversation_id: str, body: MessageCreate,
     record = await asyncio.to_thread(svc.conversation, conversation_id)
     content = stored_content(body.content)
     refuse_if_blind(record.settings or {}, content)
-    added = svc.runners.get(record.id).add_message(content)
+    added = svc.runner(record).add_message(content)
     return message_out(added)
 
 

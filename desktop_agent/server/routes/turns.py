@@ -24,7 +24,6 @@ from desktop_agent.server.api_models import (
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.conversation_runner import ConversationRunner
 from desktop_agent.server.message_content import stored_content
-from desktop_agent.store import ConversationRecord
 
 router = APIRouter(tags=["turns"])
 
@@ -35,18 +34,7 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {
 
 async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunner:
     """The conversation's runner (404 if the conversation does not exist)."""
-    return (await _read_with_runner(svc, conversation_id))[1]
-
-
-async def _read_with_runner(svc: AppServices, conversation_id: str,
-                            ) -> tuple[ConversationRecord, ConversationRunner]:
-    """The conversation as read just now (off the loop; 404 if missing) and its runner.
-
-    A runner made here is made from that read, so the loop does not read it again.
-    """
-    record = await asyncio.to_thread(svc.conversation, conversation_id)
-    return record, svc.runners.get(
-        record.id, make=lambda: ConversationRunner(record.id, svc, record))
+    return svc.runner(await asyncio.to_thread(svc.conversation, conversation_id))
 
 
 @router.post(
@@ -58,7 +46,8 @@ async def _read_with_runner(svc: AppServices, conversation_id: str,
 async def run_turn(conversation_id: str, body: RunRequest | None = None,
                    svc: AppServices = Depends(services)) -> RunStatus:  # noqa: B008
     """Start a turn in the background and return at once; follow it through the events."""
-    record, runner = await _read_with_runner(svc, conversation_id)
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    runner = svc.runner(record)
     message = body.message if body is not None else None
     await runner.start_turn(stored_content(message) if message is not None else None, record)
     return RunStatus(conversation_id=conversation_id, state=runner.state)  # type: ignore[arg-type]
