@@ -565,11 +565,15 @@ def main() -> None:
             print(line)
 
 
+def _all_streaming(streams: list[list[Sample]]) -> float:
+    """When the last turn streamed its first piece: no turn is starting any more."""
+    return max(min(s.created_at for s in stream if s.is_text)
+               for stream in streams if any(s.is_text for s in stream))
+
+
 def _print_split(streams: list[list[Sample]], indent: str = "  ") -> None:
     """Latency of the events appended while turns were still starting, and after."""
-    # Once the last turn streams its first piece, no turn is starting any more.
-    streaming = max(min(s.created_at for s in stream if s.is_text)
-                    for stream in streams if any(s.is_text for s in stream))
+    streaming = _all_streaming(streams)
     samples = [sample for stream in streams for sample in stream]
     first = min(s.created_at for s in samples)
     starting_ms = (streaming - first) * 1000
@@ -654,8 +658,7 @@ def _print_cpu(streams: list[list[Sample]], sampler: _CpuSampler, on_database: b
     samples = [sample for stream in streams for sample in stream]
     first = min(s.created_at for s in samples)
     last = max(s.created_at for s in samples)
-    streaming = max(min(s.created_at for s in stream if s.is_text)
-                    for stream in streams if any(s.is_text for s in stream))
+    streaming = _all_streaming(streams)
     turns = len(streams)
     rest = [s for s in samples if s.created_at >= streaming]
     start_cpu = sampler.between(first, streaming)
