@@ -53,6 +53,22 @@ def _check_look() -> None:
     _check(resource_path("theme.qss").is_file(), "resources/theme.qss is missing")
 
 
+def _check_builtin_tools() -> None:
+    """The built-in tools describe themselves to the model (their texts survive the build).
+
+    The binary's bytecode is built without docstrings (build.spec) except for the
+    modules that read theirs at run time, such as the built-in tools'.
+    """
+    from desktop_agent.core.tooling.builtin import builtin_tools
+
+    with tempfile.TemporaryDirectory(prefix="desktop-agent-smoke-tools-") as folder:
+        tools = builtin_tools(folder)
+    _check(len(tools) >= 7, f"only {len(tools)} built-in tools")
+    for made in tools:
+        _check(len(made.description) > len(made.name) and made.description != made.name,
+               f"the built-in tool {made.name} has no description: {made.description!r}")
+
+
 def _transcript_text(window: Any) -> str:
     """What the current tab's transcript shows (the words of an error the turn met)."""
     tab = window.current_tab()
@@ -70,6 +86,7 @@ async def _run(app: Any) -> None:
     from desktop_agent.testing import ScriptedServer, script
 
     _check_look()
+    _check_builtin_tools()
     received: list[dict[str, Any]] = []
 
     @tool("smoke_ping", "Answers pong", {"message": str})  # type: ignore[untyped-decorator]
