@@ -17,7 +17,8 @@ python -m pip install -q -e ".[build]"
 export PYINSTALLER_CONFIG_DIR="${PYINSTALLER_CONFIG_DIR:-$PWD/build/pyinstaller-config}"
 echo "== build.spec -> dist/desktop-agent ($(elapsed))"
 rm -rf build/desktop-agent dist/desktop-agent
-python -m PyInstaller --noconfirm --clean --log-level WARN build.spec
+# Without column positions in code objects: less memory (build.spec says how much).
+PYTHONNODEBUGRANGES=1 python -m PyInstaller --noconfirm --clean --log-level WARN build.spec
 binary=dist/desktop-agent
 [ -x "$binary" ] || { echo "build_binary: $binary was not built" >&2; exit 1; }
 echo "== built $binary: $(( $(stat -c %s "$binary") / 1000000 )) MB ($(elapsed))"

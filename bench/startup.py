@@ -75,7 +75,7 @@ MB = 1_000_000
 
 
 def build(onedir: bool) -> None:
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONNODEBUGRANGES="1")  # as .ci/build_binary.sh builds
     command = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN"]
     if onedir:
         env["DESKTOP_AGENT_ONEDIR"] = "1"

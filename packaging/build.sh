@@ -23,7 +23,7 @@ fi
 "$venv/bin/python" -m pip install -q --upgrade pip
 "$venv/bin/python" -m pip install -q -e ".[build]"
 
-"$venv/bin/python" -m PyInstaller --noconfirm --clean --log-level WARN \
+PYTHONNODEBUGRANGES=1 "$venv/bin/python" -m PyInstaller --noconfirm --clean --log-level WARN \
     --distpath "$distpath" --workpath "$repo/build/pyinstaller" build.spec
 
 binary="$distpath/desktop-agent"
