@@ -24,7 +24,7 @@ from .thread_scheduling import turn_store_executor
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.session import SessionEnvironment, SessionRegistry
-    from desktop_agent.store import ConversationRecord, Store
+    from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 
 @dataclass
@@ -74,6 +74,18 @@ class AppServices:
         if record is None:
             raise not_found("conversation", conversation_id)
         return record
+
+    def conversation_and_path(self, conversation_id: str,
+                              ) -> tuple[ConversationRecord, list[MessageRecord]]:
+        """The record (or a 404 ApiError) and its active branch, in one call.
+
+        Why together: a turn's start needs both, and each store call the route
+        and the session make off the loop is a hand-over to a worker thread and
+        back; read here in one, a start makes one fewer (and, on PostgreSQL, one
+        fewer trip to the database's connection pool).
+        """
+        record = self.conversation(conversation_id)
+        return record, self.store.active_path(conversation_id)
 
     def runner(self, record: ConversationRecord) -> ConversationRunner:
         """The conversation's runner, made from ``record`` when none is held.

@@ -157,11 +157,13 @@ class ConversationRunner:
 
     # -- actions -----------------------------------------------------------------------
     async def start_turn(self, message: str | list[dict[str, Any]] | None,
-                         read: ConversationRecord | None = None) -> None:
+                         read: ConversationRecord | None = None,
+                         path: list[MessageRecord] | None = None) -> None:
         """Start a turn in the background (the route returns at once).
 
         ``read`` is the conversation as the route just read it (to answer 404),
-        so the start does not read it once more.
+        and ``path`` its active branch read with it, so the start reads neither
+        once more.
 
         Raises:
             ApiError: 409 when a turn runs (here or in another process), the
@@ -174,9 +176,9 @@ class ConversationRunner:
                 # Settings as just read: another process may have changed 'vision'.
                 await self.session.send_off_loop(
                     message, vet=lambda settings: refuse_if_blind(settings, message),
-                    call=self._services.turn_calls, read=read)
+                    call=self._services.turn_calls, read=read, path=path)
             else:
-                await self.session.run_off_loop(self._services.turn_calls, read)
+                await self.session.run_off_loop(self._services.turn_calls, read, path)
 
     def add_message(self, content: str | list[dict[str, Any]]) -> MessageRecord:
         """Store a user message without answering it (``POST .../messages``)."""

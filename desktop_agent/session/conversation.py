@@ -250,9 +250,12 @@ class ConversationSession(FolderUndo):
             return False
         return finish_now(self._refreshed(on_the_spot))
 
-    async def _refreshed(self, call: StoreCalls, read: ConversationRecord | None = None) -> bool:
+    async def _refreshed(self, call: StoreCalls, read: ConversationRecord | None = None,
+                         path: list[MessageRecord] | None = None) -> bool:
         await self._reloaded(call, read)
         conversation_id = self._record.id
+        if path is not None and read is not None and read.id == conversation_id:
+            return self._took_path(path)
         if self._loaded_path is None:
             if self._shown_page is None:
                 return False  # nothing was read yet: the next read is fresh anyway
@@ -270,6 +273,25 @@ class ConversationSession(FolderUndo):
         self._path = path
         self._emit(PathReset(tuple(path)))
         return True
+
+    def _took_path(self, path: list[MessageRecord]) -> bool:
+        """Keep ``path``, read by the caller with the record; True when it moved.
+
+        The same answer as reading it here: the listeners hear of a branch
+        that differs from the one read before, or from the page they show.
+        """
+        loaded, shown = self._loaded_path, self._shown_page
+        self._path = path
+        if loaded is not None:
+            moved = [(r.id, r.status) for r in path] != [(r.id, r.status) for r in loaded]
+        elif shown is not None:
+            limit, ids = shown
+            moved = [(r.id, r.status) for r in _from_turn_start(path[-limit:], limit)] != ids
+        else:
+            return False  # nothing was read before
+        if moved:
+            self._emit(PathReset(tuple(path)))
+        return moved
 
     def can_evict(self) -> bool:
         """Whether the session holds nothing the store does not (no turn, no question)."""
@@ -336,7 +358,9 @@ class ConversationSession(FolderUndo):
     async def _starting(self, call: StoreCalls,
                         vet: Callable[[dict[str, Any]], None] | None = None,
                         read: ConversationRecord | None = None,
-                        ) -> AsyncIterator[None]:
+                        path: list[MessageRecord] | None = None, *,
+                        with_first_write: bool = False,
+                        ) -> AsyncIterator[TurnLease]:
         """Check a turn may start and take its lease now, before anything is written.
 
         Taken here, not when the turn's task first runs, so two processes (two
@@ -350,6 +374,10 @@ class ConversationSession(FolderUndo):
             call: Runs each store call (see :mod:`.store_calls`).
             vet: Checks the settings just read, before anything is written.
             read: The conversation as the caller read it just now (not read again).
+            path: Its active branch, read by the caller with ``read`` (not read again).
+            with_first_write: The lease is not taken here but by the block's first
+                store write, in its transaction (a prompt stored with
+                ``add_message(lease=...)``); the block gets the lease.
         """
         if self._closed:
             raise SessionError("The conversation was closed.")
@@ -357,17 +385,18 @@ class ConversationSession(FolderUndo):
             raise TurnRunningError("A turn is already running in this conversation.")
         self._starting_turn = True
         try:
-            await self._check_can_start(call, read)
+            await self._check_can_start(call, read, path)
             if vet is not None:
                 vet(self._record.settings)
             lease = self._store.turn_lease(self._record.id, self._owner)
-            await call(lease.acquire)
+            if not with_first_write:
+                await call(lease.acquire)
             self._pending_lease = lease
             try:
                 if self._closed:  # closed while the store was asked
                     raise SessionError("The conversation was closed.")
                 self._turn_calls = call
-                yield
+                yield lease
             except BaseException:
                 self._pending_lease = None
                 lease.release()
@@ -379,8 +408,9 @@ class ConversationSession(FolderUndo):
             self._starting_turn = False
 
     async def _check_can_start(self, call: StoreCalls,
-                               read: ConversationRecord | None = None) -> None:
-        await self._refreshed(call, read)  # each turn starts from what is on disk
+                               read: ConversationRecord | None = None,
+                               path: list[MessageRecord] | None = None) -> None:
+        await self._refreshed(call, read, path)  # each turn starts from what is on disk
         if not has_server(self._record.settings):
             raise NotConfiguredError("Pick a server and a model first.")
         conversation_id = self._record.id
@@ -397,11 +427,12 @@ class ConversationSession(FolderUndo):
         """
         return finish_now(self._added_user_message(content, on_the_spot))
 
-    async def _added_user_message(self, content: Content, call: StoreCalls) -> MessageRecord:
+    async def _added_user_message(self, content: Content, call: StoreCalls,
+                                  lease: TurnLease | None = None) -> MessageRecord:
         leaf = self._path[-1].id if self._path else None
         record = await call(partial(
             self._store.add_message, self._record.id, {"role": "user", "content": content},
-            parent_id=leaf, expected_parent=leaf))
+            parent_id=leaf, expected_parent=leaf, lease=lease))
         self._path.append(record)
         self._emit(UserMessageAdded(record))
         if self._record.title == DEFAULT_TITLE:
@@ -421,22 +452,26 @@ class ConversationSession(FolderUndo):
     async def send_off_loop(self, content: Content,
                             vet: Callable[[dict[str, Any]], None] | None = None,
                             call: StoreCalls = in_a_thread,
-                            read: ConversationRecord | None = None) -> MessageRecord:
+                            read: ConversationRecord | None = None,
+                            path: list[MessageRecord] | None = None) -> MessageRecord:
         """:meth:`send` with its store calls in a worker thread (``serve``).
 
         See :mod:`.store_calls` for why. ``vet`` checks the settings just read,
         before anything is stored; ``call`` runs this turn's store calls, from
         its start to its last write; ``read`` is the conversation as the caller
-        read it just now (``serve`` does, to answer 404), so it is not read again.
+        read it just now (``serve`` does, to answer 404), so it is not read again,
+        and ``path`` its active branch, read with it (one store call, not two).
         """
-        return await self._send(content, call, vet, read)
+        return await self._send(content, call, vet, read, path)
 
     async def _send(self, content: Content, call: StoreCalls,
                     vet: Callable[[dict[str, Any]], None] | None = None,
-                    read: ConversationRecord | None = None) -> MessageRecord:
-        async with self._starting(call, vet, read):
+                    read: ConversationRecord | None = None,
+                    path: list[MessageRecord] | None = None) -> MessageRecord:
+        # The lease is taken in the prompt's transaction: one write per start, not two.
+        async with self._starting(call, vet, read, path, with_first_write=True) as lease:
             base = model_history(self._path, self._vision())
-            record = await self._added_user_message(content, call)
+            record = await self._added_user_message(content, call, lease)
             self._start(content, base, len(base))
             return record
 
@@ -449,15 +484,17 @@ class ConversationSession(FolderUndo):
         finish_now(self._run(on_the_spot))
 
     async def run_off_loop(self, call: StoreCalls = in_a_thread,
-                           read: ConversationRecord | None = None) -> None:
+                           read: ConversationRecord | None = None,
+                           path: list[MessageRecord] | None = None) -> None:
         """:meth:`run` with its store calls in a worker thread (``serve``).
 
-        ``call`` and ``read`` as in :meth:`send_off_loop`.
+        ``call``, ``read`` and ``path`` as in :meth:`send_off_loop`.
         """
-        await self._run(call, read)
+        await self._run(call, read, path)
 
-    async def _run(self, call: StoreCalls, read: ConversationRecord | None = None) -> None:
-        async with self._starting(call, read=read):
+    async def _run(self, call: StoreCalls, read: ConversationRecord | None = None,
+                   path: list[MessageRecord] | None = None) -> None:
+        async with self._starting(call, read=read, path=path):
             if not self._path or self._path[-1].role not in ("user", "tool"):
                 raise NothingToAnswerError(
                     "The conversation has no new user message to answer; send one first.")

@@ -185,7 +185,8 @@ class TurnRecorder:
             kept = dict(record.metadata.get("model_arguments") or {})
             kept.setdefault(tool_use_id, original)
             self._stored(self._store.complete_message(
-                record.id, message, {"model_arguments": kept}, status=record.status))
+                record.id, message, {"model_arguments": kept}, status=record.status,
+                conversation_id=self._conversation_id))
             return
 
     def tool_error(self, error: str, tool_use_id: str | None, name: str | None,
@@ -233,7 +234,8 @@ class TurnRecorder:
         last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
         if last is not None:
             self._replace(await call(partial(
-                self._store.update_message_metadata, last.id, {"usage": figures})))
+                self._store.update_message_metadata, last.id, {"usage": figures},
+                conversation_id=self._conversation_id)))
 
     async def finish_reply(self, status: str, call: StoreCalls) -> None:
         """Complete the reply being streamed with ``status``, its last write through ``call``."""
@@ -306,7 +308,8 @@ class TurnRecorder:
                 return
             if record.message != message:
                 self._stored(self._store.complete_message(
-                    record_id, message, dict(record.metadata), status=record.status))
+                    record_id, message, dict(record.metadata), status=record.status,
+                    conversation_id=self._conversation_id))
 
     # -- helpers ----------------------------------------------------------------
 
@@ -343,7 +346,8 @@ class TurnRecorder:
         message = {"role": "tool", "tool_call_id": tool_use_id, "content": content}
         existing = self._tool_records.get(tool_use_id)
         if existing is not None:
-            self._stored(self._store.complete_message(existing, message, metadata))
+            self._stored(self._store.complete_message(
+                existing, message, metadata, conversation_id=self._conversation_id))
             return
         record = self._store.add_message(self._conversation_id, message,
                                          parent_id=self._leaf_id(), metadata=metadata)

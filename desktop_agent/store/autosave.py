@@ -210,7 +210,9 @@ class StreamingReplyWriter:
             if self.thinking and "thinking" not in final_meta:
                 final_meta["thinking"] = self.thinking
             final = message if message is not None else {"role": self._role, "content": self.text}
-            self.record = self._store.complete_message(self.record.id, final, final_meta, status)
+            self.record = self._store.complete_message(
+                self.record.id, final, final_meta, status,
+                conversation_id=self.record.conversation_id)
             self._finished = True
             self._dirty = False
             self.saved_chars = len(self.text)

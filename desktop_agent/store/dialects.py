@@ -104,6 +104,12 @@ class Dialect:
             raise RuntimeError("the database gave the new message no row id")
         return seq
 
+    def insert_searchable_message(self, conn: SqlConnection, sql: str, params: Sequence[Any],
+                                  body: str) -> None:
+        """Run an ``INSERT INTO messages`` and index the new row's ``body`` for search."""
+        seq = self.insert_message(conn, sql, params)
+        conn.execute("INSERT INTO message_search(rowid, body) VALUES (?, ?)", (seq, body))
+
     def rows_copied(self, conn: SqlConnection) -> None:
         """After rows were copied in with their keys (SQLite's next rowid follows by itself)."""
 
@@ -168,6 +174,18 @@ class PostgresDialect(Dialect):
     def insert_message(self, conn: SqlConnection, sql: str, params: Sequence[Any]) -> int:
         """The same INSERT with ``RETURNING seq``."""
         return int(conn.execute(sql + " RETURNING seq", params).fetchone()[0])
+
+    def insert_searchable_message(self, conn: SqlConnection, sql: str, params: Sequence[Any],
+                                  body: str) -> None:
+        """Both in one statement, so nothing waits for the new ``seq``.
+
+        In a pipelined write (see
+        :meth:`~desktop_agent.store.postgres.postgres_database.PostgresDatabase.writing`)
+        reading the ``seq`` back was a round trip of its own in every message written.
+        """
+        conn.execute(f"WITH m AS ({sql} RETURNING seq)"
+                     " INSERT INTO message_search(rowid, body) SELECT seq, ? FROM m",
+                     (*params, body))
 
     def rows_copied(self, conn: SqlConnection) -> None:
         """Move the messages' identity past the copied ``seq`` values."""

@@ -13,12 +13,14 @@ import logging
 import time
 from typing import Any, Final, Literal
 
-from desktop_agent.store.engine import Engine, reindex, require_conversation
+from desktop_agent.store.engine import Engine, reindex
 from desktop_agent.store.errors import NotFoundError, StaleParentError
 from desktop_agent.store.message_text import searchable_text
 from desktop_agent.store.process_liveness import current_writer, writer_alive
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, dumps, message_from_row, new_id
 from desktop_agent.store.records import MESSAGE_STATUSES, MessageRecord
+from desktop_agent.store.sql_connection import SqlConnection
+from desktop_agent.store.turn_lease import TurnLease
 from desktop_agent.store.write_checks import check_message, clean_metadata
 
 # The name the store has always logged under, so log filters keep working.
@@ -52,6 +54,7 @@ class MessageWrites:
         *,
         new_root: bool = False,
         expected_parent: str | Literal[_Unchecked.UNCHECKED] | None = UNCHECKED,
+        lease: TurnLease | None = None,
     ) -> MessageRecord:
         """Write a message; it becomes the conversation's active leaf.
 
@@ -67,11 +70,16 @@ class MessageWrites:
             expected_parent: The active leaf the caller last read (None: the
                 conversation was empty). When given and the leaf moved meanwhile
                 (another process appended or switched branch), nothing is written.
+            lease: The conversation's turn lease, taken in the same transaction
+                before the message is written (a turn's prompt): see
+                :meth:`~desktop_agent.store.turn_lease.TurnLease.acquire_with`.
 
         Raises:
             StaleParentError: The active leaf is not ``expected_parent``; re-read
-                the active path instead of forking the tree.
+                the active path instead of forking the tree (no lease is taken).
             NotFoundError: No such conversation or parent message.
+            ConversationBusyError: ``lease`` is held by another live process
+                (nothing is written).
         """
         message = check_message(message)
         if status not in MESSAGE_STATUSES:
@@ -80,21 +88,28 @@ class MessageWrites:
         now = time.time()
         message_id = new_id()
         writer = current_writer() if status == "streaming" else None
-        with self._db.writing_beside((conversation_id,)) as conn:
-            leaf = require_conversation(conn, conversation_id).active_leaf_id
+
+        def write(conn: SqlConnection) -> MessageRecord:
+            # The conversation and the parent's depth in one read (one round trip on
+            # PostgreSQL): the parent is the one given, else the active leaf.
+            row = conn.execute(
+                "SELECT c.active_leaf_id, m.depth FROM conversations c"
+                " LEFT JOIN messages m ON m.conversation_id = c.id"
+                " AND m.id = COALESCE(?, c.active_leaf_id) WHERE c.id = ?",
+                (parent_id, conversation_id),
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no conversation {conversation_id}")
+            leaf = row[0]
             if expected_parent is not UNCHECKED and expected_parent != leaf:
                 raise StaleParentError(conversation_id, expected_parent, leaf)
             parent = None if new_root else (parent_id if parent_id is not None else leaf)
             depth = 0
             if parent is not None:
-                row = conn.execute(
-                    "SELECT depth FROM messages WHERE id = ? AND conversation_id = ?",
-                    (parent, conversation_id),
-                ).fetchone()
-                if row is None:
+                if row[1] is None:
                     raise NotFoundError(f"no message {parent} in conversation {conversation_id}")
-                depth = row[0] + 1
-            seq = self._db.dialect.insert_message(
+                depth = row[1] + 1
+            self._db.dialect.insert_searchable_message(
                 conn,
                 "INSERT INTO messages(id, conversation_id, parent_id, role, message, metadata,"
                 " status, created_at, depth, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -110,26 +125,30 @@ class MessageWrites:
                     depth,
                     writer,
                 ),
-            )
-            conn.execute(
-                "INSERT INTO message_search(rowid, body) VALUES (?, ?)",
-                (seq, searchable_text(message, metadata)),
+                searchable_text(message, metadata),
             )
             conn.execute(
                 "UPDATE conversations SET active_leaf_id = ?, updated_at = ? WHERE id = ?",
                 (message_id, now, conversation_id),
             )
-        return MessageRecord(
-            message_id,
-            conversation_id,
-            parent,
-            message["role"],
-            message,
-            metadata,
-            status,
-            now,
-            depth,
-        )
+            return MessageRecord(
+                message_id,
+                conversation_id,
+                parent,
+                message["role"],
+                message,
+                metadata,
+                status,
+                now,
+                depth,
+            )
+
+        if lease is not None:
+            if lease.conversation_id != conversation_id:
+                raise ValueError("the lease is another conversation's")
+            return lease.acquire_with(write)
+        with self._db.writing_beside((conversation_id,)) as conn:
+            return write(conn)
 
     def checkpoint_message(
         self, message_id: str, content: str, thinking: str | None = None
@@ -167,16 +186,22 @@ class MessageWrites:
         message: dict[str, Any],
         metadata: dict[str, Any] | None = None,
         status: str = "complete",
+        *,
+        conversation_id: str | None = None,
     ) -> MessageRecord:
-        """Write a reply's final form; ``metadata`` keys are merged into what is there."""
+        """Write a reply's final form; ``metadata`` keys are merged into what is there.
+
+        ``conversation_id``, when the caller knows it, spares reading it first
+        (see :meth:`_conversation_of`); a wrong one is refused as not found.
+        """
         message = check_message(message)
         if status not in MESSAGE_STATUSES:
             raise ValueError(f"status must be one of {', '.join(MESSAGE_STATUSES)}")
-        with self._db.writing_beside(self._conversation_of(message_id)) as conn:
+        with self._db.writing_beside(self._conversation_of(message_id, conversation_id)) as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS}, m.seq FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
-            if row is None:
+            if row is None or (conversation_id is not None and row[1] != conversation_id):
                 raise NotFoundError(f"no message {message_id}")
             merged = {**json.loads(row[5]), **clean_metadata(metadata)}
             conn.execute(
@@ -199,13 +224,17 @@ class MessageWrites:
             row[0], row[1], row[2], message["role"], message, merged, status, row[7], row[8]
         )
 
-    def update_message_metadata(self, message_id: str, updates: dict[str, Any]) -> MessageRecord:
-        """Merge keys into a message's metadata (e.g. an approval decided later)."""
-        with self._db.writing_beside(self._conversation_of(message_id)) as conn:
+    def update_message_metadata(self, message_id: str, updates: dict[str, Any], *,
+                                conversation_id: str | None = None) -> MessageRecord:
+        """Merge keys into a message's metadata (e.g. an approval decided later).
+
+        ``conversation_id`` as in :meth:`complete_message`.
+        """
+        with self._db.writing_beside(self._conversation_of(message_id, conversation_id)) as conn:
             row = conn.execute(
                 f"SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?", (message_id,)
             ).fetchone()
-            if row is None:
+            if row is None or (conversation_id is not None and row[1] != conversation_id):
                 raise NotFoundError(f"no message {message_id}")
             merged = {**json.loads(row[5]), **clean_metadata(updates)}
             conn.execute(
@@ -214,15 +243,20 @@ class MessageWrites:
         record = message_from_row(row)
         return MessageRecord(**{**record.__dict__, "metadata": merged})
 
-    def _conversation_of(self, message_id: str) -> tuple[str, ...]:
+    def _conversation_of(self, message_id: str, known: str | None = None) -> tuple[str, ...]:
         """The message's conversation, to name in :meth:`Engine.writing_beside`.
 
         Read before the write (a message never moves to another conversation),
         and only where the engine heeds the name (PostgreSQL); an unknown id
-        names none, and the write itself says it is not found.
+        names none, and the write itself says it is not found. ``known``, the
+        caller's word for it, is taken instead: a turn's last two writes (the
+        reply's final form, its usage) read it that way once each per turn, a
+        round trip of their own. The write checks it against the row it reads.
         """
         if not self._db.dialect.keyed_writes:
             return ()
+        if known is not None:
+            return (known,)
         with self._db.reading() as conn:
             row = conn.execute(
                 "SELECT conversation_id FROM messages WHERE id = ?", (message_id,)

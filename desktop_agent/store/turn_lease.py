@@ -29,15 +29,17 @@ import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Self
+from typing import Any, Self, TypeVar
 
 from desktop_agent.store.engine import reindex
 from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 from desktop_agent.store.process_liveness import current_writer, writer_alive
 from desktop_agent.store.record_rows import dumps
-from desktop_agent.store.sql_connection import SqlConnection
+from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 
 logger = logging.getLogger("desktop_agent.store.turn_lease")
+
+T = TypeVar("T")
 
 DEFAULT_LEASE_SECONDS = 60.0
 """How long a lease lasts without renewal; ``async with`` renews it every third of that."""
@@ -60,13 +62,18 @@ def _in_force(process: str, expires_at: float) -> bool:
     return expires_at > time.time() and writer_alive(process)
 
 
-def _interrupt_cut_off_replies(conn: SqlConnection, conversation_id: str) -> None:
-    """Mark the conversation's replies left "streaming" as "interrupted" (their text kept)."""
-    rows = conn.execute(
+def _cut_off_replies(conn: SqlConnection, conversation_id: str) -> SqlCursor:
+    """The conversation's replies left "streaming" (sent now, read when needed)."""
+    return conn.execute(
         "SELECT seq, id, message, metadata FROM messages"
         " WHERE conversation_id = ? AND status = 'streaming'",
         (conversation_id,),
-    ).fetchall()
+    )
+
+
+def _interrupt_cut_off_replies(conn: SqlConnection, conversation_id: str,
+                               rows: list[Any]) -> None:
+    """Mark the replies left "streaming" (``rows``) as "interrupted", their text kept."""
     for seq, message_id, message, metadata in rows:
         meta = {**json.loads(metadata), "interrupted_at": time.time()}
         conn.execute(
@@ -119,34 +126,62 @@ class TurnLease:
             ConversationBusyError: Another live holder has it.
             NotFoundError: There is no such conversation.
         """
-        now = time.time()
         with self._writing() as conn:
-            if not conn.execute(
-                "SELECT 1 FROM conversations WHERE id = ?", (self.conversation_id,)
-            ).fetchone():
-                raise NotFoundError(f"no conversation {self.conversation_id}")
-            row = conn.execute(
-                "SELECT owner, process, token, expires_at FROM turn_leases"
-                " WHERE conversation_id = ?",
-                (self.conversation_id,),
-            ).fetchone()
-            if row is not None and row[2] != self._token and _in_force(row[1], row[3]):
-                raise ConversationBusyError(self.conversation_id, str(row[0]))
-            if row is not None and row[2] != self._token:
-                logger.info("taking over the turn lease of %s from %s (gone or expired)",
-                            self.conversation_id, row[0])
-            conn.execute(
-                "INSERT INTO turn_leases"
-                "(conversation_id, owner, process, token, acquired_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(conversation_id) DO UPDATE SET"
-                " owner = excluded.owner, process = excluded.process, token = excluded.token,"
-                " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
-                (self.conversation_id, self.owner, current_writer(), self._token, now,
-                 now + self.seconds),
-            )
-            _interrupt_cut_off_replies(conn, self.conversation_id)
+            self._take(conn)
         self.held = True
         self.lost = False
+
+    def acquire_with(self, write: Callable[[SqlConnection], T]) -> T:
+        """Take the lease and make ``write`` in the same transaction; its result.
+
+        Why: a turn's start takes the lease and stores the prompt. As two
+        transactions on PostgreSQL that was two connection checkouts, two
+        BEGIN/COMMIT rounds and two of the lease's key locks per turn started;
+        as one, the prompt is stored exactly when the lease is taken (a refused
+        lease stores nothing, a refused write leaves no lease behind).
+
+        Raises:
+            ConversationBusyError: Another live holder has it (nothing is written).
+            NotFoundError: There is no such conversation.
+        """
+        with self._writing() as conn:
+            self._take(conn)
+            result = write(conn)
+        self.held = True
+        self.lost = False
+        return result
+
+    def _take(self, conn: SqlConnection) -> None:
+        """The lease's row, written on ``conn`` inside the caller's write transaction."""
+        now = time.time()
+        # The conversation, its lease and its replies left streaming in one round
+        # trip on PostgreSQL (the statements are pipelined: each waits when read).
+        held = conn.execute(
+            "SELECT l.owner, l.process, l.token, l.expires_at FROM conversations c"
+            " LEFT JOIN turn_leases l ON l.conversation_id = c.id WHERE c.id = ?",
+            (self.conversation_id,),
+        )
+        cut_off = _cut_off_replies(conn, self.conversation_id)
+        row = held.fetchone()
+        if row is None:
+            raise NotFoundError(f"no conversation {self.conversation_id}")
+        if row[2] is None:  # no lease row
+            row = None
+        if row is not None and row[2] != self._token and _in_force(row[1], row[3]):
+            raise ConversationBusyError(self.conversation_id, str(row[0]))
+        if row is not None and row[2] != self._token:
+            logger.info("taking over the turn lease of %s from %s (gone or expired)",
+                        self.conversation_id, row[0])
+        conn.execute(
+            "INSERT INTO turn_leases"
+            "(conversation_id, owner, process, token, acquired_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(conversation_id) DO UPDATE SET"
+            " owner = excluded.owner, process = excluded.process, token = excluded.token,"
+            " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at",
+            (self.conversation_id, self.owner, current_writer(), self._token, now,
+             now + self.seconds),
+        )
+        _interrupt_cut_off_replies(conn, self.conversation_id, cut_off.fetchall())
 
     def renew(self) -> None:
         """Push the expiry ``seconds`` ahead.

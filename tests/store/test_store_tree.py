@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from desktop_agent.store import (
+    ConversationBusyError,
     DatabaseAccessError,
     NewConversation,
     NewMessage,
     NotFoundError,
     SecretInSettingsError,
+    StaleParentError,
     Store,
     StoreClosedError,
     StreamingReplyWriter,
@@ -308,6 +310,61 @@ def test_a_message_from_another_conversation_cannot_be_a_parent(store: Store) ->
     m = store.add_message(a.id, {"role": "user", "content": "x"})
     with pytest.raises(NotFoundError):
         store.add_message(b.id, {"role": "user", "content": "y"}, parent_id=m.id)
+
+
+def test_a_prompt_stored_with_the_lease_is_all_or_nothing(store: Store) -> None:
+    """A turn's start: the lease and the prompt in one write, neither without the other."""
+    conv = store.create_conversation()
+    first = store.add_message(conv.id, {"role": "user", "content": "first"})
+    # Held elsewhere: refused, and the prompt is not stored.
+    with store.turn_lease(conv.id, "server:other"):
+        refused = store.turn_lease(conv.id, "window")
+        with pytest.raises(ConversationBusyError):
+            store.add_message(conv.id, {"role": "user", "content": "lost"},
+                              expected_parent=first.id, lease=refused)
+        assert not refused.held
+    assert [m.message["content"] for m in store.active_path(conv.id)] == ["first"]
+    # The branch moved meanwhile: refused, and no lease is left behind.
+    stale = store.turn_lease(conv.id, "window")
+    with pytest.raises(StaleParentError):
+        store.add_message(conv.id, {"role": "user", "content": "late"},
+                          expected_parent=None, lease=stale)
+    assert not stale.held and store.turn_lease_holder(conv.id) is None
+    # A reply left streaming by a turn cut off is marked interrupted as the lease is taken.
+    cut = StreamingReplyWriter(store, conv.id, interval=60.0)
+    cut.append_text("half")
+    cut.flush()
+    lease = store.turn_lease(conv.id, "window")
+    prompt = store.add_message(conv.id, {"role": "user", "content": "second"},
+                               expected_parent=cut.message_id, lease=lease)
+    try:
+        assert lease.held and store.turn_lease_holder(conv.id) == "window"
+        path = store.active_path(conv.id)
+        assert [(m.message.get("content"), m.status) for m in path] == [
+            ("first", "complete"), ("half", "interrupted"), ("second", "complete")]
+        assert path[-1].id == prompt.id
+    finally:
+        lease.release()
+    with pytest.raises(ValueError, match="another conversation"):
+        store.add_message(store.create_conversation().id, {"role": "user", "content": "x"},
+                          lease=store.turn_lease(conv.id, "window"))
+
+
+def test_a_write_naming_the_wrong_conversation_is_refused(store: Store) -> None:
+    a = store.create_conversation()
+    b = store.create_conversation()
+    reply = store.add_message(a.id, {"role": "assistant", "content": "x"})
+    with pytest.raises(NotFoundError):
+        store.complete_message(reply.id, {"role": "assistant", "content": "y"},
+                               conversation_id=b.id)
+    with pytest.raises(NotFoundError):
+        store.update_message_metadata(reply.id, {"usage": {}}, conversation_id=b.id)
+    done = store.complete_message(reply.id, {"role": "assistant", "content": "y"},
+                                  {"model": "m"}, conversation_id=a.id)
+    updated = store.update_message_metadata(reply.id, {"usage": {"n": 1}}, conversation_id=a.id)
+    assert done.message["content"] == "y"
+    assert updated.metadata == {"model": "m", "usage": {"n": 1}}
+    assert store.active_path(a.id)[-1].message["content"] == "y"
 
 
 def test_key_values_are_refused_in_settings_and_redacted_in_metadata(store: Store) -> None:

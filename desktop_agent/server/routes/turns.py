@@ -46,10 +46,12 @@ async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunn
 async def run_turn(conversation_id: str, body: RunRequest | None = None,
                    svc: AppServices = Depends(services)) -> RunStatus:  # noqa: B008
     """Start a turn in the background and return at once; follow it through the events."""
-    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    # The conversation and its branch in one call off the loop: the start reads neither again.
+    record, path = await asyncio.to_thread(svc.conversation_and_path, conversation_id)
     runner = svc.runner(record)
     message = body.message if body is not None else None
-    await runner.start_turn(stored_content(message) if message is not None else None, record)
+    await runner.start_turn(stored_content(message) if message is not None else None,
+                            record, path)
     return RunStatus(conversation_id=conversation_id, state=runner.state)  # type: ignore[arg-type]
 
 
