@@ -57,7 +57,6 @@ from .events import (
     UserMessageAdded,
 )
 from .file_changes import ChangePreview, FileChangeWatch, preview_change
-from .file_checkpoints import ConversationCheckpoints, TurnMark
 from .folder_undo import FolderUndo
 from .options import SessionEnvironment, build_options
 from .plan import Plan, plan_of
@@ -71,6 +70,8 @@ if TYPE_CHECKING:
     from desktop_agent.core.client import Client
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.store import ConversationRecord, MessageRecord, Store, TurnLease
+
+    from .file_checkpoints import ConversationCheckpoints, TurnMark
 
 log = logging.getLogger("desktop_agent.session.conversation")
 
@@ -139,9 +140,24 @@ class ConversationSession(FolderUndo):
             on_settled=lambda i, r: self._emit(ApprovalSettled(i, r)),
             on_problem=lambda text: self._emit(Notice(text)),
             preview=self.preview_change, before_run=self._file_changes.before_run)
-        self.checkpoints = ConversationCheckpoints(
-            conversation_id, lambda: env.tools.workdir(conversation_id, self._record.settings),
-            lambda: self._record.settings)
+        self._checkpoints: ConversationCheckpoints | None = None
+
+    @property
+    def checkpoints(self) -> ConversationCheckpoints:
+        """Its working folder's checkpoints, made when first needed.
+
+        Why lazy: the checkpoint, folder-scan and diff modules are ~0.5 MB that an
+        idle window with restored tabs never uses; a turn, an undo or the files
+        panel loads them (the first-input warm-up already has).
+        """
+        if self._checkpoints is None:
+            from .file_checkpoints import ConversationCheckpoints
+
+            conversation_id, env = self._record.id, self._env
+            self._checkpoints = ConversationCheckpoints(
+                conversation_id, lambda: env.tools.workdir(conversation_id, self._record.settings),
+                lambda: self._record.settings)
+        return self._checkpoints
 
     # -- listening ---------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
@@ -632,6 +648,8 @@ class ConversationSession(FolderUndo):
                            base_length: int) -> Outcome:
         self.broker.forget_decisions()
         self._file_changes.forget()
+        from .file_checkpoints import TurnMark
+
         answered = last_user_index(self._path)
         mark = TurnMark(message=self._path[answered].id if answered is not None else None)
         try:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.appdata.paths import data_dir
 from desktop_agent.workspace.checkpoints import (
     KEEP_TURNS,
     PRUNE_SLACK,
@@ -39,6 +38,7 @@ from desktop_agent.workspace.checkpoints import (
 )
 from desktop_agent.workspace.folder_scan import FILE, LINK, SKIPPED, Entry, Limits
 
+from .folder_undo import checkpoints_folder
 from .tools import WorkdirError
 
 if TYPE_CHECKING:
@@ -51,11 +51,6 @@ log = logging.getLogger("desktop_agent.session.checkpoints")
 __all__ = ["Checkpoint", "CheckpointError", "ConversationCheckpoints", "FileChangeView",
            "RestoreConflictError", "RestoreReport", "TurnChanges", "TurnMark",
            "checkpoints_folder", "delete_checkpoints"]
-
-
-def checkpoints_folder(conversation_id: str) -> Path:
-    """Where a conversation's checkpoints are kept (inside the data folder)."""
-    return data_dir() / "checkpoints" / conversation_id
 
 
 def delete_checkpoints(conversation_id: str) -> None:

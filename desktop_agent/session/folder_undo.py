@@ -13,24 +13,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from desktop_agent.appdata.paths import data_dir
 
 from .errors import NothingToAnswerError, TurnRunningError
 from .events import FilesChanged, Notice, PathReset, SessionEvent
-from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
 
 if TYPE_CHECKING:
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
+
+    from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
+
+
+def checkpoints_folder(conversation_id: str) -> Path:
+    """Where a conversation's checkpoints are kept (inside the data folder).
+
+    Here rather than in :mod:`.file_checkpoints`, so that asking whether a
+    conversation has recorded any (:meth:`FolderUndo.has_file_changes`) loads
+    nothing of the checkpoint machinery when it has none.
+    """
+    return data_dir() / "checkpoints" / conversation_id
 
 
 class FolderUndo:
     """Undo a turn, restore files to before a message or to a checkpoint, record commands.
 
     Attributes:
-        checkpoints: The conversation's checkpoints (set by the session).
+        checkpoints: The conversation's checkpoints (made by the session on first use).
     """
 
-    checkpoints: ConversationCheckpoints
     _store: Store
     _record: ConversationRecord
     _owner: str
@@ -45,6 +58,21 @@ class FolderUndo:
         def last_message(self) -> MessageRecord | None: ...
 
         def _emit(self, event: SessionEvent) -> None: ...
+
+        @property
+        def checkpoints(self) -> ConversationCheckpoints: ...
+
+    async def has_file_changes(self) -> bool:
+        """Whether any turn, command or restore of this conversation changed files.
+
+        A conversation that never took a checkpoint has no folder for them: that
+        is answered without loading the checkpoint and diff modules, which an
+        idle window showing such a conversation would otherwise hold (~0.5 MB).
+        """
+        folder = checkpoints_folder(self._record.id)
+        if not await asyncio.to_thread(folder.is_dir):
+            return False
+        return any(turn.changes for turn in await self.checkpoints.turns())
 
     async def undo_turn(self, turn: str | None = None, *, force: bool = False) -> RestoreReport:
         """Put back the files a turn changed (None: the latest turn that changed files).
@@ -111,6 +139,8 @@ class FolderUndo:
         The command is recorded as a turn of its own (kind ``command``), so it
         can be undone like one; its changed files are reported as :class:`FilesChanged`.
         """
+        from .file_checkpoints import TurnMark
+
         last = self.last_message()
         mark = TurnMark(message=last.id if last is not None else None, kind="command")
         await self.checkpoints.before_command(mark)

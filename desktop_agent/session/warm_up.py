@@ -33,6 +33,8 @@ TURN_MODULES = (
     "desktop_agent.session.branch_reading",
     "desktop_agent.session.options",
     "desktop_agent.session.settings",
+    "desktop_agent.session.file_checkpoints",
+    "desktop_agent.workspace.diffs",
 )
 """Modules a turn imports lazily (kept lazy so that commands which never run a turn
 start fast)."""

@@ -1,7 +1,10 @@
-"""What an idle window loads and holds: no httpx command-line client (≈6 MB), a small icon."""
+"""What an idle window loads and holds: no httpx command-line client (≈6 MB), a small icon,
+nothing of what it does not show (checkpoints, diffs, dialogs, import and export)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -32,3 +35,80 @@ def test_the_window_icon_has_the_small_sizes_only(qapp: object) -> None:
     sizes = sorted(size.width() for size in app_icon().availableSizes())
     assert sizes[0] == 16
     assert max(sizes) == 128
+
+
+#: Runs the real window (``desktop_agent.cli.main``) and, once it is shown and its
+#: event loop has had nothing to do for half a second (the server search, the
+#: restored tabs' context estimates and files check all done), prints the
+#: ``desktop_agent`` modules it holds.
+IDLE_WINDOW_MODULES = r"""
+import asyncio, json, os, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+app = QApplication([sys.argv[0]])
+quiet = 0
+
+def busy() -> bool:
+    try:
+        tasks = asyncio.all_tasks(asyncio.get_event_loop())
+    except RuntimeError:  # the window's loop is not set yet
+        return True
+    return any("until_closed" not in t.get_coro().__qualname__ for t in tasks)
+
+def poll() -> None:
+    global quiet
+    shown = any(isinstance(w, QMainWindow) and w.isVisible() for w in app.topLevelWidgets())
+    quiet = quiet + 1 if shown and not busy() else 0
+    if quiet >= 5:
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith("desktop_agent"))),
+              flush=True)
+        os._exit(0)
+
+timer = QTimer()
+timer.timeout.connect(poll)
+timer.start(100)
+from desktop_agent.cli.main import main
+main([])
+"""
+
+#: What an idle window with restored tabs must not hold: each is loaded when first
+#: needed (a turn, an undo, a diff, ``@`` in the composer), ~0.5 MB together.
+NOT_AT_IDLE = (
+    "desktop_agent.session.file_checkpoints",
+    "desktop_agent.workspace.checkpoints",
+    "desktop_agent.workspace.folder_scan",
+    "desktop_agent.workspace.object_store",
+    "desktop_agent.workspace.diffs",
+    "desktop_agent.workspace.file_index",
+)
+
+
+def test_an_idle_window_with_restored_tabs_loads_nothing_it_does_not_show(
+        tmp_path: Path) -> None:
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer
+
+    store = Store.open(tmp_path / "conversations.sqlite3")
+    ids = []
+    for n in range(3):
+        record = store.create_conversation(title=f"Conversation {n}")
+        for i in range(4):
+            store.add_message(record.id, {"role": "user", "content": f"Question {i}"})
+            store.add_message(record.id, {"role": "assistant",
+                                          "content": f"Answer {i}\n\n```python\nprint(1)\n```"})
+        ids.append(record.id)
+    store.set_setting("open_tabs", {"ids": ids, "current": ids[-1]})
+    store.close()
+    with ScriptedServer() as server:  # the server search finds one and asks it for models
+        server.models = ["idle-model"]
+        env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(tmp_path),
+               "QT_QPA_PLATFORM": "offscreen", "DESKTOP_AGENT_BASE_URL": server.base_url,
+               "PYTHONPATH": str(REPO)}
+        result = subprocess.run([sys.executable, "-c", IDLE_WINDOW_MODULES], cwd=REPO, env=env,
+                                capture_output=True, text=True, timeout=180, check=False)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    assert "desktop_agent.gui.transcript.view" in loaded  # the test sees the shown tab
+    assert "desktop_agent.session.conversation" in loaded
+    assert sorted(loaded.intersection(NOT_AT_IDLE)) == []

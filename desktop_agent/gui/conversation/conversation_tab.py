@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
@@ -44,7 +45,9 @@ from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
-from desktop_agent.session import TurnChanges
+
+if TYPE_CHECKING:
+    from desktop_agent.session import TurnChanges
 
 __all__ = ["Composer", "ConversationTab", "ServerNotice"]
 

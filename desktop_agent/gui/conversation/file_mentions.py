@@ -21,12 +21,15 @@ import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QCompleter, QListView, QPlainTextEdit
 
-from desktop_agent.workspace.file_index import FolderIndex
+if TYPE_CHECKING:
+    from desktop_agent.workspace.file_index import FolderIndex
+
 
 log = logging.getLogger("desktop_agent.gui.file_mentions")
 
@@ -136,7 +139,7 @@ class FileMentions(QObject):
 
         async def scan() -> None:
             try:
-                self._index = await asyncio.to_thread(FolderIndex.scan, folder)
+                self._index = await asyncio.to_thread(_scan, folder)
             except Exception as exc:  # noqa: BLE001 - a listing must never break typing
                 log.info("could not list %s: %s", folder, exc)
                 return
@@ -166,3 +169,14 @@ class FileMentions(QObject):
             self._editor.setTextCursor(cursor)
         self.popup.hide()
         self.file_chosen.emit(str(index.folder / relative))
+
+
+def _scan(folder: Path) -> FolderIndex:
+    """List ``folder`` (in a worker thread, which also imports the index module).
+
+    Why imported here: only a person typing ``@`` needs the folder's index, and an
+    idle window should not hold its module.
+    """
+    from desktop_agent.workspace.file_index import FolderIndex
+
+    return FolderIndex.scan(folder)

@@ -18,21 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.session import (
-    BUSY_ELSEWHERE,
-    CheckpointError,
-    FileChangeView,
-    FilesChanged,
-    RestoreConflictError,
-    RestoreReport,
-    SessionError,
-    SessionEvent,
-    TurnChanges,
-)
+from desktop_agent.session import BUSY_ELSEWHERE, FilesChanged, SessionError, SessionEvent
 from desktop_agent.store.errors import ConversationBusyError
 
 if TYPE_CHECKING:
-    from desktop_agent.session import ConversationSession
+    from desktop_agent.session import (
+        ConversationSession,
+        FileChangeView,
+        RestoreReport,
+        TurnChanges,
+    )
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.gui.folder_undo")
@@ -137,7 +132,7 @@ class FolderUndoActions(QObject):
 
     async def has_changes(self) -> bool:
         """Whether any turn, command or restore of this conversation changed files."""
-        return any(turn.changes for turn in await self._session.checkpoints.turns())
+        return await self._session.has_file_changes()
 
     async def turn_files(self) -> list[TurnFiles]:
         """Every turn that changed files, newest first, each file with its diff."""
@@ -163,6 +158,9 @@ class FolderUndoActions(QObject):
 
     async def _outcome(self, action: Callable[[], Awaitable[RestoreReport | None]],
                        ) -> RestoreOutcome:
+        # Loaded with the checkpoints the action uses, not by an idle window.
+        from desktop_agent.session import CheckpointError, RestoreConflictError
+
         try:
             report = await action()
         except RestoreConflictError as exc:

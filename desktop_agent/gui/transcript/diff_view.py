@@ -13,6 +13,7 @@ one, and a folded "what changed" section costs nothing until it is opened.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QResizeEvent, QShowEvent
@@ -32,7 +33,9 @@ from desktop_agent.gui.transcript.diff_lines import (
 from desktop_agent.gui.transcript.frame_scheduler import WAIT, FrameScheduler
 from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.theme import TranscriptTheme
-from desktop_agent.workspace.diffs import FileDiff, side_by_side_rows
+
+if TYPE_CHECKING:
+    from desktop_agent.workspace.diffs import FileDiff
 
 #: Narrower than this, a diff is shown unified unless the person asks otherwise.
 SIDE_BY_SIDE_MIN_WIDTH = 900
@@ -53,6 +56,8 @@ def unified_rows(diff: FileDiff) -> list[DiffRow]:
 
 def split_rows(diff: FileDiff) -> tuple[list[DiffRow], list[DiffRow]]:
     """Rows of the two columns of the side-by-side view, kept in step."""
+    from desktop_agent.workspace.diffs import side_by_side_rows  # loaded with the diff
+
     left: list[DiffRow] = []
     right: list[DiffRow] = []
     for hunk in diff.hunks:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
@@ -27,7 +27,9 @@ from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label
-from desktop_agent.workspace.diffs import FileDiff
+
+if TYPE_CHECKING:
+    from desktop_agent.workspace.diffs import FileDiff
 
 #: Output beyond this many characters is cut in the card (the model got all of it).
 OUTPUT_DISPLAY_LIMIT = 20_000

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -63,7 +63,9 @@ from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.stored_items import settle_part
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.session import ToolCallState
-from desktop_agent.workspace.diffs import FileDiff
+
+if TYPE_CHECKING:
+    from desktop_agent.workspace.diffs import FileDiff
 
 log = logging.getLogger("desktop_agent.gui.transcript")
 
