@@ -68,9 +68,10 @@ class Dialect:
     text_match = "message_search MATCH ?"
     keyed_writes = False
     append_events_call: str | None = None
-    """A statement appending a batch of events by itself (arrays of conversation ids,
-    types, JSON payloads and times), returning their ids in order; None: append in a
-    write transaction (:func:`~desktop_agent.store.event_table.append_events`)."""
+    """A statement appending a batch of events by itself (one JSON text: a list of
+    ``[conversation id, type, data JSON, created at]``), returning their ids in order;
+    None: append in a write transaction
+    (:func:`~desktop_agent.store.event_table.append_events`)."""
     checkpoint_call: str | None = None
     """A statement saving a streaming reply's text by itself (message id, content,
     thinking), returning 1 (saved), 0 (no longer streaming) or -1 (no such message);
@@ -134,9 +135,7 @@ class PostgresDialect(Dialect):
     text_match = "message_search.terms @@ to_tsquery('desktop_agent_search', ?)"
     keyed_writes = True
 
-    append_events_call = (
-        "SELECT * FROM desktop_agent_append_events(?::text[], ?::text[], ?::text[],"
-        " ?::float8[])")
+    append_events_call = "SELECT * FROM desktop_agent_append_events(?::text)"
     checkpoint_call = "SELECT desktop_agent_checkpoint(?, ?, ?)"
 
     def text_query(self, text: str) -> str | None:

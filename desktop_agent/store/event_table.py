@@ -21,11 +21,14 @@ other replicas' commits reads the new events of all of them in one query
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 from desktop_agent.store.engine import Engine
 from desktop_agent.store.event_records import NewEvent, StoredEvent
 from desktop_agent.store.sql_connection import SqlConnection
+
+_BATCH_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 MAX_CONVERSATIONS_PER_QUERY = 200
 """Conversations one query names at most (SQLite's limit on parameters is far above)."""
@@ -154,11 +157,11 @@ class EventTable:
             return []
         call = self._db.dialect.append_events_call
         if call is not None:  # one statement, its own transaction (PostgreSQL's function)
+            # One text parameter: psycopg dumps arrays in Python, element by element.
+            batch = _BATCH_ENCODER.encode(
+                [[e.conversation_id, e.type, e.data_json, e.created_at] for e in events])
             with self._db.reading() as conn:
-                ids = conn.execute(call, (
-                    [e.conversation_id for e in events], [e.type for e in events],
-                    [e.data_json for e in events], [e.created_at for e in events],
-                )).fetchall()
+                ids = conn.execute(call, (batch,)).fetchall()
             return [StoredEvent(e.conversation_id, int(row[0]), e.type, e.data_json,
                                 e.created_at) for e, row in zip(events, ids, strict=True)]
         # Keyed apart from the conversation's other writes: only appends race for ids.

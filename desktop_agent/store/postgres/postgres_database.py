@@ -39,17 +39,17 @@ from psycopg.conninfo import conninfo_to_dict
 
 from desktop_agent.store.dialects import (
     APPROVALS_CHANNEL,
+    EVENTS_CHANNEL,
     Dialect,
     EventsCommitted,
     PostgresDialect,
 )
 from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError
-from desktop_agent.store.event_records import StoredEvent
 from desktop_agent.store.postgres import postgres_schema
 from desktop_agent.store.postgres.advisory_locks import KEY_LOCKS, WRITE_LOCK
-from desktop_agent.store.postgres.channel_listener import ChannelListener
 from desktop_agent.store.postgres.connection_pool import ConnectionPool
-from desktop_agent.store.postgres.event_listener import EventListener
+from desktop_agent.store.postgres.event_listener import events_handler, read_notification
+from desktop_agent.store.postgres.notify_hub import NotifyHub
 from desktop_agent.store.postgres.placeholders import PlaceholderConnection
 from desktop_agent.store.sql_connection import SqlConnection
 
@@ -94,6 +94,8 @@ class PostgresDatabase:
         self._counts = threading.Lock()
         self._held = threading.local()  # .conn: the connection this thread holds
         self._pool = ConnectionPool(self._connect)
+        # One LISTEN connection for every channel this process follows (see .notify_hub).
+        self._notify_hub = NotifyHub(url, self.location)
         first = self._pool.take()
         try:
             postgres_schema.migrate(first, self.location)
@@ -123,6 +125,7 @@ class PostgresDatabase:
 
     def close(self) -> None:
         """Close the connections; later calls raise :class:`StoreClosedError`. Idempotent."""
+        self._notify_hub.close()
         self._pool.close()
 
     @contextmanager
@@ -217,33 +220,32 @@ class PostgresDatabase:
                     self._held.pipeline = outer
 
     def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:
-        """A LISTEN thread on a connection of its own (see :mod:`.event_listener`).
+        """Hear other processes' commits of events (see :mod:`.event_listener`).
 
         It reports other processes' commits only: this one's own are in its
         memory already, and reading them back cost a query per commit.
         """
         pool = self._pool
-        listener = EventListener(self._url, self.location, on_commit,
-                                 own=lambda: pool.backend_pids)
-        listener.start()
-        return listener.stop
+        return self._notify_hub.subscribe(
+            EVENTS_CHANNEL, events_handler(on_commit, own=lambda: pool.backend_pids))
 
     def watch_approvals(self, on_answer: Callable[[str], None]) -> Callable[[], None] | None:
-        """A LISTEN thread for :data:`~desktop_agent.store.dialects.APPROVALS_CHANNEL`."""
-        def answered(newest: dict[str, int], _carried: list[StoredEvent]) -> None:
-            for conversation_id in newest:
+        """Hear answers on :data:`~desktop_agent.store.dialects.APPROVALS_CHANNEL`."""
+        def answered(payload: str, _pid: int) -> None:
+            for conversation_id in read_notification(payload)[0]:
                 on_answer(conversation_id)
 
-        listener = EventListener(self._url, self.location, answered, channel=APPROVALS_CHANNEL)
-        listener.start()
-        return listener.stop
+        return self._notify_hub.subscribe(APPROVALS_CHANNEL, answered)
 
     def watch_channel(self, channel: str,
                       on_note: Callable[[str], None]) -> Callable[[], None] | None:
-        """A LISTEN thread on ``channel``, payloads as text (see :mod:`.channel_listener`)."""
-        listener = ChannelListener(self._url, self.location, channel, on_note)
-        listener.start()
-        return listener.stop
+        """Hand ``channel``'s payloads as text to ``on_note``.
+
+        Also ``""`` each time listening (re)starts: a notification may have been
+        missed meanwhile, so the caller reloads everything then.
+        """
+        return self._notify_hub.subscribe(channel, lambda payload, _pid: on_note(payload),
+                                          lambda: on_note(""))
 
     def external_version(self, conn: SqlConnection) -> int:
         """The write sequence's value less our own writes: moves when another replica writes.

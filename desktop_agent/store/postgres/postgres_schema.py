@@ -24,6 +24,8 @@ transactional DDL leaves a failed migration undone. Append-only, as SQLite's.
 - v5: ``desktop_agent_append_events`` and ``desktop_agent_checkpoint``, functions that
   append a batch of events and save a streaming reply's text so far, each in one
   statement (see :data:`_V5` for why).
+- v6: ``desktop_agent_append_events(batch TEXT)``, the same append taking its batch as
+  one JSON text (see :data:`_V6` for why).
 """
 
 from __future__ import annotations
@@ -269,8 +271,76 @@ def _migrate_to_v5(conn: psycopg.Connection[Any]) -> None:
         conn.execute(statement.encode())
 
 
+_V6 = f"""
+CREATE FUNCTION desktop_agent_append_events(batch TEXT)
+RETURNS SETOF BIGINT LANGUAGE plpgsql AS $fn$
+DECLARE
+    conversation_ids TEXT[];
+    types TEXT[];
+    payloads TEXT[];
+    created DOUBLE PRECISION[];
+    ids BIGINT[];
+BEGIN
+    SELECT array_agg(e->>0 ORDER BY n), array_agg(e->>1 ORDER BY n),
+           array_agg(e->>2 ORDER BY n), array_agg((e->>3)::float8 ORDER BY n)
+        INTO conversation_ids, types, payloads, created
+        FROM jsonb_array_elements(batch::jsonb) WITH ORDINALITY AS b(e, n);
+    PERFORM pg_advisory_xact_lock_shared({WRITE_LOCK});
+    PERFORM pg_advisory_xact_lock({EVENT_LOCKS}, code)
+        FROM (SELECT DISTINCT hashtext(c) AS code FROM unnest(conversation_ids) AS c) AS k
+        ORDER BY code;
+    WITH batch AS (
+        SELECT c, t, p, ts, n
+        FROM unnest(conversation_ids, types, payloads, created) WITH ORDINALITY AS b(c, t, p, ts, n)
+    ), newest AS (
+        SELECT k.c, coalesce((SELECT max(e.event_id) FROM events e
+                              WHERE e.conversation_id = k.c), 0) AS last
+        FROM (SELECT DISTINCT c FROM batch) AS k
+    ), numbered AS (
+        SELECT b.*, newest.last + row_number() OVER (PARTITION BY b.c ORDER BY b.n) AS id
+        FROM batch b JOIN newest USING (c)
+    ), inserted AS (
+        INSERT INTO events(conversation_id, event_id, type, data, created_at)
+        SELECT c, id, t, p, ts FROM numbered
+    )
+    SELECT array_agg(id ORDER BY n) INTO ids FROM numbered;
+    PERFORM pg_notify('{EVENTS_CHANNEL}', payload)
+        FROM (SELECT part, string_agg(line, E'\\n' ORDER BY c, id) AS payload
+              FROM (SELECT c, id, line,
+                           sum(octet_length(line) + 1) OVER (ORDER BY c, id)
+                               / {NOTIFY_SPLIT_BYTES} AS part
+                    FROM (SELECT c, id,
+                                 CASE WHEN octet_length(p) <= {CARRIED_DATA_BYTES}
+                                           AND strpos(t, ':') = 0
+                                      THEN c || ':' || id || ':' || t || ':' || ts || ':' || p
+                                      ELSE c || ':' || id END AS line
+                          FROM unnest(conversation_ids, ids, types, payloads, created)
+                              AS x(c, id, t, p, ts)) AS lines) AS parted
+              GROUP BY part ORDER BY part) AS notes;
+    RETURN QUERY SELECT unnest(ids);
+END
+$fn$
+"""
+"""The batch of events as one JSON text (``[[conversation id, type, data, created at],
+...]``) instead of four arrays, and each conversation's newest id read once per batch.
+
+psycopg dumps array parameters in Python, element by element, after building a
+dumper per array: on a busy replica, with a few events per batch, the four arrays
+cost about 100 µs of the writer thread's CPU per batch more than one text parameter
+made by ``json.dumps`` (measured with psycopg 3 against this repository's test
+cluster: 150 against 77 µs per call for four events, 310 against 100 for twenty).
+PostgreSQL parses the JSON once. v5's ``max(event_id)`` subquery ran once per event;
+it now runs once per conversation of the batch. The four-array function stays, for
+replicas not yet updated."""
+
+
+def _migrate_to_v6(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(_V6.encode())
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection[Any]], None]] = [
-    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5]
+    _migrate_to_v1, _migrate_to_v2, _migrate_to_v3, _migrate_to_v4, _migrate_to_v5,
+    _migrate_to_v6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
