@@ -81,24 +81,53 @@ PUSHED_POLL_SECONDS = 5.0
 """The same check when the store pushes other processes' commits: only a safety net."""
 
 
-@dataclass(frozen=True, slots=True)
 class Event:
-    """One entry of a conversation's log."""
+    """One entry of a conversation's log.
 
-    id: int
-    conversation_id: str
-    type: str
-    data: dict[str, Any]
-    created_at: float
-    data_json: str
-    """``data`` as JSON text, encoded once and reused for disk and SSE."""
+    ``data`` is decoded from ``data_json`` when first asked for: an event another
+    replica committed, heard whole in its notification, is only ever sent on as
+    JSON text by the SSE streams here, and decoding each one cost a ``json.loads``
+    per event on the streaming replica for nothing.
+
+    Attributes:
+        data_json: ``data`` as JSON text, encoded once and reused for disk and SSE.
+    """
+
+    __slots__ = ("_data", "conversation_id", "created_at", "data_json", "id", "type")
+
+    def __init__(self, id: int, conversation_id: str, type: str,
+                 data: dict[str, Any] | None, created_at: float, data_json: str) -> None:
+        self.id = id
+        self.conversation_id = conversation_id
+        self.type = type
+        self._data = data
+        self.created_at = created_at
+        self.data_json = data_json
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event's data (decoded from :attr:`data_json` on first use)."""
+        if self._data is None:
+            self._data = json.loads(self.data_json)
+        return self._data
 
     @classmethod
     def from_stored(cls, stored: StoredEvent, data: dict[str, Any] | None = None) -> Event:
-        """The event read back from the store (``data`` decoded unless given)."""
-        return cls(stored.id, stored.conversation_id, stored.type,
-                   json.loads(stored.data_json) if data is None else data,
-                   stored.created_at, stored.data_json)
+        """The event read back from the store (``data`` decoded when first used, unless given)."""
+        return cls(stored.id, stored.conversation_id, stored.type, data, stored.created_at,
+                   stored.data_json)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return (self.id, self.conversation_id, self.type, self.created_at, self.data_json) == (
+            other.id, other.conversation_id, other.type, other.created_at, other.data_json)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable cache inside; compared by value
+
+    def __repr__(self) -> str:
+        return (f"Event(id={self.id!r}, conversation_id={self.conversation_id!r}, "
+                f"type={self.type!r}, data_json={self.data_json!r})")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape used by the events route, SSE and callbacks."""

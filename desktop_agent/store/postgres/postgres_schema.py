@@ -273,7 +273,7 @@ def _migrate_to_v5(conn: psycopg.Connection[Any]) -> None:
 
 _V6 = f"""
 CREATE FUNCTION desktop_agent_append_events(batch TEXT)
-RETURNS SETOF BIGINT LANGUAGE plpgsql AS $fn$
+RETURNS SETOF BIGINT LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     conversation_ids TEXT[];
     types TEXT[];
@@ -322,15 +322,23 @@ END
 $fn$
 """
 """The batch of events as one JSON text (``[[conversation id, type, data, created at],
-...]``) instead of four arrays, and each conversation's newest id read once per batch.
+...]``) instead of four arrays, planned once, and each conversation's newest id read
+once per batch.
 
-psycopg dumps array parameters in Python, element by element, after building a
-dumper per array: on a busy replica, with a few events per batch, the four arrays
-cost about 100 µs of the writer thread's CPU per batch more than one text parameter
-made by ``json.dumps`` (measured with psycopg 3 against this repository's test
-cluster: 150 against 77 µs per call for four events, 310 against 100 for twenty).
-PostgreSQL parses the JSON once. v5's ``max(event_id)`` subquery ran once per event;
-it now runs once per conversation of the batch. The four-array function stays, for
+- psycopg dumps array parameters in Python, element by element, after making a dumper
+  per array: for a batch of four events the four arrays cost the writer thread about
+  230 µs of CPU per call, one text parameter made by ``json.dumps`` about 150 µs.
+- A PL/pgSQL function's statements are planned anew at each call while PostgreSQL
+  weighs a custom plan against the generic one (``plan_cache_mode = auto``), and for
+  these statements, on arrays whose length it cannot know, it often kept planning:
+  the backend's CPU per call of four events was 355 µs for v5 as it ran, 240 µs with
+  its plans kept; v6 keeps them (``force_generic_plan``), about 270 µs (parsing the
+  JSON adds about 30 µs).
+- v5's ``max(event_id)`` subquery ran once per event; it runs once per conversation
+  of the batch.
+
+Measured one call at a time against this repository's test cluster (each figure
+the CPU time of the one process, from ``/proc``). The four-array function stays, for
 replicas not yet updated."""
 
 
