@@ -45,6 +45,7 @@ All methods except the writer's internals run on the server's event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -79,6 +80,17 @@ POLL_SECONDS = 0.5
 
 PUSHED_POLL_SECONDS = 5.0
 """The same check when the store pushes other processes' commits: only a safety net."""
+
+
+_DATA_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""What ``json.dumps(data, ensure_ascii=False, default=str)`` does, without making an
+encoder per call (``json.dumps`` makes one whenever an argument is not the default)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_string(text: str) -> str:
+    """``text`` as a JSON string: the conversation ids and types every SSE frame repeats."""
+    return json.dumps(text)
 
 
 class Event:
@@ -136,8 +148,8 @@ class Event:
 
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text, without encoding ``data`` again."""
-        return (f'{{"id": {self.id}, "conversation_id": {json.dumps(self.conversation_id)}, '
-                f'"type": {json.dumps(self.type)}, "data": {self.data_json}, '
+        return (f'{{"id": {self.id}, "conversation_id": {_json_string(self.conversation_id)}, '
+                f'"type": {_json_string(self.type)}, "data": {self.data_json}, '
                 f'"created_at": {self.created_at!r}}}')
 
     def sse_frame(self) -> bytes:
@@ -185,7 +197,7 @@ def _joined(entry: Pending | Forget, texts: list[str]) -> Pending | Forget:
     data = {"text": "".join(texts)}
     new = entry.new
     return Pending(NewEvent(new.conversation_id, new.type,
-                            json.dumps(data, ensure_ascii=False), new.created_at), data)
+                            _DATA_ENCODER.encode(data), new.created_at), data)
 
 
 class EventLog:
@@ -235,7 +247,19 @@ class EventLog:
 
         def on_commit(newest: dict[str, int],
                       carried: list[StoredEvent]) -> None:  # the store's thread
-            loop.call_soon_threadsafe(self.committed_elsewhere, newest, carried)
+            # Only conversations followed or held here; a commit naming none of them
+            # does not wake the loop at all (with three replicas, about half of what
+            # each hears concerns streams served elsewhere). The same test as
+            # committed_elsewhere's, made early: a follower that starts meanwhile
+            # reads the store first, and its poll is the safety net either way.
+            waiters, held = self._waiters, self._last_ids
+            wanted = {cid: event_id for cid, event_id in newest.items()
+                      if cid in waiters or cid in held}
+            if not wanted:
+                return
+            if len(wanted) < len(newest):
+                carried = [stored for stored in carried if stored.conversation_id in wanted]
+            loop.call_soon_threadsafe(self.committed_elsewhere, wanted, carried)
 
         self._stop_watching = await asyncio.to_thread(self._store.watch_events, on_commit)
         if self._stop_watching is not None:
@@ -315,7 +339,7 @@ class EventLog:
         delta = data.get("text") if event_type in MERGED_TYPES and len(data) == 1 else None
         if isinstance(delta, str) and self._join(conversation_id, event_type, delta):
             return
-        data_json = json.dumps(data, ensure_ascii=False, default=str)
+        data_json = _DATA_ENCODER.encode(data)
         progress = self._progress.get(conversation_id)
         if progress is None:
             progress = self._progress[conversation_id] = _Progress()
