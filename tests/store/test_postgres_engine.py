@@ -366,3 +366,74 @@ def test_new_events_of_many_conversations_are_read_in_one_call(replicas: list[St
     assert sum(len(events) for events in capped.values()) == 5
     for events in capped.values():  # each conversation's oldest, without a hole
         assert [e.id for e in events] == list(range(1, len(events) + 1))
+
+
+def _listening_connections(url: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND application_name = 'desktop-agent listen'").fetchone()
+    return int(row[0])
+
+
+def _wait_for(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + WAIT
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_a_replica_hears_events_approvals_and_callbacks_on_one_connection(
+    postgres_url: str, replicas: list[Store],
+) -> None:
+    # PostgreSQL wakes every listening backend of a database at each NOTIFY: a
+    # connection per channel made each commit of events wake two backends for nothing.
+    a, b, _ = replicas
+    conv = a.create_conversation()
+    events: list[dict[str, int]] = []
+    answers: list[str] = []
+    callbacks: list[str] = []
+    stops = [a.watch_events(lambda newest, _carried: events.append(newest)),
+             a.watch_approvals(answers.append),
+             a.watch_callbacks(callbacks.append)]
+    try:
+        assert _wait_for(lambda: "" in callbacks)  # listening (the reload signal)
+        assert _listening_connections(postgres_url) == 1
+        newest = b.append_events([NewEvent(conv.id, "text", '"b"', time.time())])[-1].id
+        with psycopg.connect(postgres_url, autocommit=True) as other:
+            other.execute("SELECT pg_notify('desktop_agent_approvals', %s)", (f"{conv.id}:0",))
+            other.execute("SELECT pg_notify('desktop_agent_callbacks', %s)", (conv.id,))
+        assert _wait_for(lambda: {conv.id: newest} in events and conv.id in answers
+                         and conv.id in callbacks)
+    finally:
+        for stop in stops:
+            assert stop is not None
+            stop()
+    assert _wait_for(lambda: _listening_connections(postgres_url) == 0)
+
+
+def test_event_data_and_times_come_back_exactly_as_appended(
+    postgres_url: str, replicas: list[Store],
+) -> None:
+    a, b, _ = replicas
+    conv = a.create_conversation()
+    texts = ['{"text": "caf\u00e9 \\"quoted\\" back\\\\slash \\n tab\\t \\u0000 \U0001f600"}',
+             json.dumps({"text": "x" * 900}),  # too large to travel in the notification
+             json.dumps({"nested": {"a": [1, 2.5, None, True]}, "t": "\u2028"},
+                        ensure_ascii=False)]
+    times = [1700000000.123456, 0.1 + 0.2, time.time()]
+    with psycopg.connect(postgres_url, autocommit=True) as listener:
+        listener.execute(f"LISTEN {EVENTS_CHANNEL}")
+        appended = list(enumerate(zip(texts, times, strict=True)))
+        stored = a.append_events([NewEvent(conv.id, f"type{n}", text, at)
+                                  for n, (text, at) in appended])
+        notes = [n.payload for n in listener.notifies(timeout=30, stop_after=1)]
+    assert [(e.id, e.type, e.data_json, e.created_at) for e in stored] == [
+        (n + 1, f"type{n}", text, at) for n, (text, at) in appended]
+    read = b.read_events(conv.id)
+    assert [(e.id, e.type, e.data_json, e.created_at) for e in read] == [
+        (e.id, e.type, e.data_json, e.created_at) for e in stored]
+    newest, carried = read_notification(notes[0])
+    assert newest == {conv.id: 3}
+    assert [(e.id, e.data_json, e.created_at) for e in carried] == [
+        (e.id, e.data_json, e.created_at) for e in stored if e.id != 2]
