@@ -495,9 +495,13 @@ class EventLog:
             (events, next_after, has_more): ``next_after`` is the last id
             examined, so filtered pages still advance.
         """
+        after = max(0, after)
+        if not refresh and types is None:
+            held = self._page_in_memory(conversation_id, after, limit)
+            if held is not None:
+                return held
         await self._flushed(conversation_id)
         last = await self._newest(conversation_id, refresh)
-        after = max(0, after)
         found: list[Event] = []
         cursor = after
         while len(found) < limit and cursor < last:
@@ -511,6 +515,30 @@ class EventLog:
                     if len(found) >= limit:
                         break
         return found, cursor, cursor < self.last_id(conversation_id)
+
+    def _page_in_memory(self, conversation_id: str, after: int,
+                        limit: int) -> tuple[list[Event], int, bool] | None:
+        """:meth:`page` answered from the tail without waiting, or None when it cannot be.
+
+        The case of a live stream: nothing of the conversation waits to be written
+        and the tail holds every event after ``after``. It is most of what an SSE
+        follower asks, once per event it sends, and costs no coroutine.
+        """
+        progress = self._progress.get(conversation_id)
+        if progress is not None and progress.done < progress.queued:
+            return None
+        last = self._last_ids.get(conversation_id)
+        if last is None:
+            return None
+        if after >= last:
+            return [], after, False
+        tail = self._tails.get(conversation_id)
+        if tail is None or tail.end != last + 1 or not tail.base <= after + 1:
+            return None
+        tail.touched = time.monotonic()
+        start = after + 1 - tail.base
+        events = tail.events[start:start + limit]
+        return events, events[-1].id, events[-1].id < last
 
     async def _read(self, conversation_id: str, after: int, limit: int) -> list[Event]:
         tail = self._tails.get(conversation_id)
