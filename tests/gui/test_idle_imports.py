@@ -73,7 +73,7 @@ main([])
 """
 
 #: What an idle window with restored tabs must not hold: each is loaded when first
-#: needed (a turn, an undo, a diff, ``@`` in the composer), ~0.5 MB together.
+#: needed (a turn, an undo, a diff, ``@`` in the composer, a dialog opened).
 NOT_AT_IDLE = (
     "desktop_agent.session.file_checkpoints",
     "desktop_agent.workspace.checkpoints",
@@ -81,6 +81,17 @@ NOT_AT_IDLE = (
     "desktop_agent.workspace.object_store",
     "desktop_agent.workspace.diffs",
     "desktop_agent.workspace.file_index",
+    # Widgets and dialogs an idle window does not show (~0.4 MB): diffs, live command
+    # output, pictures, the message editor, the plan, settings, Preferences, Files changed.
+    "desktop_agent.gui.transcript.diff_view",
+    "desktop_agent.gui.transcript.diff_lines",
+    "desktop_agent.gui.transcript.live_output_view",
+    "desktop_agent.gui.transcript.message_editor",
+    "desktop_agent.gui.transcript.picture_strip",
+    "desktop_agent.gui.conversation.settings_dialog",
+    "desktop_agent.gui.conversation.files_changed_panel",
+    "desktop_agent.gui.conversation.plan_panel",
+    "desktop_agent.gui.window.preferences_dialog",
 )
 
 

@@ -46,11 +46,11 @@ from desktop_agent.gui.approvals.approval_queue import (
 )
 from desktop_agent.gui.approvals.fold_toggle import ElidedLabel, FoldToggle
 from desktop_agent.gui.icons import icon, set_icon
-from desktop_agent.gui.transcript.diff_view import DiffView
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.diff_view import DiffView
     from desktop_agent.session import ChangePreview
 
 log = logging.getLogger("desktop_agent.gui.approvals")
@@ -175,8 +175,8 @@ class ApprovalDock(QDockWidget):
         self._json_error.setStyleSheet("color: #d9534f;")
         self._json_error.setWordWrap(True)
         self._json_error.hide()
-        self.diff_view = DiffView(TranscriptTheme.from_palette(self.palette()), self._scheduler,
-                                  detail, fill=True)
+        self._detail, self._detail_layout = detail, layout
+        self._diff_view: DiffView | None = None  # made for the first request with a preview
         self._reason = QLineEdit()
         self._reason.setPlaceholderText("Reason for denying (optional, sent to the model)")
         self._reason.returnPressed.connect(self.deny)
@@ -218,12 +218,28 @@ class ApprovalDock(QDockWidget):
         layout.addWidget(self.arguments_toggle)
         layout.addWidget(self._arguments, 1)
         layout.addWidget(self._json_error)
-        layout.addWidget(self.diff_view, 3)  # the diff gets the room; the arguments scroll
         layout.addWidget(self._reason)
         layout.addWidget(self._state)
         layout.addLayout(row1)
         layout.addLayout(row2)
         return detail
+
+    @property
+    def diff_view(self) -> DiffView:
+        """The diff of what a file-changing call would do, made when first needed.
+
+        Why lazy: the dock is built with the window, and the diff view's modules
+        and widgets are not an idle window's; the first request with a preview
+        makes it, between the arguments and the reason, where it takes the room.
+        """
+        if self._diff_view is None:
+            from desktop_agent.gui.transcript.diff_view import DiffView
+
+            view = DiffView(TranscriptTheme.from_palette(self.palette()), self._scheduler,
+                            self._detail, fill=True)
+            self._detail_layout.insertWidget(self._detail_layout.indexOf(self._reason), view, 3)
+            self._diff_view = view
+        return self._diff_view
 
     # -- queue events -------------------------------------------------------
 
@@ -270,7 +286,7 @@ class ApprovalDock(QDockWidget):
         request = self._shown
         if request is None:
             return
-        diff = self.diff_view.diff()
+        diff = None if self._diff_view is None else self._diff_view.diff()
         compact = diff is not None and bool(diff.hunks) and self.height() < COMPACT_HEIGHT
         self._description.setVisible(bool(request.description) and not compact)
         if not self.arguments_toggle.touched and self._json_error.isHidden():
@@ -349,8 +365,9 @@ class ApprovalDock(QDockWidget):
             self._json_error.hide()
             self._reason.clear()
             preview = request.preview
-            self.diff_view.set_diff(None if preview is None else preview.diff,
-                                    None if preview is None else preview.problem)
+            if preview is not None or self._diff_view is not None:
+                self.diff_view.set_diff(None if preview is None else preview.diff,
+                                        None if preview is None else preview.problem)
             self.arguments_toggle.reset()
         pending = request.pending
         for widget in (self._arguments, self._reason, self.deny_button, self.allow_button,

@@ -38,15 +38,15 @@ from desktop_agent.gui.conversation.conversation_controller import (
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
 from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
-from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
-from desktop_agent.gui.conversation.plan_panel import PlanPanel
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
+    from desktop_agent.gui.conversation.plan_panel import PlanPanel
     from desktop_agent.session import TurnChanges
 
 __all__ = ["Composer", "ConversationTab", "ServerNotice"]
@@ -317,7 +317,7 @@ class ConversationTab(QWidget):
         c.tool_output.connect(t.add_tool_output)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
-        c.plan_changed.connect(self.plan_panel.show_plan)
+        c.plan_changed.connect(self._built_parts().show_plan)
         c.approval_requested.connect(self._show_waiting_for_approval)
         c.approval_preview_changed.connect(self._show_new_preview)
         c.assistant_finished.connect(lambda interrupted: t.end_assistant_message(
@@ -362,7 +362,7 @@ class ConversationTab(QWidget):
         self._loaded = True
         self.transcript.set_earlier_source(self.controller.earlier_messages)
         self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
-        self.plan_panel.show_plan(self.controller.current_plan())
+        self._built_parts().show_plan(self.controller.current_plan())
         self._update_empty_hint()
         self._offer_restore_if_changed()
 
@@ -551,6 +551,8 @@ class ConversationTab(QWidget):
     def show_files_changed(self) -> None:
         """Open (or refresh) the Files changed window."""
         if self.files_panel is None:
+            from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
+
             self.files_panel = FilesChangedPanel(self.controller.title, self)
             self.files_panel.undo_requested.connect(self.undo_turn)
             self.files_panel.restore_requested.connect(self.restore_before)

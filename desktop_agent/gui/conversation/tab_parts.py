@@ -9,6 +9,8 @@ only makes and places them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
@@ -23,13 +25,15 @@ from PySide6.QtWidgets import (
 from desktop_agent.gui.conversation.composer import ComposerBox
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
-from desktop_agent.gui.conversation.plan_panel import PlanPanel
 from desktop_agent.gui.conversation.status_line import StatusLine
 from desktop_agent.gui.icons import icon, set_icon
 from desktop_agent.gui.servers.server_picker import TRY_MODEL_COMMAND
 from desktop_agent.gui.theme import style_chrome_when_shown
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.view import COLUMN_MAX_WIDTH
+
+if TYPE_CHECKING:
+    from desktop_agent.gui.conversation.plan_panel import PlanPanel
 
 
 class ServerNotice(QFrame):
@@ -103,7 +107,8 @@ class TabParts:
         empty_hint: What to do in an empty conversation, shown instead of the transcript.
         pages: Shows either the transcript or the empty hint.
         files_bar: What the last turn changed in the folder, with Undo.
-        plan_panel: The model's plan, when it keeps one.
+        plan_panel: The model's plan, made for the first plan (most conversations keep
+            none, and an idle window need not load the panel's module).
         composer_box: The message box with its buttons and attachments.
         status_line: Context use, figures and "Processing prompt…".
     """
@@ -132,8 +137,8 @@ class TabParts:
         bottom, bottom_layout = _chrome_holder("conversationBottomChrome")
         self.files_bar = FilesChangedBar()
         bottom_layout.addLayout(_centred(self.files_bar, margins=(16, 4, 16, 0)))
-        self.plan_panel = PlanPanel()
-        bottom_layout.addLayout(_centred(self.plan_panel, margins=(16, 4, 16, 0)))
+        self._bottom_layout, self._plan_row = bottom_layout, bottom_layout.count()
+        self._plan_panel: PlanPanel | None = None
         self.composer_box = ComposerBox()
         bottom_layout.addLayout(_centred(self.composer_box, margins=(16, 4, 16, 2)))
         self.status_line = StatusLine()
@@ -141,6 +146,22 @@ class TabParts:
         layout.addWidget(bottom)
         # Styled when first shown (see _chrome_holder).
         style_chrome_when_shown(top, bottom)
+
+    @property
+    def plan_panel(self) -> PlanPanel:
+        """The model's plan, below the files bar; made on first use."""
+        if self._plan_panel is None:
+            from desktop_agent.gui.conversation.plan_panel import PlanPanel
+
+            self._plan_panel = PlanPanel()
+            self._bottom_layout.insertLayout(
+                self._plan_row, _centred(self._plan_panel, margins=(16, 4, 16, 0)))
+        return self._plan_panel
+
+    def show_plan(self, plan: Any) -> None:
+        """Show a ``Plan`` from the session; with no steps and no panel yet, make none."""
+        if self._plan_panel is not None or (plan is not None and plan.steps):
+            self.plan_panel.show_plan(plan)
 
 
 def _chrome_holder(name: str) -> tuple[QWidget, QVBoxLayout]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
@@ -16,12 +18,14 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.gui.transcript.branch_switcher import BranchSwitcher
 from desktop_agent.gui.transcript.items import ErrorItem, UserItem
-from desktop_agent.gui.transcript.message_editor import MessageEditor
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel, set_text_color
-from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import action_button, role_label
+
+if TYPE_CHECKING:  # made when a message has pictures or is edited, not by an idle window
+    from desktop_agent.gui.transcript.message_editor import MessageEditor
+    from desktop_agent.gui.transcript.picture_strip import PictureStrip
 
 #: A bubble takes at most this share of the transcript's width.
 BUBBLE_WIDTH_SHARE = 0.8
@@ -73,6 +77,8 @@ class UserMessageWidget(QWidget):
         bubble_layout.addWidget(self.text_view)
         self.pictures: PictureStrip | None = None
         if item.pictures:
+            from desktop_agent.gui.transcript.picture_strip import PictureStrip
+
             self.pictures = PictureStrip(item.pictures, theme, self.bubble)
             bubble_layout.addWidget(self.pictures)
 
@@ -122,6 +128,8 @@ class UserMessageWidget(QWidget):
     def editor(self) -> MessageEditor:
         """The inline editor (hidden until Edit), made on first use."""
         if self._editor is None:
+            from desktop_agent.gui.transcript.message_editor import MessageEditor
+
             self._editor = MessageEditor(self._theme, self)
             self._editor.setVisible(False)
             self._editor.submitted.connect(self._send_edit)

@@ -18,17 +18,17 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from desktop_agent.gui.transcript.approval_panel import ApprovalPanel, ApprovalPrompt
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.collapsible_section import CollapsibleSection
-from desktop_agent.gui.transcript.diff_view import DiffView
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.items import LiveOutput
-from desktop_agent.gui.transcript.live_output_view import LiveOutputView, figures_text
 from desktop_agent.gui.transcript.painted_panel import PaintedPanel
-from desktop_agent.gui.transcript.picture_strip import PictureStrip
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.diff_view import DiffView
+    from desktop_agent.gui.transcript.live_output_view import LiveOutputView
+    from desktop_agent.gui.transcript.picture_strip import PictureStrip
     from desktop_agent.workspace.diffs import FileDiff
 
 #: Output beyond this many characters is cut in the card (the model got all of it).
@@ -110,6 +110,8 @@ class ToolCard(CollapsibleSection):
         self.pictures: PictureStrip | None = None
         self._scheduler = scheduler
         # What a write_file/edit_file call would change (while it waits for approval).
+        from desktop_agent.gui.transcript.diff_view import DiffView  # not an idle window's
+
         self.preview_view = DiffView(theme, scheduler, body)
         body_layout.insertWidget(2, self.preview_view)
         self.change_section: CollapsibleSection | None = None
@@ -152,6 +154,8 @@ class ToolCard(CollapsibleSection):
             if self.change_view.diff() != diff:
                 self.change_view.set_diff(diff)
             return
+        from desktop_agent.gui.transcript.diff_view import DiffView
+
         body = QWidget()
         layout = QVBoxLayout(body)
         layout.setContentsMargins(12, 0, 0, 4)
@@ -202,6 +206,9 @@ class ToolCard(CollapsibleSection):
         """Show what the running command printed so far; once the result is in, its figures."""
         if live is None:
             return
+        # Imported by the first command with live output (none in an idle window).
+        from desktop_agent.gui.transcript.live_output_view import LiveOutputView, figures_text
+
         self._live_note = figures_text(live)
         if self.output_text is not None:  # e.g. a card made again after a theme change
             self._set_status(self._status)
@@ -242,6 +249,8 @@ class ToolCard(CollapsibleSection):
         """
         if self.pictures is not None or not urls:
             return
+        from desktop_agent.gui.transcript.picture_strip import PictureStrip
+
         self.pictures = PictureStrip(urls, self._theme, self, indent=18)  # under the body
         card_layout = self.layout()
         assert card_layout is not None

@@ -52,7 +52,6 @@ from desktop_agent.gui.conversation.conversation_controller import (
 )
 from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.conversation.open_tabs import OpenTabs
-from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
 from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
 from desktop_agent.gui.servers.window_servers import LAST_SERVER_KEY, ServerChoice
@@ -78,6 +77,7 @@ from desktop_agent.gui.window.window_transfer import WindowTransfer
 from desktop_agent.session import ToolCatalog, create_conversation, release_work_folder
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.gui.window")
@@ -475,6 +475,9 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
+        # Imported when first opened: the dialog and its boxes are not an idle window's.
+        from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
+
         controller = self.current_controller()
         if controller is None:
             return None

@@ -19,11 +19,6 @@ from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.icons import icon, retint
 from desktop_agent.gui.theme import set_preferences
 from desktop_agent.gui.window.preferences import Preferences
-from desktop_agent.gui.window.preferences_dialog import (
-    PreferencesDialog,
-    about_dialog,
-    shortcuts_dialog,
-)
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -31,6 +26,7 @@ if TYPE_CHECKING:
     from desktop_agent.gui.conversation.open_tabs import OpenTabs
     from desktop_agent.gui.servers.server_catalog import ServerCatalog
     from desktop_agent.gui.servers.window_servers import ServerChoice
+    from desktop_agent.gui.window.preferences_dialog import PreferencesDialog
     from desktop_agent.store import Store
 
 
@@ -174,6 +170,9 @@ class WindowChrome:
 
     def open_preferences(self) -> PreferencesDialog:
         """Open Preferences (non-modal); OK applies them."""
+        # The dialogs' module is imported when one opens: an idle window never shows one.
+        from desktop_agent.gui.window.preferences_dialog import PreferencesDialog
+
         dialog = PreferencesDialog(self.preferences, self._window)
         dialog.applied.connect(self.apply_preferences)
         dialog.finished.connect(dialog.deleteLater)
@@ -192,6 +191,8 @@ class WindowChrome:
 
     def show_shortcuts(self) -> Any:
         """Open the keyboard-shortcut sheet."""
+        from desktop_agent.gui.window.preferences_dialog import shortcuts_dialog
+
         dialog = shortcuts_dialog(self.shortcut_rows(), self._window)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
@@ -200,6 +201,8 @@ class WindowChrome:
     def show_about(self) -> Any:
         """Open About."""
         from importlib.metadata import PackageNotFoundError, version
+
+        from desktop_agent.gui.window.preferences_dialog import about_dialog
 
         try:
             number = version("desktop-agent")
