@@ -7,9 +7,10 @@ globals) lets a test or a script run several apps in one process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from fastapi import Request
 
@@ -25,6 +26,23 @@ if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.session import SessionEnvironment, SessionRegistry
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
+
+    from .shared_callbacks import SharedCallback
+
+
+class TurnStartRead(NamedTuple):
+    """What ``POST /run`` reads before starting a turn, in one worker-thread call.
+
+    Attributes:
+        record: The conversation (the session does not read it again).
+        path: Its active branch (nor this).
+        callbacks: Its stored callbacks, shared between replicas (None on one server):
+            see :meth:`~.callbacks.CallbackDispatcher.took_for_turn`.
+    """
+
+    record: ConversationRecord
+    path: list[MessageRecord]
+    callbacks: Sequence[SharedCallback] | None
 
 
 @dataclass
@@ -75,17 +93,19 @@ class AppServices:
             raise not_found("conversation", conversation_id)
         return record
 
-    def conversation_and_path(self, conversation_id: str,
-                              ) -> tuple[ConversationRecord, list[MessageRecord]]:
-        """The record (or a 404 ApiError) and its active branch, in one call.
+    def turn_start_read(self, conversation_id: str) -> TurnStartRead:
+        """What a turn's start reads, in one call (blocking): see :class:`TurnStartRead`.
 
-        Why together: a turn's start needs both, and each store call the route
-        and the session make off the loop is a hand-over to a worker thread and
-        back; read here in one, a start makes one fewer (and, on PostgreSQL, one
-        fewer trip to the database's connection pool).
+        Why together: each store call the route and the session make off the loop
+        is a hand-over to a worker thread and back, and on PostgreSQL the
+        callbacks' reread was a task of its own per turn started.
+
+        Raises:
+            ApiError: 404 when the conversation does not exist.
         """
         record = self.conversation(conversation_id)
-        return record, self.store.active_path(conversation_id)
+        return TurnStartRead(record, self.store.active_path(conversation_id),
+                             self.callbacks.stored_for_turn(conversation_id))
 
     def runner(self, record: ConversationRecord) -> ConversationRunner:
         """The conversation's runner, made from ``record`` when none is held.

@@ -103,6 +103,9 @@ class CallbackDispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stop_watching: Callable[[], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Moves with every change of the callbacks this process hears of or makes: a
+        # read taken before a change must not be applied after it (see took_for_turn).
+        self.changes = 0
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
@@ -124,6 +127,7 @@ class CallbackDispatcher:
         """
         types = frozenset(event_types) if event_types is not None else None
         callback_id = uuid.uuid4().hex
+        self.changes += 1
         if self._shared is not None:
             await asyncio.to_thread(self._shared.insert, callback_id, conversation_id, url,
                                     None if types is None else sorted(types))
@@ -154,6 +158,7 @@ class CallbackDispatcher:
         With replicas it is removed from the database, so every replica stops it.
         """
         removed = False
+        self.changes += 1
         if self._shared is not None:
             removed = await asyncio.to_thread(self._shared.delete, conversation_id, callback_id)
         callback = self._by_conversation.get(conversation_id, {}).pop(callback_id, None)
@@ -268,6 +273,7 @@ class CallbackDispatcher:
             loop.call_soon_threadsafe(self._changed, conversation_id)
 
     def _changed(self, conversation_id: str) -> None:
+        self.changes += 1
         if not conversation_id:  # listening (re)started: a change may have been missed
             self._fresh.clear()
             self._track(asyncio.get_running_loop().create_task(self._reread_all()))
@@ -290,6 +296,43 @@ class CallbackDispatcher:
         if self._shared is not None:
             await self._apply(conversation_id,
                               await asyncio.to_thread(self._shared.load, conversation_id))
+
+    def stored_for_turn(self, conversation_id: str) -> Sequence[SharedCallback] | None:
+        """The conversation's stored callbacks, read for a turn about to start (blocking).
+
+        None on one server, or when the database cannot be read now (the turn's
+        first event rereads them then, as without this read).
+        """
+        if self._shared is None:
+            return None
+        try:
+            return self._shared.load(conversation_id)
+        except StoreError:
+            return None
+
+    async def took_for_turn(self, conversation_id: str,
+                            stored: Sequence[SharedCallback] | None, mark: int) -> None:
+        """Apply callbacks read (with :meth:`stored_for_turn`) just before a turn starts.
+
+        Why: a replica rereads a conversation's callbacks before posting the first
+        event of each turn; a task, a worker thread and a database read of their
+        own, per turn started. ``POST /run`` reads them in the worker thread that
+        reads the conversation anyway, so the turn's events go out without the
+        reread. The read counts as the reread only when nothing changed since
+        ``mark`` (:attr:`changes` before it was taken) and no reread runs:
+        otherwise it may be older than what is known, and the turn's first
+        event rereads as before.
+        """
+        if (stored is None or mark != self.changes or self._tasks
+                or conversation_id in self._held):
+            return
+        await self._apply(conversation_id, stored)
+        if mark == self.changes and conversation_id not in self._held:
+            self._fresh.add(conversation_id)
+
+    def not_started(self, conversation_id: str) -> None:
+        """A turn read for did not start: its first event (if any) rereads after all."""
+        self._fresh.discard(conversation_id)
 
     def _reread(self, conversation_id: str) -> None:
         self._track(asyncio.get_running_loop().create_task(

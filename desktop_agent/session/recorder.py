@@ -55,6 +55,8 @@ class _Segment:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)  # call id -> its tool's source
     closed: bool = False
+    # Metadata for the reply's final write (the turn's usage, when it came first).
+    pending: dict[str, Any] = field(default_factory=dict)
 
     def message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.writer.text or None}
@@ -230,8 +232,17 @@ class TurnRecorder:
                             "tokens_after": block.tokens_after}
 
     async def usage(self, figures: dict[str, Any], call: StoreCalls) -> None:
-        """Keep the turn's figures in the last reply's metadata (stored through ``call``)."""
+        """Keep the turn's figures in the last reply's metadata (stored through ``call``).
+
+        While that reply still streams they go with its final write, which every
+        ending makes (:meth:`finish_reply`): one write at a turn's end instead of two.
+        """
         last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
+        segment = self._segment
+        if last is not None and segment is not None and not segment.closed \
+                and segment.writer.message_id == last.id:
+            segment.pending["usage"] = figures
+            return
         if last is not None:
             self._replace(await call(partial(
                 self._store.update_message_metadata, last.id, {"usage": figures},
@@ -243,7 +254,7 @@ class TurnRecorder:
         if segment is None or segment.closed:
             return
         segment.closed = True
-        metadata: dict[str, Any] = {"finished_at": time.time()}
+        metadata: dict[str, Any] = {**segment.pending, "finished_at": time.time()}
         if segment.tool_calls:
             metadata["tool_calls"] = {
                 c["id"]: {"name": c["function"]["name"],

@@ -46,12 +46,18 @@ async def runner_for(svc: AppServices, conversation_id: str) -> ConversationRunn
 async def run_turn(conversation_id: str, body: RunRequest | None = None,
                    svc: AppServices = Depends(services)) -> RunStatus:  # noqa: B008
     """Start a turn in the background and return at once; follow it through the events."""
-    # The conversation and its branch in one call off the loop: the start reads neither again.
-    record, path = await asyncio.to_thread(svc.conversation_and_path, conversation_id)
-    runner = svc.runner(record)
+    # What the start needs read, in one call off the loop (see AppServices.turn_start_read).
+    mark = svc.callbacks.changes
+    read = await asyncio.to_thread(svc.turn_start_read, conversation_id)
+    await svc.callbacks.took_for_turn(conversation_id, read.callbacks, mark)
+    runner = svc.runner(read.record)
     message = body.message if body is not None else None
-    await runner.start_turn(stored_content(message) if message is not None else None,
-                            record, path)
+    try:
+        await runner.start_turn(stored_content(message) if message is not None else None,
+                                read.record, read.path)
+    except BaseException:
+        svc.callbacks.not_started(conversation_id)
+        raise
     return RunStatus(conversation_id=conversation_id, state=runner.state)  # type: ignore[arg-type]
 
 
