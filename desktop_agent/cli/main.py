@@ -147,8 +147,13 @@ def _register_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
             stub.set_defaults(handler=_missing_command(module_name, reason))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser, with every subcommand the installed modules provide."""
+def build_parser(*, commands: bool = True) -> argparse.ArgumentParser:
+    """Build the argument parser, with every subcommand the installed modules provide.
+
+    Args:
+        commands: Register the subcommands (False: the window's arguments only, for a
+            command line that cannot name one; see :func:`_may_name_a_command`).
+    """
     parser = argparse.ArgumentParser(
         prog=PROG,
         description=(
@@ -166,8 +171,20 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _register_commands(subparsers)
+    if commands:
+        _register_commands(subparsers)
     return parser
+
+
+def _may_name_a_command(arguments: Sequence[str]) -> bool:
+    """Whether the command modules are needed to read ``arguments``.
+
+    Only a word not starting with ``-`` can name a subcommand, and help lists them
+    all. Without either the window opens, and the modules of ``serve``,
+    ``import``/``export`` and ``try-model`` (with the store's import and export
+    they load) are not imported for it: an idle window held them (~0.2 MB).
+    """
+    return any(not a.startswith("-") or a.startswith(("-h", "--h")) for a in arguments)
 
 
 def _command_handler(args: argparse.Namespace) -> Handler | None:
@@ -314,7 +331,7 @@ def _write_crash_log(details: str) -> Path | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return the process exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(commands=_may_name_a_command(arguments))
     args, extra = parser.parse_known_args(arguments)
     handler = _command_handler(args)
 

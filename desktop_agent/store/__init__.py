@@ -4,8 +4,15 @@ No Qt here: the GUI and the REST server both use this package. Start with
 :class:`Store`; :class:`StreamingReplyWriter` checkpoints a reply as it
 streams; :mod:`desktop_agent.store.export_json`,
 :mod:`desktop_agent.store.import_json` and
-:mod:`desktop_agent.store.markdown_export` move conversations in and out.
+:mod:`desktop_agent.store.markdown_export` move conversations in and out, and
+their names load on first use (PEP 562): a window or server that never imports
+or exports does not hold them.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.store.autosave import StreamingReplyWriter
 from desktop_agent.store.errors import (
@@ -20,9 +27,6 @@ from desktop_agent.store.errors import (
     StoreError,
 )
 from desktop_agent.store.event_records import NewEvent, StoredEvent
-from desktop_agent.store.export_json import export_conversations, write_export_file
-from desktop_agent.store.import_json import import_data, import_files
-from desktop_agent.store.markdown_export import conversation_to_markdown
 from desktop_agent.store.message_writes import UNCHECKED
 from desktop_agent.store.records import (
     ChangeToken,
@@ -34,6 +38,24 @@ from desktop_agent.store.records import (
 )
 from desktop_agent.store.store import Store
 from desktop_agent.store.turn_lease import TurnLease
+
+if TYPE_CHECKING:
+    from desktop_agent.store.export_json import export_conversations as export_conversations
+    from desktop_agent.store.export_json import write_export_file as write_export_file
+    from desktop_agent.store.import_json import import_data as import_data
+    from desktop_agent.store.import_json import import_files as import_files
+    from desktop_agent.store.markdown_export import (
+        conversation_to_markdown as conversation_to_markdown,
+    )
+
+#: Names of the import and export modules, loaded when first asked for.
+_LAZY: dict[str, str] = {
+    "export_conversations": "export_json",
+    "write_export_file": "export_json",
+    "import_data": "import_json",
+    "import_files": "import_json",
+    "conversation_to_markdown": "markdown_export",
+}
 
 __all__ = [
     "UNCHECKED",
@@ -63,3 +85,16 @@ __all__ = [
     "import_files",
     "write_export_file",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'desktop_agent.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

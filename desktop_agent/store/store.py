@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from desktop_agent.appdata import paths
 from desktop_agent.store import schema
@@ -66,8 +66,10 @@ from desktop_agent.store.message_writes import MessageWrites
 from desktop_agent.store.part_method import PartMethod
 from desktop_agent.store.sealed_secrets import SealedSecrets
 from desktop_agent.store.sql_connection import SqlConnection
-from desktop_agent.store.store_copy import CopyCounts, copy_rows
 from desktop_agent.store.transactions import Database
+
+if TYPE_CHECKING:
+    from desktop_agent.store.store_copy import CopyCounts
 
 DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -171,6 +173,8 @@ class Store:
         Raises:
             TargetNotEmptyError: This store already holds conversations.
         """
+        from desktop_agent.store.store_copy import copy_rows  # only copy-store needs it
+
         return copy_rows(source._db, self._db)
 
     def watch_events(self, on_commit: EventsCommitted) -> Callable[[], None] | None:

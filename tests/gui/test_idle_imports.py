@@ -92,6 +92,18 @@ NOT_AT_IDLE = (
     "desktop_agent.gui.conversation.files_changed_panel",
     "desktop_agent.gui.conversation.plan_panel",
     "desktop_agent.gui.window.preferences_dialog",
+    # Import, export, serve and try-model (~0.2 MB): the window opened without a command
+    # registers no subcommand, and File → Import / Export is made when first used.
+    "desktop_agent.cli.transfer",
+    "desktop_agent.cli.try_model",
+    "desktop_agent.server.cli_command",
+    "desktop_agent.store.import_json",
+    "desktop_agent.store.import_safety",
+    "desktop_agent.store.export_json",
+    "desktop_agent.store.markdown_export",
+    "desktop_agent.store.store_copy",
+    "desktop_agent.gui.window.window_transfer",
+    "desktop_agent.gui.window.transfer_dialogs",
 )
 
 

@@ -73,11 +73,11 @@ from desktop_agent.gui.window.window_state import (
     WindowPersistence,
     default_window_settings,
 )
-from desktop_agent.gui.window.window_transfer import WindowTransfer
 from desktop_agent.session import ToolCatalog, create_conversation, release_work_folder
 
 if TYPE_CHECKING:
     from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
+    from desktop_agent.gui.window.window_transfer import WindowTransfer
     from desktop_agent.store import Store
 
 log = logging.getLogger("desktop_agent.gui.window")
@@ -178,10 +178,8 @@ class MainWindow(QMainWindow):
         self.sidebar = ConversationSidebar(store, self)
         self.sidebar.open_requested.connect(self.open_conversation)
         self.sidebar.delete_requested.connect(self.delete_conversation)
-        self.transfer = WindowTransfer(self, self.open_tabs, store, self.window_settings,
-                                       self.notice, open_record=self.open_record,
-                                       list_changed=self.sidebar.refresh)
-        self.sidebar.export_requested.connect(self.transfer.ask_export_selected)
+        self._transfer: WindowTransfer | None = None  # made for the first import or export
+        self.sidebar.export_requested.connect(lambda ids: self.transfer.ask_export_selected(ids))
         self.sidebar.rename_requested.connect(self.rename_conversation)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.sidebar)
         self.resizeDocks([self.sidebar, self.approval_dock], [240, 340],
@@ -205,10 +203,11 @@ class MainWindow(QMainWindow):
 
         self.menu_actions = build_actions(self, ActionSlots(
             new_conversation=self.new_conversation, close_tab=self.close_current_tab,
-            import_files=self.transfer.ask_import,
-            export_conversation=self.transfer.ask_export_current,
-            export_markdown=self.transfer.ask_export_markdown,
-            export_all=self.transfer.ask_export_all, quit=self.close, stop=self.stop_current,
+            import_files=lambda: self.transfer.ask_import(),
+            export_conversation=lambda: self.transfer.ask_export_current(),
+            export_markdown=lambda: self.transfer.ask_export_markdown(),
+            export_all=lambda: self.transfer.ask_export_all(), quit=self.close,
+            stop=self.stop_current,
             regenerate=self.regenerate_current, rename=self.rename_current,
             settings=self.open_settings, choose_server=self.servers.open_server_picker,
             rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
@@ -472,6 +471,21 @@ class MainWindow(QMainWindow):
         dialog.textValueSelected.connect(tab.controller.rename)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()
+
+    @property
+    def transfer(self) -> WindowTransfer:
+        """File → Import / Export, made when first used.
+
+        Why lazy: its dialogs and the store's import and export modules are not an
+        idle window's (``tests/gui/test_idle_imports.py``).
+        """
+        if self._transfer is None:
+            from desktop_agent.gui.window.window_transfer import WindowTransfer
+
+            self._transfer = WindowTransfer(
+                self, self.open_tabs, self.store, self.window_settings, self.notice,
+                open_record=self.open_record, list_changed=self.sidebar.refresh)
+        return self._transfer
 
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
