@@ -48,7 +48,9 @@ class CrossProcess:
         # The lease's rules (one holder; cut-off replies marked) are the conversation's
         # own, so its writes need only that conversation to themselves.
         return TurnLease(functools.partial(self._db.writing_beside, (conversation_id,)),
-                         conversation_id, owner, seconds)
+                         conversation_id, owner, seconds,
+                         alone=self._db.reading if self._db.dialect.statements_commit_alone
+                         else None)
 
     def turn_lease_holder(self, conversation_id: str) -> str | None:
         """Who runs a turn on the conversation right now (the lease's owner), or None."""

@@ -76,6 +76,11 @@ class Dialect:
     """A statement saving a streaming reply's text by itself (message id, content,
     thinking), returning 1 (saved), 0 (no longer streaming) or -1 (no such message);
     None: :meth:`checkpoint` in a write transaction."""
+    statements_commit_alone = False
+    """Whether a statement run on :meth:`Engine.reading`'s connection is its own
+    transaction (autocommit), so a write of one statement that needs no lock of the
+    store's (a turn lease given back) can go without one; False: SQLite's module opens
+    a transaction it leaves open, so every write goes through :meth:`Engine.writing`."""
 
     def text_query(self, text: str) -> str | None:
         """The engine's query for typed words (all must match, the last as a prefix)."""
@@ -135,6 +140,7 @@ class PostgresDialect(Dialect):
     text_match = "message_search.terms @@ to_tsquery('desktop_agent_search', ?)"
     keyed_writes = True
 
+    statements_commit_alone = True
     append_events_call = "SELECT * FROM desktop_agent_append_events(?::text)"
     checkpoint_call = "SELECT desktop_agent_checkpoint(?, ?, ?)"
 

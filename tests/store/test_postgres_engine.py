@@ -143,6 +143,13 @@ def test_an_expired_lease_is_taken_over_by_another_replica(replicas: list[Store]
     stale = a.turn_lease(conv.id, "server:a", seconds=0.2)
     stale.acquire()
     time.sleep(0.3)
+    with b.turn_lease(conv.id, "server:b"):
+        # Given back late by its old holder: the new holder's lease stays.
+        stale.release()
+        assert a.turn_lease_holder(conv.id) == "server:b"
+    assert a.turn_lease_holder(conv.id) is None  # given back by its holder: gone
+    stale.acquire()
+    time.sleep(0.3)
     with b.turn_lease(conv.id, "server:b"), pytest.raises(ConversationBusyError):
         stale.renew()
     assert stale.lost
