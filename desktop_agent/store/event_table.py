@@ -161,9 +161,9 @@ class EventTable:
             batch = _BATCH_ENCODER.encode(
                 [[e.conversation_id, e.type, e.data_json, e.created_at] for e in events])
             with self._db.reading() as conn:
-                ids = conn.execute(call, (batch,)).fetchall()
-            return [StoredEvent(e.conversation_id, int(row[0]), e.type, e.data_json,
-                                e.created_at) for e, row in zip(events, ids, strict=True)]
+                ids = self._db.dialect.append_events(conn, batch)
+            return [StoredEvent(e.conversation_id, event_id, e.type, e.data_json,
+                                e.created_at) for e, event_id in zip(events, ids, strict=True)]
         # Keyed apart from the conversation's other writes: only appends race for ids.
         with self._db.writing_beside({f"events/{e.conversation_id}" for e in events}) as conn:
             stored = append_events(conn, events)
