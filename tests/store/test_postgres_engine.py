@@ -444,3 +444,28 @@ def test_event_data_and_times_come_back_exactly_as_appended(
     assert newest == {conv.id: 3}
     assert [(e.id, e.data_json, e.created_at) for e in carried] == [
         (e.id, e.data_json, e.created_at) for e in stored if e.id != 2]
+
+
+def test_an_append_on_a_lost_or_read_only_connection_says_so_and_the_next_one_works(
+    postgres_url: str, replicas: list[Store],
+) -> None:
+    # Appends run as a statement prepared on the connection, straight on libpq.
+    a, b, _ = replicas
+    conv = a.create_conversation()
+    assert [e.id for e in a.append_events([NewEvent(conv.id, "text", '"1"', time.time())])] == [1]
+    with a._reading() as conn:
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    with b._reading() as conn:
+        conn.execute("SELECT pg_terminate_backend(?)", (pid,))
+    with pytest.raises(DatabaseAccessError, match="could not be used"):
+        a.append_events([NewEvent(conv.id, "text", '"lost"', time.time())])
+    # A new connection: the statement is prepared again there.
+    assert [e.id for e in a.append_events([NewEvent(conv.id, "text", '"2"', time.time())])] == [2]
+    with a._reading() as conn:
+        conn.execute("SET default_transaction_read_only = on")
+    with pytest.raises(DatabaseAccessError, match=r"could not be used.*read-only"):
+        a.append_events([NewEvent(conv.id, "text", '"refused"', time.time())])
+    with a._reading() as conn:
+        conn.execute("SET default_transaction_read_only = off")
+    assert [e.id for e in a.append_events([NewEvent(conv.id, "text", '"3"', time.time())])] == [3]
+    assert [e.data_json for e in b.read_events(conv.id)] == ['"1"', '"2"', '"3"']
