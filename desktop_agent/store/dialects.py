@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from desktop_agent.store.event_records import StoredEvent
-from desktop_agent.store.postgres.placeholders import PlaceholderConnection
 from desktop_agent.store.search_query import fts_query
 from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 
@@ -161,11 +160,13 @@ class PostgresDialect(Dialect):
         (:meth:`~desktop_agent.store.postgres.placeholders.PlaceholderConnection.prepared_rows`):
         it is the statement a busy replica runs most.
         """
-        if not isinstance(conn, PlaceholderConnection):
+        # Duck-typed: this module is the SQLite store's too, and the desktop app (and its
+        # one binary) ships without the PostgreSQL engine's package.
+        prepared_rows = getattr(conn, "prepared_rows", None)
+        if prepared_rows is None:
             return super().append_events(conn, batch)
-        rows = conn.prepared_rows(b"desktop_agent_append_events",
-                                  b"SELECT * FROM desktop_agent_append_events($1::text)",
-                                  (batch,))
+        rows = prepared_rows(b"desktop_agent_append_events",
+                             b"SELECT * FROM desktop_agent_append_events($1::text)", (batch,))
         return [int(row[0]) for row in rows if row[0] is not None]  # never NULL
     checkpoint_call = "SELECT desktop_agent_checkpoint(?, ?, ?)"
 

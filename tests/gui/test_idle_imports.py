@@ -104,6 +104,9 @@ NOT_AT_IDLE = (
     "desktop_agent.store.store_copy",
     "desktop_agent.gui.window.window_transfer",
     "desktop_agent.gui.window.transfer_dialogs",
+    # The PostgreSQL engine is serve's: the one binary leaves it out (build.spec), so a
+    # window that imported it would not start.
+    "desktop_agent.store.postgres",
 )
 
 
