@@ -469,3 +469,28 @@ def test_an_append_on_a_lost_or_read_only_connection_says_so_and_the_next_one_wo
         conn.execute("SET default_transaction_read_only = off")
     assert [e.id for e in a.append_events([NewEvent(conv.id, "text", '"3"', time.time())])] == [3]
     assert [e.data_json for e in b.read_events(conv.id)] == ['"1"', '"2"', '"3"']
+
+
+def test_a_lost_listening_connection_is_made_again_and_says_so(
+    postgres_url: str, replicas: list[Store],
+) -> None:
+    a, b, _ = replicas
+    conv = a.create_conversation()
+    events: list[dict[str, int]] = []
+    callbacks: list[str] = []
+    stops = [a.watch_events(lambda newest, _carried: events.append(newest)),
+             a.watch_callbacks(callbacks.append)]
+    try:
+        assert _wait_for(lambda: callbacks == [""])  # listening
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                          " WHERE datname = current_database()"
+                          " AND application_name = 'desktop-agent listen'")
+        # Listening again: the callbacks' reload signal once more, then events are heard.
+        assert _wait_for(lambda: callbacks == ["", ""])
+        newest = b.append_events([NewEvent(conv.id, "text", '"b"', time.time())])[-1].id
+        assert _wait_for(lambda: {conv.id: newest} in events)
+    finally:
+        for stop in stops:
+            assert stop is not None
+            stop()
