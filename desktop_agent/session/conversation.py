@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,7 @@ from .events import (
 )
 from .file_changes import ChangePreview, FileChangeWatch, preview_change
 from .folder_undo import FolderUndo
-from .options import SessionEnvironment, build_options
+from .options import OptionsRead, SessionEnvironment, build_options, read_for_options
 from .plan import Plan, plan_of
 from .project_instructions import ProjectInstructions, project_instructions_for
 from .recorder import TurnRecorder, stored_compaction
@@ -76,6 +76,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("desktop_agent.session.conversation")
 
 Listener = Callable[[SessionEvent], None]
+_OptionsRead = tuple[Mapping[str, Any], OptionsRead | Exception]
+"""Settings, and what :func:`~.options.read_for_options` read (or raised) for them."""
 Content = str | list[dict[str, Any]]
 """A user message: text, or OpenAI content parts (text and pictures)."""
 
@@ -444,11 +446,33 @@ class ConversationSession(FolderUndo):
         return finish_now(self._added_user_message(content, on_the_spot))
 
     async def _added_user_message(self, content: Content, call: StoreCalls,
-                                  lease: TurnLease | None = None) -> MessageRecord:
+                                  lease: TurnLease | None = None,
+                                  options: list[_OptionsRead] | None = None) -> MessageRecord:
+        """Store the prompt; with ``options``, read the turn's options in the same call.
+
+        ``options`` receives what :func:`~.options.read_for_options` read or raised,
+        read in the worker thread that stores the prompt (``serve``): one hand-over
+        to a thread per turn started instead of two. Only off the loop: on the spot
+        (the window) the keyring and the folder must not block the loop.
+        """
         leaf = self._path[-1].id if self._path else None
-        record = await call(partial(
+        store_prompt = partial(
             self._store.add_message, self._record.id, {"role": "user", "content": content},
-            parent_id=leaf, expected_parent=leaf, lease=lease))
+            parent_id=leaf, expected_parent=leaf, lease=lease)
+        if options is None or call is on_the_spot:
+            record = await call(store_prompt)
+        else:
+            settings, env, conversation_id = self._record.settings, self._env, self._record.id
+
+            def stored_and_read() -> tuple[MessageRecord, _OptionsRead]:
+                stored = store_prompt()
+                try:
+                    return stored, (settings, read_for_options(conversation_id, settings, env))
+                except Exception as exc:  # noqa: BLE001 - the turn reports it, as when read there
+                    return stored, (settings, exc)
+
+            record, read = await call(stored_and_read)
+            options.append(read)
         self._path.append(record)
         self._emit(UserMessageAdded(record))
         if self._record.title == DEFAULT_TITLE:
@@ -487,8 +511,9 @@ class ConversationSession(FolderUndo):
         # The lease is taken in the prompt's transaction: one write per start, not two.
         async with self._starting(call, vet, read, path, with_first_write=True) as lease:
             base = model_history(self._path, self._vision())
-            record = await self._added_user_message(content, call, lease)
-            self._start(content, base, len(base))
+            options: list[_OptionsRead] = []
+            record = await self._added_user_message(content, call, lease, options)
+            self._start(content, base, len(base), options[0] if options else None)
             return record
 
     def run(self) -> None:
@@ -621,20 +646,22 @@ class ConversationSession(FolderUndo):
                 lease.release()
 
     # -- the turn ---------------------------------------------------------------------
-    def _start(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
+    def _start(self, prompt: Content, base: list[dict[str, Any]], base_length: int,
+               options: _OptionsRead | None = None) -> None:
         if self._closed:  # closed while a start waited for the store
             raise SessionError("The conversation was closed.")
         self.last_used = time.monotonic()
         # The task first, so listeners told "running" already see the session busy.
-        self._task = asyncio.ensure_future(self._turn(prompt, base, base_length))
+        self._task = asyncio.ensure_future(self._turn(prompt, base, base_length, options))
         self._set_state("running")
 
-    async def _turn(self, prompt: Content, base: list[dict[str, Any]], base_length: int) -> None:
+    async def _turn(self, prompt: Content, base: list[dict[str, Any]], base_length: int,
+                    options: _OptionsRead | None = None) -> None:
         outcome: Outcome = "error"
         try:
             lease, self._pending_lease = self._pending_lease, None
             async with lease or self._store.turn_lease(self._record.id, self._owner):
-                outcome = await self._leased_turn(prompt, base, base_length)
+                outcome = await self._leased_turn(prompt, base, base_length, options)
         except ConversationBusyError as exc:
             self._emit(TurnFailed(exc))
         finally:
@@ -645,7 +672,7 @@ class ConversationSession(FolderUndo):
                 self._set_state("idle", outcome)
 
     async def _leased_turn(self, prompt: Content, base: list[dict[str, Any]],
-                           base_length: int) -> Outcome:
+                           base_length: int, options: _OptionsRead | None = None) -> Outcome:
         self.broker.forget_decisions()
         self._file_changes.forget()
         from .file_checkpoints import TurnMark
@@ -653,13 +680,14 @@ class ConversationSession(FolderUndo):
         answered = last_user_index(self._path)
         mark = TurnMark(message=self._path[answered].id if answered is not None else None)
         try:
-            return await self._recorded_turn(prompt, base, base_length, mark)
+            return await self._recorded_turn(prompt, base, base_length, mark, options)
         finally:
             # Shielded: a cancelled turn still records what its tools changed.
             await asyncio.shield(self._close_checkpoints(mark))
 
     async def _recorded_turn(self, prompt: Content, base: list[dict[str, Any]],
-                             base_length: int, mark: TurnMark) -> Outcome:
+                             base_length: int, mark: TurnMark,
+                             options: _OptionsRead | None = None) -> Outcome:
         recorder = TurnRecorder(self._store, self._record.id, self._path,
                                 str(self._record.settings.get("model") or ""),
                                 self.broker.decision_of,
@@ -669,7 +697,7 @@ class ConversationSession(FolderUndo):
         started = False
         prompt_record = self._path[-1] if self._path and self._path[-1].role == "user" else None
         try:
-            client = await self._ready_client(mark)
+            client = await self._ready_client(mark, options)
             client.message_history = base
             if client.context_keeper.covered == 0:  # a new client: continue the stored view
                 stored = stored_compaction(self._path)
@@ -715,10 +743,17 @@ class ConversationSession(FolderUndo):
     def _on_stored(self, record: MessageRecord) -> None:
         self._emit(MessageStored(record))
 
-    async def _ready_client(self, mark: TurnMark) -> Client:
-        """The conversation's client with options built from its current settings."""
-        options = await build_options(self._record.id, self._record.settings, self._env,
-                                      self.broker, self._file_changes.hooks(self._env.hooks))
+    async def _ready_client(self, mark: TurnMark, read: _OptionsRead | None = None) -> Client:
+        """The conversation's client with options built from its current settings.
+
+        ``read``: what the start read for them (settings, then the read or its error),
+        used while the settings are still those.
+        """
+        settings = self._record.settings
+        options = await build_options(
+            self._record.id, settings, self._env, self.broker,
+            self._file_changes.hooks(self._env.hooks),
+            read=read[1] if read is not None and read[0] is settings else None)
         tool_named = options.tool_named
 
         async def before_round(calls: Sequence[ToolUseBlock]) -> None:

@@ -89,9 +89,50 @@ def stored_api_key(settings: Mapping[str, Any]) -> str:
     return found
 
 
+@dataclass(frozen=True)
+class OptionsRead:
+    """What building a turn's options reads (blocking), read for ``settings``.
+
+    Attributes:
+        settings: The settings it was read for (the very mapping: a newer one reads again).
+        api_key: The key to send.
+        secrets: The conversation's secrets, for its commands' environment.
+        rules: The permission rules of config.json and of the conversation.
+        workdir: The built-in tools' folder, made now; None when none is on.
+        instructions: The working folder's ``AGENTS.md``, when the turn sends it.
+    """
+
+    settings: Mapping[str, Any]
+    api_key: str
+    secrets: dict[str, str]
+    rules: list[PermissionRule]
+    workdir: Path | None
+    instructions: ProjectInstructions | None
+
+
+def read_for_options(conversation_id: str, settings: Mapping[str, Any],
+                     env: SessionEnvironment) -> OptionsRead:
+    """Read what :func:`build_options` needs that blocks (the keyring, config.json, the folder).
+
+    Blocking: call it in a worker thread. ``serve`` reads it in the call that
+    stores a turn's prompt (one hand-over to a thread per start, not two).
+
+    Raises:
+        MissingApiKeyError: The conversation names a key that is not stored.
+        WorkdirError: Its work folder cannot be made.
+    """
+    return OptionsRead(
+        settings, stored_api_key(settings), conversation_environment(conversation_id),
+        env.config.effective_rules(settings),
+        env.tools.builtin_workdir(conversation_id, settings),
+        project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
+        if included(settings) else None)
+
+
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
-                        hooks: Hooks | None = None) -> AgentOptions:
+                        hooks: Hooks | None = None,
+                        read: OptionsRead | BaseException | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -105,18 +146,17 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         ConfigurationError: The settings make no valid options (no model...).
 
     ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
+    ``read``: :func:`read_for_options` done already (or what it raised), used when it
+    was read for these very ``settings``; read here otherwise.
     """
     from desktop_agent.core.options import AgentOptions
 
-    def read_blocking() -> tuple[str, dict[str, str], list[PermissionRule], Path | None,
-                                 ProjectInstructions | None]:
-        return (stored_api_key(settings), conversation_environment(conversation_id),
-                env.config.effective_rules(settings),
-                env.tools.builtin_workdir(conversation_id, settings),
-                project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
-                if included(settings) else None)
-
-    api_key, secrets, rules, workdir, instructions = await asyncio.to_thread(read_blocking)
+    if read is None or (isinstance(read, OptionsRead) and read.settings is not settings):
+        read = await asyncio.to_thread(read_for_options, conversation_id, settings, env)
+    elif isinstance(read, BaseException):
+        raise read
+    api_key, secrets, rules, workdir, instructions = (
+        read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
     if any(t.name == PLAN_TOOL_NAME for t in tools):
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
