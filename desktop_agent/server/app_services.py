@@ -103,9 +103,10 @@ class AppServices:
         Raises:
             ApiError: 404 when the conversation does not exist.
         """
-        record = self.conversation(conversation_id)
-        return TurnStartRead(record, self.store.active_path(conversation_id),
-                             self.callbacks.stored_for_turn(conversation_id))
+        found = self.store.conversation_with_path(conversation_id)
+        if found is None:
+            raise not_found("conversation", conversation_id)
+        return TurnStartRead(*found, self.callbacks.stored_for_turn(conversation_id))
 
     def runner(self, record: ConversationRecord) -> ConversationRunner:
         """The conversation's runner, made from ``record`` when none is held.

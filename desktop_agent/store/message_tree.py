@@ -10,7 +10,7 @@ from __future__ import annotations
 from desktop_agent.store.engine import Engine, require_conversation
 from desktop_agent.store.errors import NotFoundError
 from desktop_agent.store.record_rows import MESSAGE_COLUMNS, message_from_row
-from desktop_agent.store.records import MessageRecord
+from desktop_agent.store.records import ConversationRecord, MessageRecord
 from desktop_agent.store.sql_connection import SqlConnection
 
 
@@ -53,6 +53,22 @@ class MessageTree:
                     raise NotFoundError(f"no message {before} in conversation {conversation_id}")
                 start = row[0]
             return self._ancestors(conn, start, limit)
+
+    def conversation_with_path(
+        self, conversation_id: str
+    ) -> tuple[ConversationRecord, list[MessageRecord]] | None:
+        """The conversation and its whole active branch in one read; None if there is none.
+
+        What a turn's start reads (``serve``): read apart, the record and the branch
+        were three queries on two of the pool's connections, the branch's read
+        reading the record again; here two, on one.
+        """
+        with self._db.reading() as conn:
+            try:
+                record = require_conversation(conn, conversation_id)
+            except NotFoundError:
+                return None
+            return record, self._ancestors(conn, record.active_leaf_id, None)
 
     def path_to(self, message_id: str, limit: int | None = None) -> list[MessageRecord]:
         """The branch from the root down to ``message_id`` (the last ``limit`` of it)."""

@@ -350,6 +350,19 @@ def test_a_prompt_stored_with_the_lease_is_all_or_nothing(store: Store) -> None:
                           lease=store.turn_lease(conv.id, "window"))
 
 
+def test_a_conversation_is_read_with_its_active_branch(store: Store) -> None:
+    conv = store.create_conversation("with a branch", settings={"model": "m"})
+    assert store.conversation_with_path(conv.id) == (store.get_conversation(conv.id), [])
+    first = store.add_message(conv.id, {"role": "user", "content": "a"})
+    store.add_message(conv.id, {"role": "assistant", "content": "b"})
+    store.add_message(conv.id, {"role": "assistant", "content": "c"}, parent_id=first.id)
+    record, path = store.conversation_with_path(conv.id)
+    assert record == store.get_conversation(conv.id) and record.settings == {"model": "m"}
+    assert path == store.active_path(conv.id)
+    assert [m.message["content"] for m in path] == ["a", "c"]
+    assert store.conversation_with_path("nope") is None
+
+
 def test_a_write_naming_the_wrong_conversation_is_refused(store: Store) -> None:
     a = store.create_conversation()
     b = store.create_conversation()
