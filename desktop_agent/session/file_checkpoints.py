@@ -38,7 +38,7 @@ from desktop_agent.workspace.checkpoints import (
 )
 from desktop_agent.workspace.folder_scan import FILE, LINK, SKIPPED, Entry, Limits
 
-from .folder_undo import checkpoints_folder
+from .checkpoint_paths import checkpoints_folder
 from .tools import WorkdirError
 
 if TYPE_CHECKING:

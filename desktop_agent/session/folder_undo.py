@@ -13,11 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from desktop_agent.appdata.paths import data_dir
-
+from .checkpoint_paths import checkpoints_folder
 from .errors import NothingToAnswerError, TurnRunningError
 from .events import FilesChanged, Notice, PathReset, SessionEvent
 
@@ -25,16 +23,6 @@ if TYPE_CHECKING:
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
     from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
-
-
-def checkpoints_folder(conversation_id: str) -> Path:
-    """Where a conversation's checkpoints are kept (inside the data folder).
-
-    Here rather than in :mod:`.file_checkpoints`, so that asking whether a
-    conversation has recorded any (:meth:`FolderUndo.has_file_changes`) loads
-    nothing of the checkpoint machinery when it has none.
-    """
-    return data_dir() / "checkpoints" / conversation_id
 
 
 class FolderUndo:
