@@ -2,6 +2,7 @@
 
     python3 bench/startup.py                 # builds what is missing, then measures
     python3 bench/startup.py --runs 5 --no-build
+    python3 bench/startup.py --runs 5 --versus /path/to/an/earlier/desktop-agent
 
 Prints, against the targets for the 2-core CI machine:
 * the single-file binary's size (target <= 70 MB) and the onedir folder's size;
@@ -40,7 +41,16 @@ search stopped loading the SDK for ports nobody listens on and transcript messag
 their editor, menu and version switcher only when needed: the single file
 128.9, 140.8 and 141.5 MB; from source 127.9, 137.3 and 137.9 MB. Before the idle-memory
 work (the README's "An idle window keeps its memory small"): 146.3 and 162.5 MB for the
-single file, 167.9, 185.5 and 186.9 MB from source.
+single file, 167.9, 185.5 and 186.9 MB from source. The single file rebuilt at
+``c6b046d`` (bytecode without docstrings and column positions, and the modules an idle
+window never uses imported when first needed): window open 97.4 MB, five tabs 101.5 MB
+(101.7 estimated), with a server answering 113.9 and 118.0 MB; from source 115.6 and
+119.9 MB with a server answering.
+
+``--versus BINARY`` measures only first paint, the single file and another build of it
+launched in turn (each unpacked once into its own cache, the page cache dropped before
+each launch), with the CPU each launch took to its first paint, which a shared machine
+moves much less than the seconds.
 
 The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
@@ -293,6 +303,47 @@ def print_rss_with_a_server(commands: dict[str, list[str] | None], display: Disp
                       f"(target <= {target:.0f} MB)", flush=True)
 
 
+def print_versus(binary: Path, other: Path, runs: int) -> None:
+    """First paint of two single files, launch by launch in turn: wall time and CPU.
+
+    On a machine other work shares, the seconds of one run drift with its load; taking
+    turns exposes both builds to the same drift, and the CPU to the first paint (the
+    launched process tree's, from ``RUSAGE_CHILDREN``; the app exits once it has painted)
+    moves much less than the wall time.
+    """
+    import resource
+
+    builds = {"this build": binary, "the other": other}
+    walls: dict[str, list[float]] = {label: [] for label in builds}
+    cpus: dict[str, list[float]] = {label: [] for label in builds}
+    with Display() as display, tempfile.TemporaryDirectory() as scratch:
+        data_dir = Path(scratch) / "data"
+        data_dir.mkdir()
+        caches = {label: Path(scratch) / f"bundles-{n}" for n, label in enumerate(builds)}
+        for label, path in builds.items():  # each unpacks once into its own cache
+            os.environ["DESKTOP_AGENT_BUNDLE_CACHE"] = str(caches[label])
+            time_to_first_paint([str(path)], display, data_dir)
+        dropped = drop_page_cache()
+        print(f"first paint, alternating {binary} and {other}, {runs} launches each, page cache "
+              f"{'dropped before each' if dropped else 'warm (could not be dropped)'}:")
+        for _ in range(runs):
+            for label, path in builds.items():
+                os.environ["DESKTOP_AGENT_BUNDLE_CACHE"] = str(caches[label])
+                drop_page_cache()
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                walls[label].append(time_to_first_paint([str(path)], display, data_dir))
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus[label].append(after.ru_utime - before.ru_utime
+                                   + after.ru_stime - before.ru_stime)
+    for label, path in builds.items():
+        wall = statistics.median(walls[label])
+        print(f"  {label} ({path}): median {wall:.2f} s  {verdict(wall, TARGET_PAINT_S)} "
+              f"(target <= {TARGET_PAINT_S:.1f} s); CPU to first paint median "
+              f"{statistics.median(cpus[label]):.2f} s")
+    ratio = statistics.median(cpus["this build"]) / statistics.median(cpus["the other"])
+    print(f"  CPU to first paint, this build / the other: {ratio:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -300,8 +351,16 @@ def main() -> int:
     parser.add_argument("--no-build", action="store_true", help="measure only what exists")
     parser.add_argument("--rss-only", action="store_true",
                         help="only the idle RSS figures (no first-paint runs, no build)")
+    parser.add_argument("--versus", type=Path, metavar="BINARY",
+                        help="only first paint: the single file and another build of it "
+                             "(e.g. an earlier commit's), launch by launch in turn")
     args = parser.parse_args()
 
+    if args.versus is not None:
+        if not ONEFILE.is_file():
+            build(onedir=False)
+        print_versus(ONEFILE, args.versus, args.runs)
+        return 0
     if not args.no_build and not args.rss_only:
         if not ONEFILE.is_file():
             build(onedir=False)
