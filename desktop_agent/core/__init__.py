@@ -8,8 +8,9 @@ pull in the client, jsonschema and the rest before the window has painted.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     'APIError': 'errors',
@@ -143,13 +144,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.wire.retry import RetryPolicy as RetryPolicy
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'desktop_agent.core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

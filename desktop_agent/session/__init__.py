@@ -17,8 +17,9 @@ store's writers with it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     'context_after_reply': 'context_estimate',
@@ -240,13 +241,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.warm_up import warm_up_turns as warm_up_turns
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'desktop_agent.session' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -11,9 +11,9 @@ or exports does not hold them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from desktop_agent.lazy_exports import lazy_exports
 from desktop_agent.store.autosave import StreamingReplyWriter
 from desktop_agent.store.errors import (
     ConversationBusyError,
@@ -87,13 +87,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'desktop_agent.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

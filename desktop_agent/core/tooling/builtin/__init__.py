@@ -8,10 +8,11 @@ a rule may let them run without asking; the others ask by default.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop_agent.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
@@ -44,13 +45,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 #: Names of the built-in tools, in the order builtin_tools() returns them.
