@@ -45,6 +45,7 @@ from .routes import (
 )
 from .shared_approvals import listen_for_answers
 from .shared_callbacks import SharedCallbacks
+from .start_pacer import PacedStarts
 from .thread_scheduling import deferring_executor
 
 if TYPE_CHECKING:
@@ -181,6 +182,8 @@ def create_app(
     app.state.services = svc
     app.state.master_key = master_key
     install_error_handlers(app)
+    # Inside the guard (added later, so outside): a refused request is not paced.
+    app.add_middleware(PacedStarts, pacer=svc.pacer)
     # Host, key and body size are checked before any route reads the body.
     app.add_middleware(RequestGuard, master_key=master_key, allowed_hosts=allowed_hosts,
                        body_limit=body_limit, upload_limit=upload_limit)

@@ -20,6 +20,7 @@ from .api_errors import ApiError, not_found
 from .callbacks import CallbackDispatcher
 from .conversation_runner import ConversationRunner
 from .event_log import EventLog
+from .start_pacer import PacedCalls, StartPacer
 from .thread_scheduling import turn_store_executor
 
 if TYPE_CHECKING:
@@ -68,8 +69,11 @@ class AppServices:
         shared_approvals: Tool-call questions go through the database, so that any
             replica lists and answers them (PostgreSQL); False keeps them in this
             process (SQLite, see :mod:`~desktop_agent.server.pending_approvals`).
+        pacer: Spaces the steps of turns starting while replies stream (see
+            :mod:`~desktop_agent.server.start_pacer`).
         turn_calls: Runs the store calls that start and end turns, off the event
-            loop (see :func:`~desktop_agent.server.thread_scheduling.turn_store_executor`).
+            loop (see :func:`~desktop_agent.server.thread_scheduling.turn_store_executor`),
+            each step after one resuming when the pacer lets it.
     """
 
     store: Store
@@ -82,9 +86,13 @@ class AppServices:
     connection_pool: ConnectionPool
     idle_seconds: float
     shared_approvals: bool = False
-    turn_calls: ExecutorCalls = field(
-        default_factory=lambda: ExecutorCalls(turn_store_executor()))
+    pacer: StartPacer = field(init=False)
+    turn_calls: PacedCalls = field(init=False)
     runners: SessionRegistry[ConversationRunner] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pacer = StartPacer()
+        self.turn_calls = PacedCalls(ExecutorCalls(turn_store_executor()), self.pacer)
 
     def conversation(self, conversation_id: str) -> ConversationRecord:
         """The record, or a 404 ApiError."""

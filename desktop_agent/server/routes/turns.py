@@ -49,6 +49,7 @@ async def run_turn(conversation_id: str, body: RunRequest | None = None,
     # What the start needs read, in one call off the loop (see AppServices.turn_start_read).
     mark = svc.callbacks.changes
     read = await asyncio.to_thread(svc.turn_start_read, conversation_id)
+    await svc.pacer.step()  # see start_pacer
     await svc.callbacks.took_for_turn(conversation_id, read.callbacks, mark)
     runner = svc.runner(read.record)
     message = body.message if body is not None else None

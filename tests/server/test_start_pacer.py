@@ -1,0 +1,135 @@
+"""The start pacer: turns that start together take turns, and leave the loop to the rest.
+
+These run the pacer on a real event loop. What a person would notice is the
+REST tier's (every turn a test starts passes through it) and
+``bench/server_load.py``'s latency per event while 150 turns start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from desktop_agent.server.start_pacer import StartPacer
+
+
+def _spin(seconds: float) -> None:
+    """Hold the loop (and a CPU) for ``seconds``, as a start step's Python work does."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+class _IterationCounter:
+    """Counts the loop's iterations: a callback that schedules itself again each time."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._handle: asyncio.Handle | None = None
+
+    def start(self) -> None:
+        self._handle = asyncio.get_running_loop().call_soon(self._tick)
+
+    def _tick(self) -> None:
+        self.count += 1
+        self._handle = asyncio.get_running_loop().call_soon(self._tick)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+
+
+async def test_steps_asked_for_together_run_one_per_iteration_in_order() -> None:
+    pacer = StartPacer(stream_share=0)
+    counter = _IterationCounter()
+    counter.start()
+    ran: list[tuple[int, int]] = []
+
+    async def start(number: int) -> None:
+        await pacer.step()
+        ran.append((number, counter.count))
+
+    await asyncio.gather(*(start(n) for n in range(6)))
+    counter.stop()
+
+    assert [number for number, _ in ran] == list(range(6))
+    iterations = [iteration for _, iteration in ran]
+    assert all(later > earlier for earlier, later in zip(iterations, iterations[1:]))
+    assert pacer.waiting == 0
+
+
+async def test_a_lone_turns_steps_never_wait() -> None:
+    pacer = StartPacer(stream_share=10_000)  # any wait at all would be 20 s or more
+
+    for _ in range(5):
+        before = asyncio.get_running_loop().time()
+        await pacer.step()
+        assert pacer.waiting == 0
+        _spin(0.002)
+        await asyncio.sleep(0.01)  # its store call: the step before is long over
+        # A wait would have been 10,000 x 2 ms; the pause itself is 10 ms.
+        assert asyncio.get_running_loop().time() - before < 10.0
+
+
+async def test_queued_steps_leave_the_loop_to_other_work_share_times_as_long() -> None:
+    share = 4.0
+    pacer = StartPacer(stream_share=share)
+    spans: list[tuple[float, float]] = []
+    other_work: list[float] = []
+
+    async def start() -> None:
+        await pacer.step()
+        began = time.monotonic()
+        _spin(0.005)
+        spans.append((began, time.monotonic()))
+
+    async def stream() -> None:  # a reply streaming meanwhile: a piece every 1 ms
+        while len(spans) < 5:
+            other_work.append(time.monotonic())
+            await asyncio.sleep(0.001)
+
+    await asyncio.gather(stream(), *(start() for _ in range(5)))
+
+    for (began, ended), (next_began, _) in zip(spans, spans[1:]):
+        assert next_began - ended >= share * (ended - began) * 0.99
+        # ... and the loop served the stream in between.
+        assert any(ended < moment < next_began for moment in other_work)
+
+
+async def test_a_step_cancelled_while_waiting_does_not_hold_up_the_others() -> None:
+    pacer = StartPacer(stream_share=0)
+    ran: list[str] = []
+
+    async def start(name: str) -> None:
+        await pacer.step()
+        ran.append(name)
+
+    first = asyncio.create_task(start("first"))
+    second = asyncio.create_task(start("second"))
+    third = asyncio.create_task(start("third"))
+    await asyncio.sleep(0)  # first runs its step; second and third wait
+    second.cancel()
+    await asyncio.gather(first, third, return_exceptions=False)
+    assert ran == ["first", "third"]
+    assert second.cancelled()
+
+
+async def test_a_step_cancelled_as_its_turn_came_hands_the_turn_on() -> None:
+    pacer = StartPacer(stream_share=0)
+    ran: list[str] = []
+
+    async def start(name: str) -> None:
+        await pacer.step()
+        ran.append(name)
+
+    holder = asyncio.create_task(start("holder"))
+    chosen = asyncio.create_task(start("chosen"))
+    after = asyncio.create_task(start("after"))
+    await asyncio.sleep(0)  # holder ran; chosen and after wait
+    await holder
+    # The pacer picks "chosen" (its wait ends) and, before it runs, it is cancelled.
+    while pacer.waiting == 2:
+        await asyncio.sleep(0)
+    chosen.cancel()
+    await asyncio.wait_for(after, timeout=60)  # generous: only a hang fails this
+    assert ran == ["holder", "after"]
