@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from itertools import pairwise
 
 from desktop_agent.server.start_pacer import StartPacer
 
@@ -54,7 +55,7 @@ async def test_steps_asked_for_together_run_one_per_iteration_in_order() -> None
 
     assert [number for number, _ in ran] == list(range(6))
     iterations = [iteration for _, iteration in ran]
-    assert all(later > earlier for earlier, later in zip(iterations, iterations[1:]))
+    assert all(later > earlier for earlier, later in pairwise(iterations))
     assert pacer.waiting == 0
 
 
@@ -90,7 +91,7 @@ async def test_queued_steps_leave_the_loop_to_other_work_share_times_as_long() -
 
     await asyncio.gather(stream(), *(start() for _ in range(5)))
 
-    for (began, ended), (next_began, _) in zip(spans, spans[1:]):
+    for (began, ended), (next_began, _) in pairwise(spans):
         assert next_began - ended >= share * (ended - began) * 0.99
         # ... and the loop served the stream in between.
         assert any(ended < moment < next_began for moment in other_work)
