@@ -81,7 +81,8 @@ class StartPacer:
     def _began(self, loop: asyncio.AbstractEventLoop) -> None:
         self._step_began = time.monotonic()
         # Runs in the loop's next iteration, so after the step (this task's run
-        # until its next await): the time since is about what the step took.
+        # until its next await): the time since is what the step took, plus what
+        # else ran in between, so a loop busier with other work spaces starts more.
         loop.call_soon(self._stepped, loop)
 
     def _stepped(self, loop: asyncio.AbstractEventLoop) -> None:
