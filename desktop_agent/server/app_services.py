@@ -69,8 +69,8 @@ class AppServices:
         shared_approvals: Tool-call questions go through the database, so that any
             replica lists and answers them (PostgreSQL); False keeps them in this
             process (SQLite, see :mod:`~desktop_agent.server.pending_approvals`).
-        pacer: Spaces the steps of turns starting while replies stream (see
-            :mod:`~desktop_agent.server.start_pacer`).
+        pacer: Lets turns that start together take turns, spaced so that the
+            streams keep most of the loop (see :mod:`~desktop_agent.server.start_pacer`).
         turn_calls: Runs the store calls that start and end turns, off the event
             loop (see :func:`~desktop_agent.server.thread_scheduling.turn_store_executor`),
             each step after one resuming when the pacer lets it.

@@ -86,9 +86,9 @@ class StartPacer:
         loop.call_soon(self._stepped, loop)
 
     def _stepped(self, loop: asyncio.AbstractEventLoop) -> None:
-        now = time.monotonic()
         if self._waiting:
-            loop.call_later((now - self._step_began) * self._stream_share, self._let_next)
+            took = time.monotonic() - self._step_began
+            loop.call_later(took * self._stream_share, self._let_next)
         else:
             self._let_next()
 

@@ -40,6 +40,16 @@ class _IterationCounter:
             self._handle.cancel()
 
 
+def _started(pacer: StartPacer, ran: list[str], *names: str) -> list[asyncio.Task[None]]:
+    """A task per name, in order, each noting its name in ``ran`` once its step may run."""
+
+    async def start(name: str) -> None:
+        await pacer.step()
+        ran.append(name)
+
+    return [asyncio.create_task(start(name)) for name in names]
+
+
 async def test_steps_asked_for_together_run_one_per_iteration_in_order() -> None:
     pacer = StartPacer(stream_share=0)
     counter = _IterationCounter()
@@ -101,13 +111,7 @@ async def test_a_step_cancelled_while_waiting_does_not_hold_up_the_others() -> N
     pacer = StartPacer(stream_share=0)
     ran: list[str] = []
 
-    async def start(name: str) -> None:
-        await pacer.step()
-        ran.append(name)
-
-    first = asyncio.create_task(start("first"))
-    second = asyncio.create_task(start("second"))
-    third = asyncio.create_task(start("third"))
+    first, second, third = _started(pacer, ran, "first", "second", "third")
     await asyncio.sleep(0)  # first runs its step; second and third wait
     second.cancel()
     await asyncio.gather(first, third, return_exceptions=False)
@@ -119,13 +123,7 @@ async def test_a_step_cancelled_as_its_turn_came_hands_the_turn_on() -> None:
     pacer = StartPacer(stream_share=0)
     ran: list[str] = []
 
-    async def start(name: str) -> None:
-        await pacer.step()
-        ran.append(name)
-
-    holder = asyncio.create_task(start("holder"))
-    chosen = asyncio.create_task(start("chosen"))
-    after = asyncio.create_task(start("after"))
+    holder, chosen, after = _started(pacer, ran, "holder", "chosen", "after")
     await asyncio.sleep(0)  # holder ran; chosen and after wait
     await holder
     # The pacer picks "chosen" (its wait ends) and, before it runs, it is cancelled.
