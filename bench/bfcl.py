@@ -31,7 +31,7 @@ one thread (accuracy does not depend on the load: requests are greedy and read a
     #   raw 0 / 0 / 0 %, native 0 / 0 / 0 %, sdk-default and constrained 75 / 60 / 50 %
 
 with the list example and the dropping of a list's run-on calls
-(``desktop_agent/core/tooling/constrained_calls.py`` and ``call_lists.py`` say why).
+(``desktop_agent/core/tooling/constrained_calls.py`` and ``core/wire/call_lists.py`` say why).
 The first run's gain over the earlier 51.2 / 24.1 / 23.1 % is in the reading alone
 (the model's replies are the same): four lists of calls where one was asked now give
 their first call only, a value changed only in letter case ("Aa" after "AA"), a flag

@@ -28,9 +28,13 @@ from typing import Any, Literal
 
 from desktop_agent.core import errors
 from desktop_agent.core.context.prompt_size import TokenCounter, tools_tokens
+from desktop_agent.core.context.result_budget import (
+    budget_tool_messages,
+    head_within,
+    result_budget,
+)
 from desktop_agent.core.context.summary_request import summarise
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling.result_budget import budget_tool_messages, result_budget
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import Block, CompactionBlock
 from desktop_agent.core.wire.reply_reader import read_reply
@@ -260,8 +264,6 @@ class ContextKeeper:
                 log.info("summary request failed (%s); dropping the oldest messages instead",
                          type(exc).__name__)
             if summary is not None:
-                from desktop_agent.core.tooling.result_budget import head_within
-
                 summary = head_within(summary, summary_tokens)
                 mode = "summarise"
         if summary is None:

@@ -12,9 +12,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from desktop_agent.core.context.result_budget import head_within
 from desktop_agent.core.context.tokens import count_text_tokens
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling.result_budget import head_within
 from desktop_agent.core.wire.stream import StreamAggregator
 from desktop_agent.core.wire.stream_guard import IdleTimer
 from desktop_agent.core.wire.transport import open_stream
