@@ -527,7 +527,7 @@ class Client:
         """
         try:
             async for block in self.context_keeper.read_reply(
-                    self._client(), self.options, self._build_request, aggregator, usage,
+                    self._client(), self.options, self._build_request(), aggregator, usage,
                     self._control, self.turn_metadata, self._history):
                 if isinstance(block, ToolUseBlock):
                     self._early.streamed[block.id] = block.name
@@ -611,6 +611,11 @@ class Client:
         return self._http
 
     def _build_request(self) -> dict[str, Any]:
+        """The request for the whole history; the context keeper fits it to the window.
+
+        Built here and handed down as data: the layers below send it (again,
+        after a dropped connection or a harder compaction) without calling up.
+        """
         chances = self._chances
         request = build_request(self.options, self._history, calls_only=chances.calls_only,
                                 max_tokens=chances.max_tokens)

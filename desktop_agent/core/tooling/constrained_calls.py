@@ -77,7 +77,7 @@ from desktop_agent.core.wire.constrained_reply import ANSWER_KEY, ARGUMENTS_KEY,
 
 if TYPE_CHECKING:
     from desktop_agent.core.errors import APIError
-    from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.tooling_settings import ToolingSettings
 
 #: Calls one constrained reply may hold. BFCL's parallel cases ask for 2 to 4
 #: (a handful more); a small model given an open list repeats its last call
@@ -107,7 +107,7 @@ _FIELD_MARKERS = ("response_format", "json_schema", "schema", "grammar", "struct
                   "guided")
 
 
-def applies(options: AgentOptions) -> bool:
+def applies(options: ToolingSettings) -> bool:
     """Whether requests with these options constrain the reply."""
     return tool_call_mode.constrained(options)
 
@@ -223,7 +223,7 @@ def instructions(tools: Any) -> str:
     return "\n".join(lines)
 
 
-def refused(exc: APIError, options: AgentOptions, content_arrived: bool,
+def refused(exc: APIError, options: ToolingSettings, content_arrived: bool,
             constrained: bool) -> bool:
     """The server refused the field itself: remember it for the model, ask again without it.
 

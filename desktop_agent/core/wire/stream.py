@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from desktop_agent.core.types import (
     Block,
@@ -41,9 +41,7 @@ from desktop_agent.core.wire.text_tool_calls import (
     name_hint,
     parse_arguments,
 )
-
-TextDeltaMode = Literal["auto", "incremental", "cumulative"]
-TextToolCalls = Literal["auto", "off"]
+from desktop_agent.core.wire.wire_settings import TextDeltaMode, TextToolCalls
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
