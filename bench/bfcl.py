@@ -24,7 +24,7 @@ the latest are on docs/performance.md::
 grammar server and a model not known to call natively); ``native`` and ``raw`` score
 nothing with this model, which never writes a native call. How a reply is read (a list
 of calls, the run-on calls dropped) is explained in
-``desktop_agent/core/tooling/constrained_calls.py`` and ``call_lists.py``.
+``desktop_agent/core/tooling/constrained_calls.py`` and ``core/wire/call_lists.py``.
 ``--show-misses`` prints each missed case, the calls made and the ones BFCL accepts.
 
 Needs the packages of ``.ci/install_llama.sh`` and bfcl-eval's data and checker. The
