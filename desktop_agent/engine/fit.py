@@ -64,8 +64,13 @@ class FitEstimate:
 
 def needed_bytes(info: ModelInfo, context: int) -> int:
     """Memory to run ``info`` with ``context`` tokens of key/value cache."""
-    kv_cache = info.kv_cache_bytes(context) or 0
-    return int(info.size_bytes * (1 + WEIGHTS_OVERHEAD_FRACTION)) + kv_cache + FIXED_OVERHEAD_BYTES
+    return memory_needed(info.size_bytes, info.kv_bytes_per_token or 0, context)
+
+
+def memory_needed(file_bytes: int, kv_bytes_per_token: int, context: int) -> int:
+    """Memory for a file of ``file_bytes`` at ``context`` (also for one not downloaded yet)."""
+    weights = int(file_bytes * (1 + WEIGHTS_OVERHEAD_FRACTION))
+    return weights + kv_bytes_per_token * context + FIXED_OVERHEAD_BYTES
 
 
 def estimate_fit(info: ModelInfo, *, context: int | None = None,
@@ -126,6 +131,8 @@ def gigabytes(size: int | None) -> str:
     """``5.1 GB`` (decimal, as file managers and model pages show sizes)."""
     if size is None:
         return "unknown"
+    if size < 1_000_000:
+        return f"{size / 1000:.0f} kB"
     if size < 1_000_000_000:
         return f"{size / 1_000_000:.0f} MB"
     return f"{size / 1_000_000_000:.1f} GB"

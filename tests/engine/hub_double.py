@@ -70,6 +70,8 @@ class CdnFaults:
 
 @dataclass
 class SeenRequest:
+    """A request as the double saw it; header names lower-cased (HTTP ignores case)."""
+
     server: str
     method: str
     path: str
@@ -83,6 +85,8 @@ class HubDouble:
         self.repos: dict[str, HubRepo] = {}
         self.faults = CdnFaults()
         self.requests: list[SeenRequest] = []
+        #: X-Linked-Size to announce instead of the real one, by file name.
+        self.announced_sizes: dict[str, int] = {}
         self._lock = threading.Lock()
         self._hub = _Server(self, "hub")
         self._cdn = _Server(self, "cdn")
@@ -130,7 +134,8 @@ class _Server:
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
-        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.http.serve_forever,
+                                       kwargs={"poll_interval": 0.05}, daemon=True)
 
     def start(self) -> None:
         self.thread.start()
@@ -156,7 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(body=True)
 
     def _answer(self, *, body: bool) -> None:
-        self.hub.record(SeenRequest(self.role, self.command, self.path, dict(self.headers)))
+        self.hub.record(SeenRequest(self.role, self.command, self.path,
+                                     {k.lower(): v for k, v in self.headers.items()}))
         if self.role == "cdn":
             self._cdn(body=body)
         else:
@@ -190,7 +196,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Location", f"{self.hub.cdn}/blobs/{sha256}?X-Amz-Signature=abc")
         self.send_header("ETag", f'"{_git_oid(pointer)}"')
         self.send_header(HEADER_LINKED_ETAG, f'"{sha256}"')
-        self.send_header(HEADER_LINKED_SIZE, str(len(content)))
+        self.send_header(HEADER_LINKED_SIZE,
+                         str(self.hub.announced_sizes.get(filename, len(content))))
         self.send_header(HEADER_REPO_COMMIT, repo.commit)
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("Content-Length", "0")
