@@ -34,6 +34,8 @@ class ModelInfo:
         parts: The file, or every part of a split model in order.
         size_bytes: Bytes on disk over all parts.
         architecture: ``general.architecture`` (``llama``, ``qwen3``, ``gemma3``...).
+        model_type: ``general.type``: ``model``, or ``adapter`` / ``imatrix`` / ``mmproj``
+            for the GGUF files that sit next to models but cannot chat.
         name: ``general.name``, when the file has one.
         size_label: ``general.size_label`` (``1.7B``), or one made from the parameters.
         parameter_count: Elements over every tensor of every part.
@@ -54,6 +56,7 @@ class ModelInfo:
     parts: tuple[Path, ...]
     size_bytes: int
     architecture: str
+    model_type: str
     name: str | None
     size_label: str | None
     parameter_count: int
@@ -67,6 +70,11 @@ class ModelInfo:
     chat_template: str | None
     tool_template: str | None
     supports_tools: bool
+
+    @property
+    def is_language_model(self) -> bool:
+        """False for LoRA adapters, importance matrices and vision projectors (``clip``)."""
+        return self.model_type == "model" and self.architecture != "clip"
 
     @property
     def path(self) -> Path:
@@ -136,6 +144,7 @@ def _model_info(parts: tuple[Path, ...], headers: list[GgufHeader]) -> ModelInfo
         parts=parts,
         size_bytes=sum(part.stat().st_size for part in parts),
         architecture=arch,
+        model_type=_text(meta.get("general.type")) or "model",
         name=_text(meta.get("general.name")),
         size_label=_text(meta.get("general.size_label")) or size_label(parameters),
         parameter_count=parameters,

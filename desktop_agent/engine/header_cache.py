@@ -22,7 +22,7 @@ from desktop_agent.engine.gguf_info import ModelInfo
 logger = logging.getLogger("desktop_agent.engine.library")
 
 CACHE_FILE_NAME = "model-headers.json"
-_FORMAT = 1
+_FORMAT = 2
 
 #: (size, modification time in ns) of each part: any change means "read again".
 Fingerprint = tuple[tuple[int, int], ...]

@@ -7,6 +7,8 @@ each model against the memory free now (:mod:`fit`). A file that cannot be used
 stays in the list with the sentence saying why, so a person sees that their
 half-downloaded model is there and broken rather than missing.
 
+GGUF files that cannot chat (LoRA adapters, importance matrices, vision projectors:
+repositories ship them beside the model) are left out, by their header.
 The same file reached through two folders (a person who adds LM Studio's folder as
 their own) is listed once, under the first source in :func:`find_models`' order.
 """
@@ -85,7 +87,9 @@ class ModelLibrary:
                 continue
             seen_files.add(real)
             seen_paths.add(str(found.path))
-            entries.append(self._entry(found, memory, cores))
+            entry = self._entry(found, memory, cores)
+            if entry.info is None or entry.info.is_language_model:
+                entries.append(entry)
         self._cache.keep_only(seen_paths)
         try:
             self._cache.save()

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from e2e.llama.llama_process import LlamaNotInstalled, find_model_file
 from gguf_samples import SampleModel, write_gguf
 from hub_double import HubDouble
 from huggingface_hub import constants, scan_cache_dir
@@ -25,6 +26,7 @@ from desktop_agent.engine.errors import (
     GatedModelError,
     HubEntryNotFoundError,
 )
+from desktop_agent.engine.gguf_info import read_model_info
 from desktop_agent.engine.library import ModelLibrary
 from desktop_agent.engine.model_folders import ModelSource
 
@@ -272,3 +274,20 @@ def test_a_disk_that_fills_up_mid_download_says_so(home: Path, cache: Path,
 
     with pytest.raises(DiskFullError, match=rf"^The disk filled up while downloading {FILE}"):
         download_model_file(request(hub, cache))
+
+
+def test_the_real_smollm2_downloads_verified_and_reads_as_on_disk(
+        home: Path, cache: Path, hub: HubDouble) -> None:
+    try:
+        smollm2 = find_model_file()
+    except LlamaNotInstalled as missing:
+        part_missing(str(missing))
+    hub.add_file("HuggingFaceTB/SmolLM2-135M-Instruct-GGUF", smollm2.name,
+                 smollm2.read_bytes())
+
+    repo = "HuggingFaceTB/SmolLM2-135M-Instruct-GGUF"
+    path = download_model_file(request(hub, cache, repo_id=repo, filename=smollm2.name))
+
+    downloaded, original = read_model_info(path), read_model_info(smollm2)
+    assert downloaded.size_bytes == original.size_bytes == smollm2.stat().st_size
+    assert downloaded.to_json() | {"parts": []} == original.to_json() | {"parts": []}

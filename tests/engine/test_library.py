@@ -143,6 +143,9 @@ def test_a_person_s_folder_lists_good_split_and_broken_models(home: Path, tmp_pa
     with cut.open("r+b") as file:
         file.truncate(cut.stat().st_size // 2)
     (folder / "page.gguf").write_text("<html>404</html>")
+    write_gguf(folder / "mmproj-model-f16.gguf", SampleModel(arch="clip"))
+    write_gguf(folder / "imatrix_unsloth.gguf",
+               SampleModel(extra_strings=(("general.type", "imatrix"),)))
     (folder / "notes.txt").write_text("not a model")
 
     models = scan(tmp_path / "data", (folder,))
@@ -206,7 +209,7 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(home: Path, tmp_path: Pat
     write_gguf(folder / "m.gguf")
     data = tmp_path / "data"
     data.mkdir()
-    (data / CACHE_FILE_NAME).write_text('{"format": 1, "models": {"x": {"fingerprint": 3}}}')
+    (data / CACHE_FILE_NAME).write_text('{"format": 2, "models": {"x": {"fingerprint": 3}}}')
 
     assert scan(data, (folder,))["m"].info is not None
     assert "m.gguf" in (data / CACHE_FILE_NAME).read_text()
