@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from desktop_agent.engine.download_progress import DownloadProgress as DownloadProgress
     from desktop_agent.engine.downloads import DownloadRequest as DownloadRequest
+    from desktop_agent.engine.downloads import download_model as download_model
     from desktop_agent.engine.downloads import download_model_file as download_model_file
     from desktop_agent.engine.errors import ChecksumMismatchError as ChecksumMismatchError
     from desktop_agent.engine.errors import CorruptModelError as CorruptModelError
@@ -88,6 +89,7 @@ _HOMES: dict[str, str] = {
     "best_pick": "catalog",
     "DownloadRequest": "downloads",
     "download_model_file": "downloads",
+    "download_model": "downloads",
     "DownloadProgress": "download_progress",
 }
 
@@ -118,6 +120,7 @@ __all__ = [
     "NotGgufError",
     "TruncatedModelError",
     "best_pick",
+    "download_model",
     "download_model_file",
     "estimate_fit",
     "machine_memory",

@@ -34,8 +34,8 @@ import os
 import re
 import shutil
 import threading
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 import httpx2
@@ -74,6 +74,7 @@ from desktop_agent.engine.errors import (
     HubEntryNotFoundError,
 )
 from desktop_agent.engine.fit import gigabytes
+from desktop_agent.engine.gguf_info import split_parts
 from desktop_agent.engine.model_folders import hugging_face_cache
 
 logger = logging.getLogger("desktop_agent.engine.downloads")
@@ -149,6 +150,24 @@ def download_model_file(request: DownloadRequest, *, progress: ProgressCallback 
     if not blob.exists():
         _fetch_blob(request, remote, blob, ProgressMeter(request.filename, progress), cancel)
     return _link_snapshot(request)
+
+
+def download_model(request: DownloadRequest, *, progress: ProgressCallback | None = None,
+                   cancel: threading.Event | None = None) -> Path:
+    """Fetch a model: every part when ``request.filename`` names a split model's part.
+
+    Parts are fetched in order, each resumable on its own, and land side by side in
+    the same snapshot, where llama.cpp and :func:`read_model_info` find them. Progress
+    reports name the part being fetched. Returns the first part's path.
+
+    Raises:
+        DownloadError: As :func:`download_model_file`, for the part that failed.
+    """
+    parts = split_parts(PurePosixPath(request.filename)) or (PurePosixPath(request.filename),)
+    paths = [download_model_file(replace(request, filename=str(part)), progress=progress,
+                                 cancel=cancel)
+             for part in parts]
+    return paths[0]
 
 
 def partial_path(blob: Path) -> Path:

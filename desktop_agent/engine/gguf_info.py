@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, TypeVar
 
 from gguf import LlamaFileType
 
 from desktop_agent.engine.chat_template import template_supports_tools
 from desktop_agent.engine.errors import MissingSplitPartError
 from desktop_agent.engine.gguf_header import GgufHeader, MetadataValue, read_header
+
+PathT = TypeVar("PathT", bound=PurePath)
 
 _SPLIT_NAME = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$",
                          re.IGNORECASE)
@@ -97,8 +99,11 @@ class ModelInfo:
         return cls(**{**data, "parts": tuple(Path(part) for part in data["parts"])})
 
 
-def split_parts(path: Path) -> tuple[Path, ...] | None:
-    """Every part's path when ``path`` is named like a split model's part, else None."""
+def split_parts(path: PathT) -> tuple[PathT, ...] | None:
+    """Every part's path when ``path`` is named like a split model's part, else None.
+
+    Works on local paths and on the hub's file names (``PurePosixPath``) alike.
+    """
     match = _SPLIT_NAME.match(path.name)
     if match is None:
         return None

@@ -17,7 +17,12 @@ from huggingface_hub import constants, scan_cache_dir
 from tier_policy import part_missing
 
 from desktop_agent.engine.download_progress import DownloadProgress
-from desktop_agent.engine.downloads import DownloadRequest, download_model_file, partial_path
+from desktop_agent.engine.downloads import (
+    DownloadRequest,
+    download_model,
+    download_model_file,
+    partial_path,
+)
 from desktop_agent.engine.errors import (
     ChecksumMismatchError,
     DiskFullError,
@@ -291,3 +296,21 @@ def test_the_real_smollm2_downloads_verified_and_reads_as_on_disk(
     downloaded, original = read_model_info(path), read_model_info(smollm2)
     assert downloaded.size_bytes == original.size_bytes == smollm2.stat().st_size
     assert downloaded.to_json() | {"parts": []} == original.to_json() | {"parts": []}
+
+
+def test_a_split_model_downloads_every_part_into_one_snapshot(
+        home: Path, tmp_path: Path, cache: Path, hub: HubDouble) -> None:
+    write_gguf(tmp_path / "split" / "Big-Q4_K_M.gguf", SampleModel(layers=4), split_max_tensors=2)
+    parts = sorted((tmp_path / "split").glob("*.gguf"))
+    for part in parts:
+        hub.add_file(REPO, f"Q4_K_M/{part.name}", part.read_bytes())
+    fetched: set[str] = set()
+
+    path = download_model(request(hub, cache, filename=f"Q4_K_M/{parts[0].name}"),
+                          progress=lambda report: fetched.add(report.filename))
+
+    assert path.name == parts[0].name
+    assert fetched == {f"Q4_K_M/{part.name}" for part in parts}
+    info = read_model_info(path)
+    assert len(info.parts) == 3
+    assert info.size_bytes == sum(part.stat().st_size for part in parts)
