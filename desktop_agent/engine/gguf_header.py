@@ -110,6 +110,18 @@ class _Cursor:
     def skip_string(self) -> None:
         self.advance(self.u64())
 
+    def skip_strings(self, count: int) -> None:
+        """Step over ``count`` strings: the vocabulary's walk, so kept to one tight loop."""
+        buffer, offset, end = self.buffer, self.offset, len(self.buffer)
+        length_at = struct.Struct(self.endian + "Q").unpack_from
+        for _ in range(count):
+            if offset + 8 > end:
+                raise _Ended
+            offset += 8 + length_at(buffer, offset)[0]
+        if offset > end:
+            raise _Ended
+        self.offset = offset
+
     def value_type(self) -> ValueType:
         raw = self.u32()
         try:
@@ -139,8 +151,7 @@ class _Cursor:
         if count > len(self.buffer):  # every element takes at least a byte
             raise _Ended
         if item_kind is ValueType.STRING and count > _KEPT_ARRAY_LENGTH:
-            for _ in range(count):
-                self.skip_string()
+            self.skip_strings(count)
             return None
         items = tuple(self.value(item_kind) for _ in range(count))
         return None if count > _KEPT_ARRAY_LENGTH else items
