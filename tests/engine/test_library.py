@@ -19,7 +19,7 @@ from tier_policy import part_missing
 from desktop_agent.engine.fit import FitVerdict
 from desktop_agent.engine.header_cache import CACHE_FILE_NAME
 from desktop_agent.engine.library import LibraryEntry, ModelLibrary
-from desktop_agent.engine.model_folders import ModelSource
+from desktop_agent.engine.model_folders import ModelSource, hugging_face_cache
 
 
 def scan(cache: Path, extra: tuple[Path, ...] = ()) -> dict[str, LibraryEntry]:
@@ -225,3 +225,18 @@ def test_files_no_longer_on_disk_leave_the_cache(home: Path, tmp_path: Path) -> 
 
     assert list(scan(data, (folder,))) == ["kept"]
     assert "gone.gguf" not in (data / CACHE_FILE_NAME).read_text()
+
+
+@pytest.mark.parametrize(("variables", "expected"), [
+    ({}, "home/.cache/huggingface/hub"),
+    ({"XDG_CACHE_HOME": "xdg"}, "xdg/huggingface/hub"),
+    ({"XDG_CACHE_HOME": "xdg", "HF_HOME": "hf-home"}, "hf-home/hub"),
+    ({"HF_HOME": "hf-home", "HF_HUB_CACHE": "hub-cache"}, "hub-cache"),
+])
+def test_the_hub_cache_is_found_as_huggingface_hub_finds_it(
+        home: Path, monkeypatch: pytest.MonkeyPatch, variables: dict[str, str],
+        expected: str) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, str(home.parent / value))
+
+    assert hugging_face_cache() == home.parent / expected
