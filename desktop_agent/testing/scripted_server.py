@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from desktop_agent.core.context.quick_count import quick_estimate_tokens
+
 from . import script as scripts
 from .script import Chunk, Drop, Gate, Hangup, Pause, Raw, Script, Status
 
@@ -322,8 +324,6 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
 
 def _read_tokens(body: dict[str, Any]) -> int:
     """The prompt's size as this server reads it (the quick count: no tokenizer to load)."""
-    from desktop_agent.core.context.quick_count import quick_estimate_tokens
-
     messages = body.get("messages") or []
     return quick_estimate_tokens(messages if isinstance(messages, list) else [],
                                  tools=body.get("tools") or None)

@@ -239,6 +239,9 @@ class ContextKeeper:
             except errors.ContextTooLongError as exc:
                 if retried or aggregator.content_chunks or \
                         not self.overflowed(exc, options, history):
+                    known = _known_window(options)
+                    if known is None or known.server is None:  # which server: its setting
+                        await applied_context.asked_window(options, _sdk_client(http))
                     self._advise(exc, options, history)
                     raise
                 retried = True
@@ -383,6 +386,12 @@ def _known_window(options: ContextSettings | None) -> ContextWindow | None:
     if options is None:
         return None
     return applied_context.known(options.base_url, options.model)
+
+
+def _sdk_client(http: Any) -> Any:
+    """The server's ``AsyncOpenAI`` behind a Client's connection (None: ask with one's own)."""
+    client = getattr(http, "client", None)
+    return client() if callable(client) else None
 
 
 def _reserve(options: ContextSettings, context: int) -> int:

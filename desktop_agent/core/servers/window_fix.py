@@ -101,8 +101,8 @@ def larger_window_fix(window: ContextWindow, model: str, needed: int) -> WindowF
         text = (f"Give {model} a window of {figure} tokens on the server behind LiteLLM, "
                 "and set max_input_tokens to match in LiteLLM's model_info.")
     else:
-        text = (f"Give {model} a context of {figure} tokens on its server, and enter that "
-                "figure as the context length in Conversation settings.")
+        text = (f"Give {model} a context of {figure} tokens on its server, and set the "
+                "context length to match.")
     if window.trained is not None and window.trained < needed:
         text += (f" The model was trained for {window.trained:,} tokens only: with "
                  "compaction on, older messages are summarised to fit.")
