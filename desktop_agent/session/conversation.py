@@ -4,11 +4,13 @@ The session owns the conversation's core :class:`~desktop_agent.core.client.Clie
 and the task running its turn (kept referenced, cancelled on close). Each
 turn takes the store's turn lease (one turn at a time per conversation,
 across processes), re-reads the settings and the active branch, builds its
-options in :mod:`.options`, decides tool calls through the
-:class:`~.approvals.ApprovalBroker`, writes every message through the
-:class:`~.recorder.TurnRecorder` and reports :mod:`.events` to its
-listeners. Front ends are adapters: the window maps events to Qt signals,
-the REST server to its event log; neither runs a turn itself.
+options in :mod:`~desktop_agent.session.turn.options`, decides tool calls
+through the :class:`~desktop_agent.session.approvals.approval_broker.ApprovalBroker`,
+writes every message through the
+:class:`~desktop_agent.session.turn.recorder.TurnRecorder` and reports
+:mod:`~desktop_agent.session.events` to its listeners. Front ends are
+adapters: the window maps events to Qt signals, the REST server to its event
+log; neither runs a turn itself.
 
 User actions raise typed errors (:class:`SessionError`, the store's
 ``ConversationBusyError`` and ``StaleParentError``) that each front end maps
@@ -27,20 +29,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.content_parts import has_images, prompt_text
-from desktop_agent.session.branch_reading import (
+from desktop_agent.session.approvals.approval_broker import (
+    ApprovalAnswer,
+    ApprovalBroker,
+    Asker,
+    ToolCallQuestion,
+)
+from desktop_agent.session.branch.branch_reading import (
     DEFAULT_TITLE,
     REFUSED_PICTURE,
     last_user_index,
     model_history,
     title_from,
 )
-from desktop_agent.store.errors import ConversationBusyError, NotFoundError
-
-from . import config as session_config
-from . import defaults
-from .approvals import ApprovalAnswer, ApprovalBroker, Asker, ToolCallQuestion
-from .errors import NotConfiguredError, NothingToAnswerError, SessionError, TurnRunningError
-from .events import (
+from desktop_agent.session.errors import (
+    NotConfiguredError,
+    NothingToAnswerError,
+    SessionError,
+    TurnRunningError,
+)
+from desktop_agent.session.events import (
     ApprovalAsked,
     ApprovalSettled,
     MessageStored,
@@ -56,28 +64,38 @@ from .events import (
     TurnFailed,
     UserMessageAdded,
 )
-from .file_changes import ChangePreview, FileChangeWatch, preview_change
-from .folder_undo import FolderUndo
-from .options import OptionsRead, SessionEnvironment, build_options, read_for_options
-from .plan import Plan, plan_of
-from .project_instructions import ProjectInstructions, project_instructions_for
-from .recorder import TurnRecorder, stored_compaction
-from .setting_values import has_server
-from .store_calls import StoreCalls, finish_now, in_a_thread, on_the_spot
-from .turn import TurnBlocks
+from desktop_agent.session.files.file_changes import ChangePreview, FileChangeWatch, preview_change
+from desktop_agent.session.files.folder_undo import FolderUndo
+from desktop_agent.session.settings import defaults
+from desktop_agent.session.settings.setting_values import has_server
+from desktop_agent.session.tools import config as session_config
+from desktop_agent.session.tools.plan import Plan, plan_of
+from desktop_agent.session.turn.options import (
+    OptionsRead,
+    SessionEnvironment,
+    build_options,
+    read_for_options,
+)
+from desktop_agent.session.turn.project_instructions import (
+    ProjectInstructions,
+    project_instructions_for,
+)
+from desktop_agent.session.turn.recorder import TurnRecorder, stored_compaction
+from desktop_agent.session.turn.store_calls import StoreCalls, finish_now, in_a_thread, on_the_spot
+from desktop_agent.session.turn.turn_blocks import TurnBlocks
+from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
     from desktop_agent.core.types import ToolUseBlock
+    from desktop_agent.session.files.file_checkpoints import ConversationCheckpoints, TurnMark
     from desktop_agent.store import ConversationRecord, MessageRecord, Store, TurnLease
-
-    from .file_checkpoints import ConversationCheckpoints, TurnMark
 
 log = logging.getLogger("desktop_agent.session.conversation")
 
 Listener = Callable[[SessionEvent], None]
 _OptionsRead = tuple[Mapping[str, Any], OptionsRead | Exception]
-"""Settings, and what :func:`~.options.read_for_options` read (or raised) for them."""
+"""Settings, and what :func:`~desktop_agent.session.turn.options.read_for_options` made of them."""
 Content = str | list[dict[str, Any]]
 """A user message: text, or OpenAI content parts (text and pictures)."""
 
@@ -153,7 +171,7 @@ class ConversationSession(FolderUndo):
         panel loads them (the first-input warm-up already has).
         """
         if self._checkpoints is None:
-            from .file_checkpoints import ConversationCheckpoints
+            from desktop_agent.session.files.file_checkpoints import ConversationCheckpoints
 
             conversation_id, env = self._record.id, self._env
             self._checkpoints = ConversationCheckpoints(
@@ -350,7 +368,9 @@ class ConversationSession(FolderUndo):
         Raises:
             SettingsError: A value breaks the schema (nothing is saved).
         """
-        from .settings import checked_changes  # pydantic: loaded when settings are saved
+        from desktop_agent.session.settings.conversation_settings import (
+            checked_changes,  # pydantic: loaded when settings are saved
+        )
 
         checked_changes(changes)
         current = self._record.settings
@@ -389,7 +409,7 @@ class ConversationSession(FolderUndo):
         as busy, so a second start here is refused too.
 
         Args:
-            call: Runs each store call (see :mod:`.store_calls`).
+            call: Runs each store call (see :mod:`~desktop_agent.session.turn.store_calls`).
             vet: Checks the settings just read, before anything is written.
             read: The conversation as the caller read it just now (not read again).
             path: Its active branch, read by the caller with ``read`` (not read again).
@@ -450,7 +470,8 @@ class ConversationSession(FolderUndo):
                                   options: list[_OptionsRead] | None = None) -> MessageRecord:
         """Store the prompt; with ``options``, read the turn's options in the same call.
 
-        ``options`` receives what :func:`~.options.read_for_options` read or raised,
+        ``options`` receives what
+        :func:`~desktop_agent.session.turn.options.read_for_options` read or raised,
         read in the worker thread that stores the prompt (``serve``): one hand-over
         to a thread per turn started instead of two. Only off the loop: on the spot
         (the window) the keyring and the folder must not block the loop.
@@ -496,11 +517,12 @@ class ConversationSession(FolderUndo):
                             path: list[MessageRecord] | None = None) -> MessageRecord:
         """:meth:`send` with its store calls in a worker thread (``serve``).
 
-        See :mod:`.store_calls` for why. ``vet`` checks the settings just read,
-        before anything is stored; ``call`` runs this turn's store calls, from
-        its start to its last write; ``read`` is the conversation as the caller
-        read it just now (``serve`` does, to answer 404), so it is not read again,
-        and ``path`` its active branch, read with it (one store call, not two).
+        See :mod:`~desktop_agent.session.turn.store_calls` for why. ``vet`` checks
+        the settings just read, before anything is stored; ``call`` runs this
+        turn's store calls, from its start to its last write; ``read`` is the
+        conversation as the caller read it just now (``serve`` does, to answer
+        404), so it is not read again, and ``path`` its active branch, read with
+        it (one store call, not two).
         """
         return await self._send(content, call, vet, read, path)
 
@@ -675,7 +697,7 @@ class ConversationSession(FolderUndo):
                            base_length: int, options: _OptionsRead | None = None) -> Outcome:
         self.broker.forget_decisions()
         self._file_changes.forget()
-        from .file_checkpoints import TurnMark
+        from desktop_agent.session.files.file_checkpoints import TurnMark
 
         answered = last_user_index(self._path)
         mark = TurnMark(message=self._path[answered].id if answered is not None else None)
@@ -780,7 +802,7 @@ class ConversationSession(FolderUndo):
         arguments shows the diff of the edited call. None for other tools and when
         the conversation has no built-in tools (so no working folder).
         """
-        from .file_changes import FILE_CHANGING_TOOLS
+        from desktop_agent.session.files.file_changes import FILE_CHANGING_TOOLS
 
         if tool_name not in FILE_CHANGING_TOOLS:
             return None
@@ -805,7 +827,7 @@ class ConversationSession(FolderUndo):
 
     def _builtin_workdir(self) -> Path | None:
         """The built-in tools' folder (blocking: it may make the folder); None if none."""
-        from .tools import WorkdirError
+        from desktop_agent.session.tools.tool_catalog import WorkdirError
 
         try:
             return self._env.tools.builtin_workdir(self._record.id, self._record.settings)
@@ -834,8 +856,7 @@ def _refused_picture(exc: BaseException, prompt: MessageRecord) -> bool:
 
 def _is_expected(exc: BaseException) -> bool:
     from desktop_agent.core.errors import AgentError
-
-    from .tools import WorkdirError
+    from desktop_agent.session.tools.tool_catalog import WorkdirError
 
     return isinstance(exc, AgentError | WorkdirError | ConversationBusyError)
 

@@ -1,11 +1,11 @@
 """Undo and restore of a conversation's files: the session's side of its checkpoints.
 
-A mixin of :class:`~.conversation.ConversationSession`, kept in its own module
+A mixin of :class:`~desktop_agent.session.conversation.ConversationSession`, kept in its own module
 because it is one job (putting the working folder back, recording commands
 run outside a turn) beside the conversation's turns: it takes the same turn
 lease a turn takes, so nothing changes the folder while it is restored, and
-reports what it changed as :class:`~.events.FilesChanged` like a turn does.
-The disk work is :class:`~.file_checkpoints.ConversationCheckpoints`'.
+reports what it changed as :class:`~desktop_agent.session.events.FilesChanged` like a turn does.
+The disk work is :class:`~desktop_agent.session.files.file_checkpoints.ConversationCheckpoints`'.
 """
 
 from __future__ import annotations
@@ -15,14 +15,17 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from .checkpoint_paths import checkpoints_folder
-from .errors import NothingToAnswerError, TurnRunningError
-from .events import FilesChanged, Notice, PathReset, SessionEvent
+from desktop_agent.session.errors import NothingToAnswerError, TurnRunningError
+from desktop_agent.session.events import FilesChanged, Notice, PathReset, SessionEvent
+from desktop_agent.session.files.checkpoint_paths import checkpoints_folder
 
 if TYPE_CHECKING:
+    from desktop_agent.session.files.file_checkpoints import (
+        ConversationCheckpoints,
+        RestoreReport,
+        TurnMark,
+    )
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
-
-    from .file_checkpoints import ConversationCheckpoints, RestoreReport, TurnMark
 
 
 class FolderUndo:
@@ -127,7 +130,7 @@ class FolderUndo:
         The command is recorded as a turn of its own (kind ``command``), so it
         can be undone like one; its changed files are reported as :class:`FilesChanged`.
         """
-        from .file_checkpoints import TurnMark
+        from desktop_agent.session.files.file_checkpoints import TurnMark
 
         last = self.last_message()
         mark = TurnMark(message=last.id if last is not None else None, kind="command")

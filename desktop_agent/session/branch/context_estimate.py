@@ -15,13 +15,12 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .branch_reading import model_history
+from desktop_agent.session.branch.branch_reading import model_history
 
 if TYPE_CHECKING:
     from desktop_agent.core.types import Usage
+    from desktop_agent.session.conversation import ConversationSession
     from desktop_agent.store import MessageRecord
-
-    from .conversation import ConversationSession
 
 __all__ = ["context_after_reply", "context_when_opened", "estimated_context", "reported_context"]
 
