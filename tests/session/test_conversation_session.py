@@ -10,7 +10,7 @@ import pytest
 
 from desktop_agent.session import events as ev
 from desktop_agent.session.approvals.approval_broker import ApprovalAnswer, ApprovalChoice
-from desktop_agent.session.conversation import NotConfiguredError, NothingToAnswerError
+from desktop_agent.session.errors import NotConfiguredError, NothingToAnswerError
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 
