@@ -111,6 +111,9 @@ _EXPORTS: dict[str, str] = {
     'sandbox_status': 'settings.sandbox_settings',
     'ConversationSettings': 'settings.conversation_settings',
     'SettingsError': 'settings.conversation_settings',
+    'BadWorkdirError': 'settings.settings_check',
+    'UnknownToolError': 'settings.settings_check',
+    'check_usable_settings': 'settings.settings_check',
     'asks_before_tools': 'settings.setting_values',
     'ToolCatalog': 'tools.tool_catalog',
     'WorkdirError': 'tools.tool_catalog',
@@ -220,6 +223,13 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.settings.sandbox_settings import sandbox_status as sandbox_status
     from desktop_agent.session.settings.setting_values import asks_before_tools as asks_before_tools
+    from desktop_agent.session.settings.settings_check import BadWorkdirError as BadWorkdirError
+    from desktop_agent.session.settings.settings_check import (
+        UnknownToolError as UnknownToolError,
+    )
+    from desktop_agent.session.settings.settings_check import (
+        check_usable_settings as check_usable_settings,
+    )
     from desktop_agent.session.tools.config import RULES_KEY as RULES_KEY
     from desktop_agent.session.tools.config import AppConfig as AppConfig
     from desktop_agent.session.tools.config import ConfigWriteError as ConfigWriteError
