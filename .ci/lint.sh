@@ -5,6 +5,8 @@
 #                 gui | server -> session -> store | core; no Qt/FastAPI below the front ends
 #   import cycles .ci/import_cycles.py: no two modules of desktop_agent import each other,
 #                 directly or round a loop (grimp's graph, TYPE_CHECKING imports included)
+#   class shapes  .ci/class_shapes.py: no class in session/ over 400 lines, no mixin in
+#                 desktop_agent (composition over mixins; the rules are in its docstring)
 #   mypy          --strict on every package ([tool.mypy]; the few relaxations are listed there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +16,6 @@ status=0
 echo "-- ruff"; ruff check desktop_agent tests bench examples || status=1
 echo "-- import contracts"; lint-imports || status=1
 echo "-- import cycles"; python .ci/import_cycles.py desktop_agent || status=1
+echo "-- class shapes"; python .ci/class_shapes.py desktop_agent || status=1
 echo "-- mypy --strict"; mypy desktop_agent || status=1
 exit $status
