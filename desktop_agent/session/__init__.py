@@ -47,9 +47,9 @@ _EXPORTS: dict[str, str] = {
     'view_dict': 'branch.branch_reading',
     'AppConfig': 'tools.config',
     'ConfigWriteError': 'tools.config',
-    'RULES_KEY': 'tools.config',
-    'conversation_allowed_tools': 'tools.config',
-    'revoke_in_conversation': 'tools.config',
+    'RULES_KEY': 'settings.permission_rules',
+    'conversation_allowed_tools': 'settings.permission_rules',
+    'revoke_in_conversation': 'settings.permission_rules',
     'ConversationSession': 'conversation',
     'CheckpointError': 'files.file_checkpoints',
     'FileChangeView': 'files.file_checkpoints',
@@ -67,8 +67,8 @@ _EXPORTS: dict[str, str] = {
     'NothingToAnswerError': 'errors',
     'SessionError': 'errors',
     'TurnRunningError': 'errors',
-    'ExecutorCalls': 'turn.store_calls',
-    'StoreCalls': 'turn.store_calls',
+    'ExecutorCalls': 'store_calls',
+    'StoreCalls': 'store_calls',
     'ApprovalAsked': 'events',
     'ApprovalSettled': 'events',
     'CompactionReported': 'events',
@@ -100,10 +100,10 @@ _EXPORTS: dict[str, str] = {
     'plan_of': 'tools.plan',
     'drop_invalid_settings': 'settings.imported_settings',
     'SessionEnvironment': 'turn.options',
-    'MAX_INSTRUCTION_BYTES': 'turn.project_instructions',
-    'PROJECT_INSTRUCTIONS_SETTING': 'turn.project_instructions',
-    'ProjectInstructions': 'turn.project_instructions',
-    'project_instructions_for': 'turn.project_instructions',
+    'MAX_INSTRUCTION_BYTES': 'files.project_instructions',
+    'PROJECT_INSTRUCTIONS_SETTING': 'files.project_instructions',
+    'ProjectInstructions': 'files.project_instructions',
+    'project_instructions_for': 'files.project_instructions',
     'SessionRegistry': 'lifecycle.registry',
     'SandboxStatus': 'settings.sandbox_settings',
     'limit_defaults': 'settings.sandbox_settings',
@@ -118,7 +118,7 @@ _EXPORTS: dict[str, str] = {
     'ToolCatalog': 'tools.tool_catalog',
     'WorkdirError': 'tools.tool_catalog',
     'workdir_path': 'tools.tool_catalog',
-    'tool_call_mode_for': 'tools.tool_call_mode',
+    'tool_call_mode_for': 'turn.tool_call_mode',
     'warm_up_turns': 'turn.warm_up',
 }
 
@@ -189,6 +189,18 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.files.file_checkpoints import RestoreReport as RestoreReport
     from desktop_agent.session.files.file_checkpoints import TurnChanges as TurnChanges
+    from desktop_agent.session.files.project_instructions import (
+        MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
+    )
+    from desktop_agent.session.files.project_instructions import (
+        PROJECT_INSTRUCTIONS_SETTING as PROJECT_INSTRUCTIONS_SETTING,
+    )
+    from desktop_agent.session.files.project_instructions import (
+        ProjectInstructions as ProjectInstructions,
+    )
+    from desktop_agent.session.files.project_instructions import (
+        project_instructions_for as project_instructions_for,
+    )
     from desktop_agent.session.lifecycle.deletion import delete_conversation as delete_conversation
     from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.lifecycle.new_conversations import (
@@ -218,6 +230,13 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.imported_settings import (
         drop_invalid_settings as drop_invalid_settings,
     )
+    from desktop_agent.session.settings.permission_rules import RULES_KEY as RULES_KEY
+    from desktop_agent.session.settings.permission_rules import (
+        conversation_allowed_tools as conversation_allowed_tools,
+    )
+    from desktop_agent.session.settings.permission_rules import (
+        revoke_in_conversation as revoke_in_conversation,
+    )
     from desktop_agent.session.settings.sandbox_settings import SandboxStatus as SandboxStatus
     from desktop_agent.session.settings.sandbox_settings import limit_defaults as limit_defaults
     from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
@@ -230,36 +249,19 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.settings_check import (
         check_usable_settings as check_usable_settings,
     )
-    from desktop_agent.session.tools.config import RULES_KEY as RULES_KEY
+    from desktop_agent.session.store_calls import ExecutorCalls as ExecutorCalls
+    from desktop_agent.session.store_calls import StoreCalls as StoreCalls
     from desktop_agent.session.tools.config import AppConfig as AppConfig
     from desktop_agent.session.tools.config import ConfigWriteError as ConfigWriteError
-    from desktop_agent.session.tools.config import (
-        conversation_allowed_tools as conversation_allowed_tools,
-    )
-    from desktop_agent.session.tools.config import revoke_in_conversation as revoke_in_conversation
     from desktop_agent.session.tools.plan import PLAN_TOOL_NAME as PLAN_TOOL_NAME
     from desktop_agent.session.tools.plan import Plan as Plan
     from desktop_agent.session.tools.plan import PlanStep as PlanStep
     from desktop_agent.session.tools.plan import plan_of as plan_of
-    from desktop_agent.session.tools.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.tools.tool_catalog import ToolCatalog as ToolCatalog
     from desktop_agent.session.tools.tool_catalog import WorkdirError as WorkdirError
     from desktop_agent.session.tools.tool_catalog import workdir_path as workdir_path
     from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
-    from desktop_agent.session.turn.project_instructions import (
-        MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
-    )
-    from desktop_agent.session.turn.project_instructions import (
-        PROJECT_INSTRUCTIONS_SETTING as PROJECT_INSTRUCTIONS_SETTING,
-    )
-    from desktop_agent.session.turn.project_instructions import (
-        ProjectInstructions as ProjectInstructions,
-    )
-    from desktop_agent.session.turn.project_instructions import (
-        project_instructions_for as project_instructions_for,
-    )
-    from desktop_agent.session.turn.store_calls import ExecutorCalls as ExecutorCalls
-    from desktop_agent.session.turn.store_calls import StoreCalls as StoreCalls
+    from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.turn.warm_up import warm_up_turns as warm_up_turns
 
 

@@ -34,11 +34,11 @@ docstring live in the part:
   listeners hear.
 
 A step that calls the store is one coroutine taking the
-:class:`~desktop_agent.session.turn.store_calls.StoreCalls` that runs those
+:class:`~desktop_agent.session.store_calls.StoreCalls` that runs those
 calls. ``serve`` awaits it (``send_off_loop``, ``run_off_loop``) with a runner
 that keeps the calls off its event loop; the window calls the same step as a
 plain method that is done when it returns
-(:class:`~desktop_agent.session.turn.store_calls.AtOnce`).
+(:class:`~desktop_agent.session.store_calls.AtOnce`).
 
 User actions raise typed errors (:class:`SessionError`, the store's
 ``ConversationBusyError`` and ``StaleParentError``) that each front end maps
@@ -64,15 +64,15 @@ from desktop_agent.session.events import ApprovalSettled, Notice, RunState, Sess
 from desktop_agent.session.files.folder_undo import FolderUndo
 from desktop_agent.session.files.working_folder import WorkingFolder
 from desktop_agent.session.settings.settings_record import SettingsRecord
-from desktop_agent.session.turn.conversation_client import ConversationClient
-from desktop_agent.session.turn.options import SessionEnvironment
-from desktop_agent.session.turn.store_calls import (
+from desktop_agent.session.store_calls import (
     AtOnce,
     StoreCalls,
     finish_now,
     in_a_thread,
     on_the_spot,
 )
+from desktop_agent.session.turn.conversation_client import ConversationClient
+from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.session.turn.turn_runner import Content, TurnRunner, Vet
 from desktop_agent.session.turn.turn_starts import TurnStarts
 from desktop_agent.session.turn.turn_status import TurnStatus

@@ -2,7 +2,7 @@
 
 On PostgreSQL a turn's start waits for the database (the lease, the prompt,
 the reply), and under load for a while. Those waits happen in a worker
-thread (``desktop_agent.session.turn.store_calls``): here the store is made to
+thread (``desktop_agent.session.store_calls``): here the store is made to
 hold one conversation's prompt until the test lets it go, and meanwhile the
 same server must answer another request, refuse a second start of that
 conversation, and stream another conversation's turn to its end.

@@ -21,11 +21,14 @@ from desktop_agent.core.tooling.config import (
     rules_from_list,
 )
 from desktop_agent.core.tooling.permissions import PermissionRule, evaluate_rules
-from desktop_agent.session.tools.config import RULES_KEY as CONVERSATION_RULES_KEY
+from desktop_agent.session.settings.permission_rules import RULES_KEY as CONVERSATION_RULES_KEY
+from desktop_agent.session.settings.permission_rules import (
+    parse_conversation_rules as conversation_rules,
+)
+from desktop_agent.session.settings.permission_rules import with_conversation_rules
 from desktop_agent.session.tools.config import load_config_file as load_tool_config
-from desktop_agent.session.tools.config import parse_conversation_rules as conversation_rules
 from desktop_agent.session.tools.config import save_config_file as save_tool_config
-from desktop_agent.session.tools.config import save_global_rule, with_conversation_rules
+from desktop_agent.session.tools.config import save_global_rule
 
 EXAMPLE = {
     "mcpServers": {

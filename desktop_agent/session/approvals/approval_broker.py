@@ -35,12 +35,9 @@ from desktop_agent.core.tooling.permissions import (
     ToolPermissionContext,
     evaluate_rules,
 )
+from desktop_agent.session.settings.permission_rules import conversation_allowed_tools
 from desktop_agent.session.settings.setting_values import asks_before_tools
-from desktop_agent.session.tools.config import (
-    AppConfig,
-    ConfigWriteError,
-    conversation_allowed_tools,
-)
+from desktop_agent.session.tools.config import AppConfig, ConfigWriteError
 
 if TYPE_CHECKING:
     from desktop_agent.session.files.file_changes import ChangePreview

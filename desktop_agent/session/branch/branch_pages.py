@@ -20,7 +20,7 @@ from desktop_agent.session.tools.plan import Plan, plan_of
 
 if TYPE_CHECKING:
     from desktop_agent.session.settings.settings_record import SettingsRecord
-    from desktop_agent.session.turn.store_calls import StoreCalls
+    from desktop_agent.session.store_calls import StoreCalls
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from desktop_agent.session.errors import NothingToAnswerError, TurnRunningError
 from desktop_agent.session.events import FilesChanged, SessionEvent
 from desktop_agent.session.files.checkpoint_paths import checkpoints_folder
-from desktop_agent.session.turn.store_calls import on_the_spot
+from desktop_agent.session.store_calls import on_the_spot
 
 if TYPE_CHECKING:
     from desktop_agent.session.branch.branch_pages import BranchPages

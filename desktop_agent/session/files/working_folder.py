@@ -21,7 +21,7 @@ from desktop_agent.session.files.file_changes import (
     FileChangeWatch,
     preview_change,
 )
-from desktop_agent.session.turn.project_instructions import (
+from desktop_agent.session.files.project_instructions import (
     ProjectInstructions,
     project_instructions_for,
 )

@@ -11,14 +11,21 @@ here, so the rule is the session layer's, beside the schema, not the route's.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from desktop_agent.session.settings.conversation_settings import SettingsError
 
-if TYPE_CHECKING:
-    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+
+class OfferedTools(Protocol):
+    """What the check asks of the tool catalog (a ``ToolCatalog``)."""
+
+    def unknown(self, names: Sequence[str]) -> list[str]:
+        """The names no tool has."""
+
+    def tool_names(self) -> list[str]:
+        """The names of every tool a conversation could enable."""
 
 
 class UnknownToolError(SettingsError):
@@ -29,7 +36,7 @@ class BadWorkdirError(SettingsError):
     """The ``workdir`` setting breaks the working-folder rule; the message says which part."""
 
 
-def check_usable_settings(settings: Mapping[str, Any], tools: ToolCatalog,
+def check_usable_settings(settings: Mapping[str, Any], tools: OfferedTools,
                           workdirs_root: Path | None,
                           changed: Collection[str] | None = None) -> None:
     """Refuse settings the app cannot honour, with a sentence saying why.

@@ -8,9 +8,9 @@ them all at once, and listeners hear it once (:class:`TitleChanged`,
 :class:`SettingsChanged`).
 
 Each change is a step written once, as a coroutine handing its store calls to
-a :class:`~desktop_agent.session.turn.store_calls.StoreCalls`; the session
+a :class:`~desktop_agent.session.store_calls.StoreCalls`; the session
 runs them at once for the window (see
-:class:`~desktop_agent.session.turn.store_calls.AtOnce`).
+:class:`~desktop_agent.session.store_calls.AtOnce`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.events import SessionEvent, SettingsChanged, TitleChanged
-from desktop_agent.session.tools import config as session_config
+from desktop_agent.session.settings.permission_rules import (
+    allow_in_conversation,
+    conversation_allowed_tools,
+    revoke_in_conversation,
+)
 
 if TYPE_CHECKING:
-    from desktop_agent.session.turn.store_calls import StoreCalls
+    from desktop_agent.session.store_calls import StoreCalls
     from desktop_agent.store import ConversationRecord, Store
 
 
@@ -113,11 +117,11 @@ class SettingsRecord:
     async def allow_in_conversation(self, call: StoreCalls, tool_name: str) -> None:
         """Stop asking about ``tool_name`` in this conversation."""
         settings = self._record.settings
-        if tool_name not in session_config.conversation_allowed_tools(settings):
-            await self.update_settings(call, permission_rules=session_config.allow_in_conversation(
-                settings, tool_name))
+        if tool_name not in conversation_allowed_tools(settings):
+            await self.update_settings(
+                call, permission_rules=allow_in_conversation(settings, tool_name))
 
     async def revoke_in_conversation(self, call: StoreCalls, tool_name: str) -> None:
         """Ask about ``tool_name`` again in this conversation."""
-        await self.update_settings(call, permission_rules=session_config.revoke_in_conversation(
-            self._record.settings, tool_name))
+        await self.update_settings(
+            call, permission_rules=revoke_in_conversation(self._record.settings, tool_name))

@@ -1,4 +1,5 @@
-"""Which tools a conversation offers and how: the catalog, ``config.json``, the plan tool.
+"""Which tools a conversation offers: the catalog, ``config.json``, the plan tool.
 
+``config.json`` names the MCP servers and holds the global permission rules.
 Nothing is re-exported here; front ends take names from ``desktop_agent.session``.
 """

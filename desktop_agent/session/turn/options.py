@@ -9,7 +9,7 @@ llama.cpp's ``cache_prompt``), the tool rounds, the tools of
 the rules of ``config.json`` and of the conversation, the app's hooks
 (``UserPromptSubmit`` too), the conversation's secrets (in its commands'
 environment and blanked out of every result) and the working folder's
-``AGENTS.md`` (:mod:`~desktop_agent.session.turn.project_instructions`, in the
+``AGENTS.md`` (:mod:`~desktop_agent.session.files.project_instructions`, in the
 system prompt).
 """
 
@@ -22,17 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ConfigurationError
-from desktop_agent.session.settings import defaults
-from desktop_agent.session.settings.conversation_secrets import conversation_environment
-from desktop_agent.session.tools.config import AppConfig
-from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
-from desktop_agent.session.tools.tool_catalog import ToolCatalog
-from desktop_agent.session.turn.project_instructions import (
+from desktop_agent.session.files.project_instructions import (
     ProjectInstructions,
     included,
     project_instructions_for,
     with_instructions,
 )
+from desktop_agent.session.settings import defaults
+from desktop_agent.session.settings.conversation_secrets import conversation_environment
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions

@@ -32,12 +32,12 @@ from desktop_agent.core.context.history_invariants import (
 )
 from desktop_agent.session.approvals.call_states import STOPPED_BY_PERSON_KEY, STOPPED_KEY
 from desktop_agent.session.files.file_changes import FILE_CHANGE_KEY
-from desktop_agent.session.turn.store_calls import finish_now, on_the_spot
+from desktop_agent.session.store_calls import finish_now, on_the_spot
 from desktop_agent.store import StreamingReplyWriter
 
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
-    from desktop_agent.session.turn.store_calls import StoreCalls
+    from desktop_agent.session.store_calls import StoreCalls
     from desktop_agent.store import MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.session.recorder")
@@ -112,7 +112,7 @@ class TurnRecorder:
 
         Why apart from :meth:`text`: storing a reply is a round trip to the
         database, and ``call`` runs it off the event loop in ``serve`` (see
-        :mod:`~desktop_agent.session.turn.store_calls`); the block itself is then added at once.
+        :mod:`~desktop_agent.session.store_calls`); the block itself is then added at once.
         """
         if self._segment is not None and not self._segment.closed:
             return

@@ -42,8 +42,8 @@ from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, Plan, PlanError
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.session.store_calls import StoreCalls
     from desktop_agent.session.turn.recorder import TurnRecorder
-    from desktop_agent.session.turn.store_calls import StoreCalls
 
 
 class TurnBlocks:
@@ -66,7 +66,7 @@ class TurnBlocks:
         """Write one block to the store, then report it.
 
         ``call`` runs the store calls that open and close a reply (see
-        :mod:`~desktop_agent.session.turn.store_calls`); the streamed pieces in
+        :mod:`~desktop_agent.session.store_calls`); the streamed pieces in
         between are saved in the background, so a text piece costs no store call here.
         """
         recorder = self._recorder

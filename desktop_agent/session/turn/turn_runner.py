@@ -40,9 +40,9 @@ from desktop_agent.session.events import (
 )
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.setting_values import has_server
+from desktop_agent.session.store_calls import StoreCalls, on_the_spot
 from desktop_agent.session.turn.conversation_client import OptionsReadFor
 from desktop_agent.session.turn.recorder import TurnRecorder, stored_compaction
-from desktop_agent.session.turn.store_calls import StoreCalls, on_the_spot
 from desktop_agent.session.turn.turn_blocks import TurnBlocks
 from desktop_agent.store.errors import ConversationBusyError
 

@@ -2,9 +2,9 @@
 
 One part of :class:`~desktop_agent.session.conversation.ConversationSession`.
 Each action is one step, written once as a coroutine that takes the
-:class:`~desktop_agent.session.turn.store_calls.StoreCalls` running its store
+:class:`~desktop_agent.session.store_calls.StoreCalls` running its store
 calls first: the window runs it at once
-(:class:`~desktop_agent.session.turn.store_calls.AtOnce`), ``serve`` awaits it
+(:class:`~desktop_agent.session.store_calls.AtOnce`), ``serve`` awaits it
 with a runner that keeps the calls off its event loop. Inside the runner's
 gate (:meth:`~desktop_agent.session.turn.turn_runner.TurnRunner.starting`)
 each decides what the turn answers and with which history, writes what must
@@ -26,8 +26,8 @@ from desktop_agent.session.branch.branch_reading import (
 )
 from desktop_agent.session.errors import NothingToAnswerError
 from desktop_agent.session.events import SessionEvent, UserMessageAdded
+from desktop_agent.session.store_calls import StoreCalls, in_a_thread, on_the_spot
 from desktop_agent.session.turn.options import SessionEnvironment, read_for_options
-from desktop_agent.session.turn.store_calls import StoreCalls, in_a_thread, on_the_spot
 from desktop_agent.session.turn.turn_runner import Content, TurnRequest, Vet
 
 if TYPE_CHECKING:

@@ -17,7 +17,9 @@ thread while the loop serves other conversations (``serve`` awaits the step).
 With :func:`on_the_spot` the coroutine never suspends and :func:`finish_now`
 returns its result synchronously: :class:`AtOnce` is that one adapter, which
 gives the window a plain method that is done when it returns, with no twin of
-the step written beside it.
+the step written beside it. At the top of the package, beside the events and
+the errors, because the steps of every part take one (the turn's, the
+settings', the branch's, the files').
 """
 
 from __future__ import annotations
