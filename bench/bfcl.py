@@ -13,49 +13,19 @@ accuracy and median latency for:
 * ``constrained``: ``Client`` with ``constrained_tool_calls=True``.
 
 Target on SmolLM2-135M (issue 30): the default at least 55 % simple, 25 % multiple and
-20 % parallel, each at least the best explicit mode. Measured on a shared 2-core machine,
-one thread (accuracy does not depend on the load: requests are greedy and read afresh)::
+20 % parallel, each at least the best explicit mode. Accuracy does not depend on the
+machine's load (requests are greedy and read afresh), so the figures of one run hold;
+the latest are on docs/performance.md::
 
-    python bench/bfcl.py --max-tokens 128 --modes sdk-default
-    #   (80 / 79 / 39 cases, as it is now) 55.0 / 25.3 / 23.1 %
-    #   (44/80 / 20/79 / 9/39; median 3.34 / 4.61 / 3.53 s a case): targets met
-    #   (before call_lists' case, flag, moved-value and listing rules, the same
-    #   replies scored 51.2 / 24.1 / 23.1 %, 41/80 / 19/79 / 9/39)
-    python bench/bfcl.py --max-tokens 128 --modes constrained
-    #   55.0 / 25.3 / 23.1 % (44/80 / 20/79 / 9/39; median 3.06 / 4.49 / 3.60 s),
-    #   the same cases missed as the default
     python bench/bfcl.py --max-tokens 128 --modes sdk-default constrained native
-    #   (the get_weather example of 57eeb57) sdk-default and constrained 51.2 / 29.1 / 20.5 %
-    #   (41/80 / 23/79 / 8/39; median 3.11 / 4.34 / 3.49 s a case), native 0 / 0 / 0 %
-    python bench/bfcl.py --simple 12 --multiple 10 --parallel 8 --max-tokens 128
-    #   raw 0 / 0 / 0 %, native 0 / 0 / 0 %, sdk-default and constrained 75 / 60 / 50 %
+    python bench/bfcl.py --simple 12 --multiple 10 --parallel 8 --max-tokens 128   # quick set
 
-with the list example and the dropping of a list's run-on calls
-(``desktop_agent/core/tooling/constrained_calls.py`` and ``call_lists.py`` say why).
-The first run's gain over the earlier 51.2 / 24.1 / 23.1 % is in the reading alone
-(the model's replies are the same): four lists of calls where one was asked now give
-their first call only, a value changed only in letter case ("Aa" after "AA"), a flag
-flipped that nobody named (``isothermal``), the first call's values moved between
-arguments (a route from Santa Barbara to Santa Barbara) and a request that lists
-nothing (Mars, then Earth, for "my weight on Mars"). No parallel case changed; the
-quick set stays 75 / 60 / 50 %. ``sdk-default`` sends the same requests as
-``constrained`` on llama.cpp (it finds a grammar server and a model not known to call
-natively), and the second run measured it: the best explicit mode's equal; native
-stayed 0 / 0 / 0 % in every earlier run (the model never writes a native call).
-The third and fourth runs showed the example with ``get_weather`` (commit 57eeb57),
-which SmolLM2 copied into unrelated requests (``get_weather(city="Paris")`` for a
-conversion); since 7ad0cd9 it shows a made-up tool no offered one has
-(``define_word``): the first two runs, the same 75 / 60 / 50 % on the quick set.
-Before them the quick set gave 83.3 / 40 / 25 %, the first 40 multiple and 20 parallel
-cases 32.5 % (13/40) and 15 % (3/20), and all 39 parallel cases 10.3 % (4/39: 21 missed
-by their count, mostly one call where two to four were asked). With the example and
-before the reading rules of the first run, 10 simple misses were a wrong count (now 7,
-each with a wrong first call too).
+``sdk-default`` sends the same requests as ``constrained`` on llama.cpp (it finds a
+grammar server and a model not known to call natively); ``native`` and ``raw`` score
+nothing with this model, which never writes a native call. How a reply is read (a list
+of calls, the run-on calls dropped) is explained in
+``desktop_agent/core/tooling/constrained_calls.py`` and ``core/wire/call_lists.py``.
 ``--show-misses`` prints each missed case, the calls made and the ones BFCL accepts.
-
-Before the constrained reply put the tool's name first, constrained got
-66.7 % simple (8/12), 20 % / 15 % multiple (2/10, 6/40) and 25 % / 20 % parallel (2/8,
-4/20) on the same cases (``--simple 12 --multiple 40 --parallel 20 --modes constrained``).
 
 Needs the packages of ``.ci/install_llama.sh`` and bfcl-eval's data and checker. The
 checker needs none of bfcl-eval's many dependencies (torch, provider SDKs), which

@@ -21,36 +21,12 @@ median of the rounds' ratios, so a shared machine getting busier or quieter
 during the run moves both alike and a round hit by a burst of other work does
 not decide it. The other ways run ``--runs`` times each.
 
-What the SDK costs, measured on the loaded 2-core machine by alternating the
-ways in one process (``time.process_time`` over 1,000 requests each):
-
-- per chunk, the SDK's wrapping of aiohttp's response: each block went through
-  openai's vendored ``AiohttpResponseStream``, httpx2's ``BoundAsyncStream``
-  and ``Response.aiter_raw``, ~3-4 µs per chunk at 50 streams. The core now
-  reads the body from the aiohttp response the SDK holds
-  (``core/wire/response_body.py``; the bench says whether it did), so per
-  chunk the two paths run the same code;
-- per request, openai's request options and request building and httpx2's
-  Request and Response objects: ~0.5 ms of CPU more than a bare aiohttp post,
-  i.e. ~2.5 µs per chunk at 200-chunk replies, the ratio's remaining gap; it
-  shrinks with longer replies. It was ~0.6 ms before the core kept each path
-  merged with the base URL (the SDK parsed both again for every request,
-  ~45 µs) and closed a finished reply under a timeout scope instead of
-  ``asyncio.wait_for`` (a task per reply on Python 3.11). What is left is
-  spread over many small pieces of the SDK and httpx2 (measured alone: the
-  request options model ~25 µs, httpx2 parsing the URL string again ~16 µs,
-  its Request ~19 µs and Response ~16 µs, six header objects per request),
-  none of which the core can skip without taking over the SDK's request.
-
-Same machine, same load, 50 streams x 200 chunks, this bench run on the tree
-before the short cut and after it, one after the other: before 1.14 (SDK +
-core reader 36.8 µs, aiohttp + core reader 32.6 µs), after 1.03 (36.2
-against 35.2 µs; rounds 0.97 to 1.09). Other runs after it gave 1.05, and
-1.01 with 1,000-chunk replies (``--tokens 1000 --rounds 6``); the
-earlier form of this bench (the ways in separate event loops, the first of
-them right after the Client's) gave 1.26 before and 1.07-1.09 after. Before
-the SDK carried the requests, on the same machine under the same load, the
-Client measured 66.5 µs and bare aiohttp 51.6 µs per chunk (commit 0641ca5).
+What is left between the two transports is paid per request, not per chunk: the
+core reads the body straight from the aiohttp response the SDK holds
+(``core/wire/response_body.py``; the output says whether it did), so per chunk both
+run the same code, while each request still builds openai's request options and
+httpx2's Request and Response objects. The ratio therefore shrinks with longer
+replies (``--tokens``). The latest figures are on docs/performance.md.
 
     python bench/http_chunk_cost.py [--streams 50] [--tokens 200] [--delay 0.005]
         [--runs 2] [--rounds 8]

@@ -210,8 +210,8 @@ async def turn_ten_ratio(base_url: str, runs: int) -> None:
     """
     import tempfile
 
+    from desktop_agent.core.request_build import build_request
     from desktop_agent.core.tooling.builtin import builtin_tools
-    from desktop_agent.core.wire.request_build import build_request
 
     with tempfile.TemporaryDirectory() as folder:
         tools = builtin_tools(folder)

@@ -11,8 +11,8 @@ ends. Every reply streams ``--tokens`` text pieces.
 Why the turns are started from another process: when this process sent the
 50 requests itself, the turns' first events sat unread in its sockets while it
 was busy sending (matched event by event against the server's own write
-times, 16-23 ms of the 26-34 ms measured for those events was this client's,
-not the server's). For the same reason this process only records each block of
+times, most of the latency measured for those events was this client's, not
+the server's). For the same reason this process only records each block of
 bytes with its arrival time while the turns run (a raw asyncio protocol, no
 parsing) and reads the frames afterwards: parsing 6,000+ events a second on
 the CPU the model server also uses delayed the reads behind them, and that

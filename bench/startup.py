@@ -20,33 +20,6 @@ Prints, against the targets for the 2-core CI machine:
   server search (targets as above): the search then loads the openai SDK stack, which it
   skips when every local port refuses a connection.
 
-Idle RSS measured with ``--rss-only`` (2-core machine, Xvfb): the single file 100.2 MB
-with the window open, 109.5 MB with five tabs (110.3 MB with the counts estimated),
-129.3 MB with a server answering the search; from source 99.5, 107.8, 108.5 and 128.2
-MB. With a server answering, from source, after the SDK's packages gave each name from
-its own module and the search's requests stopped importing aiohttp (streamed replies
-alone go through it): window 129.4 -> 121.2 MB, five tabs 139.4 -> 130.5 MB; with the CA
-certificates read at the first TLS handshake and the settings' URL rule checked with
-Python's re: 119.6 and 128.8 MB (118.4 and 126.0 in a later pair of runs), the single file
-120.0-120.2 and 129.0-129.3 MB. Since, a tab restored in the background makes its
-widgets when first shown, restoring no longer builds the first tab added, a conversation
-opens with only the messages that fill its view built, and the window's loop starts
-worker threads as jobs need them (the README's "An idle window keeps its memory
-small"): from source, five tabs 104.4 MB (104.5 estimated), and with a server answering
-the window open 118.3 MB, five tabs 122.7 MB (125.9-128.8 before); with openai's and
-httpcore2's package inits run only for a name their opening imports do not bind
-(``core/wire/sdk_type_packages.py``), compiled, four runs each: window 117.9-118.2 ->
-117.0-117.3 MB, five tabs 122.2-122.9 -> 121.2-121.7 MB. Before the
-search stopped loading the SDK for ports nobody listens on and transcript messages made
-their editor, menu and version switcher only when needed: the single file
-128.9, 140.8 and 141.5 MB; from source 127.9, 137.3 and 137.9 MB. Before the idle-memory
-work (the README's "An idle window keeps its memory small"): 146.3 and 162.5 MB for the
-single file, 167.9, 185.5 and 186.9 MB from source. The single file rebuilt at
-``c6b046d`` (bytecode without docstrings and column positions, and the modules an idle
-window never uses imported when first needed): window open 97.4 MB, five tabs 101.5 MB
-(101.7 estimated), with a server answering 113.9 and 118.0 MB; from source 115.6 and
-119.9 MB with a server answering.
-
 ``--versus BINARY`` measures only first paint, the single file and another build of it
 launched in turn (each unpacked once into its own cache, the page cache dropped before
 each launch), with the CPU each launch took to its first paint, which a shared machine
@@ -56,8 +29,9 @@ The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>``
 when the main window first paints. Runs use a real X server (Xvfb) when one can be
 started, otherwise Qt's offscreen platform; the output says which. "Cold" here means a
-new process each run; the OS page cache
-is dropped first when the machine allows it, and the output says whether it did.
+new process each run; the OS page cache is dropped first when the machine allows it, and
+the output says whether it did. The latest figures, and what moved them, are on
+docs/performance.md.
 """
 
 from __future__ import annotations

@@ -4,8 +4,7 @@ Both paths read the same scripted reply from the same local server in one
 run; runs alternate so drift on a busy machine hits both alike. Prints each
 median and the ratio Client / raw (target: <= 0.35). The Client sends through
 the same SDK (raw body, its own SSE reader), so the ratio is what the SDK's
-typed chunk objects cost. Before the SDK carried the Client's requests (commit
-0641ca5, on aiohttp directly) the ratio was 0.116 on the same machine.
+typed chunk objects cost.
 
     python bench/stream_overhead.py [--chunks 20000] [--runs 5]
 """

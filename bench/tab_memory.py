@@ -10,20 +10,10 @@ are empty, so their transcripts hold nothing), and with the chrome's stylesheet 
 off. The cost of the sheet on one small widget is printed too: Qt parses a widget's
 stylesheet for every widget it is set on.
 
-Measured on the 2-core CI machine (Python 3.11, PySide6 6.11): a background tab cost
-1.94 MB with the sheet set on six pieces of each tab; 1.35 MB with it set on the tab's
-two chrome holders (``tab_parts.py``); 0.57 MB once it was set when the tab is first
-shown (``theme.style_chrome_when_shown``; 0.56 MB with no sheet at all); 0.07 MB now
-that a tab restored in the background makes its widgets only when first shown or
-needed (``conversation_tab.py``). 1.39 MB once shown. One styled widget ~180 kB, one
-unstyled ~10 kB.
-
 It also prints what one message costs in a shown transcript (``message_widget_kb``):
-a message of the person's 192 kB and an answer with a code block 202 kB while each
-made its inline editor, "Restore files" menu and version switcher up front; 31 and
-175 kB now that they are made when first needed (``message_bubbles.py``,
-``assistant_message.py``). In the window (``bench/startup.py``) five restored tabs,
-one shown, went from 111.4 to 109.3 MB.
+a message of the person's and an answer with a code block, whose inline editor, "Restore files" menu
+and version switcher are made only when first needed. The latest figures are on
+docs/performance.md.
 """
 
 from __future__ import annotations

@@ -13,12 +13,9 @@ another CPU where there is one), CPU of this process per chunk on each backend
 (rounds alternate, the median of each), and the extra share of one CPU core the
 httpx2 backend takes while the replies stream at ``1 / --delay`` chunks per second.
 
-Measured on the shared 2-core machine: one reply 151.6 µs per chunk on aiohttp,
-256.1 µs on httpx2 (1.69x, 2.1% more of a core); three at once 95.0 against 176.4
-µs (1.86x, 4.9%); with streamed replies alone on aiohttp (split transport) 206.3
-against 370.9 µs (1.80x) and 111.0 against 204.8 µs (1.84x), the machine busier. The
-SDK's requests were to cost no more CPU than the transport before them (issue 31), so
-the window streams on aiohttp and pays its memory once it streams.
+The SDK's requests were to cost no more CPU than the transport before them (issue 31),
+so the window streams on aiohttp and pays its memory once it streams. The latest
+figures are on docs/performance.md.
 """
 
 from __future__ import annotations

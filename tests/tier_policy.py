@@ -22,16 +22,23 @@ def running_in_ci() -> bool:
 
 
 def part_missing(reason: str) -> NoReturn:
-    """Skip with ``reason`` locally; fail with it in CI."""
+    """Skip with ``reason`` locally; fail with it in CI.
+
+    Called in a test or fixture it skips or fails that test; called at a module's top
+    (before the imports that need the part) it skips the module locally, and in CI
+    fails its collection, which fails the run.
+    """
     if running_in_ci():
         pytest.fail(f"CI must run this tier, but {reason}", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def require_module(module: str, install: str = "pip install -e '.[test]'") -> None:
     """Carry on if ``module`` can be imported; otherwise skip locally, fail in CI.
 
-    The rule's counterpart to ``pytest.importorskip``, which would skip in CI too.
+    The rule's counterpart to ``pytest.importorskip``, which would skip in CI too
+    (at a module's top it skips the whole module while collecting, before any
+    fixture that would have failed in CI runs).
     """
     if importlib.util.find_spec(module) is None:
         part_missing(f"{module} is not installed ({install})")

@@ -3,9 +3,9 @@
 Split by job: this module holds the public ``Client`` (history, turns, the
 loop deciding whether another request or tool round follows);
 :mod:`.wire.reply_reader` sends one request and streams its blocks;
-:mod:`.tooling.run_round` runs one reply's tool calls; :mod:`.wire.request_build`
+:mod:`.tooling.run_round` runs one reply's tool calls; :mod:`.request_build`
 makes requests and history entries; :mod:`.turn_control` holds the interrupt
-switch; :mod:`.context.prompt_intake` turns a prompt into the user message.
+switch; :mod:`.prompt_intake` turns a prompt into the user message.
 Features keep their logic in their own modules (:mod:`.structured_output`,
 :mod:`.context.history_stores`, :mod:`.tooling.deferred_approvals`,
 :mod:`.tooling.manual_results`).
@@ -46,11 +46,11 @@ from desktop_agent.core.context.history_invariants import (
     tool_message,
 )
 from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
-from desktop_agent.core.context.prompt_intake import user_message
 from desktop_agent.core.options import AgentOptions
+from desktop_agent.core.prompt_intake import user_message
+from desktop_agent.core.request_build import assistant_message, build_request
 from desktop_agent.core.structured_output import structured_output_for
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
-from desktop_agent.core.tooling.call_lists import Said
 from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
     PendingApproval,
@@ -73,7 +73,7 @@ from desktop_agent.core.types import (
     ToolUseError,
     Usage,
 )
-from desktop_agent.core.wire.request_build import assistant_message, build_request
+from desktop_agent.core.wire.call_lists import Said
 from desktop_agent.core.wire.stream import StreamAggregator
 from desktop_agent.core.wire.transport import make_model_http
 from desktop_agent.core.wire.usage import UsageTotals
@@ -527,7 +527,7 @@ class Client:
         """
         try:
             async for block in self.context_keeper.read_reply(
-                    self._client(), self.options, self._build_request, aggregator, usage,
+                    self._client(), self.options, self._build_request(), aggregator, usage,
                     self._control, self.turn_metadata, self._history):
                 if isinstance(block, ToolUseBlock):
                     self._early.streamed[block.id] = block.name
@@ -611,6 +611,11 @@ class Client:
         return self._http
 
     def _build_request(self) -> dict[str, Any]:
+        """The request for the whole history; the context keeper fits it to the window.
+
+        Built here and handed down as data: the layers below send it (again,
+        after a dropped connection or a harder compaction) without calling up.
+        """
         chances = self._chances
         request = build_request(self.options, self._history, calls_only=chances.calls_only,
                                 max_tokens=chances.max_tokens)

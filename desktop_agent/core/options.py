@@ -1,28 +1,31 @@
-"""AgentOptions: everything a query or a Client needs, checked on construction."""
+"""AgentOptions: everything a query or a Client needs, checked on construction.
+
+The public face of the settings. Each wing of the core reads only its part,
+declared as a Protocol in that wing (``WireSettings`` in
+:mod:`~desktop_agent.core.wire.wire_settings`, ``ContextSettings`` in
+:mod:`~desktop_agent.core.context.context_settings`, ``ToolingSettings`` in
+:mod:`~desktop_agent.core.tooling.tooling_settings`), which ``AgentOptions``
+has by its fields; the turn loop above hands it to each of them. So this
+module imports the wings and no wing imports it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.context.context_settings import COMPACTION_MODES, CompactionMode
 from desktop_agent.core.errors import ConfigurationError
 from desktop_agent.core.tooling.hooks import Hooks, validate_hooks
 from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
-from desktop_agent.core.tooling.tools import Tool
+from desktop_agent.core.tooling.tooling_settings import BeforeToolRound, ConstrainedCalls
+from desktop_agent.core.tooling.tools import Tool, tool_named
 from desktop_agent.core.wire.retry import RetryPolicy
+from desktop_agent.core.wire.wire_settings import TextDeltaMode, TextToolCalls
 
 if TYPE_CHECKING:
-    from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-
-TextDeltaMode = Literal["auto", "incremental", "cumulative"]
-TextToolCalls = Literal["auto", "off"]
-ConstrainedCalls = bool | Literal["auto"]
-CompactionMode = Literal["summarise", "drop_oldest", "off"]
-BeforeToolRound = Callable[[Sequence["ToolUseBlock"]], Awaitable[None]]
-"""Told a round's calls before any runs (see ``AgentOptions.before_tool_round``)."""
-COMPACTION_MODES = ("summarise", "drop_oldest", "off")
 
 
 @dataclass
@@ -206,10 +209,7 @@ class AgentOptions:
 
     def tool_named(self, name: str) -> Tool | None:
         """The tool called ``name``, if the agent has one."""
-        for t in self.tools:
-            if t.name == name:
-                return t
-        return None
+        return tool_named(self.tools, name)
 
 
 def _check_compaction(mode: str, threshold: float) -> None:

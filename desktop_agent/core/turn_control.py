@@ -2,17 +2,27 @@
 
 The turn loop, the response reader and the tool round each look at the same
 few flags; keeping them in one small object (instead of attributes spread over
-``Client``) lets each of those parts live in its own module.
+``Client``) lets each of those parts live in its own module. It sits under all
+of them (the wire reads it, the tooling fills it), so it names what it holds by
+what it does (:class:`StoppableCalls`), not by the tooling's class.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from desktop_agent.core.tooling.progress import ProgressChannel
+
+class StoppableCalls(Protocol):
+    """The running round's calls, one of which the person may stop.
+
+    The tooling's :class:`~desktop_agent.core.tooling.progress.ProgressChannel` is one.
+    """
+
+    def stop(self, tool_use_id: str) -> bool:
+        """Ask call ``tool_use_id`` to end; False when it is not running or cannot stop."""
+        ...
 
 
 @dataclass
@@ -31,7 +41,7 @@ class TurnControl:
     awaiting_server: bool = False
     reader_task: asyncio.Task[Any] | None = None
     tool_tasks: list[asyncio.Task[Any]] = field(default_factory=list)
-    progress: ProgressChannel | None = None
+    progress: StoppableCalls | None = None
 
     def start(self) -> None:
         """Reset for a new turn read by the current task."""

@@ -8,10 +8,13 @@ data (``to_dict``/``from_dict``) so that it can live in a message's metadata and
 show again after a restart or an import, and it renders as a plain-text unified
 diff for REST.
 
-:mod:`difflib` does the matching: it is in the standard library, its
-``SequenceMatcher`` (with its junk heuristic for very common lines) diffs a
-10,000-line file in a few milliseconds, and its grouped opcodes are exactly the
-unified hunks. ``bench/diff_render.py`` prints the figure.
+:mod:`~desktop_agent.workspace.line_matching` does the matching: patience
+anchors (lines that occur once on each side) pin the unchanged stretches, and
+:mod:`difflib`'s ``SequenceMatcher`` matches only the short gaps between them
+(alone it slows down badly on a long file with changes spread through it; that
+module says why). Its opcodes are grouped into the unified hunks as
+``SequenceMatcher.get_grouped_opcodes`` groups them. ``bench/diff_render.py``
+prints what a 10,000-line diff costs.
 """
 
 from __future__ import annotations

@@ -2,11 +2,13 @@
 
 ``difflib.SequenceMatcher`` alone slows down badly on a long file with changes spread
 through it: it looks for the longest match over the whole remaining range again after
-every change, so a 10,000-line file with 100 changed lines takes most of a second.
+every change, so its time grows with the file's length times the number of changes.
 Patience diffing (as ``git diff --patience``) first pins the lines that occur exactly
 once on each side, keeps the longest run of them in the same order, and leaves only the
-short gaps between those anchors to ``SequenceMatcher``. It is as fast as the file is
-long and reads well: unique lines such as function headers stay lined up.
+short gaps between those anchors to ``SequenceMatcher``. Its time grows with the
+file's length (and the gaps'), and it reads well: unique lines such as function
+headers stay lined up. :mod:`~desktop_agent.workspace.diffs` makes every file diff
+from these opcodes; ``bench/diff_render.py`` prints what a 10,000-line one costs.
 """
 
 from __future__ import annotations

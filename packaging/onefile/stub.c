@@ -20,9 +20,11 @@
  *
  * The cache folder is found as launcher.py's cache_root() finds it (the two must
  * agree): $DESKTOP_AGENT_BUNDLE_CACHE, else $XDG_CACHE_HOME/desktop-agent/bundles, else
- * ~/.cache/desktop-agent/bundles. build.spec compiles this file with the system's C
- * compiler and writes the layout (launcher.append_payload); without a compiler, or off
- * Linux, the one file is the launcher itself (trailer "DAONEF01").
+ * ~/.cache/desktop-agent/bundles. Compiled with -DSTUB_PRINT_CACHE_ROOT the program only
+ * prints that folder, which tests/e2e/test_onefile_cache_root.py compares with
+ * launcher.py's for the same environments. build.spec compiles this file with the
+ * system's C compiler and writes the layout (launcher.append_payload); without a
+ * compiler, or off Linux, the one file is the launcher itself (trailer "DAONEF01").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -135,6 +137,10 @@ static void unpack(const char *self, FILE *file, uint64_t offset, uint64_t size,
 
 int main(int argc, char **argv) {
     (void)argc;
+#ifdef STUB_PRINT_CACHE_ROOT
+    fputs(cache_root(), stdout);
+    return 0;
+#endif
     static char self[PATH_MAX];
     ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
     if (length <= 0) fail("/proc/self/exe", strerror(errno));

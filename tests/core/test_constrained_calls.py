@@ -9,7 +9,7 @@ import pytest
 
 from desktop_agent import Client, TextBlock, ToolUseBlock, tool
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
-from desktop_agent.core.tooling.constrained_calls import ConstrainedReplyParser
+from desktop_agent.core.wire.constrained_reply import ConstrainedReplyParser
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)

@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tier_policy import require_module
 
 from desktop_agent.core.wire.model_client import new_openai_client
 from desktop_agent.core.wire.tls_context import deferred_ca_context, tls_context
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.timeout(60)
 
 def _self_signed(folder: Path) -> tuple[Path, Path]:
     """A certificate for ``localhost`` that no system trusts, and its key."""
-    x509 = pytest.importorskip("cryptography.x509")
+    require_module("cryptography")  # the test extra's (the postgres engine's cipher)
+    from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID

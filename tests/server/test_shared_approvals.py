@@ -28,8 +28,6 @@ from desktop_agent.session import ApprovalAnswer, ApprovalChoice
 from desktop_agent.session.approvals.approval_broker import ApprovalBroker
 from desktop_agent.store import Store
 
-pytest.importorskip("psycopg")  # the fixture fails in CI before this matters
-
 WAIT = 30.0
 WRITE = {"path": "a.txt", "content": "from the model"}
 

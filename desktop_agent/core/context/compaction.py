@@ -18,19 +18,22 @@ request that started the turn stays in.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from desktop_agent.core import errors
+from desktop_agent.core.context.context_settings import ContextSettings
 from desktop_agent.core.context.prompt_size import TokenCounter, tools_tokens
+from desktop_agent.core.context.result_budget import (
+    budget_tool_messages,
+    head_within,
+    result_budget,
+)
 from desktop_agent.core.context.summary_request import summarise
-from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling.result_budget import budget_tool_messages, result_budget
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import Block, CompactionBlock
 from desktop_agent.core.wire.reply_reader import read_reply
@@ -76,7 +79,7 @@ class ContextKeeper:
         self._system: dict[str, Any] | None = None  # the request's own system message
 
     # -- the two entry points --------------------------------------------------------
-    async def fit(self, request: dict[str, Any], options: AgentOptions,
+    async def fit(self, request: dict[str, Any], options: ContextSettings,
                   http: Any) -> AsyncIterator[CompactionBlock]:
         """Replace ``request["messages"]`` by a view that fits; yield a block if it compacted.
 
@@ -153,7 +156,7 @@ class ContextKeeper:
         if isinstance(prompt, int) and prompt > 0 and self._sent > 0:
             self._ratio = min(3.0, max(1.0, prompt / self._sent))
 
-    def overflowed(self, exc: errors.ContextTooLongError, options: AgentOptions,
+    def overflowed(self, exc: errors.ContextTooLongError, options: ContextSettings,
                    history: Sequence[dict[str, Any]]) -> bool:
         """The server said the prompt is too long: compact harder on the next try.
 
@@ -173,23 +176,25 @@ class ContextKeeper:
         self._force = True
         return True
 
-    async def read_reply(self, http: Any, options: AgentOptions,
-                         request: Callable[[], dict[str, Any]], aggregator: StreamAggregator,
-                         usage: UsageTotals, control: TurnControl, metadata: dict[str, Any],
+    async def read_reply(self, http: Any, options: ContextSettings, request: dict[str, Any],
+                         aggregator: StreamAggregator, usage: UsageTotals, control: TurnControl,
+                         metadata: dict[str, Any],
                          history: Sequence[dict[str, Any]]) -> AsyncIterator[Block]:
         """:func:`~desktop_agent.core.wire.reply_reader.read_reply`, each request fitted to context.
 
-        A server that still refuses the prompt as too long gets one harder
-        compaction and one retry; its usage figures calibrate the estimate.
+        ``request`` is the request as built for the whole history (see
+        :meth:`fit`); it is not changed. A server that still refuses the prompt
+        as too long gets one harder compaction and one retry; its usage figures
+        calibrate the estimate.
         """
         retried = False
         while True:
-            built = request()
+            built = dict(request)  # fit() puts the view of the history in its messages
             async for compaction in self.fit(built, options, http):
                 yield compaction
             try:
-                async for block in read_reply(http, options, functools.partial(dict, built),
-                                              aggregator, usage, control, metadata):
+                async for block in read_reply(http, options, built, aggregator, usage, control,
+                                              metadata):
                     yield block
                 return
             except errors.ContextTooLongError as exc:
@@ -201,7 +206,7 @@ class ContextKeeper:
                 self.observe(aggregator.usage)
 
     # -- the view --------------------------------------------------------------------
-    def _view(self, history: Sequence[dict[str, Any]], options: AgentOptions,
+    def _view(self, history: Sequence[dict[str, Any]], options: ContextSettings,
               budget: int) -> list[dict[str, Any]]:
         system = self._system
         content = system.get("content") if system is not None else None
@@ -229,7 +234,7 @@ class ContextKeeper:
                              or _fingerprint(history[:self.covered]) != self._fingerprint):
             self.covered, self.summary, self._anchor, self._dropped = 0, None, None, 0
 
-    def _context(self, options: AgentOptions) -> int | None:
+    def _context(self, options: ContextSettings) -> int | None:
         known = options.context_length or self._learned_context
         if known is None:
             return None
@@ -238,7 +243,7 @@ class ContextKeeper:
         return max(256, int(known * self._shrink / self._ratio))
 
     # -- compacting ------------------------------------------------------------------
-    async def _compact(self, history: Sequence[dict[str, Any]], options: AgentOptions,
+    async def _compact(self, history: Sequence[dict[str, Any]], options: ContextSettings,
                        http: Any, context: int, reserve: int, fixed: int,
                        budget: int) -> CompactionBlock | None:
         summary_tokens = min(512, max(64, context // 16))
@@ -260,8 +265,6 @@ class ContextKeeper:
                 log.info("summary request failed (%s); dropping the oldest messages instead",
                          type(exc).__name__)
             if summary is not None:
-                from desktop_agent.core.tooling.result_budget import head_within
-
                 summary = head_within(summary, summary_tokens)
                 mode = "summarise"
         if summary is None:
@@ -313,7 +316,7 @@ def _turn_start(history: Sequence[dict[str, Any]], split: int) -> int | None:
     return None
 
 
-def _reserve(options: AgentOptions, context: int) -> int:
+def _reserve(options: ContextSettings, context: int) -> int:
     """Tokens kept free for the reply: max_tokens, but never more than a quarter."""
     return min(options.max_tokens or _DEFAULT_RESERVE, context // 4)
 

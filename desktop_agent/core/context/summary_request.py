@@ -12,12 +12,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from desktop_agent.core.context.result_budget import head_within
 from desktop_agent.core.context.tokens import count_text_tokens
-from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling.result_budget import head_within
 from desktop_agent.core.wire.stream import StreamAggregator
 from desktop_agent.core.wire.stream_guard import IdleTimer
 from desktop_agent.core.wire.transport import open_stream
+from desktop_agent.core.wire.wire_settings import WireSettings
 
 #: The system prompt of a summary request (tests recognise summary requests by it).
 SUMMARY_INSTRUCTIONS = (
@@ -62,7 +62,7 @@ def render_transcript(messages: Sequence[dict[str, Any]], previous: str | None,
     return head + "\n".join(lines)
 
 
-async def summarise(http: Any, options: AgentOptions, messages: Sequence[dict[str, Any]],
+async def summarise(http: Any, options: WireSettings, messages: Sequence[dict[str, Any]],
                     previous: str | None, max_tokens: int, context: int) -> str:
     """The model's summary of ``messages`` (after ``previous``, an earlier summary).
 

@@ -33,7 +33,7 @@ where two to four were asked (``math_factorial(number=5)`` for "the factorial
 of 5, 10 and 15"). The instructions end with an example of a list
 (:data:`LIST_EXAMPLES`); the model then opens it far more often, and once
 inside goes on to the cap with repeats, reorderings and values nobody wrote,
-which :mod:`.call_lists` drops. On the first 20 cases of each category
+which :mod:`~desktop_agent.core.wire.call_lists` drops. On the first 20 cases of each category
 (simple / multiple / parallel): before 14 / 6 / 3, with both 12 / 9 / 7; the
 example alone 9 / 5 / (7 of 13); an example of one call and one of a list
 13 / 5 / 4 (a single call shown first pulled the lists back to one object);
@@ -54,8 +54,11 @@ several things asked" for the list, 26.7 % / 15 % on the 30 / 20 cases
 (noise), and the model then answered "the area of a circle of radius 3" in
 prose instead of calling ``circle_area``.
 
-The answer's text still streams (:class:`ConstrainedReplyParser` decodes the
-JSON string as it arrives); calls become the same
+This module makes the request (the schema, the instructions) and decides when
+it applies; the wire reads the reply
+(:class:`~desktop_agent.core.wire.constrained_reply.ConstrainedReplyParser`).
+The answer's text still streams (the parser decodes the JSON string as it
+arrives); calls become the same
 :class:`~desktop_agent.core.types.ToolUseBlock` s as native ones, and the
 history keeps native ``tool_calls``. A reply that is not JSON after all (a
 server that ignores ``response_format``) is read as ordinary text, calls
@@ -70,22 +73,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling import tool_call_mode
-from desktop_agent.core.tooling.call_lists import Said, meant
-from desktop_agent.core.wire.text_tool_calls import (
-    TextCall,
-    TextToolCallParser,
-    call_from,
-    parse_arguments,
-)
+from desktop_agent.core.wire.constrained_reply import ANSWER_KEY, ARGUMENTS_KEY, NAME_KEY
 
 if TYPE_CHECKING:
     from desktop_agent.core.errors import APIError
-    from desktop_agent.core.options import AgentOptions
-
-ANSWER_KEY = "answer"
-CALLS_KEY = "tool_calls"
-NAME_KEY = "name"
-ARGUMENTS_KEY = "arguments"
+    from desktop_agent.core.tooling.tooling_settings import ToolingSettings
 
 #: Calls one constrained reply may hold. BFCL's parallel cases ask for 2 to 4
 #: (a handful more); a small model given an open list repeats its last call
@@ -115,7 +107,7 @@ _FIELD_MARKERS = ("response_format", "json_schema", "schema", "grammar", "struct
                   "guided")
 
 
-def applies(options: AgentOptions) -> bool:
+def applies(options: ToolingSettings) -> bool:
     """Whether requests with these options constrain the reply."""
     return tool_call_mode.constrained(options)
 
@@ -231,7 +223,7 @@ def instructions(tools: Any) -> str:
     return "\n".join(lines)
 
 
-def refused(exc: APIError, options: AgentOptions, content_arrived: bool,
+def refused(exc: APIError, options: ToolingSettings, content_arrived: bool,
             constrained: bool) -> bool:
     """The server refused the field itself: remember it for the model, ask again without it.
 
@@ -258,177 +250,3 @@ def refused(exc: APIError, options: AgentOptions, content_arrived: bool,
         return False
     tool_call_mode.remember_refusal(options, f"HTTP {status}: {str(exc)[:160]}")
     return True
-
-
-_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
-            "t": "\t"}
-
-
-class ConstrainedReplyParser:
-    """Reads a constrained reply as it streams: the answer's text, or the calls at the end.
-
-    The same interface as :class:`~desktop_agent.core.wire.text_tool_calls.TextToolCallParser`
-    (``feed``, ``finish``, ``calls``), so the stream aggregator uses either.
-
-    Args:
-        said: What the person and the tools said, which a list's later calls
-            must draw their new values from (:mod:`.call_lists`); None judges
-            repeats and reorderings only.
-    """
-
-    def __init__(self, said: Said | None = None) -> None:
-        self.calls: list[TextCall] = []
-        self._said = said
-        self._buffer = ""
-        self._state = "start"  # start, key, string, after, held, plain
-        self._at = 0  # where reading continues in the buffer
-        self._fallback: TextToolCallParser | None = None
-        #: Whether the reply was whole JSON as sent (False: repaired, cut, or not JSON).
-        self.complete = False
-
-    def feed(self, piece: str) -> str:
-        """Take a piece of the reply; return the answer text that can be shown now."""
-        if self._fallback is not None:
-            return self._fallback.feed(piece)
-        self._buffer += piece
-        return self._advance()
-
-    def finish(self) -> str:
-        """The stream ended: settle the calls; return text still held back."""
-        if self._fallback is not None:
-            shown = self._fallback.finish()
-            self.calls = self._fallback.calls
-            return shown
-        if self._state in ("string", "after"):
-            return ""  # the answer was shown as it came (an unclosed one is kept as is)
-        try:
-            json.loads(self._buffer)
-            self.complete = True
-        except json.JSONDecodeError:
-            self.complete = False
-        value, error = parse_arguments(self._buffer)
-        items = _call_items(value, self._said)
-        if error is not None or (items is None and not isinstance(value, dict)):
-            if self._buffer.strip():
-                self.calls.append(TextCall(None, None, self._buffer,
-                                           error or "The reply is not a JSON object."))
-            return ""
-        answer = value.get(ANSWER_KEY) if isinstance(value, dict) else None
-        if items:
-            seen: set[str] = set()
-            for item in items:  # a small model repeats its call until the list is full
-                raw = json.dumps(item, sort_keys=True, ensure_ascii=False)
-                if raw not in seen:
-                    seen.add(raw)
-                    self.calls.append(call_from(item, raw))
-        return answer if isinstance(answer, str) else ""
-
-    def _advance(self) -> str:
-        shown: list[str] = []
-        buffer = self._buffer
-        while self._at < len(buffer):
-            if self._state == "start":
-                stripped = buffer[self._at:].lstrip()
-                if not stripped:
-                    return ""
-                if stripped.startswith("["):  # a list of calls: parsed whole at the end
-                    self._state = "held"
-                    return ""
-                if not stripped.startswith("{"):  # not constrained after all: plain text
-                    self._fallback = TextToolCallParser()
-                    return self._fallback.feed(buffer)
-                self._at = len(buffer) - len(stripped) + 1
-                self._state = "key"
-            elif self._state == "key":
-                rest = buffer[self._at:]
-                colon = rest.find(":")
-                if colon < 0:
-                    return ""
-                key = rest[:colon].strip().strip('"')
-                if key != ANSWER_KEY:
-                    self._state = "held"  # calls: parsed whole at the end
-                    return ""
-                value = rest[colon + 1:].lstrip()
-                if not value:
-                    return ""
-                if not value.startswith('"'):
-                    self._state = "held"
-                    return ""
-                self._at = len(buffer) - len(value) + 1
-                self._state = "string"
-            elif self._state == "string":
-                text, done = self._string_part(buffer)
-                shown.append(text)
-                if not done:
-                    break
-                self._state = "after"
-            else:  # after the answer, or held for the end
-                break
-        return "".join(shown)
-
-    def _string_part(self, buffer: str) -> tuple[str, bool]:
-        """Decode the answer string from ``self._at``; (text, whether it closed)."""
-        out: list[str] = []
-        at = self._at
-        while at < len(buffer):
-            char = buffer[at]
-            if char == '"':
-                self._at = at + 1
-                return "".join(out), True
-            if char != "\\":
-                out.append(char)
-                at += 1
-                continue
-            if at + 1 >= len(buffer):
-                break  # an escape split across pieces: wait for the rest
-            code = buffer[at + 1]
-            if code == "u":
-                if at + 6 > len(buffer):
-                    break
-                out.append(_unicode(buffer, at))
-                at += 6
-                if 0xD800 <= ord(out[-1]) < 0xDC00:  # a surrogate pair: join its halves
-                    if at + 6 > len(buffer):
-                        out.pop()
-                        at -= 6
-                        break
-                    if buffer.startswith("\\u", at):
-                        out[-1] = (out[-1] + _unicode(buffer, at)).encode(
-                            "utf-16", "surrogatepass").decode("utf-16")
-                        at += 6
-            else:
-                out.append(_ESCAPES.get(code, code))
-                at += 2
-        self._at = at
-        return "".join(out), False
-
-
-def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
-    """The calls a reply holds, one item per call, or None when it holds none.
-
-    ``{"name": ..., "arguments": {...}}`` is one call and ``"arguments": [...]``
-    one call per object the model meant (:func:`.call_lists.meant`). A list of
-    calls and ``{"tool_calls": [...]}`` (this mode's earlier shape, and what a
-    server that ignores the schema may still get) are read too.
-    """
-    if isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
-        listed = value.get(ARGUMENTS_KEY)
-        if isinstance(listed, list) and listed:
-            return [{NAME_KEY: value[NAME_KEY], ARGUMENTS_KEY: one}
-                    for one in meant(listed, said)]
-        return [value]
-    if isinstance(value, dict):
-        value = value.get(CALLS_KEY)
-    if not isinstance(value, list):
-        return None
-    out: list[Any] = []
-    for item in value:
-        out.extend(_call_items(item, said) or [item])
-    return out
-
-
-def _unicode(buffer: str, at: int) -> str:
-    try:
-        return chr(int(buffer[at + 2:at + 6], 16))
-    except ValueError:
-        return buffer[at:at + 6]

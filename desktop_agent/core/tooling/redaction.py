@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from desktop_agent.core.errors import AgentError, APIError, redact
-from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.secret_forms import replace_forms
+from desktop_agent.core.tooling.tooling_settings import ToolingSettings
 
 #: Shorter values are not redacted: blanking "abc" everywhere would corrupt output.
 MIN_SECRET_LENGTH = 4
 MARK = "[redacted]"
 
 
-def secret_values(options: AgentOptions) -> tuple[str, ...]:
+def secret_values(options: ToolingSettings) -> tuple[str, ...]:
     """The values to blank out for ``options``: its secrets and its API key, longest first."""
     values = {v for v in options.secret_values if isinstance(v, str)}
     if options.api_key and options.api_key != "not-needed":

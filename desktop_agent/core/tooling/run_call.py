@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.core.errors import AgentError, ToolInputError
-from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.tooling.hooks import (
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
@@ -36,7 +35,8 @@ from desktop_agent.core.tooling.permissions import (
 )
 from desktop_agent.core.tooling.progress import ProgressChannel
 from desktop_agent.core.tooling.redaction import redact_values, secret_values
-from desktop_agent.core.tooling.tools import Tool, tool_result_text
+from desktop_agent.core.tooling.tooling_settings import ToolingSettings
+from desktop_agent.core.tooling.tools import Tool, tool_named, tool_result_text
 from desktop_agent.core.types import ToolResultBlock, ToolUseBlock, ToolUseError
 
 log = logging.getLogger("desktop_agent.tools")
@@ -85,7 +85,7 @@ def failure_words(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
+async def run_tool_call(call: ToolUseBlock, options: ToolingSettings,
                         history: list[dict[str, Any]],
                         limit: asyncio.Semaphore | None = None,
                         progress: ProgressChannel | None = None,
@@ -105,7 +105,7 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
     A call the approver defers comes back with decision ``"deferred"`` and
     nothing run.
     """
-    tool = options.tool_named(call.name)
+    tool = tool_named(options.tools, call.name)
     if tool is None:
         available = ", ".join(t.name for t in options.tools) or "none"
         return _failure(call, f"There is no tool named {call.name!r} (available: {available}).",
@@ -168,7 +168,7 @@ async def run_tool_call(call: ToolUseBlock, options: AgentOptions,
 
 
 async def _settle_permission(call: ToolUseBlock, tool: Tool, tool_input: dict[str, Any],
-                             options: AgentOptions, answer: PermissionResult | None,
+                             options: ToolingSettings, answer: PermissionResult | None,
                              ) -> ToolOutcome | tuple[dict[str, Any], str]:
     """Rules, then an earlier answer or the approver: the input to run and how it was settled.
 

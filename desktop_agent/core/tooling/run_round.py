@@ -14,20 +14,20 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from desktop_agent.core.context.history_invariants import NOT_EXECUTED_INTERRUPT, tool_message
-from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.tooling.output import images_message
 from desktop_agent.core.tooling.permissions import PermissionResult
 from desktop_agent.core.tooling.pool import MAX_PARALLEL_TOOL_CALLS
 from desktop_agent.core.tooling.progress import ProgressChannel
 from desktop_agent.core.tooling.ran_inputs import replace_call_arguments
 from desktop_agent.core.tooling.run_call import ToolOutcome, run_tool_call
+from desktop_agent.core.tooling.tooling_settings import ToolingSettings
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import Block, ToolResultBlock, ToolUseBlock, ToolUseError
 
 log = logging.getLogger("desktop_agent.client")
 
 
-async def execute_round(calls: list[ToolUseBlock], options: AgentOptions,
+async def execute_round(calls: list[ToolUseBlock], options: ToolingSettings,
                         history: list[dict[str, Any]], control: TurnControl,
                         decisions: dict[str, str],
                         answers: Mapping[str, PermissionResult] | None = None,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from desktop_agent.core.tooling import tool_call_mode
 
 if TYPE_CHECKING:
-    from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.tooling_settings import ToolingSettings
     from desktop_agent.core.wire.stream import StreamAggregator
 
 ROOM = "room"
@@ -60,7 +60,7 @@ class SecondChances:
         self.calls_only = False
         self.max_tokens = None
 
-    def after_reply(self, options: AgentOptions, aggregator: StreamAggregator, *,
+    def after_reply(self, options: ToolingSettings, aggregator: StreamAggregator, *,
                     after_tools: bool = False) -> str | None:
         """Whether to ask again (``ROOM`` or ``CALLS_ONLY``), setting up the next request.
 

@@ -29,7 +29,7 @@ from desktop_agent.core.servers.tool_call_support import (
 )
 
 if TYPE_CHECKING:
-    from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.tooling_settings import ToolingSettings
 
 log = logging.getLogger("desktop_agent.core.tool_calls")
 
@@ -61,7 +61,7 @@ _ASKING: dict[Key, asyncio.Task[ToolCallSupport]] = {}
 _REFUSED: dict[Key, str] = {}
 
 
-def _key(options: AgentOptions) -> Key:
+def _key(options: ToolingSettings) -> Key:
     return (options.base_url.rstrip("/"), options.model)
 
 
@@ -70,7 +70,7 @@ def refusal(base_url: str, model: str) -> str | None:
     return _REFUSED.get((base_url.rstrip("/"), model))
 
 
-def remember_refusal(options: AgentOptions, detail: str) -> None:
+def remember_refusal(options: ToolingSettings, detail: str) -> None:
     """The server refused the field for this model: later requests go natively."""
     key = _key(options)
     _REFUSED[key] = detail
@@ -88,7 +88,7 @@ def forget(base_url: str | None = None) -> None:
             del table[key]
 
 
-def decided(options: AgentOptions) -> ToolCallMode | None:
+def decided(options: ToolingSettings) -> ToolCallMode | None:
     """The mode for these options if it is known without asking the server."""
     setting = options.constrained_tool_calls
     key = _key(options)
@@ -125,7 +125,7 @@ def choose(support: ToolCallSupport) -> ToolCallMode:
                                "replies (not llama.cpp, LM Studio, Ollama or vLLM).")
 
 
-async def resolve(options: AgentOptions) -> ToolCallMode:
+async def resolve(options: ToolingSettings) -> ToolCallMode:
     """The mode for these options, asking the server once per model when automatic."""
     known = decided(options)
     if known is not None:
@@ -139,7 +139,7 @@ async def resolve(options: AgentOptions) -> ToolCallMode:
     return mode
 
 
-async def _asked_once(options: AgentOptions) -> ToolCallSupport:
+async def _asked_once(options: ToolingSettings) -> ToolCallSupport:
     """The server's answer, asked once however many turns want it at the same time.
 
     Why: when fifty conversations start at once (a REST client fanning out,
@@ -162,7 +162,7 @@ async def _asked_once(options: AgentOptions) -> ToolCallSupport:
     return await asyncio.shield(asking)
 
 
-def constrained(options: AgentOptions) -> bool:
+def constrained(options: ToolingSettings) -> bool:
     """Whether requests with these options ask for constrained calls (sync: the request builder).
 
     Automatic options whose mode was never resolved go natively.
@@ -173,7 +173,7 @@ def constrained(options: AgentOptions) -> bool:
     return mode is not None and mode.constrained
 
 
-def may_constrain(options: AgentOptions) -> bool:
+def may_constrain(options: ToolingSettings) -> bool:
     """Whether a constrained request may be sent at all (asking a prose reply again)."""
     mode = decided(options)
     return mode is not None and mode.grammar and options.output_type is None \

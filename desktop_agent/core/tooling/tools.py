@@ -14,7 +14,7 @@ import json
 import re
 import types as pytypes
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union, get_args, get_origin
 
@@ -415,6 +415,11 @@ def tool(
         func, name = name, None
         return wrap(func)
     return wrap
+
+
+def tool_named(tools: Iterable[Tool], name: str) -> Tool | None:
+    """The tool called ``name`` among ``tools``, if there is one."""
+    return next((t for t in tools if t.name == name), None)
 
 
 def tool_result_text(result: Any) -> str:

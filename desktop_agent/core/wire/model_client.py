@@ -24,6 +24,15 @@ What the core adds to the SDK, in :class:`ModelServerClient`:
 * a request the server closed the connection on without answering is sent
   once more at once, whatever the retry policy says (llama.cpp times idle
   keep-alive connections out; a request sent on one just then is never answered).
+
+On an openai upgrade: these additions override private methods of the SDK's client
+(``_prepare_url``; ``_calculate_retry_timeout``, which calls ``_parse_retry_after_header``;
+``_send_request``, which sends through ``_client``) and the public ``platform_headers``.
+``pyproject.toml`` pins openai to the minor they were written against. Before raising
+the pin, re-read those methods and their callers in ``openai/_base_client.py``
+(``_build_request``, ``request``, ``_sleep_for_retry``, ``default_headers``) and run
+``tests/core/test_openai_bends.py``: it checks each one's signature and that it takes
+effect on a real request, and a failure names the bend and what to re-read.
 """
 
 from __future__ import annotations

@@ -11,31 +11,30 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from desktop_agent.core import errors
-from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import Block, PromptProgressBlock, ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.stream import StreamAggregator
 from desktop_agent.core.wire.stream_guard import IdleTimer, StreamGuard, ended_without_finish
 from desktop_agent.core.wire.transport import ChatStream, open_stream
 from desktop_agent.core.wire.usage import UsageTotals
+from desktop_agent.core.wire.wire_settings import WireSettings
 
 log = logging.getLogger("desktop_agent.client")
 
 
-async def read_reply(http: Any, options: AgentOptions,
-                     request: Callable[[], dict[str, Any]], aggregator: StreamAggregator,
-                     usage: UsageTotals, control: TurnControl,
+async def read_reply(http: Any, options: WireSettings, request: dict[str, Any],
+                     aggregator: StreamAggregator, usage: UsageTotals, control: TurnControl,
                      metadata: dict[str, Any]) -> AsyncIterator[Block]:
     """One reply, retried if the connection drops before any content arrived.
 
     Args:
         http: The OpenAI client to send with.
         options: Server, limits and retry policy.
-        request: Builds the request (called again for each attempt).
+        request: The request, sent as it is again for each attempt (not changed here).
         aggregator: Collects the reply; the caller reads it afterwards.
         usage: Adds this reply's figures.
         control: The turn's interrupt switch.
@@ -44,7 +43,7 @@ async def read_reply(http: Any, options: AgentOptions,
     retries = options.retry.begin()
     while True:
         try:
-            async for block in _attempt(http, options, request(), aggregator, usage, control,
+            async for block in _attempt(http, options, request, aggregator, usage, control,
                                         metadata):
                 yield block
             return
@@ -60,7 +59,7 @@ async def read_reply(http: Any, options: AgentOptions,
             await asyncio.sleep(wait)
 
 
-async def _attempt(http: Any, options: AgentOptions, request: dict[str, Any],
+async def _attempt(http: Any, options: WireSettings, request: dict[str, Any],
                    aggregator: StreamAggregator, usage: UsageTotals, control: TurnControl,
                    metadata: dict[str, Any]) -> AsyncIterator[Block]:
     """One request: stream its blocks; on interrupt keep what arrived."""

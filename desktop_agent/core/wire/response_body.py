@@ -15,10 +15,17 @@ expects (httpx2's stream wrapping openai's ``AiohttpResponseStream``
 wrapping an ``aiohttp.ClientResponse``, nothing read yet); otherwise, for
 instance on the SDK's httpx2 backend or after an SDK upgrade that changes
 the wrapping, the body is read through the SDK's public ``aiter_raw``.
-``tests/core/test_http_backends.py`` fails if the short cut silently stops
-being taken. Both ways yield the same raw (undecoded) bytes, and the
-response is closed the same way (``Response.aclose``, which releases the
-aiohttp response through the SDK's wrapper).
+Both ways yield the same raw (undecoded) bytes, and the response is closed the
+same way (``Response.aclose``, which releases the aiohttp response through the
+SDK's wrapper).
+
+On an openai (or httpx2) upgrade: the short cut reads private attributes
+(httpx2's ``BoundAsyncStream._stream``, the SDK's
+``AiohttpResponseStream._aiohttp_response``), so a change there makes it fall
+back silently, slower and otherwise unnoticed. ``tests/core/test_openai_bends.py``
+(the direct body read) and ``tests/core/test_http_backends.py`` fail when the short
+cut is no longer taken; run them before raising openai's pin in ``pyproject.toml``,
+and re-read ``openai/_vendor/httpx_aiohttp/transport.py`` if they fail.
 """
 
 from __future__ import annotations

@@ -52,6 +52,15 @@ twice or to a proxy of a submodule, like ``openai.resources``) runs the whole
 the logging. ``openai``'s is run at once when ``OPENAI_LOG`` is set, so the SDK's
 debug logging is there from the start.
 
+On an openai (or httpcore2) upgrade: the hook relies on the ``__init__`` files of
+``openai``, ``httpcore2`` and the packages under :data:`DEFERRED_ROOTS` being runs of
+imports. It reads their bytecode first, so a changed ``__init__`` is imported whole:
+correct, but heavier, and nothing else would say so. Before raising openai's pin in
+``pyproject.toml``, run ``tests/core/test_openai_bends.py`` (it fails, naming the
+packages, when one a chat loads is no longer deferred) and
+``tests/core/test_sdk_type_packages.py`` (every name still the object the SDK's own
+``__init__`` binds).
+
 Measured (``python -c "import openai"``, anonymous memory, Python 3.11,
 openai 3.57): 37.7 MB and 883 modules without, 25.7 MB and 456 modules with
 the type packages deferred whole. Names taken one by one, and ``openai.lib``

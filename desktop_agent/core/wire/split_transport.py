@@ -22,6 +22,15 @@ TLS context); each keeps its own pool of up to ``max_connections``.
 transport in a worker thread before the first chat, so the import does not
 land on the event loop.
 
+On an openai (or httpx2) upgrade: ``SplitClient`` overrides httpx2's private
+``AsyncClient._init_transport`` and ``_init_proxy_transport`` (openai's
+``DefaultAsyncHttpxClient`` inherits them) and makes openai's private vendored
+``AiohttpTransport`` as ``DefaultAioHttpClient`` does. Before raising openai's pin in
+``pyproject.toml``, re-read those in ``httpx2/_client.py`` and
+``openai/_vendor/httpx_aiohttp/transport.py`` and run ``tests/core/test_openai_bends.py``
+(bends 4 and 5: the signatures, and a reply streamed on aiohttp directly and through a
+proxy).
+
 Measured (``bench/startup.py --rss-only``, from source, Xvfb): an idle window
 whose search found a model server 128.4 -> 121.2 MB, five tabs 138.7 -> 130.5 MB.
 """

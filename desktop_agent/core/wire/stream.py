@@ -23,10 +23,8 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from desktop_agent.core.tooling.call_lists import Said
-from desktop_agent.core.tooling.constrained_calls import ConstrainedReplyParser
 from desktop_agent.core.types import (
     Block,
     PromptProgressBlock,
@@ -35,15 +33,15 @@ from desktop_agent.core.types import (
     ToolUseBlock,
     ToolUseError,
 )
+from desktop_agent.core.wire.call_lists import Said
+from desktop_agent.core.wire.constrained_reply import ConstrainedReplyParser
 from desktop_agent.core.wire.text_tool_calls import (
     TextCall,
     TextToolCallParser,
     name_hint,
     parse_arguments,
 )
-
-TextDeltaMode = Literal["auto", "incremental", "cumulative"]
-TextToolCalls = Literal["auto", "off"]
+from desktop_agent.core.wire.wire_settings import TextDeltaMode, TextToolCalls
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
@@ -80,12 +78,12 @@ class StreamAggregator:
         self.mode: TextDeltaMode = text_delta_mode
         self.constrained = constrained
         # Under constraints, a string argument that reached the grammar's length cap
-        # may have been cut by it (see constrained_calls.string_cap).
+        # may have been cut by it (see tooling/constrained_calls.string_cap).
         self._string_cap = string_cap
         #: A constrained reply was cut by the token limit in the middle of a call.
         self.cut_call = False
         # Calls the model wrote as text (see text_tool_calls.py), or the reply of a
-        # constrained request (constrained_calls.py); None when off.
+        # constrained request (constrained_reply.py); None when off.
         self._text_calls: TextToolCallParser | ConstrainedReplyParser | None = (
             ConstrainedReplyParser(said) if constrained
             else TextToolCallParser() if text_tool_calls == "auto" else None)

@@ -26,7 +26,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from desktop_agent.core import errors
-from desktop_agent.core.context.content_parts import has_images
 from desktop_agent.core.wire import http_backend
 from desktop_agent.core.wire.model_client import (
     cause_chain,
@@ -300,6 +299,17 @@ def _wire_body(request: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
+def _holds_image(request: Mapping[str, Any]) -> bool:
+    """Whether a message of the request has an ``image_url`` content part.
+
+    Read from the chat format itself: the content-part helpers
+    (:mod:`~desktop_agent.core.context.content_parts`) sit above the wire.
+    """
+    return any(isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "image_url" for part in content)
+        for content in (m.get("content") for m in request.get("messages", ())))
+
+
 def _error_text(exc: openai.APIStatusError) -> str:
     """The start of an error response's body (already read by the SDK)."""
     try:
@@ -360,9 +370,9 @@ async def open_stream(
                     log.info("%s rejects stream_options; sending requests without it", base_url)
                     _NO_STREAM_OPTIONS.add(base_url)
                     continue
-                images = any(has_images(m.get("content")) for m in request.get("messages", ()))
                 error = map_status_error(exc.status_code, text, base_url, api_key,
-                                         str(request.get("model")), images=images)
+                                         str(request.get("model")),
+                                         images=_holds_image(request))
                 error.request_id = exc.request_id
                 raise error from None
             except failures as exc:

@@ -1,1 +1,1 @@
-"""Tool-call approvals: the queue across tabs, the dock, the gate, the badges."""
+"""Tool-call approvals: the queue across tabs, the dock, the gate (the window badges tabs)."""

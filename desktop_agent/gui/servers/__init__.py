@@ -1,1 +1,1 @@
-"""Model servers: the catalog that finds them, the picker, applying the choice."""
+"""Model servers: the catalog that finds them and the picker (the window applies the choice)."""

@@ -8,10 +8,10 @@ on start and saves them on close.
 This module keeps building the window, its tabs (open, close, titles, which
 actions apply), approvals and shutdown. Objects it owns do the rest, one job
 each: ``persistence`` (:mod:`.window_state`: save and restore), ``servers``
-(:mod:`~desktop_agent.gui.servers.window_servers`: server and model choice),
+(:mod:`.window_servers`: server and model choice),
 ``transfer`` (:mod:`.window_transfer`: import and export), ``chrome``
 (:mod:`.window_chrome`: headers, Preferences, Help) and ``approval_view``
-(:mod:`~desktop_agent.gui.approvals.window_approvals`: badges and the dock);
+(:mod:`.window_approvals`: badges and the dock);
 the menus and toolbar are built by :mod:`.window_actions` (``menu_actions``).
 The parts get only what they use (the open tabs as
 :class:`~desktop_agent.gui.conversation.open_tabs.OpenTabs`, the store, the
@@ -44,7 +44,6 @@ from PySide6.QtWidgets import (
 from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.gui.approvals.approval_dock import ApprovalDock
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
-from desktop_agent.gui.approvals.window_approvals import ApprovalRouting
 from desktop_agent.gui.conversation.branches import switch_branch
 from desktop_agent.gui.conversation.conversation_controller import (
     DEFAULT_TITLE,
@@ -54,7 +53,6 @@ from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.conversation.open_tabs import OpenTabs
 from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
-from desktop_agent.gui.servers.window_servers import LAST_SERVER_KEY, ServerChoice
 from desktop_agent.gui.theme import (
     DEFAULT_FONT_PT,
     style_chrome,
@@ -66,8 +64,10 @@ from desktop_agent.gui.window.notifications import ApprovalNotifier
 from desktop_agent.gui.window.preferences import Preferences
 from desktop_agent.gui.window.store_watcher import StoreWatcher
 from desktop_agent.gui.window.window_actions import ActionSlots, WindowActions, build_actions
+from desktop_agent.gui.window.window_approvals import ApprovalRouting
 from desktop_agent.gui.window.window_chrome import WindowChrome
 from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar
+from desktop_agent.gui.window.window_servers import LAST_SERVER_KEY, ServerChoice
 from desktop_agent.gui.window.window_state import (
     OPEN_TABS_KEY,
     WindowPersistence,

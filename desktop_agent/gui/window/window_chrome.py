@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from desktop_agent.gui.conversation.open_tabs import OpenTabs
     from desktop_agent.gui.servers.server_catalog import ServerCatalog
-    from desktop_agent.gui.servers.window_servers import ServerChoice
     from desktop_agent.gui.window.preferences_dialog import PreferencesDialog
+    from desktop_agent.gui.window.window_servers import ServerChoice
     from desktop_agent.store import Store
 
 

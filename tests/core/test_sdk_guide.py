@@ -1,6 +1,6 @@
-"""The README's SDK section runs as written, against the scripted server.
+"""The SDK guide (docs/sdk.md) and the README's example run as written, against the scripted server.
 
-Each ``python`` block of the section is executed: the address is pointed at
+Each ``python`` block of both is executed: the address is pointed at
 the scripted server, and the names a snippet leaves to the reader
 (``options``, ``conversation_id``) are given.
 """
@@ -20,24 +20,23 @@ from desktop_agent import AgentOptions
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+PAGES = (REPO / "README.md", REPO / "docs" / "sdk.md")
 
 
 def sdk_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## The SDK"):]
-    section = section[:section.index("\n## ", 1)]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+    return [block for page in PAGES
+            for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
 
 
 def run_block(source: str, namespace: dict[str, Any]) -> None:
-    code = compile(source, "<README>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(code, namespace)  # the README's own code
+    code = compile(source, "<documentation>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    result = eval(code, namespace)  # the documentation's own code
     if asyncio.iscoroutine(result):
         asyncio.run(result)
 
 
-def test_the_sdk_section_shows_structured_output_and_sessions() -> None:
+def test_the_sdk_guide_shows_structured_output_and_sessions() -> None:
     blocks = sdk_blocks()
     assert any("output_type=" in b for b in blocks)
     assert any("session=" in b for b in blocks)
@@ -56,6 +55,7 @@ def test_every_sdk_snippet_runs(capsys: pytest.CaptureFixture[str],
                                "conversation_id": None})
     out = capsys.readouterr().out
     assert "You said: What's the weather in Paris?" in out
+    assert "You said: Name three uses of a paperclip." in out
     assert "Paris 2" in out
     with Store.open() as store:  # the window's own database, in this test's data folder
         (conversation,) = store.list_conversations()

@@ -1,8 +1,9 @@
 """Which calls of a constrained list the model meant, and which it ran on into.
 
 A constrained reply may call one tool several times, ``{"name": ..., "arguments":
-[{...}, {...}]}`` (:mod:`.constrained_calls`). Once inside the list a small model
-often goes on past what was asked, up to the grammar's cap. Seen with
+[{...}, {...}]}`` (:mod:`~desktop_agent.core.tooling.constrained_calls`); it is
+read here, by the wire's :mod:`.constrained_reply`. Once inside the list a small
+model often goes on past what was asked, up to the grammar's cap. Seen with
 SmolLM2-135M on BFCL's cases (``bench/bfcl.py``), the extra calls are of three
 kinds: the same call again (``5``, ``5``); the same values in another order
 (``a=2, b=5`` then ``a=5, b=2``); and values nobody wrote (the factorial of
@@ -85,8 +86,8 @@ class Said:
         """The person's messages and the tools' results, joined, as written.
 
         The system prompt is left out: it holds the tools' descriptions and the
-        example in :func:`.constrained_calls.instructions`, which no call should
-        draw values from.
+        example in :func:`~desktop_agent.core.tooling.constrained_calls.instructions`,
+        which no call should draw values from.
         """
         return "\n".join(_content_text(message.get("content")) for message in self._history
                          if message.get("role") in ("user", "tool"))

@@ -1,0 +1,204 @@
+"""Reading the reply of a constrained request as it streams: the answer's text, or calls.
+
+Under constrained tool calls (:mod:`~desktop_agent.core.tooling.constrained_calls`
+builds the request and says why) every reply is one JSON object: ``{"answer":
+"..."}``, or ``{"name": ..., "arguments": {...}}``, or the same with a list of
+argument objects. :class:`ConstrainedReplyParser` shows the answer's text while
+it streams and turns calls into the same
+:class:`~desktop_agent.core.wire.text_tool_calls.TextCall` s as calls written as
+text, so the stream aggregator treats both alike; of a list of calls it keeps
+the ones the model meant (:mod:`.call_lists`). A reply that is not JSON after all
+(a server that ignores ``response_format``) is read as ordinary text, calls
+written as text included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from desktop_agent.core.wire.call_lists import Said, meant
+from desktop_agent.core.wire.text_tool_calls import (
+    TextCall,
+    TextToolCallParser,
+    call_from,
+    parse_arguments,
+)
+
+ANSWER_KEY = "answer"
+CALLS_KEY = "tool_calls"
+NAME_KEY = "name"
+ARGUMENTS_KEY = "arguments"
+
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
+            "t": "\t"}
+
+
+class ConstrainedReplyParser:
+    """Reads a constrained reply as it streams: the answer's text, or the calls at the end.
+
+    The same interface as :class:`~desktop_agent.core.wire.text_tool_calls.TextToolCallParser`
+    (``feed``, ``finish``, ``calls``), so the stream aggregator uses either.
+
+    Args:
+        said: What the person and the tools said, which a list's later calls
+            must draw their new values from (:mod:`.call_lists`); None judges
+            repeats and reorderings only.
+    """
+
+    def __init__(self, said: Said | None = None) -> None:
+        self.calls: list[TextCall] = []
+        self._said = said
+        self._buffer = ""
+        self._state = "start"  # start, key, string, after, held, plain
+        self._at = 0  # where reading continues in the buffer
+        self._fallback: TextToolCallParser | None = None
+        #: Whether the reply was whole JSON as sent (False: repaired, cut, or not JSON).
+        self.complete = False
+
+    def feed(self, piece: str) -> str:
+        """Take a piece of the reply; return the answer text that can be shown now."""
+        if self._fallback is not None:
+            return self._fallback.feed(piece)
+        self._buffer += piece
+        return self._advance()
+
+    def finish(self) -> str:
+        """The stream ended: settle the calls; return text still held back."""
+        if self._fallback is not None:
+            shown = self._fallback.finish()
+            self.calls = self._fallback.calls
+            return shown
+        if self._state in ("string", "after"):
+            return ""  # the answer was shown as it came (an unclosed one is kept as is)
+        try:
+            json.loads(self._buffer)
+            self.complete = True
+        except json.JSONDecodeError:
+            self.complete = False
+        value, error = parse_arguments(self._buffer)
+        items = _call_items(value, self._said)
+        if error is not None or (items is None and not isinstance(value, dict)):
+            if self._buffer.strip():
+                self.calls.append(TextCall(None, None, self._buffer,
+                                           error or "The reply is not a JSON object."))
+            return ""
+        answer = value.get(ANSWER_KEY) if isinstance(value, dict) else None
+        if items:
+            seen: set[str] = set()
+            for item in items:  # a small model repeats its call until the list is full
+                raw = json.dumps(item, sort_keys=True, ensure_ascii=False)
+                if raw not in seen:
+                    seen.add(raw)
+                    self.calls.append(call_from(item, raw))
+        return answer if isinstance(answer, str) else ""
+
+    def _advance(self) -> str:
+        shown: list[str] = []
+        buffer = self._buffer
+        while self._at < len(buffer):
+            if self._state == "start":
+                stripped = buffer[self._at:].lstrip()
+                if not stripped:
+                    return ""
+                if stripped.startswith("["):  # a list of calls: parsed whole at the end
+                    self._state = "held"
+                    return ""
+                if not stripped.startswith("{"):  # not constrained after all: plain text
+                    self._fallback = TextToolCallParser()
+                    return self._fallback.feed(buffer)
+                self._at = len(buffer) - len(stripped) + 1
+                self._state = "key"
+            elif self._state == "key":
+                rest = buffer[self._at:]
+                colon = rest.find(":")
+                if colon < 0:
+                    return ""
+                key = rest[:colon].strip().strip('"')
+                if key != ANSWER_KEY:
+                    self._state = "held"  # calls: parsed whole at the end
+                    return ""
+                value = rest[colon + 1:].lstrip()
+                if not value:
+                    return ""
+                if not value.startswith('"'):
+                    self._state = "held"
+                    return ""
+                self._at = len(buffer) - len(value) + 1
+                self._state = "string"
+            elif self._state == "string":
+                text, done = self._string_part(buffer)
+                shown.append(text)
+                if not done:
+                    break
+                self._state = "after"
+            else:  # after the answer, or held for the end
+                break
+        return "".join(shown)
+
+    def _string_part(self, buffer: str) -> tuple[str, bool]:
+        """Decode the answer string from ``self._at``; (text, whether it closed)."""
+        out: list[str] = []
+        at = self._at
+        while at < len(buffer):
+            char = buffer[at]
+            if char == '"':
+                self._at = at + 1
+                return "".join(out), True
+            if char != "\\":
+                out.append(char)
+                at += 1
+                continue
+            if at + 1 >= len(buffer):
+                break  # an escape split across pieces: wait for the rest
+            code = buffer[at + 1]
+            if code == "u":
+                if at + 6 > len(buffer):
+                    break
+                out.append(_unicode(buffer, at))
+                at += 6
+                if 0xD800 <= ord(out[-1]) < 0xDC00:  # a surrogate pair: join its halves
+                    if at + 6 > len(buffer):
+                        out.pop()
+                        at -= 6
+                        break
+                    if buffer.startswith("\\u", at):
+                        out[-1] = (out[-1] + _unicode(buffer, at)).encode(
+                            "utf-16", "surrogatepass").decode("utf-16")
+                        at += 6
+            else:
+                out.append(_ESCAPES.get(code, code))
+                at += 2
+        self._at = at
+        return "".join(out), False
+
+
+def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
+    """The calls a reply holds, one item per call, or None when it holds none.
+
+    ``{"name": ..., "arguments": {...}}`` is one call and ``"arguments": [...]``
+    one call per object the model meant (:func:`.call_lists.meant`). A list of
+    calls and ``{"tool_calls": [...]}`` (this mode's earlier shape, and what a
+    server that ignores the schema may still get) are read too.
+    """
+    if isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
+        listed = value.get(ARGUMENTS_KEY)
+        if isinstance(listed, list) and listed:
+            return [{NAME_KEY: value[NAME_KEY], ARGUMENTS_KEY: one}
+                    for one in meant(listed, said)]
+        return [value]
+    if isinstance(value, dict):
+        value = value.get(CALLS_KEY)
+    if not isinstance(value, list):
+        return None
+    out: list[Any] = []
+    for item in value:
+        out.extend(_call_items(item, said) or [item])
+    return out
+
+
+def _unicode(buffer: str, at: int) -> str:
+    try:
+        return chr(int(buffer[at + 2:at + 6], 16))
+    except ValueError:
+        return buffer[at:at + 6]
