@@ -6,7 +6,7 @@
 #   import cycles .ci/import_cycles.py: no two modules of desktop_agent import each other,
 #                 directly or round a loop (grimp's graph, TYPE_CHECKING imports included)
 #   layer arrows  .ci/layer_arrows.py: no module of a lower layer of a `layers` contract with
-#                 containers (core/'s wings, gui/'s parts) imports a higher one (same graph)
+#                 containers (core/'s wings, session/'s and gui/'s parts) imports a higher one
 #   class shapes  .ci/class_shapes.py: no class in session/ over 400 lines, no mixin in
 #                 desktop_agent (composition over mixins; the rules are in its docstring)
 #   mypy          --strict on every package ([tool.mypy]; the few relaxations are listed there)
