@@ -2,14 +2,15 @@
 
 Every front end offers the same tools: the built-in workdir tools (files,
 search, shell) confined to the conversation's work folder and given its
-secrets, the model's plan (``update_plan``, :mod:`.plan`: offered with the
-built-ins, so only where tools are on), the tools of the MCP servers in
+secrets, the model's plan (``update_plan``,
+:mod:`~desktop_agent.session.tools.plan`: offered with the built-ins, so only
+where tools are on), the tools of the MCP servers in
 ``config.json`` (started on first use, shared by every conversation, named
 ``<server>__<tool>``), and any extra
 tools the app was built with (scripts embedding the server, tests). A
 conversation's ``tools`` setting picks a subset by name; without it every
-tool is on (see :mod:`.defaults`). The core and the MCP SDK are imported on
-first use so the window paints before they load.
+tool is on (see :mod:`~desktop_agent.session.settings.defaults`). The core
+and the MCP SDK are imported on first use so the window paints before they load.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import AppConfig
+from desktop_agent.session.tools.config import AppConfig
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.mcp import McpServerPool
@@ -100,8 +101,7 @@ class ToolCatalog:
         names: list[str] = []
         if self._include_builtin:
             from desktop_agent.core.tooling.builtin import BUILTIN_TOOL_NAMES
-
-            from .plan import PLAN_TOOL_NAME
+            from desktop_agent.session.tools.plan import PLAN_TOOL_NAME
 
             names.extend((*BUILTIN_TOOL_NAMES, PLAN_TOOL_NAME))
         names.extend(t.name for t in self._extra if t.name not in names)
@@ -168,14 +168,13 @@ class ToolCatalog:
         include = self._builtin_names(settings)
         if include:
             from desktop_agent.core.tooling.builtin import builtin_tools
-
-            from .sandbox_settings import sandbox_policy
+            from desktop_agent.session.settings.sandbox_settings import sandbox_policy
 
             tools.extend(builtin_tools(workdir or self.workdir(conversation_id, settings),
                                        include=include, env_secrets=env_secrets,
                                        sandbox=sandbox_policy(settings)))
         if self._include_builtin:
-            from .plan import PLAN_TOOL_NAME, plan_tool
+            from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_tool
 
             if enabled is None or PLAN_TOOL_NAME in enabled:
                 tools.append(plan_tool())
@@ -266,8 +265,7 @@ class ToolCatalog:
         tools: list[Tool] = []
         if self._include_builtin:
             from desktop_agent.core.tooling.builtin import builtin_tools
-
-            from .plan import plan_tool
+            from desktop_agent.session.tools.plan import plan_tool
 
             tools.extend(builtin_tools(tempfile.gettempdir()))
             tools.append(plan_tool())

@@ -1,7 +1,8 @@
 """What a few settings mean, shared by both front ends (no pydantic: the window imports it).
 
-Kept apart from :mod:`.settings` (the pydantic schema) so the window can paint
-before pydantic loads; the schema is imported when settings are saved.
+Kept apart from :mod:`~desktop_agent.session.settings.conversation_settings`
+(the pydantic schema) so the window can paint before pydantic loads; the
+schema is imported when settings are saved.
 ``tests/e2e/test_entry_point.py`` checks that nothing heavy loads before the
 first paint: folding this module into the schema made that test fail.
 """

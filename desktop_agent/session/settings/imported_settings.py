@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .settings import invalid_keys
+from desktop_agent.session.settings.conversation_settings import invalid_keys
 
 if TYPE_CHECKING:
     from desktop_agent.store import ConversationRecord, Store

@@ -16,9 +16,8 @@ from typing import Any
 
 from desktop_agent.core.errors import ConfigurationError
 from desktop_agent.core.tooling.tool_call_mode import ToolCallMode, resolve
-
-from . import defaults
-from .options import MissingApiKeyError, stored_api_key
+from desktop_agent.session.settings import defaults
+from desktop_agent.session.turn.options import MissingApiKeyError, stored_api_key
 
 
 async def tool_call_mode_for(settings: Mapping[str, Any]) -> ToolCallMode | None:

@@ -35,12 +35,12 @@ from desktop_agent.core.tooling.permissions import (
     ToolPermissionContext,
     evaluate_rules,
 )
-
-from .config import AppConfig, ConfigWriteError, conversation_allowed_tools
-from .setting_values import asks_before_tools
+from desktop_agent.session.settings.permission_rules import conversation_allowed_tools
+from desktop_agent.session.settings.setting_values import asks_before_tools
+from desktop_agent.session.tools.config import AppConfig, ConfigWriteError
 
 if TYPE_CHECKING:
-    from .file_changes import ChangePreview
+    from desktop_agent.session.files.file_changes import ChangePreview
 
 log = logging.getLogger("desktop_agent.session.approvals")
 

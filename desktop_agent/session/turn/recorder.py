@@ -30,17 +30,15 @@ from desktop_agent.core.context.history_invariants import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_UNANSWERED,
 )
+from desktop_agent.session.approvals.call_states import STOPPED_BY_PERSON_KEY, STOPPED_KEY
+from desktop_agent.session.files.file_changes import FILE_CHANGE_KEY
+from desktop_agent.session.store_calls import finish_now, on_the_spot
 from desktop_agent.store import StreamingReplyWriter
-
-from .call_states import STOPPED_BY_PERSON_KEY, STOPPED_KEY
-from .file_changes import FILE_CHANGE_KEY
-from .store_calls import finish_now, on_the_spot
 
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
+    from desktop_agent.session.store_calls import StoreCalls
     from desktop_agent.store import MessageRecord, Store
-
-    from .store_calls import StoreCalls
 
 log = logging.getLogger("desktop_agent.session.recorder")
 
@@ -114,7 +112,7 @@ class TurnRecorder:
 
         Why apart from :meth:`text`: storing a reply is a round trip to the
         database, and ``call`` runs it off the event loop in ``serve`` (see
-        :mod:`.store_calls`); the block itself is then added at once.
+        :mod:`~desktop_agent.session.store_calls`); the block itself is then added at once.
         """
         if self._segment is not None and not self._segment.closed:
             return
@@ -166,7 +164,7 @@ class TurnRecorder:
         (for the person only) goes in the metadata, never in the message; so do
         the pictures the tool returned (``images``, ``image_url`` parts), from
         which the history sent to the model is rebuilt when the conversation is
-        opened again (:func:`~desktop_agent.session.branch_reading.model_history`).
+        opened again (:func:`~desktop_agent.session.branch.branch_reading.model_history`).
         """
         self.finish_segment("complete")
         if ran_input is not None:

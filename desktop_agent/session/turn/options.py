@@ -1,13 +1,16 @@
 """Settings + secrets + tools -> the core's AgentOptions, in one place.
 
-Every key of :class:`~.settings.ConversationSettings` that reaches the model
-is wired here and nowhere else, so both front ends send the same request for
-the same conversation: sampling, ``extra_body`` (e.g. llama.cpp's
-``cache_prompt``), the tool rounds, the tools of :class:`~.tools.ToolCatalog`
-(MCP included), the rules of ``config.json`` and of the conversation, the
-app's hooks (``UserPromptSubmit`` too), the conversation's secrets (in its
-commands' environment and blanked out of every result) and the working
-folder's ``AGENTS.md`` (:mod:`.project_instructions`, in the system prompt).
+Every key of
+:class:`~desktop_agent.session.settings.conversation_settings.ConversationSettings`
+that reaches the model is wired here and nowhere else, so both front ends send
+the same request for the same conversation: sampling, ``extra_body`` (e.g.
+llama.cpp's ``cache_prompt``), the tool rounds, the tools of
+:class:`~desktop_agent.session.tools.tool_catalog.ToolCatalog` (MCP included),
+the rules of ``config.json`` and of the conversation, the app's hooks
+(``UserPromptSubmit`` too), the conversation's secrets (in its commands'
+environment and blanked out of every result) and the working folder's
+``AGENTS.md`` (:mod:`~desktop_agent.session.files.project_instructions`, in the
+system prompt).
 """
 
 from __future__ import annotations
@@ -19,18 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ConfigurationError
-
-from . import defaults
-from .config import AppConfig
-from .conversation_secrets import conversation_environment
-from .plan import PLAN_TOOL_NAME, plan_rule
-from .project_instructions import (
+from desktop_agent.session.files.project_instructions import (
     ProjectInstructions,
     included,
     project_instructions_for,
     with_instructions,
 )
-from .tools import ToolCatalog
+from desktop_agent.session.settings import defaults
+from desktop_agent.session.settings.conversation_secrets import conversation_environment
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions

@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from . import conversation_secrets
-from .file_checkpoints import delete_checkpoints
+from desktop_agent.session.files.file_checkpoints import delete_checkpoints
+from desktop_agent.session.settings import conversation_secrets
 
 if TYPE_CHECKING:
     from desktop_agent.store import Store

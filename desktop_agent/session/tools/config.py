@@ -4,9 +4,10 @@ The data's parser lives in :mod:`desktop_agent.core.tooling.config` (the SDK can
 use an MCP config of its own); this
 module is the app's side of it: where the file is, what a malformed file
 means for a conversation (its rules count as absent, so calls are asked
-about, and the file is never overwritten), and the remembered approvals
-(global "always allow" rules in the file, "allow for this conversation"
-rules in the conversation's settings).
+about, and the file is never overwritten), and the global "always allow"
+rules remembered in it. A conversation's own rules ("allow for this
+conversation") live in its settings:
+:mod:`~desktop_agent.session.settings.permission_rules`.
 
 Before this module the window read the file's rules and the REST server did
 not, so a ``deny`` rule stopped a tool in the window and not over REST.
@@ -32,11 +33,10 @@ from desktop_agent.core.tooling.config import (
     parse_tool_config,
 )
 from desktop_agent.core.tooling.permissions import PermissionRule
+from desktop_agent.session.settings.permission_rules import conversation_rules
 
 log = logging.getLogger("desktop_agent.session.config")
 
-RULES_KEY = "permission_rules"
-"""Key of a conversation's own rule list in its settings dict."""
 
 
 class ConfigWriteError(Exception):
@@ -116,50 +116,6 @@ class AppConfig:
             save_config_file(config, self.file)
         except (ToolConfigError, OSError) as exc:
             raise ConfigWriteError(f"The rule was not removed: {exc}") from exc
-
-
-def conversation_rules(settings: Mapping[str, Any]) -> list[PermissionRule]:
-    """The conversation's own rules (none when its settings hold a malformed list)."""
-    try:
-        return parse_conversation_rules(settings)
-    except ToolConfigError as exc:
-        log.warning("conversation rules ignored: %s", exc)
-        return []
-
-
-def parse_conversation_rules(settings: Mapping[str, Any]) -> list[PermissionRule]:
-    """The rules a conversation's settings hold under :data:`RULES_KEY`.
-
-    Raises:
-        ToolConfigError: The list or one of its rules is malformed (named).
-    """
-    return tool_config.rules_from_list(settings.get(RULES_KEY, []) or [],
-                                       f"conversation settings: {RULES_KEY}")
-
-
-def with_conversation_rules(settings: Mapping[str, Any],
-                            rules: list[PermissionRule]) -> dict[str, Any]:
-    """A copy of ``settings`` holding ``rules`` as the conversation's own."""
-    return {**settings, RULES_KEY: tool_config.rules_to_list(rules)}
-
-
-def allow_in_conversation(settings: Mapping[str, Any], tool_name: str) -> list[dict[str, Any]]:
-    """The conversation's rule list once ``tool_name`` is allowed without asking."""
-    rules = tool_config.add_rule(conversation_rules(settings),
-                                 tool_config.always_allow_rule(tool_name))
-    return tool_config.rules_to_list(rules)
-
-
-def revoke_in_conversation(settings: Mapping[str, Any], tool_name: str) -> list[dict[str, Any]]:
-    """The conversation's rule list once ``tool_name`` is asked about again."""
-    rule = tool_config.always_allow_rule(tool_name)
-    return tool_config.rules_to_list(tool_config.remove_rule(conversation_rules(settings), rule))
-
-
-def conversation_allowed_tools(settings: Mapping[str, Any]) -> list[str]:
-    """Tools allowed without asking in this conversation (whole-tool allow rules)."""
-    return [r.tool for r in conversation_rules(settings)
-            if r.decision == "allow" and not r.arguments and r.read_only is None]
 
 
 # --- the file itself: read strictly, written atomically ---

@@ -10,7 +10,7 @@ changed are recorded with it.
 
 Checkpoints live in ``<data folder>/checkpoints/<conversation id>/`` (never
 in the working folder), survive restarts, are deleted with the conversation
-(:mod:`.deletion`) and are pruned after each turn to the latest
+(:mod:`~desktop_agent.session.lifecycle.deletion`) and are pruned after each turn to the latest
 :data:`~desktop_agent.workspace.checkpoints.KEEP_TURNS` turns (README,
 "Checkpoints"). Every method that touches the disk runs in a worker thread.
 """
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.session.files.checkpoint_paths import checkpoints_folder
+from desktop_agent.session.tools.tool_catalog import WorkdirError
 from desktop_agent.workspace.checkpoints import (
     KEEP_TURNS,
     PRUNE_SLACK,
@@ -37,9 +39,6 @@ from desktop_agent.workspace.checkpoints import (
     TurnChanges,
 )
 from desktop_agent.workspace.folder_scan import FILE, LINK, SKIPPED, Entry, Limits
-
-from .checkpoint_paths import checkpoints_folder
-from .tools import WorkdirError
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.tools import Tool

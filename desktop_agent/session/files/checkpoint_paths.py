@@ -1,8 +1,10 @@
 """Where a conversation's file checkpoints live: a path only, with no checkpoint machinery.
 
-Its own module so that both the undo side (:mod:`.folder_undo`, which asks whether a
-conversation recorded any without loading the machinery) and the checkpoints themselves
-(:mod:`.file_checkpoints`) name the folder without importing each other.
+Its own module so that both the undo side
+(:mod:`~desktop_agent.session.files.folder_undo`, which asks whether a
+conversation recorded any without loading the machinery) and the checkpoints
+themselves (:mod:`~desktop_agent.session.files.file_checkpoints`) name the
+folder without importing each other.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from desktop_agent.session.setting_values import asks_before_tools, has_server
+from desktop_agent.session.settings.setting_values import asks_before_tools, has_server
 
 __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_tools",
            "checked_changes", "has_server", "invalid_keys", "stored_settings"]
@@ -41,7 +41,7 @@ class ConversationSettings(BaseModel):
 
     ``api_key_name`` is the *name* of a keyring entry (for example
     ``api:LM Studio`` or ``conv:<id>:OPENAI_KEY``), never a key. Defaults for
-    keys left out are in :mod:`desktop_agent.session.defaults`.
+    keys left out are in :mod:`desktop_agent.session.settings.defaults`.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -11,7 +11,7 @@ result, so the plan of a conversation is the input of the last successful
 ``update_plan`` call on its active branch (:func:`plan_of`). It therefore
 survives a restart, follows branch switches and undo, and is exported with
 the conversation. The session reports each new plan as a
-:class:`~.events.PlanUpdated` event; the window pins it above the composer,
+:class:`~desktop_agent.session.events.PlanUpdated` event; the window pins it above the composer,
 the REST server emits it as a ``plan`` event.
 """
 

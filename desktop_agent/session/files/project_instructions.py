@@ -181,7 +181,7 @@ def project_instructions_for(conversation_id: str, settings: Mapping[str, Any],
 
     A folder that cannot be used gives none: the turn itself reports why.
     """
-    from .tools import WorkdirError, workdir_path
+    from desktop_agent.session.tools.tool_catalog import WorkdirError, workdir_path
 
     try:
         folder = workdir_path(conversation_id, settings, workdirs_root)

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.history_invariants import NOT_EXECUTED_INTERRUPT
+from desktop_agent.session.branch.branch_reading import picture_urls, tool_result_text
+from desktop_agent.session.files.file_changes import stored_file_change
 from desktop_agent.store.message_text import content_text
-
-from .branch_reading import picture_urls, tool_result_text
-from .file_changes import stored_file_change
 
 if TYPE_CHECKING:
     from desktop_agent.workspace.diffs import FileDiff

@@ -1,6 +1,6 @@
 """One turn: the core's blocks -> the store (through the recorder) and session events.
 
-Kept apart from :mod:`.conversation` (which decides when turns start, stop
+Kept apart from :mod:`~desktop_agent.session.conversation` (which decides when turns start, stop
 and what they answer) because this is the part that runs for every block of
 a reply: write it first (so nothing shown is lost), then report it.
 """
@@ -21,9 +21,8 @@ from desktop_agent.core.types import (
     ToolUseError,
     Usage,
 )
-from desktop_agent.session.branch_reading import picture_urls
-
-from .events import (
+from desktop_agent.session.branch.branch_reading import picture_urls
+from desktop_agent.session.events import (
     CompactionReported,
     PlanUpdated,
     PromptProgressReported,
@@ -39,13 +38,12 @@ from .events import (
     ToolResultArrived,
     UsageReported,
 )
-from .plan import PLAN_TOOL_NAME, Plan, PlanError
+from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, Plan, PlanError
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
-
-    from .recorder import TurnRecorder
-    from .store_calls import StoreCalls
+    from desktop_agent.session.store_calls import StoreCalls
+    from desktop_agent.session.turn.recorder import TurnRecorder
 
 
 class TurnBlocks:
@@ -68,8 +66,8 @@ class TurnBlocks:
         """Write one block to the store, then report it.
 
         ``call`` runs the store calls that open and close a reply (see
-        :mod:`.store_calls`); the streamed pieces in between are saved in the
-        background, so a text piece costs no store call here.
+        :mod:`~desktop_agent.session.store_calls`); the streamed pieces in
+        between are saved in the background, so a text piece costs no store call here.
         """
         recorder = self._recorder
         if isinstance(item, TextBlock | ThinkingBlock | ToolUseBlock):

@@ -13,19 +13,36 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .branch_reading import model_history
+from desktop_agent.session.branch.branch_reading import model_history
 
 if TYPE_CHECKING:
+    from desktop_agent.core.client import Client
     from desktop_agent.core.types import Usage
     from desktop_agent.store import MessageRecord
-
-    from .conversation import ConversationSession
 
 __all__ = ["context_after_reply", "context_when_opened", "estimated_context", "reported_context"]
 
 log = logging.getLogger("desktop_agent.session.context_estimate")
+
+
+class CountedSession(Protocol):
+    """What the count reads of a conversation's session (a ``ConversationSession``)."""
+
+    @property
+    def path(self) -> list[MessageRecord]:
+        """The active branch as the session holds it."""
+
+    @property
+    def client(self) -> Client | None:
+        """The client, whose options hold the tools every request sends."""
+
+    def read_branch(self) -> list[MessageRecord]:
+        """The whole branch, read without keeping it (from a worker thread)."""
+
+    def last_message(self) -> MessageRecord | None:
+        """The newest message of the branch."""
 
 
 def reported_context(path: Sequence[MessageRecord]) -> int | None:
@@ -40,7 +57,7 @@ def reported_context(path: Sequence[MessageRecord]) -> int | None:
     return None
 
 
-def estimated_context(session: ConversationSession, *, own_copy: bool = False,
+def estimated_context(session: CountedSession, *, own_copy: bool = False,
                       quick: bool = False) -> int | None:
     """Count the tokens of the branch as the model is sent it; None when counting fails.
 
@@ -68,13 +85,13 @@ def estimated_context(session: ConversationSession, *, own_copy: bool = False,
         return None
 
 
-def context_after_reply(session: ConversationSession, usage: Usage) -> int | None:
+def context_after_reply(session: CountedSession, usage: Usage) -> int | None:
     """Context used once a reply ended: the server's figures, else an estimate."""
     total = usage.total_tokens
     return total if total is not None else estimated_context(session)
 
 
-async def context_when_opened(session: ConversationSession) -> int | None:
+async def context_when_opened(session: CountedSession) -> int | None:
     """Context used by a conversation opened from the store (None when empty or unknown).
 
     The last reply's stored server count costs nothing. Otherwise the branch
