@@ -516,6 +516,15 @@ class MainWindow(QMainWindow):
                 dialog.show_tool_call_mode(mode)
 
         self._track(asyncio.ensure_future(tell_mode()))
+
+        async def tell_window() -> None:  # asks the model's server too
+            from desktop_agent.session import context_window_for
+
+            window = await context_window_for(controller.settings)
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.show_context_window(window)
+
+        self._track(asyncio.ensure_future(tell_window()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)
