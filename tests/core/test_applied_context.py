@@ -96,8 +96,8 @@ async def test_ollama_modelfile_num_ctx_and_the_default_of_its_version() -> None
         ollama.add_model("qwen2.5:7b-16k", trained=32768, num_ctx=16384)
         old = await ask_window(server.base_url, MODEL)
         made = await ask_window(server.base_url, "qwen2.5:7b-16k")
-    assert (old.applied, old.source) == (2048, "Ollama 0.5.7 default 2048 "
-                                                "(OLLAMA_CONTEXT_LENGTH unknown)")
+    assert (old.applied, old.source) == (2048, "Ollama 0.5.7 default 2048, "
+                                                "OLLAMA_CONTEXT_LENGTH unknown")
     assert (made.applied, made.source, made.assumed) == (16384, "Ollama Modelfile num_ctx",
                                                          False)
 

@@ -48,7 +48,8 @@ def test_the_banner_warns_and_one_click_makes_a_larger_ollama_model(
     talk(qtbot, controller, [note(n) for n in range(1, 4)])
     qtbot.waitUntil(banner.isVisible, timeout=WAIT_MS)
     text = banner.message.text()
-    assert "runs llama3.2:3b with 4,096" in text and "default" in text
+    assert "runs llama3.2:3b with a 4,096-token window" in text
+    assert "default" in banner.message.toolTip()
     assert "Older messages are summarised" in text
     assert banner.fix_button.text() == "Make llama3.2:3b-ctx16k"
     # the meter is sized by the applied window, and says where it came from

@@ -82,7 +82,8 @@ async def test_a_conversation_longer_than_ollamas_window_is_warned_before_sendin
     assert check.needed > 4096 and check.fix is not None
     assert check.fix.ollama_model == "llama3.2:3b-ctx16k"
     warning = check.warning or ""
-    assert "runs llama3.2:3b with 4,096" in warning and "default" in warning
+    assert "runs llama3.2:3b with a 4,096-token window" in warning
+    assert "default" in check.window.source
     assert "Older messages are summarised" in warning
     assert "Make llama3.2:3b-ctx16k" in warning
     # sized by the applied window, not the stored trained length: nothing was cut

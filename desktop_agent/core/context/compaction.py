@@ -261,11 +261,12 @@ class ContextKeeper:
             window = window.learned(exc.window, SOURCE_REFUSED)
         fix = larger_window_fix(window, options.model, needed + _reserve(
             options, exc.window or needed)).text
+        then = fix[:1].lower() + fix[1:]
         if options.compaction == "off":
-            exc.advise("Turn compaction on, so older messages are summarised to fit; or: "
-                       + fix)
+            exc.advise("Turn compaction on, so older messages are summarised to fit, or "
+                       + then)
         elif len(history) - self.covered < 2:
-            exc.advise("The newest message alone does not fit: shorten it, or: " + fix)
+            exc.advise("The newest message alone does not fit: shorten it, or " + then)
         else:
             exc.advise("Even compacted, the conversation does not fit. " + fix)
 

@@ -86,7 +86,7 @@ class ContextWindow:
         """This window narrowed to ``tokens`` a server showed it applies (a cut, a refusal)."""
         if self.applied is not None and self.applied <= tokens and not self.assumed:
             return self
-        return replace(self, applied=tokens, source=f"{source} ({tokens:,} tokens)",
+        return replace(self, applied=tokens, source=f"{source}: {tokens:,} tokens",
                        assumed=False)
 
 
@@ -135,13 +135,13 @@ def ollama_default_context(version: str | None) -> tuple[int, str]:
     """The window Ollama gives a model nothing else sizes, and the source sentence."""
     parsed = _version(version)
     if parsed is not None and parsed < (0, 6, 7):
-        return 2048, (f"Ollama {version} default 2048 (OLLAMA_CONTEXT_LENGTH unknown)")
+        return 2048, f"Ollama {version} default 2048, OLLAMA_CONTEXT_LENGTH unknown"
     if parsed is not None and parsed < (0, 15, 5):
-        return 4096, (f"Ollama {version} default 4096 (OLLAMA_CONTEXT_LENGTH unknown)")
+        return 4096, f"Ollama {version} default 4096, OLLAMA_CONTEXT_LENGTH unknown"
     which = f"Ollama {version}" if version else "Ollama"
-    return 4096, (f"{which} default: 4096 assumed (it picks 4k, 32k or 256k by VRAM "
-                  "unless OLLAMA_CONTEXT_LENGTH is set, and says which only once the "
-                  "model is loaded)")
+    return 4096, (f"{which} default, 4096 assumed: it picks 4k, 32k or 256k by VRAM "
+                  "unless OLLAMA_CONTEXT_LENGTH is set, and says which once the model "
+                  "is loaded")
 
 
 def ollama_window(model: str, show: Any, ps: Any, version: Any) -> ContextWindow:
@@ -180,8 +180,8 @@ def lmstudio_window(entry: dict[str, Any]) -> ContextWindow:
                                  LM_STUDIO)
     return ContextWindow(
         LMSTUDIO_DEFAULT_CONTEXT, trained,
-        f"LM Studio: not loaded yet; {LMSTUDIO_DEFAULT_CONTEXT} assumed (it loads a model "
-        "with the context length of its load settings)", LM_STUDIO, assumed=True)
+        f"LM Studio, not loaded yet: {LMSTUDIO_DEFAULT_CONTEXT} assumed, the context length "
+        "its load settings give by default", LM_STUDIO, assumed=True)
 
 
 # -- llama.cpp, vLLM, LiteLLM --------------------------------------------------------------
@@ -196,7 +196,7 @@ def llamacpp_window(props: dict[str, Any], model_entry: Any = None) -> ContextWi
     trained = positive_int(meta.get("n_ctx_train")) if isinstance(meta, dict) else None
     slots = positive_int(props.get("total_slots"))
     source = "llama.cpp /props n_ctx" if not slots or slots == 1 else \
-        f"llama.cpp /props n_ctx per slot (--ctx-size / --parallel {slots})"
+        f"llama.cpp /props n_ctx per slot, --ctx-size / --parallel {slots}"
     return ContextWindow(n_ctx, trained, source, LLAMA_CPP, slots=slots or 1)
 
 

@@ -85,9 +85,8 @@ def larger_window_fix(window: ContextWindow, model: str, needed: int) -> WindowF
     if server == OLLAMA:
         derived = derived_model_name(model, tokens)
         return WindowFix(tokens, (
-            f"Make {derived}, a copy of {model} that runs with {figure} tokens (Ollama "
-            f"creates it from the same files), or start Ollama with "
-            f"OLLAMA_CONTEXT_LENGTH={tokens}."), derived)
+            f"Make {derived}, a copy of {model} that runs with {figure} tokens, or start "
+            f"Ollama with OLLAMA_CONTEXT_LENGTH={tokens}."), derived)
     if server == LM_STUDIO:
         text = (f"Load {model} with a context length of {figure} in LM Studio's model "
                 f"settings (or: lms load {model} --context-length {tokens}).")

@@ -65,6 +65,7 @@ class ContextWindowBanner(QFrame):
             return  # the person hid this very warning
         self._fix = check.fix
         self.message.setText(check.warning)
+        self.message.setToolTip(f"The window's figure: {check.window.source}.")
         fix = check.fix
         if fix is not None and fix.ollama_model:
             self.fix_button.setText(f"Make {fix.ollama_model}")

@@ -68,13 +68,17 @@ class ContextCheck:
 
     @property
     def warning(self) -> str | None:
-        """The sentence a front end shows before sending, with the fix; None when it fits."""
+        """The sentence a front end shows before sending, with the fix; None when it fits.
+
+        Where the window's figure came from is not in it (front ends show
+        ``window.source`` beside it: a tooltip, Conversation settings, a REST field).
+        """
         limit = self.limit
         if limit is None or not self.short:
             return None
-        server = self.window.server or "The server"
-        parts = [f"This conversation needs about {self.needed:,} tokens, but {server} runs "
-                 f"{self.model} with {limit:,} ({self.window.source})."]
+        server = self.window.server or "the server"
+        parts = [f"This conversation needs about {self.needed:,} tokens; {server} runs "
+                 f"{self.model} with a {limit:,}-token window."]
         if self.fixed > limit * FIXED_SHARE:
             parts.append(f"The system prompt, AGENTS.md and tool schemas alone take "
                          f"{self.fixed:,}: compaction cannot make room.")
