@@ -77,6 +77,10 @@ def test_a_reply_whose_prompt_was_cut_is_marked_and_stays_marked(
     view.flush()
     marked = [k for k in view.item_keys() if "cut the prompt to" in view.item_text(k)]
     assert len(marked) == 1 and marked[0] == view.item_keys()[-1]
+    # the meter is sized by the window the cut showed
+    status = window.current_tab().status_line
+    assert "/ 4,096" not in status.context_label.text()
+    assert "learned from a cut prompt" in status.context_label.toolTip()
     # opened again from the store, the mark is where it was
     view.load_messages(controller.stored_messages())
     view.flush()

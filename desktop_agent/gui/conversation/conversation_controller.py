@@ -492,6 +492,10 @@ class ConversationController(QObject):
             self.compacted.emit(event.block.messages, event.block.summary)
         elif isinstance(event, PromptCutReported):
             self.prompt_cut.emit(event.block.message)
+            # the meter shows the window learned from it at once, not at the next check
+            self._applied = (self._figures.model, event.block.window, "learned from a cut prompt")
+            self._show_window(self.session.settings.get("context_length"))
+            self.figures_changed.emit(self._figures)
         elif isinstance(event, ReplyEnded):
             self._end_transcript_message(event.interrupted)
         else:
