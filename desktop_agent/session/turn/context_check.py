@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.prompt_size import TokenCounter, tools_tokens
-from desktop_agent.core.servers.applied_context import applied_context
 from desktop_agent.core.servers.context_window import OLLAMA, ContextWindow
 from desktop_agent.core.servers.window_fix import WindowFix, larger_window_fix
 from desktop_agent.session.events import ContextWindowChecked
@@ -124,6 +123,9 @@ class ContextChecker:
     async def check(self, options: AgentOptions, history: Sequence[dict[str, Any]],
                     prompt: Any) -> ContextCheck:
         """The check for the request a turn with ``options`` is about to send; never raises."""
+        # the asking module loads the openai SDK: not before the window has painted
+        from desktop_agent.core.servers.applied_context import applied_context
+
         window = await applied_context(options.base_url, options.model, options.api_key,
                                        timeout=min(options.timeout, 3.0),
                                        pool=options.connection_pool)
@@ -155,6 +157,7 @@ async def context_window_for(settings: Mapping[str, Any]) -> ContextWindow | Non
     """
     import asyncio
 
+    from desktop_agent.core.servers.applied_context import applied_context
     from desktop_agent.session.settings import defaults
     from desktop_agent.session.turn.options import MissingApiKeyError, stored_api_key
 
