@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
@@ -56,6 +55,7 @@ from desktop_agent.core.tooling.deferred_approvals import (
     PendingApproval,
     pending_in,
 )
+from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
 from desktop_agent.core.tooling.permissions import (
     PermissionResult,
@@ -69,6 +69,7 @@ from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
     StreamItem,
     TextBlock,
+    ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
     Usage,
@@ -432,7 +433,7 @@ class Client:
                         ) -> AsyncIterator[StreamItem]:
         options = self.options
         control = self._control
-        recent_calls: list[str] = []
+        loops = LoopGuard(options.doom_loop_threshold)
         iteration = 0
         if resume is not None:
             async for item in execute_round(resume[0], options, self._history, control,
@@ -466,11 +467,20 @@ class Client:
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
             self._answer_bad_calls(bad_calls)
-            stop = self._limit_reached(calls, iteration, recent_calls)
+            stop = self._limit_reached(calls, iteration)
+            loop = None if stop is not None else loops.observe(calls)
+            if loop is not None and loop.stop:
+                self.turn_metadata["loop_rule"] = loop.rule
+                stop = self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
             if stop is not None:
                 yield stop
                 return
             iteration += 1
+            if loop is not None:  # told once what it is doing; it answers that
+                self.turn_metadata["loop_corrected"] = loop.rule
+                for block in self._answer_calls(calls, loop.correction):
+                    yield block
+                continue
             if not calls:
                 continue  # only unusable calls: the model answers their errors
             self.turn_metadata["iterations"] = iteration
@@ -562,9 +572,8 @@ class Client:
                                                f"Error: {error.error} Raw arguments: "
                                                f"{(error.raw_data or '')[:500]}"))
 
-    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int,
-                       recent_calls: list[str]) -> ToolUseError | None:
-        """The stop notice when max_turns, the tool-round limit or a doom loop ends the turn."""
+    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int) -> ToolUseError | None:
+        """The stop notice when max_turns or the tool-round limit ends the turn."""
         options = self.options
         max_turns = options.max_turns
         if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
@@ -573,14 +582,15 @@ class Client:
                 "(max_turns) was reached. Ask again to let the agent continue."))
         if iteration >= options.max_tool_iterations:
             return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
-        recent_calls.extend(_signature(c) for c in calls)
-        threshold = options.doom_loop_threshold
-        if calls and threshold and len(recent_calls) >= threshold and \
-                len(set(recent_calls[-threshold:])) == 1:
-            return self._stop_loop(calls, NOT_EXECUTED_LOOP, (
-                f"Stopped: {calls[-1].name} was called {threshold} times in a row with the "
-                "same arguments."))
         return None
+
+    def _answer_calls(self, calls: list[ToolUseBlock], text: str) -> list[ToolResultBlock]:
+        """Answer calls that do not run with ``text``: in history, and as blocks front ends show."""
+        blocks = []
+        for call in calls:
+            self._history.append(tool_message(call.id, call.name, text))
+            blocks.append(ToolResultBlock(call.id, text, is_error=True, name=call.name))
+        return blocks
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
@@ -635,9 +645,6 @@ class Client:
             return
         answer_open_calls(self._history, text)
 
-
-def _signature(call: ToolUseBlock) -> str:
-    return call.name + "\x00" + json.dumps(call.input, sort_keys=True, default=str)
 
 
 def _limit_text(options: AgentOptions) -> str:
