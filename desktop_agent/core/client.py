@@ -467,25 +467,18 @@ class Client:
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
             self._answer_bad_calls(bad_calls)
-            stop = self._limit_reached(calls, iteration)
-            loop = None if stop is not None else loops.observe(calls)
-            if loop is not None and loop.stop:
-                self.turn_metadata["loop_rule"] = loop.rule
-                stop = self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
-            if stop is not None:
+            stop = self._limit_reached(calls, iteration, loops)
+            if isinstance(stop, ToolUseError):
                 yield stop
                 return
             iteration += 1
-            if loop is not None:  # told once what it is doing; it answers that
-                self.turn_metadata["loop_corrected"] = loop.rule
-                for block in self._answer_calls(calls, loop.correction):
-                    yield block
-                continue
             if not calls:
                 continue  # only unusable calls: the model answers their errors
             self.turn_metadata["iterations"] = iteration
+            # A loop told once what it is doing gets that as its calls' answers instead.
             async for item in execute_round(calls, options, self._history, control,
-                                            self.turn_metadata["tool_decisions"]):
+                                            self.turn_metadata["tool_decisions"]
+                                            ) if stop is None else _stream(stop):
                 yield item
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
@@ -572,8 +565,13 @@ class Client:
                                                f"Error: {error.error} Raw arguments: "
                                                f"{(error.raw_data or '')[:500]}"))
 
-    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int) -> ToolUseError | None:
-        """The stop notice when max_turns or the tool-round limit ends the turn."""
+    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int, loops: LoopGuard,
+                       ) -> ToolUseError | list[ToolResultBlock] | None:
+        """The stop notice when max_turns, the tool-round limit or a loop ends the turn.
+
+        A loop seen for the first time is answered instead: the corrective
+        results of these calls, which the model reads in place of running them.
+        """
         options = self.options
         max_turns = options.max_turns
         if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
@@ -582,7 +580,19 @@ class Client:
                 "(max_turns) was reached. Ask again to let the agent continue."))
         if iteration >= options.max_tool_iterations:
             return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
-        return None
+        return self._looping(calls, loops)
+
+    def _looping(self, calls: list[ToolUseBlock],
+                 loops: LoopGuard) -> ToolUseError | list[ToolResultBlock] | None:
+        """The loop guard's stop, or its corrective answers to these calls, or None."""
+        loop = loops.observe(calls)
+        if loop is None:
+            return None
+        if loop.stop:
+            self.turn_metadata["loop_rule"] = loop.rule
+            return self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
+        self.turn_metadata["loop_corrected"] = loop.rule
+        return self._answer_calls(calls, loop.correction)
 
     def _answer_calls(self, calls: list[ToolUseBlock], text: str) -> list[ToolResultBlock]:
         """Answer calls that do not run with ``text``: in history, and as blocks front ends show."""
@@ -654,3 +664,7 @@ def _limit_text(options: AgentOptions) -> str:
 
 __all__ = ["Client", "TextBlock"]
 
+
+async def _stream(items: list[ToolResultBlock]) -> AsyncIterator[ToolResultBlock]:
+    for item in items:
+        yield item

@@ -47,14 +47,14 @@ def _calls(*pairs: tuple[str, dict[str, Any]]) -> Any:
 
 
 async def test_near_identical_arguments_are_corrected_then_stopped(server, make_options) -> None:
-    variants = [{"path": "Notes/A.txt", "offset": 2}, {"path": " notes/a.txt ", "offset": 2},
-                {"path": "notes/A.txt", "offset": 2}, {"path": "notes/a.txt", "offset": 2}]
+    variants = [{"path": "notes/a.txt", "offset": 2}, {"path": " notes/a.txt ", "offset": 2},
+                {"path": "notes/a.txt\n", "offset": 2.0}, {"path": "notes/a.txt", "offset": 2}]
     items, metadata = await _turn(server, make_options,
                                   _calls(*[("read_file", v) for v in variants]))
     assert len(RAN) == 2  # the third was answered, the fourth stopped
     corrections = [i for i in items if isinstance(i, ToolResultBlock) and i.is_error]
     assert len(corrections) == 1
-    assert "differ only in spelling, spacing or number format" in corrections[0].content
+    assert "differ only in spacing, number format or empty values" in corrections[0].content
     stop = items[-2]
     assert isinstance(stop, ToolUseError)
     assert stop.error.startswith("Stopped by the loop guard: read_file was called 3 times")
@@ -97,7 +97,8 @@ async def test_paging_through_a_file_is_not_a_loop(server, make_options) -> None
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [
-    ({"q": "Hello  World"}, {"q": "hello world "}, True),
+    ({"q": "Hello  World"}, {"q": " Hello World "}, True),
+    ({"genotype": "AA"}, {"genotype": "Aa"}, False),
     ({"n": 2}, {"n": "2.0"}, True),
     ({"n": 2, "limit": None}, {"n": 2}, True),
     ({"n": 2}, {"n": 3}, False),

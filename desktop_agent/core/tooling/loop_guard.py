@@ -2,14 +2,16 @@
 
 A model that is stuck rarely repeats itself byte for byte. What small models
 do in practice is the same call with arguments that differ only in form
-(``"Paris"`` / ``" paris"``, ``2`` / ``"2"`` / ``2.0``, a ``null`` argument
-added), or two calls taking turns (read, list, read, list...). Three rules,
+(``"a.txt"`` / ``" a.txt "``, ``2`` / ``"2"`` / ``2.0``, a ``null`` argument
+added), or two calls taking turns (read, list, read, list...). Letter case is
+not set aside: ``AA``/``Aa``/``aa`` are three genotypes, and file names differ
+by case on most systems. Three rules,
 checked on the calls of one turn in the order they were made:
 
 * ``identical``: the same call ``threshold`` times in a row;
 * ``near-identical``: the same tool ``threshold`` times in a row with
-  arguments equal once case, spacing, number formatting and empty values are
-  set aside (:func:`normalized`);
+  arguments equal once spacing, number formatting and empty values are set
+  aside (:func:`normalized`);
 * ``alternating``: two different calls taking turns, A/B/A/B.
 
 The first time a rule matches, the calls are not run: the model gets a
@@ -57,13 +59,13 @@ class LoopVerdict:
 def normalized(value: Any) -> Any:
     """Arguments with their trivial differences set aside.
 
-    Strings are case-folded with runs of spaces collapsed and ends stripped;
+    Strings have runs of spaces collapsed and ends stripped (case is kept);
     numbers (and strings that are only a number) become floats; ``None``,
     empty strings, lists and objects are dropped from objects, so a model that
     adds ``"limit": null`` has not made a new call.
     """
     if isinstance(value, dict):
-        out = {str(k).strip().casefold(): normalized(v) for k, v in value.items()}
+        out = {str(k).strip(): normalized(v) for k, v in value.items()}
         return {k: v for k, v in sorted(out.items()) if v not in (None, "", [], {})}
     if isinstance(value, list):
         return [normalized(v) for v in value]
@@ -72,7 +74,7 @@ def normalized(value: Any) -> Any:
     if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
-        text = _SPACES.sub(" ", value).strip().casefold()
+        text = _SPACES.sub(" ", value).strip()
         return float(text) if _NUMBER.fullmatch(text) else text
     return str(value)
 
@@ -134,7 +136,7 @@ def _verdict(rule: LoopRule, stop: bool, name: str, threshold: int,
         said = f"{pair} alternated with the same arguments ({rule} calls)"
     elif rule == "near-identical":
         what = (f"You called {name} {threshold} times with arguments that differ only in "
-                "spelling, spacing or number format")
+                "spacing, number format or empty values")
         said = (f"{name} was called {threshold} times in a row with nearly the same arguments "
                 f"({rule} calls)")
     else:

@@ -108,25 +108,7 @@ class TextToolCallParser:
         """One move; True when another may follow."""
         buffer = self._buffer
         if self._kind is None:
-            at_start = not self._shown_any and not "".join(shown).strip()
-            if at_start:
-                started = self._start(shown, final)
-                if started is not None:
-                    return started
-            found = [(buffer.find(o), o) for o in _OPENERS if o in buffer]
-            if found:
-                at, opener = min(found)
-                shown.append(buffer[:at])
-                self._buffer = buffer[at + len(opener):]
-                if opener not in _PYTHON_TAG_ENDS:
-                    self._kind = opener
-                return True
-            if at_start and not buffer.strip():
-                return False  # only blank so far: a bare JSON call may still start
-            keep = 0 if final else _held_suffix(buffer)
-            shown.append(buffer[: len(buffer) - keep])
-            self._buffer = buffer[len(buffer) - keep:]
-            return False
+            return self._outside(shown, final)
         kind = self._kind
         if kind == _PYTHON_LIST:
             if final:
@@ -162,6 +144,29 @@ class TextToolCallParser:
         self._kind, self._buffer = None, rest
         self._close(kind, body, final)
         return True
+
+    def _outside(self, shown: list[str], final: bool) -> bool:
+        """Outside markup: show text up to the next opener (or a call at the start)."""
+        buffer = self._buffer
+        at_start = not self._shown_any and not "".join(shown).strip()
+        if at_start:
+            started = self._start(shown, final)
+            if started is not None:
+                return started
+        found = [(buffer.find(o), o) for o in _OPENERS if o in buffer]
+        if found:
+            at, opener = min(found)
+            shown.append(buffer[:at])
+            self._buffer = buffer[at + len(opener):]
+            if opener not in _PYTHON_TAG_ENDS:
+                self._kind = opener
+            return True
+        if at_start and not buffer.strip():
+            return False  # only blank so far: a bare JSON call may still start
+        keep = 0 if final else _held_suffix(buffer)
+        shown.append(buffer[: len(buffer) - keep])
+        self._buffer = buffer[len(buffer) - keep:]
+        return False
 
     def _start(self, shown: list[str], final: bool) -> bool | None:
         """At the reply's start: a bare JSON or Python-style call (None: neither)."""
