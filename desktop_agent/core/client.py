@@ -48,6 +48,7 @@ from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.prompt_intake import user_message
 from desktop_agent.core.request_build import assistant_message, build_request
+from desktop_agent.core.servers import prompt_speed
 from desktop_agent.core.structured_output import structured_output_for
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.tooling.deferred_approvals import (
@@ -415,6 +416,8 @@ class Client:
                                         else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
+            prompt_speed.observe_usage(self.options.base_url, self.options.model,
+                                       self.last_usage)
             if self._early.released and not self._control.interrupt_requested:
                 self._pending = not open_calls(self._history)  # answered mid-stream
             try:
