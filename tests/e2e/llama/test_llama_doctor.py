@@ -32,7 +32,8 @@ async def test_the_gguf_template_drops_tools_and_it_is_said(llama_server_own_tem
     found = await template_tools(llama_server_own_template.base_url)
     assert found.ignored is True and found.how == "rendered"
     assert "has no place for tools" in (found.sentence or "")
-    support = await tool_call_support(llama_server_own_template.base_url, llama_server_own_template.model)
+    server = llama_server_own_template
+    support = await tool_call_support(server.base_url, server.model)
     assert support.template_ignores_tools is True
     mode = await tool_call_mode.resolve(AgentOptions(
         model=llama_server_own_template.model, base_url=llama_server_own_template.base_url,
@@ -47,7 +48,8 @@ async def test_the_hermes_template_renders_tools(llama_server: LlamaServer) -> N
 
 
 async def test_the_probe_measures_the_real_model(llama_server_own_template) -> None:
-    result = await probe_tool_calls(llama_server_own_template.base_url, llama_server_own_template.model)
+    server = llama_server_own_template
+    result = await probe_tool_calls(server.base_url, server.model)
     assert result.error is None and result.cases == 4
     assert result.template_ignores_tools is True
     # the model never sees the tools natively: only the no-tool question can be right
