@@ -74,6 +74,9 @@ _EXPORTS: dict[str, str] = {
     'CompactionReported': 'events',
     'MessageStored': 'events',
     'Notice': 'events',
+    'DoctorNotice': 'events',
+    'ToolCallProbed': 'events',
+    'probe_summary': 'model_doctor',
     'PathReset': 'events',
     'PromptProgressReported': 'events',
     'ReplyEnded': 'events',
@@ -167,6 +170,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
+    from desktop_agent.session.events import DoctorNotice as DoctorNotice
     from desktop_agent.session.events import FilesChanged as FilesChanged
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
@@ -181,6 +185,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import TextDelta as TextDelta
     from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
     from desktop_agent.session.events import TitleChanged as TitleChanged
+    from desktop_agent.session.events import ToolCallProbed as ToolCallProbed
     from desktop_agent.session.events import ToolCallStarted as ToolCallStarted
     from desktop_agent.session.events import ToolErrorReported as ToolErrorReported
     from desktop_agent.session.events import ToolInputReplaced as ToolInputReplaced
@@ -199,6 +204,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.file_checkpoints import RestoreReport as RestoreReport
     from desktop_agent.session.file_checkpoints import TurnChanges as TurnChanges
     from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
+    from desktop_agent.session.model_doctor import probe_summary as probe_summary
     from desktop_agent.session.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.new_conversations import (
         create_conversation as create_conversation,

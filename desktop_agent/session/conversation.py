@@ -58,6 +58,7 @@ from .events import (
 )
 from .file_changes import ChangePreview, FileChangeWatch, preview_change
 from .folder_undo import FolderUndo
+from .model_doctor import ModelDoctor
 from .options import OptionsRead, SessionEnvironment, build_options, read_for_options
 from .plan import Plan, plan_of
 from .project_instructions import ProjectInstructions, project_instructions_for
@@ -68,6 +69,7 @@ from .turn import TurnBlocks
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.store import ConversationRecord, MessageRecord, Store, TurnLease
 
@@ -143,6 +145,7 @@ class ConversationSession(FolderUndo):
             on_problem=lambda text: self._emit(Notice(text)),
             preview=self.preview_change, before_run=self._file_changes.before_run)
         self._checkpoints: ConversationCheckpoints | None = None
+        self.doctor = ModelDoctor(store, self._emit)
 
     @property
     def checkpoints(self) -> ConversationCheckpoints:
@@ -631,6 +634,7 @@ class ConversationSession(FolderUndo):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._drop_pending_lease()
+        await self.doctor.aclose()
         if self._stop_task is not None and not self._stop_task.done():
             self._stop_task.cancel()
         client, self._client = self._client, None
@@ -703,6 +707,7 @@ class ConversationSession(FolderUndo):
                 stored = stored_compaction(self._path)
                 if stored is not None:
                     client.context_keeper.restore(stored, base)
+            self.doctor.before_turn(client.options)
             await client.query(prompt)
             blocks = TurnBlocks(recorder, client, self._emit)
             started = True
@@ -714,6 +719,7 @@ class ConversationSession(FolderUndo):
             recorder.finish("interrupted" if interrupted else "complete", client.history,
                             base_length)
             self._emit(ReplyEnded(interrupted))
+            self.doctor.after_turn(client.options)
             return "interrupted" if interrupted else "complete"
         except asyncio.CancelledError:
             recorder.finish("interrupted")
@@ -771,6 +777,17 @@ class ConversationSession(FolderUndo):
         else:
             self._client.update_options(options)
         return self._client
+
+    async def test_model(self) -> ProbeResult:
+        """Run the tool-call probe on the conversation's server and model (*Test this model*).
+
+        Raises:
+            MissingApiKeyError: The conversation names a key that is not stored.
+            ConfigurationError: No server or model is chosen.
+        """
+        options = await build_options(self._record.id, self._record.settings, self._env,
+                                      None)
+        return await self.doctor.test_model(options)
 
     async def preview_change(self, tool_name: str,
                              tool_input: dict[str, Any]) -> ChangePreview | None:

@@ -217,3 +217,12 @@ def running(base_url: str, model: str) -> bool:
     """Whether a probe of this server and model is under way in this process."""
     task = _RUNNING.get((base_url.rstrip("/"), model))
     return task is not None and not task.done()
+
+
+def cancel(base_url: str, model: str) -> bool:
+    """Stop the probe of this server and model under way (a turn needs the server now)."""
+    task = _RUNNING.get((base_url.rstrip("/"), model))
+    if task is None or task.done():
+        return False
+    task.cancel()
+    return True
