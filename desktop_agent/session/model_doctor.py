@@ -102,6 +102,7 @@ class ModelDoctor:
         self._emit = emit
         self._said: set[tuple[str, str, str]] = set()  # (kind, base_url, model) told
         self._background: asyncio.Task[ProbeResult] | None = None
+        self._probing: tuple[str, str] | None = None  # the background probe's server and model
 
     def before_turn(self, options: AgentOptions) -> None:
         """The kept probe result goes to the core before it decides the turn's mode.
@@ -109,11 +110,16 @@ class ModelDoctor:
         A background probe still running is stopped: on a server with one slot
         the person's message would wait behind it. It runs again after this turn.
         """
+        self._stop_background()
+        load_into_core(self._store, options.base_url, options.model)
+
+    def _stop_background(self) -> asyncio.Task[ProbeResult] | None:
         background, self._background = self._background, None
         if background is not None and not background.done():
-            cancel(options.base_url, options.model)
+            if self._probing is not None:
+                cancel(*self._probing)  # the run itself, not only this wait for it
             background.cancel()
-        load_into_core(self._store, options.base_url, options.model)
+        return background
 
     def after_turn(self, options: AgentOptions) -> None:
         """Say what the turn showed (once per model), and probe a new model in the background."""
@@ -136,6 +142,7 @@ class ModelDoctor:
                 and self._background is None
                 and load_into_core(self._store, options.base_url, options.model) is None
                 and not running(options.base_url, options.model)):
+            self._probing = (options.base_url, options.model)
             self._background = asyncio.ensure_future(self.test_model(options))
 
     async def test_model(self, options: AgentOptions) -> ProbeResult:
@@ -152,9 +159,8 @@ class ModelDoctor:
 
     async def aclose(self) -> None:
         """Stop a background probe (the conversation is closing)."""
-        task, self._background = self._background, None
-        if task is not None and not task.done():
-            task.cancel()
+        task = self._stop_background()
+        if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 

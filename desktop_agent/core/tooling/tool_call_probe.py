@@ -208,9 +208,15 @@ async def probe_once(base_url: str, model: str, api_key: str | None = None, *,
         running = loop.create_task(probe_tool_calls(base_url, model, api_key, timeout=timeout,
                                                     pool=pool))
         _RUNNING[key] = running
-        running.add_done_callback(lambda done: _RUNNING.pop(key, None)
-                                  if _RUNNING.get(key) is done else None)
+        running.add_done_callback(lambda done: _finished(key, done))
     return await asyncio.shield(running)
+
+
+def _finished(key: tuple[str, str], done: asyncio.Task[ProbeResult]) -> None:
+    if _RUNNING.get(key) is done:
+        del _RUNNING[key]
+    if not done.cancelled() and done.exception() is not None:  # its waiters may all be gone
+        log.warning("the tool-call probe of %s %s failed: %s", *key, done.exception())
 
 
 def running(base_url: str, model: str) -> bool:
