@@ -49,6 +49,13 @@ def slow_reply(text: str) -> script.Script:
                                f.finish("stop").data, last])
 
 
+def probe_done(qtbot: Any, server: Any) -> None:
+    """Wait for the background probe a first turn with a new model starts (before teardown)."""
+    from desktop_agent.core.tooling.tool_call_probe import running
+
+    qtbot.waitUntil(lambda: not running(server.base_url, "test-model"), timeout=WAIT_MS)
+
+
 @pytest.fixture(autouse=True)
 def _fresh():
     tool_call_mode.forget()
@@ -78,6 +85,7 @@ def test_a_template_without_tools_shows_a_banner(qtbot: Any, make_window: Any,
     dialogs = window.findChildren(ConversationSettingsDialog)
     assert len(dialogs) == 1 and dialogs[0].isVisible()
     dialogs[0].reject()
+    probe_done(qtbot, server)
 
 
 def test_a_slow_fixed_prompt_shows_what_helps(qtbot: Any, make_window: Any, server: Any) -> None:
@@ -93,6 +101,7 @@ def test_a_slow_fixed_prompt_shows_what_helps(qtbot: Any, make_window: Any, serv
     assert banner.title.text() == "Slow first words"
     assert "(40 prompt tokens/s) before the first word" in banner.message.text()
     assert "llama.cpp's prompt cache is kept warm" in banner.offers.text()
+    probe_done(qtbot, server)
 
 
 def test_test_this_model_shows_the_measured_result(qtbot: Any, make_window: Any,

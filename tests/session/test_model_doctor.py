@@ -86,6 +86,7 @@ async def test_a_template_without_tools_is_said_and_a_new_model_probed_in_backgr
         make_session: Any, model_server: ScriptedServer, store: Store) -> None:
     llama_like(model_server)
     model_server.enqueue(script.text('{"answer": "Sunny, I think."}'))
+    model_server.responder = probe_answers  # the background probe's requests (after the turn)
     session = make_session()
     session.send("Weather in Paris?")
     await finished(session)
@@ -94,7 +95,6 @@ async def test_a_template_without_tools_is_said_and_a_new_model_probed_in_backgr
     assert "chat template has no place for tools" in notices[0].text
     assert "response_format" in model_server.requests[0]  # constrained, as said
 
-    model_server.responder = probe_answers  # the background probe's requests
     done = await probed(session)
     assert done.result.summary == "native calls: 1 of 4; constrained: 4 of 4"
     assert done.result.template_ignores_tools is True

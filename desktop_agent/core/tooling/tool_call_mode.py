@@ -182,15 +182,18 @@ def choose(support: ToolCallSupport) -> ToolCallMode:
 async def resolve(options: ToolingSettings) -> ToolCallMode:
     """The mode for these options, asking the server once per model when automatic."""
     known = decided(options)
+    if known is not None and (options.base_url.rstrip("/") in _SERVERS
+                              or options.constrained_tool_calls != "auto"):
+        return known
+    support = await _asked_once(options)  # also when measured: which server kind it is
+    if support.server is not None:
+        _SERVERS[_key(options)[0]] = support.server
     if known is not None:
         return known
-    support = await _asked_once(options)
     key = _key(options)
     mode = choose(support)
     if support.reached:  # a server that is down is asked again at the next turn
         _DECIDED[key] = mode
-    if support.server is not None:
-        _SERVERS[key[0]] = support.server
     log.info("%s %s: %s", key[0], key[1], mode.reason)
     return mode
 
