@@ -1,4 +1,4 @@
-"""A conversation's consecutive requests share their prefix byte for byte (server prefix caches hit).
+"""Consecutive requests of a conversation share their prefix byte for byte (prefix caches hit).
 
 Through the whole session layer: settings -> options (system prompt with AGENTS.md, the
 tool catalog) -> the core's request, over real HTTP to the scripted server.
