@@ -24,10 +24,11 @@ def write_gguf(path: Path, *, metadata: dict[str, str], tensors: dict[str, int],
     header = magic + struct.pack("<IQQ", version, len(tensors), len(metadata))
     for key, value in metadata.items():
         header += _string(key) + struct.pack("<I", 8) + _string(value)
-    offset = 0
+    offset = end = 0
     for name, elements in tensors.items():
         header += _string(name) + struct.pack("<IQIQ", 1, elements, F32, offset)
+        end = offset + elements * 4  # the last tensor ends the file, unpadded
         offset += -(-elements * 4 // ALIGNMENT) * ALIGNMENT
     header += b"\0" * (-len(header) % ALIGNMENT)
-    path.write_bytes(header + b"\0" * offset)
+    path.write_bytes(header + b"\0" * end)
     return path

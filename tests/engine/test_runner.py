@@ -87,9 +87,11 @@ async def test_a_running_model_answers_with_its_key_refuses_without_and_stops(
         await ask(engine)
 
 
-async def test_a_crashed_engine_names_the_signal_and_restarts_on_the_same_address() -> None:
+async def test_a_crashed_engine_names_the_signal_and_restarts_on_the_same_address(
+        tmp_path: Path) -> None:
     crashes: list[EngineCrashed] = []
-    async with LocalModel(smollm2(), threads=1, context_length=1024) as engine:
+    async with LocalModel(smollm2(), threads=1, context_length=1024,
+                          log_dir=tmp_path) as engine:
         engine.on_crash(crashes.append)
         address, pid = engine.base_url, engine.pid
         assert pid is not None
@@ -104,12 +106,13 @@ async def test_a_crashed_engine_names_the_signal_and_restarts_on_the_same_addres
     assert len(crashes) == 1  # the stop after a restart is no crash
 
 
-async def test_a_port_in_use_is_refused_with_its_number() -> None:
+async def test_a_port_in_use_is_refused_with_its_number(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        engine = LocalModel(smollm2(), threads=1, context_length=1024, port=port)
+        engine = LocalModel(smollm2(), threads=1, context_length=1024, port=port,
+                            log_dir=tmp_path)
         with pytest.raises(EnginePortTaken) as refused:
             await engine.start()
     assert refused.value.port == port and f"Port {port}" in str(refused.value)
@@ -139,7 +142,7 @@ async def test_a_model_kind_this_llama_cpp_does_not_know_is_named(tmp_path: Path
     odd = write_gguf(tmp_path / "future.gguf", metadata={"general.architecture": "nosucharch"},
                      tensors={"token_embd.weight": 64})
     with pytest.raises(UnknownArchitecture) as refused:
-        await LocalModel(odd, threads=1, context_length=1024).start()
+        await LocalModel(odd, threads=1, context_length=1024, log_dir=tmp_path).start()
     assert refused.value.architecture == "nosucharch"
     assert "future.gguf" in str(refused.value) and "“nosucharch”" in str(refused.value)
 
@@ -149,7 +152,7 @@ import asyncio, sys
 from desktop_agent.engine.runner import LocalModel
 
 async def main():
-    engine = LocalModel(sys.argv[1], threads=1, context_length=1024)
+    engine = LocalModel(sys.argv[1], threads=1, context_length=1024, log_dir=sys.argv[2])
     await engine.start()
     print(engine.pid, flush=True)
     await asyncio.sleep(3600)
@@ -158,8 +161,8 @@ asyncio.run(main())
 """
 
 
-def test_an_app_killed_outright_leaves_no_engine_behind() -> None:
-    with subprocess.Popen([sys.executable, "-c", ORPHANING_APP, str(smollm2())],
+def test_an_app_killed_outright_leaves_no_engine_behind(tmp_path: Path) -> None:
+    with subprocess.Popen([sys.executable, "-c", ORPHANING_APP, str(smollm2()), str(tmp_path)],
                           stdout=subprocess.PIPE, text=True, cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO)}) as app:
         try:
