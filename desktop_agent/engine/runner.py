@@ -284,7 +284,13 @@ class LocalModel:
                 await self._launch(tool_chat_template())
 
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
-        """Stop the engine: SIGTERM, then SIGKILL if it has not ended after ``grace`` s."""
+        """Stop the engine: SIGTERM, then SIGKILL if it has not ended after ``grace`` s.
+
+        A start still under way is abandoned (its :meth:`start` raises), so quitting
+        never waits for a big model to finish loading.
+        """
+        if self._start_lock.locked():
+            await self._end_process(grace)
         async with self._start_lock:
             await self._halt(grace)
 
@@ -361,6 +367,8 @@ class LocalModel:
         if ready is None:  # its stdout ended before the ready line: it is ending
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+            if self._stopping:
+                raise EngineError(f"{self.path.name} was stopped before it was ready.")
             raise self._start_failure(process.returncode, launch.port)
         if not await _answers_health(ready.port):
             raise EngineError(f"The engine said {self.path.name} was ready but does not answer "
@@ -394,7 +402,8 @@ class LocalModel:
                 asyncio.get_running_loop().call_exception_handler(
                     {"message": "engine crash callback failed", "exception": exc})
 
-    async def _halt(self, grace: float = STOP_GRACE_SECONDS) -> None:
+    async def _end_process(self, grace: float) -> None:
+        """SIGTERM the engine, SIGKILL after ``grace`` s; an end asked for, never a crash."""
         process = self._process
         if process is None:
             return
@@ -408,6 +417,12 @@ class LocalModel:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
                 await process.wait()
+
+    async def _halt(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        process = self._process
+        if process is None:
+            return
+        await self._end_process(grace)
         if self._watcher is not None:
             await self._watcher
             self._watcher = None

@@ -52,6 +52,7 @@ class RunningModels:
         self._timers: dict[Path, asyncio.TimerHandle] = {}
         self._unloads: set[asyncio.Task[None]] = set()
         self._unload_callbacks: list[UnloadCallback] = []
+        self._starting: LocalModel | None = None
         self._lock = asyncio.Lock()
 
     @property
@@ -105,7 +106,11 @@ class RunningModels:
                     await self._forget(other)
             engine = LocalModel.with_settings(path, wanted, log_dir=self._log_dir,
                                               fits_context=fits_context)
-            await engine.start()
+            self._starting = engine
+            try:
+                await engine.start()
+            finally:
+                self._starting = None
             self._models[path] = engine
             self._users[path] = 0
             self.touch(engine)
@@ -140,6 +145,8 @@ class RunningModels:
         """Stop every engine (the app is quitting)."""
         for task in list(self._unloads):
             task.cancel()
+        if self._starting is not None:
+            await self._starting.stop()  # its run() raises: quitting does not wait for a load
         async with self._lock:
             for path in list(self._models):
                 await self._forget(path)

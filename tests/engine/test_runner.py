@@ -8,6 +8,7 @@ a sentence naming the bad file, the signal that ended a crashed engine.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -30,6 +31,7 @@ from runner_gguf_files import write_gguf
 
 from desktop_agent.engine.engine_errors import (
     EngineCrashed,
+    EngineError,
     EnginePortTaken,
     ModelFileInvalid,
     UnknownArchitecture,
@@ -87,7 +89,7 @@ async def test_a_running_model_answers_with_its_key_refuses_without_and_stops(
         await ask(engine)
 
 
-async def test_a_crashed_engine_names_the_signal_and_restarts_on_the_same_address(
+async def test_an_engine_killed_mid_reply_names_the_signal_and_restarts_on_the_same_address(
         tmp_path: Path) -> None:
     crashes: list[EngineCrashed] = []
     async with LocalModel(smollm2(), threads=1, context_length=1024,
@@ -95,12 +97,21 @@ async def test_a_crashed_engine_names_the_signal_and_restarts_on_the_same_addres
         engine.on_crash(crashes.append)
         address, pid = engine.base_url, engine.pid
         assert pid is not None
-        os.kill(pid, signal.SIGKILL)  # as the system's out-of-memory killer would
+        async with openai.AsyncOpenAI(base_url=engine.base_url, api_key=engine.api_key,
+                                      max_retries=0, timeout=scaled(60)) as client:
+            stream = await client.chat.completions.create(
+                model=engine.model, max_tokens=400, stream=True, extra_body={"ignore_eos": True},
+                messages=[{"role": "user", "content": "Tell a long story."}])
+            with pytest.raises(openai.APIError):  # the reply breaks off, as a person sees it
+                async for _chunk in stream:
+                    # as the system's out-of-memory killer would, while the reply streams
+                    if not crashes and not process_gone(pid):
+                        os.kill(pid, signal.SIGKILL)
         await wait_until_async(lambda: bool(crashes), "the crash is reported")
         [crash] = crashes
         assert crash is engine.crash and crash.signal_name == "SIGKILL"
         assert "killed by SIGKILL" in str(crash) and not engine.running
-        await engine.restart()
+        await engine.restart()  # what the card's Restart does
         assert engine.running and engine.base_url == address and engine.crash is None
         assert (await ask(engine)).strip()
     assert len(crashes) == 1  # the stop after a restart is no crash
@@ -175,3 +186,24 @@ def test_an_app_killed_outright_leaves_no_engine_behind(tmp_path: Path) -> None:
             app.kill()  # SIGKILL: no atexit, no stop(); only the kernel and the pipe remain
             app.wait()
     wait_until(lambda: process_gone(engine_pid), "the orphaned engine has stopped")
+
+
+def children_of_this_thread() -> set[int]:
+    """Processes this (main, event-loop) thread started, from Linux's /proc."""
+    pid = os.getpid()
+    return {int(child) for child in
+            file_text(Path(f"/proc/{pid}/task/{pid}/children")).split()}
+
+
+async def test_stopping_a_model_still_loading_abandons_its_start(tmp_path: Path) -> None:
+    engine = LocalModel(smollm2(), threads=1, context_length=1024, log_dir=tmp_path)
+    before = children_of_this_thread()
+    starting = asyncio.create_task(engine.start())
+    await wait_until_async(lambda: bool(children_of_this_thread() - before),
+                           "the engine process exists")
+    [child] = children_of_this_thread() - before
+    os.kill(child, signal.SIGSTOP)  # frozen mid-load, as a huge model on a slow disk would be
+    await engine.stop(grace=0.2)  # the app quits: it must not wait for the load
+    with pytest.raises(EngineError, match="was stopped before it was ready"):
+        await starting
+    assert not engine.running and engine.crash is None and process_gone(child)
