@@ -115,6 +115,7 @@ class LocalModel:
         self._log_path: Path | None = None
         self._template_source = ""
         self._start_lock = asyncio.Lock()
+        self._stop_requested = asyncio.Event()  # set by a stop() during a start
 
     @classmethod
     def with_settings(cls, model: str | os.PathLike[str], settings: RunSettings, *,
@@ -267,8 +268,11 @@ class LocalModel:
             if self.running:
                 return
             await self._discard_ended()
+            self._stop_requested.clear()
             facts = await asyncio.to_thread(check_model_file, self.path)
             require_server_package()
+            if self._stop_requested.is_set():
+                raise self._abandoned()
             self._facts = facts
             self._applied = self.settings.resolve(trained_context=facts.trained_context,
                                                   fits_context=self._fits_context)
@@ -290,6 +294,7 @@ class LocalModel:
         never waits for a big model to finish loading.
         """
         if self._start_lock.locked():
+            self._stop_requested.set()
             await self._end_process(grace)
         async with self._start_lock:
             await self._halt(grace)
@@ -360,20 +365,32 @@ class LocalModel:
             process.stdin.write(launch.private_line())
             await process.stdin.drain()  # the pipe then stays open: the child's watchdog
         allowance = startup_allowance(self._facts.size if self._facts else 0)
+        reading = asyncio.ensure_future(_read_ready_line(process.stdout))
+        stopping = asyncio.ensure_future(self._stop_requested.wait())
         try:
-            ready = await asyncio.wait_for(_read_ready_line(process.stdout), allowance)
-        except TimeoutError:
-            raise EngineStartTimeout(self.path, allowance, self.log_tail()) from None
+            done, _pending = await asyncio.wait({reading, stopping}, timeout=allowance,
+                                                return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reading.cancel()
+            stopping.cancel()
+        if stopping in done or self._stopping:
+            raise self._abandoned()
+        if reading not in done:
+            raise EngineStartTimeout(self.path, allowance, self.log_tail())
+        ready = reading.result()
         if ready is None:  # its stdout ended before the ready line: it is ending
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
             if self._stopping:
-                raise EngineError(f"{self.path.name} was stopped before it was ready.")
+                raise self._abandoned()
             raise self._start_failure(process.returncode, launch.port)
         if not await _answers_health(ready.port):
             raise EngineError(f"The engine said {self.path.name} was ready but does not answer "
                               f"on port {ready.port}; a firewall may block 127.0.0.1.")
         return ready
+
+    def _abandoned(self) -> EngineError:
+        return EngineError(f"{self.path.name} was stopped before it was ready.")
 
     def _start_failure(self, returncode: int | None, port: int) -> EngineError:
         tail = self.log_tail()
