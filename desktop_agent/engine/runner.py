@@ -263,6 +263,7 @@ class LocalModel:
             EnginePortTaken: The port asked for is in use.
             EngineStartTimeout: Not ready within the machine-scaled wait.
             EngineStopped: The engine ended while starting (how, and what it said).
+            EngineError: :meth:`stop` was called before it was ready.
         """
         async with self._start_lock:
             if self.running:

@@ -85,8 +85,9 @@ class RunningModels:
                   fits_context: int | None = None) -> LocalModel:
         """The running engine for ``model``, started (and others stopped) if need be.
 
-        The same file with the same settings returns the engine already running; new
-        settings restart it; a crashed engine is started again.
+        The same file with the same settings returns the engine already running (a
+        crashed one restarted, keeping its address and key); new settings start a new
+        engine in its place.
 
         Raises:
             EngineError: The engine could not start (see ``LocalModel.start``); the
@@ -96,7 +97,9 @@ class RunningModels:
         path = _key(model)
         async with self._lock:
             held = self._models.get(path)
-            if held is not None and held.running and held.settings == wanted:
+            if held is not None and held.settings == wanted:
+                if not held.running:  # crashed: same key, and the same port when free
+                    await held.restart()
                 self.touch(held)
                 return held
             if held is not None:

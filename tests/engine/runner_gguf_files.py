@@ -32,3 +32,21 @@ def write_gguf(path: Path, *, metadata: dict[str, str], tensors: dict[str, int],
     header += b"\0" * (-len(header) % ALIGNMENT)
     path.write_bytes(header + b"\0" * end)
     return path
+
+
+def copy_with_chat_template(source: Path, target: Path, template: str) -> Path:
+    """Copy a real GGUF with its ``tokenizer.chat_template`` replaced by ``template``.
+
+    The value is padded (spaces at its end) so the header grows by a multiple of the
+    alignment: the tensor data then moves by whole blocks and its offsets, counted
+    from the data's start, stay right.
+    """
+    data = source.read_bytes()
+    key = _string("tokenizer.chat_template") + struct.pack("<I", 8)
+    start = data.index(key) + len(key)
+    (old_length,) = struct.unpack_from("<Q", data, start)
+    new = template.encode()
+    new += b" " * (-(len(new) - old_length) % ALIGNMENT)
+    target.write_bytes(data[:start] + struct.pack("<Q", len(new)) + new
+                       + data[start + 8 + old_length:])
+    return target

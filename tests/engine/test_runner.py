@@ -9,6 +9,7 @@ a sentence naming the bad file, the signal that ended a crashed engine.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import socket
@@ -27,7 +28,7 @@ from runner_fixtures import (
     wait_until,
     wait_until_async,
 )
-from runner_gguf_files import write_gguf
+from runner_gguf_files import copy_with_chat_template, write_gguf
 
 from desktop_agent.engine.engine_errors import (
     EngineCrashed,
@@ -156,6 +157,23 @@ async def test_a_model_kind_this_llama_cpp_does_not_know_is_named(tmp_path: Path
         await LocalModel(odd, threads=1, context_length=1024, log_dir=tmp_path).start()
     assert refused.value.architecture == "nosucharch"
     assert "future.gguf" in str(refused.value) and "“nosucharch”" in str(refused.value)
+
+
+async def test_a_template_that_only_mentions_tools_is_replaced_by_the_tool_template(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The check before start sees "tools" in the model's template; llama.cpp, which
+    # renders it with a tool, finds it ignores them: the engine starts again with ours.
+    own = "{% for message in messages %}{{ message['content'] }}{% endfor %}{# no tools #}"
+    model = copy_with_chat_template(smollm2(), tmp_path / "mentions-tools.gguf", own)
+    caplog.set_level(logging.INFO, logger="desktop_agent.engine")
+    async with LocalModel(model, threads=1, context_length=1024, log_dir=tmp_path) as engine:
+        assert "its own template cannot call tools" in caplog.text
+        assert engine.chat_template_source == "tool template" and engine.supports_tools
+        async with httpx.AsyncClient() as http:
+            props = (await http.get(f"{engine.root_url}/props", headers={
+                "Authorization": f"Bearer {engine.api_key}"})).json()
+        assert "<tool_call>" in props["chat_template"]
+        assert (await ask(engine)).strip()
 
 
 ORPHANING_APP = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -86,5 +87,20 @@ async def test_a_longer_idle_time_set_later_keeps_the_model(tmp_path: Path) -> N
         running.idle_unload_after = None
         await asyncio.sleep(0.3)
         assert engine.running
+    finally:
+        await running.stop_all()
+
+
+async def test_running_a_crashed_model_again_keeps_its_address_and_key(tmp_path: Path) -> None:
+    running = RunningModels(log_dir=tmp_path)
+    try:
+        engine = await running.run(smollm2(), SMALL)
+        address, key, pid = engine.base_url, engine.api_key, engine.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await wait_until_async(lambda: engine.crash is not None, "the crash is noticed")
+        again = await running.run(smollm2(), SMALL)
+        assert again is engine and engine.running and engine.pid != pid
+        assert (engine.base_url, engine.api_key) == (address, key)
     finally:
         await running.stop_all()
