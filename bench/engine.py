@@ -106,7 +106,8 @@ async def start_by_hand(model: Path, context: int, threads: int,
 
 
 async def one_run(args: argparse.Namespace, model: Path, template: Path, number: int,
-                  engine_speeds: Speeds, hand_speeds: Speeds) -> tuple[int | None, int]:
+                  engine_speeds: Speeds, hand_speeds: Speeds,
+                  pairs: Speeds) -> tuple[int | None, int]:
     started = time.perf_counter()
     engine = LocalModel(model, threads=args.threads, context_length=args.context,
                         chat_template=tool_chat_template(), alias="smollm2")
@@ -125,6 +126,8 @@ async def one_run(args: argparse.Namespace, model: Path, template: Path, number:
                     measured = await timings(http, url, key, args.tokens)
                     speeds.generation.append(measured["predicted_per_second"])
                     speeds.prompt.append(measured["prompt_per_second"])
+                pairs.generation.append(engine_speeds.generation[-1] / hand_speeds.generation[-1])
+                pairs.prompt.append(engine_speeds.prompt[-1] / hand_speeds.prompt[-1])
         return engine.rss_bytes(), resident_bytes(os.getpid()) or 0
     finally:
         await engine.stop()
@@ -159,10 +162,12 @@ async def main(args: argparse.Namespace) -> int:
           f"{args.runs} runs x {args.requests} requests per server, alternating")
     own_before = resident_bytes(os.getpid()) or 0
     engine_speeds, hand_speeds = Speeds(), Speeds()
+    pairs = Speeds()  # engine / by hand, for each two requests sent one after the other
     engine_rss: list[int] = []
     own_rss: list[int] = []
     for number in range(args.runs):
-        rss, own = await one_run(args, model, template, number, engine_speeds, hand_speeds)
+        rss, own = await one_run(args, model, template, number, engine_speeds, hand_speeds,
+                                 pairs)
         engine_rss.append(rss or 0)
         own_rss.append(own)
         print(f"  run {number + 1}: ready engine {engine_speeds.ready[-1]:.2f} s, by hand "
@@ -173,6 +178,8 @@ async def main(args: argparse.Namespace) -> int:
         hand_speeds.generation)
     prompt = statistics.median(engine_speeds.prompt) / statistics.median(hand_speeds.prompt)
     ready = statistics.median(engine_speeds.ready)
+    paired_generation = statistics.median(pairs.generation)
+    paired_prompt = statistics.median(pairs.prompt)
     print()
     print(f"generation  engine {statistics.median(engine_speeds.generation):7.1f} tokens/s, "
           f"by hand {statistics.median(hand_speeds.generation):7.1f}: ratio {generation:.3f} "
@@ -180,6 +187,9 @@ async def main(args: argparse.Namespace) -> int:
     print(f"prompt      engine {statistics.median(engine_speeds.prompt):7.1f} tokens/s, "
           f"by hand {statistics.median(hand_speeds.prompt):7.1f}: ratio {prompt:.3f} "
           f"({verdict(prompt, TARGET_SPEED_RATIO)} >= {TARGET_SPEED_RATIO})")
+    print(f"median of the paired ratios (neighbouring requests): generation "
+          f"{paired_generation:.3f} ({verdict(paired_generation, TARGET_SPEED_RATIO)}), prompt "
+          f"{paired_prompt:.3f} ({verdict(paired_prompt, TARGET_SPEED_RATIO)})")
     ready_verdict = verdict(ready, TARGET_READY_SECONDS, at_least=False)
     print(f"start() to ready: median {ready:.2f} s, min {min(engine_speeds.ready):.2f}, "
           f"max {max(engine_speeds.ready):.2f} ({ready_verdict} <= {TARGET_READY_SECONDS:.0f} s);"

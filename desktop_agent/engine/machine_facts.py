@@ -29,12 +29,15 @@ def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
 
     llama.cpp generates fastest with one thread per physical core: two threads on
     one core wait for each other at every step. Linux counts the distinct
-    (``physical id``, ``core id``) pairs; elsewhere half the logical CPUs.
+    (``physical id``, ``core id``) pairs; a Linux that lists no core ids (ARM, which
+    has no hyper-threads) counts every CPU; elsewhere half the logical CPUs.
     """
     try:
         text = cpuinfo.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return max(1, (os.cpu_count() or 2) // 2)
+    if "core id" not in text:
+        return max(1, os.cpu_count() or 1)
     cores: set[tuple[str, str]] = set()
     package = core = ""
     for line in [*text.splitlines(), ""]:
@@ -47,7 +50,7 @@ def physical_cores(cpuinfo: Path = Path("/proc/cpuinfo")) -> int:
         elif not key and core:  # a blank line ends one processor's block
             cores.add((package, core))
             package = core = ""
-    return max(1, len(cores)) if cores else max(1, (os.cpu_count() or 2) // 2)
+    return max(1, len(cores))
 
 
 def default_threads() -> int:

@@ -6,6 +6,7 @@ on any machine (the real engine's tests are the ``test_runner*`` modules beside)
 
 from __future__ import annotations
 
+import os
 import signal
 import struct
 from pathlib import Path
@@ -103,3 +104,9 @@ def test_exits_are_said_in_words() -> None:
     assert "killed by SIGSEGV: it crashed in native" in str(crash)
     failed = EngineStopped(1, "0.00.1 I fine\n0.00.2 E llama_model_load: bad tensor\n")
     assert str(failed) == "The engine exited with status 1. It said: llama_model_load: bad tensor"
+
+
+def test_without_core_ids_every_cpu_is_a_core(tmp_path: Path) -> None:
+    (tmp_path / "cpuinfo").write_text("processor\t: 0\nBogoMIPS\t: 48.00\n\n"
+                                      "processor\t: 1\nBogoMIPS\t: 48.00\n\n")
+    assert physical_cores(tmp_path / "cpuinfo") == (os.cpu_count() or 1)
