@@ -12,6 +12,11 @@ The child is llama.cpp's own server (:mod:`desktop_agent.engine.engine_child`) o
 reports, never the app's own crash, and other programs on the machine cannot use
 the model without the key. A bad file is refused before anything starts; a start
 that fails says why in one typed error (see :mod:`desktop_agent.engine.engine_errors`).
+
+Start engines from the thread that runs the app's event loop for the app's whole
+life (the window's and ``serve``'s main thread): on Linux the kernel stops the
+engine when the *thread* that started it ends, which is what makes a killed app
+leave no engine behind.
 """
 
 from __future__ import annotations
