@@ -12,7 +12,8 @@ Each run starts both servers fresh, with the same model (SmolLM2-135M from
 Then it sends the same greedy chat request to both, alternating which goes first,
 with ``cache_prompt: false`` so every request processes its whole prompt, and
 reads llama.cpp's own ``timings`` (``predicted_per_second``, ``prompt_per_second``):
-a busy machine slows wall time for reasons that are not the server's. It prints
+a busy machine slows wall time for reasons that are not the server's; the CPU
+time each server spends per request (``/proc``) is steadier still. It prints
 the median ratios engine / by hand against the 0.95 target, the time from
 ``start()`` to ready (target ≤ 3 s), the engine's resident memory, and this
 process's own (the window's stand-in: the model lives in the other process).
@@ -81,6 +82,17 @@ class Speeds:
     generation: list[float] = field(default_factory=list)  # tokens/s while generating
     prompt: list[float] = field(default_factory=list)  # tokens/s processing the prompt
     ready: list[float] = field(default_factory=list)  # seconds from start to ready
+    cpu: list[float] = field(default_factory=list)  # CPU seconds the server spent per request
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux ``/proc/<pid>/stat``).
+
+    Unlike tokens per second, the CPU a request costs barely changes when other
+    programs compete for the cores, so it shows overhead a busy machine would hide.
+    """
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def timings(http: httpx.AsyncClient, base_url: str, key: str,
@@ -118,12 +130,14 @@ async def one_run(args: argparse.Namespace, model: Path, template: Path, number:
     try:
         async with httpx.AsyncClient(timeout=600) as http:
             for request in range(args.requests):
-                order = [("engine", engine.base_url, engine.api_key, engine_speeds),
-                         ("hand", hand_url, HAND_KEY, hand_speeds)]
+                order = [(engine.pid or 0, engine.base_url, engine.api_key, engine_speeds),
+                         (hand.pid, hand_url, HAND_KEY, hand_speeds)]
                 if (number + request) % 2:
                     order.reverse()
-                for _name, url, key, speeds in order:
+                for pid, url, key, speeds in order:
+                    cpu_before = cpu_seconds(pid)
                     measured = await timings(http, url, key, args.tokens)
+                    speeds.cpu.append(cpu_seconds(pid) - cpu_before)
                     speeds.generation.append(measured["predicted_per_second"])
                     speeds.prompt.append(measured["prompt_per_second"])
                 pairs.generation.append(engine_speeds.generation[-1] / hand_speeds.generation[-1])
@@ -191,6 +205,11 @@ async def main(args: argparse.Namespace) -> int:
           f"{paired_generation:.3f} ({verdict(paired_generation, TARGET_SPEED_RATIO)}), prompt "
           f"{paired_prompt:.3f} ({verdict(paired_prompt, TARGET_SPEED_RATIO)})")
     ready_verdict = verdict(ready, TARGET_READY_SECONDS, at_least=False)
+    engine_cpu, hand_cpu = statistics.median(engine_speeds.cpu), statistics.median(hand_speeds.cpu)
+    print(f"CPU per request: engine {engine_cpu:.2f} s, by hand {hand_cpu:.2f} s: the engine "
+          f"does {hand_cpu / engine_cpu:.3f}x the hand-started server's work per CPU second "
+          f"({verdict(hand_cpu / engine_cpu, TARGET_SPEED_RATIO)} >= {TARGET_SPEED_RATIO}; "
+          "insensitive to other programs' load)")
     print(f"start() to ready: median {ready:.2f} s, min {min(engine_speeds.ready):.2f}, "
           f"max {max(engine_speeds.ready):.2f} ({ready_verdict} <= {TARGET_READY_SECONDS:.0f} s);"
           " the hand-started server: median "
