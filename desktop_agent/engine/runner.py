@@ -29,14 +29,14 @@ import os
 import re
 import secrets
 import signal
-import sys
 import tempfile
 import weakref
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from desktop_agent.engine.engine_child import ChildLaunch, ReadyFacts, parse_ready_line
+from desktop_agent.engine.child_spawn import answers_health, read_ready_line, spawn_child
+from desktop_agent.engine.engine_child import ChildLaunch, ReadyFacts
 from desktop_agent.engine.engine_errors import (
     EngineCrashed,
     EngineError,
@@ -345,11 +345,7 @@ class LocalModel:
         self._log_path = self._new_log_path()
         self._crash = None
         self._stopping = False
-        with self._log_path.open("ab") as log:
-            process = await asyncio.create_subprocess_exec(
-                *launch.command(os.getpid()), stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=log, env=_child_environment(),
-                start_new_session=True)  # a Ctrl+C in a terminal is the app's to handle
+        process = await spawn_child(launch, self._log_path)
         self._process = process
         _LIVE.add(self)
         try:
@@ -366,12 +362,9 @@ class LocalModel:
 
     async def _await_ready(self, process: asyncio.subprocess.Process,
                            launch: ChildLaunch) -> ReadyFacts:
-        assert process.stdin is not None and process.stdout is not None  # PIPE both
-        with contextlib.suppress(ConnectionError):  # a child that died at once: said below
-            process.stdin.write(launch.private_line())
-            await process.stdin.drain()  # the pipe then stays open: the child's watchdog
+        assert process.stdout is not None  # a pipe (spawn_child)
         allowance = startup_allowance(self._facts.size if self._facts else 0)
-        reading = asyncio.ensure_future(_read_ready_line(process.stdout))
+        reading = asyncio.ensure_future(read_ready_line(process.stdout))
         stopping = asyncio.ensure_future(self._stop_requested.wait())
         try:
             done, _pending = await asyncio.wait({reading, stopping}, timeout=allowance,
@@ -390,7 +383,7 @@ class LocalModel:
             if self._stopping:
                 raise self._abandoned()
             raise self._start_failure(process.returncode, launch.port)
-        if not await _answers_health(ready.port):
+        if not await answers_health(ready.port):
             raise EngineError(f"The engine said {self.path.name} was ready but does not answer "
                               f"on port {ready.port}; a firewall may block 127.0.0.1.")
         return ready
@@ -482,48 +475,6 @@ class LocalModel:
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(process.pid, signal.SIGTERM)
-
-
-async def _read_ready_line(stdout: asyncio.StreamReader) -> ReadyFacts | None:
-    """The child's ready line, or None when its stdout ends first (it died)."""
-    while line := await stdout.readline():
-        ready = parse_ready_line(line.decode("utf-8", "replace").strip())
-        if ready is not None:
-            return ready
-    return None
-
-
-async def _answers_health(port: int) -> bool:
-    """Whether ``GET /health`` on the port answers 200 (a plain request: no HTTP library)."""
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError:
-        return False
-    try:
-        writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        await writer.drain()
-        status = await reader.readline()
-    except OSError:
-        return False
-    finally:
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
-    return status.split(b" ")[1:2] == [b"200"]
-
-
-def _child_environment() -> dict[str, str]:
-    """The app's environment, with this very package first on the path when run from source.
-
-    The child must run the same code as the app even when the app found the package
-    through a path set inside Python (a test's launcher) rather than the environment.
-    """
-    environment = dict(os.environ)
-    if not getattr(sys, "frozen", False):
-        package_root = str(Path(__file__).resolve().parents[2])
-        rest = environment.get("PYTHONPATH")
-        environment["PYTHONPATH"] = f"{package_root}{os.pathsep}{rest}" if rest else package_root
-    return environment
 
 
 #: Engines running now; at exit each is asked to stop (its watchdog pipe and, on
