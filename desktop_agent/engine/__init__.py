@@ -4,9 +4,9 @@ The model library (GGUF files found in LM Studio's, Ollama's, Hugging Face's and
 llama.cpp's folders, read from their headers, with whether each fits in memory), a
 short catalogue of small tool-calling models, resumable downloads from the
 Hugging Face hub, and llama.cpp serving one of them in a child process
-(:class:`LocalModel`, :class:`RunningModels`). The window, ``serve --model`` and SDK scripts use it; it knows no
-front end, no conversation and no data folder of its own (callers pass the folders
-it needs)::
+(:class:`LocalModel`, :class:`RunningModels`). The window, ``serve --model`` and SDK
+scripts use it; it knows no front end, no conversation and no data folder of its own
+(callers pass the folders it needs)::
 
     from desktop_agent.engine import ModelLibrary, best_pick, download_model_file
 
