@@ -1,0 +1,168 @@
+"""A program racing a restore in the working folder never gets it to write outside (issue 47).
+
+Another process keeps swapping a subfolder for a symlink to a folder outside
+the working folder (move the folder aside, put the link in its name, take
+the link away, move the folder back) while restores write and remove every
+file of that subfolder. Whatever the interleaving, the outside folder must
+end exactly as it began: no file changed, removed or created (a restore's
+temporary file included). CI runs this file as root and again as a normal
+user (``.ci/sandbox_as_user.sh``): the folders a restore may write differ.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from desktop_agent.workspace.checkpoints import CheckpointStore
+from desktop_agent.workspace.folder_restore import apply_restore
+from desktop_agent.workspace.folder_scan import Entry, Limits, scan_folder
+from desktop_agent.workspace.object_store import ObjectStore
+
+FILES = 40
+ROUNDS = 200
+
+# The racer: prints "ready" once it has swapped the folder for the link once,
+# then swaps on until the stop file appears, and prints how many swaps it made.
+RACER = r"""
+import os, shutil, sys
+sub, outside, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+away = sub + ".away"
+swaps = 0
+while True:
+    try:
+        os.rename(sub, away)
+    except OSError:
+        pass
+    try:
+        os.symlink(outside, sub)
+        swaps += 1
+    except OSError:
+        pass
+    if swaps == 1:
+        print("ready", flush=True)
+        swaps += 1
+    try:
+        if os.path.islink(sub):
+            os.unlink(sub)
+    except OSError:
+        pass
+    try:
+        os.rename(away, sub)
+    except OSError:  # the restore made a real folder there meanwhile
+        shutil.rmtree(away, ignore_errors=True)
+    if swaps % 64 == 0 and os.path.exists(stop):
+        break
+print(swaps, flush=True)
+"""
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, str]]:
+    """Every path under ``folder``: its mode and a digest of its bytes (or link target)."""
+    found: dict[str, tuple[int, str]] = {}
+    for parent, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            full = Path(parent, name)
+            st = full.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                body = os.readlink(full).encode()
+            elif stat.S_ISREG(st.st_mode):
+                body = full.read_bytes()
+            else:
+                body = b""
+            found[full.relative_to(folder).as_posix()] = (
+                st.st_mode, hashlib.sha256(body).hexdigest())
+    return found
+
+
+def changed(before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]]) -> list[str]:
+    """The paths made, removed or altered between two snapshots, each with what happened."""
+    return sorted([f"{p} changed" for p in before.keys() & after.keys() if before[p] != after[p]]
+                  + [f"{p} removed" for p in before.keys() - after.keys()]
+                  + [f"{p} created" for p in after.keys() - before.keys()])
+
+
+@contextlib.contextmanager
+def racing(sub: Path, outside: Path, stop: Path) -> Iterator[list[int]]:
+    """Run the racer while the block runs; yields a list that gets its swap count."""
+    racer = subprocess.Popen([sys.executable, "-c", RACER, str(sub), str(outside), str(stop)],
+                             stdout=subprocess.PIPE, text=True)
+    swaps: list[int] = []
+    try:
+        assert racer.stdout is not None
+        assert racer.stdout.readline().strip() == "ready"
+        yield swaps
+    finally:
+        stop.touch()
+        out, _ = racer.communicate()
+        swaps.append(int(out.strip() or 0))
+
+
+def make_folders(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A working folder with ``sub/`` of files, and an outside folder of the same names."""
+    workdir = tmp_path / "work"
+    outside = tmp_path / "outside"
+    (workdir / "sub").mkdir(parents=True)
+    outside.mkdir()
+    for n in range(FILES):
+        (workdir / "sub" / f"f{n:03d}.txt").write_text(f"inside {n}\n" * 20)
+        (outside / f"f{n:03d}.txt").write_text(f"outside {n}\n")
+    (outside / "only-outside.txt").write_text("never touched\n")
+    return workdir, workdir / "sub", outside
+
+
+def test_restores_raced_by_a_folder_swapped_for_a_link_never_write_outside(
+        tmp_path: Path) -> None:
+    workdir, sub, outside = make_folders(tmp_path)
+    objects = ObjectStore(tmp_path / "objects")
+    recorded = scan_folder(str(workdir), {}, 0, Limits(), objects).entries
+    files = sorted(p for p in recorded if p != "sub")
+    nothing: dict[str, Entry] = {}
+    before = snapshot(outside)
+
+    with racing(sub, outside, tmp_path / "stop") as swaps:
+        for _ in range(ROUNDS):
+            # Write every file back, then remove every file: both through `sub`.
+            with contextlib.suppress(OSError):  # the racer may make a round fail: fine
+                apply_restore(str(workdir), sorted(recorded), recorded, nothing, objects)
+            with contextlib.suppress(OSError):
+                apply_restore(str(workdir), files, nothing, recorded, objects)
+    assert swaps[0] > 0
+
+    assert changed(before, snapshot(outside)) == []
+    # Unraced, the same restore puts the folder back whatever the racer left there.
+    apply_restore(str(workdir), sorted(recorded), recorded, nothing, objects)
+    assert not sub.is_symlink()
+    assert [(sub / f"f{n:03d}.txt").read_text() for n in (0, FILES - 1)] == \
+        ["inside 0\n" * 20, f"inside {FILES - 1}\n" * 20]
+
+
+def test_undo_forced_through_a_racing_link_leaves_the_outside_folder_alone(
+        tmp_path: Path) -> None:
+    workdir, sub, outside = make_folders(tmp_path)
+    store = CheckpointStore(tmp_path / "checkpoints")
+    before = snapshot(outside)
+
+    store.checkpoint(workdir, kind="tool_round", turn="t1")
+    for path in sub.iterdir():  # the agent's turn removes every file; undoing it writes them
+        path.unlink()
+    store.close_turn(workdir, "t1")
+    with racing(sub, outside, tmp_path / "stop") as swaps:
+        for n in range(ROUNDS // 2):
+            # Record the folder as the racer left it, undo the turn (write every file), then
+            # undo that undo (remove them): each through `sub`, forced over any conflict.
+            with contextlib.suppress(OSError):
+                store.checkpoint(workdir, kind="tool_round", turn=f"now-{n}")
+                report = store.undo_turn(workdir, "t1", force=True)
+                if report.turn is not None:
+                    store.undo_turn(workdir, report.turn.turn, force=True)
+    assert swaps[0] > 0
+
+    assert changed(before, snapshot(outside)) == []
+
