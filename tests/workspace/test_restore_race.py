@@ -3,10 +3,15 @@
 Another process keeps swapping a subfolder for a symlink to a folder outside
 the working folder (move the folder aside, put the link in its name, take
 the link away, move the folder back) while restores write and remove every
-file of that subfolder. Whatever the interleaving, the outside folder must
-end exactly as it began: no file changed, removed or created (a restore's
+file of that subfolder, and while every other kind of write the folder
+writer offers is made there. Whatever the interleaving, the outside folder
+must end exactly as it began: no file changed, removed or created (a
 temporary file included). CI runs this file as root and again as a normal
-user (``.ci/sandbox_as_user.sh``): the folders a restore may write differ.
+user (``.ci/sandbox_as_user.sh``): the folders a write may reach differ.
+
+The restore is called directly, not through ``CheckpointStore.undo_turn``:
+the store scans the folder first, and a scan that meets the racer mostly
+finds nothing to put back, so the race would rarely reach the writes.
 """
 
 from __future__ import annotations
@@ -20,9 +25,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from desktop_agent.workspace.checkpoints import CheckpointStore
 from desktop_agent.workspace.folder_restore import apply_restore
 from desktop_agent.workspace.folder_scan import Entry, Limits, scan_folder
+from desktop_agent.workspace.folder_writer import FolderWriter
 from desktop_agent.workspace.object_store import ObjectStore
 
 FILES = 40
@@ -114,6 +119,8 @@ def make_folders(tmp_path: Path) -> tuple[Path, Path, Path]:
         (workdir / "sub" / f"f{n:03d}.txt").write_text(f"inside {n}\n" * 20)
         (outside / f"f{n:03d}.txt").write_text(f"outside {n}\n")
     (outside / "only-outside.txt").write_text("never touched\n")
+    (outside / "tree").mkdir()
+    (outside / "tree" / "kept.txt").write_text("outside tree\n")
     return workdir, workdir / "sub", outside
 
 
@@ -143,26 +150,32 @@ def test_restores_raced_by_a_folder_swapped_for_a_link_never_write_outside(
         ["inside 0\n" * 20, f"inside {FILES - 1}\n" * 20]
 
 
-def test_undo_forced_through_a_racing_link_leaves_the_outside_folder_alone(
+def test_every_writer_operation_raced_by_a_folder_swapped_for_a_link_stays_inside(
         tmp_path: Path) -> None:
     workdir, sub, outside = make_folders(tmp_path)
-    store = CheckpointStore(tmp_path / "checkpoints")
     before = snapshot(outside)
+    # Each names a path of sub/ that also exists outside, or one a bug would make there.
+    operations = [
+        lambda w: w.write_file("sub/f000.txt", b"new\n", 0o600),
+        lambda w: w.write_file("sub/f001.txt", b"new\n", 0o600, in_place=True),
+        lambda w: w.symlink("sub/f002.txt", "/etc/passwd"),
+        lambda w: w.hard_link("sub/f003.txt", "sub/f004.txt"),
+        lambda w: w.make_fifo("sub/f005.txt", 0o600),
+        lambda w: w.chmod("sub/f006.txt", 0o600),
+        lambda w: w.set_times("sub/f007.txt", 0, 0),
+        lambda w: w.rename("sub/f008.txt", "sub/f009.txt"),
+        lambda w: w.remove("sub/f010.txt"),
+        lambda w: w.remove_dir("sub/tree"),
+        lambda w: w.remove_tree("sub/tree"),
+        lambda w: w.make_dir("sub/tree/kept.txt"),
+        lambda w: w.write_file(f"sub/f{FILES - 1:03d}.txt", b"last\n", 0o644),
+    ]
 
-    store.checkpoint(workdir, kind="tool_round", turn="t1")
-    for path in sub.iterdir():  # the agent's turn removes every file; undoing it writes them
-        path.unlink()
-    store.close_turn(workdir, "t1")
-    with racing(sub, outside, tmp_path / "stop") as swaps:
-        for n in range(ROUNDS // 2):
-            # Record the folder as the racer left it, undo the turn (write every file), then
-            # undo that undo (remove them): each through `sub`, forced over any conflict.
-            with contextlib.suppress(OSError):
-                store.checkpoint(workdir, kind="tool_round", turn=f"now-{n}")
-                report = store.undo_turn(workdir, "t1", force=True)
-                if report.turn is not None:
-                    store.undo_turn(workdir, report.turn.turn, force=True)
+    with racing(sub, outside, tmp_path / "stop") as swaps, FolderWriter(workdir) as writer:
+        for _ in range(ROUNDS // 2):
+            for operation in operations:
+                with contextlib.suppress(OSError):
+                    operation(writer)
     assert swaps[0] > 0
 
     assert changed(before, snapshot(outside)) == []
-
