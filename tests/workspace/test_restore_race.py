@@ -25,6 +25,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from desktop_agent.workspace.checkpoints import CheckpointStore
 from desktop_agent.workspace.folder_restore import apply_restore
 from desktop_agent.workspace.folder_scan import Entry, Limits, scan_folder
 from desktop_agent.workspace.folder_writer import FolderWriter
@@ -36,8 +37,8 @@ ROUNDS = 200
 # The racer: prints "ready" once it has swapped the folder for the link once,
 # then swaps on until the stop file appears, and prints how many swaps it made.
 RACER = r"""
-import os, shutil, sys
-sub, outside, stop = sys.argv[1], sys.argv[2], sys.argv[3]
+import os, shutil, sys, time
+sub, outside, stop, hold = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 away = sub + ".away"
 swaps = 0
 while True:
@@ -50,6 +51,8 @@ while True:
         swaps += 1
     except OSError:
         pass
+    if hold:
+        time.sleep(hold)
     if swaps == 1:
         print("ready", flush=True)
         swaps += 1
@@ -62,6 +65,8 @@ while True:
         os.rename(away, sub)
     except OSError:  # the restore made a real folder there meanwhile
         shutil.rmtree(away, ignore_errors=True)
+    if hold:
+        time.sleep(hold)
     if swaps % 64 == 0 and os.path.exists(stop):
         break
 print(swaps, flush=True)
@@ -94,10 +99,15 @@ def changed(before: dict[str, tuple[int, str]], after: dict[str, tuple[int, str]
 
 
 @contextlib.contextmanager
-def racing(sub: Path, outside: Path, stop: Path) -> Iterator[list[int]]:
-    """Run the racer while the block runs; yields a list that gets its swap count."""
-    racer = subprocess.Popen([sys.executable, "-c", RACER, str(sub), str(outside), str(stop)],
-                             stdout=subprocess.PIPE, text=True)
+def racing(sub: Path, outside: Path, stop: Path, hold: float = 0) -> Iterator[list[int]]:
+    """Run the racer while the block runs; yields a list that gets its swap count.
+
+    ``hold``: seconds the racer leaves the link, then the folder, in place
+    each time: a slow reader (a scan of a large folder) that must first see
+    the folder and then meet the link is hit more often so.
+    """
+    racer = subprocess.Popen([sys.executable, "-c", RACER, str(sub), str(outside), str(stop),
+                              str(hold)], stdout=subprocess.PIPE, text=True)
     swaps: list[int] = []
     try:
         assert racer.stdout is not None
@@ -179,3 +189,25 @@ def test_every_writer_operation_raced_by_a_folder_swapped_for_a_link_stays_insid
     assert swaps[0] > 0
 
     assert changed(before, snapshot(outside)) == []
+
+
+def test_checkpoints_raced_by_a_folder_swapped_for_a_link_never_record_a_file_from_outside(
+        tmp_path: Path) -> None:
+    workdir, sub, outside = make_folders(tmp_path)
+    secret = b"a key the agent must never see\n"
+    (outside / "secret.txt").write_bytes(secret)
+    for n in range(300):  # folders scanned between seeing `sub` and entering it
+        (workdir / f"d{n:03d}").mkdir()
+        (workdir / f"d{n:03d}" / "f.txt").write_text(f"{n}\n")
+    store = CheckpointStore(tmp_path / "checkpoints")
+
+    recorded: set[str] = set()
+    with racing(sub, outside, tmp_path / "stop", hold=0.002) as swaps:
+        for n in range(ROUNDS // 2):
+            taken = store.checkpoint(workdir, kind="tool_round", turn=f"t{n}")
+            recorded.update(store.entries_of(taken.id))
+    assert swaps[0] > 0
+
+    # A restore would put whatever a checkpoint holds back inside the folder.
+    assert not store.objects.has(hashlib.sha256(secret).hexdigest())
+    assert sorted(p for p in recorded if p.endswith(("secret.txt", "only-outside.txt"))) == []
