@@ -6,7 +6,9 @@
 #   import cycles .ci/import_cycles.py: no two modules of desktop_agent import each other,
 #                 directly or round a loop (grimp's graph, TYPE_CHECKING imports included)
 #   layer arrows  .ci/layer_arrows.py: no module of a lower layer of a `layers` contract with
-#                 containers (core/'s wings, gui/'s parts) imports a higher one (same graph)
+#                 containers (core/'s wings, session/'s and gui/'s parts) imports a higher one
+#   class shapes  .ci/class_shapes.py: no class in session/ over 400 lines, no mixin in
+#                 desktop_agent (composition over mixins; the rules are in its docstring)
 #   mypy          --strict on every package ([tool.mypy]; the few relaxations are listed there)
 #   docs          mkdocs build --strict: every page in the nav, no broken link or anchor, the
 #                 SDK reference resolved from the docstrings (built in a temporary folder)
@@ -19,6 +21,7 @@ echo "-- ruff"; ruff check desktop_agent tests bench examples || status=1
 echo "-- import contracts"; lint-imports || status=1
 echo "-- import cycles"; python .ci/import_cycles.py desktop_agent || status=1
 echo "-- layer arrows"; python .ci/layer_arrows.py || status=1
+echo "-- class shapes"; python .ci/class_shapes.py desktop_agent || status=1
 echo "-- mypy --strict"; mypy desktop_agent || status=1
 echo "-- docs"; site=$(mktemp -d)
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$site" || status=1

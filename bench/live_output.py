@@ -76,7 +76,7 @@ def main() -> int:
         from desktop_agent.gui.event_loop import GuiEventLoop
         from desktop_agent.gui.transcript.tool_card import ToolCard
         from desktop_agent.gui.window.main_window import MainWindow
-        from desktop_agent.session.tools import ToolCatalog
+        from desktop_agent.session.tools.tool_catalog import ToolCatalog
         from desktop_agent.store import Store
         from desktop_agent.testing import ScriptedServer, script
 

@@ -66,7 +66,7 @@ async def hello_cost(server: ScriptedServer) -> None:
             print(f"    {cost.name:11s} {cost.tokens:4d}")
         print(f"    {'total':11s} {sum(c.tokens for c in schema_costs(tools)):4d} "
               "(target <= 400)")
-        from desktop_agent.session.plan import plan_tool  # offered with the built-ins
+        from desktop_agent.session.tools.plan import plan_tool  # offered with the built-ins
 
         [plan] = schema_costs([plan_tool()])
         print(f"  update_plan (the session offers it with them): {plan.tokens} tokens more")

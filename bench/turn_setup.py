@@ -31,11 +31,11 @@ from pathlib import Path
 
 async def _measure(conversations: int, folder: Path) -> tuple[float, float]:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-    from desktop_agent.session.approvals import ApprovalAnswer, ToolCallQuestion
-    from desktop_agent.session.config import AppConfig
+    from desktop_agent.session.approvals.approval_broker import ApprovalAnswer, ToolCallQuestion
     from desktop_agent.session.conversation import ConversationSession
-    from desktop_agent.session.options import SessionEnvironment, build_options
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.config import AppConfig
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+    from desktop_agent.session.turn.options import SessionEnvironment, build_options
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 
@@ -91,7 +91,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["DESKTOP_AGENT_DATA_DIR"] = tmp
-        from desktop_agent.session.warm_up import warm_up_turns
+        from desktop_agent.session.turn.warm_up import warm_up_turns
 
         warm_up_turns()
         options: list[float] = []

@@ -2,7 +2,7 @@
 
 These pydantic models are the API's contract: FastAPI builds ``/openapi.json``
 from them, validates input against them and serialises output through them.
-Settings are :class:`desktop_agent.session.settings.ConversationSettings`, the
+Settings are :class:`desktop_agent.session.settings.conversation_settings.ConversationSettings`, the
 schema the window uses too, so a conversation made here opens in the window
 with the same server, model and tools.
 """

@@ -178,8 +178,8 @@ class ConversationRunner:
             if message is not None:
                 # Settings as just read: another process may have changed 'vision'.
                 await self.session.send_off_loop(
-                    message, vet=lambda settings: refuse_if_blind(settings, message),
-                    call=self._services.turn_calls, read=read, path=path)
+                    self._services.turn_calls, message,
+                    vet=lambda settings: refuse_if_blind(settings, message), read=read, path=path)
             else:
                 await self.session.run_off_loop(self._services.turn_calls, read, path)
 

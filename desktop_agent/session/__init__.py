@@ -22,46 +22,46 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    'context_after_reply': 'context_estimate',
-    'context_when_opened': 'context_estimate',
-    'estimated_context': 'context_estimate',
-    'reported_context': 'context_estimate',
-    'create_conversation': 'new_conversations',
-    'release_work_folder': 'new_conversations',
-    'new_work_folder': 'new_conversations',
-    'ChangePreview': 'file_changes',
-    'FILE_CHANGING_TOOLS': 'file_changes',
-    'stored_file_change': 'file_changes',
-    'ToolCallState': 'call_states',
-    'tool_call_state': 'call_states',
-    'ApprovalAnswer': 'approvals',
-    'ApprovalChoice': 'approvals',
-    'Decision': 'approvals',
-    'QuestionWithdrawn': 'approvals',
-    'ToolCallQuestion': 'approvals',
-    'DEFAULT_TITLE': 'new_conversations',
-    'TITLE_LENGTH': 'branch_reading',
-    'model_history': 'branch_reading',
-    'picture_urls': 'branch_reading',
-    'tool_result_text': 'branch_reading',
-    'view_dict': 'branch_reading',
-    'AppConfig': 'config',
-    'ConfigWriteError': 'config',
-    'RULES_KEY': 'config',
-    'conversation_allowed_tools': 'config',
-    'revoke_in_conversation': 'config',
+    'context_after_reply': 'branch.context_estimate',
+    'context_when_opened': 'branch.context_estimate',
+    'estimated_context': 'branch.context_estimate',
+    'reported_context': 'branch.context_estimate',
+    'create_conversation': 'lifecycle.new_conversations',
+    'release_work_folder': 'lifecycle.new_conversations',
+    'new_work_folder': 'lifecycle.new_conversations',
+    'ChangePreview': 'files.file_changes',
+    'FILE_CHANGING_TOOLS': 'files.file_changes',
+    'stored_file_change': 'files.file_changes',
+    'ToolCallState': 'approvals.call_states',
+    'tool_call_state': 'approvals.call_states',
+    'ApprovalAnswer': 'approvals.approval_broker',
+    'ApprovalChoice': 'approvals.approval_broker',
+    'Decision': 'approvals.approval_broker',
+    'QuestionWithdrawn': 'approvals.approval_broker',
+    'ToolCallQuestion': 'approvals.approval_broker',
+    'DEFAULT_TITLE': 'lifecycle.new_conversations',
+    'TITLE_LENGTH': 'branch.branch_reading',
+    'model_history': 'branch.branch_reading',
+    'picture_urls': 'branch.branch_reading',
+    'tool_result_text': 'branch.branch_reading',
+    'view_dict': 'branch.branch_reading',
+    'AppConfig': 'tools.config',
+    'ConfigWriteError': 'tools.config',
+    'RULES_KEY': 'settings.permission_rules',
+    'conversation_allowed_tools': 'settings.permission_rules',
+    'revoke_in_conversation': 'settings.permission_rules',
     'ConversationSession': 'conversation',
-    'CheckpointError': 'file_checkpoints',
-    'FileChangeView': 'file_checkpoints',
-    'RestoreConflictError': 'file_checkpoints',
-    'RestoreReport': 'file_checkpoints',
-    'TurnChanges': 'file_checkpoints',
+    'CheckpointError': 'files.file_checkpoints',
+    'FileChangeView': 'files.file_checkpoints',
+    'RestoreConflictError': 'files.file_checkpoints',
+    'RestoreReport': 'files.file_checkpoints',
+    'TurnChanges': 'files.file_checkpoints',
     'FilesChanged': 'events',
-    'conversation_environment': 'conversation_secrets',
-    'conversation_secret_names': 'conversation_secrets',
-    'delete_conversation_secret': 'conversation_secrets',
-    'set_conversation_secret': 'conversation_secrets',
-    'delete_conversation': 'deletion',
+    'conversation_environment': 'settings.conversation_secrets',
+    'conversation_secret_names': 'settings.conversation_secrets',
+    'delete_conversation_secret': 'settings.conversation_secrets',
+    'set_conversation_secret': 'settings.conversation_secrets',
+    'delete_conversation': 'lifecycle.deletion',
     'BUSY_ELSEWHERE': 'errors',
     'NotConfiguredError': 'errors',
     'NothingToAnswerError': 'errors',
@@ -76,7 +76,7 @@ _EXPORTS: dict[str, str] = {
     'Notice': 'events',
     'DoctorNotice': 'events',
     'ToolCallProbed': 'events',
-    'probe_summary': 'model_doctor',
+    'probe_summary': 'turn.model_doctor',
     'PathReset': 'events',
     'PromptProgressReported': 'events',
     'ReplyEnded': 'events',
@@ -97,71 +97,60 @@ _EXPORTS: dict[str, str] = {
     'UsageReported': 'events',
     'UserMessageAdded': 'events',
     'PlanUpdated': 'events',
-    'PLAN_TOOL_NAME': 'plan',
-    'Plan': 'plan',
-    'PlanStep': 'plan',
-    'plan_of': 'plan',
-    'drop_invalid_settings': 'imports',
-    'SessionEnvironment': 'options',
-    'MAX_INSTRUCTION_BYTES': 'project_instructions',
-    'PROJECT_INSTRUCTIONS_SETTING': 'project_instructions',
-    'ProjectInstructions': 'project_instructions',
-    'project_instructions_for': 'project_instructions',
-    'SessionRegistry': 'registry',
-    'SandboxStatus': 'sandbox_settings',
-    'limit_defaults': 'sandbox_settings',
-    'sandbox_policy': 'sandbox_settings',
-    'sandbox_status': 'sandbox_settings',
-    'ConversationSettings': 'settings',
-    'SettingsError': 'settings',
-    'asks_before_tools': 'setting_values',
-    'ToolCatalog': 'tools',
-    'WorkdirError': 'tools',
-    'workdir_path': 'tools',
-    'tool_call_mode_for': 'tool_call_mode',
-    'warm_up_turns': 'warm_up',
+    'PLAN_TOOL_NAME': 'tools.plan',
+    'Plan': 'tools.plan',
+    'PlanStep': 'tools.plan',
+    'plan_of': 'tools.plan',
+    'drop_invalid_settings': 'settings.imported_settings',
+    'SessionEnvironment': 'turn.options',
+    'MAX_INSTRUCTION_BYTES': 'files.project_instructions',
+    'PROJECT_INSTRUCTIONS_SETTING': 'files.project_instructions',
+    'ProjectInstructions': 'files.project_instructions',
+    'project_instructions_for': 'files.project_instructions',
+    'SessionRegistry': 'lifecycle.registry',
+    'SandboxStatus': 'settings.sandbox_settings',
+    'limit_defaults': 'settings.sandbox_settings',
+    'sandbox_policy': 'settings.sandbox_settings',
+    'sandbox_status': 'settings.sandbox_settings',
+    'ConversationSettings': 'settings.conversation_settings',
+    'SettingsError': 'settings.conversation_settings',
+    'BadWorkdirError': 'settings.settings_check',
+    'UnknownToolError': 'settings.settings_check',
+    'check_usable_settings': 'settings.settings_check',
+    'asks_before_tools': 'settings.setting_values',
+    'ToolCatalog': 'tools.tool_catalog',
+    'WorkdirError': 'tools.tool_catalog',
+    'workdir_path': 'tools.tool_catalog',
+    'tool_call_mode_for': 'turn.tool_call_mode',
+    'warm_up_turns': 'turn.warm_up',
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from desktop_agent.session.approvals import ApprovalAnswer as ApprovalAnswer
-    from desktop_agent.session.approvals import ApprovalChoice as ApprovalChoice
-    from desktop_agent.session.approvals import Decision as Decision
-    from desktop_agent.session.approvals import QuestionWithdrawn as QuestionWithdrawn
-    from desktop_agent.session.approvals import ToolCallQuestion as ToolCallQuestion
-    from desktop_agent.session.branch_reading import TITLE_LENGTH as TITLE_LENGTH
-    from desktop_agent.session.branch_reading import model_history as model_history
-    from desktop_agent.session.branch_reading import picture_urls as picture_urls
-    from desktop_agent.session.branch_reading import tool_result_text as tool_result_text
-    from desktop_agent.session.branch_reading import view_dict as view_dict
-    from desktop_agent.session.call_states import ToolCallState as ToolCallState
-    from desktop_agent.session.call_states import tool_call_state as tool_call_state
-    from desktop_agent.session.config import RULES_KEY as RULES_KEY
-    from desktop_agent.session.config import AppConfig as AppConfig
-    from desktop_agent.session.config import ConfigWriteError as ConfigWriteError
-    from desktop_agent.session.config import (
-        conversation_allowed_tools as conversation_allowed_tools,
+    from desktop_agent.session.approvals.approval_broker import ApprovalAnswer as ApprovalAnswer
+    from desktop_agent.session.approvals.approval_broker import ApprovalChoice as ApprovalChoice
+    from desktop_agent.session.approvals.approval_broker import Decision as Decision
+    from desktop_agent.session.approvals.approval_broker import (
+        QuestionWithdrawn as QuestionWithdrawn,
     )
-    from desktop_agent.session.config import revoke_in_conversation as revoke_in_conversation
-    from desktop_agent.session.context_estimate import context_after_reply as context_after_reply
-    from desktop_agent.session.context_estimate import context_when_opened as context_when_opened
-    from desktop_agent.session.context_estimate import estimated_context as estimated_context
-    from desktop_agent.session.context_estimate import reported_context as reported_context
+    from desktop_agent.session.approvals.approval_broker import ToolCallQuestion as ToolCallQuestion
+    from desktop_agent.session.approvals.call_states import ToolCallState as ToolCallState
+    from desktop_agent.session.approvals.call_states import tool_call_state as tool_call_state
+    from desktop_agent.session.branch.branch_reading import TITLE_LENGTH as TITLE_LENGTH
+    from desktop_agent.session.branch.branch_reading import model_history as model_history
+    from desktop_agent.session.branch.branch_reading import picture_urls as picture_urls
+    from desktop_agent.session.branch.branch_reading import tool_result_text as tool_result_text
+    from desktop_agent.session.branch.branch_reading import view_dict as view_dict
+    from desktop_agent.session.branch.context_estimate import (
+        context_after_reply as context_after_reply,
+    )
+    from desktop_agent.session.branch.context_estimate import (
+        context_when_opened as context_when_opened,
+    )
+    from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
+    from desktop_agent.session.branch.context_estimate import reported_context as reported_context
     from desktop_agent.session.conversation import ConversationSession as ConversationSession
-    from desktop_agent.session.conversation_secrets import (
-        conversation_environment as conversation_environment,
-    )
-    from desktop_agent.session.conversation_secrets import (
-        conversation_secret_names as conversation_secret_names,
-    )
-    from desktop_agent.session.conversation_secrets import (
-        delete_conversation_secret as delete_conversation_secret,
-    )
-    from desktop_agent.session.conversation_secrets import (
-        set_conversation_secret as set_conversation_secret,
-    )
-    from desktop_agent.session.deletion import delete_conversation as delete_conversation
     from desktop_agent.session.errors import BUSY_ELSEWHERE as BUSY_ELSEWHERE
     from desktop_agent.session.errors import NotConfiguredError as NotConfiguredError
     from desktop_agent.session.errors import NothingToAnswerError as NothingToAnswerError
@@ -195,56 +184,91 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import TurnFailed as TurnFailed
     from desktop_agent.session.events import UsageReported as UsageReported
     from desktop_agent.session.events import UserMessageAdded as UserMessageAdded
-    from desktop_agent.session.file_changes import FILE_CHANGING_TOOLS as FILE_CHANGING_TOOLS
-    from desktop_agent.session.file_changes import ChangePreview as ChangePreview
-    from desktop_agent.session.file_changes import stored_file_change as stored_file_change
-    from desktop_agent.session.file_checkpoints import CheckpointError as CheckpointError
-    from desktop_agent.session.file_checkpoints import FileChangeView as FileChangeView
-    from desktop_agent.session.file_checkpoints import RestoreConflictError as RestoreConflictError
-    from desktop_agent.session.file_checkpoints import RestoreReport as RestoreReport
-    from desktop_agent.session.file_checkpoints import TurnChanges as TurnChanges
-    from desktop_agent.session.imports import drop_invalid_settings as drop_invalid_settings
-    from desktop_agent.session.model_doctor import probe_summary as probe_summary
-    from desktop_agent.session.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
-    from desktop_agent.session.new_conversations import (
-        create_conversation as create_conversation,
+    from desktop_agent.session.files.file_changes import FILE_CHANGING_TOOLS as FILE_CHANGING_TOOLS
+    from desktop_agent.session.files.file_changes import ChangePreview as ChangePreview
+    from desktop_agent.session.files.file_changes import stored_file_change as stored_file_change
+    from desktop_agent.session.files.file_checkpoints import CheckpointError as CheckpointError
+    from desktop_agent.session.files.file_checkpoints import FileChangeView as FileChangeView
+    from desktop_agent.session.files.file_checkpoints import (
+        RestoreConflictError as RestoreConflictError,
     )
-    from desktop_agent.session.new_conversations import new_work_folder as new_work_folder
-    from desktop_agent.session.new_conversations import (
-        release_work_folder as release_work_folder,
-    )
-    from desktop_agent.session.options import SessionEnvironment as SessionEnvironment
-    from desktop_agent.session.plan import PLAN_TOOL_NAME as PLAN_TOOL_NAME
-    from desktop_agent.session.plan import Plan as Plan
-    from desktop_agent.session.plan import PlanStep as PlanStep
-    from desktop_agent.session.plan import plan_of as plan_of
-    from desktop_agent.session.project_instructions import (
+    from desktop_agent.session.files.file_checkpoints import RestoreReport as RestoreReport
+    from desktop_agent.session.files.file_checkpoints import TurnChanges as TurnChanges
+    from desktop_agent.session.files.project_instructions import (
         MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
     )
-    from desktop_agent.session.project_instructions import (
+    from desktop_agent.session.files.project_instructions import (
         PROJECT_INSTRUCTIONS_SETTING as PROJECT_INSTRUCTIONS_SETTING,
     )
-    from desktop_agent.session.project_instructions import (
+    from desktop_agent.session.files.project_instructions import (
         ProjectInstructions as ProjectInstructions,
     )
-    from desktop_agent.session.project_instructions import (
+    from desktop_agent.session.files.project_instructions import (
         project_instructions_for as project_instructions_for,
     )
-    from desktop_agent.session.registry import SessionRegistry as SessionRegistry
-    from desktop_agent.session.sandbox_settings import SandboxStatus as SandboxStatus
-    from desktop_agent.session.sandbox_settings import limit_defaults as limit_defaults
-    from desktop_agent.session.sandbox_settings import sandbox_policy as sandbox_policy
-    from desktop_agent.session.sandbox_settings import sandbox_status as sandbox_status
-    from desktop_agent.session.setting_values import asks_before_tools as asks_before_tools
-    from desktop_agent.session.settings import ConversationSettings as ConversationSettings
-    from desktop_agent.session.settings import SettingsError as SettingsError
+    from desktop_agent.session.lifecycle.deletion import delete_conversation as delete_conversation
+    from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
+    from desktop_agent.session.lifecycle.new_conversations import (
+        create_conversation as create_conversation,
+    )
+    from desktop_agent.session.lifecycle.new_conversations import new_work_folder as new_work_folder
+    from desktop_agent.session.lifecycle.new_conversations import (
+        release_work_folder as release_work_folder,
+    )
+    from desktop_agent.session.lifecycle.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.settings.conversation_secrets import (
+        conversation_environment as conversation_environment,
+    )
+    from desktop_agent.session.settings.conversation_secrets import (
+        conversation_secret_names as conversation_secret_names,
+    )
+    from desktop_agent.session.settings.conversation_secrets import (
+        delete_conversation_secret as delete_conversation_secret,
+    )
+    from desktop_agent.session.settings.conversation_secrets import (
+        set_conversation_secret as set_conversation_secret,
+    )
+    from desktop_agent.session.settings.conversation_settings import (
+        ConversationSettings as ConversationSettings,
+    )
+    from desktop_agent.session.settings.conversation_settings import SettingsError as SettingsError
+    from desktop_agent.session.settings.imported_settings import (
+        drop_invalid_settings as drop_invalid_settings,
+    )
+    from desktop_agent.session.settings.permission_rules import RULES_KEY as RULES_KEY
+    from desktop_agent.session.settings.permission_rules import (
+        conversation_allowed_tools as conversation_allowed_tools,
+    )
+    from desktop_agent.session.settings.permission_rules import (
+        revoke_in_conversation as revoke_in_conversation,
+    )
+    from desktop_agent.session.settings.sandbox_settings import SandboxStatus as SandboxStatus
+    from desktop_agent.session.settings.sandbox_settings import limit_defaults as limit_defaults
+    from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
+    from desktop_agent.session.settings.sandbox_settings import sandbox_status as sandbox_status
+    from desktop_agent.session.settings.setting_values import asks_before_tools as asks_before_tools
+    from desktop_agent.session.settings.settings_check import BadWorkdirError as BadWorkdirError
+    from desktop_agent.session.settings.settings_check import (
+        UnknownToolError as UnknownToolError,
+    )
+    from desktop_agent.session.settings.settings_check import (
+        check_usable_settings as check_usable_settings,
+    )
     from desktop_agent.session.store_calls import ExecutorCalls as ExecutorCalls
     from desktop_agent.session.store_calls import StoreCalls as StoreCalls
-    from desktop_agent.session.tool_call_mode import tool_call_mode_for as tool_call_mode_for
-    from desktop_agent.session.tools import ToolCatalog as ToolCatalog
-    from desktop_agent.session.tools import WorkdirError as WorkdirError
-    from desktop_agent.session.tools import workdir_path as workdir_path
-    from desktop_agent.session.warm_up import warm_up_turns as warm_up_turns
+    from desktop_agent.session.tools.config import AppConfig as AppConfig
+    from desktop_agent.session.tools.config import ConfigWriteError as ConfigWriteError
+    from desktop_agent.session.tools.plan import PLAN_TOOL_NAME as PLAN_TOOL_NAME
+    from desktop_agent.session.tools.plan import Plan as Plan
+    from desktop_agent.session.tools.plan import PlanStep as PlanStep
+    from desktop_agent.session.tools.plan import plan_of as plan_of
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog as ToolCatalog
+    from desktop_agent.session.tools.tool_catalog import WorkdirError as WorkdirError
+    from desktop_agent.session.tools.tool_catalog import workdir_path as workdir_path
+    from desktop_agent.session.turn.model_doctor import probe_summary as probe_summary
+    from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
+    from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for
+    from desktop_agent.session.turn.warm_up import warm_up_turns as warm_up_turns
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,4 +1,6 @@
-"""Typed events a :class:`~.conversation.ConversationSession` reports to its front end.
+"""Typed events a conversation's session reports to its front end.
+
+The session is :class:`~desktop_agent.session.conversation.ConversationSession`.
 
 The window turns them into Qt signals, the REST server into its event log and
 SSE stream; neither parses the core's blocks or knows how a turn is recorded.
@@ -13,11 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import CompactionBlock, Usage
+    from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
+    from desktop_agent.session.tools.plan import Plan
     from desktop_agent.store import MessageRecord
     from desktop_agent.workspace.checkpoints import TurnChanges
-
-    from .approvals import ToolCallQuestion
-    from .plan import Plan
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
 Outcome = Literal["complete", "interrupted", "error"]

@@ -23,7 +23,7 @@ from desktop_agent.store.errors import ImportFormatError
 MAX_DEPTH = 64
 #: Tools an imported conversation may not switch on: they run commands or change files.
 DROPPED_TOOLS = frozenset({"bash", "write_file", "edit_file"})
-#: The conversation's own permission rules (see session.config.RULES_KEY).
+#: The conversation's own permission rules (see session.settings.permission_rules.RULES_KEY).
 RULES_KEY = "permission_rules"
 #: Command limits an import may lower but not raise: the defaults of CommandLimits.
 LIMIT_DEFAULTS = {"command_memory_mb": 4096, "command_processes": 256, "command_file_mb": 1024,

@@ -106,8 +106,8 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
     """Drive the window through the scripted conversation, saving screenshots."""
     from desktop_agent.core.tooling.tools import tool
     from desktop_agent.gui.window.main_window import MainWindow
-    from desktop_agent.session.plan import plan_tool
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.plan import plan_tool
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 
@@ -450,7 +450,7 @@ async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, 
     """
     from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.session import workdir_path
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 

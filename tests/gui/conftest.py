@@ -110,7 +110,7 @@ def make_window(qtbot: Any, qasync_loop: Any, store: Any, data_dir: Path,
                 weather: Any) -> Iterator[Callable[..., Any]]:
     """Build the real main window (several times for restart tests)."""
     from desktop_agent.gui.window.main_window import MainWindow
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
     windows: list[Any] = []
 

@@ -169,7 +169,7 @@ def test_allow_for_this_conversation_stops_asking(qtbot: Any, make_window: Any, 
 
 def test_always_allow_writes_a_rule_that_settings_can_revoke(
         qtbot: Any, make_window: Any, server: Any, weather: Any, data_dir: Any) -> None:
-    from desktop_agent.session.config import AppConfig
+    from desktop_agent.session.tools.config import AppConfig
 
     window = make_window()
     controller = use_server(window, server)
@@ -335,7 +335,7 @@ def test_mcp_server_tools_go_through_the_dock(qtbot: Any, make_window: Any, serv
 def test_an_unsandboxed_command_is_asked_with_a_warning_and_never_remembered(
         qtbot: Any, make_window: Any, server: Any, tmp_path: Any) -> None:
     from desktop_agent.core.tooling.builtin import UNSANDBOXED_WARNING, SandboxPolicy, builtin_tools
-    from desktop_agent.session.config import AppConfig
+    from desktop_agent.session.tools.config import AppConfig
 
     bash = builtin_tools(tmp_path, sandbox=SandboxPolicy(level="off"), include=("bash",))[0]
     window = make_window(tools=[bash])

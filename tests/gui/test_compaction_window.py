@@ -88,7 +88,7 @@ def test_drop_oldest_chosen_in_settings(qtbot: Any, make_window: Any, server: An
 
 
 def test_builtin_schema_costs_are_listed(qtbot: Any, make_window: Any, server: Any) -> None:
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
     window = make_window(tools=[])
     window.tools = ToolCatalog(include_mcp=False)

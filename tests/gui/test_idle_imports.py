@@ -75,7 +75,7 @@ main([])
 #: What an idle window with restored tabs must not hold: each is loaded when first
 #: needed (a turn, an undo, a diff, ``@`` in the composer, a dialog opened).
 NOT_AT_IDLE = (
-    "desktop_agent.session.file_checkpoints",
+    "desktop_agent.session.files.file_checkpoints",
     "desktop_agent.workspace.checkpoints",
     "desktop_agent.workspace.folder_scan",
     "desktop_agent.workspace.object_store",

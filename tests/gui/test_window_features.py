@@ -304,7 +304,7 @@ def test_deleting_a_conversation_from_the_sidebar(qtbot: Any, make_window: Any,
     wait_idle(qtbot, controller)
     conversation_id = controller.conversation_id
     from desktop_agent.appdata import secrets
-    from desktop_agent.session import conversation_secrets
+    from desktop_agent.session.settings import conversation_secrets
 
     conversation_secrets.set_conversation_secret(conversation_id, "GITHUB_TOKEN", "ghp-x-123")
     other = window.store.create_conversation(title="Keeps its secret")

@@ -24,7 +24,7 @@ import pytest
 from server_harness import start_serve, stop_serve
 
 from desktop_agent.core.tooling.builtin import BuiltinToolError, builtin_tools
-from desktop_agent.session.sandbox_settings import sandbox_policy
+from desktop_agent.session.settings.sandbox_settings import sandbox_policy
 from desktop_agent.store import Store, write_export_file
 
 KEY = "sandbox-serve-key-0123456789abcdef"

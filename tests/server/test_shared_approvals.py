@@ -25,7 +25,7 @@ from desktop_agent.core.tooling.permissions import (
 )
 from desktop_agent.server.shared_approvals import SharedApprovals, encode_answer
 from desktop_agent.session import ApprovalAnswer, ApprovalChoice
-from desktop_agent.session.approvals import ApprovalBroker
+from desktop_agent.session.approvals.approval_broker import ApprovalBroker
 from desktop_agent.store import Store
 
 WAIT = 30.0

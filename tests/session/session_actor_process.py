@@ -12,8 +12,8 @@ from typing import Any
 
 from desktop_agent.session.conversation import ConversationSession
 from desktop_agent.session.events import SessionEvent, StateChanged
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.store import Store
 
 

@@ -21,7 +21,7 @@ from desktop_agent.core.tooling.permissions import (
     ToolPermissionContext,
 )
 from desktop_agent.session import events as ev
-from desktop_agent.session.approvals import (
+from desktop_agent.session.approvals.approval_broker import (
     ApprovalAnswer,
     ApprovalBroker,
     ApprovalChoice,
@@ -29,7 +29,7 @@ from desktop_agent.session.approvals import (
     QuestionWithdrawn,
     ToolCallQuestion,
 )
-from desktop_agent.session.config import AppConfig
+from desktop_agent.session.tools.config import AppConfig
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from desktop_agent.session.file_changes import preview_change
+from desktop_agent.session.files.file_changes import preview_change
 
 
 def test_write_over_a_file_diffs_against_the_disk(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from desktop_agent.session import events as ev
-from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice
-from desktop_agent.session.conversation import NotConfiguredError, NothingToAnswerError
+from desktop_agent.session.approvals.approval_broker import ApprovalAnswer, ApprovalChoice
+from desktop_agent.session.errors import NotConfiguredError, NothingToAnswerError
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 
@@ -142,10 +142,10 @@ async def test_pictures_a_tool_returned_are_kept_and_sent_again_after_reopening(
     from desktop_agent.core.context.content_parts import image_part
     from desktop_agent.core.tooling.output import IMAGES_INTRO, ToolOutput
     from desktop_agent.core.tooling.tools import tool
-    from desktop_agent.session.config import AppConfig
     from desktop_agent.session.conversation import ConversationSession
-    from desktop_agent.session.options import SessionEnvironment
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.config import AppConfig
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+    from desktop_agent.session.turn.options import SessionEnvironment
     from desktop_agent.testing.images import png_bytes
 
     picture = image_part(png_bytes(rgb=(0, 0, 255)))
@@ -193,10 +193,10 @@ async def test_a_compacted_view_is_stored_and_reused_after_reopening(
     # later (the window restarted) continues from the stored summary: no second summary
     # request, the same view, and the reply says where the view was compacted.
     from desktop_agent.core.context.summary_request import SUMMARY_INSTRUCTIONS
-    from desktop_agent.session.config import AppConfig
     from desktop_agent.session.conversation import ConversationSession
-    from desktop_agent.session.options import SessionEnvironment
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.config import AppConfig
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+    from desktop_agent.session.turn.options import SessionEnvironment
 
     long_answer = " ".join(f"word{i}" for i in range(180))
 

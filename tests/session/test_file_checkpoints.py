@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from desktop_agent.session import events as ev
-from desktop_agent.session.config import AppConfig
 from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.deletion import delete_conversation
-from desktop_agent.session.file_checkpoints import checkpoints_folder
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.files.file_checkpoints import checkpoints_folder
+from desktop_agent.session.lifecycle.deletion import delete_conversation
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 from desktop_agent.workspace.checkpoints import RestoreConflictError

@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from desktop_agent.appdata import secrets
-from desktop_agent.session import defaults
-from desktop_agent.session.config import AppConfig
-from desktop_agent.session.options import MissingApiKeyError, SessionEnvironment, build_options
-from desktop_agent.session.settings import (
+from desktop_agent.session.settings import defaults
+from desktop_agent.session.settings.conversation_settings import (
     ConversationSettings,
     SettingsError,
     asks_before_tools,
     checked_changes,
     stored_settings,
 )
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.turn.options import MissingApiKeyError, SessionEnvironment, build_options
 
 BASE = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
 
@@ -105,7 +105,7 @@ async def test_mcp_tool_names_are_known_by_their_configured_server(data_dir: Pat
 def test_the_store_refuses_what_the_settings_schema_refuses(store: Any) -> None:
     # The session layer installs its schema in the store: a window, a server or the
     # CLI writing straight through the store cannot save a value the app refuses.
-    import desktop_agent.session.settings  # noqa: F401 - installs the schema
+    import desktop_agent.session.settings.conversation_settings  # noqa: F401 - installs the schema
 
     record = store.create_conversation(title="Typed", settings={"temperature": 0.5})
     with pytest.raises(ValueError, match=r"temperature.*nothing was saved"):

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from desktop_agent.session import events as ev
-from desktop_agent.session.config import AppConfig
 from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.plan import PLAN_TOOL_NAME, Plan, PlanStep
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, Plan, PlanStep
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from desktop_agent.session.project_instructions import MAX_INSTRUCTION_BYTES
+from desktop_agent.session.files.project_instructions import MAX_INSTRUCTION_BYTES
 from desktop_agent.testing import ScriptedServer, script
 
 

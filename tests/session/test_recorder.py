@@ -18,11 +18,15 @@ from typing import Any
 
 from desktop_agent.core.context.history_invariants import NOT_EXECUTED_INTERRUPT
 from desktop_agent.session import events as ev
-from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice, ToolCallQuestion
-from desktop_agent.session.config import AppConfig
+from desktop_agent.session.approvals.approval_broker import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    ToolCallQuestion,
+)
 from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.store import MessageRecord, Store
 from desktop_agent.testing import ScriptedServer, script
 from desktop_agent.testing.script import ChunkFactory, Gate, Script

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from desktop_agent.session.registry import SessionRegistry
+from desktop_agent.session.lifecycle.registry import SessionRegistry
 
 
 @dataclass
@@ -46,7 +46,7 @@ async def test_idle_sessions_beyond_the_limit_are_closed_oldest_first() -> None:
 
 def test_the_session_layer_imports_no_qt_and_no_fastapi() -> None:
     code = ("import sys; import desktop_agent.session.conversation, "
-            "desktop_agent.session.registry, desktop_agent.session.deletion; "
+            "desktop_agent.session.lifecycle.registry, desktop_agent.session.lifecycle.deletion; "
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('PySide6', 'shiboken6', 'qasync', 'fastapi', 'starlette', 'uvicorn') "
             "or m.startswith(('desktop_agent.gui', 'desktop_agent.server')))))")

@@ -8,13 +8,17 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.session.approvals import ApprovalAnswer, ApprovalChoice, ToolCallQuestion
-from desktop_agent.session.config import AppConfig
+from desktop_agent.session.approvals.approval_broker import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    ToolCallQuestion,
+)
 from desktop_agent.session.conversation import ConversationSession
 from desktop_agent.session.errors import SessionError
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.registry import SessionRegistry
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.lifecycle.registry import SessionRegistry
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
 

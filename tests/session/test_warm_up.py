@@ -16,16 +16,16 @@ from pathlib import Path
 TURN_AFTER_WARM_UP = r"""
 import asyncio, json, sys
 from pathlib import Path
-from desktop_agent.session.warm_up import warm_up_turns
+from desktop_agent.session.turn.warm_up import warm_up_turns
 from desktop_agent.testing import ScriptedServer, script
 
 warm = sys.argv[1] == "warm"
 if warm:
     warm_up_turns()
-from desktop_agent.session.config import AppConfig
+from desktop_agent.session.tools.config import AppConfig
 from desktop_agent.session.conversation import ConversationSession
-from desktop_agent.session.options import SessionEnvironment
-from desktop_agent.session.tools import ToolCatalog
+from desktop_agent.session.turn.options import SessionEnvironment
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
 from desktop_agent.store import Store
 
 async def refuse(question):

@@ -93,7 +93,7 @@ def test_numbers_json_cannot_hold_and_deep_nesting_are_refused_in_one_sentence(
 
 def test_an_import_may_lower_the_command_limits_but_not_raise_them() -> None:
     from desktop_agent.core.tooling.builtin.command_limits import CommandLimits
-    from desktop_agent.session.sandbox_settings import LIMIT_SETTINGS
+    from desktop_agent.session.settings.sandbox_settings import LIMIT_SETTINGS
     from desktop_agent.store.import_safety import LIMIT_DEFAULTS, make_safe
 
     defaults = CommandLimits()

@@ -15,7 +15,10 @@ from process_checks import processes_running, wait_until_gone
 from desktop_agent.core.tooling.builtin import BuiltinToolError, builtin_tools
 from desktop_agent.core.tooling.builtin.shell_tool import OUTPUT_CAP
 from desktop_agent.core.tooling.tools import Tool
-from desktop_agent.session.conversation_secrets import conversation_env_secrets, secret_name
+from desktop_agent.session.settings.conversation_secrets import (
+    conversation_env_secrets,
+    secret_name,
+)
 
 
 def _bash(workdir: Path, secrets: dict[str, str] | None = None) -> Tool:

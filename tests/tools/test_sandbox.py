@@ -26,7 +26,7 @@ from desktop_agent.core.tooling.permissions import (
 from desktop_agent.core.tooling.run_call import run_tool_call
 from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.types import ToolUseBlock
-from desktop_agent.session.sandbox_settings import sandbox_policy
+from desktop_agent.session.settings.sandbox_settings import sandbox_policy
 
 pytestmark = pytest.mark.usefixtures("bubblewrap")
 

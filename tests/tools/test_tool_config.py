@@ -21,11 +21,14 @@ from desktop_agent.core.tooling.config import (
     rules_from_list,
 )
 from desktop_agent.core.tooling.permissions import PermissionRule, evaluate_rules
-from desktop_agent.session.config import RULES_KEY as CONVERSATION_RULES_KEY
-from desktop_agent.session.config import load_config_file as load_tool_config
-from desktop_agent.session.config import parse_conversation_rules as conversation_rules
-from desktop_agent.session.config import save_config_file as save_tool_config
-from desktop_agent.session.config import save_global_rule, with_conversation_rules
+from desktop_agent.session.settings.permission_rules import RULES_KEY as CONVERSATION_RULES_KEY
+from desktop_agent.session.settings.permission_rules import (
+    parse_conversation_rules as conversation_rules,
+)
+from desktop_agent.session.settings.permission_rules import with_conversation_rules
+from desktop_agent.session.tools.config import load_config_file as load_tool_config
+from desktop_agent.session.tools.config import save_config_file as save_tool_config
+from desktop_agent.session.tools.config import save_global_rule
 
 EXAMPLE = {
     "mcpServers": {
@@ -88,7 +91,7 @@ def test_default_path_is_in_the_data_folder(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # The data folder is the app's naming: the session layer's AppConfig knows it,
     # the core's parser is always given a path.
-    from desktop_agent.session.config import AppConfig
+    from desktop_agent.session.tools.config import AppConfig
 
     monkeypatch.setenv("DESKTOP_AGENT_DATA_DIR", str(tmp_path))
     app_config = AppConfig()

@@ -532,7 +532,7 @@ class ConversationController(QObject):
     async def estimate_context(self) -> None:
         """Fill in "context used" for a conversation opened from the store.
 
-        The session counts (:mod:`desktop_agent.session.context_estimate`), in a
+        The session counts (:mod:`desktop_agent.session.branch.context_estimate`), in a
         worker thread after the window has painted; a turn's own figures win if
         one ends meanwhile.
         """

@@ -28,7 +28,14 @@ from desktop_agent.server.api_models import (
 )
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.message_content import refuse_if_blind, stored_content
-from desktop_agent.session import SettingsError, asks_before_tools, sandbox_status
+from desktop_agent.session import (
+    BadWorkdirError,
+    SettingsError,
+    UnknownToolError,
+    asks_before_tools,
+    check_usable_settings,
+    sandbox_status,
+)
 from desktop_agent.session import create_conversation as create_with_work_folder
 from desktop_agent.session import delete_conversation as delete_stored_conversation
 from desktop_agent.store import ConversationRecord
@@ -69,27 +76,13 @@ def _shown_workdir(svc: AppServices, record: ConversationRecord) -> str:
 
 def check_settings(svc: AppServices, settings: dict[str, Any],
                    changed: list[str] | None = None) -> None:
-    """Refuse settings the API cannot honour, with a sentence saying why.
-
-    Only the keys being changed are checked (``changed``; None: all), so a
-    conversation made in the window with, say, an MCP tool whose server is
-    not running can still have its temperature changed.
-    """
-    tools = svc.session.tools
-    if changed is None or "tools" in changed:
-        unknown = tools.unknown(settings.get("tools") or [])
-        if unknown:
-            raise ApiError(422, "unknown_tool",
-                           f"Unknown tool name(s): {', '.join(sorted(unknown))}. "
-                           f"Available: {', '.join(sorted(tools.tool_names()))}.")
-    workdir = settings.get("workdir")
-    if (changed is None or "workdir" in changed) and workdir is not None:
-        from desktop_agent.appdata.workdir_rule import WorkdirRefused, checked_workdir
-
-        try:
-            checked_workdir(workdir, svc.workdirs_root)
-        except WorkdirRefused as exc:
-            raise ApiError(422, "bad_workdir", f"workdir: {exc}.") from exc
+    """Refuse settings the API cannot honour, as a 422 saying why (the session's rule)."""
+    try:
+        check_usable_settings(settings, svc.session.tools, svc.workdirs_root, changed)
+    except UnknownToolError as exc:
+        raise ApiError(422, "unknown_tool", str(exc)) from exc
+    except BadWorkdirError as exc:
+        raise ApiError(422, "bad_workdir", str(exc)) from exc
 
 
 def message_out(record: Any) -> MessageOut:

@@ -1,0 +1,194 @@
+"""Settings + secrets + tools -> the core's AgentOptions, in one place.
+
+Every key of
+:class:`~desktop_agent.session.settings.conversation_settings.ConversationSettings`
+that reaches the model is wired here and nowhere else, so both front ends send
+the same request for the same conversation: sampling, ``extra_body`` (e.g.
+llama.cpp's ``cache_prompt``), the tool rounds, the tools of
+:class:`~desktop_agent.session.tools.tool_catalog.ToolCatalog` (MCP included),
+the rules of ``config.json`` and of the conversation, the app's hooks
+(``UserPromptSubmit`` too), the conversation's secrets (in its commands'
+environment and blanked out of every result) and the working folder's
+``AGENTS.md`` (:mod:`~desktop_agent.session.files.project_instructions`, in the
+system prompt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_agent.core.errors import ConfigurationError
+from desktop_agent.session.files.project_instructions import (
+    ProjectInstructions,
+    included,
+    project_instructions_for,
+    with_instructions,
+)
+from desktop_agent.session.settings import defaults
+from desktop_agent.session.settings.conversation_secrets import conversation_environment
+from desktop_agent.session.tools.config import AppConfig
+from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
+from desktop_agent.session.tools.tool_catalog import ToolCatalog
+
+if TYPE_CHECKING:
+    from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.hooks import Hooks
+    from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+    from desktop_agent.core.wire.connection_pool import ConnectionPool
+
+
+class MissingApiKeyError(ConfigurationError):
+    """The conversation names an API key that is not stored (a sentence, no value).
+
+    A :class:`ConfigurationError`, so both front ends already map it to a
+    sentence with no retry offered.
+    """
+
+
+@dataclass
+class SessionEnvironment:
+    """What every conversation of one app shares: tools, config, hooks, limits.
+
+    Attributes:
+        tools: The one tool catalog (MCP servers are shared by conversations).
+        config: The app's ``config.json``.
+        hooks: Hooks every turn runs (``UserPromptSubmit``, ``PreToolUse``...).
+        approval_timeout: Seconds a call waits for a person; then it is denied.
+        connection_pool: HTTP connections to model servers shared by every
+            conversation (one pool per base URL), so idle conversations hold
+            no socket of their own; None: each client has its own.
+    """
+
+    tools: ToolCatalog = field(default_factory=ToolCatalog)
+    config: AppConfig = field(default_factory=AppConfig)
+    hooks: Hooks | None = None
+    approval_timeout: float | None = defaults.DEFAULT_APPROVAL_TIMEOUT
+    connection_pool: ConnectionPool | None = None
+
+
+def stored_api_key(settings: Mapping[str, Any]) -> str:
+    """The key to send: the stored one the settings name, or none for local servers.
+
+    Blocking: the keyring may wait on D-Bus or an unlock prompt.
+
+    Raises:
+        MissingApiKeyError: The named key is not stored.
+    """
+    key_name = settings.get("api_key_name")
+    if not key_name:
+        return defaults.NO_API_KEY
+    from desktop_agent.appdata.secrets import get_secret
+
+    found = get_secret(str(key_name))
+    if not found:
+        raise MissingApiKeyError(
+            f"No API key named “{key_name}” is stored. Store it (Settings → Keys, or the "
+            "secrets API) or choose another key for this conversation.")
+    return found
+
+
+@dataclass(frozen=True)
+class OptionsRead:
+    """What building a turn's options reads (blocking), read for ``settings``.
+
+    Attributes:
+        settings: The settings it was read for (the very mapping: a newer one reads again).
+        api_key: The key to send.
+        secrets: The conversation's secrets, for its commands' environment.
+        rules: The permission rules of config.json and of the conversation.
+        workdir: The built-in tools' folder, made now; None when none is on.
+        instructions: The working folder's ``AGENTS.md``, when the turn sends it.
+    """
+
+    settings: Mapping[str, Any]
+    api_key: str
+    secrets: dict[str, str]
+    rules: list[PermissionRule]
+    workdir: Path | None
+    instructions: ProjectInstructions | None
+
+
+def read_for_options(conversation_id: str, settings: Mapping[str, Any],
+                     env: SessionEnvironment) -> OptionsRead:
+    """Read what :func:`build_options` needs that blocks (the keyring, config.json, the folder).
+
+    Blocking: call it in a worker thread. ``serve`` reads it in the call that
+    stores a turn's prompt (one hand-over to a thread per start, not two).
+
+    Raises:
+        MissingApiKeyError: The conversation names a key that is not stored.
+        WorkdirError: Its work folder cannot be made.
+    """
+    return OptionsRead(
+        settings, stored_api_key(settings), conversation_environment(conversation_id),
+        env.config.effective_rules(settings),
+        env.tools.builtin_workdir(conversation_id, settings),
+        project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
+        if included(settings) else None)
+
+
+async def build_options(conversation_id: str, settings: Mapping[str, Any],
+                        env: SessionEnvironment, can_use_tool: CanUseTool | None,
+                        hooks: Hooks | None = None,
+                        read: OptionsRead | BaseException | None = None) -> AgentOptions:
+    """The options of a conversation's next turn.
+
+    What blocks (the keyring, config.json, making the work folder) runs in one
+    worker thread: each hand-off to a thread costs context switches, and with 50
+    turns starting at once on a small machine those were a large share of the
+    start-up work; a folder made on the event loop held up every open stream.
+
+    Raises:
+        MissingApiKeyError: The conversation names a key that is not stored.
+        WorkdirError: Its work folder cannot be made.
+        ConfigurationError: The settings make no valid options (no model...).
+
+    ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
+    ``read``: :func:`read_for_options` done already (or what it raised), used when it
+    was read for these very ``settings``; read here otherwise.
+    """
+    from desktop_agent.core.options import AgentOptions
+
+    if read is None or (isinstance(read, OptionsRead) and read.settings is not settings):
+        read = await asyncio.to_thread(read_for_options, conversation_id, settings, env)
+    elif isinstance(read, BaseException):
+        raise read
+    api_key, secrets, rules, workdir, instructions = (
+        read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
+    tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
+    if any(t.name == PLAN_TOOL_NAME for t in tools):
+        rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
+    s = settings
+    timeout = env.approval_timeout
+    return AgentOptions(
+        model=str(s.get("model") or ""),
+        base_url=str(s.get("base_url") or ""),
+        system_prompt=with_instructions(s.get("system_prompt") or None, instructions),
+        tools=tools,
+        max_turns=None,
+        max_tokens=s.get("max_tokens", defaults.DEFAULT_MAX_TOKENS),
+        temperature=s.get("temperature", defaults.DEFAULT_TEMPERATURE),
+        api_key=api_key,
+        auto_execute_tools=True,
+        max_tool_iterations=int(s.get("max_tool_iterations",
+                                      defaults.DEFAULT_MAX_TOOL_ITERATIONS)),
+        hooks=env.hooks if hooks is None else hooks,
+        permission_rules=rules,
+        can_use_tool=can_use_tool,
+        # The broker times out (visibly) first; the core's limit is a backstop.
+        approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
+        context_length=s.get("context_length"),
+        compaction=s.get("compaction") or "summarise",
+        # unset: the SDK decides per server and model (core/tooling/tool_call_mode.py)
+        constrained_tool_calls=constrained if isinstance(
+            constrained := s.get("constrained_tool_calls"), bool) else "auto",
+        # per-conversation override of what discovery found (None: unknown)
+        vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
+        extra_body=dict(s.get("extra_body") or {}),
+        secret_values=tuple(secrets.values()),
+        connection_pool=env.connection_pool,
+    )
