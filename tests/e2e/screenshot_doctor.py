@@ -57,7 +57,7 @@ def _slow_reply(text: str) -> Any:
 async def play(app: Any, out: Path, prefix: str) -> list[Path]:
     from desktop_agent.core.tooling.builtin import builtin_tools
     from desktop_agent.gui.window.main_window import MainWindow
-    from desktop_agent.session.tools import ToolCatalog
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
     from desktop_agent.store import Store
     from desktop_agent.testing import ScriptedServer, script
 
