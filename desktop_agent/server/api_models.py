@@ -2,7 +2,7 @@
 
 These pydantic models are the API's contract: FastAPI builds ``/openapi.json``
 from them, validates input against them and serialises output through them.
-Settings are :class:`desktop_agent.session.settings.ConversationSettings`, the
+Settings are :class:`desktop_agent.session.settings.conversation_settings.ConversationSettings`, the
 schema the window uses too, so a conversation made here opens in the window
 with the same server, model and tools.
 """
@@ -37,6 +37,8 @@ EventType = Literal[
     "state",
     "settings",
     "notice",
+    "doctor_notice",
+    "tool_call_probe",
     "prompt_progress",
     "files_changed",
     "plan",
@@ -163,6 +165,23 @@ class ToolCallStopResult(BaseModel):
     """Whether a running command was asked to end (False: none such ran, or it cannot stop)."""
 
     stopped: bool
+
+
+class ToolCallProbeOut(BaseModel):
+    """What *Test this model* measured: right answers of ``cases`` per way of calling tools.
+
+    ``constrained`` is null when the server refused constrained decoding; ``mode`` is
+    the tool-call mode the conversation's model now gets, and why.
+    """
+
+    cases: int
+    native: int
+    text: int
+    constrained: int | None
+    template_ignores_tools: bool | None
+    error: str | None
+    summary: str
+    mode: str
 
 
 class ConfirmationMode(BaseModel):

@@ -2,7 +2,7 @@
 
 The decisions (confirmation mode, remembered approvals, the one timeout,
 what an answer means) are the session's
-:class:`~desktop_agent.session.approvals.ApprovalBroker`. This adapter parks
+:class:`~desktop_agent.session.approvals.approval_broker.ApprovalBroker`. This adapter parks
 each broker question as a Future that the approve and reject routes resolve,
 and lists the open ones for ``GET .../approvals``.
 

@@ -68,15 +68,13 @@ from desktop_agent.session.files.working_folder import WorkingFolder
 from desktop_agent.session.settings.settings_record import SettingsRecord
 from desktop_agent.session.store_calls import (
     AtOnce,
-    StoreCalls,
     finish_now,
-    in_a_thread,
     on_the_spot,
 )
 from desktop_agent.session.turn.conversation_client import ConversationClient
 from desktop_agent.session.turn.larger_window import LargerWindow
 from desktop_agent.session.turn.options import SessionEnvironment
-from desktop_agent.session.turn.turn_runner import Content, TurnRunner, Vet
+from desktop_agent.session.turn.turn_runner import TurnRunner
 from desktop_agent.session.turn.turn_starts import TurnStarts
 from desktop_agent.session.turn.turn_status import TurnStatus
 from desktop_agent.store.errors import NotFoundError
@@ -129,7 +127,8 @@ class ConversationSession:
             on_settled=lambda i, r: emit(ApprovalSettled(i, r)),
             on_problem=lambda text: emit(Notice(text)),
             preview=self._folder.preview_change, before_run=self._folder.changes.before_run)
-        self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit)
+        self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit,
+                                          store)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
@@ -228,6 +227,7 @@ class ConversationSession:
     add_user_message = AtOnce("_starts", TurnStarts.add_user_message)
     send = AtOnce("_starts", TurnStarts.send)
     run = AtOnce("_starts", TurnStarts.run)
+    send_off_loop = PartMethod("_starts", TurnStarts.send)
     run_off_loop = PartMethod("_starts", TurnStarts.run)
     regenerate = AtOnce("_starts", TurnStarts.regenerate)
     retry = AtOnce("_starts", TurnStarts.regenerate)
@@ -237,18 +237,7 @@ class ConversationSession:
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
     make_larger_window = PartMethod("_window", LargerWindow.make_larger_window)
     close = PartMethod("_runner", TurnRunner.close)
-
-    async def send_off_loop(self, content: Content, vet: Vet | None = None,
-                            call: StoreCalls = in_a_thread,
-                            read: ConversationRecord | None = None,
-                            path: list[MessageRecord] | None = None) -> MessageRecord:
-        """:meth:`send` with its store calls run by ``call`` (``serve``: off the event loop).
-
-        The one step whose arguments come in another order than its part's
-        (:meth:`TurnStarts.send <desktop_agent.session.turn.turn_starts.TurnStarts.send>`,
-        where ``call`` comes first as in every step): the REST server's order, kept.
-        """
-        return await self._starts.send(call, content, vet, read, path)
+    test_model = PartMethod("_client", ConversationClient.test_model)
 
     # -- files (files/working_folder.py, files/folder_undo.py) ---------------------------
     @property

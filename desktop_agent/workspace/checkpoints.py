@@ -41,6 +41,7 @@ from typing import Any
 
 from .folder_restore import AppliedRestore, apply_restore
 from .folder_scan import FILE, Entry, Limits, Manifest, ScanResult, same_state, scan_folder
+from .folder_writer import FolderWriter
 from .object_store import ObjectStore
 
 KEEP_TURNS = 50
@@ -491,15 +492,18 @@ def _after_restore(folder: str, now: Mapping[str, Entry], wanted: Mapping[str, E
     after = dict(now)
     for rel in applied.removed:
         after.pop(rel, None)
-    for rel in applied.restored:
-        entry = wanted[rel]
-        try:
-            st = os.lstat(os.path.join(folder, rel))
-        except OSError:
-            after.pop(rel, None)
-            continue
-        after[rel] = Entry(entry.kind, entry.mode, st.st_size if entry.kind == FILE else 0,
-                           st.st_mtime_ns, st.st_ino, entry.digest)
+    with FolderWriter(folder) as written:  # its stat never reads through a link swapped in
+        for rel in applied.restored:
+            entry = wanted[rel]
+            try:
+                st = written.stat(rel)
+            except OSError:
+                st = None
+            if st is None:
+                after.pop(rel, None)
+                continue
+            after[rel] = Entry(entry.kind, entry.mode, st.st_size if entry.kind == FILE else 0,
+                               st.st_mtime_ns, st.st_ino, entry.digest)
     return after
 
 

@@ -7,7 +7,9 @@ modified within :data:`RACY_NS` of the previous scan is read again anyway
 (git's "racily clean" rule): a write in the same clock tick as the scan
 could otherwise keep its old size and mtime unnoticed.
 
-Symlinks are recorded as links (their target text) and never followed;
+Symlinks are recorded as links (their target text) and never followed, not
+even one swapped in for a folder while the scan runs (folders are walked by
+descriptors, each opened without following a link);
 folders named in the exclusions, and every ``.git`` folder (the person's own
 repository: its index and branches are never checkpointed nor restored),
 are not entered. Files over a cap are recorded as ``skipped``, so a restore
@@ -24,6 +26,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .object_store import ObjectStore
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
 
 RACY_NS = 2_000_000_000
 """A file modified this close to the previous scan is read again (clock ticks, coarse mtimes)."""
@@ -127,8 +132,9 @@ class _Walk:
         self.over_total: list[tuple[str, int]] = []
         self.notes: list[str] = []
         self.reused = 0
+        self.excluded = ALWAYS_EXCLUDED | limits.excluded
 
-    def file(self, path: str, rel: str, st: os.stat_result) -> None:
+    def file(self, folder: int, name: str, rel: str, st: os.stat_result) -> None:
         size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
         mode = stat.S_IMODE(st.st_mode)
         old = self.previous.get(rel)
@@ -149,58 +155,91 @@ class _Walk:
             self.entries[rel] = Entry(FILE, mode, size, mtime, ino, old.digest)
             return
         try:
-            digest = self.objects.put_file(path)
+            digest = self.objects.put_file(name, dir_fd=folder)
         except OSError:
             return  # gone or unreadable meanwhile: not in this checkpoint
         self.entries[rel] = Entry(FILE, mode, size, mtime, ino, digest)
 
     def walk(self, top: str) -> None:
-        """Visit every path; an unchanged entry is the previous one (the same object).
+        """Visit every path, each folder through a descriptor of the one holding it.
+
+        A folder is opened ``O_NOFOLLOW | O_DIRECTORY`` relative to its
+        parent's descriptor and its entries read relative to its own, so a
+        folder swapped for a symlink during the scan is never followed: no
+        file outside the working folder is read into a checkpoint (where a
+        restore would put it inside). Depth first, one descriptor per level.
+        """
+        try:
+            root = os.open(top, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        except OSError:
+            return
+        levels: list[tuple[int, list[tuple[str, str]]]] = [(root, [])]
+        try:  # each level: a folder's descriptor, and its folders still to visit
+            levels[-1][1].extend(self.listing(root, ""))
+            while levels:
+                folder, inner = levels[-1]
+                if not inner:
+                    os.close(folder)
+                    levels.pop()
+                    continue
+                name, prefix = inner.pop()
+                try:
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=folder)
+                except OSError:
+                    continue  # unreadable, gone, or no longer a folder: nothing of it recorded
+                levels.append((fd, []))
+                levels[-1][1].extend(self.listing(fd, prefix))
+        finally:
+            for folder, _inner in levels:
+                os.close(folder)
+
+    def listing(self, folder: int, prefix: str) -> list[tuple[str, str]]:
+        """Record the entries of one folder; return its folders to visit (name, prefix).
 
         The loop is one function on purpose: at 10,000 files, each call or
         tuple made per file is a measurable part of a checkpoint (bench/checkpoints.py).
+        An unchanged entry is the previous one (the same object).
         """
-        excluded = ALWAYS_EXCLUDED | self.limits.excluded
+        excluded = self.excluded
         previous_get = self.previous.get
         entries = self.entries
         racy_after = self.racy_after
         max_file = self.limits.max_file_bytes
         max_total = self.limits.max_total_bytes
-        pending: list[tuple[str, str]] = [(top, "")]
-        while pending:
-            folder, prefix = pending.pop()
-            try:
-                listing = os.scandir(folder)
-            except OSError:
-                continue  # unreadable or gone: nothing of it can be recorded
-            with listing:
-                for item in listing:
-                    rel = prefix + item.name
-                    try:
-                        st = item.stat(follow_symlinks=False)
-                    except OSError:
+        inner: list[tuple[str, str]] = []
+        try:
+            listing = os.scandir(folder)
+        except OSError:
+            return inner  # unreadable or gone: nothing of it can be recorded
+        with listing:
+            for item in listing:
+                rel = prefix + item.name
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                kind = st.st_mode
+                if stat.S_ISREG(kind):
+                    old = previous_get(rel)
+                    size = st.st_size
+                    if (old is not None and old[0] == FILE and old[2] == size
+                            and old[3] == st.st_mtime_ns and old[4] == st.st_ino
+                            and old[3] < racy_after and old[1] == stat.S_IMODE(kind)
+                            and self.total + size <= max_total and size <= max_file):
+                        entries[rel] = old
+                        self.total += size
+                        self.reused += 1
+                    else:
+                        self.file(folder, item.name, rel, st)
+                elif stat.S_ISDIR(kind):
+                    if item.name in excluded or rel in excluded:
                         continue
-                    kind = st.st_mode
-                    if stat.S_ISREG(kind):
-                        old = previous_get(rel)
-                        size = st.st_size
-                        if (old is not None and old[0] == FILE and old[2] == size
-                                and old[3] == st.st_mtime_ns and old[4] == st.st_ino
-                                and old[3] < racy_after and old[1] == stat.S_IMODE(kind)
-                                and self.total + size <= max_total and size <= max_file):
-                            entries[rel] = old
-                            self.total += size
-                            self.reused += 1
-                        else:
-                            self.file(item.path, rel, st)
-                    elif stat.S_ISDIR(kind):
-                        if item.name in excluded or rel in excluded:
-                            continue
-                        self.directory(rel, st)
-                        pending.append((item.path, rel + "/"))
-                    elif stat.S_ISLNK(kind):
-                        self.link(item.path, rel, st)
-                    # sockets, fifos and devices are not content: never recorded, never touched
+                    self.directory(rel, st)
+                    inner.append((item.name, rel + "/"))
+                elif stat.S_ISLNK(kind):
+                    self.link(folder, item.name, rel, st)
+                # sockets, fifos and devices are not content: never recorded, never touched
+        return inner
 
     def directory(self, rel: str, st: os.stat_result) -> None:
         old = self.previous.get(rel)
@@ -211,9 +250,9 @@ class _Walk:
         else:
             self.entries[rel] = entry
 
-    def link(self, path: str, rel: str, st: os.stat_result) -> None:
+    def link(self, folder: int, name: str, rel: str, st: os.stat_result) -> None:
         try:
-            target = os.readlink(path)
+            target = os.readlink(name, dir_fd=folder)
         except OSError:
             return
         old = self.previous.get(rel)

@@ -21,9 +21,11 @@ still-used contents to a new pack and deletes the old ones.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -74,17 +76,27 @@ class ObjectStore:
         return digest in self._where or digest in self._pending
 
     # -- writing ------------------------------------------------------------------------
-    def put_file(self, path: str) -> str:
+    def put_file(self, path: str, *, dir_fd: int | None = None) -> str:
         """Store the contents of the regular file at ``path``; return their digest.
 
-        The file is opened without following a symlink (``O_NOFOLLOW``) and
-        read once: hashed as it is read, kept only when its digest is new.
+        The file is opened without following a symlink (``O_NOFOLLOW``) nor
+        blocking (a FIFO swapped in for it would wait for a writer forever)
+        and read once: hashed as it is read, kept only when its digest is new.
+
+        Args:
+            path: The file; relative to ``dir_fd`` when given (a folder walked
+                by descriptors, so no link on the way is followed either).
+            dir_fd: A descriptor of the folder holding it.
 
         Raises:
-            OSError: It cannot be read (gone, no permission, replaced by a link).
+            OSError: It cannot be read (gone, no permission, replaced by a
+                link or by anything but a regular file).
         """
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+                     | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
         with os.fdopen(fd, "rb") as source:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", path)
             data = source.read()
         digest = hashlib.sha256(data).hexdigest()
         if not self.has(digest):

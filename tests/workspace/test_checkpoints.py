@@ -302,3 +302,18 @@ def test_a_long_chain_of_small_checkpoints_restores_and_prunes_from_a_fresh_stor
     third.undo_turn(workdir, last.turn)  # the restore, undone from pruned storage
     assert (workdir / "f24.txt").read_text() == "turn 24\n"
     assert (workdir / "f03.txt").read_text() == "turn 3\n"
+
+
+def test_a_fifo_met_where_a_file_was_does_not_hang_the_checkpoint(
+        checkpoints: CheckpointStore, workdir: Path) -> None:
+    # The scan stores only what it saw as a regular file; one swapped for a FIFO since
+    # must fail at once rather than wait for a writer that never comes.
+    os.mkfifo(workdir / "pipe")
+    folder = os.open(workdir, os.O_RDONLY)
+    try:
+        with pytest.raises(OSError, match="not a regular file"):
+            checkpoints.objects.put_file("pipe", dir_fd=folder)
+    finally:
+        os.close(folder)
+    taken = checkpoints.checkpoint(workdir, kind="tool_round", turn="t1")
+    assert "pipe" not in checkpoints.entries_of(taken.id)

@@ -21,7 +21,7 @@ raises :class:`ToolConfigError` naming the file and the place in words.
 
 Where such a config lives, how it is read and written, and where a
 conversation keeps its own rules are the app's business
-(:mod:`desktop_agent.session.config`); the SDK only parses and applies.
+(:mod:`desktop_agent.session.tools.config`); the SDK only parses and applies.
 :func:`effective_rules` joins rule lists (the deny > ask > allow order is
 applied by :func:`~desktop_agent.core.tooling.permissions.evaluate_rules`).
 """

@@ -2,7 +2,7 @@
 
 The decisions themselves (confirmation mode, remembered approvals, the one
 timeout, what an answer means) are the session's
-:class:`~desktop_agent.session.approvals.ApprovalBroker`; this adapter only
+:class:`~desktop_agent.session.approvals.approval_broker.ApprovalBroker`; this adapter only
 turns a broker question into an :class:`ApprovalRequest` in the window's
 shared queue, awaits the person's answer, and marks the request expired or
 withdrawn when the broker gives up.
@@ -42,7 +42,7 @@ class DockAsker:
         self._open: dict[str, ApprovalRequest] = {}
 
     async def __call__(self, question: ToolCallQuestion) -> ApprovalAnswer:
-        """The broker's :data:`~desktop_agent.session.approvals.Asker`."""
+        """The broker's :data:`~desktop_agent.session.approvals.approval_broker.Asker`."""
         context = question.context
         request = ApprovalRequest(
             conversation_id=question.conversation_id, conversation_title=self._title(),

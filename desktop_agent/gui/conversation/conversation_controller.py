@@ -36,6 +36,7 @@ from desktop_agent.session import (
     CompactionReported,
     ContextWindowChecked,
     ConversationSession,
+    DoctorNotice,
     MessageStored,
     NotConfiguredError,
     Notice,
@@ -53,6 +54,7 @@ from desktop_agent.session import (
     TextDelta,
     ThinkingDelta,
     TitleChanged,
+    ToolCallProbed,
     ToolCallStarted,
     ToolCatalog,
     ToolErrorReported,
@@ -167,6 +169,8 @@ class ConversationController(QObject):
     approval_requested = Signal(object)
     approval_preview_changed = Signal(object)
     notice = Signal(str)
+    doctor_notice = Signal(str, str, list)
+    tool_call_probed = Signal(object)
     compacted = Signal(int, object)
     plan_changed = Signal(object)
     window_checked = Signal(object)
@@ -463,6 +467,10 @@ class ConversationController(QObject):
             self.title_changed.emit(event.title)
         elif isinstance(event, Notice):
             self.notice.emit(event.text)
+        elif isinstance(event, DoctorNotice):
+            self.doctor_notice.emit(event.kind, event.text, list(event.offers))
+        elif isinstance(event, ToolCallProbed):
+            self.tool_call_probed.emit(event)
         elif isinstance(event, ApprovalSettled):
             # The broker gave up on a question: the dock shows it expired or withdrawn.
             self._asker.settled(event.tool_use_id, event.record)
@@ -574,7 +582,7 @@ class ConversationController(QObject):
     async def estimate_context(self) -> None:
         """Fill in "context used" for a conversation opened from the store.
 
-        The session counts (:mod:`desktop_agent.session.context_estimate`), in a
+        The session counts (:mod:`desktop_agent.session.branch.context_estimate`), in a
         worker thread after the window has painted; a turn's own figures win if
         one ends meanwhile.
         """

@@ -4,7 +4,7 @@ Kept in the store (setting ``preferences``) so they travel with the data
 folder. New conversations work in a visible, clearly named folder under the
 work root (``~/Desktop Agent/Chat <date>`` by default), never a hidden folder
 named by an id; the naming rule is the session's
-(:mod:`desktop_agent.session.new_conversations`), the same for the REST server.
+(:mod:`desktop_agent.session.lifecycle.new_conversations`), the same for the REST server.
 """
 
 from __future__ import annotations

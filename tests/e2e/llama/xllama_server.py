@@ -37,8 +37,8 @@ def parse_arguments(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     arguments = parse_arguments(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-    # The same serving code as `desktop-agent try-model`, so the tests run what people run.
-    from desktop_agent.cli.try_model import serve
+    # The same serving code as the app's engine and `try-model`, so tests run what people run.
+    from desktop_agent.engine.llama_serve import serve
 
     template = (arguments.chat_template_file.read_text(encoding="utf-8")
                 if arguments.chat_template_file is not None else None)
