@@ -111,7 +111,9 @@ class ContextKeeper:
         budget = result_budget(context, options.tool_result_budget)
         view = self._view(history, options, budget)
         request["messages"] = view
-        fixed = tools_tokens(options.tools)
+        # the schemas the request carries: none when they went into the system prompt
+        # (constrained calls), which the messages count already
+        fixed = tools_tokens(request.get("tools") or ())
         self._sent = self._counter.messages(view) + fixed
         if context is None or options.compaction == "off":
             self._last_size = self._sent
