@@ -66,6 +66,15 @@ def test_the_banner_warns_and_one_click_makes_a_larger_ollama_model(
     talk(qtbot, controller, ["And now?"])
     qtbot.waitUntil(lambda: not banner.isVisible(), timeout=WAIT_MS)
     assert "/ 16,384" in status.context_label.text()
+    settled(qtbot, server, MODEL, "llama3.2:3b-ctx16k")
+
+
+def settled(qtbot: Any, server: Any, *models: str) -> None:
+    """Let the model doctor's background tool-call probe of each model end (it asks Ollama)."""
+    from desktop_agent.core.tooling.tool_call_probe import running
+
+    qtbot.waitUntil(lambda: not any(running(server.base_url, m) for m in models),
+                    timeout=WAIT_MS)
 
 
 def test_a_reply_whose_prompt_was_cut_is_marked_and_stays_marked(
@@ -86,6 +95,7 @@ def test_a_reply_whose_prompt_was_cut_is_marked_and_stays_marked(
     view.flush()
     assert [k for k in view.item_keys() if "cut the prompt to" in view.item_text(k)] == [
         view.item_keys()[-1]]
+    settled(qtbot, server, MODEL)
 
 
 def test_settings_say_where_the_window_came_from(qtbot: Any, make_window: Any,
