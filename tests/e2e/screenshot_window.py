@@ -243,6 +243,8 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _pause(0.3)
         if dialog is not None:
             save(dialog, "07-conversation-settings.png")
+            dialog.scroll_to(dialog.revoke_button)  # the bottom, reached by scrolling
+            save(dialog, "07b-conversation-settings-bottom.png")
             dialog.reject()
         prefs = window.chrome.open_preferences()
         await _pause(0.3)
