@@ -232,8 +232,13 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _wait_for(lambda: bool(window.approvals.pending()), "a background request")
         await _pause(0.3)
         shot("06-background-approval.png")
-        window.approval_dock.deny()
+        window.activateWindow()  # the keyboard's window (no window manager here to say so)
+        await _wait_for(window.isActiveWindow, "the window to take the keyboard", 5)
+        window.approval_dock.deny_button.setFocus()
+        window.approval_dock.deny_button.click()  # answered in the dock...
         await _wait_for(lambda: not second.busy, "the denied turn")
+        await _pause(0.3)
+        shot("06b-after-dock-answer.png")  # ...the message box has the keyboard again
 
         await _files_changed_shots(window, server, save, shot)
         await _plan_and_mention_shots(app, window, server, out, prefix, saved)

@@ -76,9 +76,11 @@ class ApprovalDock(QDockWidget):
 
     Signals:
         conversation_requested(str): The person clicked a request; show its conversation.
+        answered(): A request was answered here (its button or shortcut).
     """
 
     conversation_requested = Signal(str)
+    answered = Signal()
 
     def __init__(self, queue: ApprovalQueue, parent: QWidget | None = None) -> None:
         super().__init__("Approvals", parent)
@@ -500,7 +502,10 @@ class ApprovalDock(QDockWidget):
                 updated = parsed
         decision = ApprovalDecision(choice, self._reason.text().strip(), updated)
         log.info("approval %s for %s", choice.value, request.tool_name)
-        return self._queue.answer(request, decision)
+        done = self._queue.answer(request, decision)
+        if done:
+            self.answered.emit()
+        return done
 
     def _dismiss(self) -> None:
         if self._shown is not None and not self._shown.pending:
