@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     'revoke_in_conversation': 'settings.permission_rules',
     'ConversationSession': 'conversation',
     'CheckpointError': 'files.file_checkpoints',
+    'FileChange': 'files.file_checkpoints',
     'FileChangeView': 'files.file_checkpoints',
     'RestoreConflictError': 'files.file_checkpoints',
     'RestoreReport': 'files.file_checkpoints',
@@ -183,6 +184,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.files.file_changes import ChangePreview as ChangePreview
     from desktop_agent.session.files.file_changes import stored_file_change as stored_file_change
     from desktop_agent.session.files.file_checkpoints import CheckpointError as CheckpointError
+    from desktop_agent.session.files.file_checkpoints import FileChange as FileChange
     from desktop_agent.session.files.file_checkpoints import FileChangeView as FileChangeView
     from desktop_agent.session.files.file_checkpoints import (
         RestoreConflictError as RestoreConflictError,

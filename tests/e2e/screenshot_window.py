@@ -19,7 +19,7 @@ card mid-command (then stopped from the card), the theme switched live (light
 to dark, or dark to light) with no restart, the settings dialogs, and (in a
 second window with the built-in file tools) an ``edit_file`` approval with its
 diff on the inline card and in the Approvals dock, then the "Restore files…" menu
-under the message whose turn changed the file. It does
+under the message whose turn changed the file and the question it asks. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -504,15 +504,17 @@ async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, 
         tab.transcript.flush()
         window.grab().save(str(path))
         saved.append(path)
-        saved.append(await _restore_menu_shot(app, window, out, prefix))
+        saved.extend(await _restore_menu_shot(app, window, out, prefix))
         window.close()
         await window.shutdown()
         store.close()
     return saved
 
 
-async def _restore_menu_shot(app: Any, window: Any, out: Path, prefix: str) -> Path:
-    """The "Restore files…" menu open under the message whose turn changed a file.
+async def _restore_menu_shot(app: Any, window: Any, out: Path,
+                             prefix: str) -> tuple[Path, Path]:
+    """The "Restore files…" menu open under the message whose turn changed a file, then
+    the question its first entry asks.
 
     The menu is a window of its own: the shot is of the screen, cropped to the window.
     """
@@ -529,7 +531,19 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path, prefix: str) -> P
     path = out / f"{prefix}-23-restore-files-menu.png"
     window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
     message.restore_menu.hide()
-    return path
+    # "Restore files to before this message" asks first, naming each file.
+    from desktop_agent.gui.transcript.message_bubbles import RESTORE_FILES
+
+    next(a for a in message.restore_menu.actions() if a.text() == RESTORE_FILES).trigger()
+    tab = window.current_tab()
+    await _wait_for(lambda: tab.restore_question is not None
+                    and tab.restore_question.isVisible(), "the question before restoring")
+    await _pause(0.3)
+    app.processEvents()
+    asked = out / f"{prefix}-24-restore-question.png"
+    tab.restore_question.grab().save(str(asked))
+    tab.restore_question.reject()
+    return path, asked
 
 
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:
