@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     'create_conversation': 'lifecycle.new_conversations',
     'release_work_folder': 'lifecycle.new_conversations',
     'new_work_folder': 'lifecycle.new_conversations',
+    'is_new_work_folder': 'lifecycle.new_conversations',
     'ChangePreview': 'files.file_changes',
     'FILE_CHANGING_TOOLS': 'files.file_changes',
     'stored_file_change': 'files.file_changes',
@@ -207,6 +208,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.lifecycle.new_conversations import (
         create_conversation as create_conversation,
+    )
+    from desktop_agent.session.lifecycle.new_conversations import (
+        is_new_work_folder as is_new_work_folder,
     )
     from desktop_agent.session.lifecycle.new_conversations import new_work_folder as new_work_folder
     from desktop_agent.session.lifecycle.new_conversations import (

@@ -243,6 +243,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _files_changed_shots(window, server, save, shot)
         await _plan_and_mention_shots(app, window, server, out, prefix, saved)
         await _live_output_and_theme_shots(window, server, shot)
+        await _folder_menu_shot(app, window, out, prefix, saved)
 
         dialog = window.open_settings()
         await _pause(0.3)
@@ -368,6 +369,28 @@ async def _live_output_and_theme_shots(window: Any, server: Any, shot: Any) -> N
     shot(f"15-theme-switched-live-to-{'light' if was_dark else 'dark'}.png")
     window.chrome.apply_preferences(Preferences(theme="dark" if was_dark else "light"))
     await _pause(0.3)
+
+
+async def _folder_menu_shot(app: Any, window: Any, out: Path, prefix: str,
+                            saved: list[Path]) -> None:
+    """Two project folders picked: a new conversation starts in the last one, and the
+    header's folder menu offers both (the menu is a window: a shot of the screen)."""
+    projects = Path(os.environ["DESKTOP_AGENT_WORK_ROOT"]).parent / "Projects"
+    for name in ("csv-parser", "website"):
+        (projects / name).mkdir(parents=True, exist_ok=True)
+        window.current_tab().header.folder_chosen.emit(str(projects / name))
+    window.new_conversation()  # from the tab working in website/: it starts there too
+    header = window.current_tab().header
+    await _pause(0.3)
+    button = header.folder_button
+    header.folder_menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
+    await _wait_for(header.folder_menu.isVisible, "the folder menu")
+    await _pause(0.3)
+    app.processEvents()
+    path = out / f"{prefix}-16-folder-menu.png"
+    window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
+    saved.append(path)
+    header.folder_menu.hide()
 
 
 PLAN = [{"step": "Read src/parser.py and its tests", "status": "completed"},
