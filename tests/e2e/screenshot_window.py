@@ -15,8 +15,9 @@ Approvals dock, a turn that changed files (the bar with Undo, the Files changed
 window with a diff, and the folder after Undo), a project with an ``AGENTS.md``
 (its mark in the header, the model's plan pinned above the composer, ``@``
 completion open in the composer), a ``bash`` call's output shown live on its
-card mid-command (then stopped from the card), the theme switched live (light
-to dark, or dark to light) with no restart, the settings dialogs, and (in a
+card mid-command (then stopped from the card, and again after a restart), the theme
+switched live (light to dark, or dark to light) with no restart, the settings
+dialogs, the folder menu with recent folders, and (in a
 second window with the built-in file tools) an ``edit_file`` approval with its
 diff on the inline card and in the Approvals dock, then the "Restore files…" menu
 under the message whose turn changed the file and the question it asks. It does
@@ -259,6 +260,21 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
 
         window.close()
         await window.shutdown()
+        # Started again on the same data: the stopped command's conversation must look as
+        # it did live (14b): its card's figures, the turn's marks, the context figure.
+        again = MainWindow(store, tools=window.tools, approval_timeout=300.0,
+                           discover_on_start=False)
+        again.resize(*size)
+        again.show()
+        again.open_conversation(_LIVE_CONVERSATION[0])
+        reopened = again.current_tab()
+        await _wait_for(lambda: bool(reopened.transcript.item_keys()), "the reopened transcript")
+        await _wait_for(lambda: "context \u2014" not in reopened.status_line.context_label.text(),
+                        "the reopened context figure")
+        await _pause(0.4)
+        save(again, "17-reopened-after-restart.png")
+        again.close()
+        await again.shutdown()
         store.close()
     return saved
 
@@ -310,6 +326,9 @@ async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -
     shot("11-undone.png")
 
 
+_LIVE_CONVERSATION: list[str] = []
+"""The conversation whose command runs live (looked at again after a restart)."""
+
 _LIVE: list[Path] = []
 """The working folder of the conversation whose command runs live."""
 
@@ -330,6 +349,7 @@ async def _live_output_and_theme_shots(window: Any, server: Any, shot: Any) -> N
     from desktop_agent.testing import script
 
     fifth = window.new_conversation()
+    _LIVE_CONVERSATION[:] = [fifth.conversation_id]
     window.servers.use_server(fifth, server.base_url, "qwen2.5-7b-instruct", None, 32768)
     fifth.update_settings(confirm_tools=False, tools=["bash"])
     work = workdir_path(fifth.conversation_id, fifth.settings)
@@ -376,6 +396,7 @@ async def _folder_menu_shot(app: Any, window: Any, out: Path, prefix: str,
     """Two project folders picked: a new conversation starts in the last one, and the
     header's folder menu offers both (the menu is a window: a shot of the screen)."""
     projects = Path(os.environ["DESKTOP_AGENT_WORK_ROOT"]).parent / "Projects"
+    window.new_conversation()  # one of its own to pick them in (the others keep theirs)
     for name in ("csv-parser", "website"):
         (projects / name).mkdir(parents=True, exist_ok=True)
         window.current_tab().header.folder_chosen.emit(str(projects / name))
