@@ -9,7 +9,8 @@ Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
 ``DISPLAY`` is already set, opens the real main window with the xcb platform
 over a throw-away data folder, and plays a scripted conversation against a
 local scripted model server: the empty conversation, a streamed markdown
-answer, a tool call waiting on its card, a regenerated answer with its branch
+answer, a tool call waiting on its card (and its arguments opened for editing
+there), a regenerated answer with its branch
 switcher, attachments in the composer, a request from a background tab in the
 Approvals dock, a turn that changed files (the bar with Undo, the Files changed
 window with a diff, and the folder after Undo), a project with an ``AGENTS.md``
@@ -191,6 +192,12 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
         await _pause(0.4)
         shot("03-inline-approval.png")
+        from desktop_agent.gui.transcript.tool_card import ToolCard
+
+        asking = next(c for c in tab.findChildren(ToolCard) if c.approval_panel is not None)
+        asking.approval_panel.edit_button.click()  # the arguments, editable on the card
+        await _pause(0.3)
+        shot("03b-card-arguments-editor.png")
         window.approval_dock.allow_once()
         await _wait_for(lambda: not controller.busy, "the tool turn")
 

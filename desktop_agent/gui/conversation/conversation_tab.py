@@ -30,6 +30,7 @@ from desktop_agent.gui.conversation.attachments import (
     read_attachment,
     shown_text,
 )
+from desktop_agent.gui.conversation.card_edits import CardEdits, card_prompt
 from desktop_agent.gui.conversation.composer import Composer, ComposerBox
 from desktop_agent.gui.conversation.conversation_controller import (
     HISTORY_PAGE,
@@ -50,7 +51,6 @@ from desktop_agent.gui.conversation.restore_wording import (
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
 from desktop_agent.gui.transcript import TranscriptView
-from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
 
 if TYPE_CHECKING:
     from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
@@ -96,6 +96,9 @@ class ConversationTab(QWidget):
         self.controller = controller
         self._approvals = approvals
         self._requests: dict[str, ApprovalRequest] = {}
+        self._card_edits = CardEdits(approvals, self._requests, self)
+        if approvals is not None:  # an edit in the dock shows on the card
+            approvals.input_edited.connect(self._show_edited_input)
         self.setObjectName("conversationPage")
         self.setBackgroundRole(QPalette.ColorRole.Base)  # the reading surface, edge to edge
         self.setAutoFillBackground(True)
@@ -267,6 +270,10 @@ class ConversationTab(QWidget):
             self.transcript.set_tool_preview(request.tool_use_id, request.preview.diff,
                                              request.preview.problem)
 
+    def _show_edited_input(self, request: ApprovalRequest) -> None:
+        if self._requests.get(request.tool_use_id) is request and request.pending:
+            self.transcript.set_tool_approval(request.tool_use_id, card_prompt(request))
+
     def _show_waiting_for_approval(self, request: ApprovalRequest) -> None:
         """Ask on the call's card; when answered (here or in the dock), say how it ended."""
         self._requests[request.tool_use_id] = request
@@ -274,9 +281,7 @@ class ConversationTab(QWidget):
         if request.preview is not None:
             self.transcript.set_tool_preview(request.tool_use_id, request.preview.diff,
                                              request.preview.problem)
-        self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
-            deadline=request.deadline, can_remember=request.can_remember,
-            unsandboxed=request.unsandboxed))
+        self.transcript.set_tool_approval(request.tool_use_id, card_prompt(request))
 
         def answered(future: asyncio.Future[ApprovalDecision]) -> None:
             self._requests.pop(request.tool_use_id, None)
@@ -299,7 +304,10 @@ class ConversationTab(QWidget):
         request = self._requests.get(tool_use_id)
         if request is None or self._approvals is None:
             return False
-        decision = ApprovalDecision(ApprovalChoice(choice), reason)
+        choice_made = ApprovalChoice(choice)
+        # The person's edit, made on the card or in the dock, is what Allow runs.
+        edited = request.edited_input if choice_made is not ApprovalChoice.DENY else None
+        decision = ApprovalDecision(choice_made, reason, edited)
         if not request.can_remember and decision.choice in (
                 ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
             return False
@@ -347,6 +355,7 @@ class ConversationTab(QWidget):
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
+        t.approval_arguments_edited.connect(self._card_edits.edit)
         t.tool_stop_requested.connect(self._stop_tool_call)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
