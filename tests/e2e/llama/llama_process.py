@@ -83,7 +83,7 @@ def describe_exit(returncode: int | None) -> str:
 
 def server_command(
     model: Path, port: int, *, context_size: int, threads: int, api_key: str | None,
-    flash_attn: str = "auto",
+    flash_attn: str = "auto", template: Path = TEMPLATE_PATH,
 ) -> list[str]:
     """The command line that starts the server (a Python process, see the launcher)."""
     return [
@@ -91,7 +91,7 @@ def server_command(
         "--model", str(model),
         "--alias", MODEL_ALIAS,
         "--port", str(port),
-        "--chat-template-file", str(TEMPLATE_PATH),
+        "--chat-template-file", str(template),
         "--ctx-size", str(context_size),
         "--parallel", "1",
         "--threads", str(threads),
@@ -206,6 +206,8 @@ def start_server(
     threads: int = 1,
     command: list[str] | None = None,
     flash_attn: str = "auto",
+    model_file: Path | None = None,
+    template: Path = TEMPLATE_PATH,
 ) -> LlamaServer:
     """Start the server with the test chat template and wait for ``/health``.
 
@@ -219,6 +221,8 @@ def start_server(
         command: Replaces the server's command line, with ``{port}`` filled in
             (tests use it to start a stand-in that crashes the way a real build can).
         flash_attn: llama.cpp's flash attention: ``auto``, ``on`` or ``off``.
+        model_file: Another GGUF than SmolLM2's (``bench/bfcl.py`` runs a second model).
+        template: The chat template file (the e2e tier's Hermes tool template by default).
 
     Raises:
         LlamaNotInstalled: A package is missing.
@@ -227,7 +231,7 @@ def start_server(
     """
     if command is None:
         find_server_package()
-        model = find_model_file()
+        model = model_file or find_model_file()
     folder = log_dir or Path(tempfile.mkdtemp(prefix="llama-e2e-"))
     failure = ""
     for _attempt in range(3):  # another process may grab the free port first
@@ -237,7 +241,7 @@ def start_server(
         argv = (
             [part.format(port=port) for part in command] if command is not None
             else server_command(model, port, context_size=context_size, threads=threads,
-                                api_key=api_key, flash_attn=flash_attn)
+                                api_key=api_key, flash_attn=flash_attn, template=template)
         )
         process = subprocess.Popen(
             argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
