@@ -19,7 +19,7 @@ The cases (``--categories``):
   tool fits the request; right means no call was made), ``live_simple``,
   ``live_multiple`` and ``live_parallel`` (requests people wrote), ``--irrelevance``
   / ``--live-simple`` / ``--live-multiple`` / ``--live-parallel`` cases of each
-  (45 / 45 / 45 / all 16) spread evenly over the file (case ``i * len // count``).
+  (30 / 30 / 30 / all 16) spread evenly over the file (case ``i * len // count``).
 
 **Held-out slice**: of the cases picked in each category, every third (the 3rd, 6th,
 9th...: position ``% 3 == 2``) is held out. Rules are tuned with ``--slice tune`` (the
@@ -104,7 +104,7 @@ BENCH_SET = ("simple", "multiple", "parallel")
 #: Categories without possible answers: right means no call was made.
 NO_CALL = ("irrelevance",)
 DEFAULT_COUNTS = {"simple": 80, "multiple": 79, "parallel": 39,  # the issue's run
-                  "irrelevance": 45, "live_simple": 45, "live_multiple": 45,
+                  "irrelevance": 30, "live_simple": 30, "live_multiple": 30,
                   "live_parallel": 16}
 #: Every third case of a run (the 3rd, 6th, 9th... picked) is held out: never looked at
 #: while tuning (``--slice tune`` leaves it out); ``--slice held-out`` runs it alone.
@@ -269,13 +269,18 @@ async def raw_calls(base_url: str, model: str, case: dict[str, Any], tools: list
 
 async def sdk_calls(base_url: str, model: str, case: dict[str, Any], tools: list[Tool],
                     max_tokens: int, mode: str) -> tuple[list[dict[str, Any]], int]:
-    """The calls ``Client`` gives for one case under a mode, and how many were unusable."""
+    """The calls of the reply ``Client`` keeps for one case under a mode, and the unusable ones.
+
+    One reply, as BFCL scores one: ``max_turns=1`` stops the turn before the calls
+    run (a reply asked again, cut or in prose, is still asked again first).
+    """
     system, user = messages_of(case)
     setting: bool | str = {"sdk-default": "auto", "native": False, "constrained": True}[mode]
     options = AgentOptions(model=model, base_url=base_url, system_prompt=system, tools=tools,
                            temperature=0.0, max_tokens=max_tokens, timeout=600.0,
                            constrained_tool_calls=setting,  # type: ignore[arg-type]
-                           retry=RetryPolicy(max_retries=0), extra_body=dict(FRESH))
+                           retry=RetryPolicy(max_retries=0), extra_body=dict(FRESH),
+                           max_turns=1)
     calls: list[dict[str, Any]] = []
     unusable = 0
     async with Client(options) as client:

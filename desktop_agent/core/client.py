@@ -511,7 +511,7 @@ class Client:
                 continue
             after_tools = bool(self._history) and self._history[-1].get("role") == "tool"
             again = None if self._control.interrupt_requested else chances.after_reply(
-                options, aggregator, after_tools=after_tools)
+                options, aggregator, after_tools=after_tools, history=self._history)
             if again is None:
                 kept.append(aggregator)
                 return
@@ -618,7 +618,7 @@ class Client:
         """
         chances = self._chances
         request = build_request(self.options, self._history, calls_only=chances.calls_only,
-                                max_tokens=chances.max_tokens)
+                                answer_only=chances.answer_only, max_tokens=chances.max_tokens)
         if self._structured is not None:
             self._structured.apply(request)
         return request

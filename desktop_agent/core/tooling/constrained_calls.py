@@ -123,7 +123,7 @@ def string_cap(max_tokens: int | None) -> int:
     return max(_STRING_FLOOR, min(STRING_CAP, 2 * max_tokens))
 
 
-def reply_schema(tools: list[Any], *, calls_only: bool = False,
+def reply_schema(tools: list[Any], *, calls_only: bool = False, answer_only: bool = False,
                  max_tokens: int | None = None) -> dict[str, Any]:
     """The JSON schema of a reply: an answer, or a call of one of these tools.
 
@@ -135,8 +135,14 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False,
         tools: The offered tools.
         calls_only: Leave the answer out (asking again after a reply in prose
             that named a tool).
+        answer_only: Leave the calls out: the person named no tool's job
+            (:func:`~desktop_agent.core.tooling.tool_match.names_a_job`).
         max_tokens: The reply's limit, which bounds string arguments.
     """
+    answer = {"type": "object", "properties": {ANSWER_KEY: {"type": "string"}},
+              "required": [ANSWER_KEY], "additionalProperties": False}
+    if answer_only and not calls_only:
+        return {"anyOf": [answer]}
     cap = string_cap(max_tokens)
     calls: list[dict[str, Any]] = []
     for t in tools:
@@ -149,11 +155,7 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False,
                       "required": [NAME_KEY, ARGUMENTS_KEY], "additionalProperties": False})
     if calls_only:
         return {"anyOf": calls}
-    return {"anyOf": [
-        {"type": "object", "properties": {ANSWER_KEY: {"type": "string"}},
-         "required": [ANSWER_KEY], "additionalProperties": False},
-        *calls,
-    ]}
+    return {"anyOf": [answer, *calls]}
 
 
 def tightened(schema: Any, cap: int) -> Any:
@@ -190,12 +192,13 @@ def _required_array(schema: Any, required: bool) -> Any:
     return schema
 
 
-def response_format(tools: list[Any], *, calls_only: bool = False,
+def response_format(tools: list[Any], *, calls_only: bool = False, answer_only: bool = False,
                     max_tokens: int | None = None) -> dict[str, Any]:
     """The request's ``response_format`` field for :func:`reply_schema`."""
     return {"type": "json_schema",
             "json_schema": {"name": "reply", "strict": True,
                             "schema": reply_schema(tools, calls_only=calls_only,
+                                                   answer_only=answer_only,
                                                    max_tokens=max_tokens)}}
 
 

@@ -58,6 +58,14 @@ _LISTING = re.compile(
     r"[,;&+/\uff0c\u3001\uff1b]|\b(?:and|or|also|then|plus|both|each|same|again|repeat|"
     r"versus|vs|et|ou|puis|aussi|und|oder|auch|dann|también|também|anche|poi)\b"
     r"|[和及与或]|\u3068", re.IGNORECASE)
+#: Numbers a person may write in words ("the factorial of five"), for :func:`placeholder`.
+_SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve "
+                  "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty")
+_NUMBER_WORDS: dict[str, float] = {
+    **{word: float(n) for n, word in enumerate(_SMALL_NUMBERS.split())},
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12,
+    "half": 0.5, "twice": 2, "double": 2, "triple": 3}
 #: Words of a flag's name that do not say which flag it is ("include_details").
 _FLAG_VERBS = frozenset({"include", "enable", "allow", "use", "show", "with", "get", "has",
                          "is", "do", "should", "return", "flag"})
@@ -192,6 +200,57 @@ def meant(calls: list[Any], said: Said | None) -> list[Any]:
         shuffles.add(_values(call))
         kept.append(call)
     return kept
+
+
+def placeholder(name: str, arguments: Any, said: Said | None) -> bool:
+    """Whether a call holds nothing the person gave: blanks, numbers nobody wrote, names copied.
+
+    Held to a tool's schema, a small model asked something no offered tool does still
+    writes a call, and fills it with what the grammar allows when nothing fits: ``""``,
+    numbers of its own, or the tool's and arguments' own names
+    (``stock_ticker(company_name="stock_ticker")`` for "who won the World Cup in
+    2010?", ``calculate_current(voltage=100, resistance=100)`` for "what's the mass of
+    an electron?"). A call the person meant carries at least one value they gave: a
+    number they wrote, or a string other than the names (a string the model made up,
+    a command or a path, counts as given: it may be derived from the request). Flags
+    are choices, not values, and a call with no values at all (a tool without
+    arguments) is not judged.
+    """
+    if not isinstance(arguments, dict):
+        return False
+    copied = {part.lower() for word in (name, *_keys(arguments))
+              for part in _NAME_PART.findall(word)}
+    values = _scalars(arguments)
+    if not values:
+        return not _has_flag(arguments) and bool(arguments)  # only empty lists and objects
+    return all(_blank(value, copied, said) for value in values)
+
+
+def _blank(value: Any, copied: set[str], said: Said | None) -> bool:
+    if isinstance(value, str):  # "", or only words of the tool's and arguments' names
+        parts = _NAME_PART.findall(value)
+        return "".join(parts) == re.sub(r"[\W_]+", "", value) and all(
+            part.lower() in copied for part in parts)
+    if said is None:
+        return bool(value == 0)
+    return not said.holds(value) and not any(
+        _NUMBER_WORDS.get(word) == value for word in said.words)
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [str(k) for k in value] + [k for v in value.values() for k in _keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
+def _has_flag(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_flag(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_flag(v) for v in value)
+    return isinstance(value, bool)
 
 
 def _exact(call: Any) -> str:
