@@ -501,7 +501,7 @@ class Client:
             aggregator = StreamAggregator(
                 options.text_delta_mode, options.text_tool_calls, constrained=constrained,
                 string_cap=constrained_calls.string_cap(chances.max_tokens or options.max_tokens),
-                said=Said(self._history) if constrained else None)
+                said=Said(self._history, options.tools) if constrained else None)
             aggregator.taken_ids = history_call_ids(self._history)
             self._early.reset()
             ask_again: list[bool] = []

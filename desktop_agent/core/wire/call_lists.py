@@ -45,6 +45,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
@@ -79,10 +80,15 @@ class Said:
 
     Args:
         history: The conversation's messages; the person's and the tools' count.
+        tools: The offered tools (``name`` and ``input_schema``), whose optional
+            arguments a call keeps only with a value the person gave
+            (:meth:`without_unsaid_options`).
     """
 
-    def __init__(self, history: list[dict[str, Any]]) -> None:
+    def __init__(self, history: list[dict[str, Any]], tools: Sequence[Any] = ()) -> None:
         self._history = list(history)  # the messages so far, not later appends
+        self._schemas = {getattr(t, "name", None): getattr(t, "input_schema", None)
+                         for t in tools}
 
     @functools.cached_property
     def text(self) -> str:
@@ -153,6 +159,36 @@ class Said:
         wanted = [p for p in parts if p not in _FLAG_VERBS and len(p) > 2] or parts
         return any(word in self.words or (len(word) >= 6 and any(
             said.startswith(word[:6]) for said in self.words)) for word in wanted)
+
+    def without_unsaid_options(self, name: str, arguments: Any) -> Any:
+        """The call's arguments less the optional ones whose value the person never gave.
+
+        A small model held to a schema fills optional arguments in with values of its
+        own (``unit: "cm"`` for "a radius of 5 units", ``formatted: false`` nobody asked
+        for, ``gravity: 9.81``); left out, the tool's own default applies, which is
+        what a person who did not mention them expects. A value counts as given as
+        for a list's later calls (:meth:`holds`; a flag when named). Required
+        arguments, and calls of tools not offered, are kept whole.
+        """
+        schema = self._schemas.get(name)
+        if not isinstance(arguments, dict) or not isinstance(schema, dict):
+            return arguments
+        required = schema.get("required")
+        needed = set(required) if isinstance(required, list) else set()
+        return {key: value for key, value in arguments.items()
+                if key in needed or self._given(key, value)}
+
+    def _given(self, argument: str, value: Any) -> bool:
+        if value is None:
+            return False
+        if isinstance(value, bool):
+            return self.names(argument)
+        if isinstance(value, int | float) and any(
+                _NUMBER_WORDS.get(word) == value for word in self.words):
+            return True
+        if isinstance(value, str | int | float) or value:
+            return self.holds(value)
+        return False  # an empty list or object: nothing given
 
     def changed(self, argument: str, value: Any, before: Any) -> bool:
         """Whether a later call's ``value``, where the first had ``before``, was said.

@@ -199,10 +199,13 @@ def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
     server that ignores the schema may still get) are read too.
     """
     if isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
+        name = value[NAME_KEY]
         listed = value.get(ARGUMENTS_KEY)
         if isinstance(listed, list) and listed:
-            return [{NAME_KEY: value[NAME_KEY], ARGUMENTS_KEY: one}
-                    for one in meant(listed, said)]
+            return [{NAME_KEY: name, ARGUMENTS_KEY: one}
+                    for one in meant([_pruned(name, one, said) for one in listed], said)]
+        if ARGUMENTS_KEY in value:
+            return [{**value, ARGUMENTS_KEY: _pruned(name, listed, said)}]
         return [value]
     if isinstance(value, dict):
         value = value.get(CALLS_KEY)
@@ -215,6 +218,16 @@ def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
 
 
 _LIST_START = re.compile(r'\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*\[')
+
+
+def _pruned(name: str, arguments: Any, said: Said | None) -> Any:
+    """The arguments less the optional ones nobody gave; a call of placeholders stays whole.
+
+    (It is judged whole, :func:`.call_lists.placeholder`, and then not run.)
+    """
+    if said is None or placeholder(name, arguments, said):
+        return arguments
+    return said.without_unsaid_options(name, arguments)
 
 
 def _whole_calls_of_cut_list(buffer: str) -> dict[str, Any] | None:
