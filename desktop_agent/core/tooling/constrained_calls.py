@@ -54,6 +54,27 @@ several things asked" for the list, 26.7 % / 15 % on the 30 / 20 cases
 (noise), and the model then answered "the area of a circle of radius 3" in
 prose instead of calling ``circle_area``.
 
+When no tool fits, the person gets an answer. Offered a call, a small model
+takes it: on BFCL's ``irrelevance`` cases (requests none of the offered tools
+does) SmolLM2 called a tool for every one of the bench's 30, although the
+``{"answer"}`` branch was open. Three rules follow from how requests are
+written, not from the cases (``bench/bfcl.py`` holds a third of each category
+out of tuning):
+
+* a conversation whose person shares no word with any tool's name, description
+  or arguments names no tool's job, and the reply is held to an answer
+  (:func:`~desktop_agent.core.tooling.tool_match.names_a_job`; ``answer_only``);
+* a call that holds nothing the person gave (blanks, numbers nobody wrote, the
+  tool's own names) is not run and the request goes again held to an answer
+  (:func:`~desktop_agent.core.wire.call_lists.placeholder`,
+  :mod:`.second_chances`);
+* the tools are listed most likely meant first (:func:`.tool_match.by_request`):
+  the model leans to the first one listed.
+
+And what a call holds is what the person gave: optional arguments whose value
+nobody wrote are left out, so the tool's default applies
+(:meth:`~desktop_agent.core.wire.call_lists.Said.without_unsaid_options`).
+
 This module makes the request (the schema, the instructions) and decides when
 it applies; the wire reads the reply
 (:class:`~desktop_agent.core.wire.constrained_reply.ConstrainedReplyParser`).

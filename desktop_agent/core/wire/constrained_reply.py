@@ -7,9 +7,12 @@ argument objects. :class:`ConstrainedReplyParser` shows the answer's text while
 it streams and turns calls into the same
 :class:`~desktop_agent.core.wire.text_tool_calls.TextCall` s as calls written as
 text, so the stream aggregator treats both alike; of a list of calls it keeps
-the ones the model meant (:mod:`.call_lists`). A reply that is not JSON after all
-(a server that ignores ``response_format``) is read as ordinary text, calls
-written as text included.
+the ones the model meant (:mod:`.call_lists`), less a call of placeholders and
+optional values nobody gave. A list cut by the token limit keeps the calls it
+closed before the cut: a small model inside a list runs on until the limit, and
+asking again with more room cost a second request for calls already whole. A
+reply that is not JSON after all (a server that ignores ``response_format``) is
+read as ordinary text, calls written as text included.
 """
 
 from __future__ import annotations
