@@ -74,6 +74,7 @@ import copy
 import importlib
 import json
 import re
+import signal
 import statistics
 import sys
 import time
@@ -450,6 +451,8 @@ def main() -> None:
                         help="print each missed case: the calls made and the ones accepted")
     args = parser.parse_args()
     load_checker()  # fail early, in words, before a server starts
+    # A stopped run (kill PID) stops the server it started, as Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     baseline = json.loads(args.baseline.read_text()) if args.baseline else None
     if args.base_url:
         scores = asyncio.run(run(args, args.base_url, args.model))
