@@ -189,3 +189,32 @@ async def test_a_request_that_lists_in_words_gets_each_call(server: Any, make_op
     listed = [{"initial": 2000, "gain": 500}, {"initial": 5000, "gain": 1000}]
     ran, _ = await calls_made(server, make_options, prompt, "roi", investment, listed)
     assert ran == listed
+
+
+async def test_optional_values_nobody_gave_are_left_out(server: Any, make_options: Any) -> None:
+    # The tool's own default is what a person who did not mention them expects.
+    ran: list[dict[str, Any]] = []
+
+    @tool("circle_area", "The area of a circle.", {"type": "object", "properties": {
+        "radius": {"type": "number"}, "unit": {"type": "string"},
+        "rounded": {"type": "boolean"}, "digits": {"type": "integer"}},
+        "required": ["radius"]})
+    def circle_area(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "78.5"
+
+    server.enqueue(
+        script.text(json.dumps({"name": "circle_area", "arguments": {
+            "radius": 5, "unit": "cm", "rounded": False, "digits": 2}})),
+        script.text('{"answer": "78.5"}'),
+        script.text(json.dumps({"name": "circle_area", "arguments": {
+            "radius": 5, "unit": "inches", "rounded": True, "digits": 3}})),
+        script.text('{"answer": "78.540"}'))
+    options = make_options(tools=[circle_area], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        for prompt in ("The area of a circle of radius 5 units?",
+                       "The same in inches, rounded to three digits?"):
+            await client.query(prompt)
+            _ = [b async for b in client.receive_messages()]
+    assert ran == [{"radius": 5}, {"radius": 5, "unit": "inches", "rounded": True, "digits": 3}]
