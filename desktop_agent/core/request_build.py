@@ -34,8 +34,11 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
     messages: list[dict[str, Any]] = []
     system = o.system_prompt or ""
     tools = list(o.tools)
-    if constrained:  # the tools most likely meant first (tool_match says why)
-        tools = tool_match.by_request(tools, tool_match.last_request(history))
+    if constrained:  # the tools the person named, most likely meant first (see tool_match)
+        tools = tool_match.offered(history, tools)
+        if calls_only or not tools:  # asked again for a call, or held to an answer
+            answer_only = answer_only or not tools
+            tools = tool_match.by_request(list(o.tools), tool_match.last_request(history))
         system = "\n\n".join(p for p in (system, constrained_calls.instructions(tools)) if p)
     if system:
         messages.append({"role": "system", "content": system})
@@ -48,8 +51,6 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
         "stream_options": {"include_usage": True},
     }
     if constrained:
-        answer_only = answer_only or (not calls_only and not tool_match.names_a_job(
-            tool_match.person_text(history), tools))
         request["response_format"] = constrained_calls.response_format(
             tools, calls_only=calls_only, answer_only=answer_only, max_tokens=limit)
     elif o.tools:

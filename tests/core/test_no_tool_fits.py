@@ -81,17 +81,45 @@ async def test_a_greeting_gets_an_answer_and_runs_nothing(server: Any,
     assert branches(server.requests[0]) == ["answer"]
 
 
-async def test_a_request_for_a_tools_job_may_call_it_and_lists_it_first(
-        server: Any, make_options: Any) -> None:
+async def test_a_request_for_a_tools_job_is_offered_that_tool(server: Any,
+                                                              make_options: Any) -> None:
     call = json.dumps({"name": "get_weather", "arguments": {"city": "Lyon"}})
     ran, _ = await ask(server, make_options, ["What is the weather forecast in Lyon?"], call,
                        '{"answer": "Sunny."}')
     assert ran == [{"get_weather": {"city": "Lyon"}}]
+    first, after_result = server.requests
+    assert branches(first) == ["answer", "get_weather"]  # a question runs no command
+    # after a result, a next step may need a tool nobody named: all are offered again
+    assert sorted(branches(after_result)) == ["answer", "bash", "get_weather", "stock_ticker"]
+
+
+async def test_the_tools_most_likely_meant_are_listed_first(server: Any,
+                                                            make_options: Any) -> None:
+    await ask(server, make_options, ["Get the stock price of Airbus and the weather in Lyon."],
+              '{"answer": "Not now."}')
     request = server.requests[0]
-    assert branches(request) == ["answer", "get_weather", "bash", "stock_ticker"]
+    # stock_ticker shares "stock" and "price", get_weather "weather"; bash runs any
+    # instruction given, and shares no word
+    assert branches(request) == ["answer", "stock_ticker", "get_weather", "bash"]
     system = request["messages"][0]["content"]
-    assert system.index("- get_weather:") < system.index("- bash:") < system.index(
-        "- stock_ticker:")
+    assert system.index("- stock_ticker:") < system.index("- get_weather:") < system.index(
+        "- bash:")
+
+
+async def test_an_instruction_may_run_a_command_a_file_name_may_open_a_file(
+        server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+    reader = recording_tool("read_file", "Read a text file.", {"path": {"type": "string"}}, ran)
+    tools = [*toolbox(ran), reader]
+    server.enqueue(*(script.text('{"answer": "ok"}') for _ in range(3)))
+    async with Client(make_options(tools=tools, constrained_tool_calls=True)) as client:
+        for prompt in ("install numpy", "how long is notes.txt?", "who won in 2010?"):
+            await client.query(prompt)
+            _ = [item async for item in client.receive_messages()]
+    install, notes, who = (branches(r) for r in server.requests)
+    assert install == ["answer", "bash"]
+    assert notes == ["answer", "bash", "read_file"]  # the conversation named both by now
+    assert who == ["answer", "bash", "read_file"]
 
 
 async def test_a_follow_up_leans_on_what_the_person_asked_before(server: Any,

@@ -47,6 +47,18 @@ values result results number function tool method request response api call perf
 about also than then such other only more most much many one two type types name names
 """
 _VAGUE = frozenset(_VAGUE_WORDS.split())
+#: A file name or path as people write one: ``notes.txt``, ``src/app.py``, ``~/x``.
+_FILE = re.compile(r"[\w-]+\.[A-Za-z][\w]{0,5}\b|(?:^|\s)[~.]?/[\w.-]+|[\w.-]+/[\w.-]+")
+#: Argument names of a tool that takes a file, and of one that runs what it is given.
+_FILE_ARGUMENTS = frozenset({"path", "file", "filename", "filepath", "folder", "directory",
+                             "dir"})
+_RUN_ARGUMENTS = frozenset({"command", "cmd", "code", "script", "shell", "program", "sql",
+                            "query", "expression"})
+#: How questions and greetings start; and requests that instruct though they end in "?".
+_ASKING = frozenset({"who", "whom", "whose", "what", "what's", "when", "where", "why", "how",
+                     "which", "is", "are", "was", "were", "am", "do", "does", "did", "hello",
+                     "hi", "hey", "thanks", "thank", "good", "yes", "no", "ok", "okay"})
+_POLITE = frozenset({"can", "could", "would", "will", "please", "let's", "lets"})
 
 
 class _Offered(Protocol):
@@ -88,12 +100,67 @@ def by_request(tools: Sequence[ToolT], request: str) -> list[ToolT]:
     return sorted(tools, key=lambda tool: overlap(wanted, tool), reverse=True)
 
 
+def offered(history: list[dict[str, Any]], tools: Sequence[ToolT]) -> list[ToolT]:
+    """The tools a constrained reply may call, most likely meant first; [] for an answer.
+
+    The first reply to the person offers the tools whose job the conversation named
+    (:func:`named`): none named asks for an answer, and the others would only be
+    wrong picks (on BFCL's cases tuned on, the right tool was never among them).
+    After a tool's result every tool is offered again: a task's next step may need
+    one nobody named (a place looked up before its weather).
+    """
+    request = last_request(history)
+    if not tools or not _judged_by_words(person_text(history)) or (
+            history and history[-1].get("role") == "tool"):
+        return by_request(tools, request)
+    return by_request(named(person_text(history), tools), request)
+
+
 def names_a_job(request: str, tools: Sequence[_Offered]) -> bool:
-    """Whether the request shares a word with any tool (or cannot be judged by words)."""
+    """Whether the request names any tool's job (or cannot be judged by words)."""
     if not tools or not _judged_by_words(request):
         return True
+    return bool(named(request, tools))
+
+
+def named(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
+    """The tools whose job the request names, in the order given.
+
+    A tool is named by a word it shares with the request; a tool that takes a file
+    by a file name or path written in it ("open notes.txt"); and a tool that runs
+    what it is given (a shell command, code, a query) by any instruction, since its
+    job is whatever is asked ("commit my changes", "install numpy"). Questions and
+    greetings ("hello", "who won the World Cup?") instruct nothing.
+    """
     wanted = stems(request)
-    return any(any(overlap(wanted, tool)) for tool in tools)
+    lines = [line for line in request.splitlines() if line.strip()]
+    files = any(_FILE.search(line) for line in lines)
+    instructs = any(not _asks_or_greets(line) for line in lines)
+    return [tool for tool in tools if any(overlap(wanted, tool))
+            or (files and _takes(tool, _FILE_ARGUMENTS))
+            or (instructs and _takes(tool, _RUN_ARGUMENTS))]
+
+
+def _takes(tool: _Offered, kinds: frozenset[str]) -> bool:
+    """Whether the tool has a free string argument whose name holds one of ``kinds``."""
+    schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return False
+    return any(isinstance(value, dict) and value.get("type") == "string"
+               and "enum" not in value
+               and any(part.lower() in kinds for part in _NAME_PART.findall(str(name)))
+               for name, value in properties.items())
+
+
+def _asks_or_greets(line: str) -> bool:
+    """A question or a greeting, not an instruction ("can you ..." instructs)."""
+    words = re.findall(r"[a-z']+", line.lower())
+    if not words:
+        return True
+    if words[0] in _POLITE:
+        return False
+    return words[0] in _ASKING or line.rstrip().endswith("?")
 
 
 def person_text(history: list[dict[str, Any]]) -> str:
