@@ -61,9 +61,10 @@ does) SmolLM2 called a tool for every one of the bench's 30, although the
 written, not from the cases (``bench/bfcl.py`` holds a third of each category
 out of tuning):
 
-* a conversation whose person shares no word with any tool's name, description
-  or arguments names no tool's job, and the reply is held to an answer
-  (:func:`~desktop_agent.core.tooling.tool_match.names_a_job`; ``answer_only``);
+* a conversation that names no tool's job (shares no word with any tool, and
+  names no file for a tool taking one nor instructs a tool that runs commands)
+  is held to an answer (``answer_only``), and otherwise the first reply may call
+  only the tools named (:func:`~desktop_agent.core.tooling.tool_match.offered`);
 * a call that holds nothing the person gave (blanks, numbers nobody wrote, the
   tool's own names) is not run and the request goes again held to an answer
   (:func:`~desktop_agent.core.wire.call_lists.placeholder`,

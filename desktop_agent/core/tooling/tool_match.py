@@ -2,26 +2,36 @@
 
 A person who wants a tool run names its job: the things and actions of its
 name, its description or its arguments ("the weather in Paris" for
-``get_current_weather``, "sort these numbers" for ``sort_array``). Two
-decisions of a constrained request follow from that:
+``get_current_weather``, "sort these numbers" for ``sort_array``), a file for a
+tool that takes one ("open notes.txt"), or, for a tool that runs what it is
+given (a shell command, code, a query), anything they instruct ("install
+numpy"); questions and greetings instruct nothing (:func:`named`). Three
+decisions of a constrained request follow (:func:`offered`):
 
+* **Whether any tool is meant at all.** A conversation that names no tool's
+  job ("hello", "who won the World Cup in 2010?" offered a stock-ticker tool)
+  asks for an answer, and a small model offered a call takes it: on BFCL's
+  ``irrelevance`` cases SmolLM2-135M called a tool for every one of the 30 of
+  ``bench/bfcl.py``'s run. A request written mostly in a script the tools'
+  words do not share (Chinese asked of English tools) cannot be judged this
+  way and counts as naming every tool.
+* **Which tools.** The first reply offers only the tools named: on the BFCL
+  cases tuned on, the right tool never was one sharing no word while another
+  did, and the others are only wrong picks for a small model. After a tool's
+  result all are offered again (a next step may need one nobody named).
 * **Order** (:func:`by_request`). A small model reading a list of tools leans
   to the first one listed: with SmolLM2-135M on BFCL's ``multiple`` cases most
   wrong picks were the first tool, and listing the tools by the words they
   share with the request put the right one first in 47 of the 53 cases tuned on
-  (22 in the order given). Words of the name count before words of the
-  description; ties keep the order the tools were given in.
-* **Whether any tool is meant at all** (:func:`names_a_job`). A request that
-  shares no word with any tool ("hello", "who won the World Cup in 2010?" with
-  a stock-ticker tool) asks for an answer, and a small model offered a call
-  takes it: on BFCL's ``irrelevance`` cases SmolLM2 called a tool for 87.5 %
-  of such requests. A request written mostly in a script the tools' words do
-  not share (Chinese asked of English tools) cannot be judged this way and
-  counts as naming a job.
+  (22 in the order given). Words of the name count before words of the rest;
+  ties keep the order the tools were given in.
 
 Words are compared by their first :data:`STEM` letters, so "restaurants" meets
 "restaurant" and "temperatura" meets "temperature"; words that name no job
-("get", "calculate", "the", "specific") are left out (:data:`_VAGUE`).
+("get", "calculate", "the", "specific") are left out (:data:`_VAGUE`). A
+request for an agent's generic tools that names neither a word, a file nor an
+instruction ("why does the test fail?") gets an answer: the limit of judging
+by words.
 """
 
 from __future__ import annotations
