@@ -56,7 +56,7 @@ prose instead of calling ``circle_area``.
 
 When no tool fits, the person gets an answer. Offered a call, a small model
 takes it: on BFCL's ``irrelevance`` cases (requests none of the offered tools
-does) SmolLM2 called a tool for every one of the bench's 30, although the
+does) SmolLM2 made a call for each of the bench's 30 (8 unusable), although the
 ``{"answer"}`` branch was open. Three rules follow from how requests are
 written, not from the cases (``bench/bfcl.py`` holds a third of each category
 out of tuning):

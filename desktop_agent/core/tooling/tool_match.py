@@ -11,8 +11,8 @@ decisions of a constrained request follow (:func:`offered`):
 * **Whether any tool is meant at all.** A conversation that names no tool's
   job ("hello", "who won the World Cup in 2010?" offered a stock-ticker tool)
   asks for an answer, and a small model offered a call takes it: on BFCL's
-  ``irrelevance`` cases SmolLM2-135M called a tool for every one of the 30 of
-  ``bench/bfcl.py``'s run. A request written mostly in a script the tools'
+  ``irrelevance`` cases SmolLM2-135M made a call for each of the 30 of
+  ``bench/bfcl.py``'s run (8 of them unusable). A request written mostly in a script the tools'
   words do not share (Chinese asked of English tools) cannot be judged this
   way and counts as naming every tool.
 * **Which tools.** The first reply offers only the tools named: on the BFCL

@@ -106,8 +106,8 @@ async def test_a_tiny_model_picks_one_of_several_tools(
 
 async def test_a_tiny_model_answers_a_question_no_tool_fits(llama_server: LlamaServer) -> None:
     # BFCL's "irrelevance" kind of request: tools are offered, none does what is asked.
-    # Measured before the request was judged by its words: SmolLM2 called a tool for
-    # 87.5 % of such requests (all 30 of this bench's run); an agent must not run a tool
+    # Measured before the request was judged by its words: SmolLM2 made a call for each
+    # of the 30 such requests of bench/bfcl.py's run; an agent must not run a tool
     # because it is offered one.
     calls: list[tuple[str, dict[str, Any]]] = []
     options = llama_options(llama_server, tools=chosen_tools(calls), max_tokens=48,
