@@ -218,3 +218,26 @@ async def test_optional_values_nobody_gave_are_left_out(server: Any, make_option
             await client.query(prompt)
             _ = [b async for b in client.receive_messages()]
     assert ran == [{"radius": 5}, {"radius": 5, "unit": "inches", "rounded": True, "digits": 3}]
+
+
+async def test_a_choice_stays_when_the_person_named_it(server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+
+    @tool("find_venue", "Find venues.", {"type": "object", "properties": {
+        "city": {"type": "string"},
+        "free_entry": {"type": "string", "enum": ["True", "False", "dontcare"]},
+        "good_for_kids": {"type": "string", "enum": ["True", "False", "dontcare"]}},
+        "required": ["city"]})
+    def find_venue(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "found"
+
+    server.enqueue(script.text(json.dumps({"name": "find_venue", "arguments": {
+        "city": "London", "free_entry": "True", "good_for_kids": "True"}})),
+        script.text('{"answer": "Found."}'))
+    options = make_options(tools=[find_venue], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        await client.query("Find a venue in London with free entry.")
+        _ = [b async for b in client.receive_messages()]
+    assert ran == [{"city": "London", "free_entry": "True"}]  # kids were never mentioned

@@ -167,22 +167,31 @@ class Said:
         own (``unit: "cm"`` for "a radius of 5 units", ``formatted: false`` nobody asked
         for, ``gravity: 9.81``); left out, the tool's own default applies, which is
         what a person who did not mention them expects. A value counts as given as
-        for a list's later calls (:meth:`holds`; a flag when named). Required
-        arguments, and calls of tools not offered, are kept whole.
+        for a list's later calls (:meth:`holds`); a flag, or a choice among a
+        schema's listed values, also when the person named the argument ("free" for
+        ``free_entry``). Required arguments, and calls of tools not offered, are kept
+        whole. Values the model rightly derived in another form (a date written
+        "the 5th of March") are lost with the rest: the tool's default is the cost.
         """
         schema = self._schemas.get(name)
         if not isinstance(arguments, dict) or not isinstance(schema, dict):
             return arguments
         required = schema.get("required")
         needed = set(required) if isinstance(required, list) else set()
+        properties = schema.get("properties")
+        kinds = properties if isinstance(properties, dict) else {}
         return {key: value for key, value in arguments.items()
-                if key in needed or self._given(key, value)}
+                if key in needed or self._given(key, value, kinds.get(key))}
 
-    def _given(self, argument: str, value: Any) -> bool:
+    def _given(self, argument: str, value: Any, schema: Any = None) -> bool:
         if value is None:
             return False
-        if isinstance(value, bool):
-            return self.names(argument)
+        choice = isinstance(schema, dict) and "enum" in schema
+        if isinstance(value, bool) or (choice and isinstance(value, str)):
+            # a flag or a choice among listed values: given when the person named it
+            # ("free entry" for free_entry: "True"), or wrote the value itself
+            return self.names(argument) or (not isinstance(value, bool)
+                                             and self.holds(value))
         if isinstance(value, int | float) and any(
                 _NUMBER_WORDS.get(word) == value for word in self.words):
             return True
