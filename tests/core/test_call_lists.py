@@ -241,3 +241,27 @@ async def test_a_choice_stays_when_the_person_named_it(server: Any, make_options
         await client.query("Find a venue in London with free entry.")
         _ = [b async for b in client.receive_messages()]
     assert ran == [{"city": "London", "free_entry": "True"}]  # kids were never mentioned
+
+
+async def test_a_date_given_in_words_stays(server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+
+    @tool("forecast", "The weather forecast.", {"type": "object", "properties": {
+        "city": {"type": "string"}, "date": {"type": "string"}}, "required": ["city"]})
+    def forecast(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "Rain"
+
+    server.enqueue(script.text(json.dumps({"name": "forecast", "arguments": {
+        "city": "London", "date": "2023-03-05"}})), script.text('{"answer": "Rain."}'),
+        script.text(json.dumps({"name": "forecast", "arguments": {
+            "city": "Paris", "date": "2023-03-06"}})), script.text('{"answer": "Sun."}'))
+    options = make_options(tools=[forecast], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        for prompt in ("The forecast for London on the 5th of March 2023?",
+                       "And the forecast for Paris?"):
+            await client.query(prompt)
+            _ = [b async for b in client.receive_messages()]
+    # the 6th was never said in the conversation: that date is the model's own
+    assert ran == [{"city": "London", "date": "2023-03-05"}, {"city": "Paris"}]

@@ -67,6 +67,10 @@ _NUMBER_WORDS: dict[str, float] = {
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
     "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12,
     "half": 0.5, "twice": 2, "double": 2, "triple": 3}
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_MONTHS = tuple(frozenset({name, name[:3]}) for name in (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december"))
 #: Words of a flag's name that do not say which flag it is ("include_details").
 _FLAG_VERBS = frozenset({"include", "enable", "allow", "use", "show", "with", "get", "has",
                          "is", "do", "should", "return", "flag"})
@@ -195,9 +199,22 @@ class Said:
         if isinstance(value, int | float) and any(
                 _NUMBER_WORDS.get(word) == value for word in self.words):
             return True
+        if isinstance(value, str) and self._numbers_given(value):
+            return True
         if isinstance(value, str | int | float) or value:
             return self.holds(value)
         return False  # an empty list or object: nothing given
+
+    def _numbers_given(self, value: str) -> bool:
+        """A value of numbers only (a date, a time), each written, a month also by name.
+
+        "2023-04-05" for "April 5th, 2023": the person gave it in another form.
+        """
+        numbers = _DIGITS.findall(value)
+        if not numbers or any(c.isalpha() for c in value):
+            return False
+        months = {n + 1 for n, names in enumerate(_MONTHS) if names & self.words}
+        return all(float(n) in self.numbers or int(float(n)) in months for n in numbers)
 
     def changed(self, argument: str, value: Any, before: Any) -> bool:
         """Whether a later call's ``value``, where the first had ``before``, was said.
