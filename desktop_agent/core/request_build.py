@@ -34,12 +34,17 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
     messages: list[dict[str, Any]] = []
     system = o.system_prompt or ""
     tools = list(o.tools)
-    if constrained:  # the tools the person named, most likely meant first (see tool_match)
+    if constrained:
+        # The prompt describes every tool, in the options' order, in every request:
+        # the fixed prefix stays byte for byte the same, so a server's prefix cache
+        # reuses it. Which tools the reply may call this time (the ones the person
+        # named, most likely meant first; see tool_match) is the grammar's business,
+        # which costs no prompt tokens.
+        system = "\n\n".join(p for p in (system, constrained_calls.instructions(tools)) if p)
         tools = tool_match.offered(history, tools)
         if calls_only or not tools:  # asked again for a call, or held to an answer
             answer_only = answer_only or not tools
             tools = tool_match.by_request(list(o.tools), tool_match.last_request(history))
-        system = "\n\n".join(p for p in (system, constrained_calls.instructions(tools)) if p)
     if system:
         messages.append({"role": "system", "content": system})
     check_vision(history, o.vision, o.model)  # history set from a store

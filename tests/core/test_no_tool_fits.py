@@ -101,9 +101,11 @@ async def test_the_tools_most_likely_meant_are_listed_first(server: Any,
     # stock_ticker shares "stock" and "price", get_weather "weather"; bash runs any
     # instruction given, and shares no word
     assert branches(request) == ["answer", "stock_ticker", "get_weather", "bash"]
+    # The prompt lists them in the options' own order all the same, so that the
+    # prefix a server caches stays the same from request to request.
     system = request["messages"][0]["content"]
-    assert system.index("- stock_ticker:") < system.index("- get_weather:") < system.index(
-        "- bash:")
+    assert system.index("- bash:") < system.index("- stock_ticker:") < system.index(
+        "- get_weather:")
 
 
 async def test_an_instruction_may_run_a_command_a_file_name_may_open_a_file(

@@ -69,8 +69,11 @@ out of tuning):
   tool's own names) is not run and the request goes again held to an answer
   (:func:`~desktop_agent.core.wire.call_lists.placeholder`,
   :mod:`.second_chances`);
-* the tools are listed most likely meant first (:func:`.tool_match.by_request`):
-  the model leans to the first one listed.
+* the calls the grammar allows are the tools named, most likely meant first
+  (:func:`.tool_match.by_request`). The instructions in the system prompt list
+  every tool in one fixed order all the same: a list that changed with each
+  request would make every server process the whole prompt again (its prefix
+  cache reuses work only up to the first byte that differs).
 
 And what a call holds is what the person gave: optional arguments whose value
 nobody wrote are left out, so the tool's default applies
