@@ -319,7 +319,7 @@ class ConversationRunner:
         window, fix = event.window, event.fix
         data = {"model": event.model, "applied": window.applied, "trained": window.trained,
                 "source": window.source, "server": window.server, "assumed": window.assumed,
-                "needed": event.needed, "fixed": event.fixed,
+                "needed": event.needed, "fixed": event.fixed, "reply": event.reply,
                 "short": event.warning is not None, "warning": event.warning,
                 "fix": None if fix is None else {"tokens": fix.tokens, "text": fix.text,
                                                  "ollama_model": fix.ollama_model}}

@@ -183,6 +183,7 @@ class ContextWindowChecked:
         warning: The sentence to show before sending, with the fix; None when it fits.
         fix: How to give the model a larger window (on Ollama ``fix.ollama_model``
             is made in one click by ``ConversationSession.make_larger_window``).
+        reply: Of ``needed``, the tokens kept for the reply.
     """
 
     model: str
@@ -191,6 +192,7 @@ class ContextWindowChecked:
     fixed: int
     warning: str | None
     fix: WindowFix | None
+    reply: int = 0
 
 
 @dataclass(frozen=True, slots=True)

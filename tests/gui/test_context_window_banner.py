@@ -63,6 +63,11 @@ def test_the_banner_warns_and_one_click_makes_a_larger_ollama_model(
                     timeout=WAIT_MS)
     qtbot.waitUntil(lambda: "now uses llama3.2:3b-ctx16k" in banner.message.text(),
                     timeout=WAIT_MS)
+    assert banner.badge.property("badge") == "check"  # done: no longer a warning
+    # the meter knows the new model's window before anything is sent
+    qtbot.waitUntil(lambda: "/ 16,384" in status.context_label.text(), timeout=WAIT_MS)
+    assert "num_ctx" in status.context_label.toolTip()
+    assert "llama3.2:3b-ctx16k" in window.statusBar().currentMessage()
     talk(qtbot, controller, ["And now?"])
     qtbot.waitUntil(lambda: not banner.isVisible(), timeout=WAIT_MS)
     assert "/ 16,384" in status.context_label.text()
@@ -90,6 +95,10 @@ def test_a_reply_whose_prompt_was_cut_is_marked_and_stays_marked(
     status = window.current_tab().status_line
     assert "/ 4,096" not in status.context_label.text()
     assert "learned from a cut prompt" in status.context_label.toolTip()
+    # and shows the conversation over it: what was sent, not the part the server kept
+    used, length = (int(n.replace(",", "")) for n in
+                    status.context_label.text().removeprefix("context ").split(" / "))
+    assert used > 1.5 * length
     # opened again from the store, the mark is where it was
     view.load_messages(controller.stored_messages())
     view.flush()

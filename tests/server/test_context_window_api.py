@@ -45,6 +45,7 @@ def test_the_warning_is_an_event_and_the_fix_is_one_call(
         after = _turn(api, cid, note(n), after)
     check = api.events(cid, types="context_window")[-1]["data"]
     assert check["short"] and check["needed"] > 4096 and check["applied"] == 4096
+    assert f'({check["reply"]:,} of them for the reply)' in check["warning"]
     assert "runs llama3.2:3b with a 4,096-token window" in check["warning"]
     assert check["fix"]["ollama_model"] == "llama3.2:3b-ctx16k"
     assert max(model_server.prompt_tokens) <= 4096  # sized by it: nothing was cut

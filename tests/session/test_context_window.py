@@ -83,6 +83,9 @@ async def test_a_conversation_longer_than_ollamas_window_is_warned_before_sendin
     assert check.fix.ollama_model == "llama3.2:3b-ctx16k"
     warning = check.warning or ""
     assert "runs llama3.2:3b with a 4,096-token window" in warning
+    # the reply's room is named: a refusal's figure counts the prompt alone
+    assert f"needs about {check.needed:,} tokens ({check.reply:,} of them for the reply)" \
+        in warning and 0 < check.reply <= 1024
     assert "default" in check.window.source
     assert "Older messages are summarised" in warning
     assert "Make llama3.2:3b-ctx16k" in warning

@@ -36,9 +36,9 @@ class ContextWindowBanner(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
-        badge = QLabel()
-        badge.setPixmap(icon("triangle-alert").pixmap(20, 20))
-        layout.addWidget(badge)
+        self.badge = QLabel()
+        self.badge.setObjectName("contextWindowBadge")
+        layout.addWidget(self.badge)
         self.message = QLabel()
         self.message.setObjectName("contextWindowWarning")
         self.message.setWordWrap(True)
@@ -64,6 +64,7 @@ class ContextWindowBanner(QFrame):
         if self._hidden_for == (check.model, check.window.applied):
             return  # the person hid this very warning
         self._fix = check.fix
+        self._show_badge("triangle-alert")
         self.message.setText(check.warning)
         self.message.setToolTip(f"The window's figure: {check.window.source}.")
         fix = check.fix
@@ -93,15 +94,26 @@ class ContextWindowBanner(QFrame):
     def show_done(self, model: str | None, problem: str | None = None) -> None:
         """The fix ended: the conversation uses ``model`` now, or ``problem`` says why not."""
         if problem is not None:
+            self._show_badge("triangle-alert")
             self.message.setText(problem)
             self.fix_button.setEnabled(True)
             fix = self._fix
             self.fix_button.setText(f"Make {fix.ollama_model}" if fix is not None
                                     and fix.ollama_model else "Copy setting")
             return
+        self._show_badge("check")
         self.message.setText(f"This conversation now uses {model}; the next message is "
                              "checked against its window.")
         self.fix_button.hide()
+
+    def _show_badge(self, name: str) -> None:
+        """A warning's triangle, or a fix's check mark, drawn in the theme in use now.
+
+        Drawn each time the banner changes (not once when it is built), so a
+        theme switched since shows the icon in its own colours.
+        """
+        self.badge.setProperty("badge", name)
+        self.badge.setPixmap(icon(name).pixmap(20, 20))
 
     def _fix_clicked(self) -> None:
         fix = self._fix

@@ -199,6 +199,7 @@ class ConversationController(QObject):
         self._plan_task: asyncio.Future[None] | None = None
         self._fix_task: asyncio.Future[None] | None = None
         self._applied: tuple[str, int | None, str] | None = None  # (model, window, source)
+        self._cut_sent: int | None = None  # this turn's prompt was cut: about this many sent
         self._live_rate = LiveRate()
         self._figures = TurnFigures(model=str(settings.get("model") or ""),
                                     context_length=settings.get("context_length"))
@@ -336,8 +337,20 @@ class ConversationController(QObject):
             made = await self.session.make_larger_window(tokens)
         except (SessionError, AgentError) as exc:
             self.window_fixed.emit(None, str(exc))
-        else:
-            self.window_fixed.emit(made, None)
+            return
+        self.window_fixed.emit(made, None)
+        await self._show_window_of(made)
+
+    async def _show_window_of(self, model: str) -> None:
+        """Size the meter by the window Ollama now applies to ``model`` (asked, not assumed)."""
+        from desktop_agent.session import context_window_for
+
+        window = await context_window_for(self.session.settings)
+        if window is None or window.applied is None or self._figures.model != model:
+            return
+        self._applied = (model, window.applied, window.source)
+        self._show_window(self.session.settings.get("context_length"))
+        self.figures_changed.emit(self._figures)
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
@@ -500,6 +513,7 @@ class ConversationController(QObject):
             self.compacted.emit(event.block.messages, event.block.summary)
         elif isinstance(event, PromptCutReported):
             self.prompt_cut.emit(event.block.message)
+            self._cut_sent = event.block.sent
             # the meter shows the window learned from it at once, not at the next check
             self._applied = (self._figures.model, event.block.window, "learned from a cut prompt")
             self._show_window(self.session.settings.get("context_length"))
@@ -577,6 +591,10 @@ class ConversationController(QObject):
         self._figures.tokens_per_second = usage.tokens_per_second
         self._figures.time_to_first_token = usage.time_to_first_token
         self._figures.context_used = context_after_reply(self.session, usage)
+        if self._cut_sent is not None:
+            # the server's count is of what it kept: the conversation takes what was sent
+            self._figures.context_used = self._cut_sent + (usage.completion_tokens or 0)
+            self._cut_sent = None
         self.figures_changed.emit(self._figures)
 
     async def estimate_context(self) -> None:

@@ -346,6 +346,8 @@ class MainWindow(QMainWindow):
         controller.settings_changed.connect(lambda _s: self.servers.update_server_button())
         controller.approval_requested.connect(self.approval_view.on_approval_requested)
         controller.notice.connect(self.notice.show_message)
+        controller.window_fixed.connect(
+            lambda model, _problem, c=controller: self.servers.show_model_made(c, model))
         if make_current:
             self.tabs.setCurrentIndex(index)
         self._update_empty_state()

@@ -46,6 +46,9 @@ class ContextCheck:
         fixed: Of those, what every request carries (system prompt and schemas).
         compaction: The conversation's compaction setting.
         fix: How to give the model a larger window; None when it fits.
+        reply: Of ``needed``, what is kept for the reply (named in the warning:
+            a server's refusal counts the prompt alone, and the two figures
+            must not look like a contradiction).
     """
 
     model: str
@@ -54,6 +57,7 @@ class ContextCheck:
     fixed: int
     compaction: str
     fix: WindowFix | None = None
+    reply: int = 0
 
     @property
     def limit(self) -> int | None:
@@ -76,8 +80,9 @@ class ContextCheck:
         if limit is None or not self.short:
             return None
         server = self.window.server or "the server"
-        parts = [f"This conversation needs about {self.needed:,} tokens; {server} runs "
-                 f"{self.model} with a {limit:,}-token window."]
+        reply = f" ({self.reply:,} of them for the reply)" if self.reply else ""
+        parts = [f"This conversation needs about {self.needed:,} tokens{reply}; {server} "
+                 f"runs {self.model} with a {limit:,}-token window."]
         if self.fixed > limit * FIXED_SHARE:
             parts.append(f"The system prompt, AGENTS.md and tool schemas alone take "
                          f"{self.fixed:,}: compaction cannot make room.")
@@ -96,18 +101,7 @@ class ContextCheck:
     def event(self) -> ContextWindowChecked:
         """The check as the session reports it to front ends."""
         return ContextWindowChecked(self.model, self.window, self.needed, self.fixed,
-                                    self.warning, self.fix)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The check as JSON for the REST API (the same figures and sentence)."""
-        window = self.window
-        return {"model": self.model, "applied": window.applied, "trained": window.trained,
-                "source": window.source, "server": window.server, "assumed": window.assumed,
-                "needed": self.needed, "fixed": self.fixed, "short": self.short,
-                "warning": self.warning,
-                "fix": None if self.fix is None else {
-                    "tokens": self.fix.tokens, "text": self.fix.text,
-                    "ollama_model": self.fix.ollama_model}}
+                                    self.warning, self.fix, self.reply)
 
 
 class ContextChecker:
@@ -142,10 +136,12 @@ class ContextChecker:
         if window.applied is not None:  # as the core keeps it: at most a quarter
             reserve = min(reserve, window.applied // 4)
         needed = self._counter.messages(messages) + tools_tokens(options.tools) + reserve
-        check = ContextCheck(options.model, window, needed, fixed, options.compaction)
+        check = ContextCheck(options.model, window, needed, fixed, options.compaction,
+                             reply=reserve)
         if check.short:
             fix = larger_window_fix(window, options.model, needed)
-            check = ContextCheck(options.model, window, needed, fixed, options.compaction, fix)
+            check = ContextCheck(options.model, window, needed, fixed, options.compaction, fix,
+                                 reply=reserve)
         return check
 
 
