@@ -18,8 +18,9 @@ are replayed from where their shapes are written down:
   ``GET /api/v0/models``: ``id``, ``type``, ``state``, ``max_context_length``)
   with ``loaded_context_length`` on a loaded model, as LM Studio answers it
   (quoted in zed-industries/zed pull request 25606 and issue 33938), and
-  lmstudio.ai/docs/developer/rest/list (``GET /api/v1/models``:
-  ``loaded_instances[].config.context_length``).
+  lmstudio.ai/docs/developer/rest/list (``GET /api/v1/models``, LM Studio
+  0.4: ``models[]`` with ``key``, ``max_context_length`` and
+  ``loaded_instances[].config.context_length``; its page's example answer).
 """
 
 from __future__ import annotations
@@ -172,3 +173,19 @@ def replay_lmstudio(server: ScriptedServer, *entries: dict[str, Any]) -> None:
     """Answer ``/api/v0/models`` on ``server`` with ``entries`` and list them as its models."""
     server.routes[("GET", "/api/v0/models")] = (200, lmstudio_models(*entries))
     server.models = [str(e["id"]) for e in entries]
+
+
+def replay_lmstudio_v1(server: ScriptedServer, model_key: str, *, max_context: int,
+                       loaded_context: int | None = None) -> None:
+    """Answer ``/api/v1/models`` only (no v0 list) with one LLM, loaded with ``loaded_context``."""
+    instances = [] if loaded_context is None else [
+        {"id": model_key, "config": {"context_length": loaded_context}}]
+    server.routes[("GET", "/api/v1/models")] = (200, {"models": [{
+        "type": "llm", "publisher": "lmstudio-community", "key": model_key,
+        "display_name": model_key, "architecture": "gemma3",
+        "quantization": {"name": "Q4_0", "bits_per_weight": 4}, "size_bytes": 241410208,
+        "params_string": "270M", "loaded_instances": instances,
+        "max_context_length": max_context, "format": "gguf",
+        "capabilities": {"vision": False, "trained_for_tool_use": False},
+        "description": None}]})
+    server.models = [model_key]

@@ -30,6 +30,7 @@ from desktop_agent.testing.server_replays import (
     ReplayedOllama,
     lmstudio_model,
     replay_lmstudio,
+    replay_lmstudio_v1,
 )
 
 MODEL = "llama3.2:3b"
@@ -116,6 +117,20 @@ async def test_lmstudio_uses_the_loaded_context_not_the_maximum() -> None:
     assert (idle.applied, idle.assumed) == (4096, True) and "not loaded" in idle.source
     assert listed["qwen2.5-7b-instruct"].context_length == 4096
     assert listed["qwen2.5-7b-instruct"].trained_context == 131072
+
+
+async def test_lmstudio_v1_list_gives_the_loaded_instance_context() -> None:
+    """LM Studio 0.4's ``/api/v1/models``: the loaded instance's config, not the maximum."""
+    with ScriptedServer() as server:
+        replay_lmstudio_v1(server, "gemma-3-270m-it-qat", max_context=32768,
+                           loaded_context=4096)
+        loaded = await ask_window(server.base_url, "gemma-3-270m-it-qat")
+    assert (loaded.applied, loaded.trained, loaded.server) == (4096, 32768, "LM Studio")
+    assert loaded.source == "LM Studio loaded instance context_length"
+    with ScriptedServer() as server:
+        replay_lmstudio_v1(server, "gemma-3-270m-it-qat", max_context=32768)
+        idle = await ask_window(server.base_url, "gemma-3-270m-it-qat")
+    assert (idle.applied, idle.assumed) == (4096, True) and "not loaded" in idle.source
 
 
 async def test_llamacpp_slots_vllm_and_litellm_say_their_applied_window() -> None:

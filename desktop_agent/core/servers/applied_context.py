@@ -150,12 +150,33 @@ async def _ollama(http: openai.AsyncOpenAI, root: str, model: str,
 
 async def _lmstudio(http: openai.AsyncOpenAI, root: str, model: str,
                     timeout: float) -> ContextWindow | None:
-    data = await get_json(http, f"{root}/api/v0/models", timeout)
+    """``/api/v0/models`` (``id``, ``loaded_context_length``), else ``/api/v1/models``.
+
+    The v1 list (LM Studio 0.4) names a model by ``key`` and keeps the
+    applied window in ``loaded_instances[].config.context_length``; an
+    instance loaded under its own identifier is matched by its ``id``.
+    """
+    data = await get_or_none(http, f"{root}/api/v0/models", timeout)
     entries = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        return None
-    entry = next((e for e in entries if isinstance(e, dict) and e.get("id") == model), None)
-    return None if entry is None else lmstudio_window(entry)
+    if isinstance(entries, list):
+        entry = next((e for e in entries if isinstance(e, dict) and e.get("id") == model),
+                     None)
+        if entry is not None:
+            return lmstudio_window(entry)
+    data = await get_json(http, f"{root}/api/v1/models", timeout)
+    entries = data.get("models") if isinstance(data, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and _lmstudio_names(entry, model):
+            return lmstudio_window(entry)
+    return None
+
+
+def _lmstudio_names(entry: dict[str, object], model: str) -> bool:
+    """Whether a v1 ``/api/v1/models`` entry is ``model``: its key or a loaded instance's id."""
+    instances = entry.get("loaded_instances")
+    return entry.get("key") == model or any(
+        isinstance(i, dict) and i.get("id") == model
+        for i in (instances if isinstance(instances, list) else []))
 
 
 async def _llamacpp(http: openai.AsyncOpenAI, root: str, model: str,
