@@ -51,6 +51,7 @@ from desktop_agent.gui.conversation.restore_wording import (
 )
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
+from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -393,12 +394,16 @@ class ConversationTab(QWidget):
         self._offer_restore_if_changed()
 
     def _offer_restore_if_changed(self) -> None:
-        """Offer "Restore files…" on messages once the conversation has changed files."""
+        """Offer "Restore files…" on messages once the conversation has changed files.
+
+        The check reads the checkpoints in a worker thread: it starts once the
+        loop runs (the first tab is loaded just before it does).
+        """
         async def check() -> None:
             if await self.controller.undo.has_changes():
                 self.transcript.offer_restore(True)
 
-        self.controller.undo.start(check())
+        when_loop_runs(self, lambda: self.controller.undo.start(check()))
 
     def _on_user_message(self, text: str, message_id: str, pictures: list[str]) -> None:
         if not self._loaded:
