@@ -137,3 +137,30 @@ def test_the_files_changed_window_lists_turns_with_diffs_and_restores_with_a_bra
     qtbot.waitUntil(lambda: controller.session.path == [], timeout=WAIT_MS)
     assert not (work / "b.txt").exists()
     assert controller.is_empty()
+
+
+def test_the_files_changed_window_drops_its_diffs_when_closed_and_reads_them_when_reopened(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _project(work)
+    window, controller = _window_with_bash(make_window, server, work)
+    _turn(qtbot, window, controller, server, "echo 'print(1)' > src/app.py")
+    tab = window.current_tab()
+    qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
+    panel = tab.files_panel
+    qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 1,
+                    timeout=WAIT_MS)
+    assert panel.diff_view.diff() is not None
+
+    panel.close()  # the person closes the window: nothing of its diffs stays
+    assert not panel.holds_turns
+    assert panel.tree.topLevelItemCount() == 0
+    assert panel.diff_view.diff() is None
+    assert panel.selected_turn() is None
+
+    _turn(qtbot, window, controller, server, "echo b > b.txt")  # while it is closed
+    qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 2, timeout=WAIT_MS)
+    assert panel.holds_turns
+    assert panel.tree.topLevelItem(0).text(0).startswith("run echo b > b.txt")
+    assert panel.diff_view.diff() is not None

@@ -634,9 +634,18 @@ class ConversationTab(QWidget):
             self.files_panel = FilesChangedPanel(self.controller.title, self)
             self.files_panel.undo_requested.connect(self.undo_turn)
             self.files_panel.restore_requested.connect(self.restore_before)
+            self.files_panel.turns_wanted.connect(self._load_files_panel)
         panel = self.files_panel
-        panel.show()
+        if panel.isVisible():
+            self._load_files_panel()
+        else:
+            panel.show()  # it asks for its turns (it holds none while hidden)
         panel.raise_()
+
+    def _load_files_panel(self) -> None:
+        panel = self.files_panel
+        if panel is None:
+            return
 
         async def load() -> None:
             panel.set_turns(await self.controller.undo.turn_files())
