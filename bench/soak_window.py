@@ -12,12 +12,13 @@ Compaction is on (``drop_oldest`` at an 8,192-token context, so requests are
 compacted every few turns without summary requests of their own).
 
 Every ``--every`` turns it prints the process's RSS and the live Python objects
-(after a collection). At the end: RSS after the warm-up (the first sample), the
-largest, and the slope over the second half of the samples (least squares, MB
-per 1,000 turns). Targets (issue 48): RSS after warm-up <= 200 MB, slope <= 5 MB
-per 1,000 turns. The exit status is 0 when both are met, 1 when one is over.
-``--minutes`` stops at the first sample after that long. The latest figures are
-on docs/performance.md; the machine's load shows in them (``uptime``).
+(after a collection); with ``--tracemalloc``, the source lines whose allocations
+grew most between the first and the last sample. At the end: RSS after the
+warm-up (the first sample), the largest, and the slope over the second half of
+the samples (least squares, MB per 1,000 turns). Targets (issue 48): RSS after
+warm-up <= 200 MB, slope <= 5 MB per 1,000 turns. The exit status is 0 when both
+are met, 1 when one is over. ``--minutes`` stops at the first sample after that
+long. The latest figures are on docs/performance.md, with the machine's load.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -148,6 +150,9 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                                    confirm_tools=False, compaction="drop_oldest")
         controllers.append(controller)
     samples: list[tuple[int, float, int]] = []
+    snapshots: list[tracemalloc.Snapshot] = []
+    if args.tracemalloc:
+        tracemalloc.start()
     started = time.monotonic()
     for turn in range(1, args.turns + 1):
         controller = controllers[turn % args.tabs]
@@ -171,12 +176,25 @@ async def drive(window: object, url: str, args: argparse.Namespace,
             gc.collect()
             sample = (turn, rss_mb(), len(gc.get_objects()))
             samples.append(sample)
+            if args.tracemalloc:
+                snapshots.append(tracemalloc.take_snapshot())
             print(f"turn {turn:5d}: RSS {sample[1]:7.1f} MB, live objects {sample[2]:,} "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
             if args.minutes and time.monotonic() - started > args.minutes * 60:
                 break
+    if len(snapshots) >= 2:
+        print_growth(snapshots[0], snapshots[-1], samples[-1][0] - samples[0][0])
     print(workload_ran(window.store, [c.conversation_id for c in controllers]))  # type: ignore[attr-defined]
     return samples
+
+
+def print_growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot, turns: int) -> None:
+    """The source lines whose live allocations grew most between two samples."""
+    print(f"tracemalloc: growth by line over the last {turns} turns (per 1,000 turns)")
+    for stat in last.compare_to(first, "lineno")[:15]:
+        frame = stat.traceback[0]
+        print(f"  {stat.size_diff * 1000 / turns / 2**20:+8.2f} MB "
+              f"{stat.count_diff * 1000 / turns:+10,.0f} objects  {frame.filename}:{frame.lineno}")
 
 
 def workload_ran(store: object, conversation_ids: list[str]) -> str:
@@ -203,6 +221,8 @@ def main() -> int:
                         help="stop at the first sample after this long (0: run every turn)")
     parser.add_argument("--tabs", type=int, default=3)
     parser.add_argument("--every", type=int, default=50, help="turns between samples")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="trace allocations (slower) and print the lines that grew most")
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="soak-window-"))
     os.environ["DESKTOP_AGENT_DATA_DIR"] = str(data)
