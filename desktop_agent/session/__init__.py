@@ -125,6 +125,13 @@ _EXPORTS: dict[str, str] = {
     'workdir_path': 'tools.tool_catalog',
     'tool_call_mode_for': 'turn.tool_call_mode',
     'warm_up_turns': 'turn.warm_up',
+    'SamplingAsked': 'events',
+    'ElicitationAsked': 'events',
+    'ServerQuestionSettled': 'events',
+    'ServerQuestion': 'mcp.server_question',
+    'SamplingChoice': 'mcp.server_question',
+    'UnknownQuestion': 'mcp.server_questions',
+    'NoMcpServers': 'mcp.conversation_mcp',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -162,6 +169,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
+    from desktop_agent.session.events import ElicitationAsked as ElicitationAsked
     from desktop_agent.session.events import FilesChanged as FilesChanged
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
@@ -170,6 +178,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
+    from desktop_agent.session.events import SamplingAsked as SamplingAsked
+    from desktop_agent.session.events import ServerQuestionSettled as ServerQuestionSettled
     from desktop_agent.session.events import SessionEvent as SessionEvent
     from desktop_agent.session.events import SettingsChanged as SettingsChanged
     from desktop_agent.session.events import StateChanged as StateChanged
@@ -222,6 +232,10 @@ if TYPE_CHECKING:
         release_work_folder as release_work_folder,
     )
     from desktop_agent.session.lifecycle.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.mcp.conversation_mcp import NoMcpServers as NoMcpServers
+    from desktop_agent.session.mcp.server_question import SamplingChoice as SamplingChoice
+    from desktop_agent.session.mcp.server_question import ServerQuestion as ServerQuestion
+    from desktop_agent.session.mcp.server_questions import UnknownQuestion as UnknownQuestion
     from desktop_agent.session.settings.conversation_secrets import (
         conversation_environment as conversation_environment,
     )
