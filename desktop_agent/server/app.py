@@ -41,6 +41,7 @@ from .routes import (
     mcp,
     project,
     secrets,
+    slash_commands,
     tools,
     turns,
 )
@@ -196,7 +197,7 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, mcp):
+                   checkpoints, project, mcp, slash_commands):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

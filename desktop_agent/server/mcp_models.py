@@ -1,7 +1,8 @@
-"""Request and response bodies of the MCP routes (prompts, resources, server questions).
+"""Request and response bodies of the MCP, slash command and skill routes.
 
 Kept apart from :mod:`.api_models` because they describe one feature's records
-(what a conversation's MCP servers offer and ask), read only by :mod:`.routes.mcp`.
+(what a conversation's MCP servers offer and ask, its commands and skills), read only
+by :mod:`.routes.mcp` and :mod:`.routes.slash_commands`.
 """
 
 from __future__ import annotations
@@ -148,3 +149,45 @@ def question_out(body: dict[str, Any]) -> ServerQuestionOut:
     """A question's JSON (``ServerQuestion.to_dict``) as the route's model."""
     head = {k: body[k] for k in ("id", "kind", "server", "timeout")}
     return ServerQuestionOut(**head, details={k: v for k, v in body.items() if k not in head})
+
+
+class SlashCommandOut(BaseModel):
+    name: str = Field(description="What follows '/'.")
+    kind: Literal["builtin", "command", "prompt"] = Field(
+        description="builtin: the window's own action; command: a Markdown file; "
+                    "prompt: an MCP server's prompt.")
+    description: str
+    argument_hint: str | None
+
+
+class SlashCommandList(BaseModel):
+    commands: list[SlashCommandOut]
+    skipped: list[str] = Field(description="Command files that could not be used, and why.")
+
+
+class ExpandRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=2, max_length=100_000, pattern=r"^/",
+                      description="What was typed: '/name arguments'.")
+
+
+class ExpansionOut(BaseModel):
+    name: str
+    kind: Literal["builtin", "command", "prompt"]
+    message: str | None = Field(description="The message to send (None for a built-in).")
+    images: list[str]
+    notes: list[str]
+
+
+class SkillOut(BaseModel):
+    name: str
+    description: str
+    folder: str
+    scope: Literal["project", "user"]
+    enabled: bool = Field(description="False when the conversation's skills_off names it.")
+
+
+class SkillList(BaseModel):
+    skills: list[SkillOut]
+    skipped: list[str] = Field(description="Skill folders that could not be used, and why.")

@@ -132,6 +132,8 @@ _EXPORTS: dict[str, str] = {
     'SamplingChoice': 'mcp.server_question',
     'UnknownQuestion': 'mcp.server_questions',
     'NoMcpServers': 'mcp.conversation_mcp',
+    'UnknownCommand': 'commands.conversation_commands',
+    'BUILTIN_COMMANDS': 'commands.conversation_commands',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -159,6 +161,12 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
+    from desktop_agent.session.commands.conversation_commands import (
+        BUILTIN_COMMANDS as BUILTIN_COMMANDS,
+    )
+    from desktop_agent.session.commands.conversation_commands import (
+        UnknownCommand as UnknownCommand,
+    )
     from desktop_agent.session.conversation import ConversationSession as ConversationSession
     from desktop_agent.session.errors import BUSY_ELSEWHERE as BUSY_ELSEWHERE
     from desktop_agent.session.errors import NotConfiguredError as NotConfiguredError

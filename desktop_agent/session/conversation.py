@@ -60,6 +60,7 @@ from desktop_agent.session.approvals.approval_broker import (
     ToolCallQuestion,
 )
 from desktop_agent.session.branch.branch_pages import BranchPages
+from desktop_agent.session.commands.conversation_commands import ConversationCommands
 from desktop_agent.session.events import ApprovalSettled, Notice, RunState, SessionEvent
 from desktop_agent.session.files.folder_undo import FolderUndo
 from desktop_agent.session.files.working_folder import WorkingFolder
@@ -129,6 +130,8 @@ class ConversationSession:
         self._questions = ServerQuestions(emit, env.approval_timeout)
         self._mcp = ConversationMcp(conversation_id, lambda: self._settings.current, env.tools,
                                     self._questions, lambda r: self._client.sample(r))
+        self._commands = ConversationCommands(conversation_id, lambda: self._settings.current,
+                                              env.tools.workdirs_root, self._mcp)
         self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit,
                                           store, self._mcp)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
@@ -239,12 +242,16 @@ class ConversationSession:
     close = PartMethod("_runner", TurnRunner.close)
     test_model = PartMethod("_client", ConversationClient.test_model)
 
-    # -- what MCP servers bring (mcp/conversation_mcp.py, mcp/server_questions.py) --------
+    # -- what MCP servers bring (mcp/), slash commands and skills (commands/) -------------
     mcp_prompts = PartMethod("_mcp", ConversationMcp.prompts)
     mcp_resources = PartMethod("_mcp", ConversationMcp.resources)
     get_prompt = PartMethod("_mcp", ConversationMcp.get_prompt)
     complete_argument = PartMethod("_mcp", ConversationMcp.complete)
     attach_resource = PartMethod("_mcp", ConversationMcp.attach)
+    slash_commands = PartMethod("_commands", ConversationCommands.listed)
+    expand_slash = PartMethod("_commands", ConversationCommands.expand)
+    skills = PartMethod("_commands", ConversationCommands.skills)
+    custom_commands = PartMethod("_commands", ConversationCommands.custom_commands)
     server_questions = PartMethod("_questions", ServerQuestions.pending)
     answer_sampling = PartMethod("_questions", ServerQuestions.answer_sampling)
     answer_elicitation = PartMethod("_questions", ServerQuestions.answer_elicitation)

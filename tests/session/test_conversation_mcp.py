@@ -187,3 +187,14 @@ async def test_prompts_resources_and_completion_for_the_conversation(
     first = listed[0]
     [content] = await session.attach_resource(first.server, first.uri)
     assert content.text or content.size
+
+
+async def test_a_servers_prompt_is_a_slash_command(mcp_session: Any) -> None:
+    session = mcp_session()
+    listed = {c.name: c for c in await session.slash_commands()}
+    assert listed["ev:args-prompt"].kind == "prompt"
+    assert listed["ev:args-prompt"].argument_hint == "city=… [state=…]"
+    got = await session.expand_slash("/ev:args-prompt city=Paris")
+    assert (got.kind, got.message) == ("prompt", "What's weather in Paris?")
+    with pytest.raises(ValueError, match="name=value"):
+        await session.expand_slash("/ev:args-prompt Paris France")
