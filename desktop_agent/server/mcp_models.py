@@ -153,9 +153,8 @@ def question_out(body: dict[str, Any]) -> ServerQuestionOut:
 
 class SlashCommandOut(BaseModel):
     name: str = Field(description="What follows '/'.")
-    kind: Literal["builtin", "command", "prompt"] = Field(
-        description="builtin: the window's own action; command: a Markdown file; "
-                    "prompt: an MCP server's prompt.")
+    kind: Literal["command", "prompt"] = Field(
+        description="command: a Markdown file; prompt: an MCP server's prompt.")
     description: str
     argument_hint: str | None
 
@@ -174,8 +173,8 @@ class ExpandRequest(BaseModel):
 
 class ExpansionOut(BaseModel):
     name: str
-    kind: Literal["builtin", "command", "prompt"]
-    message: str | None = Field(description="The message to send (None for a built-in).")
+    kind: Literal["command", "prompt"]
+    message: str = Field(description="The message to send (show it first).")
     images: list[str]
     notes: list[str]
 

@@ -133,7 +133,6 @@ _EXPORTS: dict[str, str] = {
     'UnknownQuestion': 'mcp.server_questions',
     'NoMcpServers': 'mcp.conversation_mcp',
     'UnknownCommand': 'commands.conversation_commands',
-    'BUILTIN_COMMANDS': 'commands.conversation_commands',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -161,9 +160,6 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
-    from desktop_agent.session.commands.conversation_commands import (
-        BUILTIN_COMMANDS as BUILTIN_COMMANDS,
-    )
     from desktop_agent.session.commands.conversation_commands import (
         UnknownCommand as UnknownCommand,
     )

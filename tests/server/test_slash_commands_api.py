@@ -22,7 +22,7 @@ def test_commands_are_listed_and_expanded(api: RunningApi) -> None:
     write(folder / ".claude/commands/bad.md", "---\nnot: [closed\n---\nx")
     listed = api.client.get(f"/conversations/{cid}/slash-commands").json()
     kinds = {c["name"]: c["kind"] for c in listed["commands"]}
-    assert kinds["review"] == "command" and kinds["undo"] == "builtin"
+    assert kinds["review"] == "command"
     assert "bad" not in kinds and "not valid YAML" in listed["skipped"][0]
     got = api.client.post(f"/conversations/{cid}/slash-commands/expand",
                           json={"text": "/review main.py"})

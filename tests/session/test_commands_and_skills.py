@@ -48,7 +48,6 @@ async def test_command_files_expand_into_the_message(
     write(data_dir / "commands/hello.md", "Say hello.")
     session = make_session(workdir=str(project))
     listed = {c.name: c for c in await session.slash_commands()}
-    assert listed["undo"].kind == "builtin" and listed["help"].kind == "builtin"
     assert (listed["review"].description, listed["review"].argument_hint) == \
         ("Review a file", "<file>")
     assert listed["frontend:lint"].description == "Lint the front end"
@@ -62,7 +61,6 @@ async def test_command_files_expand_into_the_message(
     assert hello.message == "Say hello.\n\nand be brief"
     loop = await session.expand_slash("/loop")  # expanded once: it never recurses
     assert loop.message == "Do it again: /loop"
-    assert (await session.expand_slash("/undo")).kind == "builtin"
     with pytest.raises(UnknownCommand, match="no command /nope"):
         await session.expand_slash("/nope")
     _commands, skipped = await asyncio.to_thread(session._commands.custom_commands)

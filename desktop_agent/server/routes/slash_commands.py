@@ -1,4 +1,4 @@
-"""A conversation's slash commands (built-ins, command files, MCP prompts) and skills."""
+"""A conversation's slash commands (command files, MCP prompts) and skills."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ ANSWERS: dict[int | str, dict[str, Any]] = {
             response_model=SlashCommandList, responses=ANSWERS)
 async def list_commands(conversation_id: str,
                         svc: AppServices = Depends(services)) -> SlashCommandList:  # noqa: B008
-    """What '/' offers: built-ins, command files, and the MCP servers' prompts."""
+    """What '/' offers: command files, then the MCP servers' prompts."""
     session = svc.runner(await asyncio.to_thread(svc.conversation, conversation_id)).session
     listed = await session.slash_commands()
     _files, skipped = await asyncio.to_thread(session.custom_commands)

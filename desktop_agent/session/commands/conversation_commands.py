@@ -1,10 +1,9 @@
 """One conversation's slash commands and skills: what ``/`` offers and what it expands to.
 
 ``/name`` in the composer (or in ``POST .../slash-commands/expand``) is looked up
-in this order: a built-in command (the front end does what its menu item does),
-a custom command file (:mod:`.custom_commands`), an MCP server's prompt
-(``/server:prompt``). A command file or a prompt becomes the message, shown to
-the person before it is sent.
+in this order: a custom command file (:mod:`.custom_commands`), then an MCP
+server's prompt (``/server:prompt``). Either becomes the message, shown to the
+person before it is sent.
 """
 
 from __future__ import annotations
@@ -24,17 +23,6 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.mcp.mcp_items import McpPrompt
     from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
 
-#: The front ends' own commands: name and what it does.
-BUILTIN_COMMANDS: dict[str, str] = {
-    "undo": "Undo the file changes of the last turn that changed files.",
-    "compact": "Compact the conversation now (summarise what came before).",
-    "plan": "Show the model's plan.",
-    "model": "Choose the conversation's model.",
-    "clear": "Start a new conversation in the same working folder.",
-    "help": "List the commands.",
-}
-
-
 class UnknownCommand(ValueError):
     """``/name`` names no command; the message says so."""
 
@@ -44,7 +32,7 @@ class SlashCommand:
     """One entry of the ``/`` menu."""
 
     name: str
-    kind: str  # builtin | command | prompt
+    kind: str  # command | prompt
     description: str
     argument_hint: str | None = None
 
@@ -59,15 +47,15 @@ class SlashExpansion:
 
     Attributes:
         name: The command.
-        kind: ``builtin`` (the front end acts; no message), ``command`` or ``prompt``.
-        message: The text to send (shown first), None for a built-in.
+        kind: ``command`` or ``prompt``.
+        message: The text to send (shown first).
         images: Pictures an MCP prompt holds, as ``data:`` URIs.
         notes: What the person should know (a cut file or prompt).
     """
 
     name: str
     kind: str
-    message: str | None = None
+    message: str
     images: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -118,11 +106,11 @@ class ConversationCommands:
         return find_skills(self._workdir(), user_folder("skills"))
 
     async def listed(self) -> list[SlashCommand]:
-        """The ``/`` menu: built-ins, command files, then the servers' prompts."""
+        """The ``/`` menu: command files, then the servers' prompts."""
         (files, _problems), prompts = await asyncio.gather(
             asyncio.to_thread(self.custom_commands), self._mcp.prompts())
-        entries = [SlashCommand(n, "builtin", d) for n, d in BUILTIN_COMMANDS.items()]
-        taken = set(BUILTIN_COMMANDS)
+        entries: list[SlashCommand] = []
+        taken: set[str] = set()
         for command in files:
             if command.name not in taken:
                 taken.add(command.name)
@@ -147,8 +135,6 @@ class ConversationCommands:
             raise UnknownCommand("A command starts with '/' and its name, e.g. /review.")
         name, _, arguments = text[1:].partition(" ")
         name = name.strip()
-        if name in BUILTIN_COMMANDS:
-            return SlashExpansion(name, "builtin")
         files, _problems = await asyncio.to_thread(self.custom_commands)
         command = next((c for c in files if c.name == name), None)
         if command is not None:
@@ -161,7 +147,7 @@ class ConversationCommands:
             prompt = next((p for p in await self._mcp.prompts()
                            if p.server == server and p.name == prompt_name), None)
         if prompt is None:
-            raise UnknownCommand(f"There is no command /{name}; /help lists them.")
+            raise UnknownCommand(f"There is no command /{name}.")
         got = await self._mcp.get_prompt(server, prompt_name, prompt_arguments(prompt,
                                                                                arguments))
         notes = (f"The prompt was {got.size:,} characters; it was cut.",) if got.cut else ()
