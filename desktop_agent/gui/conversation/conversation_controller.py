@@ -36,6 +36,7 @@ from desktop_agent.session import (
     CompactionReported,
     ConversationSession,
     DoctorNotice,
+    ElicitationAsked,
     MessageStored,
     NotConfiguredError,
     Notice,
@@ -44,6 +45,8 @@ from desktop_agent.session import (
     PromptProgressReported,
     ReplyEnded,
     ReplyStarted,
+    SamplingAsked,
+    ServerQuestionSettled,
     SessionEnvironment,
     SessionError,
     SessionEvent,
@@ -165,6 +168,8 @@ class ConversationController(QObject):
     tool_call_probed = Signal(object)
     compacted = Signal(int, object)
     plan_changed = Signal(object)
+    server_question = Signal(object)
+    server_question_settled = Signal(str)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
@@ -398,9 +403,19 @@ class ConversationController(QObject):
         await self.session.close()
 
     # -- session events -> signals -------------------------------------------------
+    def _on_server_question(
+            self, event: SamplingAsked | ElicitationAsked | ServerQuestionSettled) -> None:
+        """An MCP server's sampling request or form, and its end (the tab shows them)."""
+        if isinstance(event, ServerQuestionSettled):
+            self.server_question_settled.emit(event.question_id)
+        else:
+            self.server_question.emit(event.question)
+
 
     def _on_event(self, event: SessionEvent) -> None:
-        if isinstance(event, StateChanged):
+        if isinstance(event, SamplingAsked | ElicitationAsked | ServerQuestionSettled):
+            self._on_server_question(event)
+        elif isinstance(event, StateChanged):
             if event.state == "idle":
                 self._end_transcript_message(event.outcome != "complete")
                 if self._busy_shown:

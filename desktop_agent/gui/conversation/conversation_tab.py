@@ -49,6 +49,7 @@ from desktop_agent.gui.conversation.restore_wording import (
     restore_question,
     undone_by_kind,
 )
+from desktop_agent.gui.conversation.server_question_dialog import ServerQuestionDialog
 from desktop_agent.gui.conversation.slash_menu import SlashMenu
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
@@ -110,6 +111,8 @@ class ConversationTab(QWidget):
         self._parts: TabParts | None = None
         self._when_built: list[Callable[[], None]] = []
         self._expansion: asyncio.Future[None] | None = None
+        #: Open MCP server questions (sampling, forms), by id.
+        self.server_questions: dict[str, ServerQuestionDialog] = {}
         self._shown_turn: str | None = None
         self._shown_kind = "turn"
         self._undone: Undone = EARLIER_CHANGES  # whose changes the running restore takes back
@@ -242,6 +245,8 @@ class ConversationTab(QWidget):
         self._file_mentions = FileMentions(box.text, controller.work_folder)
         self._file_mentions.file_chosen.connect(lambda path: self.attach_files([path]))
         self._slash_menu = SlashMenu(box.text, controller.session.slash_commands)
+        controller.server_question.connect(self._show_server_question)
+        controller.server_question_settled.connect(self._server_question_settled)
         box.text.completing = lambda: (self._file_mentions.is_open()
                                        or self._slash_menu.is_open())
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
@@ -454,6 +459,20 @@ class ConversationTab(QWidget):
             self.composer.clear()
             self.attachments.clear()
             self.composer_box.show_attachments([])
+
+    def _show_server_question(self, question: object) -> None:
+        """A server asks to run the model or for a form: show it beside the conversation."""
+        session = self.controller.session
+        dialog = ServerQuestionDialog(question, session.answer_sampling,
+                                      session.answer_elicitation, self)
+        self.server_questions[dialog.question_id] = dialog
+        dialog.finished.connect(lambda _r: self.server_questions.pop(dialog.question_id, None))
+        dialog.show()
+
+    def _server_question_settled(self, question_id: str) -> None:
+        dialog = self.server_questions.pop(question_id, None)
+        if dialog is not None:
+            dialog.settled()
 
     async def _expand_command(self, text: str) -> None:
         """Put what ``/name arguments`` becomes in the composer, to read before sending."""
