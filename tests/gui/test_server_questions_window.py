@@ -36,7 +36,7 @@ def test_sampling_and_a_form_are_answered_in_the_window(
     send(qtbot, window, "Go")
     qtbot.waitUntil(lambda: bool(tab.server_questions), timeout=SLOW_MS)
     [sampling] = tab.server_questions.values()
-    assert sampling.isVisible() and "ev asks to use the model" == sampling.windowTitle()
+    assert sampling.isVisible() and sampling.windowTitle() == "ev asks to use the model"
     assert "Say hi" in sampling.findChild(object, "samplingMessages").toPlainText()
     allow = next(b for b in sampling.buttons.buttons() if b.text() == "Allow once")
     allow.click()
