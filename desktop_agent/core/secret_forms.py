@@ -104,6 +104,28 @@ def _view(text: str, pattern: re.Pattern[str]) -> tuple[str, list[int] | None]:
     return "".join(pieces), where
 
 
+def _views(text: str) -> list[tuple[str, bool]]:
+    """The texts a form is looked for in: ``(text, for wrapped kinds only)``."""
+    views = [(_ESCAPE.sub("", text) if "\x1b" in text else text, False)]
+    if "\n" in text or "\r" in text:
+        views.append((_ESCAPE_OR_BREAK.sub("", text), True))
+    return views
+
+
+def contains_secret(text: str, values: Iterable[str]) -> bool:
+    """Whether any form of any of ``values`` is in ``text`` (as :func:`secret_spans` finds them).
+
+    Cheaper than the spans (no positions are kept), for a large text that
+    will only be kept or not: a file a checkpoint would store.
+    """
+    values = [v for v in values if v]
+    if not values:
+        return False
+    views = _views(text)
+    return any(form in shown for value in values for form, kind in secret_forms(value)
+               for shown, wrapped_only in views if not wrapped_only or kind in WRAPPED_KINDS)
+
+
 def secret_spans(text: str, values: Iterable[str]) -> list[tuple[int, int, str, str]]:
     """Where any form of any of ``values`` is in ``text``: ``(start, end, kind, value)``.
 
@@ -113,7 +135,7 @@ def secret_spans(text: str, values: Iterable[str]) -> list[tuple[int, int, str, 
     a span covers whatever was left out inside it.
     """
     values = [v for v in values if v]
-    if not values:
+    if not values or not contains_secret(text, values):
         return []
     spans: list[tuple[int, int, str, str]] = []
     views = [(_view(text, _ESCAPE) if "\x1b" in text else (text, None), False)]
