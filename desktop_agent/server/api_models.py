@@ -79,6 +79,10 @@ class SandboxOut(BaseModel):
                                    "'No sandbox: bubblewrap is not installed'.")
     detail: str = Field(description="What commands can reach, and how to install a sandbox "
                                     "when one is missing.")
+    processes_capped: bool = Field(
+        default=True, description="False when this machine cannot cap how many processes a "
+                                  "command starts: a runaway command then runs until its "
+                                  "time limit (the label and detail say so too).")
 
 
 class ConversationOut(BaseModel):

@@ -259,8 +259,10 @@ def test_the_api_reports_the_sandbox_that_applies_per_conversation(
         served: httpx.Client, data_dir: Path, tmp_path: Path) -> None:
     here = _new(served)
     status = served.get(f"/conversations/{here}").json()["sandbox"]
-    assert status == {"level": "workdir", "sandboxed": True, "label": "Sandboxed",
-                      "detail": status["detail"]}
+    capped = status["processes_capped"]  # False where no process cap holds (then said)
+    assert status == {"level": "workdir", "sandboxed": True,
+                      "label": "Sandboxed" if capped else "Sandboxed, processes not capped",
+                      "detail": status["detail"], "processes_capped": capped}
     off = served.get(f"/conversations/{_new(served, sandbox='off')}").json()["sandbox"]
     assert off["sandboxed"] is False and off["label"] == "No sandbox"
     # a server whose PATH has no bubblewrap says so, and how to install it

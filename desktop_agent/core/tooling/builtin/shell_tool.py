@@ -240,6 +240,8 @@ async def run_command(
         if plan.limits is not None:
             result.limit = plan.limits.explain(result.exit_code, result.stderr,
                                                pids_hit=plan.pids_hit())
+            if result.limit is None and result.timed_out and not plan.processes_capped:
+                result.limit = plan.limits.uncapped_timeout(time_limit)
         return result
     finally:
         plan.cleanup()
