@@ -156,8 +156,9 @@ class PostgresDatabase:
                 logger.warning("the connection to %s was lost; the next call connects again",
                                self.location)
                 raise DatabaseUnavailableError(
-                    f"The conversation database {self.location} is unavailable (the "
-                    "connection to it was lost). Nothing was changed by this action."
+                    f"The conversation database {self.location} could not be used: the "
+                    f"connection to it was lost ({str(exc).strip() or type(exc).__name__}). "
+                    "Nothing was changed by this action."
                 ) from exc
             raise DatabaseAccessError(
                 f"The conversation database {self.location} could not be used "
