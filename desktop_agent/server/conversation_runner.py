@@ -234,13 +234,13 @@ class ConversationRunner:
             ApiError: 409 when a turn runs or files changed since (with their names),
                 404 when there is nothing to undo.
         """
-        with as_http():
+        with as_http(restoring=True):
             return await self.session.undo_turn(turn, force=force)
 
     async def restore_files(self, message_id: str | None, checkpoint_id: str | None,
                             force: bool, branch: bool) -> RestoreReport | None:
         """Put files back as before a message or at a checkpoint (409 on a conflict)."""
-        with as_http():
+        with as_http(restoring=True):
             if message_id is not None:
                 return await self.session.restore_files(message_id, force=force, branch=branch)
             assert checkpoint_id is not None
@@ -423,9 +423,14 @@ message and state events and ``GET /conversations/{id}`` cover what they say."""
 class as_http:
     """Turns the session's typed refusals into the API's 409 answers, at the edge.
 
-    Also a file system error while files are put back (a folder swapped for a
-    link mid-restore, a disk gone read-only): a 409 with a sentence, not a 500.
+    Args:
+        restoring: The block puts files back: a file system error there (a folder
+            swapped for a link mid-restore, a disk gone read-only) is a 409 with a
+            sentence, not a 500.
     """
+
+    def __init__(self, *, restoring: bool = False) -> None:
+        self._restoring = restoring
 
     def __enter__(self) -> None:
         return None
@@ -450,7 +455,7 @@ class as_http:
                            details=[{"path": p} for p in exc.paths]) from exc
         if isinstance(exc, CheckpointError):
             raise ApiError(404, "nothing_to_restore", str(exc)) from exc
-        if isinstance(exc, OSError):
+        if self._restoring and isinstance(exc, OSError):
             raise ApiError(409, "restore_failed",
                            f"Files could not all be put back ({exc.strerror or exc}): the "
                            "working folder changed meanwhile; the ones before it were. Try "

@@ -145,6 +145,7 @@ class _Walk:
         self.notes: list[str] = []
         self.reused = 0
         self.excluded = ALWAYS_EXCLUDED | limits.excluded
+        self.dropped = objects.dropped  # read once a scan: entries whose content is gone
 
     def file(self, folder: int, name: str, rel: str, st: os.stat_result) -> None:
         size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
@@ -164,7 +165,7 @@ class _Walk:
         self.total += size
         if (old is not None and old.kind == FILE and old.size == size and old.mtime_ns == mtime
                 and old.ino == ino and mtime < self.racy_after
-                and old.digest not in self.objects.dropped):
+                and old.digest not in self.dropped):
             self.entries[rel] = Entry(FILE, mode, size, mtime, ino, old.digest)
             return
         try:
@@ -224,7 +225,7 @@ class _Walk:
         racy_after = self.racy_after
         max_file = self.limits.max_file_bytes
         max_total = self.limits.max_total_bytes
-        dropped = self.objects.dropped
+        dropped = self.dropped
         inner: list[tuple[str, str]] = []
         try:
             listing = os.scandir(folder)

@@ -25,6 +25,9 @@ from server_harness import WAIT, RunningApi
 from desktop_agent.testing import ScriptedServer, script
 
 COMMAND_RUNS = "A command is running in this conversation"
+#: Seconds the race may take to have run enough (it ends as soon as it has; the bound
+#: only stops a broken build from hanging the run).
+RACE_BOUND = 600.0
 
 
 @pytest.fixture(autouse=True)
@@ -136,11 +139,23 @@ def test_restores_raced_by_commands_that_swap_in_a_link_stay_inside(
                 if got.status_code == 200 and got.json()["turn"]:
                     turns.append(got.json()["turn"])
 
+    def raced_enough() -> bool:
+        """Both sides ran a while, and an undo met a running command."""
+        done = [(kind, status) for kind, status, _body in answers]
+        return (done.count(("command", 200)) >= 10 and
+                sum(kind == "undo" for kind, _status in done) >= 40 and
+                any(k == "undo" and b.get("error", "").startswith(COMMAND_RUNS)
+                    for k, _s, b in answers))
+
     racer = threading.Thread(target=commands)
     racer.start()
+    deadline = time.monotonic() + RACE_BOUND
     try:
-        for i in range(40):
+        i = 0
+        while not raced_enough():
+            assert time.monotonic() < deadline, f"the race never got going: {answers[-5:]}"
             turn = turns[i % len(turns)]
+            i += 1
             got = api.client.post(f"/conversations/{cid}/undo",
                                   json={"turn": turn, "force": True})
             answers.append(("undo", got.status_code, got.json()))
