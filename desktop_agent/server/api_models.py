@@ -365,6 +365,7 @@ class Alive(BaseModel):
 class Ready(BaseModel):
     """``GET /ready``: whether this replica can serve requests (its database answers)."""
 
-    status: Literal["ready", "unavailable"]
-    database: Literal["ok", "unavailable", "error"]
+    status: Literal["ready", "starting", "unavailable"]
+    database: Literal["ok", "unavailable", "error"] | None = Field(
+        description="None while the server is still starting (not asked yet).")
     error: str | None = None
