@@ -216,6 +216,11 @@ def create_app(
                 status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
         return JSONResponse(Ready(status="ready", database="ok").model_dump())
 
+    # A probe may ask with HEAD (some load balancers do), as the starting server answers it:
+    # the same status and headers, no body (the server leaves it out).
+    app.add_api_route("/alive", alive, methods=["HEAD"], include_in_schema=False)
+    app.add_api_route("/ready", ready, methods=["HEAD"], include_in_schema=False)
+
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
                    checkpoints, project):

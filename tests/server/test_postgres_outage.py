@@ -76,6 +76,8 @@ def test_a_stopped_database_is_a_503_with_retry_after_until_it_is_back(
             assert status == 503 and int(headers["retry-after"]) > 0
             assert answer["status"] == "unavailable" and answer["database"] == "unavailable"
             assert "database is unavailable" in answer["error"]
+            status, headers, _empty = one.ask("HEAD", "/ready")  # as some load balancers ask
+            assert status == 503 and int(headers["retry-after"]) > 0
             # the process itself is alive: a liveness probe must not restart it
             assert one.ask("GET", "/alive")[:1] == (200,)
         finally:
