@@ -48,8 +48,12 @@ def start_serve(data_dir: Path, key: str, wait: float = 60.0,
                 ) -> tuple[subprocess.Popen[str], httpx.Client]:
     """A real ``desktop-agent serve`` process on ``data_dir`` and a client with ``key``.
 
-    ``extra_args`` are added to its command line. The caller stops it with
-    :func:`stop_serve`.
+    Returned once ``/ready`` answers 200, as a load balancer waits: ``/alive``
+    answers before the API is built, and a replica whose first request waited
+    for its build (seconds on a busy machine) let the other replica run a whole
+    turn first, so a test of two replicas asked at once asked them one after
+    the other. ``extra_args`` are added to its command line. The caller stops it
+    with :func:`stop_serve`.
     """
     sock = free_socket()
     port = sock.getsockname()[1]
@@ -65,7 +69,7 @@ def start_serve(data_dir: Path, key: str, wait: float = 60.0,
     deadline = time.monotonic() + wait
     while True:
         try:
-            if client.get("/alive").status_code == 200:
+            if client.get("/ready").status_code == 200:
                 return process, client
         except httpx.TransportError:
             pass
