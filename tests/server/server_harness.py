@@ -45,15 +45,16 @@ def free_socket() -> socket.socket:
 
 def start_serve(data_dir: Path, key: str, wait: float = 60.0,
                 extra_env: dict[str, str] | None = None, extra_args: Sequence[str] = (),
-                ) -> tuple[subprocess.Popen[str], httpx.Client]:
+                until: str = "/ready") -> tuple[subprocess.Popen[str], httpx.Client]:
     """A real ``desktop-agent serve`` process on ``data_dir`` and a client with ``key``.
 
     Returned once ``/ready`` answers 200, as a load balancer waits: ``/alive``
     answers before the API is built, and a replica whose first request waited
     for its build (seconds on a busy machine) let the other replica run a whole
     turn first, so a test of two replicas asked at once asked them one after
-    the other. ``extra_args`` are added to its command line. The caller stops it
-    with :func:`stop_serve`.
+    the other. ``until="/alive"`` returns as soon as the port answers (several
+    replicas then build at once; :func:`wait_ready` waits for each). ``extra_args``
+    are added to its command line. The caller stops it with :func:`stop_serve`.
     """
     sock = free_socket()
     port = sock.getsockname()[1]
@@ -66,11 +67,18 @@ def start_serve(data_dir: Path, key: str, wait: float = 60.0,
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=wait,
                           headers={"Authorization": f"Bearer {key}"})
+    wait_ready(process, client, wait, until)
+    return process, client
+
+
+def wait_ready(process: subprocess.Popen[str], client: httpx.Client, wait: float = 60.0,
+               until: str = "/ready") -> None:
+    """Wait until the ``serve`` process answers 200 on ``until``; kill it if it never does."""
     deadline = time.monotonic() + wait
     while True:
         try:
-            if client.get("/ready").status_code == 200:
-                return process, client
+            if client.get(until).status_code == 200:
+                return
         except httpx.TransportError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
