@@ -32,6 +32,7 @@ from desktop_agent.gui.conversation.attachments import (
 )
 from desktop_agent.gui.conversation.card_edits import CardEdits, card_prompt
 from desktop_agent.gui.conversation.composer import Composer, ComposerBox
+from desktop_agent.gui.conversation.context_window_banner import ContextWindowBanner
 from desktop_agent.gui.conversation.conversation_controller import (
     HISTORY_PAGE,
     ConversationController,
@@ -51,6 +52,7 @@ from desktop_agent.gui.conversation.restore_wording import (
 )
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
+from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -249,6 +251,11 @@ class ConversationTab(QWidget):
         for callback in callbacks:
             callback()
 
+    def _make_larger_window(self, banner: ContextWindowBanner, tokens: int) -> None:
+        fix = banner.fix
+        banner.show_working(fix.ollama_model if fix is not None else "the model")
+        self.controller.make_larger_window(tokens)
+
     def _needed(self, *_args: object) -> None:
         if self._parts is None:
             self.ensure_loaded()
@@ -342,6 +349,11 @@ class ConversationTab(QWidget):
         c.tool_output.connect(t.add_tool_output)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
+        c.prompt_cut.connect(t.add_reply_note)
+        banner = self._built_parts().window_banner
+        c.window_checked.connect(banner.show_check)
+        banner.make_model.connect(lambda tokens: self._make_larger_window(banner, tokens))
+        c.window_fixed.connect(banner.show_done)
         c.plan_changed.connect(self._built_parts().show_plan)
         c.approval_requested.connect(self._show_waiting_for_approval)
         c.approval_preview_changed.connect(self._show_new_preview)
@@ -393,12 +405,16 @@ class ConversationTab(QWidget):
         self._offer_restore_if_changed()
 
     def _offer_restore_if_changed(self) -> None:
-        """Offer "Restore files…" on messages once the conversation has changed files."""
+        """Offer "Restore files…" on messages once the conversation has changed files.
+
+        The check reads the checkpoints in a worker thread: it starts once the
+        loop runs (the first tab is loaded just before it does).
+        """
         async def check() -> None:
             if await self.controller.undo.has_changes():
                 self.transcript.offer_restore(True)
 
-        self.controller.undo.start(check())
+        when_loop_runs(self, lambda: self.controller.undo.start(check()))
 
     def _on_user_message(self, text: str, message_id: str, pictures: list[str]) -> None:
         if not self._loaded:
@@ -629,9 +645,18 @@ class ConversationTab(QWidget):
             self.files_panel = FilesChangedPanel(self.controller.title, self)
             self.files_panel.undo_requested.connect(self.undo_turn)
             self.files_panel.restore_requested.connect(self.restore_before)
+            self.files_panel.turns_wanted.connect(self._load_files_panel)
         panel = self.files_panel
-        panel.show()
+        if panel.isVisible():
+            self._load_files_panel()
+        else:
+            panel.show()  # it asks for its turns (it holds none while hidden)
         panel.raise_()
+
+    def _load_files_panel(self) -> None:
+        panel = self.files_panel
+        if panel is None:
+            return
 
         async def load() -> None:
             panel.set_turns(await self.controller.undo.turn_files())

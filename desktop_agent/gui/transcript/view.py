@@ -52,6 +52,7 @@ from desktop_agent.gui.transcript.items import (
     CompactionItem,
     ErrorItem,
     LiveOutput,
+    ReplyNotePart,
     ToolCallPart,
     ToolErrorPart,
     TranscriptItem,
@@ -254,14 +255,18 @@ class TranscriptView(QScrollArea):
         item.parts.append(ToolErrorPart(text))
         self._book.mark_dirty(item)
 
+    def add_reply_note(self, text: str) -> None:
+        """Mark the answer being shown (e.g. "the server cut the prompt to N tokens")."""
+        item = self._ensure_open()
+        item.parts.append(ReplyNotePart(text))
+        self._book.mark_dirty(item)
+
     def end_assistant_message(self, interrupted: bool = False) -> None:
         """Finish the open answer and render its last blocks now."""
         item = self._book.open
         if item is None:
             return
-        item.open = False
-        item.interrupted = interrupted
-        item.revision += 1
+        item.close(interrupted=interrupted)
         self._book.open = None
         self._book.forget_dirty(item)
         widget = self._window.widgets.get(item.key)
