@@ -43,6 +43,9 @@ EventType = Literal[
     "prompt_progress",
     "files_changed",
     "plan",
+    "sampling_requested",
+    "elicitation_requested",
+    "server_question_resolved",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]

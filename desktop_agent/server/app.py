@@ -41,8 +41,10 @@ from .routes import (
     conversations,
     events,
     files,
+    mcp,
     project,
     secrets,
+    slash_commands,
     tools,
     turns,
 )
@@ -225,7 +227,7 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, context_window):
+                   checkpoints, project, context_window, mcp, slash_commands):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

@@ -28,6 +28,7 @@ from desktop_agent.session import (
     ContextWindowChecked,
     ConversationSession,
     DoctorNotice,
+    ElicitationAsked,
     FilesChanged,
     MessageStored,
     NotConfiguredError,
@@ -38,6 +39,8 @@ from desktop_agent.session import (
     PromptProgressReported,
     RestoreConflictError,
     RestoreReport,
+    SamplingAsked,
+    ServerQuestionSettled,
     SessionEvent,
     SessionRegistry,
     StateChanged,
@@ -411,6 +414,16 @@ class ConversationRunner:
     def _approval_settled(self, event: ApprovalSettled) -> None:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
+    def _sampling_asked(self, event: SamplingAsked) -> None:
+        self.emit("sampling_requested", event.question.to_dict())
+
+    def _elicitation_asked(self, event: ElicitationAsked) -> None:
+        self.emit("elicitation_requested", event.question.to_dict())
+
+    def _server_question_settled(self, event: ServerQuestionSettled) -> None:
+        self.emit("server_question_resolved", {"id": event.question_id,
+                                               "outcome": event.outcome})
+
 
 _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     StateChanged: ConversationRunner._state_changed,
@@ -437,6 +450,9 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     PlanUpdated: ConversationRunner._plan_updated,
     DoctorNotice: ConversationRunner._doctor_notice,
     ToolCallProbed: ConversationRunner._tool_call_probed,
+    SamplingAsked: ConversationRunner._sampling_asked,
+    ElicitationAsked: ConversationRunner._elicitation_asked,
+    ServerQuestionSettled: ConversationRunner._server_question_settled,
 }
 """How each session event is told over REST. Events not listed here (reply started
 and ended, path resets, settings reloaded from another process) are not sent: the

@@ -129,6 +129,14 @@ _EXPORTS: dict[str, str] = {
     'tool_call_mode_for': 'turn.tool_call_mode',
     'context_window_for': 'turn.context_check',
     'warm_up_turns': 'turn.warm_up',
+    'SamplingAsked': 'events',
+    'ElicitationAsked': 'events',
+    'ServerQuestionSettled': 'events',
+    'ServerQuestion': 'mcp.server_question',
+    'SamplingChoice': 'mcp.server_question',
+    'UnknownQuestion': 'mcp.server_questions',
+    'NoMcpServers': 'mcp.conversation_mcp',
+    'UnknownCommand': 'commands.conversation_commands',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -156,6 +164,9 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
+    from desktop_agent.session.commands.conversation_commands import (
+        UnknownCommand as UnknownCommand,
+    )
     from desktop_agent.session.conversation import ConversationSession as ConversationSession
     from desktop_agent.session.errors import BUSY_ELSEWHERE as BUSY_ELSEWHERE
     from desktop_agent.session.errors import NotConfiguredError as NotConfiguredError
@@ -168,6 +179,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import CompactionReported as CompactionReported
     from desktop_agent.session.events import ContextWindowChecked as ContextWindowChecked
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
+    from desktop_agent.session.events import ElicitationAsked as ElicitationAsked
     from desktop_agent.session.events import FilesChanged as FilesChanged
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
@@ -177,6 +189,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
+    from desktop_agent.session.events import SamplingAsked as SamplingAsked
+    from desktop_agent.session.events import ServerQuestionSettled as ServerQuestionSettled
     from desktop_agent.session.events import SessionEvent as SessionEvent
     from desktop_agent.session.events import SettingsChanged as SettingsChanged
     from desktop_agent.session.events import StateChanged as StateChanged
@@ -229,6 +243,10 @@ if TYPE_CHECKING:
         release_work_folder as release_work_folder,
     )
     from desktop_agent.session.lifecycle.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.mcp.conversation_mcp import NoMcpServers as NoMcpServers
+    from desktop_agent.session.mcp.server_question import SamplingChoice as SamplingChoice
+    from desktop_agent.session.mcp.server_question import ServerQuestion as ServerQuestion
+    from desktop_agent.session.mcp.server_questions import UnknownQuestion as UnknownQuestion
     from desktop_agent.session.settings.conversation_secrets import (
         conversation_environment as conversation_environment,
     )

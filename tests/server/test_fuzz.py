@@ -45,6 +45,8 @@ def _fuzz(api: RunningApi, operation, strategy, auth: dict, failures: list[str],
 
 
 @pytest.mark.slow
+# Its work grows with the routes (a few dozen requests each): a backstop, not a speed limit.
+@pytest.mark.timeout(900)
 def test_no_generated_request_gets_a_server_error(api: RunningApi, model_server):
     spec = api.client.get("/openapi.json").json()
     schema = schemathesis.openapi.from_dict(spec)

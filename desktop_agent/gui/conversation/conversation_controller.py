@@ -37,6 +37,7 @@ from desktop_agent.session import (
     ContextWindowChecked,
     ConversationSession,
     DoctorNotice,
+    ElicitationAsked,
     MessageStored,
     NotConfiguredError,
     Notice,
@@ -46,6 +47,8 @@ from desktop_agent.session import (
     PromptProgressReported,
     ReplyEnded,
     ReplyStarted,
+    SamplingAsked,
+    ServerQuestionSettled,
     SessionEnvironment,
     SessionError,
     SessionEvent,
@@ -176,6 +179,8 @@ class ConversationController(QObject):
     window_checked = Signal(object)
     prompt_cut = Signal(str)
     window_fixed = Signal(object, object)
+    server_question = Signal(object)
+    server_question_settled = Signal(str)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
@@ -440,6 +445,13 @@ class ConversationController(QObject):
         await self.session.close()
 
     # -- session events -> signals -------------------------------------------------
+    def _on_server_question(
+            self, event: SamplingAsked | ElicitationAsked | ServerQuestionSettled) -> None:
+        """An MCP server's sampling request or form, and its end (the tab shows them)."""
+        if isinstance(event, ServerQuestionSettled):
+            self.server_question_settled.emit(event.question_id)
+        else:
+            self.server_question.emit(event.question)
 
     def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, StateChanged):
@@ -541,6 +553,8 @@ class ConversationController(QObject):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
         elif isinstance(event, ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
+        elif isinstance(event, SamplingAsked | ElicitationAsked | ServerQuestionSettled):
+            self._on_server_question(event)  # asked while a tool call runs
 
     def _on_stored(self, record: MessageRecord) -> None:
         """A stored tool result: its card takes the stored state (and keeps a file's diff)."""

@@ -117,6 +117,10 @@ class ConversationSettings(BaseModel):
         default=None, description="Whether the working folder's AGENTS.md (or CLAUDE.md when "
                                   "there is no AGENTS.md) goes into the system prompt, its "
                                   "first 32 KiB, re-read each turn (default true).")
+    skills_off: list[str] | None = Field(
+        default=None, max_length=500,
+        description="Skills (by name) this conversation does not offer the model; the "
+                    "others' names and descriptions go into the system prompt.")
     permission_rules: list[dict[str, Any]] | None = Field(
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "

@@ -13,6 +13,7 @@ and after the turn, and runs the tool-call probe on demand.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,11 +23,13 @@ from desktop_agent.session.turn.options import OptionsRead, SessionEnvironment, 
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.core.tooling.mcp.server_requests import SamplingReply, SamplingRequest
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
+    from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
     from desktop_agent.session.settings.settings_record import SettingsRecord
     from desktop_agent.session.turn.model_doctor import ModelDoctor
     from desktop_agent.store import Store
@@ -45,13 +48,17 @@ class ConversationClient:
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
         emit: Reports session events.
         store: Where the model doctor keeps tool-call probe results.
+        mcp: The MCP servers as the conversation uses them (their sampling,
+            forms and roots are answered for it).
 
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
                  broker: ApprovalBroker, folder: WorkingFolder,
-                 emit: Callable[[SessionEvent], None], store: Store) -> None:
+                 emit: Callable[[SessionEvent], None], store: Store,
+                 mcp: ConversationMcp) -> None:
         self._store = store
+        self.mcp = mcp
         self._doctor: ModelDoctor | None = None
         self._settings = settings
         self._env = env
@@ -99,6 +106,11 @@ class ConversationClient:
             await folder.checkpoints.before_round(mark, calls, tool_named)
 
         options.before_tool_round = before_round
+        mcp = self.mcp
+        options.sampling_callback = mcp.sampling
+        options.elicitation_callback = mcp.questions.elicitation
+        options.mcp_roots = await asyncio.to_thread(mcp.roots)
+        options.refresh_tools = self._env.tools.refresher(options.tools, settings)
         problems = self._env.tools.mcp_problems()
         if problems and problems != self._reported_problems:
             self._reported_problems = problems
@@ -144,8 +156,22 @@ class ConversationClient:
         """Whether a person ended this call with Stop on its card."""
         return tool_use_id in self._stopped_calls
 
+    async def sample(self, request: SamplingRequest) -> SamplingReply:
+        """Run an MCP server's sampling request on the conversation's model.
+
+        Raises:
+            ServerRequestRefused: No turn has made the client yet.
+        """
+        if self._client is None:
+            from desktop_agent.core.tooling.mcp.server_requests import ServerRequestRefused
+
+            raise ServerRequestRefused("The conversation has no model client yet; send a "
+                                       "message first.")
+        return await self._client.sample(request)
+
     async def close(self) -> None:
         """Release the client and its connections (a background probe stops first)."""
+        self.mcp.questions.withdraw_all()
         if self._doctor is not None:
             await self._doctor.aclose()
         client, self._client = self._client, None

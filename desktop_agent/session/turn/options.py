@@ -32,13 +32,14 @@ from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.conversation_secrets import conversation_environment
 from desktop_agent.session.tools.config import AppConfig
 from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
-from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.tools.tool_catalog import ToolCatalog, WorkdirError, workdir_path
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
+    from desktop_agent.session.commands.skills import Skill
 
 
 class MissingApiKeyError(ConfigurationError):
@@ -102,6 +103,7 @@ class OptionsRead:
         rules: The permission rules of config.json and of the conversation.
         workdir: The built-in tools' folder, made now; None when none is on.
         instructions: The working folder's ``AGENTS.md``, when the turn sends it.
+        skills: The skills offered (found, and not turned off by ``skills_off``).
     """
 
     settings: Mapping[str, Any]
@@ -110,6 +112,7 @@ class OptionsRead:
     rules: list[PermissionRule]
     workdir: Path | None
     instructions: ProjectInstructions | None
+    skills: list[Skill] = field(default_factory=list)
 
 
 def read_for_options(conversation_id: str, settings: Mapping[str, Any],
@@ -128,7 +131,27 @@ def read_for_options(conversation_id: str, settings: Mapping[str, Any],
         env.config.effective_rules(settings),
         env.tools.builtin_workdir(conversation_id, settings),
         project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
-        if included(settings) else None)
+        if included(settings) else None,
+        offered_skills(conversation_id, settings, env.tools.workdirs_root))
+
+
+def offered_skills(conversation_id: str, settings: Mapping[str, Any],
+                   workdirs_root: Path | None) -> list[Skill]:
+    """The skills a turn offers: none when ``tools`` is ``[]``, and not those turned off.
+
+    Blocking (reads the skill folders).
+    """
+    if settings.get("tools") == []:
+        return []
+    from desktop_agent.session.commands.conversation_commands import user_folder
+    from desktop_agent.session.commands.skills import find_skills
+
+    try:
+        workdir: Path | None = workdir_path(conversation_id, settings, workdirs_root)
+    except WorkdirError:
+        workdir = None
+    off = set(settings.get("skills_off") or ())
+    return [s for s in find_skills(workdir, user_folder("skills"))[0] if s.name not in off]
 
 
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
@@ -160,6 +183,13 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     api_key, secrets, rules, workdir, instructions = (
         read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
+    system_prompt = with_instructions(settings.get("system_prompt") or None, instructions)
+    if read.skills:
+        from desktop_agent.session.commands.skills import skill_rule, skill_tool, skills_prompt
+
+        tools = [*tools, skill_tool(read.skills)]
+        rules = [*rules, skill_rule()]
+        system_prompt = "\n\n".join(p for p in (system_prompt, skills_prompt(read.skills)) if p)
     if any(t.name == PLAN_TOOL_NAME for t in tools):
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
     s = settings
@@ -167,7 +197,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     return AgentOptions(
         model=str(s.get("model") or ""),
         base_url=str(s.get("base_url") or ""),
-        system_prompt=with_instructions(s.get("system_prompt") or None, instructions),
+        system_prompt=system_prompt,
         tools=tools,
         max_turns=None,
         max_tokens=s.get("max_tokens", defaults.DEFAULT_MAX_TOKENS),
