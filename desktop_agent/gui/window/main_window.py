@@ -8,7 +8,8 @@ on start and saves them on close.
 This module keeps building the window, its tabs (open, close, titles, which
 actions apply), approvals and shutdown. Objects it owns do the rest, one job
 each: ``persistence`` (:mod:`.window_state`: save and restore), ``servers``
-(:mod:`.window_servers`: server and model choice),
+(:mod:`.window_servers`: server and model choice), ``local_models``
+(:mod:`.window_models`: the Models window and the models the app runs),
 ``transfer`` (:mod:`.window_transfer`: import and export), ``chrome``
 (:mod:`.window_chrome`: headers, Preferences, Help) and ``approval_view``
 (:mod:`.window_approvals`: badges and the dock);
@@ -66,6 +67,7 @@ from desktop_agent.gui.window.store_watcher import StoreWatcher
 from desktop_agent.gui.window.window_actions import ActionSlots, WindowActions, build_actions
 from desktop_agent.gui.window.window_approvals import ApprovalRouting
 from desktop_agent.gui.window.window_chrome import WindowChrome
+from desktop_agent.gui.window.window_models import WindowModels
 from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar
 from desktop_agent.gui.window.window_servers import LAST_SERVER_KEY, ServerChoice
 from desktop_agent.gui.window.window_state import (
@@ -139,6 +141,9 @@ class MainWindow(QMainWindow):
             self.open_tabs, self.catalog, store, self.statusBar(), parent=self,
             new_conversation=self.new_conversation,
             show_model=lambda text: self.menu_actions.server_action.setText(text))
+        self.local_models = WindowModels(
+            self.open_tabs, self.catalog, self.servers, store, self.statusBar(), parent=self,
+            new_conversation=self.new_conversation)
         self.chrome = WindowChrome(self, self.open_tabs, self.catalog, self.servers, store,
                                    Preferences.load(store), self._use_preferences)
         if self.chrome.preferences.theme != "system" or \
@@ -210,6 +215,7 @@ class MainWindow(QMainWindow):
             stop=self.stop_current,
             regenerate=self.regenerate_current, rename=self.rename_current,
             settings=self.open_settings, choose_server=self.servers.open_server_picker,
+            models=self.local_models.open_models_window,
             rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
             preferences=self.chrome.open_preferences, shortcuts=self.chrome.show_shortcuts,
             about=self.chrome.show_about),
@@ -555,6 +561,7 @@ class MainWindow(QMainWindow):
         self._sidebar_refresh.stop()
         self.store_watcher.stop()
         await self.catalog.close()
+        await self.local_models.close()  # no model outlives the window
         controllers = list(self.controllers.values())
         self.controllers.clear()
         await asyncio.gather(*(c.close() for c in controllers), return_exceptions=True)

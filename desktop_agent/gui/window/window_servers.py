@@ -94,9 +94,11 @@ class ServerChoice:
         """
         choice = self._catalog.preselected_choice() or self._only_model()
         if choice is not None:
+            listed = self._catalog.find(choice[0])
+            key_name = listed.api_key_name if listed is not None else None
             for controller in list(self._tabs.controllers.values()):
                 if not controller.has_server:
-                    self.use_server(controller, choice[0], choice[1], None, choice[2])
+                    self.use_server(controller, choice[0], choice[1], key_name, choice[2])
         self.refresh_notices()
         for controller in self._tabs.controllers.values():
             settings = controller.settings

@@ -1,0 +1,238 @@
+"""The selected model: its facts, the settings it will run with, Run / Stop / Restart.
+
+The settings start at what the engine chose for this machine (the largest context
+that fits, one thread per physical core, no GPU layer on the CPU build, one slot)
+and can be edited before *Run*. A model the engine judged too big says so before
+it starts, and *Run* then needs a second click ("Run anyway"). A model that ended
+unasked shows how (the signal, with advice) and offers *Restart*.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_agent.gui.icons import current_palette, set_icon
+from desktop_agent.gui.models.model_texts import (
+    count_text,
+    fit_colour,
+    fit_label,
+    fit_tip,
+    size_text,
+)
+
+if TYPE_CHECKING:
+    from desktop_agent.engine import LibraryEntry, RunSettings
+    from desktop_agent.gui.models.local_models_bridge import RunningModel
+
+#: llama.cpp's smallest useful context and the largest this form offers.
+MIN_CONTEXT, MAX_CONTEXT = 512, 1_048_576
+MAX_SLOTS = 16
+
+
+class ModelDetails(QFrame):
+    """Facts and run settings of one library entry.
+
+    Signals:
+        run_requested(object, object): Run this file (a ``Path``) with these
+            ``RunSettings``.
+        stop_requested(object): Stop the model running from this file.
+        restart_requested(object): Start this crashed model again.
+        use_requested(object): Point the visible conversation at this running model.
+    """
+
+    run_requested = Signal(object, object)
+    stop_requested = Signal(object)
+    restart_requested = Signal(object)
+    use_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("modelDetails")
+        self._entry: LibraryEntry | None = None
+        self._running: RunningModel | None = None
+        self._starting = False
+        self._confirming = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 12, 14, 12)
+        layout.setSpacing(6)
+        self.title = QLabel()
+        self.title.setObjectName("modelTitle")
+        self.where = QLabel()
+        self.where.setObjectName("modelPath")
+        self.where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.where.setWordWrap(True)
+        self.verdict = QLabel()
+        self.verdict.setWordWrap(True)
+        self.state = QLabel()
+        self.state.setObjectName("modelState")
+        self.state.setWordWrap(True)
+        for label in (self.title, self.where, self.verdict, self.state):
+            layout.addWidget(label)
+
+        self.context = _spin(MIN_CONTEXT, MAX_CONTEXT, 1024, " tokens")
+        self.threads = _spin(1, max(1, os.cpu_count() or 1), 1)
+        self.gpu_layers = _spin(0, 999, 1)
+        self.gpu_layers.setToolTip("Layers to run on a graphics card (0: this llama.cpp "
+                                   "build runs on the CPU).")
+        self.slots = _spin(1, MAX_SLOTS, 1)
+        self.slots.setToolTip("Conversations answered at once; each gets the whole context.")
+        form = QGridLayout()
+        form.setHorizontalSpacing(10)
+        for column, (text, box) in enumerate((("Context", self.context), ("Threads", self.threads),
+                                              ("GPU layers", self.gpu_layers),
+                                              ("Parallel", self.slots))):
+            caption = QLabel(text)
+            caption.setObjectName("modelSettingCaption")
+            form.addWidget(caption, 0, column)
+            form.addWidget(box, 1, column)
+        form.setColumnStretch(4, 1)
+        layout.addLayout(form)
+
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setProperty("role", "primary")
+        set_icon(self.run_button, "send", "accent_text")
+        self.run_button.clicked.connect(self._on_run)
+        self.stop_button = QPushButton("Stop")
+        set_icon(self.stop_button, "circle-stop")
+        self.stop_button.clicked.connect(self._on_stop)
+        self.restart_button = QPushButton("Restart")
+        set_icon(self.restart_button, "refresh-cw")
+        self.restart_button.clicked.connect(self._on_restart)
+        self.use_button = QPushButton("Use in this conversation")
+        self.use_button.clicked.connect(self._on_use)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.restart_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.use_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.show_entry(None)
+
+    @property
+    def entry(self) -> LibraryEntry | None:
+        """The model shown."""
+        return self._entry
+
+    def show_entry(self, entry: LibraryEntry | None) -> None:
+        """Show ``entry`` with the settings the engine chose for it."""
+        self._entry = entry
+        self._confirming = False
+        if entry is None:
+            self.title.setText("Choose a model to see its details.")
+            for label in (self.where, self.verdict, self.state):
+                label.clear()
+            self._refresh_buttons()
+            return
+        info = entry.info
+        self.title.setText(entry.display_name)
+        facts = [entry.source.value, size_text(entry.size_bytes)]
+        if info is not None:
+            facts[1:1] = [part for part in (info.architecture, info.size_label,
+                                            info.quantization) if part]
+            facts.append(f"trained for {count_text(info.context_length)} tokens")
+        self.where.setText(" · ".join(facts) + f"\n{entry.path}")
+        badge = fit_label(entry.fit, entry.problem)
+        self.verdict.setText(fit_tip(entry))
+        self.verdict.setStyleSheet(f"color: {fit_colour(badge, current_palette())};")
+        fit = entry.fit
+        trained = info.context_length if info is not None else None
+        self.context.setMaximum(max(MIN_CONTEXT, trained or MAX_CONTEXT))
+        self.context.setValue(fit.context if fit is not None else 8192)
+        if fit is not None:
+            self.threads.setValue(fit.threads)
+            self.gpu_layers.setValue(fit.gpu_layers)
+        self.slots.setValue(1)
+        self._refresh_buttons()
+
+    def show_running(self, running: RunningModel | None, *, starting: bool) -> None:
+        """Whether the shown model runs (or starts) now, and how it ended if it crashed."""
+        self._running = running
+        self._starting = starting
+        self._refresh_buttons()
+
+    def settings(self) -> RunSettings:
+        """The run settings as the form says."""
+        from desktop_agent.engine import RunSettings
+
+        return RunSettings(context_length=self.context.value(), threads=self.threads.value(),
+                           gpu_layers=self.gpu_layers.value(), parallel=self.slots.value())
+
+    def _refresh_buttons(self) -> None:
+        entry, running = self._entry, self._running
+        usable = entry is not None and entry.problem is None
+        up = running is not None and running.running
+        crashed = running is not None and not running.running
+        self.run_button.setVisible(not up and not crashed)
+        self.run_button.setEnabled(usable and not self._starting)
+        self.run_button.setText("Run anyway" if self._confirming else
+                                "Starting…" if self._starting else "Run")
+        self.restart_button.setVisible(crashed)
+        self.stop_button.setVisible(up or crashed)
+        self.use_button.setVisible(up)
+        for box in (self.context, self.threads, self.gpu_layers, self.slots):
+            box.setEnabled(usable and not up and not self._starting)
+        colours = current_palette()
+        if running is not None and crashed:
+            self.state.setText(running.crash or "The engine stopped.")
+            self.state.setStyleSheet(f"color: {colours.danger};")
+        elif running is not None:
+            memory = f" · {size_text(running.rss_bytes)} in memory" if running.rss_bytes else ""
+            self.state.setText(f"Running at {running.base_url} with "
+                               f"{count_text(running.context_length)} tokens of context, "
+                               f"{running.threads} threads{memory}.")
+            self.state.setStyleSheet(f"color: {colours.success};")
+        elif self._confirming:
+            self.state.setText("It may not fit: starting it can make this computer swap or "
+                               "stop other programs. Click “Run anyway” to start it.")
+            self.state.setStyleSheet(f"color: {colours.warning};")
+        else:
+            self.state.clear()
+
+    def _on_run(self) -> None:
+        entry = self._entry
+        if entry is None:
+            return
+        too_big = entry.fit is not None and entry.fit.verdict.value == "too_big"
+        if too_big and not self._confirming:
+            self._confirming = True  # said before start; starting needs a second click
+            self._refresh_buttons()
+            return
+        self._confirming = False
+        self.run_requested.emit(entry.path, self.settings())
+
+    def _on_stop(self) -> None:
+        if self._entry is not None:
+            self.stop_requested.emit(self._entry.path)
+
+    def _on_restart(self) -> None:
+        if self._entry is not None:
+            self.restart_requested.emit(self._entry.path)
+
+    def _on_use(self) -> None:
+        if self._running is not None:
+            self.use_requested.emit(self._running)
+
+
+def _spin(low: int, high: int, step: int, suffix: str = "") -> QSpinBox:
+    box = QSpinBox()
+    box.setRange(low, high)
+    box.setSingleStep(step)
+    box.setSuffix(suffix)
+    box.setGroupSeparatorShown(True)
+    box.setMinimumWidth(90)
+    return box
+

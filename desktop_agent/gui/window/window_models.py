@@ -1,0 +1,117 @@
+"""The main window's side of running models itself: the Models window and "On this computer".
+
+The bridge to the engine is made when first needed (an idle window that never
+opens *Server → Models…* loads none of it). This part opens the Models window,
+lists a running model in the server catalog as "On this computer" (its address,
+the name of its key, the context it really runs with), points the visible
+conversation at a model once it is ready, and stops every model when the window
+closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar, QWidget
+
+    from desktop_agent.gui.conversation.conversation_controller import ConversationController
+    from desktop_agent.gui.conversation.open_tabs import OpenTabs
+    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge, RunningModel
+    from desktop_agent.gui.models.models_window import ModelsWindow
+    from desktop_agent.gui.servers.server_catalog import ServerCatalog
+    from desktop_agent.gui.window.window_servers import ServerChoice
+    from desktop_agent.store import Store
+
+
+class WindowModels:
+    """The models the window runs, and the window that lists them.
+
+    Args:
+        tabs: The window's open conversations.
+        catalog: Where "On this computer" is listed beside the servers found.
+        servers: Applies a model to a conversation (and remembers it for new ones).
+        store: Where the bridge keeps the added folders and the idle time.
+        status: The window's status bar.
+        parent: The window the Models window opens over.
+        new_conversation: Makes a conversation when a model is ready and none is open.
+
+    Attributes:
+        models_window: The Models window opened last (None before the first).
+    """
+
+    def __init__(self, tabs: OpenTabs, catalog: ServerCatalog, servers: ServerChoice,
+                 store: Store, status: QStatusBar, *, parent: QWidget,
+                 new_conversation: Callable[[], ConversationController]) -> None:
+        self._tabs = tabs
+        self._catalog = catalog
+        self._servers = servers
+        self._store = store
+        self._status = status
+        self._parent = parent
+        self._new_conversation = new_conversation
+        self._bridge: LocalModelsBridge | None = None
+        self.models_window: ModelsWindow | None = None
+
+    @property
+    def bridge(self) -> LocalModelsBridge:
+        """The bridge to the engine, made (and a first scan started) on first use."""
+        if self._bridge is None:
+            from desktop_agent.appdata.paths import data_dir
+            from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+
+            bridge = LocalModelsBridge(self._store, data_dir(), self._parent)
+            bridge.models_changed.connect(self._list_running)
+            bridge.started.connect(self.use_model)
+            bridge.start_failed.connect(
+                lambda path, why: self._status.showMessage(why, 10000))
+            bridge.scan()
+            self._bridge = bridge
+        return self._bridge
+
+    def open_models_window(self) -> ModelsWindow:
+        """Show the Models window (the one already open, if any)."""
+        if self.models_window is not None and self.models_window.isVisible():
+            self.models_window.raise_()
+            self.models_window.activateWindow()
+            return self.models_window
+        from desktop_agent.gui.models.models_window import ModelsWindow
+
+        window = ModelsWindow(self.bridge, self._parent)
+        window.use_requested.connect(self.use_model)
+        window.finished.connect(window.deleteLater)
+        window.finished.connect(lambda _result: self._forget_window(window))
+        window.show()
+        self.models_window = window
+        return window
+
+    def use_model(self, model: RunningModel) -> None:
+        """Point the visible conversation (a new one if none is open) at a running model."""
+        from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME
+
+        self._list_running()
+        controller = self._tabs.current_controller() or self._new_conversation()
+        self._servers.use_server(controller, model.base_url, model.name, ENGINE_KEY_NAME,
+                                 model.context_length)
+
+    async def close(self) -> None:
+        """Stop every model and cancel a download (the window is closing)."""
+        if self._bridge is not None:
+            await self._bridge.close()
+            self._catalog.set_local_servers([])
+
+    def _list_running(self) -> None:
+        from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME, LOCAL_SERVER_NAME
+        from desktop_agent.gui.servers.server_catalog import ModelChoice, ServerEntry
+
+        assert self._bridge is not None
+        self._catalog.set_local_servers([
+            ServerEntry(LOCAL_SERVER_NAME, model.base_url, True,
+                        (ModelChoice(model.name, model.context_length),),
+                        api_key_name=ENGINE_KEY_NAME)
+            for model in self._bridge.running() if model.running])
+
+    def _forget_window(self, window: ModelsWindow) -> None:
+        if self.models_window is window:
+            self.models_window = None
