@@ -30,24 +30,24 @@ def test_the_models_window_lists_lm_studio_ollama_and_a_broken_file(
     models = open_models(qtbot, window)
 
     qwen = row_texts(models, "Qwen/Qwen3-1.7B-Q4_K_M")
-    assert qwen["Parameters"] == "1.7B"
-    assert qwen["Quantisation"] == "Q4_K_M"
+    assert qwen["Params"] == "1.7B"
+    assert qwen["Quant"] == "Q4_K_M"
     assert qwen["Context"] == "40,960"
     assert qwen["Tools"] == "✓"
-    assert qwen["Fits"] == "Fits"
-    assert qwen["Found in"] == "LM Studio"
+    assert qwen["Fit"] == "Fits"
+    assert qwen["Source"] == "LM Studio"
     assert qwen["Size"].endswith("kB")
     gemma = row_texts(models, "gemma3:1b")
-    assert gemma["Found in"] == "Ollama"
+    assert gemma["Source"] == "Ollama"
     assert gemma["Tools"] == "—"  # its template offers no tools
-    assert gemma["Parameters"] == "1B"
+    assert gemma["Params"] == "1B"
 
     # A folder the person adds is searched too; its damaged file is listed, not hidden.
     window.local_models.bridge.add_folder(laid["folder"])
     qtbot.waitUntil(lambda: not window.local_models.bridge.scanning, timeout=WAIT_MS)
     broken = row_texts(models, "half-downloaded")
-    assert broken["Fits"] == "Can't use"
-    assert broken["Found in"] == "folder"
+    assert broken["Fit"] == "Can't use"
+    assert broken["Source"] == "folder"
     assert models.library.select(laid["cut"])
     details = models.library.details
     assert details.verdict.text().startswith("half-downloaded.gguf is incomplete")
@@ -76,7 +76,7 @@ def test_the_added_folder_is_remembered_by_the_next_window(
 
     second = make_window()
     models = open_models(qtbot, second)
-    assert row_texts(models, "half-downloaded")["Found in"] == "folder"
+    assert row_texts(models, "half-downloaded")["Source"] == "folder"
     qtbot.mouseClick(models.refresh_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not second.local_models.bridge.scanning, timeout=WAIT_MS)
-    assert row_texts(models, "half-downloaded")["Fits"] == "Can't use"
+    assert row_texts(models, "half-downloaded")["Fit"] == "Can't use"

@@ -39,8 +39,9 @@ from desktop_agent.gui.conversation.conversation_header import ConversationHeade
 from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
+from desktop_agent.gui.conversation.server_notice import ServerNotice
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
-from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
+from desktop_agent.gui.conversation.tab_parts import TabParts
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
 
@@ -62,6 +63,8 @@ class ConversationTab(QWidget):
         choose_server_requested(): The person wants the server picker.
         retry_discovery_requested(): Search for servers again.
         enter_url_requested(): Open the picker with the URL field focused.
+        run_local_requested(): The person wants to run a model on this computer.
+        restart_engine_requested(): Run the stopped model of this computer again.
         branch_requested(str, int): Show another version of this message (key, -1/+1).
     """
 
@@ -69,6 +72,8 @@ class ConversationTab(QWidget):
     choose_server_requested = Signal()
     retry_discovery_requested = Signal()
     enter_url_requested = Signal()
+    run_local_requested = Signal()
+    restart_engine_requested = Signal()
 
     def __init__(self, controller: ConversationController,
                  approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
@@ -203,6 +208,8 @@ class ConversationTab(QWidget):
         parts.notice.choose_server.connect(self.choose_server_requested)
         parts.notice.retry.connect(self.retry_discovery_requested)
         parts.notice.enter_url.connect(self.enter_url_requested)
+        parts.notice.run_local.connect(self.run_local_requested)
+        parts.notice.restart_engine.connect(self.restart_engine_requested)
         parts.files_bar.undo_requested.connect(self.undo_shown_turn)
         parts.files_bar.files_requested.connect(self.show_files_changed)
         parts.files_bar.overwrite_requested.connect(self._overwrite)

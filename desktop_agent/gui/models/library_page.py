@@ -64,6 +64,7 @@ class LibraryPage(QWidget):
         self.details.use_requested.connect(self.use_requested)
         bridge.library_changed.connect(self.show_entries)
         bridge.models_changed.connect(self.show_running)
+        bridge.start_failed.connect(self._on_start_failed)
         self.show_entries(bridge.entries)
 
     def show_entries(self, entries: list[LibraryEntry]) -> None:
@@ -95,6 +96,10 @@ class LibraryPage(QWidget):
         if entry != self.details.entry:  # a new scan's equal entry keeps edited settings
             self.details.show_entry(entry)
         self.show_running()
+
+    def _on_start_failed(self, path: Path, sentence: str) -> None:
+        self.select(path)
+        self.details.show_failure(sentence)
 
     def _run(self, path: Path, settings: RunSettings) -> None:
         self._bridge.run_in_background(path, settings)

@@ -51,9 +51,13 @@ if TYPE_CHECKING:
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
-COLUMNS = ("Model", "Parameters", "Quantisation", "Size", "Context", "Tools", "Fits",
-           "Found in", "Status")
+COLUMNS = ("Model", "Params", "Quant", "Size", "Context", "Tools", "Fit", "Source", "Status")
 NAME, PARAMETERS, QUANTISATION, SIZE, CONTEXT, TOOLS, FIT, SOURCE, STATUS = range(len(COLUMNS))
+#: What each short title means (the header's tooltips).
+COLUMN_TIPS = ("", "Parameters", "Quantisation: how the weights are stored", "Size on disk",
+               "The context it was trained for (tokens)", "Whether its chat template offers tools",
+               "Whether it fits this computer's free memory now", "Whose folder it is in",
+               "Whether it runs now, and the engine's memory")
 #: The value sorting uses (sizes and counts as numbers, not as their text).
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: The path of the row's model file.
@@ -106,6 +110,8 @@ class LibraryTableModel(QAbstractTableModel):
         """Column titles."""
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS[section] or None
         if orientation == Qt.Orientation.Horizontal and \
                 role == Qt.ItemDataRole.TextAlignmentRole and section in (SIZE, CONTEXT):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -202,7 +208,7 @@ class FitBadgeDelegate(QStyledItemDelegate):
         metrics = option.fontMetrics
         width = metrics.horizontalAdvance(text) + 16
         height = metrics.height() + 4
-        rect = QRect(option.rect.left() + 6, option.rect.center().y() - height // 2 + 1,
+        rect = QRect(option.rect.left() + 6, option.rect.center().y() - height // 2,
                      width, height)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -245,6 +251,7 @@ class LibraryTable(QTableView):
         self.setItemDelegateForColumn(FIT, FitBadgeDelegate(self))
         header = self.horizontalHeader()
         header.setHighlightSections(False)
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         for column in range(1, len(COLUMNS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)

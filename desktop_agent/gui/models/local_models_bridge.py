@@ -64,6 +64,14 @@ class DownloadTarget:
 
 
 @dataclass(frozen=True)
+class CatalogFit:
+    """Whether a model not yet downloaded would fit (a badge word and its sentence)."""
+
+    label: str
+    sentence: str
+
+
+@dataclass(frozen=True)
 class RunningModel:
     """A model the app runs, as the window shows it.
 
@@ -74,6 +82,7 @@ class RunningModel:
         context_length: Tokens per conversation as llama.cpp applied them.
         threads: CPU threads it runs with.
         rss_bytes: The engine process's resident memory, when known.
+        pid: The engine process's id while it runs.
         running: False once it ended unasked (``crash`` says how).
         crash: The sentence naming how it ended (the signal, with advice).
         signal_name: ``SIGKILL`` and the like when a signal ended it.
@@ -85,6 +94,7 @@ class RunningModel:
     context_length: int | None
     threads: int | None
     rss_bytes: int | None
+    pid: int | None = None
     running: bool = True
     crash: str | None = None
     signal_name: str | None = None
@@ -232,6 +242,31 @@ class LocalModelsBridge(QObject):
         from desktop_agent.engine import best_pick
 
         return best_pick()
+
+    def catalog_fit(self, model: CatalogModel) -> CatalogFit:
+        """Whether a suggested model would fit this machine now, said before downloading it."""
+        from desktop_agent.engine import machine_memory
+        from desktop_agent.engine.catalog import PICK_CONTEXT
+        from desktop_agent.engine.fit import COMFORTABLE_SHARE
+        from desktop_agent.gui.models.model_texts import size_text
+
+        needed, free = model.memory_needed(), machine_memory().available_bytes
+        need = f"Needs {size_text(needed)} at {PICK_CONTEXT:,} tokens of context"
+        if free is None:
+            return CatalogFit("Unknown", f"{need} (free memory unknown).")
+        if needed <= free * COMFORTABLE_SHARE:
+            return CatalogFit("Fits", f"{need}, {size_text(free)} free.")
+        if needed <= free:
+            return CatalogFit("Tight", f"{need}, {size_text(free)} free: close other "
+                                       "programs first.")
+        return CatalogFit("Too big", f"Too big for this computer now: {need[0].lower()}"
+                                     f"{need[1:]}, {size_text(free)} free.")
+
+    def is_downloaded(self, model: CatalogModel) -> bool:
+        """Whether the suggested file is in the Hugging Face cache already."""
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(model.repo_id, model.filename), str)
 
     @property
     def downloading(self) -> DownloadTarget | None:
@@ -407,7 +442,8 @@ class LocalModelsBridge(QObject):
         return RunningModel(
             path=engine.path, name=engine.model, base_url=engine.base_url,
             context_length=engine.context_length, threads=engine.threads,
-            rss_bytes=self._rss.get(_resolved(engine.path)), running=engine.running,
+            rss_bytes=self._rss.get(_resolved(engine.path)), pid=engine.pid,
+            running=engine.running,
             crash=str(crash) if crash is not None else None,
             signal_name=crash.signal_name if crash is not None else None)
 

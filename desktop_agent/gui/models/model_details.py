@@ -65,6 +65,7 @@ class ModelDetails(QFrame):
         self._running: RunningModel | None = None
         self._starting = False
         self._confirming = False
+        self._failure: str | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 12, 14, 12)
         layout.setSpacing(6)
@@ -131,6 +132,7 @@ class ModelDetails(QFrame):
         """Show ``entry`` with the settings the engine chose for it."""
         self._entry = entry
         self._confirming = False
+        self._failure = None
         if entry is None:
             self.title.setText("Choose a model to see its details.")
             for label in (self.where, self.verdict, self.state):
@@ -164,6 +166,11 @@ class ModelDetails(QFrame):
         self._starting = starting
         self._refresh_buttons()
 
+    def show_failure(self, sentence: str) -> None:
+        """The model could not start: say why (the file refused, the port taken...)."""
+        self._failure = sentence
+        self._refresh_buttons()
+
     def settings(self) -> RunSettings:
         """The run settings as the form says."""
         from desktop_agent.engine import RunSettings
@@ -195,6 +202,9 @@ class ModelDetails(QFrame):
                                f"{count_text(running.context_length)} tokens of context, "
                                f"{running.threads} threads{memory}.")
             self.state.setStyleSheet(f"color: {colours.success};")
+        elif self._failure is not None and not self._starting:
+            self.state.setText(self._failure)
+            self.state.setStyleSheet(f"color: {colours.danger};")
         elif self._confirming:
             self.state.setText("It may not fit: starting it can make this computer swap or "
                                "stop other programs. Click “Run anyway” to start it.")
@@ -212,6 +222,7 @@ class ModelDetails(QFrame):
             self._refresh_buttons()
             return
         self._confirming = False
+        self._failure = None
         self.run_requested.emit(entry.path, self.settings())
 
     def _on_stop(self) -> None:

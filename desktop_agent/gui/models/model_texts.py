@@ -54,6 +54,11 @@ def count_text(value: int | None) -> str:
     return f"{value:,}" if value else DASH
 
 
+def parameter_count_text(count: int) -> str:
+    """``1.7B``, ``596M``: how model pages write a parameter count."""
+    return f"{count / 1e9:.1f}B" if count >= 1e9 else f"{count / 1e6:.0f}M"
+
+
 def parameters_text(entry: LibraryEntry) -> str:
     """``1.7B``: the header's size label, else a dash."""
     return entry.info.size_label or DASH if entry.info is not None else DASH

@@ -18,7 +18,9 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
+    QLineEdit,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -27,11 +29,18 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.icons import set_icon
+from desktop_agent.gui.models.download_bar import DownloadBar
+from desktop_agent.gui.models.download_page import DownloadPage
 from desktop_agent.gui.models.library_page import LibraryPage
 from desktop_agent.gui.theme import style_chrome
 
 if TYPE_CHECKING:
-    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+    from desktop_agent.engine import DownloadError
+    from desktop_agent.gui.models.local_models_bridge import (
+        DownloadTarget,
+        LocalModelsBridge,
+        RunningModel,
+    )
 
 
 class ModelsWindow(QDialog):
@@ -76,10 +85,19 @@ class ModelsWindow(QDialog):
         self.tabs = QTabWidget()
         self.tabs.setObjectName("modelsTabs")
         self.tabs.setDocumentMode(True)
+        self.tabs.tabBar().setDrawBase(False)
         self.library = LibraryPage(bridge)
         self.library.use_requested.connect(self.use_requested)
         self.tabs.addTab(self.library, "On this computer")
+        self.downloads = DownloadPage(bridge)
+        self.downloads.token_requested.connect(self.ask_token)
+        self.tabs.addTab(self.downloads, "Download")
         layout.addWidget(self.tabs, 1)
+        self.download_bar = DownloadBar()
+        self.download_bar.cancel_requested.connect(bridge.cancel_download)
+        self.download_bar.retry_requested.connect(bridge.download)
+        self.download_bar.token_requested.connect(self.ask_token)
+        layout.addWidget(self.download_bar)
 
         footer = QHBoxLayout()
         footer.addWidget(QLabel("Unload a model after"))
@@ -101,7 +119,62 @@ class ModelsWindow(QDialog):
 
         bridge.scanning_changed.connect(self._on_scanning)
         bridge.library_changed.connect(lambda _entries: self._show_summary())
+        bridge.download_started.connect(self._on_download_started)
+        bridge.download_progress.connect(self.download_bar.show_progress)
+        bridge.download_finished.connect(self._on_downloaded)
+        bridge.download_failed.connect(self._on_download_failed)
+        bridge.started.connect(self._on_started)
         self._on_scanning(bridge.scanning)
+        if bridge.downloading is not None:  # opened again while a download runs
+            self.download_bar.start(bridge.downloading)
+
+    def show_downloads(self) -> None:
+        """Show the Download page with the best model for this computer selected."""
+        self.tabs.setCurrentWidget(self.downloads)
+        self.downloads.select_best()
+
+    def ask_token(self) -> None:
+        """Ask for a Hugging Face access token and keep it in the keyring."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Hugging Face access token")
+        dialog.setLabelText("Gated and private repositories need an access token\n"
+                            "(huggingface.co → Settings → Access Tokens, “Read”).\n"
+                            "It is kept in the system keyring, never in a file.")
+        dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
+        dialog.textValueSelected.connect(self._keep_token)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+
+    def _keep_token(self, token: str) -> None:
+        if not token.strip():
+            return
+        persisted = self._bridge.set_hub_token(token.strip())
+        self.download_bar.message.setText(
+            "The token is stored in the system keyring; download again to use it."
+            if persisted else "No system keyring is available: the token is kept until the "
+            "app quits.")
+        self.download_bar.message.show()
+
+    def _on_download_started(self, target: DownloadTarget) -> None:
+        self.download_bar.start(target)
+        self.downloads.refresh()
+
+    def _on_downloaded(self, path: Path) -> None:
+        target = self.download_bar.target
+        self.download_bar.finish(f"Downloaded to {path.parent}; starting it…"
+                                 if target is not None and target.run_after else
+                                 f"Downloaded to {path.parent}; it is listed under "
+                                 "“On this computer”.")
+        self.downloads.refresh()
+
+    def _on_download_failed(self, error: DownloadError) -> None:
+        self.download_bar.fail(error)
+        self.downloads.refresh()
+
+    def _on_started(self, model: RunningModel) -> None:
+        """A model is ready: show it in the library, selected."""
+        self.tabs.setCurrentWidget(self.library)
+        self.library.select(model.path)
 
     def _on_scanning(self, scanning: bool) -> None:
         self.refresh_button.setEnabled(not scanning)

@@ -34,9 +34,6 @@ log = logging.getLogger("desktop_agent.gui.servers")
 
 _ROLE = Qt.ItemDataRole.UserRole
 
-#: The README's command that serves a small local model for a first try (the
-#: "no model server" messages name it).
-TRY_MODEL_COMMAND = "desktop-agent try-model"
 
 
 class ServerPicker(QDialog):
@@ -170,10 +167,9 @@ class ServerPicker(QDialog):
                                  "loaded. Load one and press Refresh.")
         else:
             self._status.setText(
-                "No model server is running. Start LM Studio, Ollama, llama.cpp or vLLM and "
-                "press Refresh, or enter the URL of an OpenAI-compatible server below. To try "
-                f"the app without one, run “{TRY_MODEL_COMMAND}” in a terminal (a small model, "
-                "CPU only) and press Refresh.")
+                "No model server is running. Run a model on this computer (Server → "
+                "Models…), start LM Studio, Ollama, llama.cpp or vLLM and press Refresh, or "
+                "enter the URL of an OpenAI-compatible server below.")
         self._select_current()
         self._update_buttons()
 

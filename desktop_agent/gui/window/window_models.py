@@ -53,6 +53,8 @@ class WindowModels:
         self._new_conversation = new_conversation
         self._bridge: LocalModelsBridge | None = None
         self.models_window: ModelsWindow | None = None
+        self._states: dict[str, bool] = {}
+        servers.stopped_engine = self.stopped_engine
 
     @property
     def bridge(self) -> LocalModelsBridge:
@@ -86,6 +88,16 @@ class WindowModels:
         self.models_window = window
         return window
 
+    def run_on_this_computer(self) -> ModelsWindow:
+        """The banner's offer: the Models window on its Download page, the best pick selected.
+
+        One more click there downloads that model (its size on the button) and runs it;
+        the conversation then uses it.
+        """
+        window = self.open_models_window()
+        window.show_downloads()
+        return window
+
     def use_model(self, model: RunningModel) -> None:
         """Point the visible conversation (a new one if none is open) at a running model."""
         from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME
@@ -95,6 +107,25 @@ class WindowModels:
         self._servers.use_server(controller, model.base_url, model.name, ENGINE_KEY_NAME,
                                  model.context_length)
 
+    def stopped_engine(self, base_url: str) -> str | None:
+        """How the model this computer ran at ``base_url`` stopped, if it stopped unasked."""
+        if self._bridge is None or not base_url:
+            return None
+        model = self._model_at(base_url)
+        return model.crash or "It stopped." if model is not None and not model.running else None
+
+    def restart_at(self, base_url: str) -> None:
+        """Run the stopped model at ``base_url`` again (same address and key when it can)."""
+        model = self._model_at(base_url) if self._bridge is not None else None
+        if model is not None:
+            self.bridge.restart(model.path)
+
+    def _model_at(self, base_url: str) -> RunningModel | None:
+        assert self._bridge is not None
+        wanted = base_url.rstrip("/")
+        return next((model for model in self._bridge.running()
+                     if model.base_url.rstrip("/") == wanted), None)
+
     async def close(self) -> None:
         """Stop every model and cancel a download (the window is closing)."""
         if self._bridge is not None:
@@ -102,15 +133,21 @@ class WindowModels:
             self._catalog.set_local_servers([])
 
     def _list_running(self) -> None:
+        """Refresh "On this computer" in the catalog, and the banners when a model stopped."""
         from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME, LOCAL_SERVER_NAME
         from desktop_agent.gui.servers.server_catalog import ModelChoice, ServerEntry
 
         assert self._bridge is not None
+        models = self._bridge.running()
+        states = {model.base_url: model.running for model in models}
+        if states != self._states:  # not on each memory figure: only when one starts or stops
+            self._states = states
+            self._servers.refresh_notices()
         self._catalog.set_local_servers([
             ServerEntry(LOCAL_SERVER_NAME, model.base_url, True,
                         (ModelChoice(model.name, model.context_length),),
                         api_key_name=ENGINE_KEY_NAME)
-            for model in self._bridge.running() if model.running])
+            for model in models if model.running])
 
     def _forget_window(self, window: ModelsWindow) -> None:
         if self.models_window is window:

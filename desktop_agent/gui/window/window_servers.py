@@ -42,6 +42,8 @@ class ServerChoice:
 
     Attributes:
         picker: The picker opened last (None before the first).
+        stopped_engine: Says how the model this computer runs at a base URL stopped
+            unasked, or None while it runs (or when the URL is not the app's own).
     """
 
     def __init__(self, tabs: OpenTabs, catalog: ServerCatalog, store: Store,
@@ -56,6 +58,7 @@ class ServerChoice:
         self._new_conversation = new_conversation
         self._show_model = show_model
         self.picker: ServerPicker | None = None
+        self.stopped_engine: Callable[[str], str | None] = lambda _base_url: None
 
     def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
         """Open the server and model picker for the visible conversation."""
@@ -130,7 +133,11 @@ class ServerChoice:
     def refresh_notice(self, tab: ConversationTab) -> None:
         """One tab's "no server yet" notice, as the search stands."""
         if tab.controller.has_server:
-            tab.notice.show_state("hidden")
+            stopped = self.stopped_engine(str(tab.controller.settings.get("base_url") or ""))
+            if stopped is not None:
+                tab.notice.show_engine_stopped(stopped)
+            else:
+                tab.notice.show_state("hidden")
         elif self._catalog.searching or not self._catalog.searched:
             tab.notice.show_state("searching")
         elif not self._catalog.up_servers():
