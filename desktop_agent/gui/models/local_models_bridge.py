@@ -346,8 +346,7 @@ class LocalModelsBridge(QObject):
 
         Runs on the event loop's thread: see the module docstring.
         """
-        from desktop_agent.engine import EngineError as LibraryError
-        from desktop_agent.engine.engine_errors import EngineError
+        from desktop_agent.engine import EngineError
 
         runner = self._running_models()
         entry = self.entry_for(path)
@@ -356,7 +355,7 @@ class LocalModelsBridge(QObject):
         self.models_changed.emit()
         try:
             engine = await runner.run(path, settings, fits_context=fits)
-        except (EngineError, LibraryError) as error:
+        except EngineError as error:
             self._starting = None
             self.models_changed.emit()
             self.start_failed.emit(path, str(error))
@@ -387,7 +386,7 @@ class LocalModelsBridge(QObject):
         self._track(self._restart(path))
 
     async def _restart(self, path: Path) -> None:
-        from desktop_agent.engine.engine_errors import EngineError
+        from desktop_agent.engine import EngineError
 
         engine = self._runner.find(path) if self._runner is not None else None
         if engine is None:
