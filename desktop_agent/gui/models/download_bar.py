@@ -50,6 +50,7 @@ class DownloadBar(QFrame):
         super().__init__(parent)
         self.setObjectName("downloadBar")
         self._target: DownloadTarget | None = None
+        self._error = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 10, 14, 10)
         layout.setSpacing(6)
@@ -152,11 +153,15 @@ class DownloadBar(QFrame):
         self._buttons(retry=kept or gated or isinstance(error, ChecksumMismatchError),
                       token=gated, close=True)
 
+    def restyle(self) -> None:
+        """Colour the sentence in the theme now in use."""
+        self.message.setStyleSheet(f"color: {current_palette().danger};" if self._error else "")
+
     def _say(self, text: str, *, error: bool) -> None:
-        colours = current_palette()
+        self._error = error
         self.message.setText(text)
-        self.message.setStyleSheet(f"color: {colours.danger};" if error else "")
         self.message.setVisible(bool(text))
+        self.restyle()
 
     def _buttons(self, *, cancel: bool = False, retry: bool = False, token: bool = False,
                  close: bool = False) -> None:

@@ -59,6 +59,7 @@ class DownloadPage(QWidget):
         self._bridge = bridge
         self._best = bridge.best_pick()
         self._confirming = False
+        self._badges: list[QLabel] = []
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 8, 0, 0)
         layout.setSpacing(12)
@@ -98,6 +99,7 @@ class DownloadPage(QWidget):
         side.addStretch(1)
         layout.addLayout(side, 4)
         self.select_best()
+        self.restyle()
 
     def select_best(self) -> None:
         """Highlight the best model for this computer (the first when none fits)."""
@@ -113,6 +115,14 @@ class DownloadPage(QWidget):
         item = self.list.currentItem()
         model: CatalogModel | None = item.data(_MODEL_ROLE) if item is not None else None
         return model
+
+    def restyle(self) -> None:
+        """Colour the badge and the fit sentence in the theme now in use."""
+        colours = current_palette()
+        for badge in self._badges:
+            badge.setStyleSheet(f"color: {colours.accent}; background: {colours.accent_soft}; "
+                                "border-radius: 8px; padding: 0 8px; font-weight: 600;")
+        self._show_selected()
 
     def refresh(self) -> None:
         """Say again what the card says (after a download ended: "Run" replaces "Download")."""
@@ -136,9 +146,7 @@ class DownloadPage(QWidget):
         if model == self._best:
             badge = QLabel(BEST_BADGE)
             badge.setObjectName("bestBadge")
-            colours = current_palette()
-            badge.setStyleSheet(f"color: {colours.accent}; background: {colours.accent_soft}; "
-                                "border-radius: 8px; padding: 0 8px; font-weight: 600;")
+            self._badges.append(badge)
             top.addWidget(badge)
         top.addStretch(1)
         size = QLabel(size_text(model.size_bytes))

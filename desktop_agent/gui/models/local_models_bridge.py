@@ -151,6 +151,8 @@ class LocalModelsBridge(QObject):
         self._runner: RunningModels | None = None
         self._starting: Path | None = None
         self._rss: dict[Path, int | None] = {}
+        self._unloaded: dict[str, RunningModel] = {}  # by base URL: stopped for being idle
+        self._holds: dict[str, contextlib.AsyncExitStack] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._figures = QTimer(self)
         self._figures.setInterval(FIGURES_INTERVAL_MS)
@@ -332,6 +334,28 @@ class LocalModelsBridge(QObject):
             return []
         return [self._facts(engine) for engine in self._runner.models]
 
+    def unloaded(self, base_url: str) -> RunningModel | None:
+        """The model that answered at ``base_url`` until it was unloaded for being idle."""
+        return self._unloaded.get(base_url.rstrip("/"))
+
+    def hold(self, user: str, base_url: str) -> None:
+        """``user`` (a conversation's turn) uses the model at ``base_url``: keep it loaded.
+
+        Idle unloading counts from the end of the last use, never during one.
+        """
+        engine = self._engine_at(base_url)
+        if engine is None or user in self._holds or self._runner is None:
+            return
+        stack = contextlib.AsyncExitStack()
+        self._holds[user] = stack
+        self._track(stack.enter_async_context(self._runner.in_use(engine)))
+
+    def release(self, user: str) -> None:
+        """``user``'s turn ended: the model's idle time starts now."""
+        stack = self._holds.pop(user, None)
+        if stack is not None:
+            self._track(stack.aclose())
+
     def running_model(self, path: Path) -> RunningModel | None:
         """The held model for ``path``, if any."""
         key = _resolved(path)
@@ -363,6 +387,8 @@ class LocalModelsBridge(QObject):
         finally:
             self._starting = None
         engine.on_crash(functools.partial(self._on_crash, engine))
+        self._unloaded = {url: model for url, model in self._unloaded.items()
+                          if _resolved(model.path) != _resolved(path)}
         await asyncio.to_thread(_remember_engine_key, engine.api_key)
         self._figures.start()
         self._read_figures()
@@ -382,7 +408,7 @@ class LocalModelsBridge(QObject):
         self.models_changed.emit()
 
     def restart(self, path: Path) -> None:
-        """Start a crashed model again (same address and key when the port is free)."""
+        """Start a crashed or unloaded model again (a crashed one at the same address)."""
         self._track(self._restart(path))
 
     async def _restart(self, path: Path) -> None:
@@ -428,8 +454,20 @@ class LocalModelsBridge(QObject):
 
             minutes = self.idle_minutes
             self._runner = RunningModels(idle_unload_after=minutes * 60.0 if minutes else None)
-            self._runner.on_unloaded(lambda _engine: self.models_changed.emit())
+            self._runner.on_unloaded(self._on_unloaded)
         return self._runner
+
+    def _on_unloaded(self, engine: LocalModel) -> None:
+        facts = self._facts(engine)
+        self._unloaded[facts.base_url.rstrip("/")] = facts
+        self._rss.pop(_resolved(engine.path), None)
+        self.models_changed.emit()
+
+    def _engine_at(self, base_url: str) -> LocalModel | None:
+        wanted = base_url.rstrip("/")
+        engines = self._runner.models if self._runner is not None else []
+        return next((engine for engine in engines if engine.base_url.rstrip("/") == wanted),
+                    None)
 
     def _on_crash(self, engine: LocalModel, _error: object) -> None:
         self._rss.pop(_resolved(engine.path), None)

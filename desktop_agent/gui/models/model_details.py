@@ -147,9 +147,8 @@ class ModelDetails(QFrame):
                                             info.quantization) if part]
             facts.append(f"trained for {count_text(info.context_length)} tokens")
         self.where.setText(" · ".join(facts) + f"\n{entry.path}")
-        badge = fit_label(entry.fit, entry.problem)
         self.verdict.setText(fit_tip(entry))
-        self.verdict.setStyleSheet(f"color: {fit_colour(badge, current_palette())};")
+        self._colour_verdict()
         fit = entry.fit
         trained = info.context_length if info is not None else None
         self.context.setMaximum(max(MIN_CONTEXT, trained or MAX_CONTEXT))
@@ -165,6 +164,16 @@ class ModelDetails(QFrame):
         self._running = running
         self._starting = starting
         self._refresh_buttons()
+
+    def restyle(self) -> None:
+        """Colour the sentences again in the theme now in use."""
+        self._colour_verdict()
+        self._refresh_buttons()
+
+    def _colour_verdict(self) -> None:
+        entry = self._entry
+        badge = fit_label(entry.fit, entry.problem) if entry is not None else ""
+        self.verdict.setStyleSheet(f"color: {fit_colour(badge, current_palette())};")
 
     def show_failure(self, sentence: str) -> None:
         """The model could not start: say why (the file refused, the port taken...)."""

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui.icons import set_icon
+from desktop_agent.gui.icons import retint, set_icon
 from desktop_agent.gui.models.download_bar import DownloadBar
 from desktop_agent.gui.models.download_page import DownloadPage
 from desktop_agent.gui.models.library_page import LibraryPage
-from desktop_agent.gui.theme import style_chrome
+from desktop_agent.gui.theme import style_chrome, theme_signals
 
 if TYPE_CHECKING:
     from desktop_agent.engine import DownloadError
@@ -124,9 +124,16 @@ class ModelsWindow(QDialog):
         bridge.download_finished.connect(self._on_downloaded)
         bridge.download_failed.connect(self._on_download_failed)
         bridge.started.connect(self._on_started)
+        theme_signals().changed.connect(self._restyle)  # the window's own slot: see MainWindow
         self._on_scanning(bridge.scanning)
         if bridge.downloading is not None:  # opened again while a download runs
             self.download_bar.start(bridge.downloading)
+
+    def _restyle(self, _dark: bool) -> None:
+        retint(self)
+        self.library.details.restyle()
+        self.downloads.restyle()
+        self.download_bar.restyle()
 
     def show_downloads(self) -> None:
         """Show the Download page with the best model for this computer selected."""

@@ -332,6 +332,8 @@ class MainWindow(QMainWindow):
         controller.busy_changed.connect(lambda _b, c=controller: retitle(c))
         controller.busy_changed.connect(lambda _b: self._update_actions())
         controller.busy_changed.connect(lambda _b: self._sidebar_refresh.start())
+        controller.busy_changed.connect(
+            lambda busy, c=controller: self.local_models.note_turn(c, busy))
         controller.settings_changed.connect(lambda _s: self.servers.refresh_notices())
         controller.settings_changed.connect(lambda _s: self.servers.update_server_button())
         controller.approval_requested.connect(self.approval_view.on_approval_requested)

@@ -99,26 +99,54 @@ class WindowModels:
         return window
 
     def use_model(self, model: RunningModel) -> None:
-        """Point the visible conversation (a new one if none is open) at a running model."""
+        """Point the visible conversation (a new one if none is open) at a running model.
+
+        Conversations left on a model of this computer that no longer runs (one model
+        runs at a time: it was switched, or unloaded) follow it too, when idle.
+        """
         from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME
 
         self._list_running()
-        controller = self._tabs.current_controller() or self._new_conversation()
-        self._servers.use_server(controller, model.base_url, model.name, ENGINE_KEY_NAME,
-                                 model.context_length)
+        visible = self._tabs.current_controller() or self._new_conversation()
+        live = {m.base_url for m in self.bridge.running() if m.running}
+        for controller in list(self._tabs.controllers.values()):
+            settings = controller.settings
+            stale = (settings.get("api_key_name") == ENGINE_KEY_NAME
+                     and settings.get("base_url") not in live and not controller.busy)
+            if controller is visible or stale:
+                self._servers.use_server(controller, model.base_url, model.name,
+                                         ENGINE_KEY_NAME, model.context_length)
+
+    def note_turn(self, controller: ConversationController, busy: bool) -> None:
+        """A conversation's turn began or ended: its model here stays loaded meanwhile."""
+        if self._bridge is None:
+            return
+        if busy:
+            self._bridge.hold(controller.conversation_id,
+                              str(controller.settings.get("base_url") or ""))
+        else:
+            self._bridge.release(controller.conversation_id)
 
     def stopped_engine(self, base_url: str) -> str | None:
         """How the model this computer ran at ``base_url`` stopped, if it stopped unasked."""
         if self._bridge is None or not base_url:
             return None
         model = self._model_at(base_url)
-        return model.crash or "It stopped." if model is not None and not model.running else None
+        if model is not None and not model.running:
+            return model.crash or "It stopped."
+        if self._bridge.unloaded(base_url) is not None:
+            minutes = self._bridge.idle_minutes
+            return (f"It was unloaded after {minutes} minute{'s' if minutes != 1 else ''} "
+                    "unused, giving its memory back.")
+        return None
 
     def restart_at(self, base_url: str) -> None:
         """Run the stopped model at ``base_url`` again (same address and key when it can)."""
-        model = self._model_at(base_url) if self._bridge is not None else None
+        if self._bridge is None:
+            return
+        model = self._model_at(base_url) or self._bridge.unloaded(base_url)
         if model is not None:
-            self.bridge.restart(model.path)
+            self._bridge.restart(model.path)
 
     def _model_at(self, base_url: str) -> RunningModel | None:
         assert self._bridge is not None
