@@ -112,13 +112,15 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int], home: Pa
         model_file = smollm2()
         models.library.select(model_file)
         models.library.details.run_button.click()
-        await _wait_for(lambda: any(m.running for m in bridge.running()), "the engine")
+        await _wait_for(lambda: any(m.running for m in bridge.runs.running()), "the engine")
         await asyncio.sleep(2.5)  # the memory figure is read every 2 s
         save(models, "07-models-window-running.png")
         models.close()
 
         controller = window.current_controller()
-        controller.update_settings(temperature=0.0, max_tokens=80,
+        # No tools: the 135M model would call them round after round (see the window
+        # screenshots for tool cards); here the subject is the engine answering.
+        controller.update_settings(temperature=0.0, max_tokens=80, tools=[],
                                    extra_body={"cache_prompt": False})
         controller.send("In two sentences: what can you help me with?")
         await _wait_for(lambda: not controller.busy, "the reply")
@@ -130,7 +132,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int], home: Pa
         save(picker, "09-picker-on-this-computer.png")
         picker.reject()
 
-        running = next(m for m in bridge.running() if m.running)
+        running = next(m for m in bridge.runs.running() if m.running)
         os.kill(running.pid, signal.SIGKILL)
         await _wait_for(lambda: tab.notice.state == "engine_stopped", "the crash banner")
         await asyncio.sleep(0.3)

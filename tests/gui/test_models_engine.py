@@ -57,7 +57,7 @@ def engine_ms() -> int:
 
 
 def running_model(window: Any) -> Any:
-    models = [m for m in window.local_models.bridge.running() if m.running]
+    models = [m for m in window.local_models.bridge.runs.running() if m.running]
     return models[0] if models else None
 
 
@@ -95,7 +95,7 @@ def test_the_banner_downloads_the_best_pick_runs_it_and_the_conversation_answers
     page = models.downloads
     pick = page.selected()
     assert pick is not None
-    if pick == window.local_models.bridge.best_pick():
+    if pick == window.local_models.bridge.downloads.best_pick():
         assert "Best for this computer" in _row_text(page)
     hub.add_file(pick.repo_id, pick.filename, model_file.read_bytes())
     button = page.download_button
@@ -175,7 +175,7 @@ def test_closing_the_window_stops_the_engine(
         qtbot: Any, make_window: Any, model_file: Path) -> None:
     window = make_window()
     open_models(qtbot, window)
-    window.local_models.bridge.run_in_background(model_file)
+    window.local_models.bridge.runs.run_in_background(model_file)
     qtbot.waitUntil(lambda: running_model(window) is not None, timeout=engine_ms())
     pid = running_model(window).pid
 

@@ -80,3 +80,16 @@ def test_the_added_folder_is_remembered_by_the_next_window(
     qtbot.mouseClick(models.refresh_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not second.local_models.bridge.scanning, timeout=WAIT_MS)
     assert row_texts(models, "half-downloaded")["Fit"] == "Can't use"
+
+    # "Your folders" lists it; choosing it there stops looking in it.
+    assert models.folders_button.isVisible()
+    assert models.folders_button.text() == "Your folders (1)"
+    menu = models.folders_button.menu()
+    menu.aboutToShow.emit()
+    [stop] = menu.actions()
+    assert stop.text() == f"Stop looking in {laid['folder']}"
+    stop.trigger()
+    qtbot.waitUntil(lambda: not second.local_models.bridge.scanning, timeout=WAIT_MS)
+    with pytest.raises(AssertionError, match="is not listed"):
+        row_texts(models, "half-downloaded")
+    assert not models.folders_button.isVisible()

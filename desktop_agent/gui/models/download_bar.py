@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -27,7 +28,7 @@ from desktop_agent.gui.models.model_texts import size_text, speed_text, time_lef
 
 if TYPE_CHECKING:
     from desktop_agent.engine import DownloadError, DownloadProgress
-    from desktop_agent.gui.models.local_models_bridge import DownloadTarget
+    from desktop_agent.gui.models.model_downloads import DownloadTarget
 
 #: The progress bar's resolution (bytes do not fit a Qt int for files over 2 GB).
 STEPS = 1000
@@ -50,6 +51,7 @@ class DownloadBar(QFrame):
         super().__init__(parent)
         self.setObjectName("downloadBar")
         self._target: DownloadTarget | None = None
+        self._last: DownloadProgress | None = None
         self._error = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 10, 14, 10)
@@ -79,8 +81,10 @@ class DownloadBar(QFrame):
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.close_button = QPushButton("Dismiss")
         self.close_button.clicked.connect(self.hide)
+        bottom.addStretch(0)
         for button in (self.token_button, self.retry_button, self.cancel_button,
                        self.close_button):
+            button.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
             bottom.addWidget(button)
         layout.addLayout(bottom)
         self.hide()
@@ -93,6 +97,7 @@ class DownloadBar(QFrame):
     def start(self, target: DownloadTarget) -> None:
         """A download of ``target`` began."""
         self._target = target
+        self._last = None
         self.title.setText(f"Downloading {target.filename} from {target.repo_id}")
         size = f"{size_text(target.size_bytes)} · " if target.size_bytes else ""
         self.figures.setText(f"{size}starting…")
@@ -104,6 +109,7 @@ class DownloadBar(QFrame):
 
     def show_progress(self, progress: DownloadProgress) -> None:
         """A progress report: the bar, bytes, speed and time left."""
+        self._last = progress
         total = progress.total_bytes
         if progress.verifying:
             self.title.setText(f"Checking {progress.filename}")
@@ -149,6 +155,12 @@ class DownloadBar(QFrame):
         cancelled = isinstance(error, DownloadCancelledError)
         self.title.setText(("Download cancelled: " if cancelled else "Download stopped: ")
                            + error.filename)
+        last = self._last  # no speed or time left any more: what stays on disk, if anything
+        self.figures.setText(f"{size_text(last.downloaded_bytes)} of "
+                             f"{size_text(last.total_bytes)} kept"
+                             if kept and last is not None and last.total_bytes else "")
+        if not kept:
+            self.progress.setValue(0)
         self._say(str(error), error=not cancelled)
         self._buttons(retry=kept or gated or isinstance(error, ChecksumMismatchError),
                       token=gated, close=True)

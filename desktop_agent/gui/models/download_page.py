@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.icons import current_palette, set_icon
-from desktop_agent.gui.models.local_models_bridge import DownloadTarget
+from desktop_agent.gui.models.model_downloads import DownloadTarget
 from desktop_agent.gui.models.model_texts import (
     count_text,
     fit_colour,
@@ -39,7 +39,7 @@ from desktop_agent.gui.models.model_texts import (
 
 if TYPE_CHECKING:
     from desktop_agent.engine import CatalogModel
-    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+    from desktop_agent.gui.models.model_downloads import ModelDownloads
 
 _MODEL_ROLE = Qt.ItemDataRole.UserRole
 BEST_BADGE = "Best for this computer"
@@ -54,10 +54,10 @@ class DownloadPage(QWidget):
 
     token_requested = Signal()
 
-    def __init__(self, bridge: LocalModelsBridge, parent: QWidget | None = None) -> None:
+    def __init__(self, downloads: ModelDownloads, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._bridge = bridge
-        self._best = bridge.best_pick()
+        self._downloads = downloads
+        self._best = downloads.best_pick()
         self._confirming = False
         self._badges: list[QLabel] = []
         layout = QHBoxLayout(self)
@@ -67,7 +67,7 @@ class DownloadPage(QWidget):
         self.list.setObjectName("catalogList")
         self.list.setAlternatingRowColors(True)
         self.list.setSpacing(0)
-        for model in bridge.catalog():
+        for model in downloads.catalog():
             self._add_row(model)
         self.list.currentItemChanged.connect(lambda *_: self._show_selected())
         layout.addWidget(self.list, 5)
@@ -167,7 +167,7 @@ class DownloadPage(QWidget):
         self._confirming = False
         if model is None:
             return
-        fit = self._bridge.catalog_fit(model)
+        fit = self._downloads.catalog_fit(model)
         tools = ("calls tools with its own template" if model.template_offers_tools else
                  "calls tools with the app's tool template")
         self.card_title.setText(model.title)
@@ -181,10 +181,10 @@ class DownloadPage(QWidget):
         self._label_button(model)
 
     def _label_button(self, model: CatalogModel) -> None:
-        downloading = self._bridge.downloading is not None
+        downloading = self._downloads.downloading is not None
         if self._confirming:
             text = f"Download {size_text(model.size_bytes)} anyway"
-        elif self._bridge.is_downloaded(model):
+        elif self._downloads.is_downloaded(model):
             text = "Run (already downloaded)"
         else:
             text = f"Download {size_text(model.size_bytes)} and run"
@@ -195,12 +195,12 @@ class DownloadPage(QWidget):
         model = self.selected()
         if model is None:
             return
-        if self._bridge.catalog_fit(model).label == "Too big" and not self._confirming:
+        if self._downloads.catalog_fit(model).label == "Too big" and not self._confirming:
             self._confirming = True  # said before download; downloading needs a second click
             self._label_button(model)
             return
         self._confirming = False
-        self._bridge.download(DownloadTarget(model.repo_id, model.filename, model.size_bytes,
+        self._downloads.download(DownloadTarget(model.repo_id, model.filename, model.size_bytes,
                                              run_after=True))
 
     # -- any repository -------------------------------------------------------------------
@@ -247,7 +247,7 @@ class DownloadPage(QWidget):
                       "(the repository's Files page lists them).")
             return
         self.repo_message.hide()
-        self._bridge.download(DownloadTarget(repo, filename))
+        self._downloads.download(DownloadTarget(repo, filename))
 
     def _say(self, text: str) -> None:
         self.repo_message.setText(text)

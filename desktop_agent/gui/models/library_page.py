@@ -59,12 +59,12 @@ class LibraryPage(QWidget):
 
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selected())
         self.details.run_requested.connect(self._run)
-        self.details.stop_requested.connect(bridge.stop)
-        self.details.restart_requested.connect(bridge.restart)
+        self.details.stop_requested.connect(bridge.runs.stop)
+        self.details.restart_requested.connect(bridge.runs.restart)
         self.details.use_requested.connect(self.use_requested)
         bridge.library_changed.connect(self.show_entries)
-        bridge.models_changed.connect(self.show_running)
-        bridge.start_failed.connect(self._on_start_failed)
+        bridge.runs.models_changed.connect(self.show_running)
+        bridge.runs.start_failed.connect(self._on_start_failed)
         self.show_entries(bridge.entries)
 
     def show_entries(self, entries: list[LibraryEntry]) -> None:
@@ -80,12 +80,13 @@ class LibraryPage(QWidget):
 
     def show_running(self) -> None:
         """The status column and the details' buttons as the bridge's models stand."""
-        self.model.set_running(self._bridge.running(), self._bridge.starting)
+        runs = self._bridge.runs
+        self.model.set_running(runs.running(), runs.starting)
         entry = self.details.entry
         path = entry.path if entry is not None else None
         self.details.show_running(
-            self._bridge.running_model(path) if path is not None else None,
-            starting=path is not None and self._bridge.starting == path)
+            runs.running_model(path) if path is not None else None,
+            starting=path is not None and runs.starting == path)
 
     def select(self, path: Path) -> bool:
         """Highlight the model of ``path`` (the one-click flow, tests)."""
@@ -102,4 +103,4 @@ class LibraryPage(QWidget):
         self.details.show_failure(sentence)
 
     def _run(self, path: Path, settings: RunSettings) -> None:
-        self._bridge.run_in_background(path, settings)
+        self._bridge.runs.run_in_background(path, settings)

@@ -47,7 +47,7 @@ from desktop_agent.gui.models.model_texts import (
 
 if TYPE_CHECKING:
     from desktop_agent.engine import LibraryEntry
-    from desktop_agent.gui.models.local_models_bridge import RunningModel
+    from desktop_agent.gui.models.model_runs import RunningModel
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 

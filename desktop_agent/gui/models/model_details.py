@@ -35,7 +35,7 @@ from desktop_agent.gui.models.model_texts import (
 
 if TYPE_CHECKING:
     from desktop_agent.engine import LibraryEntry, RunSettings
-    from desktop_agent.gui.models.local_models_bridge import RunningModel
+    from desktop_agent.gui.models.model_runs import RunningModel
 
 #: llama.cpp's smallest useful context and the largest this form offers.
 MIN_CONTEXT, MAX_CONTEXT = 512, 1_048_576

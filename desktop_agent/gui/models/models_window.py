@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QSpinBox,
     QTabWidget,
@@ -36,11 +37,9 @@ from desktop_agent.gui.theme import style_chrome, theme_signals
 
 if TYPE_CHECKING:
     from desktop_agent.engine import DownloadError
-    from desktop_agent.gui.models.local_models_bridge import (
-        DownloadTarget,
-        LocalModelsBridge,
-        RunningModel,
-    )
+    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+    from desktop_agent.gui.models.model_downloads import DownloadTarget
+    from desktop_agent.gui.models.model_runs import RunningModel
 
 
 class ModelsWindow(QDialog):
@@ -75,9 +74,14 @@ class ModelsWindow(QDialog):
         self.add_folder_button = QPushButton("Add folder…")
         set_icon(self.add_folder_button, "folder-open")
         self.add_folder_button.clicked.connect(self._ask_folder)
+        self.folders_button = QPushButton()
+        self.folders_button.setToolTip("The folders you added: choose one to stop looking in it.")
+        self.folders_button.setMenu(QMenu(self.folders_button))
+        self.folders_button.menu().aboutToShow.connect(self._fill_folders_menu)
         self.refresh_button = QPushButton("Refresh")
         set_icon(self.refresh_button, "refresh-cw")
         self.refresh_button.clicked.connect(bridge.scan)
+        header.addWidget(self.folders_button)
         header.addWidget(self.add_folder_button)
         header.addWidget(self.refresh_button)
         layout.addLayout(header)
@@ -89,13 +93,13 @@ class ModelsWindow(QDialog):
         self.library = LibraryPage(bridge)
         self.library.use_requested.connect(self.use_requested)
         self.tabs.addTab(self.library, "On this computer")
-        self.downloads = DownloadPage(bridge)
+        self.downloads = DownloadPage(bridge.downloads)
         self.downloads.token_requested.connect(self.ask_token)
         self.tabs.addTab(self.downloads, "Download")
         layout.addWidget(self.tabs, 1)
         self.download_bar = DownloadBar()
-        self.download_bar.cancel_requested.connect(bridge.cancel_download)
-        self.download_bar.retry_requested.connect(bridge.download)
+        self.download_bar.cancel_requested.connect(bridge.downloads.cancel_download)
+        self.download_bar.retry_requested.connect(bridge.downloads.download)
         self.download_bar.token_requested.connect(self.ask_token)
         layout.addWidget(self.download_bar)
 
@@ -105,10 +109,10 @@ class ModelsWindow(QDialog):
         self.idle_minutes.setRange(0, 24 * 60)
         self.idle_minutes.setSuffix(" min")
         self.idle_minutes.setSpecialValueText("never")
-        self.idle_minutes.setValue(bridge.idle_minutes)
+        self.idle_minutes.setValue(bridge.runs.idle_minutes)
         self.idle_minutes.setToolTip("A model nobody used for this long is stopped, giving "
                                      "its memory back (0: never).")
-        self.idle_minutes.valueChanged.connect(bridge.set_idle_minutes)
+        self.idle_minutes.valueChanged.connect(bridge.runs.set_idle_minutes)
         footer.addWidget(self.idle_minutes)
         footer.addWidget(QLabel("unused. One model runs at a time; quitting stops it."))
         footer.addStretch(1)
@@ -119,15 +123,16 @@ class ModelsWindow(QDialog):
 
         bridge.scanning_changed.connect(self._on_scanning)
         bridge.library_changed.connect(lambda _entries: self._show_summary())
-        bridge.download_started.connect(self._on_download_started)
-        bridge.download_progress.connect(self.download_bar.show_progress)
-        bridge.download_finished.connect(self._on_downloaded)
-        bridge.download_failed.connect(self._on_download_failed)
-        bridge.started.connect(self._on_started)
+        downloads = bridge.downloads
+        downloads.download_started.connect(self._on_download_started)
+        downloads.download_progress.connect(self.download_bar.show_progress)
+        downloads.download_finished.connect(self._on_downloaded)
+        downloads.download_failed.connect(self._on_download_failed)
+        bridge.runs.started.connect(self._on_started)
         theme_signals().changed.connect(self._restyle)  # the window's own slot: see MainWindow
         self._on_scanning(bridge.scanning)
-        if bridge.downloading is not None:  # opened again while a download runs
-            self.download_bar.start(bridge.downloading)
+        if downloads.downloading is not None:  # opened again while a download runs
+            self.download_bar.start(downloads.downloading)
 
     def _restyle(self, _dark: bool) -> None:
         retint(self)
@@ -155,7 +160,7 @@ class ModelsWindow(QDialog):
     def _keep_token(self, token: str) -> None:
         if not token.strip():
             return
-        persisted = self._bridge.set_hub_token(token.strip())
+        persisted = self._bridge.downloads.set_hub_token(token.strip())
         self.download_bar.message.setText(
             "The token is stored in the system keyring; download again to use it."
             if persisted else "No system keyring is available: the token is kept until the "
@@ -166,10 +171,9 @@ class ModelsWindow(QDialog):
         self.download_bar.start(target)
         self.downloads.refresh()
 
-    def _on_downloaded(self, path: Path) -> None:
-        target = self.download_bar.target
+    def _on_downloaded(self, path: Path, target: DownloadTarget) -> None:
         self.download_bar.finish(f"Downloaded to {path.parent}; starting it…"
-                                 if target is not None and target.run_after else
+                                 if target.run_after else
                                  f"Downloaded to {path.parent}; it is listed under "
                                  "“On this computer”.")
         self.downloads.refresh()
@@ -187,7 +191,17 @@ class ModelsWindow(QDialog):
         self.refresh_button.setEnabled(not scanning)
         self._show_summary()
 
+    def _fill_folders_menu(self) -> None:
+        menu = self.folders_button.menu()
+        menu.clear()
+        for folder in self._bridge.folders():
+            action = menu.addAction(f"Stop looking in {folder}")
+            action.triggered.connect(lambda _c=False, f=folder: self._bridge.remove_folder(f))
+
     def _show_summary(self) -> None:
+        folders = len(self._bridge.folders())
+        self.folders_button.setText(f"Your folders ({folders})")
+        self.folders_button.setVisible(folders > 0)
         if self._bridge.scanning and not self._bridge.entries:
             self.summary.setText("Looking for models…")
             return

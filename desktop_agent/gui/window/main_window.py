@@ -314,7 +314,7 @@ class MainWindow(QMainWindow):
         tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
         tab.run_local_requested.connect(self.local_models.run_on_this_computer)
         tab.restart_engine_requested.connect(
-            lambda c=controller: self.local_models.restart_at(str(c.settings.get("base_url"))))
+            lambda c=controller: self.local_models.restart_for(c.settings))
         tab.when_built(lambda: self._wire_parts(tab))
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))

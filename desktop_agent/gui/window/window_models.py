@@ -10,15 +10,17 @@ closes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar, QWidget
 
     from desktop_agent.gui.conversation.conversation_controller import ConversationController
     from desktop_agent.gui.conversation.open_tabs import OpenTabs
-    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge, RunningModel
+    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+    from desktop_agent.gui.models.model_runs import RunningModel
     from desktop_agent.gui.models.models_window import ModelsWindow
     from desktop_agent.gui.servers.server_catalog import ServerCatalog
     from desktop_agent.gui.window.window_servers import ServerChoice
@@ -54,6 +56,7 @@ class WindowModels:
         self._bridge: LocalModelsBridge | None = None
         self.models_window: ModelsWindow | None = None
         self._states: dict[str, bool] = {}
+        self._tasks: set[asyncio.Future[None]] = set()
         servers.stopped_engine = self.stopped_engine
 
     @property
@@ -64,9 +67,9 @@ class WindowModels:
             from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
 
             bridge = LocalModelsBridge(self._store, data_dir(), self._parent)
-            bridge.models_changed.connect(self._list_running)
-            bridge.started.connect(self.use_model)
-            bridge.start_failed.connect(
+            bridge.runs.models_changed.connect(self._list_running)
+            bridge.runs.started.connect(self.use_model)
+            bridge.runs.start_failed.connect(
                 lambda path, why: self._status.showMessage(why, 10000))
             bridge.scan()
             self._bridge = bridge
@@ -104,11 +107,11 @@ class WindowModels:
         Conversations left on a model of this computer that no longer runs (one model
         runs at a time: it was switched, or unloaded) follow it too, when idle.
         """
-        from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME
+        from desktop_agent.gui.models.model_runs import ENGINE_KEY_NAME
 
         self._list_running()
         visible = self._tabs.current_controller() or self._new_conversation()
-        live = {m.base_url for m in self.bridge.running() if m.running}
+        live = {m.base_url for m in self.bridge.runs.running() if m.running}
         for controller in list(self._tabs.controllers.values()):
             settings = controller.settings
             stale = (settings.get("api_key_name") == ENGINE_KEY_NAME
@@ -122,51 +125,84 @@ class WindowModels:
         if self._bridge is None:
             return
         if busy:
-            self._bridge.hold(controller.conversation_id,
+            self._bridge.runs.hold(controller.conversation_id,
                               str(controller.settings.get("base_url") or ""))
         else:
-            self._bridge.release(controller.conversation_id)
+            self._bridge.runs.release(controller.conversation_id)
 
-    def stopped_engine(self, base_url: str) -> str | None:
-        """How the model this computer ran at ``base_url`` stopped, if it stopped unasked."""
-        if self._bridge is None or not base_url:
+    def stopped_engine(self, settings: Mapping[str, Any]) -> str | None:
+        """How the model this computer ran for a conversation stopped; None while it runs.
+
+        Args:
+            settings: The conversation's settings (its server, model and key name).
+        """
+        from desktop_agent.gui.models.model_runs import ENGINE_KEY_NAME
+
+        base_url = str(settings.get("base_url") or "")
+        if settings.get("api_key_name") != ENGINE_KEY_NAME or not base_url:
             return None
+        if self._bridge is None:  # the app was started again since
+            return "It is not running now: the app stops it when it quits."
         model = self._model_at(base_url)
-        if model is not None and not model.running:
-            return model.crash or "It stopped."
-        if self._bridge.unloaded(base_url) is not None:
-            minutes = self._bridge.idle_minutes
+        if model is not None:
+            return model.crash or "It stopped." if not model.running else None
+        if self._bridge.runs.unloaded(base_url) is not None:
+            minutes = self._bridge.runs.idle_minutes
             return (f"It was unloaded after {minutes} minute{'s' if minutes != 1 else ''} "
                     "unused, giving its memory back.")
-        return None
+        return "It is not running now."
 
-    def restart_at(self, base_url: str) -> None:
-        """Run the stopped model at ``base_url`` again (same address and key when it can)."""
-        if self._bridge is None:
-            return
-        model = self._model_at(base_url) or self._bridge.unloaded(base_url)
+    def restart_for(self, settings: Mapping[str, Any]) -> None:
+        """Run a conversation's stopped model again (a crashed one at the same address).
+
+        A model no longer known by its address (unloaded, or run before the app was
+        started again) is found in the library by its name and run anew; the
+        conversation then follows it.
+        """
+        base_url = str(settings.get("base_url") or "")
+        model = self._model_at(base_url) if self._bridge is not None else None
+        if model is None and self._bridge is not None:
+            model = self._bridge.runs.unloaded(base_url)
         if model is not None:
-            self._bridge.restart(model.path)
+            self.bridge.runs.restart(model.path)
+            return
+        self._tasks.add(task := asyncio.ensure_future(self._run_by_name(str(
+            settings.get("model") or ""))))
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_by_name(self, name: str) -> None:
+        bridge = self.bridge
+        await bridge.wait_for_scan()
+        found = next((entry for entry in bridge.entries
+                      if entry.path.name.removesuffix(".gguf") == name), None)
+        if found is None:
+            self._status.showMessage(f"{name} is no longer among the models on this "
+                                     "computer; choose one in Server → Models….", 10000)
+            self.open_models_window()
+            return
+        await bridge.runs.run(found.path)
 
     def _model_at(self, base_url: str) -> RunningModel | None:
         assert self._bridge is not None
         wanted = base_url.rstrip("/")
-        return next((model for model in self._bridge.running()
+        return next((model for model in self._bridge.runs.running()
                      if model.base_url.rstrip("/") == wanted), None)
 
     async def close(self) -> None:
         """Stop every model and cancel a download (the window is closing)."""
+        for task in list(self._tasks):
+            task.cancel()
         if self._bridge is not None:
             await self._bridge.close()
             self._catalog.set_local_servers([])
 
     def _list_running(self) -> None:
         """Refresh "On this computer" in the catalog, and the banners when a model stopped."""
-        from desktop_agent.gui.models.local_models_bridge import ENGINE_KEY_NAME, LOCAL_SERVER_NAME
+        from desktop_agent.gui.models.model_runs import ENGINE_KEY_NAME, LOCAL_SERVER_NAME
         from desktop_agent.gui.servers.server_catalog import ModelChoice, ServerEntry
 
         assert self._bridge is not None
-        models = self._bridge.running()
+        models = self._bridge.runs.running()
         states = {model.base_url: model.running for model in models}
         if states != self._states:  # not on each memory figure: only when one starts or stops
             self._states = states

@@ -9,7 +9,7 @@ yet" notice and the toolbar's model button up to date.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.gui.servers.server_picker import ServerPicker
@@ -42,8 +42,8 @@ class ServerChoice:
 
     Attributes:
         picker: The picker opened last (None before the first).
-        stopped_engine: Says how the model this computer runs at a base URL stopped
-            unasked, or None while it runs (or when the URL is not the app's own).
+        stopped_engine: Given a conversation's settings, says how the model this computer
+            ran for it stopped, or None while it runs (or when it is not the app's own).
     """
 
     def __init__(self, tabs: OpenTabs, catalog: ServerCatalog, store: Store,
@@ -58,7 +58,7 @@ class ServerChoice:
         self._new_conversation = new_conversation
         self._show_model = show_model
         self.picker: ServerPicker | None = None
-        self.stopped_engine: Callable[[str], str | None] = lambda _base_url: None
+        self.stopped_engine: Callable[[Mapping[str, Any]], str | None] = lambda _s: None
 
     def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
         """Open the server and model picker for the visible conversation."""
@@ -78,8 +78,14 @@ class ServerChoice:
 
     def use_server(self, controller: ConversationController, base_url: str, model: str,
                    api_key_name: str | None = None, context_length: int | None = None) -> None:
-        """Point a conversation at a server and model, and remember it for new ones."""
+        """Point a conversation at a server and model, and remember it for new ones.
+
+        With no key name given, the listed server's own is used (a custom server's key,
+        or the key of the model this computer runs), whichever menu the choice came from.
+        """
         server = self._catalog.find(base_url)
+        if api_key_name is None and server is not None:
+            api_key_name = server.api_key_name
         found = server.model(model) if server is not None else None
         controller.set_server(base_url, model, api_key_name=api_key_name,
                               context_length=context_length,
@@ -97,11 +103,9 @@ class ServerChoice:
         """
         choice = self._catalog.preselected_choice() or self._only_model()
         if choice is not None:
-            listed = self._catalog.find(choice[0])
-            key_name = listed.api_key_name if listed is not None else None
             for controller in list(self._tabs.controllers.values()):
                 if not controller.has_server:
-                    self.use_server(controller, choice[0], choice[1], key_name, choice[2])
+                    self.use_server(controller, choice[0], choice[1], None, choice[2])
         self.refresh_notices()
         for controller in self._tabs.controllers.values():
             settings = controller.settings
@@ -133,7 +137,7 @@ class ServerChoice:
     def refresh_notice(self, tab: ConversationTab) -> None:
         """One tab's "no server yet" notice, as the search stands."""
         if tab.controller.has_server:
-            stopped = self.stopped_engine(str(tab.controller.settings.get("base_url") or ""))
+            stopped = self.stopped_engine(tab.controller.settings)
             if stopped is not None:
                 tab.notice.show_engine_stopped(stopped)
             else:
