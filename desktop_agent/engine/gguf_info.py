@@ -112,7 +112,7 @@ def split_parts(path: PathT) -> tuple[PathT, ...] | None:
                  for index in range(1, count + 1))
 
 
-def is_later_split_part(path: Path) -> bool:
+def is_later_split_part(path: PurePath) -> bool:
     """True for parts 2..n of a split model: the first part stands for all of them."""
     match = _SPLIT_NAME.match(path.name)
     return match is not None and int(match["index"]) > 1
