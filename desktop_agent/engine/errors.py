@@ -13,6 +13,8 @@ sentence that names the file or model::
     │   ├── TruncatedModelError          the file ends before its header or weights do
     │   ├── CorruptModelError            the header is not what GGUF allows
     │   └── MissingSplitPartError        a part of a split model is not on disk
+    ├── ModelNotFoundError               no model on this machine answers to a name
+    ├── ModelTooBigError                 more memory than is free (a second yes runs it)
     ├── EngineNotInstalled               llama.cpp's server (xllamacpp) is missing
     ├── UnknownArchitecture              a GGUF this llama.cpp cannot run (its log names the kind)
     ├── EnginePortTaken                  another program listens on the port asked for
@@ -154,6 +156,35 @@ def describe_exit(returncode: int | None) -> str:
     advice = CRASH_ADVICE.get(killer)
     message = f"the engine was killed by {killer.name}"
     return f"{message}: {advice}" if advice else message
+
+
+class ModelNotFoundError(EngineError):
+    """No model on this machine answers to the name given; the sentence says what to do.
+
+    Attributes:
+        name: The name asked for.
+    """
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class ModelTooBigError(EngineError):
+    """The model needs more memory than is free now; running it anyway takes a second yes.
+
+    Attributes:
+        path: The model file.
+        needed_bytes: The estimate (weights, key/value cache, overhead).
+        available_bytes: Memory free when estimated.
+    """
+
+    def __init__(self, path: Path, message: str, needed_bytes: int,
+                 available_bytes: int | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.needed_bytes = needed_bytes
+        self.available_bytes = available_bytes
 
 
 class EngineNotInstalled(EngineError):

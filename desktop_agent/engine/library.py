@@ -62,13 +62,14 @@ class ModelLibrary:
     """Scans the model folders; remembers headers in ``cache_folder``.
 
     Args:
-        cache_folder: Where the header cache lives (the app passes its data folder).
+        cache_folder: Where the header cache lives (the app passes its data folder);
+            None keeps it in memory (a script resolving one name).
         folders: Where to look; None uses :meth:`ModelFolders.from_environment`
             plus ``extra_folders``.
         extra_folders: Folders the person added.
     """
 
-    def __init__(self, cache_folder: Path, *, folders: ModelFolders | None = None,
+    def __init__(self, cache_folder: Path | None, *, folders: ModelFolders | None = None,
                  extra_folders: Sequence[Path] = ()) -> None:
         self._folders = folders
         self._extra = tuple(extra_folders)

@@ -234,18 +234,19 @@ class TurnRunner:
         started = False
         prompt_record = path[-1] if path and path[-1].role == "user" else None
         try:
-            client = await self._client.ready(mark, request.options)
-            client.message_history = request.base
-            if client.context_keeper.covered == 0:  # a new client: continue the stored view
-                stored = stored_compaction(path)
-                if stored is not None:
-                    client.context_keeper.restore(stored, request.base)
-            await client.query(request.prompt)
-            blocks = TurnBlocks(recorder, client, self._emit)
-            started = True
-            call = self._calls
-            async for item in client.receive_messages():
-                await blocks.handle(item, call)
+            async with self._client.local_server() as local:  # None: not on this computer
+                client = await self._client.ready(mark, request.options, local)
+                client.message_history = request.base
+                if client.context_keeper.covered == 0:  # a new client: continue the stored view
+                    stored = stored_compaction(path)
+                    if stored is not None:
+                        client.context_keeper.restore(stored, request.base)
+                await client.query(request.prompt)
+                blocks = TurnBlocks(recorder, client, self._emit)
+                started = True
+                call = self._calls
+                async for item in client.receive_messages():
+                    await blocks.handle(item, call)
             interrupted = bool(client.turn_metadata.get("interrupted"))
             await recorder.finish_reply("interrupted" if interrupted else "complete", call)
             recorder.finish("interrupted" if interrupted else "complete", client.history,
