@@ -79,7 +79,12 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int], home: Pa
         models = window.local_models.models_window
         models.resize(*size)
         bridge = window.local_models.bridge
+        small = home.parent / "small models"  # SmolLM2 from PyPI, as a folder a person adds
+        small.mkdir()
+        (small / smollm2().name).symlink_to(smollm2())
         bridge.add_folder(laid["folder"])
+        await _wait_for(lambda: not bridge.scanning, "the library scan")
+        bridge.add_folder(small)
         await _wait_for(lambda: not bridge.scanning, "the library scan")
         await asyncio.sleep(0.3)
         save(models, "02-download-page.png")
@@ -109,10 +114,9 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int], home: Pa
         await asyncio.sleep(0.2)
         save(models, "06-models-window-broken-file.png")
 
-        model_file = smollm2()
-        models.library.select(model_file)
+        models.library.select(small / smollm2().name)
         models.library.details.run_button.click()
-        await _wait_for(lambda: any(m.running for m in bridge.runs.running()), "the engine")
+        await _wait_for(lambda: bool(bridge.servers), "the engine")
         await asyncio.sleep(2.5)  # the memory figure is read every 2 s
         save(models, "07-models-window-running.png")
         models.close()
@@ -132,7 +136,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int], home: Pa
         save(picker, "09-picker-on-this-computer.png")
         picker.reject()
 
-        running = next(m for m in bridge.runs.running() if m.running)
+        running = bridge.servers[0]
         os.kill(running.pid, signal.SIGKILL)
         await _wait_for(lambda: tab.notice.state == "engine_stopped", "the crash banner")
         await asyncio.sleep(0.3)

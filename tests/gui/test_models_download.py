@@ -65,7 +65,8 @@ def test_a_download_shows_progress_and_cancel_keeps_the_part_for_resume(
     bar = models.download_bar
 
     ask_download(qtbot, models, REPO, FILE)
-    assert bar.isVisible() and FILE in bar.title.text()
+    qtbot.waitUntil(bar.isVisible, timeout=WAIT_MS)
+    assert FILE in bar.title.text()
     qtbot.waitUntil(lambda: bar.progress.value() > 0, timeout=WAIT_MS)
     figures = bar.figures.text()
     assert " of 31 MB" in figures and "MB/s" in figures and "left" in figures, figures
@@ -112,7 +113,8 @@ def test_a_gated_repository_says_how_to_add_a_token_and_then_downloads(
     qtbot.mouseClick(bar.token_button, Qt.MouseButton.LeftButton)
     assert len(dialogs) == 1
     dialogs[0].textValueSelected.emit(token)  # as the dialog's OK does
-    assert "kept until the app quits" in bar.message.text()  # no keyring on this machine
+    qtbot.waitUntil(lambda: "kept until the app quits" in bar.message.text(),  # no keyring
+                    timeout=WAIT_MS)
 
     qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "Downloaded" in bar.message.text(), timeout=WAIT_MS)
@@ -129,10 +131,11 @@ def test_the_repository_form_explains_what_it_needs(
     page = models.downloads
 
     ask_download(qtbot, models, "just-a-name", FILE)
-    assert "owner/name" in page.repo_message.text()
+    qtbot.waitUntil(page.repo_message.isVisible, timeout=WAIT_MS)
+    assert "write owner/repo" in page.repo_message.text()  # the engine's own sentence
     page.repo_edit.clear()
     page.file_edit.clear()
     ask_download(qtbot, models, REPO, "README.md")
-    assert "Name a .gguf file" in page.repo_message.text()
+    assert "name a .gguf file" in page.repo_message.text()
     assert not models.download_bar.isVisible()  # nothing was asked of the hub
     assert hub.requests == []

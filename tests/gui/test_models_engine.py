@@ -31,9 +31,24 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
 @pytest.fixture
-def model_file() -> Path:
-    """SmolLM2-135M from PyPI (skipped locally, failed in CI, when missing)."""
-    return smollm2()
+def model_file(tmp_path: Path) -> Path:
+    """SmolLM2-135M from PyPI (skipped locally, failed in CI, when missing).
+
+    Reached through a link in a folder of its own, which the tests add to the library
+    as a person adds a folder.
+    """
+    folder = tmp_path / "small models"
+    folder.mkdir()
+    link = folder / smollm2().name
+    link.symlink_to(smollm2())
+    return link
+
+
+def add_folder(qtbot: Any, window: Any, folder: Path) -> None:
+    """Add ``folder`` to the library as *Add folder…* does, and wait for the scan."""
+    bridge = window.local_models.bridge
+    bridge.add_folder(folder)
+    qtbot.waitUntil(lambda: not bridge.scanning, timeout=WAIT_MS)
 
 
 @pytest.fixture
@@ -57,8 +72,9 @@ def engine_ms() -> int:
 
 
 def running_model(window: Any) -> Any:
-    models = [m for m in window.local_models.bridge.runs.running() if m.running]
-    return models[0] if models else None
+    """The ``LocalServer`` the window's engine runs, if any."""
+    servers = window.local_models.bridge.servers
+    return servers[0] if servers else None
 
 
 def in_use(window: Any) -> bool:
@@ -66,7 +82,8 @@ def in_use(window: Any) -> bool:
     model = running_model(window)
     controller = window.current_controller()
     return model is not None and controller is not None and \
-        controller.settings.get("base_url") == model.base_url
+        controller.settings.get("server") == "local" and \
+        controller.settings.get("model") == model.name
 
 
 def quiet_replies(controller: Any, max_tokens: int = 24) -> None:
@@ -93,10 +110,11 @@ def test_the_banner_downloads_the_best_pick_runs_it_and_the_conversation_answers
     models = window.local_models.models_window
     assert models is not None and models.tabs.currentWidget() is models.downloads
     page = models.downloads
-    pick = page.selected()
-    assert pick is not None
-    if pick == window.local_models.bridge.downloads.best_pick():
+    choice = page.selected()
+    assert choice is not None
+    if choice.best:
         assert "Best for this computer" in _row_text(page)
+    pick = choice.model
     hub.add_file(pick.repo_id, pick.filename, model_file.read_bytes())
     button = page.download_button
     assert button.text().startswith("Download ") and button.text().endswith(" and run")
@@ -109,19 +127,19 @@ def test_the_banner_downloads_the_best_pick_runs_it_and_the_conversation_answers
     assert models.tabs.currentWidget() is models.library  # the running model, selected
     assert models.library.details.stop_button.isVisible()
     assert "Running" in models.library.details.state.text()
-    listed = window.catalog.find(model.base_url)
+    listed = window.catalog.find("local")
     assert listed is not None and listed.name == "On this computer"
-    assert [m.id for m in listed.models] == [model.name]
+    assert listed.models[0].id == model.name  # the one running first
 
     controller = tab.controller
-    assert controller.settings["base_url"] == model.base_url
+    assert controller.settings["server"] == "local"
     assert controller.settings["model"] == model.name
     assert controller.settings["context_length"] == model.context_length  # as it really runs
     qtbot.waitUntil(lambda: not tab.notice.isVisible(), timeout=WAIT_MS)
     picker = window.servers.open_server_picker()
     tops = [picker._tree.topLevelItem(i).text(0) for i in range(picker._tree.topLevelItemCount())]
     assert any(text.startswith("On this computer") for text in tops), tops
-    assert picker.select_model(model.base_url, model.name)
+    assert picker.select_model("local", model.name)
     picker.reject()
 
     quiet_replies(controller)
@@ -137,6 +155,7 @@ def test_the_banner_downloads_the_best_pick_runs_it_and_the_conversation_answers
 def test_an_engine_killed_mid_reply_names_the_signal_and_restart_brings_it_back(
         qtbot: Any, make_window: Any, model_file: Path) -> None:
     window = make_window()
+    add_folder(qtbot, window, model_file.parent)
     models = open_models(qtbot, window)
     assert models.library.select(model_file)
     qtbot.mouseClick(models.library.details.run_button, Qt.MouseButton.LeftButton)
@@ -144,7 +163,6 @@ def test_an_engine_killed_mid_reply_names_the_signal_and_restart_brings_it_back(
     model = running_model(window)
     models.close()
     controller = window.current_controller()
-    assert controller.settings["base_url"] == model.base_url
     quiet_replies(controller, max_tokens=400)
 
     send(qtbot, window, "Write a long story about a dragon who learns to bake bread.")
@@ -174,8 +192,8 @@ def test_an_engine_killed_mid_reply_names_the_signal_and_restart_brings_it_back(
 def test_closing_the_window_stops_the_engine(
         qtbot: Any, make_window: Any, model_file: Path) -> None:
     window = make_window()
-    open_models(qtbot, window)
-    window.local_models.bridge.runs.run_in_background(model_file)
+    add_folder(qtbot, window, model_file.parent)
+    window.local_models.bridge.run(model_file)
     qtbot.waitUntil(lambda: running_model(window) is not None, timeout=engine_ms())
     pid = running_model(window).pid
 
@@ -210,15 +228,16 @@ def test_bad_files_are_refused_before_start_and_a_huge_model_needs_a_second_clic
     assert running_model(window) is None
 
     assert models.library.select(folder / "huge.gguf")
-    assert details.verdict.text().startswith("Too big for this machine now")
-    details.run_requested.disconnect()  # what the clicks ask is recorded; nothing loads here
+    assert details.verdict.text().startswith("Too big for this machine now")  # said first
+    qtbot.mouseClick(details.run_button, Qt.MouseButton.LeftButton)  # the engine refuses
+    qtbot.waitUntil(lambda: details.run_button.text() == "Run anyway", timeout=engine_ms())
+    assert "Run anyway" in details.state.text() and "huge" in details.state.text()
+    assert running_model(window) is None
+    details.run_requested.disconnect()  # what the second click asks is recorded; no load
     asked: list[Any] = []
-    details.run_requested.connect(lambda path, _settings: asked.append(path))
+    details.run_requested.connect(lambda path, _settings, anyway: asked.append((path, anyway)))
     qtbot.mouseClick(details.run_button, Qt.MouseButton.LeftButton)
-    assert asked == [] and details.run_button.text() == "Run anyway"
-    assert "Run anyway" in details.state.text()
-    qtbot.mouseClick(details.run_button, Qt.MouseButton.LeftButton)
-    assert asked == [folder / "huge.gguf"]
+    assert asked == [(folder / "huge.gguf", True)]
 
 
 def _row_text(page: Any) -> str:

@@ -31,10 +31,13 @@ from desktop_agent.gui.conversation.turn_figures import LiveRate, TurnFigures
 from desktop_agent.session import (
     BUSY_ELSEWHERE,
     DEFAULT_TITLE,
+    LOCAL_SERVER,
     TITLE_LENGTH,
     ApprovalSettled,
     CompactionReported,
     ConversationSession,
+    LocalModelCrashed,
+    LocalModelStarting,
     MessageStored,
     NotConfiguredError,
     Notice,
@@ -67,6 +70,7 @@ from desktop_agent.session import (
     conversation_allowed_tools,
     picture_urls,
     plan_of,
+    runs_locally,
     stored_file_change,
     tool_call_state,
     tool_result_text,
@@ -133,6 +137,8 @@ class ConversationController(QObject):
         compacted(int, object): The model's view of the conversation was
             compacted: messages covered, and the summary (None when dropped).
         plan_changed(object): The model's plan now is this ``Plan`` (None: no plan).
+        local_model(object): The model this computer runs for the conversation is
+            loading (``LocalModelStarting``) or its engine crashed (``LocalModelCrashed``).
     """
 
     title_changed = Signal(str)
@@ -161,10 +167,12 @@ class ConversationController(QObject):
     notice = Signal(str)
     compacted = Signal(int, object)
     plan_changed = Signal(object)
+    local_model = Signal(object)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
                  connection_pool: ConnectionPool | None = None,
+                 local_servers: Any = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._approvals = approvals
@@ -173,7 +181,7 @@ class ConversationController(QObject):
                                 previewer=lambda name, args: self.session.preview_change(name,
                                                                                          args))
         env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout,
-                                 connection_pool=connection_pool)
+                                 connection_pool=connection_pool, local_servers=local_servers)
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
         self.session.subscribe(self._on_event)
         self.undo = FolderUndoActions(self.session, store, self)
@@ -222,9 +230,9 @@ class ConversationController(QObject):
 
     @property
     def has_server(self) -> bool:
-        """Whether a server and a model are chosen."""
+        """Whether a server (or this computer) and a model are chosen."""
         s = self.session.record.settings
-        return bool(s.get("base_url") and s.get("model"))
+        return bool(s.get("model") and (s.get("base_url") or runs_locally(s)))
 
     @property
     def can_regenerate(self) -> bool:
@@ -304,8 +312,17 @@ class ConversationController(QObject):
         unknown), so a picture for a text-only model is refused in words before
         anything is sent.
         """
-        self.update_settings(base_url=base_url, model=model, api_key_name=api_key_name,
-                             context_length=context_length, vision=vision)
+        self.update_settings(server=None, base_url=base_url, model=model,
+                             api_key_name=api_key_name, context_length=context_length,
+                             vision=vision)
+
+    def use_local_model(self, model: str, context_length: int | None = None) -> None:
+        """Run ``model`` on this computer from the next turn (the app's engine loads it).
+
+        ``context_length``: what it runs (or will run) with, for the context meter.
+        """
+        self.update_settings(server=LOCAL_SERVER, model=model, base_url=None,
+                             api_key_name=None, context_length=context_length, vision=None)
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
@@ -431,6 +448,8 @@ class ConversationController(QObject):
         elif isinstance(event, ApprovalSettled):
             # The broker gave up on a question: the dock shows it expired or withdrawn.
             self._asker.settled(event.tool_use_id, event.record)
+        elif isinstance(event, LocalModelStarting | LocalModelCrashed):
+            self.local_model.emit(event)
         else:
             self._on_reply_event(event)
 

@@ -109,6 +109,7 @@ class ConversationTab(QWidget):
         self.attachments: list[Attachment] = []
         self._waiting_since: float | None = None
         self._progress: tuple[int, int] | None = None
+        self._loading: str | None = None  # the model on this computer loading for the turn
         self._loaded = False
         # What needs the widgets of a tab that has none yet (the widgets' own
         # connections, made with them, miss the signal that made them).
@@ -339,6 +340,7 @@ class ConversationTab(QWidget):
         c.figures_changed.connect(self.status_line.show_figures)
         c.prompt_progress.connect(self._on_prompt_progress)
         c.assistant_started.connect(lambda _m: self._stop_waiting())
+        c.local_model.connect(self._on_local_model)
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
@@ -467,17 +469,33 @@ class ConversationTab(QWidget):
 
     def _on_prompt_progress(self, processed: int, total: int) -> None:
         self._progress = (processed, total)
+        self._loading = None
         self._show_waiting()
+
+    def _on_local_model(self, event: object) -> None:
+        """The model on this computer loads for this turn, or its engine crashed."""
+        from desktop_agent.session import LocalModelStarting
+
+        if isinstance(event, LocalModelStarting):
+            self._loading = event.model
+            self._show_waiting()
+        else:  # LocalModelCrashed: how, with Restart (the window refreshes it as models change)
+            self.notice.show_engine_stopped(str(getattr(event, "message", "")))
 
     def _show_waiting(self) -> None:
         """Until the first token: "Processing prompt… N s" (and % when the server says)."""
         if self._waiting_since is None:
             return
+        elapsed = time.monotonic() - self._waiting_since
+        if self._loading is not None:
+            self.status_line.show_waiting(f"Loading {self._loading} on this computer… "
+                                          f"{elapsed:.0f} s")
+            return
         processed, total = self._progress or (None, None)
-        self.status_line.show_waiting(
-            waiting_text(time.monotonic() - self._waiting_since, processed, total))
+        self.status_line.show_waiting(waiting_text(elapsed, processed, total))
 
     def _stop_waiting(self) -> None:
+        self._loading = None
         self._waiting_since = None
         self._waiting_timer.stop()
         self.status_line.show_waiting(None)

@@ -28,7 +28,7 @@ from desktop_agent.gui.models.model_texts import size_text, speed_text, time_lef
 
 if TYPE_CHECKING:
     from desktop_agent.engine import DownloadError, DownloadProgress
-    from desktop_agent.gui.models.model_downloads import DownloadTarget
+    from desktop_agent.session import ModelDownload
 
 #: The progress bar's resolution (bytes do not fit a Qt int for files over 2 GB).
 STEPS = 1000
@@ -39,7 +39,7 @@ class DownloadBar(QFrame):
 
     Signals:
         cancel_requested(): Cancel was clicked.
-        retry_requested(object): Resume or download again this ``DownloadTarget``.
+        retry_requested(object): Resume or download again this ``ModelDownload``.
         token_requested(): The repository is gated: the person wants to add a token.
     """
 
@@ -50,7 +50,7 @@ class DownloadBar(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("downloadBar")
-        self._target: DownloadTarget | None = None
+        self._target: ModelDownload | None = None
         self._last: DownloadProgress | None = None
         self._error = False
         layout = QVBoxLayout(self)
@@ -90,17 +90,16 @@ class DownloadBar(QFrame):
         self.hide()
 
     @property
-    def target(self) -> DownloadTarget | None:
+    def target(self) -> ModelDownload | None:
         """The download shown (the last one, once it ended)."""
         return self._target
 
-    def start(self, target: DownloadTarget) -> None:
+    def start(self, target: ModelDownload) -> None:
         """A download of ``target`` began."""
         self._target = target
         self._last = None
         self.title.setText(f"Downloading {target.filename} from {target.repo_id}")
-        size = f"{size_text(target.size_bytes)} · " if target.size_bytes else ""
-        self.figures.setText(f"{size}starting…")
+        self.figures.setText("starting…")
         self.progress.setRange(0, STEPS)
         self.progress.setValue(0)
         self._say("", error=False)
@@ -133,8 +132,9 @@ class DownloadBar(QFrame):
         """The download ended well; ``sentence`` says what happens next."""
         self.progress.setRange(0, STEPS)
         self.progress.setValue(STEPS)
-        self.figures.setText(size_text(self._target.size_bytes) if self._target and
-                             self._target.size_bytes else "")
+        last = self._last
+        self.figures.setText(size_text(last.total_bytes) if last is not None and
+                             last.total_bytes else "")
         self._say(sentence, error=False)
         self._buttons(close=True)
 

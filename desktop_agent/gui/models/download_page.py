@@ -1,12 +1,12 @@
 """The "Download" page: a short list of small tool-calling models, or any Hugging Face file.
 
-Like Jan's hub, but short: the catalogue's models with their size, parameters,
-trained context and whether they call tools, the best one for this computer
-preselected. The selected one is described on the right with whether it would fit
-now (said before downloading), and one button downloads it (the size on the
-button is the consent) and runs it. A model too big for this computer needs a
-second click. Below, any repository and file on the hub; a gated one needs a
-token, which *Add token…* keeps in the keyring.
+Like Jan's hub, but short: the engine's catalogue with each model's size and note,
+the best one for this computer preselected (the engine picks it). The selected one
+is described on the right with whether it would fit now (the engine's judgement,
+said before downloading), and one button downloads it (the size on the button is
+the consent) and runs it; a model already downloaded just runs. A model too big
+for this computer needs a second click. Below, any repository or file on the hub;
+a gated one needs a token, which *Add token…* keeps in the keyring.
 """
 
 from __future__ import annotations
@@ -29,19 +29,19 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.icons import current_palette, set_icon
-from desktop_agent.gui.models.model_downloads import DownloadTarget
 from desktop_agent.gui.models.model_texts import (
     count_text,
     fit_colour,
+    fit_label,
     parameter_count_text,
     size_text,
 )
 
 if TYPE_CHECKING:
-    from desktop_agent.engine import CatalogModel
-    from desktop_agent.gui.models.model_downloads import ModelDownloads
+    from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+    from desktop_agent.session import CatalogChoice
 
-_MODEL_ROLE = Qt.ItemDataRole.UserRole
+_ID_ROLE = Qt.ItemDataRole.UserRole
 BEST_BADGE = "Best for this computer"
 
 
@@ -54,10 +54,10 @@ class DownloadPage(QWidget):
 
     token_requested = Signal()
 
-    def __init__(self, downloads: ModelDownloads, parent: QWidget | None = None) -> None:
+    def __init__(self, bridge: LocalModelsBridge, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._downloads = downloads
-        self._best = downloads.best_pick()
+        self._bridge = bridge
+        self._choices = {choice.model.id: choice for choice in bridge.catalog()}
         self._confirming = False
         self._badges: list[QLabel] = []
         layout = QHBoxLayout(self)
@@ -66,18 +66,89 @@ class DownloadPage(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("catalogList")
         self.list.setAlternatingRowColors(True)
-        self.list.setSpacing(0)
-        for model in downloads.catalog():
-            self._add_row(model)
+        for choice in self._choices.values():
+            self._add_row(choice)
         self.list.currentItemChanged.connect(lambda *_: self._show_selected())
         layout.addWidget(self.list, 5)
 
         side = QVBoxLayout()
         side.setSpacing(12)
-        self.card = QFrame()
-        self.card.setObjectName("quickStart")
-        card = QVBoxLayout(self.card)
-        card.setContentsMargins(14, 12, 14, 12)
+        side.addWidget(self._card())
+        side.addWidget(self._repository_form())
+        side.addStretch(1)
+        layout.addLayout(side, 4)
+        bridge.download_refused.connect(self._say)
+        # Bound methods, not lambdas: Qt forgets them with this page, a lambda it would keep.
+        bridge.library_changed.connect(self.refresh)
+        self.select_best()
+        self.restyle()
+
+    def select_best(self) -> None:
+        """Highlight the best model for this computer (the first when none fits)."""
+        rows = [row for row in range(self.list.count())
+                if (choice := self._choice_at(row)) is not None and choice.best]
+        self.list.setCurrentRow(rows[0] if rows else 0)
+
+    def selected(self) -> CatalogChoice | None:
+        """The highlighted catalogue model, as the engine judged it."""
+        return self._choice_at(self.list.currentRow())
+
+    def restyle(self) -> None:
+        """Colour the badge and the fit sentence in the theme now in use."""
+        colours = current_palette()
+        for badge in self._badges:
+            badge.setStyleSheet(f"color: {colours.accent}; background: {colours.accent_soft}; "
+                                "border-radius: 8px; padding: 0 8px; font-weight: 600;")
+        self._show_selected()
+
+    def refresh(self, _entries: object = None) -> None:
+        """Ask the engine again (after a scan: a model downloaded now just runs)."""
+        self._choices = {choice.model.id: choice for choice in self._bridge.catalog()}
+        self._show_selected()
+
+    # -- the catalogue -----------------------------------------------------------------------
+
+    def _choice_at(self, row: int) -> CatalogChoice | None:
+        item = self.list.item(row)
+        return self._choices.get(str(item.data(_ID_ROLE))) if item is not None else None
+
+    def _add_row(self, choice: CatalogChoice) -> None:
+        model = choice.model
+        row = QWidget()
+        row_layout = QVBoxLayout(row)
+        row_layout.setContentsMargins(10, 7, 10, 7)
+        row_layout.setSpacing(1)
+        top = QHBoxLayout()
+        top.setSpacing(8)
+        title = QLabel(model.title)
+        font = title.font()
+        font.setBold(True)
+        title.setFont(font)
+        top.addWidget(title)
+        if choice.best:
+            badge = QLabel(BEST_BADGE)
+            badge.setObjectName("bestBadge")
+            self._badges.append(badge)
+            top.addWidget(badge)
+        top.addStretch(1)
+        size = QLabel(size_text(model.size_bytes))
+        size.setObjectName("catalogNote")
+        top.addWidget(size)
+        row_layout.addLayout(top)
+        note = QLabel(model.note)
+        note.setObjectName("catalogNote")
+        row_layout.addWidget(note)
+        item = QListWidgetItem()
+        item.setData(_ID_ROLE, model.id)
+        item.setSizeHint(row.sizeHint())
+        self.list.addItem(item)
+        self.list.setItemWidget(item, row)
+
+    def _card(self) -> QFrame:
+        card = QFrame()
+        card.setObjectName("quickStart")
+        layout = QVBoxLayout(card)
+        layout.setContentsMargins(14, 12, 14, 12)
         self.card_title = QLabel()
         self.card_title.setObjectName("modelTitle")
         self.card_facts = QLabel()
@@ -92,82 +163,16 @@ class DownloadPage(QWidget):
         set_icon(self.download_button, "download", "accent_text")
         self.download_button.clicked.connect(self._download_selected)
         for widget in (self.card_title, self.card_facts, self.card_note, self.card_fit):
-            card.addWidget(widget)
-        card.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignLeft)
-        side.addWidget(self.card)
-        side.addWidget(self._repository_form())
-        side.addStretch(1)
-        layout.addLayout(side, 4)
-        self.select_best()
-        self.restyle()
-
-    def select_best(self) -> None:
-        """Highlight the best model for this computer (the first when none fits)."""
-        for row in range(self.list.count()):
-            item = self.list.item(row)
-            if item is not None and item.data(_MODEL_ROLE) == self._best:
-                self.list.setCurrentRow(row)
-                return
-        self.list.setCurrentRow(0)
-
-    def selected(self) -> CatalogModel | None:
-        """The highlighted catalogue model."""
-        item = self.list.currentItem()
-        model: CatalogModel | None = item.data(_MODEL_ROLE) if item is not None else None
-        return model
-
-    def restyle(self) -> None:
-        """Colour the badge and the fit sentence in the theme now in use."""
-        colours = current_palette()
-        for badge in self._badges:
-            badge.setStyleSheet(f"color: {colours.accent}; background: {colours.accent_soft}; "
-                                "border-radius: 8px; padding: 0 8px; font-weight: 600;")
-        self._show_selected()
-
-    def refresh(self) -> None:
-        """Say again what the card says (after a download ended: "Run" replaces "Download")."""
-        self._show_selected()
-
-    # -- the catalogue -----------------------------------------------------------------------
-
-    def _add_row(self, model: CatalogModel) -> None:
-        row = QWidget()
-        row_layout = QVBoxLayout(row)
-        row_layout.setContentsMargins(10, 7, 10, 7)
-        row_layout.setSpacing(1)
-        top = QHBoxLayout()
-        top.setSpacing(8)
-        title = QLabel(model.title)
-        title.setObjectName("catalogTitle")
-        font = title.font()
-        font.setBold(True)
-        title.setFont(font)
-        top.addWidget(title)
-        if model == self._best:
-            badge = QLabel(BEST_BADGE)
-            badge.setObjectName("bestBadge")
-            self._badges.append(badge)
-            top.addWidget(badge)
-        top.addStretch(1)
-        size = QLabel(size_text(model.size_bytes))
-        size.setObjectName("catalogNote")
-        top.addWidget(size)
-        row_layout.addLayout(top)
-        note = QLabel(model.note)
-        note.setObjectName("catalogNote")
-        row_layout.addWidget(note)
-        item = QListWidgetItem()
-        item.setData(_MODEL_ROLE, model)
-        item.setSizeHint(row.sizeHint())
-        self.list.addItem(item)
-        self.list.setItemWidget(item, row)
+            layout.addWidget(widget)
+        layout.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignLeft)
+        return card
 
     def _show_selected(self) -> None:
-        model = self.selected()
+        choice = self.selected()
         self._confirming = False
-        if model is None:
+        if choice is None:
             return
-        fit = self._downloads.catalog_fit(model)
+        model = choice.model
         tools = ("calls tools with its own template" if model.template_offers_tools else
                  "calls tools with the app's tool template")
         self.card_title.setText(model.title)
@@ -176,32 +181,35 @@ class DownloadPage(QWidget):
             f"{parameter_count_text(model.parameters)} parameters · trained for "
             f"{count_text(model.context_length)} tokens · {tools}")
         self.card_note.setText(model.note)
-        self.card_fit.setText(fit.sentence)
-        self.card_fit.setStyleSheet(f"color: {fit_colour(fit.label, current_palette())};")
-        self._label_button(model)
+        self.card_fit.setText(choice.fit.sentence)
+        self.card_fit.setStyleSheet(
+            f"color: {fit_colour(fit_label(choice.fit), current_palette())};")
+        self._label_button(choice)
 
-    def _label_button(self, model: CatalogModel) -> None:
-        downloading = self._downloads.downloading is not None
+    def _label_button(self, choice: CatalogChoice) -> None:
+        size = size_text(choice.model.size_bytes)
         if self._confirming:
-            text = f"Download {size_text(model.size_bytes)} anyway"
-        elif self._downloads.is_downloaded(model):
+            text = f"Download {size} anyway"
+        elif choice.downloaded is not None:
             text = "Run (already downloaded)"
         else:
-            text = f"Download {size_text(model.size_bytes)} and run"
+            text = f"Download {size} and run"
         self.download_button.setText(text)
-        self.download_button.setEnabled(not downloading)
+        self.download_button.setEnabled(self._bridge.downloading is None)
 
     def _download_selected(self) -> None:
-        model = self.selected()
-        if model is None:
+        choice = self.selected()
+        if choice is None:
             return
-        if self._downloads.catalog_fit(model).label == "Too big" and not self._confirming:
+        if choice.downloaded is not None:
+            self._bridge.run(choice.downloaded)
+            return
+        if fit_label(choice.fit) == "Too big" and not self._confirming:
             self._confirming = True  # said before download; downloading needs a second click
-            self._label_button(model)
+            self._label_button(choice)
             return
         self._confirming = False
-        self._downloads.download(DownloadTarget(model.repo_id, model.filename, model.size_bytes,
-                                             run_after=True))
+        self._bridge.download(choice.model.id, run_after=True)
 
     # -- any repository -------------------------------------------------------------------
 
@@ -209,15 +217,16 @@ class DownloadPage(QWidget):
         box = QGroupBox("Any Hugging Face repository")
         form = QFormLayout(box)
         self.repo_edit = QLineEdit()
-        self.repo_edit.setPlaceholderText("Qwen/Qwen3-4B-GGUF")
+        self.repo_edit.setPlaceholderText("unsloth/Qwen3-1.7B-GGUF")
         self.file_edit = QLineEdit()
-        self.file_edit.setPlaceholderText("Qwen3-4B-Q4_K_M.gguf")
+        self.file_edit.setPlaceholderText("its Q4_K_M file when left empty")
         self.repo_message = QLabel()
         self.repo_message.setWordWrap(True)
         self.repo_message.hide()
         self.repo_button = QPushButton("Download")
         set_icon(self.repo_button, "download")
         self.repo_button.clicked.connect(self._download_repository)
+        self.repo_edit.returnPressed.connect(self._download_repository)
         self.file_edit.returnPressed.connect(self._download_repository)
         token = QPushButton("Add token…")
         token.setToolTip("Gated and private repositories need a Hugging Face access token "
@@ -235,22 +244,17 @@ class DownloadPage(QWidget):
         return box
 
     def _download_repository(self) -> None:
-        repo, filename = self.repo_edit.text().strip().strip("/"), self.file_edit.text().strip()
-        if not filename and repo.lower().endswith(".gguf") and repo.count("/") >= 2:
-            owner, name, filename = repo.split("/", 2)  # owner/repo/file.gguf in one field
-            repo = f"{owner}/{name}"
-        if repo.count("/") != 1 or not all(repo.split("/")):
-            self._say("Write the repository as owner/name, for example Qwen/Qwen3-4B-GGUF.")
-            return
-        if not filename.lower().endswith(".gguf"):
-            self._say("Name a .gguf file in the repository, for example Qwen3-4B-Q4_K_M.gguf "
-                      "(the repository's Files page lists them).")
+        repo, filename = self.repo_edit.text().strip().rstrip("/"), self.file_edit.text().strip()
+        if filename and not filename.lower().endswith(".gguf"):
+            self._say(f"{filename} is not a model file: name a .gguf file of the repository "
+                      "(its Files page lists them), or leave File empty for its Q4_K_M file.")
             return
         self.repo_message.hide()
-        self._downloads.download(DownloadTarget(repo, filename))
+        # The repository alone when it is not owner/name: the engine says what it expects.
+        self._bridge.download(f"{repo}/{filename}" if filename and "/" in repo else repo)
 
     def _say(self, text: str) -> None:
+        """The engine refused what the form asked for: its sentence under the form."""
         self.repo_message.setText(text)
         self.repo_message.setStyleSheet(f"color: {current_palette().danger};")
         self.repo_message.show()
-

@@ -1,8 +1,8 @@
 """The "On this computer" page: the library table over the selected model's details.
 
-It shows what the bridge found and runs, and forwards the person's Run, Stop,
-Restart and Use to the bridge (or, for Use, to the window, which owns the
-conversations). A scan keeps the selection on the same file.
+It shows what the engine found and runs, and forwards the person's Run, Stop,
+Restart and Use to the bridge (Use to the window, which owns the conversations).
+A scan keeps the selection on the same file.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QW
 
 from desktop_agent.gui.models.library_table import LibraryTable, LibraryTableModel
 from desktop_agent.gui.models.model_details import ModelDetails
+from desktop_agent.gui.models.run_state import IDLE, resolved, run_states
 
 if TYPE_CHECKING:
     from desktop_agent.engine import LibraryEntry, RunSettings
@@ -29,7 +30,7 @@ class LibraryPage(QWidget):
     """The models found, and the one selected.
 
     Signals:
-        use_requested(object): Use this :class:`RunningModel` in the visible conversation.
+        use_requested(object): Use this ``LocalServer`` in the visible conversation.
     """
 
     use_requested = Signal(object)
@@ -59,12 +60,12 @@ class LibraryPage(QWidget):
 
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selected())
         self.details.run_requested.connect(self._run)
-        self.details.stop_requested.connect(bridge.runs.stop)
-        self.details.restart_requested.connect(bridge.runs.restart)
+        self.details.stop_requested.connect(bridge.stop)
+        self.details.restart_requested.connect(bridge.restart)
         self.details.use_requested.connect(self.use_requested)
         bridge.library_changed.connect(self.show_entries)
-        bridge.runs.models_changed.connect(self.show_running)
-        bridge.runs.start_failed.connect(self._on_start_failed)
+        bridge.models_changed.connect(self.show_running)
+        bridge.start_failed.connect(self._on_start_failed)
         self.show_entries(bridge.entries)
 
     def show_entries(self, entries: list[LibraryEntry]) -> None:
@@ -79,14 +80,12 @@ class LibraryPage(QWidget):
         self._on_selected()
 
     def show_running(self) -> None:
-        """The status column and the details' buttons as the bridge's models stand."""
-        runs = self._bridge.runs
-        self.model.set_running(runs.running(), runs.starting)
+        """The status column and the details as the engine's models stand now."""
+        bridge = self._bridge
+        states = run_states(bridge.servers, bridge.starting, bridge.last_crash, bridge.rss_bytes)
+        self.model.set_states(states)
         entry = self.details.entry
-        path = entry.path if entry is not None else None
-        self.details.show_running(
-            runs.running_model(path) if path is not None else None,
-            starting=path is not None and runs.starting == path)
+        self.details.show_state(states.get(resolved(entry.path), IDLE) if entry else IDLE)
 
     def select(self, path: Path) -> bool:
         """Highlight the model of ``path`` (the one-click flow, tests)."""
@@ -95,12 +94,13 @@ class LibraryPage(QWidget):
     def _on_selected(self) -> None:
         entry = self.table.selected_entry()
         if entry != self.details.entry:  # a new scan's equal entry keeps edited settings
-            self.details.show_entry(entry)
+            saved = self._bridge.settings_for(entry.path) if entry is not None else None
+            self.details.show_entry(entry, saved)
         self.show_running()
 
-    def _on_start_failed(self, path: Path, sentence: str) -> None:
+    def _on_start_failed(self, path: Path, error: Exception) -> None:
         self.select(path)
-        self.details.show_failure(sentence)
+        self.details.show_failure(error)
 
-    def _run(self, path: Path, settings: RunSettings) -> None:
-        self._bridge.runs.run_in_background(path, settings)
+    def _run(self, path: Path, settings: RunSettings | None, anyway: bool) -> None:
+        self._bridge.run(path, settings, allow_too_big=anyway)

@@ -9,7 +9,7 @@ what is wrong, so a half-downloaded file is seen broken rather than missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,10 +44,10 @@ from desktop_agent.gui.models.model_texts import (
     size_text,
     tools_text,
 )
+from desktop_agent.gui.models.run_state import IDLE, RunState, resolved
 
 if TYPE_CHECKING:
     from desktop_agent.engine import LibraryEntry
-    from desktop_agent.gui.models.model_runs import RunningModel
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -70,8 +70,7 @@ class LibraryTableModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._entries: list[LibraryEntry] = []
-        self._running: dict[Path, RunningModel] = {}
-        self._starting: Path | None = None
+        self._states: Mapping[Path, RunState] = {}
 
     def set_entries(self, entries: Sequence[LibraryEntry]) -> None:
         """Show these models (a new scan)."""
@@ -79,10 +78,9 @@ class LibraryTableModel(QAbstractTableModel):
         self._entries = list(entries)
         self.endResetModel()
 
-    def set_running(self, running: Sequence[RunningModel], starting: Path | None) -> None:
-        """Show which models run (or start) now; only the status column changes."""
-        self._running = {_key(model.path): model for model in running}
-        self._starting = _key(starting) if starting is not None else None
+    def set_states(self, states: Mapping[Path, RunState]) -> None:
+        """Show which models run, start or crashed now; only the status column changes."""
+        self._states = states
         if self._entries:
             self.dataChanged.emit(self.index(0, STATUS),
                                   self.index(len(self._entries) - 1, STATUS))
@@ -93,9 +91,9 @@ class LibraryTableModel(QAbstractTableModel):
 
     def row_of(self, path: Path) -> int:
         """The row showing ``path``, or -1."""
-        key = _key(path)
+        key = resolved(path)
         return next((row for row, entry in enumerate(self._entries)
-                     if _key(entry.path) == key), -1)
+                     if resolved(entry.path) == key), -1)
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
         """One row per model."""
@@ -148,25 +146,28 @@ class LibraryTableModel(QAbstractTableModel):
                  STATUS: self._status(entry)}
         return texts[column]
 
+    def _state(self, entry: LibraryEntry) -> RunState:
+        return self._states.get(resolved(entry.path), IDLE)
+
     def _status(self, entry: LibraryEntry) -> str:
-        key = _key(entry.path)
-        if self._starting == key:
+        state = self._state(entry)
+        if state.starting:
             return "Starting…"
-        model = self._running.get(key)
-        if model is None:
-            return ""
-        if not model.running:
-            return f"Stopped ({model.signal_name})" if model.signal_name else "Stopped"
-        return f"Running · {size_text(model.rss_bytes)}" if model.rss_bytes else "Running"
+        if state.crash is not None:
+            signal = state.crash.signal_name
+            return f"Stopped ({signal})" if signal else "Stopped"
+        if state.server is not None:
+            return f"Running · {size_text(state.rss_bytes)}" if state.rss_bytes else "Running"
+        return ""
 
     def _status_colour(self, entry: LibraryEntry, column: int) -> QColor | None:
         colours = current_palette()
         if column == NAME:
             return QColor(colours.danger) if entry.problem is not None else None
-        model = self._running.get(_key(entry.path))
-        if model is None:
-            return QColor(colours.muted)
-        return QColor(colours.success if model.running else colours.danger)
+        state = self._state(entry)
+        if state.crash is not None:
+            return QColor(colours.danger)
+        return QColor(colours.success if state.server is not None else colours.muted)
 
     def _tip(self, entry: LibraryEntry, column: int) -> str:
         if column == FIT or (column == NAME and entry.problem is not None):
@@ -175,8 +176,8 @@ class LibraryTableModel(QAbstractTableModel):
             return ("Its chat template offers tools." if entry.info.supports_tools else
                     "Its chat template offers no tools: it runs with the app's tool template.")
         if column == STATUS:
-            model = self._running.get(_key(entry.path))
-            return model.crash or "" if model is not None else ""
+            crash = self._state(entry).crash
+            return crash.message if crash is not None else ""
         return str(entry.path) if column in (NAME, SOURCE) else ""
 
     def _sort_value(self, entry: LibraryEntry, column: int) -> Any:
@@ -274,9 +275,3 @@ class LibraryTable(QTableView):
         self.scrollTo(index)
         return True
 
-
-def _key(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except OSError:
-        return path

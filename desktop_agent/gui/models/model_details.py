@@ -1,10 +1,12 @@
 """The selected model: its facts, the settings it will run with, Run / Stop / Restart.
 
-The settings start at what the engine chose for this machine (the largest context
-that fits, one thread per physical core, no GPU layer on the CPU build, one slot)
-and can be edited before *Run*. A model the engine judged too big says so before
-it starts, and *Run* then needs a second click ("Run anyway"). A model that ended
-unasked shows how (the signal, with advice) and offers *Restart*.
+The settings start at the ones the person saved for the model, else at what the
+engine chose for this machine (the largest context that fits, one thread per
+physical core, no GPU layer on the CPU build, one slot), and can be edited before
+*Run*; edited ones are kept for next time. Whether it fits is said before it starts;
+a model the engine refuses as too big is started only by a second click ("Run
+anyway"). A model that ended unasked shows how (the signal, with advice) and offers
+*Restart*.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ from desktop_agent.gui.models.model_texts import (
     fit_tip,
     size_text,
 )
+from desktop_agent.gui.models.run_state import IDLE, RunState
 
 if TYPE_CHECKING:
     from desktop_agent.engine import LibraryEntry, RunSettings
-    from desktop_agent.gui.models.model_runs import RunningModel
 
 #: llama.cpp's smallest useful context and the largest this form offers.
 MIN_CONTEXT, MAX_CONTEXT = 512, 1_048_576
@@ -46,26 +48,26 @@ class ModelDetails(QFrame):
     """Facts and run settings of one library entry.
 
     Signals:
-        run_requested(object, object): Run this file (a ``Path``) with these
-            ``RunSettings``.
+        run_requested(object, object, bool): Run this file (a ``Path``) with these
+            ``RunSettings`` (None: not edited), and whether even when too big.
         stop_requested(object): Stop the model running from this file.
-        restart_requested(object): Start this crashed model again.
-        use_requested(object): Point the visible conversation at this running model.
+        restart_requested(): Start the crashed model again.
+        use_requested(object): Point the visible conversation at this ``LocalServer``.
     """
 
-    run_requested = Signal(object, object)
+    run_requested = Signal(object, object, bool)
     stop_requested = Signal(object)
-    restart_requested = Signal(object)
+    restart_requested = Signal()
     use_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("modelDetails")
         self._entry: LibraryEntry | None = None
-        self._running: RunningModel | None = None
-        self._starting = False
+        self._state = IDLE
         self._confirming = False
         self._failure: str | None = None
+        self._initial: tuple[int, int, int, int] | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 12, 14, 12)
         layout.setSpacing(6)
@@ -128,8 +130,8 @@ class ModelDetails(QFrame):
         """The model shown."""
         return self._entry
 
-    def show_entry(self, entry: LibraryEntry | None) -> None:
-        """Show ``entry`` with the settings the engine chose for it."""
+    def show_entry(self, entry: LibraryEntry | None, saved: RunSettings | None = None) -> None:
+        """Show ``entry`` with the settings saved for it, else the ones chosen for it."""
         self._entry = entry
         self._confirming = False
         self._failure = None
@@ -152,17 +154,20 @@ class ModelDetails(QFrame):
         fit = entry.fit
         trained = info.context_length if info is not None else None
         self.context.setMaximum(max(MIN_CONTEXT, trained or MAX_CONTEXT))
-        self.context.setValue(fit.context if fit is not None else 8192)
-        if fit is not None:
-            self.threads.setValue(fit.threads)
-            self.gpu_layers.setValue(fit.gpu_layers)
-        self.slots.setValue(1)
+        chosen = (fit.context, fit.threads, fit.gpu_layers) if fit is not None else \
+            (8192, self.threads.value(), 0)
+        self.context.setValue(_saved(saved, "context_length", chosen[0]))
+        self.threads.setValue(_saved(saved, "threads", chosen[1]))
+        self.gpu_layers.setValue(_saved(saved, "gpu_layers", chosen[2]))
+        self.slots.setValue(saved.parallel if saved is not None else 1)
+        self._initial = self._form()
         self._refresh_buttons()
 
-    def show_running(self, running: RunningModel | None, *, starting: bool) -> None:
+    def show_state(self, state: RunState) -> None:
         """Whether the shown model runs (or starts) now, and how it ended if it crashed."""
-        self._running = running
-        self._starting = starting
+        self._state = state
+        if state.starting or state.server is not None:
+            self._confirming = False
         self._refresh_buttons()
 
     def restyle(self) -> None:
@@ -175,49 +180,60 @@ class ModelDetails(QFrame):
         badge = fit_label(entry.fit, entry.problem) if entry is not None else ""
         self.verdict.setStyleSheet(f"color: {fit_colour(badge, current_palette())};")
 
-    def show_failure(self, sentence: str) -> None:
-        """The model could not start: say why (the file refused, the port taken...)."""
-        self._failure = sentence
+    def show_failure(self, error: Exception) -> None:
+        """The model did not start: why (the file refused, too big, the port taken...).
+
+        A model refused as too big for the memory free now is started by a second
+        click; the button says so.
+        """
+        from desktop_agent.engine.errors import ModelTooBigError
+
+        self._confirming = isinstance(error, ModelTooBigError)
+        self._failure = str(error)
         self._refresh_buttons()
 
     def settings(self) -> RunSettings:
         """The run settings as the form says."""
         from desktop_agent.engine import RunSettings
 
-        return RunSettings(context_length=self.context.value(), threads=self.threads.value(),
-                           gpu_layers=self.gpu_layers.value(), parallel=self.slots.value())
+        context, threads, gpu_layers, slots = self._form()
+        return RunSettings(context_length=context, threads=threads, gpu_layers=gpu_layers,
+                           parallel=slots)
+
+    def _form(self) -> tuple[int, int, int, int]:
+        return (self.context.value(), self.threads.value(), self.gpu_layers.value(),
+                self.slots.value())
 
     def _refresh_buttons(self) -> None:
-        entry, running = self._entry, self._running
+        entry, state = self._entry, self._state
         usable = entry is not None and entry.problem is None
-        up = running is not None and running.running
-        crashed = running is not None and not running.running
+        up, crashed = state.server is not None, state.crash is not None
+        starting = state.starting
         self.run_button.setVisible(not up and not crashed)
-        self.run_button.setEnabled(usable and not self._starting)
+        self.run_button.setEnabled(usable and not starting)
         self.run_button.setText("Run anyway" if self._confirming else
-                                "Starting…" if self._starting else "Run")
+                                "Starting…" if starting else "Run")
         self.restart_button.setVisible(crashed)
         self.stop_button.setVisible(up or crashed)
         self.use_button.setVisible(up)
         for box in (self.context, self.threads, self.gpu_layers, self.slots):
-            box.setEnabled(usable and not up and not self._starting)
+            box.setEnabled(usable and not up and not starting)
         colours = current_palette()
-        if running is not None and crashed:
-            self.state.setText(running.crash or "The engine stopped.")
+        if state.crash is not None:
+            self.state.setText(state.crash.message)
             self.state.setStyleSheet(f"color: {colours.danger};")
-        elif running is not None:
-            memory = f" · {size_text(running.rss_bytes)} in memory" if running.rss_bytes else ""
-            self.state.setText(f"Running at {running.base_url} with "
-                               f"{count_text(running.context_length)} tokens of context, "
-                               f"{running.threads} threads{memory}.")
+        elif state.server is not None:
+            server = state.server
+            memory = f" · {size_text(state.rss_bytes)} in memory" if state.rss_bytes else ""
+            self.state.setText(f"Running at {server.base_url} with "
+                               f"{count_text(server.context_length)} tokens of context, "
+                               f"{server.threads} threads{memory}.")
             self.state.setStyleSheet(f"color: {colours.success};")
-        elif self._failure is not None and not self._starting:
-            self.state.setText(self._failure)
-            self.state.setStyleSheet(f"color: {colours.danger};")
-        elif self._confirming:
-            self.state.setText("It may not fit: starting it can make this computer swap or "
-                               "stop other programs. Click “Run anyway” to start it.")
-            self.state.setStyleSheet(f"color: {colours.warning};")
+        elif self._failure is not None and not starting:
+            self.state.setText(self._failure + (" Click “Run anyway” to start it all the same."
+                                                if self._confirming else ""))
+            self.state.setStyleSheet(
+                f"color: {colours.warning if self._confirming else colours.danger};")
         else:
             self.state.clear()
 
@@ -225,26 +241,26 @@ class ModelDetails(QFrame):
         entry = self._entry
         if entry is None:
             return
-        too_big = entry.fit is not None and entry.fit.verdict.value == "too_big"
-        if too_big and not self._confirming:
-            self._confirming = True  # said before start; starting needs a second click
-            self._refresh_buttons()
-            return
-        self._confirming = False
+        anyway, self._confirming = self._confirming, False
         self._failure = None
-        self.run_requested.emit(entry.path, self.settings())
+        edited = self._form() != self._initial
+        self.run_requested.emit(entry.path, self.settings() if edited else None, anyway)
 
     def _on_stop(self) -> None:
         if self._entry is not None:
             self.stop_requested.emit(self._entry.path)
 
     def _on_restart(self) -> None:
-        if self._entry is not None:
-            self.restart_requested.emit(self._entry.path)
+        self.restart_requested.emit()
 
     def _on_use(self) -> None:
-        if self._running is not None:
-            self.use_requested.emit(self._running)
+        if self._state.server is not None:
+            self.use_requested.emit(self._state.server)
+
+
+def _saved(saved: RunSettings | None, name: str, chosen: int) -> int:
+    value = getattr(saved, name, None) if saved is not None else None
+    return value if isinstance(value, int) else chosen
 
 
 def _spin(low: int, high: int, step: int, suffix: str = "") -> QSpinBox:

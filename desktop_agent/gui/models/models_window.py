@@ -38,15 +38,14 @@ from desktop_agent.gui.theme import style_chrome, theme_signals
 if TYPE_CHECKING:
     from desktop_agent.engine import DownloadError
     from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
-    from desktop_agent.gui.models.model_downloads import DownloadTarget
-    from desktop_agent.gui.models.model_runs import RunningModel
+    from desktop_agent.session import LocalServer, ModelDownload
 
 
 class ModelsWindow(QDialog):
     """The Models window over a :class:`LocalModelsBridge`.
 
     Signals:
-        use_requested(object): Use this ``RunningModel`` in the visible conversation.
+        use_requested(object): Use this ``LocalServer`` in the visible conversation.
     """
 
     use_requested = Signal(object)
@@ -93,13 +92,13 @@ class ModelsWindow(QDialog):
         self.library = LibraryPage(bridge)
         self.library.use_requested.connect(self.use_requested)
         self.tabs.addTab(self.library, "On this computer")
-        self.downloads = DownloadPage(bridge.downloads)
+        self.downloads = DownloadPage(bridge)
         self.downloads.token_requested.connect(self.ask_token)
         self.tabs.addTab(self.downloads, "Download")
         layout.addWidget(self.tabs, 1)
         self.download_bar = DownloadBar()
-        self.download_bar.cancel_requested.connect(bridge.downloads.cancel_download)
-        self.download_bar.retry_requested.connect(bridge.downloads.download)
+        self.download_bar.cancel_requested.connect(bridge.cancel_download)
+        self.download_bar.retry_requested.connect(bridge.retry)
         self.download_bar.token_requested.connect(self.ask_token)
         layout.addWidget(self.download_bar)
 
@@ -109,10 +108,10 @@ class ModelsWindow(QDialog):
         self.idle_minutes.setRange(0, 24 * 60)
         self.idle_minutes.setSuffix(" min")
         self.idle_minutes.setSpecialValueText("never")
-        self.idle_minutes.setValue(bridge.runs.idle_minutes)
+        self.idle_minutes.setValue(bridge.idle_minutes)
         self.idle_minutes.setToolTip("A model nobody used for this long is stopped, giving "
                                      "its memory back (0: never).")
-        self.idle_minutes.valueChanged.connect(bridge.runs.set_idle_minutes)
+        self.idle_minutes.valueChanged.connect(bridge.set_idle_minutes)
         footer.addWidget(self.idle_minutes)
         footer.addWidget(QLabel("unused. One model runs at a time; quitting stops it."))
         footer.addStretch(1)
@@ -122,17 +121,17 @@ class ModelsWindow(QDialog):
         layout.addLayout(footer)
 
         bridge.scanning_changed.connect(self._on_scanning)
-        bridge.library_changed.connect(lambda _entries: self._show_summary())
-        downloads = bridge.downloads
-        downloads.download_started.connect(self._on_download_started)
-        downloads.download_progress.connect(self.download_bar.show_progress)
-        downloads.download_finished.connect(self._on_downloaded)
-        downloads.download_failed.connect(self._on_download_failed)
-        bridge.runs.started.connect(self._on_started)
+        bridge.library_changed.connect(self._show_summary)  # bound: forgotten with the window
+        bridge.download_started.connect(self._on_download_started)
+        bridge.download_progress.connect(self.download_bar.show_progress)
+        bridge.download_finished.connect(self._on_downloaded)
+        bridge.download_failed.connect(self._on_download_failed)
+        bridge.token_saved.connect(self._on_token_saved)
+        bridge.model_ready.connect(self._on_ready)
         theme_signals().changed.connect(self._restyle)  # the window's own slot: see MainWindow
         self._on_scanning(bridge.scanning)
-        if downloads.downloading is not None:  # opened again while a download runs
-            self.download_bar.start(downloads.downloading)
+        if bridge.downloading is not None:  # opened again while a download runs
+            self.download_bar.start(bridge.downloading)
 
     def _restyle(self, _dark: bool) -> None:
         retint(self)
@@ -158,22 +157,22 @@ class ModelsWindow(QDialog):
         dialog.open()
 
     def _keep_token(self, token: str) -> None:
-        if not token.strip():
-            return
-        persisted = self._bridge.downloads.set_hub_token(token.strip())
+        if token.strip():
+            self._bridge.set_hub_token(token.strip())
+
+    def _on_token_saved(self, persisted: bool) -> None:
         self.download_bar.message.setText(
             "The token is stored in the system keyring; download again to use it."
             if persisted else "No system keyring is available: the token is kept until the "
             "app quits.")
         self.download_bar.message.show()
 
-    def _on_download_started(self, target: DownloadTarget) -> None:
-        self.download_bar.start(target)
+    def _on_download_started(self, download: ModelDownload) -> None:
+        self.download_bar.start(download)
         self.downloads.refresh()
 
-    def _on_downloaded(self, path: Path, target: DownloadTarget) -> None:
-        self.download_bar.finish(f"Downloaded to {path.parent}; starting it…"
-                                 if target.run_after else
+    def _on_downloaded(self, path: Path, run: bool) -> None:
+        self.download_bar.finish(f"Downloaded to {path.parent}; starting it…" if run else
                                  f"Downloaded to {path.parent}; it is listed under "
                                  "“On this computer”.")
         self.downloads.refresh()
@@ -182,10 +181,10 @@ class ModelsWindow(QDialog):
         self.download_bar.fail(error)
         self.downloads.refresh()
 
-    def _on_started(self, model: RunningModel) -> None:
+    def _on_ready(self, server: LocalServer) -> None:
         """A model is ready: show it in the library, selected."""
         self.tabs.setCurrentWidget(self.library)
-        self.library.select(model.path)
+        self.library.select(server.path)
 
     def _on_scanning(self, scanning: bool) -> None:
         self.refresh_button.setEnabled(not scanning)
@@ -198,7 +197,7 @@ class ModelsWindow(QDialog):
             action = menu.addAction(f"Stop looking in {folder}")
             action.triggered.connect(lambda _c=False, f=folder: self._bridge.remove_folder(f))
 
-    def _show_summary(self) -> None:
+    def _show_summary(self, _entries: object = None) -> None:
         folders = len(self._bridge.folders())
         self.folders_button.setText(f"Your folders ({folders})")
         self.folders_button.setVisible(folders > 0)

@@ -53,6 +53,8 @@ class ServerEntry:
         error: Why it is down, in words (None when up).
         api_key_name: The keyring name of its API key, if it has one.
         custom: Whether the person added it.
+        local: The models the app runs itself ("On this computer"); ``base_url`` is
+            then the session's ``LOCAL_SERVER`` mark, not an address.
     """
 
     name: str
@@ -62,6 +64,7 @@ class ServerEntry:
     error: str | None = None
     api_key_name: str | None = None
     custom: bool = False
+    local: bool = False
 
     def model(self, model_id: str) -> ModelChoice | None:
         """The model called ``model_id`` on this server, if listed."""

@@ -135,7 +135,9 @@ class ServerPicker(QDialog):
         model_icon = style.standardIcon(QStyle.StandardPixmap.SP_FileIcon)
         for server in servers:
             state = "up" if server.up else "not running"
-            item = QTreeWidgetItem([f"{server.name} — {server.base_url} ({state})", ""])
+            where = "models this app runs itself (llama.cpp)" if server.local else \
+                f"{server.base_url} ({state})"
+            item = QTreeWidgetItem([f"{server.name} — {where}", ""])
             item.setIcon(0, up_icon if server.up else down_icon)
             item.setData(0, _ROLE, None)
             if server.error and not server.up:

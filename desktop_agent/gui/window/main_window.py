@@ -272,7 +272,8 @@ class MainWindow(QMainWindow):
         pre = self.catalog.preselection
         if pre.base_url and pre.model:
             settings = {"base_url": pre.base_url, "model": pre.model}
-        elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
+        elif isinstance(last, dict) and last.get("model") and \
+                (last.get("base_url") or last.get("server")):  # a server, or this computer
             settings = {k: v for k, v in last.items() if v is not None}
         record = create_conversation(self.store, self.chrome.preferences.work_root(),
                                      settings=settings)
@@ -304,7 +305,8 @@ class MainWindow(QMainWindow):
     def open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
                                             approval_timeout=self.approval_timeout,
-                                            connection_pool=self.connection_pool, parent=self)
+                                            connection_pool=self.connection_pool,
+                                            local_servers=self.local_models, parent=self)
         if make_current:
             self.sidebar.follow(record.id)
         self.controllers[record.id] = controller
@@ -313,8 +315,7 @@ class MainWindow(QMainWindow):
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
         tab.run_local_requested.connect(self.local_models.run_on_this_computer)
-        tab.restart_engine_requested.connect(
-            lambda c=controller: self.local_models.restart_for(c.settings))
+        tab.restart_engine_requested.connect(self.local_models.restart)
         tab.when_built(lambda: self._wire_parts(tab))
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))
@@ -332,8 +333,6 @@ class MainWindow(QMainWindow):
         controller.busy_changed.connect(lambda _b, c=controller: retitle(c))
         controller.busy_changed.connect(lambda _b: self._update_actions())
         controller.busy_changed.connect(lambda _b: self._sidebar_refresh.start())
-        controller.busy_changed.connect(
-            lambda busy, c=controller: self.local_models.note_turn(c, busy))
         controller.settings_changed.connect(lambda _s: self.servers.refresh_notices())
         controller.settings_changed.connect(lambda _s: self.servers.update_server_button())
         controller.approval_requested.connect(self.approval_view.on_approval_requested)

@@ -1,17 +1,19 @@
-"""The main window's side of running models itself: the Models window and "On this computer".
+"""The main window's side of running models itself: the engine, the Models window, the picker.
 
-The bridge to the engine is made when first needed (an idle window that never
-opens *Server → Models…* loads none of it). This part opens the Models window,
-lists a running model in the server catalog as "On this computer" (its address,
-the name of its key, the context it really runs with), points the visible
-conversation at a model once it is ready, and stops every model when the window
-closes.
+The app's engine service (``session.LocalEngine``) is made when first needed: when
+the Models window opens, the banner's "Run a model on this computer" is clicked, or
+a conversation whose model runs on this computer starts a turn (the service then
+loads the model itself). An idle window that never runs a model loads none of it.
+This part opens the Models window, lists the models of this computer in the server
+catalog as "On this computer", points the visible conversation at a model once it is
+ready, shows each conversation's banner when its model crashed (with Restart), and
+stops every model when the window closes.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,21 +22,25 @@ if TYPE_CHECKING:
     from desktop_agent.gui.conversation.conversation_controller import ConversationController
     from desktop_agent.gui.conversation.open_tabs import OpenTabs
     from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
-    from desktop_agent.gui.models.model_runs import RunningModel
     from desktop_agent.gui.models.models_window import ModelsWindow
     from desktop_agent.gui.servers.server_catalog import ServerCatalog
     from desktop_agent.gui.window.window_servers import ServerChoice
+    from desktop_agent.session import LocalServer, ModelCrashed, SessionEvent
     from desktop_agent.store import Store
 
 
 class WindowModels:
     """The models the window runs, and the window that lists them.
 
+    Also the engine conversations' turns use (the session's ``LocalServers``): the
+    window hands this object to every conversation, and the engine is made at the
+    first turn that needs it.
+
     Args:
         tabs: The window's open conversations.
         catalog: Where "On this computer" is listed beside the servers found.
         servers: Applies a model to a conversation (and remembers it for new ones).
-        store: Where the bridge keeps the added folders and the idle time.
+        store: Where the engine keeps the person's engine preferences.
         status: The window's status bar.
         parent: The window the Models window opens over.
         new_conversation: Makes a conversation when a model is ready and none is open.
@@ -55,25 +61,31 @@ class WindowModels:
         self._new_conversation = new_conversation
         self._bridge: LocalModelsBridge | None = None
         self.models_window: ModelsWindow | None = None
-        self._states: dict[str, bool] = {}
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._crash_shown: ModelCrashed | None = None
         servers.stopped_engine = self.stopped_engine
 
     @property
     def bridge(self) -> LocalModelsBridge:
-        """The bridge to the engine, made (and a first scan started) on first use."""
+        """The window's view of the engine service, made (and a first scan started) on first use."""
         if self._bridge is None:
             from desktop_agent.appdata.paths import data_dir
             from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
+            from desktop_agent.session import LocalEngine
 
-            bridge = LocalModelsBridge(self._store, data_dir(), self._parent)
-            bridge.runs.models_changed.connect(self._list_running)
-            bridge.runs.started.connect(self.use_model)
-            bridge.runs.start_failed.connect(
-                lambda path, why: self._status.showMessage(why, 10000))
+            bridge = LocalModelsBridge(LocalEngine(data_dir(), store=self._store), self._parent)
+            bridge.models_changed.connect(self._list_local)
+            bridge.library_changed.connect(self._list_local)
+            bridge.model_ready.connect(self._on_ready)
+            bridge.start_failed.connect(
+                lambda _path, error: self._status.showMessage(str(error), 10000))
             bridge.scan()
             self._bridge = bridge
         return self._bridge
+
+    def use(self, model: str, emit: Callable[[SessionEvent], None],
+            ) -> AbstractAsyncContextManager[LocalServer]:
+        """The running server for a conversation's turn, started if need be (``LocalServers``)."""
+        return self.bridge.use(model, emit)
 
     def open_models_window(self) -> ModelsWindow:
         """Show the Models window (the one already open, if any)."""
@@ -101,117 +113,77 @@ class WindowModels:
         window.show_downloads()
         return window
 
-    def use_model(self, model: RunningModel) -> None:
-        """Point the visible conversation (a new one if none is open) at a running model.
+    def use_model(self, server: LocalServer) -> None:
+        """Point the visible conversation (a new one if none is open) at a running model."""
+        from desktop_agent.session import LOCAL_SERVER
 
-        Conversations left on a model of this computer that no longer runs (one model
-        runs at a time: it was switched, or unloaded) follow it too, when idle.
-        """
-        from desktop_agent.gui.models.model_runs import ENGINE_KEY_NAME
-
-        self._list_running()
-        visible = self._tabs.current_controller() or self._new_conversation()
-        live = {m.base_url for m in self.bridge.runs.running() if m.running}
-        for controller in list(self._tabs.controllers.values()):
-            settings = controller.settings
-            stale = (settings.get("api_key_name") == ENGINE_KEY_NAME
-                     and settings.get("base_url") not in live and not controller.busy)
-            if controller is visible or stale:
-                self._servers.use_server(controller, model.base_url, model.name,
-                                         ENGINE_KEY_NAME, model.context_length)
-
-    def note_turn(self, controller: ConversationController, busy: bool) -> None:
-        """A conversation's turn began or ended: its model here stays loaded meanwhile."""
-        if self._bridge is None:
-            return
-        if busy:
-            self._bridge.runs.hold(controller.conversation_id,
-                              str(controller.settings.get("base_url") or ""))
-        else:
-            self._bridge.runs.release(controller.conversation_id)
+        controller = self._tabs.current_controller() or self._new_conversation()
+        self._servers.use_server(controller, LOCAL_SERVER, server.name, None,
+                                 server.context_length)
 
     def stopped_engine(self, settings: Mapping[str, Any]) -> str | None:
-        """How the model this computer ran for a conversation stopped; None while it runs.
+        """How the model this computer ran for a conversation crashed; None otherwise.
 
         Args:
-            settings: The conversation's settings (its server, model and key name).
+            settings: The conversation's settings (its server and model).
         """
-        from desktop_agent.gui.models.model_runs import ENGINE_KEY_NAME
+        from desktop_agent.session import runs_locally
 
-        base_url = str(settings.get("base_url") or "")
-        if settings.get("api_key_name") != ENGINE_KEY_NAME or not base_url:
+        crash = self._bridge.last_crash if self._bridge is not None else None
+        if crash is None or not runs_locally(settings):
             return None
-        if self._bridge is None:  # the app was started again since
-            return "It is not running now: the app stops it when it quits."
-        model = self._model_at(base_url)
-        if model is not None:
-            return model.crash or "It stopped." if not model.running else None
-        if self._bridge.runs.unloaded(base_url) is not None:
-            minutes = self._bridge.runs.idle_minutes
-            return (f"It was unloaded after {minutes} minute{'s' if minutes != 1 else ''} "
-                    "unused, giving its memory back.")
-        return "It is not running now."
+        model = str(settings.get("model") or "")
+        return crash.message if model in (crash.name, str(crash.path)) else None
 
-    def restart_for(self, settings: Mapping[str, Any]) -> None:
-        """Run a conversation's stopped model again (a crashed one at the same address).
-
-        A model no longer known by its address (unloaded, or run before the app was
-        started again) is found in the library by its name and run anew; the
-        conversation then follows it.
-        """
-        base_url = str(settings.get("base_url") or "")
-        model = self._model_at(base_url) if self._bridge is not None else None
-        if model is None and self._bridge is not None:
-            model = self._bridge.runs.unloaded(base_url)
-        if model is not None:
-            self.bridge.runs.restart(model.path)
-            return
-        self._tasks.add(task := asyncio.ensure_future(self._run_by_name(str(
-            settings.get("model") or ""))))
-        task.add_done_callback(self._tasks.discard)
-
-    async def _run_by_name(self, name: str) -> None:
-        bridge = self.bridge
-        await bridge.wait_for_scan()
-        found = next((entry for entry in bridge.entries
-                      if entry.path.name.removesuffix(".gguf") == name), None)
-        if found is None:
-            self._status.showMessage(f"{name} is no longer among the models on this "
-                                     "computer; choose one in Server → Models….", 10000)
-            self.open_models_window()
-            return
-        await bridge.runs.run(found.path)
-
-    def _model_at(self, base_url: str) -> RunningModel | None:
-        assert self._bridge is not None
-        wanted = base_url.rstrip("/")
-        return next((model for model in self._bridge.runs.running()
-                     if model.base_url.rstrip("/") == wanted), None)
+    def restart(self) -> None:
+        """Run the model that crashed again (the banner's Restart)."""
+        self.bridge.restart()
 
     async def close(self) -> None:
-        """Stop every model and cancel a download (the window is closing)."""
-        for task in list(self._tasks):
-            task.cancel()
+        """Stop every model and cancel every download (the window is closing)."""
         if self._bridge is not None:
             await self._bridge.close()
             self._catalog.set_local_servers([])
 
-    def _list_running(self) -> None:
-        """Refresh "On this computer" in the catalog, and the banners when a model stopped."""
-        from desktop_agent.gui.models.model_runs import ENGINE_KEY_NAME, LOCAL_SERVER_NAME
+    def _on_ready(self, server: LocalServer, asked: bool) -> None:
+        """A model answers: those on it get its context; asked for here, the visible one uses it.
+
+        A model a conversation's turn loaded (``asked`` False) leaves the visible
+        conversation on its own server.
+        """
+        from desktop_agent.session import runs_locally
+
+        if asked:
+            self.use_model(server)
+        for controller in list(self._tabs.controllers.values()):
+            settings = controller.settings
+            if runs_locally(settings) and settings.get("model") == server.name and \
+                    settings.get("context_length") != server.context_length:
+                controller.update_settings(context_length=server.context_length)
+
+    def _list_local(self, _entries: object = None) -> None:
+        """"On this computer" in the catalog: the model running, then the others it can run.
+
+        Also refreshes the banners, for a model that crashed or started again.
+        """
+        from desktop_agent.gui.models.local_models_bridge import LOCAL_SERVER_NAME
         from desktop_agent.gui.servers.server_catalog import ModelChoice, ServerEntry
+        from desktop_agent.session import LOCAL_SERVER
 
         assert self._bridge is not None
-        models = self._bridge.runs.running()
-        states = {model.base_url: model.running for model in models}
-        if states != self._states:  # not on each memory figure: only when one starts or stops
-            self._states = states
+        running = [ModelChoice(server.name, server.context_length)
+                   for server in self._bridge.servers]
+        names = {choice.id for choice in running}
+        others = [ModelChoice(entry.display_name, entry.fit.context if entry.fit else None)
+                  for entry in self._bridge.entries
+                  if entry.problem is None and entry.display_name not in names]
+        self._catalog.set_local_servers(
+            [ServerEntry(LOCAL_SERVER_NAME, LOCAL_SERVER, True, (*running, *others), local=True)]
+            if running or others else [])
+        crash = self._bridge.last_crash
+        if crash != self._crash_shown:  # the banners change only when a crash does
+            self._crash_shown = crash
             self._servers.refresh_notices()
-        self._catalog.set_local_servers([
-            ServerEntry(LOCAL_SERVER_NAME, model.base_url, True,
-                        (ModelChoice(model.name, model.context_length),),
-                        api_key_name=ENGINE_KEY_NAME)
-            for model in models if model.running])
 
     def _forget_window(self, window: ModelsWindow) -> None:
         if self.models_window is window:

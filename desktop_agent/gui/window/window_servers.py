@@ -80,10 +80,17 @@ class ServerChoice:
                    api_key_name: str | None = None, context_length: int | None = None) -> None:
         """Point a conversation at a server and model, and remember it for new ones.
 
-        With no key name given, the listed server's own is used (a custom server's key,
-        or the key of the model this computer runs), whichever menu the choice came from.
+        With no key name given, the listed server's own is used (a custom server's
+        key), whichever menu the choice came from. "On this computer" makes the
+        conversation run ``model`` in the app's own engine, loaded at its turns.
         """
         server = self._catalog.find(base_url)
+        if server is not None and server.local:
+            controller.use_local_model(model, context_length)
+            self._store.set_setting(LAST_SERVER_KEY, {"server": server.base_url, "model": model,
+                                                      "context_length": context_length})
+            self._status.showMessage(f"Using {model} on this computer", 5000)
+            return
         if api_key_name is None and server is not None:
             api_key_name = server.api_key_name
         found = server.model(model) if server is not None else None
