@@ -135,7 +135,7 @@ class ServerPicker(QDialog):
         model_icon = style.standardIcon(QStyle.StandardPixmap.SP_FileIcon)
         for server in servers:
             state = "up" if server.up else "not running"
-            where = "models this app runs itself (llama.cpp)" if server.local else \
+            where = "llama.cpp in this app" if server.local else \
                 f"{server.base_url} ({state})"
             item = QTreeWidgetItem([f"{server.name} — {where}", ""])
             item.setIcon(0, up_icon if server.up else down_icon)

@@ -64,7 +64,9 @@ class ServerChoice:
         """Open the server and model picker for the visible conversation."""
         controller = self._tabs.current_controller() or self._new_conversation()
         picker = ServerPicker(self._catalog, self._parent)
-        picker.set_current(controller.settings.get("base_url"), controller.settings.get("model"))
+        settings = controller.settings  # a model on this computer is listed under "local"
+        picker.set_current(settings.get("server") or settings.get("base_url"),
+                           settings.get("model"))
         picker.chosen.connect(lambda url, model, key, ctx: self.use_server(
             controller, url, model, key, ctx))
         picker.finished.connect(picker.deleteLater)
