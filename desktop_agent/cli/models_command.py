@@ -147,18 +147,18 @@ def pull_model(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     print(f"Downloading {filename} from {repo_id}…", flush=True)
     bar = ProgressLine(sys.stdout)
-    cancel = threading.Event()
+    cancel, done = threading.Event(), threading.Event()
     outcome: dict[str, Any] = {}
-    worker = threading.Thread(target=_download, name="models pull", daemon=True,
-                              args=(repo_id, filename, revision, token, bar.show, cancel,
-                                    outcome))
-    worker.start()
+    threading.Thread(target=_download, name="models pull", daemon=True,
+                     args=(repo_id, filename, revision, token, bar.show, cancel, outcome,
+                           done)).start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        # An Event, not Thread.join: Ctrl+C inside join() can leave the thread looking ended.
+        while not done.wait(0.2):
+            pass
     except KeyboardInterrupt:
         cancel.set()
-        worker.join()
+        done.wait()
     bar.end()
     error = outcome.get("error")
     if isinstance(error, DownloadCancelledError):
@@ -168,22 +168,26 @@ def pull_model(args: argparse.Namespace) -> int:
     if isinstance(error, DownloadError):
         print(f"models pull: {error}", file=sys.stderr)
         return EXIT_ERROR
+    if error is not None:
+        raise error
     path = outcome["path"]
     print(f"Downloaded to {path}\nRun it: desktop-agent serve --model {Path(path).name}")
     return EXIT_OK
 
 
 def _download(repo_id: str, filename: str, revision: str, token: str | None,
-              progress: Any, cancel: threading.Event, outcome: dict[str, Any]) -> None:
+              progress: Any, cancel: threading.Event, outcome: dict[str, Any],
+              done: threading.Event) -> None:
     from desktop_agent.engine.downloads import DownloadRequest, download_model
-    from desktop_agent.engine.errors import DownloadError
 
     try:
         outcome["path"] = download_model(DownloadRequest(repo_id, filename, revision,
                                                          token=token),
                                          progress=progress, cancel=cancel)
-    except DownloadError as exc:
+    except BaseException as exc:  # noqa: BLE001 - the main thread says it or raises it
         outcome["error"] = exc
+    finally:
+        done.set()
 
 
 def _token() -> str | None:
