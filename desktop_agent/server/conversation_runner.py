@@ -26,6 +26,8 @@ from desktop_agent.session import (
     CompactionReported,
     ConversationSession,
     FilesChanged,
+    LocalModelCrashed,
+    LocalModelStarting,
     MessageStored,
     NotConfiguredError,
     NothingToAnswerError,
@@ -364,6 +366,14 @@ class ConversationRunner:
     def _approval_settled(self, event: ApprovalSettled) -> None:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
+    def _local_model_starting(self, event: LocalModelStarting) -> None:
+        self.emit("local_model_starting", {"model": event.model})
+
+    def _local_model_crashed(self, event: LocalModelCrashed) -> None:
+        self.emit("local_model_crashed", {"model": event.model, "message": event.message,
+                                          "signal": event.signal_name,
+                                          "returncode": event.returncode})
+
 
 _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     StateChanged: ConversationRunner._state_changed,
@@ -386,6 +396,8 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
     PlanUpdated: ConversationRunner._plan_updated,
+    LocalModelStarting: ConversationRunner._local_model_starting,
+    LocalModelCrashed: ConversationRunner._local_model_crashed,
 }
 """How each session event is told over REST. Events not listed here (reply started
 and ended, path resets, settings reloaded from another process) are not sent: the
@@ -406,7 +418,8 @@ class _as_http:
             raise ApiError(409, "turn_running", str(exc)) from exc
         if isinstance(exc, NotConfiguredError):
             raise ApiError(409, "not_configured", "Set base_url and model in the "
-                           "conversation's settings before running.") from exc
+                           "conversation's settings before running (or server \"local\" "
+                           "and a model on this computer).") from exc
         if isinstance(exc, NothingToAnswerError):
             raise ApiError(409, "nothing_to_answer", str(exc)) from exc
         if isinstance(exc, ConversationBusyError):

@@ -45,13 +45,14 @@ class EntryPointChecks:
 
     command: list[str]
 
-    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def run(self, *args: str, env: dict[str, str] | None = None,
+            timeout: float = COMMAND_TIMEOUT) -> subprocess.CompletedProcess:
         full_env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", **(env or {})}
         return subprocess.run(
             [*self.command, *args],
             capture_output=True,
             text=True,
-            timeout=COMMAND_TIMEOUT,
+            timeout=timeout,
             env=full_env,
             check=False,
         )
@@ -64,7 +65,7 @@ class EntryPointChecks:
     def test_help_lists_every_command(self):
         result = self.run("--help")
         assert result.returncode == 0, result.stderr
-        for command in ("serve", "export", "import", "--smoke-test", "--version"):
+        for command in ("serve", "export", "import", "models", "--smoke-test", "--version"):
             assert command in result.stdout
         assert "not available in this build" not in result.stdout
 
@@ -99,6 +100,22 @@ class EntryPointChecks:
         result = self.run("--smoke-test", env={"DESKTOP_AGENT_DATA_DIR": str(tmp_path)})
         assert result.returncode == 0, result.stdout + result.stderr
         assert "smoke test passed" in result.stdout
+        assert "Traceback" not in result.stderr
+
+    @pytest.mark.timeout(900)
+    def test_smoke_test_gets_a_reply_from_the_built_in_engine(self, tmp_path):
+        from desktop_agent.engine.machine import load_factor
+
+        try:
+            from desktop_agent.cli.try_model import ModelNotInstalled, find_model_file
+
+            model = find_model_file()
+        except ModelNotInstalled as exc:
+            part_missing(f"{exc} (bash .ci/install_llama.sh)")
+        result = self.run("--smoke-test", timeout=300 * load_factor(), env={
+            "DESKTOP_AGENT_DATA_DIR": str(tmp_path), "DESKTOP_AGENT_SMOKE_MODEL": str(model)})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"engine: {model.name} answered" in result.stdout
         assert "Traceback" not in result.stderr
 
     def test_window_paints_before_heavy_modules_load(self):
