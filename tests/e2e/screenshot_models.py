@@ -76,6 +76,7 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int], home: Pa
 
         tab = window.current_tab()
         tab.notice.run_local_button.click()
+        await _wait_for(lambda: window.local_models.models_window is not None, "Models")
         models = window.local_models.models_window
         models.resize(*size)
         bridge = window.local_models.bridge

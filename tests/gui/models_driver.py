@@ -51,10 +51,14 @@ def _ollama_pull(store: Path, name: str, tag: str, gguf: bytes) -> Path:
 
 
 def open_models(qtbot: Any, window: Any) -> Any:
-    """*Server → Models…* as a click does; waits for the first scan to end."""
+    """*Server → Models…* as a click does; waits for the window and its first scan.
+
+    The first time, the engine's modules load in a worker thread before it opens.
+    """
     window.menu_actions.models_action.trigger()
+    qtbot.waitUntil(lambda: window.local_models.models_window is not None, timeout=WAIT_MS)
     models = window.local_models.models_window
-    assert models is not None and models.isVisible()
+    assert models.isVisible()
     bridge = window.local_models.bridge
     qtbot.waitUntil(lambda: not bridge.scanning, timeout=WAIT_MS)
     return models

@@ -107,8 +107,9 @@ def test_the_banner_downloads_the_best_pick_runs_it_and_the_conversation_answers
     assert tab.notice.isVisible() and tab.notice.run_local_button.isVisible()
 
     qtbot.mouseClick(tab.notice.run_local_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.local_models.models_window is not None, timeout=WAIT_MS)
     models = window.local_models.models_window
-    assert models is not None and models.tabs.currentWidget() is models.downloads
+    assert models.tabs.currentWidget() is models.downloads
     page = models.downloads
     choice = page.selected()
     assert choice is not None

@@ -3,7 +3,10 @@
 The app's engine service (``session.LocalEngine``) is made when first needed: when
 the Models window opens, the banner's "Run a model on this computer" is clicked, or
 a conversation whose model runs on this computer starts a turn (the service then
-loads the model itself). An idle window that never runs a model loads none of it.
+loads the model itself). An idle window that never runs a model loads none of it,
+and the first need loads the engine's modules (the hub client's progress bars, the
+library, the runner: over a second on a busy machine) in a worker thread, so the
+window does not stall while they load.
 This part opens the Models window, lists the models of this computer in the server
 catalog as "On this computer", points the visible conversation at a model once it is
 ready, shows each conversation's banner when its model crashed (with Restart), and
@@ -12,8 +15,9 @@ stops every model when the window closes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,13 +64,18 @@ class WindowModels:
         self._parent = parent
         self._new_conversation = new_conversation
         self._bridge: LocalModelsBridge | None = None
+        self._preparing: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
         self.models_window: ModelsWindow | None = None
         self._crash_shown: ModelCrashed | None = None
         servers.stopped_engine = self.stopped_engine
 
     @property
     def bridge(self) -> LocalModelsBridge:
-        """The window's view of the engine service, made (and a first scan started) on first use."""
+        """The window's view of the engine service, made (and a first scan started) now.
+
+        Prefer :meth:`ready`, which loads the engine's modules off the GUI thread first.
+        """
         if self._bridge is None:
             from desktop_agent.appdata.paths import data_dir
             from desktop_agent.gui.models.local_models_bridge import LocalModelsBridge
@@ -82,17 +91,45 @@ class WindowModels:
             self._bridge = bridge
         return self._bridge
 
-    def use(self, model: str, emit: Callable[[SessionEvent], None],
-            ) -> AbstractAsyncContextManager[LocalServer]:
-        """The running server for a conversation's turn, started if need be (``LocalServers``)."""
-        return self.bridge.use(model, emit)
+    async def ready(self) -> LocalModelsBridge:
+        """The bridge, made once the engine's modules are loaded in a worker thread."""
+        if self._bridge is None:
+            if self._preparing is None:
+                self._preparing = asyncio.ensure_future(asyncio.to_thread(_load_engine_modules))
+            await asyncio.shield(self._preparing)
+        return self.bridge
 
-    def open_models_window(self) -> ModelsWindow:
-        """Show the Models window (the one already open, if any)."""
+    @contextlib.asynccontextmanager
+    async def use(self, model: str,
+                  emit: Callable[[SessionEvent], None]) -> AsyncIterator[LocalServer]:
+        """The running server for a conversation's turn, started if need be (``LocalServers``)."""
+        bridge = await self.ready()
+        async with bridge.use(model, emit) as server:
+            yield server
+
+    def open_models_window(self) -> ModelsWindow | None:
+        """Show the Models window (the one already open, if any).
+
+        The first time, the engine's modules load in a worker thread first: the
+        window opens when they are in (None is returned meanwhile).
+        """
         if self.models_window is not None and self.models_window.isVisible():
             self.models_window.raise_()
             self.models_window.activateWindow()
             return self.models_window
+        if self._bridge is None:
+            self._status.showMessage("Opening the models on this computer…", 3000)
+            self._soon(self._open_when_ready())
+            return None
+        return self._open()
+
+    async def _open_when_ready(self, *, downloads: bool = False) -> None:
+        await self.ready()
+        window = self.open_models_window()
+        if window is not None and downloads:
+            window.show_downloads()
+
+    def _open(self) -> ModelsWindow:
         from desktop_agent.gui.models.models_window import ModelsWindow
 
         window = ModelsWindow(self.bridge, self._parent)
@@ -103,15 +140,18 @@ class WindowModels:
         self.models_window = window
         return window
 
-    def run_on_this_computer(self) -> ModelsWindow:
+    def run_on_this_computer(self) -> None:
         """The banner's offer: the Models window on its Download page, the best pick selected.
 
         One more click there downloads that model (its size on the button) and runs it;
         the conversation then uses it.
         """
+        if self._bridge is None:
+            self._soon(self._open_when_ready(downloads=True))
+            return
         window = self.open_models_window()
-        window.show_downloads()
-        return window
+        if window is not None:
+            window.show_downloads()
 
     def use_model(self, server: LocalServer) -> None:
         """Point the visible conversation (a new one if none is open) at a running model."""
@@ -141,6 +181,11 @@ class WindowModels:
 
     async def close(self) -> None:
         """Stop every model and cancel every download (the window is closing)."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._preparing is not None:
+            with contextlib.suppress(BaseException):
+                await self._preparing  # a worker thread's import cannot be cancelled
         if self._bridge is not None:
             await self._bridge.close()
             self._catalog.set_local_servers([])
@@ -185,6 +230,20 @@ class WindowModels:
             self._crash_shown = crash
             self._servers.refresh_notices()
 
+    def _soon(self, coroutine: Any) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     def _forget_window(self, window: ModelsWindow) -> None:
         if self.models_window is window:
             self.models_window = None
+
+
+def _load_engine_modules() -> None:
+    """Import what the engine service and the Models window need (a worker thread)."""
+    import desktop_agent.gui.models.local_models_bridge
+    import desktop_agent.gui.models.models_window  # noqa: F401 - loading them is the work
+    from desktop_agent.session import LocalEngine
+
+    del LocalEngine  # resolved through the session's door: its module is now loaded
