@@ -247,3 +247,27 @@ def _row_text(page: Any) -> str:
     item = page.list.currentItem()
     row = page.list.itemWidget(item)
     return " ".join(label.text() for label in row.findChildren(QLabel))
+
+
+def test_a_conversation_on_this_computer_loads_its_model_at_its_turn(
+        qtbot: Any, make_window: Any, model_file: Path) -> None:
+    window = make_window()
+    add_folder(qtbot, window, model_file.parent)
+    assert running_model(window) is None
+    picker = window.servers.open_server_picker()
+    assert picker.select_model("local", "SmolLM2-135M-Instruct.Q4_1")
+    qtbot.mouseClick(picker.use_button, Qt.MouseButton.LeftButton)
+    controller = window.current_controller()
+    assert controller.settings["server"] == "local"
+    assert window.current_tab().header.model_button.text().startswith("SmolLM2")
+
+    quiet_replies(controller)
+    send(qtbot, window, "Say hello in one short sentence.")
+    status = window.current_tab().status_line
+    qtbot.waitUntil(lambda: "Loading SmolLM2-135M-Instruct.Q4_1 on this computer" in
+                    status.waiting_label.text(), timeout=engine_ms())
+    qtbot.waitUntil(lambda: not controller.busy, timeout=engine_ms())
+    assert controller.stored_messages()[-1]["status"] == "complete"
+    model = running_model(window)
+    assert model is not None and model.name == "SmolLM2-135M-Instruct.Q4_1"
+    assert controller.settings["context_length"] == model.context_length

@@ -93,3 +93,17 @@ def test_the_added_folder_is_remembered_by_the_next_window(
     with pytest.raises(AssertionError, match="is not listed"):
         row_texts(models, "half-downloaded")
     assert not models.folders_button.isVisible()
+
+
+def test_the_idle_time_is_the_engine_s_preference(
+        qtbot: Any, make_window: Any, home: Path) -> None:
+    window = make_window()
+    models = open_models(qtbot, window)
+    engine = window.local_models.bridge.engine
+    assert models.idle_minutes.value() == 30
+
+    models.idle_minutes.setValue(5)
+    qtbot.waitUntil(lambda: engine.preferences.idle_unload_minutes == 5.0, timeout=WAIT_MS)
+    models.idle_minutes.setValue(0)
+    assert models.idle_minutes.text() == "never"
+    qtbot.waitUntil(lambda: engine.preferences.idle_unload_minutes is None, timeout=WAIT_MS)
