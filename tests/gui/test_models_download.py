@@ -139,3 +139,33 @@ def test_the_repository_form_explains_what_it_needs(
     assert "name a .gguf file" in page.repo_message.text()
     assert not models.download_bar.isVisible()  # nothing was asked of the hub
     assert hub.requests == []
+
+
+@pytest.mark.parametrize(("fault", "button", "said"), [
+    ("network", "Resume", "was lost while downloading"),
+    ("checksum", "Download again", "did not match the checksum"),
+])
+def test_a_broken_download_says_what_happened_and_offers_what_helps(
+        qtbot: Any, make_window: Any, hub: HubDouble, tmp_path: Path, fault: str, button: str,
+        said: str) -> None:
+    content = model_bytes(tmp_path, 2 * CHUNK)
+    sha256 = hub.add_file(REPO, FILE, content)
+    if fault == "network":  # the connection drops after a chunk and does not come back
+        hub.faults.cut_after, hub.faults.down_after_cut = CHUNK + 1000, True
+    else:  # a mirror serving other bytes than the ones the hub publishes
+        hub.faults.wrong_content = bytes(len(content))
+    window = make_window()
+    models = open_models(qtbot, window)
+    bar = models.download_bar
+
+    ask_download(qtbot, models, REPO, FILE)
+    qtbot.waitUntil(bar.retry_button.isVisible, timeout=WAIT_MS)
+    assert bar.retry_button.text() == button
+    assert said in bar.message.text()
+    partial = tmp_path / "hf/hub/models--someone--Tiny-Model-GGUF/blobs" / f"{sha256}.incomplete"
+    assert partial.exists() == (fault == "network")  # kept to resume, or deleted
+
+    hub.faults.down = False
+    hub.faults.wrong_content = None
+    qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Downloaded" in bar.message.text(), timeout=WAIT_MS)
