@@ -224,8 +224,7 @@ async def _start_default_model(engine: LocalEngine, name: str) -> None:
     try:
         server = await engine.run(name)
     except EngineError as error:
-        log.error("serve --model %s: %s", name, error)
-        raise SystemExit(f"desktop-agent serve: --model {name}: {error}") from None
+        raise RuntimeError(f"--model {name}: {error}") from None
     log.info("serving %s on this computer (context %s tokens) for conversations without a "
              "base_url", server.name, server.context_length)
 

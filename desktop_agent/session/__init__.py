@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     'create_conversation': 'lifecycle.new_conversations',
     'release_work_folder': 'lifecycle.new_conversations',
     'new_work_folder': 'lifecycle.new_conversations',
+    'is_new_work_folder': 'lifecycle.new_conversations',
     'ChangePreview': 'files.file_changes',
     'FILE_CHANGING_TOOLS': 'files.file_changes',
     'stored_file_change': 'files.file_changes',
@@ -75,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     'revoke_in_conversation': 'settings.permission_rules',
     'ConversationSession': 'conversation',
     'CheckpointError': 'files.file_checkpoints',
+    'FileChange': 'files.file_checkpoints',
     'FileChangeView': 'files.file_checkpoints',
     'RestoreConflictError': 'files.file_checkpoints',
     'RestoreReport': 'files.file_checkpoints',
@@ -97,6 +99,9 @@ _EXPORTS: dict[str, str] = {
     'CompactionReported': 'events',
     'MessageStored': 'events',
     'Notice': 'events',
+    'DoctorNotice': 'events',
+    'ToolCallProbed': 'events',
+    'probe_summary': 'turn.model_doctor',
     'PathReset': 'events',
     'PromptProgressReported': 'events',
     'ReplyEnded': 'events',
@@ -179,6 +184,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
+    from desktop_agent.session.events import DoctorNotice as DoctorNotice
     from desktop_agent.session.events import FilesChanged as FilesChanged
     from desktop_agent.session.events import LocalModelCrashed as LocalModelCrashed
     from desktop_agent.session.events import LocalModelStarting as LocalModelStarting
@@ -195,6 +201,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import TextDelta as TextDelta
     from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
     from desktop_agent.session.events import TitleChanged as TitleChanged
+    from desktop_agent.session.events import ToolCallProbed as ToolCallProbed
     from desktop_agent.session.events import ToolCallStarted as ToolCallStarted
     from desktop_agent.session.events import ToolErrorReported as ToolErrorReported
     from desktop_agent.session.events import ToolInputReplaced as ToolInputReplaced
@@ -208,6 +215,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.files.file_changes import ChangePreview as ChangePreview
     from desktop_agent.session.files.file_changes import stored_file_change as stored_file_change
     from desktop_agent.session.files.file_checkpoints import CheckpointError as CheckpointError
+    from desktop_agent.session.files.file_checkpoints import FileChange as FileChange
     from desktop_agent.session.files.file_checkpoints import FileChangeView as FileChangeView
     from desktop_agent.session.files.file_checkpoints import (
         RestoreConflictError as RestoreConflictError,
@@ -230,6 +238,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.lifecycle.new_conversations import (
         create_conversation as create_conversation,
+    )
+    from desktop_agent.session.lifecycle.new_conversations import (
+        is_new_work_folder as is_new_work_folder,
     )
     from desktop_agent.session.lifecycle.new_conversations import new_work_folder as new_work_folder
     from desktop_agent.session.lifecycle.new_conversations import (
@@ -316,6 +327,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.turn.local_server import (
         LocalModelUnavailableError as LocalModelUnavailableError,
     )
+    from desktop_agent.session.turn.model_doctor import probe_summary as probe_summary
     from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.turn.warm_up import warm_up_turns as warm_up_turns

@@ -124,7 +124,8 @@ class ConversationSession:
             on_settled=lambda i, r: emit(ApprovalSettled(i, r)),
             on_problem=lambda text: emit(Notice(text)),
             preview=self._folder.preview_change, before_run=self._folder.changes.before_run)
-        self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit)
+        self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit,
+                                          store)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
@@ -231,6 +232,7 @@ class ConversationSession:
     interrupt = PartMethod("_runner", TurnRunner.interrupt)
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
     close = PartMethod("_runner", TurnRunner.close)
+    test_model = PartMethod("_client", ConversationClient.test_model)
 
     # -- files (files/working_folder.py, files/folder_undo.py) ---------------------------
     @property
@@ -243,5 +245,6 @@ class ConversationSession:
     has_file_changes = PartMethod("_undo", FolderUndo.has_file_changes)
     undo_turn = PartMethod("_undo", FolderUndo.undo_turn)
     restore_files = PartMethod("_undo", FolderUndo.restore_files)
+    restore_plan = PartMethod("_undo", FolderUndo.restore_plan)
     restore_checkpoint = PartMethod("_undo", FolderUndo.restore_checkpoint)
     command_checkpoint = PartMethod("_undo", FolderUndo.command_checkpoint)

@@ -206,7 +206,7 @@ def test_serve_with_a_model_answers_a_conversation_created_without_a_base_url(
                                   extra_args=["--model", str(model)])
     try:
         created = client.post("/conversations", json={"title": "Local",
-                                                      "settings": {"max_tokens": 16}})
+                                                      "settings": {"max_tokens": 16, "tools": []}})
         assert created.status_code == 201, created.text
         conversation = created.json()
         assert conversation["settings"]["server"] == "local"

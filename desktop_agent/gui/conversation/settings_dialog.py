@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -58,10 +59,12 @@ class ConversationSettingsDialog(QDialog):
     Signals:
         applied(dict): The changed settings (keys with None are removed).
         conversation_approval_revoked(str): A tool no longer allowed in this conversation.
+        test_model_requested(): "Test this model" was clicked (run the tool-call probe).
     """
 
     applied = Signal(dict)
     conversation_approval_revoked = Signal(str)
+    test_model_requested = Signal()
 
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
                  parent: QWidget | None = None, *, schema_costs: Sequence[Any] = (),
@@ -70,9 +73,19 @@ class ConversationSettingsDialog(QDialog):
         style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
         self.setObjectName("conversationSettings")
-        self.resize(520, 620)
         self._settings = dict(settings)
-        layout = QVBoxLayout(self)
+        # The settings scroll above the buttons: all of them are taller than a small
+        # screen (or window), and the bottom ones must stay reachable.
+        outer = QVBoxLayout(self)
+        scroll = QScrollArea()
+        scroll.setObjectName("settingsScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        page = QWidget()
+        page.setObjectName("settingsPage")
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
 
         model = QGroupBox("Model")
         form = QFormLayout(model)
@@ -135,6 +148,20 @@ class ConversationSettingsDialog(QDialog):
         self.tool_call_mode.setObjectName("toolCallModeInUse")
         self.tool_call_mode.setWordWrap(True)
         tools_layout.addWidget(self.tool_call_mode)
+        probe_row = QHBoxLayout()
+        self.probe_result = QLabel("Measured: not yet. The test asks the model four short "
+                                   "questions each way (about a minute on a small CPU).")
+        self.probe_result.setObjectName("toolCallProbeResult")
+        self.probe_result.setWordWrap(True)
+        probe_row.addWidget(self.probe_result, 1)
+        self.test_model_button = QPushButton("Test this model")
+        self.test_model_button.setObjectName("testThisModel")
+        self.test_model_button.setToolTip(
+            "Ask the model a few short questions with native, text-format and constrained "
+            "tool calls; the way that works best is used from then on.")
+        self.test_model_button.clicked.connect(self.test_model_requested)
+        probe_row.addWidget(self.test_model_button)
+        tools_layout.addLayout(probe_row)
         layout.addWidget(tools)
         self.limits_box = CommandLimitsBox(settings)
         layout.addWidget(self.limits_box)
@@ -163,14 +190,41 @@ class ConversationSettingsDialog(QDialog):
             self.problem.setText(f"The config file cannot be used, so no remembered approval "
                                  f"applies and every call asks: {config_problem}")
             self.problem.show()
+        self.approvals.setMinimumHeight(self.approvals.fontMetrics().lineSpacing() * 4)
         layout.addWidget(remembered, 1)
         self._fill_approvals()
+        scroll.setWidget(page)
+        outer.addWidget(scroll, 1)
+        self._scroll = scroll
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
+        buttons.setObjectName("settingsButtons")
         buttons.accepted.connect(self._apply)
         buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        outer.addWidget(buttons)
+        self._fit(page, scroll, outer)
+
+    def scroll_to(self, widget: QWidget) -> None:
+        """Scroll the settings so that ``widget`` (one of them) is in sight."""
+        self._scroll.ensureWidgetVisible(widget)
+
+    def _fit(self, page: QWidget, scroll: QScrollArea, outer: QVBoxLayout) -> None:
+        """Open as tall as the settings, but no taller than the window (nor the screen).
+
+        The window is what the person sized to what they can see: a dialog
+        reaching below it may reach below the screen too, and its OK with it.
+        """
+        room = self.screen().availableGeometry().height()
+        owner = self.parentWidget()
+        if owner is not None:
+            room = min(room, owner.window().height())
+        frame = 40  # the title bar the window manager adds
+        wanted = page.sizeHint().height() + outer.sizeHint().height() \
+            - scroll.sizeHint().height() + 2
+        width = max(520, page.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width()
+                    + 24)
+        self.resize(width, max(320, min(wanted, room - frame)))
 
     def _fill_approvals(self) -> None:
         self.approvals.clear()
@@ -233,7 +287,34 @@ class ConversationSettingsDialog(QDialog):
         if mode is None:
             self.tool_call_mode.setText("In use: decided once a server and model are chosen.")
             return
-        self.tool_call_mode.setText(f"In use: {mode.reason}")
+        self.show_tool_call_mode_text(mode.reason)
+
+    def show_tool_call_mode_text(self, reason: str) -> None:
+        """Say the tool-call mode's reason as the core gave it."""
+        self.tool_call_mode.setText(f"In use: {reason}")
+
+    def show_probe_running(self) -> None:
+        """The probe is under way: say so and hold the button."""
+        self.test_model_button.setEnabled(False)
+        self.probe_result.setText("Measuring: asking the model a few short questions…")
+
+    def show_probe_result(self, result: Any) -> None:
+        """Show a tool-call probe's result (a ``ProbeResult``; None: never measured)."""
+        self.test_model_button.setEnabled(True)
+        if result is None:
+            return
+        if result.error:
+            self.probe_result.setText(f"Not measured: {result.error}")
+            return
+        text = f"Measured: {result.summary}."
+        if result.template_ignores_tools:
+            text += " The chat template drops tools."
+        self.probe_result.setText(text)
+
+    def show_probe_error(self, sentence: str) -> None:
+        """The probe could not start (no model, a missing key): say why."""
+        self.test_model_button.setEnabled(True)
+        self.probe_result.setText(sentence)
 
     def _apply(self) -> None:
         self.applied.emit(self.changes())

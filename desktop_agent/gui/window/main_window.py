@@ -75,7 +75,12 @@ from desktop_agent.gui.window.window_state import (
     WindowPersistence,
     default_window_settings,
 )
-from desktop_agent.session import ToolCatalog, create_conversation, release_work_folder
+from desktop_agent.session import (
+    ToolCatalog,
+    create_conversation,
+    is_new_work_folder,
+    release_work_folder,
+)
 
 if TYPE_CHECKING:
     from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
@@ -276,10 +281,24 @@ class MainWindow(QMainWindow):
                 (last.get("base_url") or last.get("server")):  # a server, or this computer
             settings = {k: v for k, v in last.items() if v is not None}
         record = create_conversation(self.store, self.chrome.preferences.work_root(),
-                                     settings=settings)
+                                     settings={**settings, **self._folder_to_carry_on()})
         controller = self.open_record(record)
         self.sidebar.refresh()
         return controller
+
+    def _folder_to_carry_on(self) -> dict[str, Any]:
+        """The visible tab's working folder, when the person chose it (for a new conversation).
+
+        Why: a person working on one project picked its folder again for every
+        new conversation. A folder the app made for one conversation
+        (``Chat <date>``) is not carried on: a new conversation gets its own.
+        """
+        shown = self.current_controller()
+        workdir = shown.settings.get("workdir") if shown is not None else None
+        if not isinstance(workdir, str) or not workdir \
+                or is_new_work_folder(workdir, self.chrome.preferences.work_root()):
+            return {}
+        return {"workdir": workdir}
 
     def open_conversation(self, conversation_id: str) -> ConversationController | None:
         """Show a stored conversation (switches to its tab if already open)."""
@@ -351,6 +370,8 @@ class MainWindow(QMainWindow):
         tab.header.instructions_clicked.connect(self.open_settings)
         tab.transcript.set_branch_source(self.store.branch_position)
         self.servers.refresh_notice(tab)
+        tab.controller.doctor_notice.connect(tab.doctor.show_notice)
+        tab.doctor.settings_requested.connect(self.open_settings)
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Close the conversation's tab (denying its approvals) and delete it from the store."""
@@ -500,6 +521,7 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
         # Imported when first opened: the dialog and its boxes are not an idle window's.
+        from desktop_agent.gui.conversation.model_test import wire_model_test
         from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
 
         controller = self.current_controller()
@@ -521,11 +543,12 @@ class MainWindow(QMainWindow):
         async def tell_mode() -> None:  # may ask the model's server: off the dialog's path
             from desktop_agent.session import tool_call_mode_for
 
-            mode = await tool_call_mode_for(controller.settings)
+            mode = await tool_call_mode_for(controller.settings, self.store)
             with contextlib.suppress(RuntimeError):  # the dialog may be gone
                 dialog.show_tool_call_mode(mode)
 
         self._track(asyncio.ensure_future(tell_mode()))
+        wire_model_test(dialog, controller, self.store, self._track)
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)

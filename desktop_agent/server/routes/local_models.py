@@ -289,21 +289,23 @@ async def start_download(body: DownloadRequestIn,
 async def get_download(download_id: str,
                        svc: AppServices = Depends(services)) -> DownloadOut:  # noqa: B008
     """One download and where it stands."""
-    download = _engine(svc).download_of(download_id)
-    if download is None:
-        raise not_found("download", download_id)
-    return download_out(download)
+    return download_out(_download(svc, download_id))
 
 
 @router.delete("/local-models/downloads/{download_id}", response_model=DownloadOut)
 async def cancel_download(download_id: str,
                           svc: AppServices = Depends(services)) -> DownloadOut:  # noqa: B008
     """Cancel it; the partial file is kept and starting it again resumes."""
+    download = _download(svc, download_id)
+    download.cancel()
+    return download_out(download)
+
+
+def _download(svc: AppServices, download_id: str) -> ModelDownload:
     download = _engine(svc).download_of(download_id)
     if download is None:
         raise not_found("download", download_id)
-    download.cancel()
-    return download_out(download)
+    return download
 
 
 @router.get("/local-models/events/stream", responses={

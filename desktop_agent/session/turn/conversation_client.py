@@ -6,7 +6,9 @@ keeper remembers a compacted view) and closed with the session. Each turn
 builds its options from the settings as they are then
 (:func:`~desktop_agent.session.turn.options.build_options`), with the approval
 broker, the file-change hooks and a checkpoint of the working folder before
-each tool round that may change it.
+each tool round that may change it. Its model doctor
+(:mod:`~desktop_agent.session.turn.model_doctor`) sees each turn's options before
+and after the turn, and runs the tool-call probe on demand.
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ from desktop_agent.session.turn.options import OptionsRead, SessionEnvironment, 
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.settings.settings_record import SettingsRecord
+    from desktop_agent.session.turn.model_doctor import ModelDoctor
+    from desktop_agent.store import Store
 
 OptionsReadFor = tuple[Mapping[str, Any], OptionsRead | Exception]
 """Settings, and what :func:`~desktop_agent.session.turn.options.read_for_options` made of them."""
@@ -46,11 +51,15 @@ class ConversationClient:
         broker: Decides the turn's tool calls.
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
         emit: Reports session events.
+        store: Where the model doctor keeps tool-call probe results.
+
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
                  broker: ApprovalBroker, folder: WorkingFolder,
-                 emit: Callable[[SessionEvent], None]) -> None:
+                 emit: Callable[[SessionEvent], None], store: Store) -> None:
+        self._store = store
+        self._doctor: ModelDoctor | None = None
         self._settings = settings
         self._env = env
         self._broker = broker
@@ -59,6 +68,20 @@ class ConversationClient:
         self._client: Client | None = None
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._reported_problems: list[str] = []
+
+    @property
+    def doctor(self) -> ModelDoctor:
+        """The model doctor, made on first use.
+
+        Why lazy: it imports the core's probe, request and schema modules (openai,
+        pydantic, jsonschema), which a window must not load before its first paint;
+        the first turn needs them anyway.
+        """
+        if self._doctor is None:
+            from desktop_agent.session.turn.model_doctor import ModelDoctor
+
+            self._doctor = ModelDoctor(self._store, self._emit)
+        return self._doctor
 
     @property
     def client(self) -> Client | None:
@@ -106,6 +129,7 @@ class ConversationClient:
         if problems and problems != self._reported_problems:
             self._reported_problems = problems
             self._emit(Notice(" ".join(problems)))
+        self.doctor.before_turn(options)
         if self._client is None:
             from desktop_agent.core.client import Client
 
@@ -113,6 +137,22 @@ class ConversationClient:
         else:
             self._client.update_options(options)
         return self._client
+
+    def after_turn(self) -> None:
+        """The turn ended well: the doctor says what it showed (once per model)."""
+        if self._client is not None:
+            self.doctor.after_turn(self._client.options)
+
+    async def test_model(self) -> ProbeResult:
+        """Run the tool-call probe on the conversation's server and model (*Test this model*).
+
+        Raises:
+            MissingApiKeyError: The conversation names a key that is not stored.
+            ConfigurationError: No server or model is chosen.
+        """
+        options = await build_options(self._settings.conversation_id, self._settings.current,
+                                      self._env, None)
+        return await self.doctor.test_model(options)
 
     def stop_tool_call(self, tool_use_id: str) -> bool:
         """End just one running command (Stop on its card); the turn goes on.
@@ -131,7 +171,9 @@ class ConversationClient:
         return tool_use_id in self._stopped_calls
 
     async def close(self) -> None:
-        """Release the client and its connections."""
+        """Release the client and its connections (a background probe stops first)."""
+        if self._doctor is not None:
+            await self._doctor.aclose()
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):
