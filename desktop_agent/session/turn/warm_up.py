@@ -33,6 +33,7 @@ TURN_MODULES = (
     "desktop_agent.session.turn.turn_blocks",
     "desktop_agent.session.branch.branch_reading",
     "desktop_agent.session.turn.options",
+    "desktop_agent.session.turn.model_doctor",
     "desktop_agent.session.settings.conversation_settings",
     "desktop_agent.session.files.file_checkpoints",
     "desktop_agent.workspace.diffs",
