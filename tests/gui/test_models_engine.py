@@ -102,11 +102,11 @@ def test_the_banner_downloads_the_best_pick_runs_it_and_the_conversation_answers
     tab = window.current_tab()
     qtbot.waitUntil(lambda: window.catalog.searched and not window.catalog.searching,
                     timeout=WAIT_MS)
-    if window.catalog.up_servers():
-        pytest.skip("a model server runs on this machine: there is no first run to see")
-    assert tab.notice.isVisible() and tab.notice.run_local_button.isVisible()
-
-    qtbot.mouseClick(tab.notice.run_local_button, Qt.MouseButton.LeftButton)
+    if window.catalog.up_servers():  # a server another program runs here hides the banner
+        window.local_models.run_on_this_computer()  # what its button does; the rest holds
+    else:
+        assert tab.notice.isVisible() and tab.notice.run_local_button.isVisible()
+        qtbot.mouseClick(tab.notice.run_local_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.local_models.models_window is not None, timeout=WAIT_MS)
     models = window.local_models.models_window
     assert models.tabs.currentWidget() is models.downloads
