@@ -79,7 +79,9 @@ def test_a_download_shows_progress_and_cancel_keeps_the_part_for_resume(
     assert 0 < kept < len(content)
     assert partial.read_bytes() == content[:kept]
     assert bar.retry_button.text() == "Resume"
-    assert bar.message.text().startswith(f"Download of {FILE} cancelled;")
+    assert bar.title.text() == f"Download cancelled: {FILE}"
+    assert bar.figures.text().endswith(" MB of 31 MB kept"), bar.figures.text()
+    assert bar.message.text() == "Resume downloads the rest."
     assert not bar.cancel_button.isVisible()
 
     hub.faults.pace = 0.0

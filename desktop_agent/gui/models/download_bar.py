@@ -161,7 +161,10 @@ class DownloadBar(QFrame):
                              if kept and last is not None and last.total_bytes else "")
         if not kept:
             self.progress.setValue(0)
-        self._say(str(error), error=not cancelled)
+        # A cancel is the person's own act: the title and the figures already say which file
+        # and how much stays, so the line says only what Resume will do.
+        self._say("Resume downloads the rest." if cancelled else str(error),
+                  error=not cancelled)
         self._buttons(retry=kept or gated or isinstance(error, ChecksumMismatchError),
                       token=gated, close=True)
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog, ServerEntry
 from desktop_agent.gui.theme import style_chrome
 
@@ -94,8 +95,7 @@ class ServerPicker(QDialog):
 
         buttons = QDialogButtonBox()
         self.refresh_button = buttons.addButton("&Refresh", QDialogButtonBox.ButtonRole.ResetRole)
-        self.refresh_button.setIcon(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_BrowserReload))
+        set_icon(self.refresh_button, "refresh-cw")  # the window's own, tinted to the theme
         self.refresh_button.clicked.connect(catalog.refresh)
         self.use_button = buttons.addButton("&Use this model",
                                             QDialogButtonBox.ButtonRole.AcceptRole)
