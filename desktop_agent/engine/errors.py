@@ -134,8 +134,8 @@ CRASH_ADVICE = {
     signal.SIGBUS: "it crashed reading memory, often a model file that was cut short or "
                    "changed while in use: download it again",
     signal.SIGABRT: "it aborted; the last lines of its log say why",
-    signal.SIGKILL: "something killed it (often the system running out of memory): "
-                    "a smaller model or a shorter context needs less",
+    signal.SIGKILL: "often the system running out of memory; a smaller model or a shorter "
+                    "context needs less",
 }
 
 
@@ -155,7 +155,8 @@ def describe_exit(returncode: int | None) -> str:
         return f"the engine was killed by signal {-returncode}"
     advice = CRASH_ADVICE.get(killer)
     message = f"the engine was killed by {killer.name}"
-    return f"{message}: {advice}" if advice else message
+    # A dash, not a colon: the sentence is often quoted after "… stopped while serving:".
+    return f"{message} — {advice}" if advice else message
 
 
 class ModelNotFoundError(EngineError):
