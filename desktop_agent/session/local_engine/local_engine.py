@@ -33,7 +33,7 @@ from desktop_agent.engine.errors import (
 )
 from desktop_agent.engine.fit import FitEstimate, FitVerdict, estimate_fit, fit_of
 from desktop_agent.engine.library import LibraryEntry, ModelLibrary
-from desktop_agent.engine.machine import machine_memory
+from desktop_agent.engine.machine import machine_memory, physical_cores
 from desktop_agent.engine.model_names import resolve_model, served_name
 from desktop_agent.engine.run_settings import RunSettings
 from desktop_agent.engine.runner import LocalModel
@@ -177,10 +177,11 @@ class LocalEngine:
 
     def catalog(self) -> list[CatalogChoice]:
         """The suggested downloads, each judged against the memory free now."""
-        memory = machine_memory()
-        pick = best_pick(memory)
+        memory, cores = machine_memory(), physical_cores()  # once: /proc/cpuinfo is long
+        pick = best_pick(memory, cores)
         on_disk = {entry.path.name.lower(): entry.path for entry in self._entries}
-        return [CatalogChoice(model, fit_of(model.memory_needed(), PICK_CONTEXT, memory=memory),
+        return [CatalogChoice(model, fit_of(model.memory_needed(), PICK_CONTEXT, memory=memory,
+                                            cores=cores),
                               model is pick, on_disk.get(model.filename.lower()))
                 for model in CATALOG]
 
