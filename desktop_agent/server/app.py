@@ -35,6 +35,7 @@ from .routes import (
     callbacks,
     checkpoints,
     commands,
+    context_window,
     conversations,
     events,
     files,
@@ -206,7 +207,7 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, local_models):
+                   checkpoints, project, context_window, local_models):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)
