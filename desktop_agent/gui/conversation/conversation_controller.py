@@ -495,15 +495,20 @@ class ConversationController(QObject):
             self.figures_changed.emit(self._figures)
         elif isinstance(event, TitleChanged):
             self.title_changed.emit(event.title)
-        elif isinstance(event, Notice):
+        elif isinstance(event, ApprovalSettled):
+            # The broker gave up on a question: the dock shows it expired or withdrawn.
+            self._asker.settled(event.tool_use_id, event.record)
+        else:
+            self._on_notice_event(event)
+
+    def _on_notice_event(self, event: SessionEvent) -> None:
+        """What the conversation tells beside the reply: notices, probes, the local model."""
+        if isinstance(event, Notice):
             self.notice.emit(event.text)
         elif isinstance(event, DoctorNotice):
             self.doctor_notice.emit(event.kind, event.text, list(event.offers))
         elif isinstance(event, ToolCallProbed):
             self.tool_call_probed.emit(event)
-        elif isinstance(event, ApprovalSettled):
-            # The broker gave up on a question: the dock shows it expired or withdrawn.
-            self._asker.settled(event.tool_use_id, event.record)
         elif isinstance(event, LocalModelStarting | LocalModelCrashed):
             self.local_model.emit(event)
         else:

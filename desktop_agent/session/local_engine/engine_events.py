@@ -88,7 +88,8 @@ class ModelCrashed:
     Attributes:
         name: The model.
         path: Its file.
-        message: How it ended, with advice (``killed by SIGKILL — often the system running out of memory; …``).
+        message: How it ended, with advice (``killed by SIGKILL — often the system
+            running out of memory; …``).
         signal_name: ``SIGKILL`` and the like, or None for an exit status.
         returncode: The process's return code.
         log_tail: The engine's last log lines, for a details view.
