@@ -46,6 +46,8 @@ EventType = Literal[
     "sampling_requested",
     "elicitation_requested",
     "server_question_resolved",
+    "local_model_starting",
+    "local_model_crashed",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse
 from desktop_agent.appdata import paths
 from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.core.wire.retry import RetryPolicy
-from desktop_agent.session import AppConfig, SessionEnvironment, ToolCatalog
+from desktop_agent.session import AppConfig, LocalEngine, SessionEnvironment, ToolCatalog
 from desktop_agent.store import DatabaseAccessError, DatabaseUnavailableError
 
 from .api_errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, install_error_handlers
@@ -41,6 +41,7 @@ from .routes import (
     conversations,
     events,
     files,
+    local_models,
     mcp,
     project,
     secrets,
@@ -94,6 +95,7 @@ def create_app(
     hooks: Hooks | None = None,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
     secret_cipher: SecretCipher | None = None,
+    local_engine: LocalEngine | None = None,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -120,6 +122,10 @@ def create_app(
         secret_cipher: The replicas' key (``serve --database``): callbacks are then
             shared through the store with their URLs sealed by it. None: callbacks
             stay in this process's memory.
+        local_engine: The models on this computer; None makes one over the data
+            folder (nothing is scanned or started until asked). Its
+            ``default_model`` (``serve --model``) is started when the app starts,
+            and conversations created without a ``base_url`` use it.
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
@@ -133,6 +139,7 @@ def create_app(
     event_log.listeners.append(dispatcher.on_event)
     # One HTTP pool per model server, shared by every conversation.
     pool = ConnectionPool()
+    engine = local_engine or LocalEngine(paths.data_dir(), store=store)
     svc = AppServices(
         store=store,
         events=event_log,
@@ -140,13 +147,14 @@ def create_app(
         session=SessionEnvironment(
             tools=ToolCatalog(extra_tools, config=AppConfig(config_path), workdirs_root=root),
             config=AppConfig(config_path), hooks=hooks, approval_timeout=approval_timeout,
-            connection_pool=pool),
+            connection_pool=pool, local_servers=engine),
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
         connection_pool=pool,
         idle_seconds=idle_seconds,
         shared_approvals=store.engine == "postgresql",
+        local_engine=engine,
     )
     svc.runners = runner_registry(svc)
 
@@ -159,6 +167,8 @@ def create_app(
             if svc.shared_approvals else None
         await svc.callbacks.share()
         sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
+        if engine.default_model is not None:
+            await _start_default_model(engine, engine.default_model)
         try:
             yield
         finally:
@@ -168,6 +178,7 @@ def create_app(
             if stop_answers is not None:
                 await asyncio.to_thread(stop_answers)
             await svc.runners.close()
+            await engine.close()
             await svc.session.tools.aclose()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
@@ -227,7 +238,8 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, context_window, mcp, slash_commands):
+                   checkpoints, project, context_window, mcp, slash_commands,
+                   local_models):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)
@@ -236,6 +248,18 @@ def create_app(
         return JSONResponse(app.openapi())
 
     return app
+
+
+async def _start_default_model(engine: LocalEngine, name: str) -> None:
+    """Start ``serve --model``'s model before serving; a model that cannot start stops serve."""
+    from desktop_agent.engine.errors import EngineError
+
+    try:
+        server = await engine.run(name)
+    except EngineError as error:
+        raise RuntimeError(f"--model {name}: {error}") from None
+    log.info("serving %s on this computer (context %s tokens) for conversations without a "
+             "base_url", server.name, server.context_length)
 
 
 async def _prune_deleted(svc: AppServices) -> None:

@@ -30,6 +30,8 @@ from desktop_agent.session import (
     DoctorNotice,
     ElicitationAsked,
     FilesChanged,
+    LocalModelCrashed,
+    LocalModelStarting,
     MessageStored,
     NotConfiguredError,
     NothingToAnswerError,
@@ -424,6 +426,14 @@ class ConversationRunner:
         self.emit("server_question_resolved", {"id": event.question_id,
                                                "outcome": event.outcome})
 
+    def _local_model_starting(self, event: LocalModelStarting) -> None:
+        self.emit("local_model_starting", {"model": event.model})
+
+    def _local_model_crashed(self, event: LocalModelCrashed) -> None:
+        self.emit("local_model_crashed", {"model": event.model, "message": event.message,
+                                          "signal": event.signal_name,
+                                          "returncode": event.returncode})
+
 
 _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     StateChanged: ConversationRunner._state_changed,
@@ -448,6 +458,8 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
     PlanUpdated: ConversationRunner._plan_updated,
+    LocalModelStarting: ConversationRunner._local_model_starting,
+    LocalModelCrashed: ConversationRunner._local_model_crashed,
     DoctorNotice: ConversationRunner._doctor_notice,
     ToolCallProbed: ConversationRunner._tool_call_probed,
     SamplingAsked: ConversationRunner._sampling_asked,
@@ -482,7 +494,8 @@ class as_http:
             raise ApiError(409, "turn_running", str(exc)) from exc
         if isinstance(exc, NotConfiguredError):
             raise ApiError(409, "not_configured", "Set base_url and model in the "
-                           "conversation's settings before running.") from exc
+                           "conversation's settings before running (or server \"local\" "
+                           "and a model on this computer).") from exc
         if isinstance(exc, NothingToAnswerError):
             raise ApiError(409, "nothing_to_answer", str(exc)) from exc
         if isinstance(exc, ConversationBusyError):

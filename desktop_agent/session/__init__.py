@@ -22,6 +22,29 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    'LocalEngine': 'local_engine.local_engine',
+    'CatalogChoice': 'local_engine.local_engine',
+    'hub_download': 'local_engine.local_engine',
+    'EnginePreferences': 'local_engine.engine_preferences',
+    'ModelDownload': 'local_engine.model_downloads',
+    'HUB_TOKEN_NAME': 'local_engine.hub_token',
+    'hub_token': 'local_engine.hub_token',
+    'set_hub_token': 'local_engine.hub_token',
+    'LocalServer': 'local_engine.engine_events',
+    'EngineEvent': 'local_engine.engine_events',
+    'ModelStarting': 'local_engine.engine_events',
+    'ModelReady': 'local_engine.engine_events',
+    'ModelStartFailed': 'local_engine.engine_events',
+    'ModelStopped': 'local_engine.engine_events',
+    'ModelCrashed': 'local_engine.engine_events',
+    'DownloadProgressed': 'local_engine.engine_events',
+    'DownloadFinished': 'local_engine.engine_events',
+    'DownloadFailed': 'local_engine.engine_events',
+    'LocalModelStarting': 'events',
+    'LocalModelCrashed': 'events',
+    'LocalModelUnavailableError': 'turn.local_server',
+    'LOCAL_SERVER': 'settings.setting_values',
+    'runs_locally': 'settings.setting_values',
     'context_after_reply': 'branch.context_estimate',
     'context_when_opened': 'branch.context_estimate',
     'estimated_context': 'branch.context_estimate',
@@ -181,6 +204,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
     from desktop_agent.session.events import ElicitationAsked as ElicitationAsked
     from desktop_agent.session.events import FilesChanged as FilesChanged
+    from desktop_agent.session.events import LocalModelCrashed as LocalModelCrashed
+    from desktop_agent.session.events import LocalModelStarting as LocalModelStarting
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
     from desktop_agent.session.events import PathReset as PathReset
@@ -243,6 +268,32 @@ if TYPE_CHECKING:
         release_work_folder as release_work_folder,
     )
     from desktop_agent.session.lifecycle.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.local_engine.engine_events import DownloadFailed as DownloadFailed
+    from desktop_agent.session.local_engine.engine_events import (
+        DownloadFinished as DownloadFinished,
+    )
+    from desktop_agent.session.local_engine.engine_events import (
+        DownloadProgressed as DownloadProgressed,
+    )
+    from desktop_agent.session.local_engine.engine_events import EngineEvent as EngineEvent
+    from desktop_agent.session.local_engine.engine_events import LocalServer as LocalServer
+    from desktop_agent.session.local_engine.engine_events import ModelCrashed as ModelCrashed
+    from desktop_agent.session.local_engine.engine_events import ModelReady as ModelReady
+    from desktop_agent.session.local_engine.engine_events import (
+        ModelStartFailed as ModelStartFailed,
+    )
+    from desktop_agent.session.local_engine.engine_events import ModelStarting as ModelStarting
+    from desktop_agent.session.local_engine.engine_events import ModelStopped as ModelStopped
+    from desktop_agent.session.local_engine.engine_preferences import (
+        EnginePreferences as EnginePreferences,
+    )
+    from desktop_agent.session.local_engine.hub_token import HUB_TOKEN_NAME as HUB_TOKEN_NAME
+    from desktop_agent.session.local_engine.hub_token import hub_token as hub_token
+    from desktop_agent.session.local_engine.hub_token import set_hub_token as set_hub_token
+    from desktop_agent.session.local_engine.local_engine import CatalogChoice as CatalogChoice
+    from desktop_agent.session.local_engine.local_engine import LocalEngine as LocalEngine
+    from desktop_agent.session.local_engine.local_engine import hub_download as hub_download
+    from desktop_agent.session.local_engine.model_downloads import ModelDownload as ModelDownload
     from desktop_agent.session.mcp.conversation_mcp import NoMcpServers as NoMcpServers
     from desktop_agent.session.mcp.server_question import SamplingChoice as SamplingChoice
     from desktop_agent.session.mcp.server_question import ServerQuestion as ServerQuestion
@@ -277,7 +328,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.sandbox_settings import limit_defaults as limit_defaults
     from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.settings.sandbox_settings import sandbox_status as sandbox_status
+    from desktop_agent.session.settings.setting_values import LOCAL_SERVER as LOCAL_SERVER
     from desktop_agent.session.settings.setting_values import asks_before_tools as asks_before_tools
+    from desktop_agent.session.settings.setting_values import runs_locally as runs_locally
     from desktop_agent.session.settings.settings_check import BadWorkdirError as BadWorkdirError
     from desktop_agent.session.settings.settings_check import (
         UnknownToolError as UnknownToolError,
@@ -297,6 +350,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.tools.tool_catalog import WorkdirError as WorkdirError
     from desktop_agent.session.tools.tool_catalog import workdir_path as workdir_path
     from desktop_agent.session.turn.context_check import context_window_for as context_window_for
+    from desktop_agent.session.turn.local_server import (
+        LocalModelUnavailableError as LocalModelUnavailableError,
+    )
     from desktop_agent.session.turn.model_doctor import probe_summary as probe_summary
     from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for

@@ -274,6 +274,37 @@ class PlanUpdated:
     plan: Plan
 
 
+@dataclass(frozen=True, slots=True)
+class LocalModelStarting:
+    """The turn waits for the model on this computer to load (it was not running).
+
+    Attributes:
+        model: The model's name as a person knows it.
+    """
+
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocalModelCrashed:
+    """The engine running this conversation's model on this computer ended unasked.
+
+    The reply it was writing ends as interrupted (as with any server that goes
+    away); this says why, so a front end can name the signal and offer Restart.
+
+    Attributes:
+        model: The model's name as a person knows it.
+        message: The sentence to show (how it ended, with advice).
+        signal_name: ``SIGKILL``, ``SIGSEGV``... when a signal ended it, else None.
+        returncode: The process's return code (negative: the signal's number).
+    """
+
+    model: str
+    message: str
+    signal_name: str | None
+    returncode: int
+
+
 DoctorNoticeKind = Literal["template_without_tools", "slow_prompt"]
 
 
@@ -331,4 +362,5 @@ SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | Tex
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
                 | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
-                | SamplingAsked | ElicitationAsked | ServerQuestionSettled)
+                | SamplingAsked | ElicitationAsked | ServerQuestionSettled
+                | LocalModelStarting | LocalModelCrashed)

@@ -50,10 +50,11 @@ from desktop_agent.gui.conversation.restore_wording import (
     restore_question,
     undone_by_kind,
 )
+from desktop_agent.gui.conversation.server_notice import ServerNotice
 from desktop_agent.gui.conversation.server_question_dialog import ServerQuestionDialog
 from desktop_agent.gui.conversation.slash_menu import SlashMenu
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
-from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
+from desktop_agent.gui.conversation.tab_parts import TabParts
 from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.transcript import TranscriptView
 
@@ -75,6 +76,8 @@ class ConversationTab(QWidget):
         choose_server_requested(): The person wants the server picker.
         retry_discovery_requested(): Search for servers again.
         enter_url_requested(): Open the picker with the URL field focused.
+        run_local_requested(): The person wants to run a model on this computer.
+        restart_engine_requested(): Run the stopped model of this computer again.
         branch_requested(str, int): Show another version of this message (key, -1/+1).
     """
 
@@ -82,6 +85,8 @@ class ConversationTab(QWidget):
     choose_server_requested = Signal()
     retry_discovery_requested = Signal()
     enter_url_requested = Signal()
+    run_local_requested = Signal()
+    restart_engine_requested = Signal()
 
     def __init__(self, controller: ConversationController,
                  approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
@@ -126,6 +131,7 @@ class ConversationTab(QWidget):
         self.attachments: list[Attachment] = []
         self._waiting_since: float | None = None
         self._progress: tuple[int, int] | None = None
+        self._loading: str | None = None  # the model on this computer loading for the turn
         self._loaded = False
         # What needs the widgets of a tab that has none yet (the widgets' own
         # connections, made with them, miss the signal that made them).
@@ -236,6 +242,8 @@ class ConversationTab(QWidget):
         parts.notice.choose_server.connect(self.choose_server_requested)
         parts.notice.retry.connect(self.retry_discovery_requested)
         parts.notice.enter_url.connect(self.enter_url_requested)
+        parts.notice.run_local.connect(self.run_local_requested)
+        parts.notice.restart_engine.connect(self.restart_engine_requested)
         parts.files_bar.undo_requested.connect(self.undo_shown_turn)
         parts.files_bar.files_requested.connect(self.show_files_changed)
         parts.files_bar.overwrite_requested.connect(self._overwrite)
@@ -384,6 +392,7 @@ class ConversationTab(QWidget):
         c.figures_changed.connect(self.status_line.show_figures)
         c.prompt_progress.connect(self._on_prompt_progress)
         c.assistant_started.connect(lambda _m: self._stop_waiting())
+        c.local_model.connect(self._on_local_model)
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
@@ -557,17 +566,33 @@ class ConversationTab(QWidget):
 
     def _on_prompt_progress(self, processed: int, total: int) -> None:
         self._progress = (processed, total)
+        self._loading = None
         self._show_waiting()
+
+    def _on_local_model(self, event: object) -> None:
+        """The model on this computer loads for this turn, or its engine crashed."""
+        from desktop_agent.session import LocalModelStarting
+
+        if isinstance(event, LocalModelStarting):
+            self._loading = event.model
+            self._show_waiting()
+        else:  # LocalModelCrashed: how, with Restart (the window refreshes it as models change)
+            self.notice.show_engine_stopped(str(getattr(event, "message", "")))
 
     def _show_waiting(self) -> None:
         """Until the first token: "Processing prompt… N s" (and % when the server says)."""
         if self._waiting_since is None:
             return
+        elapsed = time.monotonic() - self._waiting_since
+        if self._loading is not None:
+            self.status_line.show_waiting(f"Loading {self._loading} on this computer… "
+                                          f"{elapsed:.0f} s")
+            return
         processed, total = self._progress or (None, None)
-        self.status_line.show_waiting(
-            waiting_text(time.monotonic() - self._waiting_since, processed, total))
+        self.status_line.show_waiting(waiting_text(elapsed, processed, total))
 
     def _stop_waiting(self) -> None:
+        self._loading = None
         self._waiting_since = None
         self._waiting_timer.stop()
         self.status_line.show_waiting(None)

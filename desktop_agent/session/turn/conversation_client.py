@@ -16,9 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.events import Notice, SessionEvent
+from desktop_agent.session.settings.setting_values import runs_locally
+from desktop_agent.session.turn.local_server import (
+    NO_ENGINE,
+    LocalModelUnavailableError,
+    LocalServerFacts,
+)
 from desktop_agent.session.turn.options import OptionsRead, SessionEnvironment, build_options
 
 if TYPE_CHECKING:
@@ -88,17 +95,36 @@ class ConversationClient:
         """The conversation's client once a turn ran."""
         return self._client
 
-    async def ready(self, mark: TurnMark, read: OptionsReadFor | None = None) -> Client:
+    def local_server(self) -> AbstractAsyncContextManager[LocalServerFacts | None]:
+        """The engine's server for the turn when the model runs on this computer, else None.
+
+        Entering starts the model if it is not running (the conversation is told) and
+        keeps it loaded until the block ends.
+
+        Raises:
+            LocalModelUnavailableError: The model runs on this computer and this
+                program has no engine, or the engine cannot serve it.
+        """
+        settings = self._settings.current
+        if not runs_locally(settings):
+            return contextlib.nullcontext(None)
+        if self._env.local_servers is None:
+            raise LocalModelUnavailableError(NO_ENGINE)
+        return self._env.local_servers.use(str(settings.get("model") or ""), self._emit)
+
+    async def ready(self, mark: TurnMark, read: OptionsReadFor | None = None,
+                    local: LocalServerFacts | None = None) -> Client:
         """The conversation's client with options built from its current settings.
 
         ``read``: what the start read for them (settings, then the read or its error),
-        used while the settings are still those.
+        used while the settings are still those. ``local``: the engine's server, for a
+        model on this computer (:meth:`local_server`).
         """
         settings = self._settings.current
         options = await build_options(
             self._settings.conversation_id, settings, self._env, self._broker,
             self._folder.changes.hooks(self._env.hooks),
-            read=read[1] if read is not None and read[0] is settings else None)
+            read=read[1] if read is not None and read[0] is settings else None, local=local)
         tool_named = options.tool_named
         folder = self._folder
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
     from desktop_agent.session.commands.skills import Skill
+    from desktop_agent.session.turn.local_server import LocalServerFacts, LocalServers
 
 
 class MissingApiKeyError(ConfigurationError):
@@ -62,6 +63,9 @@ class SessionEnvironment:
         connection_pool: HTTP connections to model servers shared by every
             conversation (one pool per base URL), so idle conversations hold
             no socket of their own; None: each client has its own.
+        local_servers: The app's engine, for conversations whose model runs on
+            this computer (``server: "local"``); None: such a turn fails with a
+            sentence saying so.
     """
 
     tools: ToolCatalog = field(default_factory=ToolCatalog)
@@ -69,6 +73,7 @@ class SessionEnvironment:
     hooks: Hooks | None = None
     approval_timeout: float | None = defaults.DEFAULT_APPROVAL_TIMEOUT
     connection_pool: ConnectionPool | None = None
+    local_servers: LocalServers | None = None
 
 
 def stored_api_key(settings: Mapping[str, Any]) -> str:
@@ -157,7 +162,8 @@ def offered_skills(conversation_id: str, settings: Mapping[str, Any],
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
                         hooks: Hooks | None = None,
-                        read: OptionsRead | BaseException | None = None) -> AgentOptions:
+                        read: OptionsRead | BaseException | None = None,
+                        local: LocalServerFacts | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -173,6 +179,9 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
     ``read``: :func:`read_for_options` done already (or what it raised), used when it
     was read for these very ``settings``; read here otherwise.
+    ``local``: the engine's server when the model runs on this computer: its address,
+    key and model name replace the settings', and the context it really applies is
+    the one requests are sized for.
     """
     from desktop_agent.core.options import AgentOptions
 
@@ -194,15 +203,19 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
     s = settings
     timeout = env.approval_timeout
+    base_url, model, context_length = (
+        (local.base_url, local.model, local.context_length or s.get("context_length"))
+        if local is not None else
+        (str(s.get("base_url") or ""), str(s.get("model") or ""), s.get("context_length")))
     return AgentOptions(
-        model=str(s.get("model") or ""),
-        base_url=str(s.get("base_url") or ""),
+        model=model,
+        base_url=base_url,
         system_prompt=system_prompt,
         tools=tools,
         max_turns=None,
         max_tokens=s.get("max_tokens", defaults.DEFAULT_MAX_TOKENS),
         temperature=s.get("temperature", defaults.DEFAULT_TEMPERATURE),
-        api_key=api_key,
+        api_key=local.api_key if local is not None else api_key,
         auto_execute_tools=True,
         max_tool_iterations=int(s.get("max_tool_iterations",
                                       defaults.DEFAULT_MAX_TOOL_ITERATIONS)),
@@ -211,7 +224,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         can_use_tool=can_use_tool,
         # The broker times out (visibly) first; the core's limit is a backstop.
         approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
-        context_length=s.get("context_length"),
+        context_length=context_length,
         compaction=s.get("compaction") or "summarise",
         # unset: the SDK decides per server and model (core/tooling/tool_call_mode.py)
         constrained_tool_calls=constrained if isinstance(

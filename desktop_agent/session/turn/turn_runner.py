@@ -243,23 +243,24 @@ class TurnRunner:
         started = False
         prompt_record = path[-1] if path and path[-1].role == "user" else None
         try:
-            client = await self._client.ready(mark, request.options)
-            prompt = await self._with_resource_changes(request.prompt, prompt_record)
-            # before sending: does it fit the window the server applies? (the keeper
-            # then sizes the requests by the window asked here)
-            check = await self._checker.check(client.options, request.base, prompt)
-            self._emit(check.event())
-            client.message_history = request.base
-            if client.context_keeper.covered == 0:  # a new client: continue the stored view
-                stored = stored_compaction(path)
-                if stored is not None:
-                    client.context_keeper.restore(stored, request.base)
-            await client.query(prompt)
-            blocks = TurnBlocks(recorder, client, self._emit)
-            started = True
-            call = self._calls
-            async for item in client.receive_messages():
-                await blocks.handle(item, call)
+            async with self._client.local_server() as local:  # None: not on this computer
+                client = await self._client.ready(mark, request.options, local)
+                prompt = await self._with_resource_changes(request.prompt, prompt_record)
+                # before sending: does it fit the window the server applies? (the keeper
+                # then sizes the requests by the window asked here)
+                check = await self._checker.check(client.options, request.base, prompt)
+                self._emit(check.event())
+                client.message_history = request.base
+                if client.context_keeper.covered == 0:  # a new client: continue the stored view
+                    stored = stored_compaction(path)
+                    if stored is not None:
+                        client.context_keeper.restore(stored, request.base)
+                await client.query(prompt)
+                blocks = TurnBlocks(recorder, client, self._emit)
+                started = True
+                call = self._calls
+                async for item in client.receive_messages():
+                    await blocks.handle(item, call)
             interrupted = bool(client.turn_metadata.get("interrupted"))
             await recorder.finish_reply("interrupted" if interrupted else "complete", call)
             recorder.finish("interrupted" if interrupted else "complete", client.history,
