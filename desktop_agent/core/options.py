@@ -13,13 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.context_settings import COMPACTION_MODES, CompactionMode
 from desktop_agent.core.errors import ConfigurationError
 from desktop_agent.core.tooling.hooks import Hooks, validate_hooks
+from desktop_agent.core.tooling.mcp.server_requests import (
+    DEFAULT_SAMPLING_LIMIT,
+    ElicitationCallback,
+    SamplingCallback,
+)
 from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
-from desktop_agent.core.tooling.tooling_settings import BeforeToolRound, ConstrainedCalls
+from desktop_agent.core.tooling.tooling_settings import (
+    BeforeToolRound,
+    ConstrainedCalls,
+    RefreshTools,
+)
 from desktop_agent.core.tooling.tools import Tool, tool_named
 from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.core.wire.wire_settings import TextDeltaMode, TextToolCalls
@@ -108,6 +118,19 @@ class AgentOptions:
             the tools may change (a checkpoint of the working folder) here.
             It runs even when every call is then denied; what it raises ends
             the turn, so a caller that must not stop the turn catches its own.
+        sampling_callback: Answers an MCP server's ``sampling/createMessage``
+            during this agent's tool calls (ask the person first, then run the
+            model: ``Client.sample`` runs it with these options). None: such
+            requests are refused with a sentence the server sees.
+        elicitation_callback: Shows an MCP server's ``elicitation/create`` (a
+            form or a link) to the person and returns the answer. None: refused.
+        mcp_roots: The folders MCP servers may work in (``roots/list``); when they
+            differ from what a server was told, it gets ``roots/list_changed``.
+        sampling_limit: Sampling requests one server may make per turn; more are
+            refused at once (a server that sends a thousand gets this many asked).
+        refresh_tools: Awaited before each model request; returns a new tool list
+            (an MCP server's tools changed) or None. The new list is offered
+            from that request on.
     """
 
     model: str
@@ -145,6 +168,12 @@ class AgentOptions:
     output_retries: int = 2
     connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
     before_tool_round: BeforeToolRound | None = field(default=None, repr=False, compare=False)
+    sampling_callback: SamplingCallback | None = field(default=None, repr=False, compare=False)
+    elicitation_callback: ElicitationCallback | None = field(default=None, repr=False,
+                                                             compare=False)
+    mcp_roots: Sequence[Path] = field(default=())
+    sampling_limit: int = DEFAULT_SAMPLING_LIMIT
+    refresh_tools: RefreshTools | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._check_endpoint()
@@ -169,7 +198,7 @@ class AgentOptions:
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ConfigurationError(
                     f"{name} must be a positive integer or None, not {value!r}")
-        for name in ("max_tool_iterations", "output_retries"):
+        for name in ("max_tool_iterations", "output_retries", "sampling_limit"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ConfigurationError(f"{name} must be 0 or more")
@@ -196,6 +225,7 @@ class AgentOptions:
         _check_compaction(self.compaction, self.compaction_threshold)
 
     def _check_tools(self) -> None:
+        self.mcp_roots = tuple(Path(p) for p in self.mcp_roots)
         self.tools = list(self.tools)
         seen: set[str] = set()
         for t in self.tools:

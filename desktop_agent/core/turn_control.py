@@ -35,6 +35,8 @@ class TurnControl:
         reader_task: The task iterating ``receive_messages()``.
         tool_tasks: The tool calls of the round being run.
         progress: The running round's progress channel (to stop one call).
+        server_requests: Requests tool servers made of this turn (MCP sampling),
+            by server, to hold each to its limit per turn.
     """
 
     interrupt_requested: bool = False
@@ -42,9 +44,11 @@ class TurnControl:
     reader_task: asyncio.Task[Any] | None = None
     tool_tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     progress: StoppableCalls | None = None
+    server_requests: dict[str, int] = field(default_factory=dict)
 
     def start(self) -> None:
         """Reset for a new turn read by the current task."""
+        self.server_requests = {}
         self.interrupt_requested = False
         self.awaiting_server = False
         self.reader_task = asyncio.current_task()

@@ -53,6 +53,16 @@ class CatalogModel:
     template_offers_tools: bool
     note: str
 
+    @property
+    def id(self) -> str:
+        """A short name for scripts and the command line (``qwen3-1.7b``)."""
+        return "-".join(self.title.lower().split())
+
+    @property
+    def source(self) -> str:
+        """``repo_id/filename``, as ``desktop-agent models pull`` takes it."""
+        return f"{self.repo_id}/{self.filename}"
+
     def memory_needed(self, context: int = PICK_CONTEXT) -> int:
         """Memory to run it at ``context``, estimated as for a file on disk."""
         return memory_needed(self.size_bytes, self.kv_bytes_per_token, context)

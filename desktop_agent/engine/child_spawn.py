@@ -63,6 +63,18 @@ async def answers_health(port: int) -> bool:
     return status.split(b" ")[1:2] == [b"200"]
 
 
+async def accepts_connections(port: int) -> bool:
+    """Whether anything listens on the port (a refused connection: the engine is gone)."""
+    try:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
 def child_environment() -> dict[str, str]:
     """The app's environment, with this very package first on the path when run from source.
 

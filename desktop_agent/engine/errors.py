@@ -13,6 +13,8 @@ sentence that names the file or model::
     │   ├── TruncatedModelError          the file ends before its header or weights do
     │   ├── CorruptModelError            the header is not what GGUF allows
     │   └── MissingSplitPartError        a part of a split model is not on disk
+    ├── ModelNotFoundError               no model on this machine answers to a name
+    ├── ModelTooBigError                 more memory than is free (a second yes runs it)
     ├── EngineNotInstalled               llama.cpp's server (xllamacpp) is missing
     ├── UnknownArchitecture              a GGUF this llama.cpp cannot run (its log names the kind)
     ├── EnginePortTaken                  another program listens on the port asked for
@@ -133,8 +135,8 @@ CRASH_ADVICE = {
     signal.SIGBUS: "it crashed reading memory, often a model file that was cut short or "
                    "changed while in use: download it again",
     signal.SIGABRT: "it aborted; the last lines of its log say why",
-    signal.SIGKILL: "something killed it (often the system running out of memory): "
-                    "a smaller model or a shorter context needs less",
+    signal.SIGKILL: "often the system running out of memory; a smaller model or a shorter "
+                    "context needs less",
 }
 
 
@@ -157,7 +159,37 @@ def describe_exit(returncode: int | None, *, process: str = "the engine",
         return f"{process} was killed by signal {-returncode}"
     fix = advice.get(killer)
     message = f"{process} was killed by {killer.name}"
-    return f"{message}: {fix}" if fix else message
+    # A dash, not a colon: the sentence is often quoted after "… stopped while serving:".
+    return f"{message} — {fix}" if fix else message
+
+
+class ModelNotFoundError(EngineError):
+    """No model on this machine answers to the name given; the sentence says what to do.
+
+    Attributes:
+        name: The name asked for.
+    """
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class ModelTooBigError(EngineError):
+    """The model needs more memory than is free now; running it anyway takes a second yes.
+
+    Attributes:
+        path: The model file.
+        needed_bytes: The estimate (weights, key/value cache, overhead).
+        available_bytes: Memory free when estimated.
+    """
+
+    def __init__(self, path: Path, message: str, needed_bytes: int,
+                 available_bytes: int | None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.needed_bytes = needed_bytes
+        self.available_bytes = available_bytes
 
 
 class EngineNotInstalled(EngineError):

@@ -84,14 +84,20 @@ def estimate_fit(info: ModelInfo, *, context: int | None = None,
         cores: Physical cores; None reads them now.
     """
     memory = memory if memory is not None else machine_memory()
+    chosen = context if context is not None else _recommended_context(info,
+                                                                       memory.available_bytes)
+    return fit_of(needed_bytes(info, chosen), chosen, memory=memory, cores=cores)
+
+
+def fit_of(needed: int, context: int, *, memory: MachineMemory | None = None,
+           cores: int | None = None) -> FitEstimate:
+    """Judge ``needed`` bytes at ``context`` against this machine (a model not on disk too)."""
+    memory = memory if memory is not None else machine_memory()
     threads = cores if cores is not None else physical_cores()
-    budget = memory.available_bytes
-    chosen = context if context is not None else _recommended_context(info, budget)
-    needed = needed_bytes(info, chosen)
-    verdict = _verdict(needed, budget)
-    return FitEstimate(verdict=verdict, needed_bytes=needed, available_bytes=budget,
-                       context=chosen, threads=threads, gpu_layers=0,
-                       sentence=_sentence(verdict, needed, chosen, memory))
+    verdict = _verdict(needed, memory.available_bytes)
+    return FitEstimate(verdict=verdict, needed_bytes=needed, available_bytes=memory.available_bytes,
+                       context=context, threads=threads, gpu_layers=0,
+                       sentence=_sentence(verdict, needed, context, memory))
 
 
 def _recommended_context(info: ModelInfo, budget: int | None) -> int:

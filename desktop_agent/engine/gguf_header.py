@@ -1,7 +1,8 @@
 """Walk a GGUF file's header (metadata and tensor table) without touching the weights.
 
 The ``gguf`` package (llama.cpp's own) names the value types, the file types and
-the tensor types, and this module reads by its definitions. Its ``GGUFReader`` is
+the tensor types, and this module reads by its definitions (copied, so that numpy
+is not loaded: :mod:`~desktop_agent.engine.gguf_constants`). Its ``GGUFReader`` is
 not used for the walk: it builds a numpy view for every element of every array,
 so the vocabulary alone (150,000 strings in a Qwen model) costs seconds per file,
 and a library of fifty models would take minutes to list. Here long arrays are
@@ -23,16 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gguf import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC
-from gguf import GGMLQuantizationType as TensorType
-from gguf import GGUFValueType as ValueType
-
 from desktop_agent.engine.errors import (
     CorruptModelError,
     NotGgufError,
     TruncatedModelError,
     UnreadableModelError,
     UnsupportedGgufError,
+)
+from desktop_agent.engine.gguf_constants import (
+    GGUF_DEFAULT_ALIGNMENT,
+    GGUF_MAGIC,
+    QUANT_SIZES,
+    TensorType,
+    ValueType,
 )
 
 #: A metadata value as kept: scalars, strings, and short arrays of them.
@@ -271,7 +275,7 @@ def _walk_tensors(cursor: _Cursor, version: int, metadata: dict[str, MetadataVal
         parameters += elements
         try:
             tensor_type = TensorType(raw_type)
-            block, type_size = GGML_QUANT_SIZES[tensor_type]
+            block, type_size = QUANT_SIZES[tensor_type]
         except (ValueError, KeyError):
             # A type newer than the installed tables: at least its first byte is owed.
             data_end = max(data_end, offset + 1)

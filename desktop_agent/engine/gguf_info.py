@@ -14,10 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
-from gguf import LlamaFileType
-
 from desktop_agent.engine.chat_template import template_supports_tools
 from desktop_agent.engine.errors import MissingSplitPartError
+from desktop_agent.engine.gguf_constants import FileType
 from desktop_agent.engine.gguf_header import GgufHeader, MetadataValue, read_header
 
 PathT = TypeVar("PathT", bound=PurePath)
@@ -112,7 +111,7 @@ def split_parts(path: PathT) -> tuple[PathT, ...] | None:
                  for index in range(1, count + 1))
 
 
-def is_later_split_part(path: Path) -> bool:
+def is_later_split_part(path: PurePath) -> bool:
     """True for parts 2..n of a split model: the first part stands for all of them."""
     match = _SPLIT_NAME.match(path.name)
     return match is not None and int(match["index"]) > 1
@@ -183,7 +182,7 @@ def size_label(parameters: int) -> str | None:
 def _quantization(file_type: MetadataValue | None, dominant: str | None) -> str | None:
     if isinstance(file_type, int) and not isinstance(file_type, bool):
         try:
-            name = LlamaFileType(file_type).name
+            name = FileType(file_type).name
         except ValueError:
             name = ""
         if name and name != "GUESSED":

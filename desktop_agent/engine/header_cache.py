@@ -47,10 +47,13 @@ def fingerprint(parts: tuple[Path, ...]) -> Fingerprint | None:
 
 
 class HeaderCache:
-    """Headers by path, loaded from and saved to ``folder / CACHE_FILE_NAME``."""
+    """Headers by path, loaded from and saved to ``folder / CACHE_FILE_NAME``.
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / CACHE_FILE_NAME
+    ``folder`` None keeps them in memory only (a script's one-off scan).
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self.path = folder / CACHE_FILE_NAME if folder is not None else None
         self._entries: dict[str, CachedHeader] = {}
         self._dirty = False
         self._load()
@@ -73,7 +76,7 @@ class HeaderCache:
 
     def save(self) -> None:
         """Write the cache if anything changed (atomically: a crash leaves the old one)."""
-        if not self._dirty:
+        if not self._dirty or self.path is None:
             return
         data = {"format": _FORMAT, "models": {key: _entry_json(entry)
                                               for key, entry in self._entries.items()}}
@@ -89,6 +92,8 @@ class HeaderCache:
         self._dirty = False
 
     def _load(self) -> None:
+        if self.path is None:
+            return
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("format") != _FORMAT:

@@ -19,6 +19,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from desktop_agent.engine.errors import ModelFileError
 from desktop_agent.engine.fit import FitEstimate, estimate_fit
@@ -57,18 +58,38 @@ class LibraryEntry:
         """The file to start llama.cpp with."""
         return self.paths[0]
 
+    def to_json(self) -> dict[str, Any]:
+        """What ``desktop-agent models --json`` prints and ``GET /local-models`` answers."""
+        info, fit = self.info, self.fit
+        return {
+            "name": self.display_name, "source": self.source.value, "path": str(self.path),
+            "parts": [str(part) for part in self.paths], "size_bytes": self.size_bytes,
+            "architecture": info.architecture if info else None,
+            "parameters": info.parameter_count if info else None,
+            "size_label": info.size_label if info else None,
+            "quantization": info.quantization if info else None,
+            "context_length": info.context_length if info else None,
+            "supports_tools": info.supports_tools if info else None,
+            "fit": None if fit is None else {
+                "verdict": fit.verdict.value, "fits": fit.verdict.value in ("fits", "tight"),
+                "context": fit.context, "needed_bytes": fit.needed_bytes,
+                "available_bytes": fit.available_bytes, "sentence": fit.sentence},
+            "problem": self.problem,
+        }
+
 
 class ModelLibrary:
     """Scans the model folders; remembers headers in ``cache_folder``.
 
     Args:
-        cache_folder: Where the header cache lives (the app passes its data folder).
+        cache_folder: Where the header cache lives (the app passes its data folder);
+            None keeps it in memory (a script resolving one name).
         folders: Where to look; None uses :meth:`ModelFolders.from_environment`
             plus ``extra_folders``.
         extra_folders: Folders the person added.
     """
 
-    def __init__(self, cache_folder: Path, *, folders: ModelFolders | None = None,
+    def __init__(self, cache_folder: Path | None, *, folders: ModelFolders | None = None,
                  extra_folders: Sequence[Path] = ()) -> None:
         self._folders = folders
         self._extra = tuple(extra_folders)

@@ -35,7 +35,12 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from desktop_agent.engine.child_spawn import answers_health, read_ready_line, spawn_child
+from desktop_agent.engine.child_spawn import (
+    accepts_connections,
+    answers_health,
+    read_ready_line,
+    spawn_child,
+)
 from desktop_agent.engine.engine_child import ChildLaunch, ReadyFacts
 from desktop_agent.engine.errors import (
     EngineCrashed,
@@ -49,7 +54,8 @@ from desktop_agent.engine.errors import (
 from desktop_agent.engine.gguf_info import ModelInfo
 from desktop_agent.engine.gguf_precheck import check_model_file
 from desktop_agent.engine.llama_serve import require_server_package, tool_chat_template
-from desktop_agent.engine.machine import resident_bytes, startup_allowance
+from desktop_agent.engine.machine import load_factor, resident_bytes, startup_allowance
+from desktop_agent.engine.model_names import find_model_file, names_a_path, served_name
 from desktop_agent.engine.run_settings import RunSettings
 
 logger = logging.getLogger("desktop_agent.engine")
@@ -71,6 +77,7 @@ class LocalModel:
             applied values are the properties below).
         alias: The model name the server answers to (the file's name without
             ``.gguf`` unless given).
+        name: What the caller named the model (a path or a name), as given.
     """
 
     def __init__(self, model: str | os.PathLike[str], *, context_length: int | None = None,
@@ -81,7 +88,10 @@ class LocalModel:
         """Describe the model to run; nothing starts until :meth:`start`.
 
         Args:
-            model: The GGUF file.
+            model: The GGUF file, or a name the library knows: a file name
+                (``qwen3-1.7b-q4_k_m.gguf``), a display name, an Ollama ``name:tag``
+                or a catalog id (see :mod:`desktop_agent.engine.model_names`),
+                resolved when it starts.
             context_length: Tokens per conversation (each slot), or None: 8192 capped
                 by the model's trained context and ``fits_context``.
             threads: CPU threads, or None for the physical cores.
@@ -99,11 +109,13 @@ class LocalModel:
                 searching and cannot know a key). Any other program on the machine can
                 then use the model.
         """
-        self.path = Path(model)
+        self.name = os.fspath(model)
+        self.path = Path(self.name).expanduser()
         self.settings = RunSettings(context_length=context_length, threads=threads,
                                     parallel=parallel, gpu_layers=gpu_layers,
                                     chat_template=chat_template, flash_attn=flash_attn)
-        self.alias = alias or self.path.name.removesuffix(".gguf")
+        self.alias = alias or served_name(self.path)
+        self._alias_given = alias is not None
         self._port = port
         self._log_dir = Path(log_dir) if log_dir is not None else None
         self._fits_context = fits_context
@@ -240,6 +252,20 @@ class LocalModel:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
+    async def settle_after_failure(self) -> None:
+        """After a request to it failed: if the engine is gone, wait until its end is known.
+
+        A reply cut by the engine's death fails as soon as the socket closes, which can
+        be before the app has reaped the process; waiting here lets the crash (and its
+        callbacks) be known before the caller reports the failure. An engine that
+        still listens failed the request for another reason: no wait.
+        """
+        watcher = self._watcher
+        if watcher is None or watcher.done() or await accepts_connections(self.port):
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(watcher), STOP_GRACE_SECONDS * load_factor())
+
     def on_crash(self, callback: CrashCallback) -> Callable[[], None]:
         """Call ``callback`` (on the event loop) when the engine ends unasked; returns an undo.
 
@@ -263,6 +289,7 @@ class LocalModel:
         """Check the file, start the engine and return once it answers (no-op if running).
 
         Raises:
+            ModelNotFoundError: No model answers to the name given.
             ModelFileError: The file is missing, not GGUF, cut short, damaged or not a
                 model that chats.
             EngineNotInstalled: ``xllamacpp`` is missing.
@@ -277,6 +304,9 @@ class LocalModel:
                 return
             await self._discard_ended()
             self._stop_requested.clear()
+            if not self.path.is_file() and not names_a_path(self.name):
+                self.path, alias = await asyncio.to_thread(find_model_file, self.name)
+                self.alias = self.alias if self._alias_given else alias
             facts = await asyncio.to_thread(check_model_file, self.path)
             require_server_package()
             if self._stop_requested.is_set():

@@ -82,7 +82,7 @@ class RunningModels:
             if callback in self._unload_callbacks else None
 
     async def run(self, model: str | os.PathLike[str], settings: RunSettings | None = None, *,
-                  fits_context: int | None = None) -> LocalModel:
+                  fits_context: int | None = None, alias: str | None = None) -> LocalModel:
         """The running engine for ``model``, started (and others stopped) if need be.
 
         The same file with the same settings returns the engine already running (a
@@ -108,7 +108,7 @@ class RunningModels:
                 for other in list(self._models):
                     await self._forget(other)
             engine = LocalModel.with_settings(path, wanted, log_dir=self._log_dir,
-                                              fits_context=fits_context)
+                                              fits_context=fits_context, alias=alias)
             self._starting = engine
             try:
                 await engine.start()
@@ -118,6 +118,10 @@ class RunningModels:
             self._users[path] = 0
             self.touch(engine)
             return engine
+
+    def users(self, engine: LocalModel) -> int:
+        """How many requests use ``engine`` now (:meth:`in_use` blocks open)."""
+        return self._users.get(_key(engine.path), 0)
 
     def touch(self, engine: LocalModel) -> None:
         """Note that ``engine`` was just used: its idle time starts again."""

@@ -2,9 +2,9 @@
 
 Why an icon engine: Lucide draws with ``currentColor``; Qt's SVG engine would
 paint it black, unreadable on the dark theme. :class:`TintedSvgEngine` swaps
-``currentColor`` for the palette's text colour (muted when disabled) and
-renders the vector at whatever size and pixel ratio the widget asks, so one
-file serves every size and both themes.
+``currentColor`` for the palette's text colour (muted when disabled, like the
+label beside it, fixed tints included) and renders the vector at whatever size
+and pixel ratio the widget asks, so one file serves every size and both themes.
 """
 
 from __future__ import annotations
@@ -51,18 +51,17 @@ class TintedSvgEngine(QIconEngine):
 
     def _colour_for(self, mode: QIcon.Mode) -> str:
         if mode == QIcon.Mode.Disabled:
-            return self._palette.muted if not self._colour else self._palette.border
+            # A disabled button turns its background to the border colour (theme.qss), so
+            # an icon of fixed tint goes muted like the button's text, or it would vanish.
+            return self._palette.muted
         # Selected rows use the soft accent tint (see theme.qss): the text colour reads there.
         return self._colour or self._palette.text
 
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode,
               state: QIcon.State) -> None:
         """Draw the vector into ``rect``."""
-        renderer = _renderer(self._name, self._colour_for(mode))
-        if mode == QIcon.Mode.Disabled:
-            painter.setOpacity(0.55)
-        renderer.render(painter, rect)
-        painter.setOpacity(1.0)
+        # A disabled icon is drawn in full muted ink, the colour of the disabled label beside it.
+        _renderer(self._name, self._colour_for(mode)).render(painter, rect)
 
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
         """A transparent pixmap with the icon drawn at ``size``."""

@@ -4,8 +4,11 @@ Opens the real main window over a throw-away data folder, runs one scripted
 turn against a :class:`~desktop_agent.testing.ScriptedServer` started for the
 purpose: the model calls a tool, the approval dock is answered
 programmatically (Allow once), the tool runs, its result reaches the model,
-and the final answer reaches the transcript. Exit status 0 only if every step
-worked; otherwise the traceback is printed and the status is 1.
+and the final answer reaches the transcript. Then the built-in engine
+(llama.cpp, in a child process) starts the model ``DESKTOP_AGENT_SMOKE_MODEL``
+names and answers once (without one, it checks the engine is in the build).
+Exit status 0 only if every step worked; otherwise the traceback is printed and
+the status is 1.
 """
 
 from __future__ import annotations
@@ -173,6 +176,27 @@ async def _run(app: Any, load: MachineLoad) -> None:
             store.close()
 
 
+async def _check_engine() -> str:
+    """The engine answers with the model ``DESKTOP_AGENT_SMOKE_MODEL`` names (if any).
+
+    Its own waits (a model's start scales with the machine's load) rather than the
+    window's: loading a model on a busy build machine is slower than a scripted turn.
+    """
+    from desktop_agent.engine.engine_check import (
+        SMOKE_MODEL_ENV,
+        engine_present,
+        one_reply,
+        smoke_model,
+    )
+
+    _check(engine_present(), "llama.cpp (xllamacpp) is not in this build")
+    model = smoke_model()
+    if model is None:
+        return f"engine present (set {SMOKE_MODEL_ENV} to a .gguf file for a reply)"
+    reply = await one_reply(model)
+    return f"engine: {model.name} answered {reply.strip()[:40]!r}"
+
+
 def run_smoke_test() -> int:
     """Run the smoke test; 0 when every step worked, 1 (with the traceback) otherwise."""
     previous = os.environ.get("DESKTOP_AGENT_DATA_DIR")
@@ -200,6 +224,7 @@ def run_smoke_test() -> int:
                 # ends whatever happens, but never before a step stretched to the most.
                 loop.run_until_complete(asyncio.wait_for(_run(app, load),
                                                          stretched(SMOKE_TIMEOUT, MOST)))
+                engine = loop.run_until_complete(_check_engine())
         except BaseException:  # noqa: BLE001 - the smoke test reports any failure as exit 1
             traceback.print_exc()
             return 1
@@ -209,7 +234,8 @@ def run_smoke_test() -> int:
             else:
                 os.environ["DESKTOP_AGENT_DATA_DIR"] = previous
     sys.stdout.write("smoke test passed: window, scripted turn, tool approval, transcript, "
-                     f"store (waits stretched \u00d7{load.factor:.1f} for this machine's load)\n")
+                     f"store (waits stretched \u00d7{load.factor:.1f} for this machine's load); "
+                     f"{engine}\n")
     return 0
 
 

@@ -21,15 +21,17 @@ from fastapi.responses import JSONResponse
 from desktop_agent.appdata import paths
 from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.core.wire.retry import RetryPolicy
-from desktop_agent.session import AppConfig, SessionEnvironment, ToolCatalog
+from desktop_agent.session import AppConfig, LocalEngine, SessionEnvironment, ToolCatalog
+from desktop_agent.store import DatabaseAccessError, DatabaseUnavailableError
 
-from .api_errors import install_error_handlers
-from .api_models import Alive
+from .api_errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, install_error_handlers
+from .api_models import Alive, Ready
 from .app_services import AppServices
 from .auth import check_key_text, require_key
 from .callbacks import DELIVERY_TIMEOUT, CallbackDispatcher
 from .conversation_runner import runner_registry
 from .event_log import EventLog
+from .memory_return import collect_cycles, return_freed_memory
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import (
     callbacks,
@@ -39,8 +41,11 @@ from .routes import (
     conversations,
     events,
     files,
+    local_models,
+    mcp,
     project,
     secrets,
+    slash_commands,
     tools,
     turns,
 )
@@ -48,6 +53,7 @@ from .shared_approvals import listen_for_answers
 from .shared_callbacks import SharedCallbacks
 from .start_pacer import PacedStarts
 from .thread_scheduling import deferring_executor
+from .unexpected_errors import UnexpectedErrors
 
 if TYPE_CHECKING:
     from desktop_agent.appdata.secret_cipher import SecretCipher
@@ -89,6 +95,7 @@ def create_app(
     hooks: Hooks | None = None,
     idle_seconds: float = DEFAULT_IDLE_SECONDS,
     secret_cipher: SecretCipher | None = None,
+    local_engine: LocalEngine | None = None,
 ) -> FastAPI:
     """Build the REST app over ``store``.
 
@@ -115,6 +122,10 @@ def create_app(
         secret_cipher: The replicas' key (``serve --database``): callbacks are then
             shared through the store with their URLs sealed by it. None: callbacks
             stay in this process's memory.
+        local_engine: The models on this computer; None makes one over the data
+            folder (nothing is scanned or started until asked). Its
+            ``default_model`` (``serve --model``) is started when the app starts,
+            and conversations created without a ``base_url`` use it.
 
     Raises:
         ValueError: The master key has characters HTTP headers cannot carry.
@@ -128,6 +139,7 @@ def create_app(
     event_log.listeners.append(dispatcher.on_event)
     # One HTTP pool per model server, shared by every conversation.
     pool = ConnectionPool()
+    engine = local_engine or LocalEngine(paths.data_dir(), store=store)
     svc = AppServices(
         store=store,
         events=event_log,
@@ -135,13 +147,14 @@ def create_app(
         session=SessionEnvironment(
             tools=ToolCatalog(extra_tools, config=AppConfig(config_path), workdirs_root=root),
             config=AppConfig(config_path), hooks=hooks, approval_timeout=approval_timeout,
-            connection_pool=pool),
+            connection_pool=pool, local_servers=engine),
         workdirs_root=root,
         upload_limit=upload_limit,
         approval_timeout=approval_timeout,
         connection_pool=pool,
         idle_seconds=idle_seconds,
         shared_approvals=store.engine == "postgresql",
+        local_engine=engine,
     )
     svc.runners = runner_registry(svc)
 
@@ -154,6 +167,8 @@ def create_app(
             if svc.shared_approvals else None
         await svc.callbacks.share()
         sweeper = asyncio.get_running_loop().create_task(_evict_idle(svc), name="idle-sweeper")
+        if engine.default_model is not None:
+            await _start_default_model(engine, engine.default_model)
         try:
             yield
         finally:
@@ -163,6 +178,7 @@ def create_app(
             if stop_answers is not None:
                 await asyncio.to_thread(stop_answers)
             await svc.runners.close()
+            await engine.close()
             await svc.session.tools.aclose()
             await svc.callbacks.close()
             await asyncio.to_thread(svc.events.close)
@@ -188,15 +204,42 @@ def create_app(
     # Host, key and body size are checked before any route reads the body.
     app.add_middleware(RequestGuard, master_key=master_key, allowed_hosts=allowed_hosts,
                        body_limit=body_limit, upload_limit=upload_limit)
+    # Outermost of ours: an error nothing expected is a 500 on a connection kept alive.
+    app.add_middleware(UnexpectedErrors)
 
     @app.get("/alive", response_model=Alive, tags=["health"])
     async def alive() -> Alive:
-        """Liveness probe; the only route that needs no key."""
+        """Liveness probe: the process answers (whatever the database does); needs no key."""
         return Alive(status="ok")
+
+    @app.get("/ready", response_model=Ready, tags=["health"],
+             responses={503: {"model": Ready, "description": "The database is unavailable."}})
+    async def ready() -> JSONResponse:
+        """Readiness probe: 200 when the database answers, 503 (``Retry-After``) when not.
+
+        For a load balancer in front of several replicas: send requests only to
+        replicas that are ready. Needs no key, like ``/alive``.
+        """
+        try:
+            await asyncio.to_thread(svc.store.check_reachable)
+        except DatabaseAccessError as exc:
+            unavailable = isinstance(exc, DatabaseUnavailableError)
+            return JSONResponse(
+                Ready(status="unavailable", database="unavailable" if unavailable else "error",
+                      error=DATABASE_UNAVAILABLE if unavailable else
+                      "The database answered with an error; see the server's log.").model_dump(),
+                status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+        return JSONResponse(Ready(status="ready", database="ok").model_dump())
+
+    # A probe may ask with HEAD (some load balancers do), as the starting server answers it:
+    # the same status and headers, no body (the server leaves it out).
+    app.add_api_route("/alive", alive, methods=["HEAD"], include_in_schema=False)
+    app.add_api_route("/ready", ready, methods=["HEAD"], include_in_schema=False)
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, context_window):
+                   checkpoints, project, context_window, mcp, slash_commands,
+                   local_models):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)
@@ -205,6 +248,18 @@ def create_app(
         return JSONResponse(app.openapi())
 
     return app
+
+
+async def _start_default_model(engine: LocalEngine, name: str) -> None:
+    """Start ``serve --model``'s model before serving; a model that cannot start stops serve."""
+    from desktop_agent.engine.errors import EngineError
+
+    try:
+        server = await engine.run(name)
+    except EngineError as error:
+        raise RuntimeError(f"--model {name}: {error}") from None
+    log.info("serving %s on this computer (context %s tokens) for conversations without a "
+             "base_url", server.name, server.context_length)
 
 
 async def _prune_deleted(svc: AppServices) -> None:
@@ -229,6 +284,11 @@ async def _evict_idle(svc: AppServices) -> None:
             continue
         if runners or tails:
             log.debug("dropped %d idle runner(s) and %d event tail(s)", runners, tails)
+            # Without this the allocator keeps the pages the dropped objects used,
+            # and the RSS stays at the busiest hour's level.
+            if runners:
+                collect_cycles()
+            await asyncio.to_thread(return_freed_memory)
 
 
 def _version() -> str:

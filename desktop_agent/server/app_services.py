@@ -25,7 +25,7 @@ from .thread_scheduling import turn_store_executor
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-    from desktop_agent.session import SessionEnvironment, SessionRegistry
+    from desktop_agent.session import LocalEngine, SessionEnvironment, SessionRegistry
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
     from .shared_callbacks import SharedCallback
@@ -71,6 +71,8 @@ class AppServices:
             process (SQLite, see :mod:`~desktop_agent.server.pending_approvals`).
         pacer: Lets turns that start together take turns, spaced so that the
             streams keep most of the loop (see :mod:`~desktop_agent.server.start_pacer`).
+        local_engine: The models on this computer (library, downloads, the running
+            engine), shared with every conversation set to ``server: "local"``.
         turn_calls: Runs the store calls that start and end turns, off the event
             loop (see :func:`~desktop_agent.server.thread_scheduling.turn_store_executor`),
             each step after one resuming when the pacer lets it.
@@ -86,6 +88,7 @@ class AppServices:
     connection_pool: ConnectionPool
     idle_seconds: float
     shared_approvals: bool = False
+    local_engine: LocalEngine = field(default=None)  # type: ignore[assignment]  # set by create_app
     pacer: StartPacer = field(init=False)
     turn_calls: PacedCalls = field(init=False)
     runners: SessionRegistry[ConversationRunner] = field(init=False)

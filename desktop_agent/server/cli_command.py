@@ -5,6 +5,7 @@ Examples::
     DESKTOP_AGENT_MASTER_KEY=$(openssl rand -hex 32) desktop-agent serve
     desktop-agent serve --no-auth                 # 127.0.0.1 only
     DESKTOP_AGENT_MASTER_KEY=... desktop-agent serve --host 0.0.0.0 --port 9000
+    desktop-agent serve --no-auth --model qwen3-1.7b-q4_k_m.gguf   # a model on this computer
     DESKTOP_AGENT_DATABASE_URL=postgresql://agent:pw@db:5432/agent \
         DESKTOP_AGENT_SECRET_KEY=$(cat secret.key) desktop-agent serve --workdirs /mnt/agent
 
@@ -87,6 +88,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                             "(default: DESKTOP_AGENT_WORKDIRS, else the data folder's workdirs). "
                             "Required with --database: every replica must be given the same "
                             "shared folder (NFS, a shared volume) at the same path")
+    serve.add_argument("--model", default=None, metavar="PATH_OR_NAME",
+                       help="run this model on this computer (llama.cpp, started with the "
+                            "server) for conversations created without a base_url: a .gguf "
+                            "file's path, a name `desktop-agent models` lists, an Ollama "
+                            "name:tag or a catalog id")
     serve.add_argument("--log-level", default="info",
                        choices=["critical", "error", "warning", "info", "debug"],
                        help="uvicorn log level (default info)")
@@ -165,12 +171,13 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
                 return EXIT_ERROR
         master_key = None if args.no_auth else key
+        engine = _local_engine(store, args.model)
 
         def build() -> Any:
             """The real app, warmed up (in a worker thread while /alive already answers)."""
             return _built_app(store, master_key=master_key, allowed_hosts=args.allowed_host,
                               idle_seconds=args.idle_seconds, secret_cipher=cipher,
-                              workdirs_root=workdirs)
+                              workdirs_root=workdirs, local_engine=engine)
 
         app = StartingApp(build, master_key=master_key, allowed_hosts=args.allowed_host,
                           on_failure=lambda: setattr(server, "should_exit", True))
@@ -186,6 +193,16 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_OK if server.started and not app.failed else EXIT_ERROR
     finally:
         store.close()
+
+
+def _local_engine(store: Store, model: str | None) -> Any:
+    """The app's engine over the data folder; ``--model`` is started with the app."""
+    from desktop_agent.appdata.paths import data_dir
+    from desktop_agent.session import LocalEngine
+
+    engine = LocalEngine(data_dir(), store=store)
+    engine.default_model = model
+    return engine
 
 
 def _built_app(store: Store, **options: Any) -> Any:

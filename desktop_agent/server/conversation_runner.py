@@ -28,7 +28,10 @@ from desktop_agent.session import (
     ContextWindowChecked,
     ConversationSession,
     DoctorNotice,
+    ElicitationAsked,
     FilesChanged,
+    LocalModelCrashed,
+    LocalModelStarting,
     MessageStored,
     NotConfiguredError,
     NothingToAnswerError,
@@ -38,6 +41,8 @@ from desktop_agent.session import (
     PromptProgressReported,
     RestoreConflictError,
     RestoreReport,
+    SamplingAsked,
+    ServerQuestionSettled,
     SessionEvent,
     SessionRegistry,
     StateChanged,
@@ -56,6 +61,7 @@ from desktop_agent.session import (
     UserMessageAdded,
     WorkdirError,
     asks_before_tools,
+    busy_sentence,
 )
 from desktop_agent.store import (
     ConversationBusyError,
@@ -177,7 +183,7 @@ class ConversationRunner:
             ApiError: 409 when a turn runs (here or in another process), the
                 conversation has no server/model, or there is nothing to answer.
         """
-        with _as_http():
+        with as_http():
             # Off the loop: on PostgreSQL a start's store calls wait for the database,
             # and every stream this replica serves would wait behind them.
             if message is not None:
@@ -193,7 +199,7 @@ class ConversationRunner:
         if self.busy:
             raise ApiError(409, "turn_running",
                            "A turn is running; wait for it or interrupt it before sending.")
-        with _as_http():
+        with as_http():
             if self._services.store.turn_lease_holder(self.conversation_id) is not None:
                 raise ConversationBusyError(self.conversation_id, "another process")
             self.session.refresh()
@@ -238,13 +244,13 @@ class ConversationRunner:
             ApiError: 409 when a turn runs or files changed since (with their names),
                 404 when there is nothing to undo.
         """
-        with _as_http():
+        with as_http(restoring=True):
             return await self.session.undo_turn(turn, force=force)
 
     async def restore_files(self, message_id: str | None, checkpoint_id: str | None,
                             force: bool, branch: bool) -> RestoreReport | None:
         """Put files back as before a message or at a checkpoint (409 on a conflict)."""
-        with _as_http():
+        with as_http(restoring=True):
             if message_id is not None:
                 return await self.session.restore_files(message_id, force=force, branch=branch)
             assert checkpoint_id is not None
@@ -410,6 +416,24 @@ class ConversationRunner:
     def _approval_settled(self, event: ApprovalSettled) -> None:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
+    def _sampling_asked(self, event: SamplingAsked) -> None:
+        self.emit("sampling_requested", event.question.to_dict())
+
+    def _elicitation_asked(self, event: ElicitationAsked) -> None:
+        self.emit("elicitation_requested", event.question.to_dict())
+
+    def _server_question_settled(self, event: ServerQuestionSettled) -> None:
+        self.emit("server_question_resolved", {"id": event.question_id,
+                                               "outcome": event.outcome})
+
+    def _local_model_starting(self, event: LocalModelStarting) -> None:
+        self.emit("local_model_starting", {"model": event.model})
+
+    def _local_model_crashed(self, event: LocalModelCrashed) -> None:
+        self.emit("local_model_crashed", {"model": event.model, "message": event.message,
+                                          "signal": event.signal_name,
+                                          "returncode": event.returncode})
+
 
 _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     StateChanged: ConversationRunner._state_changed,
@@ -434,16 +458,30 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
     PlanUpdated: ConversationRunner._plan_updated,
+    LocalModelStarting: ConversationRunner._local_model_starting,
+    LocalModelCrashed: ConversationRunner._local_model_crashed,
     DoctorNotice: ConversationRunner._doctor_notice,
     ToolCallProbed: ConversationRunner._tool_call_probed,
+    SamplingAsked: ConversationRunner._sampling_asked,
+    ElicitationAsked: ConversationRunner._elicitation_asked,
+    ServerQuestionSettled: ConversationRunner._server_question_settled,
 }
 """How each session event is told over REST. Events not listed here (reply started
 and ended, path resets, settings reloaded from another process) are not sent: the
 message and state events and ``GET /conversations/{id}`` cover what they say."""
 
 
-class _as_http:
-    """Turns the session's typed refusals into the API's 409 answers, at the edge."""
+class as_http:
+    """Turns the session's typed refusals into the API's 409 answers, at the edge.
+
+    Args:
+        restoring: The block puts files back: a file system error there (a folder
+            swapped for a link mid-restore, a disk gone read-only) is a 409 with a
+            sentence, not a 500.
+    """
+
+    def __init__(self, *, restoring: bool = False) -> None:
+        self._restoring = restoring
 
     def __enter__(self) -> None:
         return None
@@ -456,13 +494,12 @@ class _as_http:
             raise ApiError(409, "turn_running", str(exc)) from exc
         if isinstance(exc, NotConfiguredError):
             raise ApiError(409, "not_configured", "Set base_url and model in the "
-                           "conversation's settings before running.") from exc
+                           "conversation's settings before running (or server \"local\" "
+                           "and a model on this computer).") from exc
         if isinstance(exc, NothingToAnswerError):
             raise ApiError(409, "nothing_to_answer", str(exc)) from exc
         if isinstance(exc, ConversationBusyError):
-            raise ApiError(409, "conversation_busy",
-                           "This conversation is busy in another window or server; wait for "
-                           "its turn to end.") from exc
+            raise ApiError(409, "conversation_busy", busy_sentence(exc.holder)) from exc
         if isinstance(exc, StaleParentError):
             raise ApiError(409, "conversation_changed", str(exc)) from exc
         if isinstance(exc, RestoreConflictError):
@@ -470,6 +507,11 @@ class _as_http:
                            details=[{"path": p} for p in exc.paths]) from exc
         if isinstance(exc, CheckpointError):
             raise ApiError(404, "nothing_to_restore", str(exc)) from exc
+        if self._restoring and isinstance(exc, OSError):
+            raise ApiError(409, "restore_failed",
+                           f"Files could not all be put back ({exc.strerror or exc}): the "
+                           "working folder changed meanwhile; the ones before it were. Try "
+                           "again.") from exc
 
 
 def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:

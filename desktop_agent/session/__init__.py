@@ -22,6 +22,29 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    'LocalEngine': 'local_engine.local_engine',
+    'CatalogChoice': 'local_engine.local_engine',
+    'hub_download': 'local_engine.local_engine',
+    'EnginePreferences': 'local_engine.engine_preferences',
+    'ModelDownload': 'local_engine.model_downloads',
+    'HUB_TOKEN_NAME': 'local_engine.hub_token',
+    'hub_token': 'local_engine.hub_token',
+    'set_hub_token': 'local_engine.hub_token',
+    'LocalServer': 'local_engine.engine_events',
+    'EngineEvent': 'local_engine.engine_events',
+    'ModelStarting': 'local_engine.engine_events',
+    'ModelReady': 'local_engine.engine_events',
+    'ModelStartFailed': 'local_engine.engine_events',
+    'ModelStopped': 'local_engine.engine_events',
+    'ModelCrashed': 'local_engine.engine_events',
+    'DownloadProgressed': 'local_engine.engine_events',
+    'DownloadFinished': 'local_engine.engine_events',
+    'DownloadFailed': 'local_engine.engine_events',
+    'LocalModelStarting': 'events',
+    'LocalModelCrashed': 'events',
+    'LocalModelUnavailableError': 'turn.local_server',
+    'LOCAL_SERVER': 'settings.setting_values',
+    'runs_locally': 'settings.setting_values',
     'context_after_reply': 'branch.context_estimate',
     'context_when_opened': 'branch.context_estimate',
     'estimated_context': 'branch.context_estimate',
@@ -65,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     'set_conversation_secret': 'settings.conversation_secrets',
     'delete_conversation': 'lifecycle.deletion',
     'BUSY_ELSEWHERE': 'errors',
+    'busy_sentence': 'errors',
     'NotConfiguredError': 'errors',
     'NothingToAnswerError': 'errors',
     'SessionError': 'errors',
@@ -128,6 +152,14 @@ _EXPORTS: dict[str, str] = {
     'tool_call_mode_for': 'turn.tool_call_mode',
     'context_window_for': 'turn.context_check',
     'warm_up_turns': 'turn.warm_up',
+    'SamplingAsked': 'events',
+    'ElicitationAsked': 'events',
+    'ServerQuestionSettled': 'events',
+    'ServerQuestion': 'mcp.server_question',
+    'SamplingChoice': 'mcp.server_question',
+    'UnknownQuestion': 'mcp.server_questions',
+    'NoMcpServers': 'mcp.conversation_mcp',
+    'UnknownCommand': 'commands.conversation_commands',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -155,18 +187,25 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
+    from desktop_agent.session.commands.conversation_commands import (
+        UnknownCommand as UnknownCommand,
+    )
     from desktop_agent.session.conversation import ConversationSession as ConversationSession
     from desktop_agent.session.errors import BUSY_ELSEWHERE as BUSY_ELSEWHERE
     from desktop_agent.session.errors import NotConfiguredError as NotConfiguredError
     from desktop_agent.session.errors import NothingToAnswerError as NothingToAnswerError
     from desktop_agent.session.errors import SessionError as SessionError
     from desktop_agent.session.errors import TurnRunningError as TurnRunningError
+    from desktop_agent.session.errors import busy_sentence as busy_sentence
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
     from desktop_agent.session.events import ContextWindowChecked as ContextWindowChecked
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
+    from desktop_agent.session.events import ElicitationAsked as ElicitationAsked
     from desktop_agent.session.events import FilesChanged as FilesChanged
+    from desktop_agent.session.events import LocalModelCrashed as LocalModelCrashed
+    from desktop_agent.session.events import LocalModelStarting as LocalModelStarting
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
     from desktop_agent.session.events import PathReset as PathReset
@@ -175,6 +214,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
+    from desktop_agent.session.events import SamplingAsked as SamplingAsked
+    from desktop_agent.session.events import ServerQuestionSettled as ServerQuestionSettled
     from desktop_agent.session.events import SessionEvent as SessionEvent
     from desktop_agent.session.events import SettingsChanged as SettingsChanged
     from desktop_agent.session.events import StateChanged as StateChanged
@@ -227,6 +268,36 @@ if TYPE_CHECKING:
         release_work_folder as release_work_folder,
     )
     from desktop_agent.session.lifecycle.registry import SessionRegistry as SessionRegistry
+    from desktop_agent.session.local_engine.engine_events import DownloadFailed as DownloadFailed
+    from desktop_agent.session.local_engine.engine_events import (
+        DownloadFinished as DownloadFinished,
+    )
+    from desktop_agent.session.local_engine.engine_events import (
+        DownloadProgressed as DownloadProgressed,
+    )
+    from desktop_agent.session.local_engine.engine_events import EngineEvent as EngineEvent
+    from desktop_agent.session.local_engine.engine_events import LocalServer as LocalServer
+    from desktop_agent.session.local_engine.engine_events import ModelCrashed as ModelCrashed
+    from desktop_agent.session.local_engine.engine_events import ModelReady as ModelReady
+    from desktop_agent.session.local_engine.engine_events import (
+        ModelStartFailed as ModelStartFailed,
+    )
+    from desktop_agent.session.local_engine.engine_events import ModelStarting as ModelStarting
+    from desktop_agent.session.local_engine.engine_events import ModelStopped as ModelStopped
+    from desktop_agent.session.local_engine.engine_preferences import (
+        EnginePreferences as EnginePreferences,
+    )
+    from desktop_agent.session.local_engine.hub_token import HUB_TOKEN_NAME as HUB_TOKEN_NAME
+    from desktop_agent.session.local_engine.hub_token import hub_token as hub_token
+    from desktop_agent.session.local_engine.hub_token import set_hub_token as set_hub_token
+    from desktop_agent.session.local_engine.local_engine import CatalogChoice as CatalogChoice
+    from desktop_agent.session.local_engine.local_engine import LocalEngine as LocalEngine
+    from desktop_agent.session.local_engine.local_engine import hub_download as hub_download
+    from desktop_agent.session.local_engine.model_downloads import ModelDownload as ModelDownload
+    from desktop_agent.session.mcp.conversation_mcp import NoMcpServers as NoMcpServers
+    from desktop_agent.session.mcp.server_question import SamplingChoice as SamplingChoice
+    from desktop_agent.session.mcp.server_question import ServerQuestion as ServerQuestion
+    from desktop_agent.session.mcp.server_questions import UnknownQuestion as UnknownQuestion
     from desktop_agent.session.settings.conversation_secrets import (
         conversation_environment as conversation_environment,
     )
@@ -257,7 +328,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.sandbox_settings import limit_defaults as limit_defaults
     from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.settings.sandbox_settings import sandbox_status as sandbox_status
+    from desktop_agent.session.settings.setting_values import LOCAL_SERVER as LOCAL_SERVER
     from desktop_agent.session.settings.setting_values import asks_before_tools as asks_before_tools
+    from desktop_agent.session.settings.setting_values import runs_locally as runs_locally
     from desktop_agent.session.settings.settings_check import BadWorkdirError as BadWorkdirError
     from desktop_agent.session.settings.settings_check import (
         UnknownToolError as UnknownToolError,
@@ -277,6 +350,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.tools.tool_catalog import WorkdirError as WorkdirError
     from desktop_agent.session.tools.tool_catalog import workdir_path as workdir_path
     from desktop_agent.session.turn.context_check import context_window_for as context_window_for
+    from desktop_agent.session.turn.local_server import (
+        LocalModelUnavailableError as LocalModelUnavailableError,
+    )
     from desktop_agent.session.turn.model_doctor import probe_summary as probe_summary
     from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for

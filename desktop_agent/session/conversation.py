@@ -52,7 +52,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.approvals.approval_broker import (
@@ -62,9 +61,13 @@ from desktop_agent.session.approvals.approval_broker import (
     ToolCallQuestion,
 )
 from desktop_agent.session.branch.branch_pages import BranchPages
+from desktop_agent.session.commands.conversation_commands import ConversationCommands
+from desktop_agent.session.errors import lease_owner
 from desktop_agent.session.events import ApprovalSettled, Notice, RunState, SessionEvent
 from desktop_agent.session.files.folder_undo import FolderUndo
 from desktop_agent.session.files.working_folder import WorkingFolder
+from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
+from desktop_agent.session.mcp.server_questions import ServerQuestions
 from desktop_agent.session.settings.settings_record import SettingsRecord
 from desktop_agent.session.store_calls import (
     AtOnce,
@@ -127,14 +130,20 @@ class ConversationSession:
             on_settled=lambda i, r: emit(ApprovalSettled(i, r)),
             on_problem=lambda text: emit(Notice(text)),
             preview=self._folder.preview_change, before_run=self._folder.changes.before_run)
+        self._questions = ServerQuestions(emit, env.approval_timeout)
+        self._mcp = ConversationMcp(conversation_id, lambda: self._settings.current, env.tools,
+                                    self._questions, lambda r: self._client.sample(r))
+        self._commands = ConversationCommands(conversation_id, lambda: self._settings.current,
+                                              env.tools.workdirs_root, self._mcp)
         self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit,
-                                          store)
+                                          store, self._mcp)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
         self._window = LargerWindow(self._settings, env)
         self._undo = FolderUndo(self._folder, self._branch,
-                                lease=partial(store.turn_lease, conversation_id, owner),
+                                lease=lambda activity: store.turn_lease(
+                                    conversation_id, lease_owner(owner, activity)),
                                 busy=lambda: self._runner.busy, emit=emit)
 
     # -- listening ---------------------------------------------------------------------
@@ -238,6 +247,20 @@ class ConversationSession:
     make_larger_window = PartMethod("_window", LargerWindow.make_larger_window)
     close = PartMethod("_runner", TurnRunner.close)
     test_model = PartMethod("_client", ConversationClient.test_model)
+
+    # -- what MCP servers bring (mcp/), slash commands and skills (commands/) -------------
+    mcp_prompts = PartMethod("_mcp", ConversationMcp.prompts)
+    mcp_resources = PartMethod("_mcp", ConversationMcp.resources)
+    get_prompt = PartMethod("_mcp", ConversationMcp.get_prompt)
+    complete_argument = PartMethod("_mcp", ConversationMcp.complete)
+    attach_resource = PartMethod("_mcp", ConversationMcp.attach)
+    slash_commands = PartMethod("_commands", ConversationCommands.listed)
+    expand_slash = PartMethod("_commands", ConversationCommands.expand)
+    skills = PartMethod("_commands", ConversationCommands.skills)
+    custom_commands = PartMethod("_commands", ConversationCommands.custom_commands)
+    server_questions = PartMethod("_questions", ServerQuestions.pending)
+    answer_sampling = PartMethod("_questions", ServerQuestions.answer_sampling)
+    answer_elicitation = PartMethod("_questions", ServerQuestions.answer_elicitation)
 
     # -- files (files/working_folder.py, files/folder_undo.py) ---------------------------
     @property

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import CompactionBlock, PromptCutBlock, Usage
     from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
+    from desktop_agent.session.mcp.server_question import ServerQuestion
     from desktop_agent.session.tools.plan import Plan
     from desktop_agent.store import MessageRecord
     from desktop_agent.workspace.checkpoints import TurnChanges
@@ -273,6 +274,37 @@ class PlanUpdated:
     plan: Plan
 
 
+@dataclass(frozen=True, slots=True)
+class LocalModelStarting:
+    """The turn waits for the model on this computer to load (it was not running).
+
+    Attributes:
+        model: The model's name as a person knows it.
+    """
+
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocalModelCrashed:
+    """The engine running this conversation's model on this computer ended unasked.
+
+    The reply it was writing ends as interrupted (as with any server that goes
+    away); this says why, so a front end can name the signal and offer Restart.
+
+    Attributes:
+        model: The model's name as a person knows it.
+        message: The sentence to show (how it ended, with advice).
+        signal_name: ``SIGKILL``, ``SIGSEGV``... when a signal ended it, else None.
+        returncode: The process's return code (negative: the signal's number).
+    """
+
+    model: str
+    message: str
+    signal_name: str | None
+    returncode: int
+
+
 DoctorNoticeKind = Literal["template_without_tools", "slow_prompt"]
 
 
@@ -301,10 +333,34 @@ class ToolCallProbed:
     mode: str
 
 
+@dataclass(frozen=True, slots=True)
+class SamplingAsked:
+    """An MCP server asks to run the conversation's model; a person allows or denies."""
+
+    question: ServerQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationAsked:
+    """An MCP server asks the person to fill a form (or open a link)."""
+
+    question: ServerQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class ServerQuestionSettled:
+    """A server's question ended: ``outcome`` is the answer, ``expired`` or ``withdrawn``."""
+
+    question_id: str
+    outcome: str
+
+
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | ToolOutputReported | PromptProgressReported
                 | CompactionReported | PromptCutReported | ContextWindowChecked
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
-                | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed)
+                | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
+                | SamplingAsked | ElicitationAsked | ServerQuestionSettled
+                | LocalModelStarting | LocalModelCrashed)

@@ -146,12 +146,22 @@ def test_every_lazy_name_is_the_object_its_module_defines(package: str) -> None:
         assert getattr(listing.module, name) is defined, f"{package}.{name}"
 
 
-def test_the_root_package_exports_only_what_the_core_types() -> None:
+def test_the_root_package_exports_only_what_the_core_and_the_engine_type() -> None:
     # ``desktop_agent`` hands out core names (its own __getattr__) and shows them to the
-    # type checker with ``from .core import *`` under TYPE_CHECKING
+    # type checker with ``from .core import *`` under TYPE_CHECKING; LocalModel comes
+    # from the engine (the core runs no model) and is imported there by name
+    import desktop_agent.engine
+
     core = read_listing("desktop_agent.core")
-    missing = sorted(set(desktop_agent.__all__) - set(desktop_agent.core.__all__))
+    engine_names = set(desktop_agent._ENGINE_NAMES)
+    sdk_names = set(desktop_agent.__all__) - engine_names
+    missing = sorted(sdk_names - set(desktop_agent.core.__all__))
     assert not missing, f"desktop_agent exports names the core does not: {missing}"
-    assert set(desktop_agent.__all__) <= set(core.typed)
-    for name in desktop_agent.__all__:
+    assert sdk_names <= set(core.typed)
+    for name in sdk_names:
         assert getattr(desktop_agent, name) is getattr(desktop_agent.core, name), name
+    assert engine_names <= set(desktop_agent.engine.__all__)
+    init = Path(desktop_agent.__file__).read_text(encoding="utf-8")
+    for name in engine_names:
+        assert f"import {name} as {name}" in init, f"{name} is not shown to the type checker"
+        assert getattr(desktop_agent, name) is getattr(desktop_agent.engine, name), name

@@ -24,9 +24,16 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = (REPO / "README.md", REPO / "docs" / "sdk.md")
 
 
-def sdk_blocks() -> list[str]:
+def sdk_blocks(*, local_models: bool = False) -> list[str]:
+    """The pages' Python blocks; those running a ``LocalModel`` only when asked.
+
+    A ``LocalModel`` block starts the real engine with a real model, which the scripted
+    server cannot stand in for: tests/engine/test_sdk_local_model.py runs those with
+    SmolLM2, in the engine tier where llama.cpp is installed.
+    """
     return [block for page in PAGES
-            for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
+            for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+            if ("LocalModel(" in block) == local_models]
 
 
 def run_block(source: str, namespace: dict[str, Any]) -> None:

@@ -71,7 +71,7 @@ class EntryPointChecks:
     def test_help_lists_every_command(self):
         result = self.run("--help")
         assert result.returncode == 0, result.stderr
-        for command in ("serve", "export", "import", "--smoke-test", "--version"):
+        for command in ("serve", "export", "import", "models", "--smoke-test", "--version"):
             assert command in result.stdout
         assert "not available in this build" not in result.stdout
 
@@ -106,6 +106,20 @@ class EntryPointChecks:
         result = self.run("--smoke-test", env={"DESKTOP_AGENT_DATA_DIR": str(tmp_path)})
         assert result.returncode == 0, result.stdout + result.stderr
         assert "smoke test passed" in result.stdout
+        assert "Traceback" not in result.stderr
+
+    @pytest.mark.timeout(900)
+    def test_smoke_test_gets_a_reply_from_the_built_in_engine(self, tmp_path):
+        try:
+            from desktop_agent.cli.try_model import ModelNotInstalled, find_model_file
+
+            model = find_model_file()
+        except ModelNotInstalled as exc:
+            part_missing(f"{exc} (bash .ci/install_llama.sh)")
+        result = self.run("--smoke-test", timeout=stretched(300, busy_factor()), env={
+            "DESKTOP_AGENT_DATA_DIR": str(tmp_path), "DESKTOP_AGENT_SMOKE_MODEL": str(model)})
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"engine: {model.name} answered" in result.stdout
         assert "Traceback" not in result.stderr
 
     def test_smoke_test_passes_on_a_busy_core_by_stretching_its_waits(self, tmp_path):

@@ -36,3 +36,15 @@ def test_every_engine_module_is_qt_and_web_framework_free() -> None:
     loaded = imported_after("\n".join(f"import desktop_agent.engine.{m}" for m in modules))
 
     assert not loaded["PySide6"] and not loaded["fastapi"]
+
+
+def test_reading_a_model_and_resolving_a_name_load_neither_gguf_nor_numpy() -> None:
+    """The one binary leaves them out: headers are read with the engine's own tables."""
+    loaded = imported_after(
+        "from pathlib import Path\n"
+        "from desktop_agent.engine.gguf_precheck import check_model_file\n"
+        "from desktop_agent.engine.model_names import resolve_model\n"
+        "import desktop_agent.engine.runner, desktop_agent.engine.library\n"
+        "try:\n    check_model_file(Path('no-such.gguf'))\nexcept Exception:\n    pass")
+
+    assert not loaded["gguf"] and not loaded["numpy"]

@@ -4,8 +4,6 @@ and the person's own folders."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -14,6 +12,7 @@ from e2e.llama.llama_process import LlamaNotInstalled, find_model_file
 from gguf_samples import SampleModel, write_gguf
 from hub_double import HubDouble
 from huggingface_hub import hf_hub_download
+from library_layouts import ollama_pull
 from tier_policy import part_missing
 
 from desktop_agent.engine.fit import FitVerdict
@@ -25,32 +24,6 @@ from desktop_agent.engine.model_folders import ModelSource, hugging_face_cache
 def scan(cache: Path, extra: tuple[Path, ...] = ()) -> dict[str, LibraryEntry]:
     return {entry.display_name: entry
             for entry in ModelLibrary(cache, extra_folders=extra).scan()}
-
-
-def ollama_pull(store: Path, name: str, tag: str, gguf: bytes,
-                registry: str = "registry.ollama.ai", namespace: str = "library") -> Path:
-    """Lay a model out as ``ollama pull`` does: blobs by digest, a manifest naming them."""
-    def blob(data: bytes, media_type: str) -> dict[str, object]:
-        digest = hashlib.sha256(data).hexdigest()
-        (store / "blobs").mkdir(parents=True, exist_ok=True)
-        (store / "blobs" / f"sha256-{digest}").write_bytes(data)
-        return {"mediaType": media_type, "digest": f"sha256:{digest}", "size": len(data)}
-
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
-        "config": blob(b'{"model_format":"gguf","model_family":"qwen3"}',
-                       "application/vnd.docker.container.image.v1+json"),
-        "layers": [
-            blob(gguf, "application/vnd.ollama.image.model"),
-            blob(b"{{ .Prompt }}", "application/vnd.ollama.image.template"),
-            blob(b'{"temperature":0.6}', "application/vnd.ollama.image.params"),
-        ],
-    }
-    path = store / "manifests" / registry / namespace / name / tag
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest))
-    return store / "blobs" / f"sha256-{manifest['layers'][0]['digest'].split(':')[1]}"
 
 
 def test_lm_studio_models_are_found_in_both_of_its_folders(home: Path, tmp_path: Path) -> None:

@@ -103,7 +103,7 @@ def test_exits_are_said_in_words() -> None:
     assert describe_exit(1) == "the engine exited with status 1"
     crash = EngineCrashed(-int(signal.SIGSEGV), "0.1 E srv x: boom", when="m stopped")
     assert crash.signal_name == "SIGSEGV"
-    assert "killed by SIGSEGV: it crashed in native" in str(crash)
+    assert "killed by SIGSEGV — it crashed in native" in str(crash)
     failed = EngineStopped(1, "0.00.1 I fine\n0.00.2 E llama_model_load: bad tensor\n")
     assert str(failed) == "The engine exited with status 1. It said: llama_model_load: bad tensor"
 

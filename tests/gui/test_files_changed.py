@@ -6,6 +6,7 @@ the person clicks the buttons a person would.
 
 from __future__ import annotations
 
+import base64
 import stat
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,45 @@ def test_the_files_changed_window_drops_its_diffs_when_closed_and_reads_them_whe
     assert panel.holds_turns
     assert panel.tree.topLevelItem(0).text(0).startswith("run echo b > b.txt")
     assert panel.diff_view.diff() is not None
+
+
+TOKEN = "ghp_WindowDiff+Secret/0123456789abcdef"
+
+
+def test_a_file_that_holds_a_secret_shows_no_diff_and_says_why(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path,
+        no_keyring: None) -> None:
+    # issue 47: a secret a command wrote into a file showed in the window's diff views
+    from desktop_agent.session import set_conversation_secret
+
+    work = tmp_path / "work"
+    _project(work)
+    window, controller = _window_with_bash(make_window, server, work)
+    set_conversation_secret(controller.conversation_id, "TOKEN", TOKEN)  # this session only
+    _turn(qtbot, window, controller, server,
+          "printf 'USER=me\\nTOKEN=%s\\n' \"$TOKEN\" > creds.env; "
+          "printf %s \"$TOKEN\" | base64 -w 20 > encoded.txt; echo plain > plain.txt")
+    assert TOKEN in (work / "creds.env").read_text()  # the command had the secret
+    tab = window.current_tab()
+    qtbot.waitUntil(tab.files_bar.isVisible, timeout=WAIT_MS)
+    qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
+    panel = tab.files_panel
+    qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 1,
+                    timeout=WAIT_MS)
+
+    turn = panel.tree.topLevelItem(0)
+    rows = {turn.child(i).text(0).split("  ")[1]: turn.child(i)
+            for i in range(turn.childCount())}
+    assert set(rows) == {"creds.env", "encoded.txt", "plain.txt"}
+    for name in ("creds.env", "encoded.txt"):
+        panel.tree.setCurrentItem(rows[name])
+        assert panel.diff_view.diff() is None
+        assert panel.summary.isVisibleTo(panel)
+        assert "could not be checkpointed because it holds a secret" in panel.summary.text()
+    panel.tree.setCurrentItem(rows["plain.txt"])
+    assert panel.diff_view.diff() is not None
+    # nowhere in the panel's rows or words, in any form
+    forms = [TOKEN, base64.b64encode(TOKEN.encode()).decode()[:20], TOKEN[:16]]
+    shown = " ".join([panel.summary.text(), turn.text(0)]
+                     + [row.text(0) for row in rows.values()])
+    assert not [form for form in forms if form in shown], shown

@@ -127,7 +127,7 @@ def test_nothing_running_offers_retry_and_url(qtbot: Any, make_window: Any, serv
         return
     assert tab.notice.isVisible()
     assert "No model server is running" in tab.notice.message.text()
-    assert "“desktop-agent try-model”" in tab.notice.message.text()  # how to get a first one
+    assert tab.notice.run_local_button.isVisible()  # how to get a first one (test_first_run)
     assert tab.notice.retry_button.isVisible() and tab.notice.url_button.isVisible()
     qtbot.mouseClick(tab.notice.url_button, Qt.MouseButton.LeftButton)
     picker = window.servers.picker

@@ -562,3 +562,26 @@ def test_the_header_names_the_sandbox_that_will_actually_apply(
     finally:
         monkeypatch.undo()
         sandbox._probe.cache_clear()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_a_disabled_accent_button_keeps_a_visible_icon(
+        qtbot: Any, make_window: Any, theme: str) -> None:
+    """A disabled primary button turns grey (the border colour): its white icon must not vanish."""
+    from PySide6.QtGui import QColor, QIcon
+
+    from desktop_agent.gui.icons import current_palette
+    from desktop_agent.gui.window.preferences import Preferences
+
+    window = make_window()
+    window.chrome.apply_preferences(Preferences(theme=theme))
+    try:
+        send_button = window.current_tab().send_button
+        image = send_button.icon().pixmap(24, 24, QIcon.Mode.Disabled).toImage()
+        background = QColor(current_palette().border).lightness()
+        ink = [image.pixelColor(x, y).lightness() for x in range(24) for y in range(24)
+               if image.pixelColor(x, y).alpha() > 200]
+        assert ink, "the disabled icon draws nothing"
+        assert max(abs(value - background) for value in ink) > 60
+    finally:
+        window.chrome.apply_preferences(Preferences())

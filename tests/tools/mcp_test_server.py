@@ -74,6 +74,18 @@ def write_file(path: str, text: str) -> str:
     return f"wrote {len(text)} characters"
 
 
+@server.prompt()
+def huge(megabytes: str = "10") -> str:
+    """A prompt whose text is many megabytes long."""
+    return "x" * (int(megabytes) * 1024 * 1024)
+
+
+@server.resource("file:///{path}", name="local file", mime_type="text/plain")
+def local_file(path: str) -> str:
+    """Answer with the path asked for; this server reads nothing."""
+    return f"you asked for {path!r}"
+
+
 async def _serve_http() -> None:
     import uvicorn
 

@@ -8,12 +8,14 @@ hold whatever happens to the round.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from desktop_agent.core.context.history_invariants import NOT_EXECUTED_INTERRUPT, tool_message
+from desktop_agent.core.tooling.mcp.server_requests import McpCaller, set_caller
 from desktop_agent.core.tooling.output import images_message
 from desktop_agent.core.tooling.permissions import PermissionResult
 from desktop_agent.core.tooling.pool import MAX_PARALLEL_TOOL_CALLS
@@ -48,8 +50,10 @@ async def execute_round(calls: list[ToolUseBlock], options: ToolingSettings,
     snapshot = copy.deepcopy(history)
     limit = asyncio.Semaphore(MAX_PARALLEL_TOOL_CALLS)
     progress = ProgressChannel()
-    tasks = [asyncio.ensure_future(run_tool_call(call, options, snapshot, limit, progress,
-                                                 (answers or {}).get(call.id)))
+    context = _with_caller(options, control)
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_task(run_tool_call(call, options, snapshot, limit, progress,
+                                            (answers or {}).get(call.id)), context=context)
              for call in calls]
     control.tool_tasks = list(tasks)
     control.progress = progress
@@ -96,3 +100,13 @@ async def execute_round(calls: list[ToolUseBlock], options: ToolingSettings,
     pictures = images_message([o.result for o in outcomes if o is not None], options.vision)
     if pictures is not None:
         history.append(pictures)
+
+
+def _with_caller(options: ToolingSettings, control: TurnControl) -> contextvars.Context:
+    """The calls' context: MCP servers they use ask this turn's callbacks (sampling...)."""
+    caller = McpCaller(options.sampling_callback, options.elicitation_callback,
+                       tuple(options.mcp_roots), options.sampling_limit,
+                       control.server_requests)
+    context = contextvars.copy_context()
+    context.run(set_caller, caller)
+    return context

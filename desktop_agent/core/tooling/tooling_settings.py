@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from desktop_agent.core.wire.wire_settings import WireSettings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from desktop_agent.core.tooling.hooks import Hooks
+    from desktop_agent.core.tooling.mcp.server_requests import (
+        ElicitationCallback,
+        SamplingCallback,
+    )
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
     from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.core.types import ToolUseBlock
@@ -23,6 +29,8 @@ ConstrainedCalls = bool | Literal["auto"]
 """``AgentOptions.constrained_tool_calls``: always, never, or where the server can."""
 BeforeToolRound = Callable[[Sequence["ToolUseBlock"]], Awaitable[None]]
 """Told a round's calls before any runs (see ``AgentOptions.before_tool_round``)."""
+RefreshTools = Callable[[], Awaitable["Sequence[Tool] | None"]]
+"""Asked before each request: a new tool list, or None (see ``AgentOptions.refresh_tools``)."""
 
 
 class ToolingSettings(WireSettings, Protocol):
@@ -69,3 +77,15 @@ class ToolingSettings(WireSettings, Protocol):
 
     @property
     def output_type(self) -> Any: ...
+
+    @property
+    def sampling_callback(self) -> SamplingCallback | None: ...
+
+    @property
+    def elicitation_callback(self) -> ElicitationCallback | None: ...
+
+    @property
+    def mcp_roots(self) -> Sequence[Path]: ...
+
+    @property
+    def sampling_limit(self) -> int: ...

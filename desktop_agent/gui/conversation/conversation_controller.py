@@ -31,12 +31,16 @@ from desktop_agent.gui.conversation.turn_figures import LiveRate, TurnFigures
 from desktop_agent.session import (
     BUSY_ELSEWHERE,
     DEFAULT_TITLE,
+    LOCAL_SERVER,
     TITLE_LENGTH,
     ApprovalSettled,
     CompactionReported,
     ContextWindowChecked,
     ConversationSession,
     DoctorNotice,
+    ElicitationAsked,
+    LocalModelCrashed,
+    LocalModelStarting,
     MessageStored,
     NotConfiguredError,
     Notice,
@@ -46,6 +50,8 @@ from desktop_agent.session import (
     PromptProgressReported,
     ReplyEnded,
     ReplyStarted,
+    SamplingAsked,
+    ServerQuestionSettled,
     SessionEnvironment,
     SessionError,
     SessionEvent,
@@ -71,6 +77,7 @@ from desktop_agent.session import (
     conversation_allowed_tools,
     picture_urls,
     plan_of,
+    runs_locally,
     stored_file_change,
     tool_call_state,
     tool_result_text,
@@ -143,6 +150,8 @@ class ConversationController(QObject):
         prompt_cut(str): The server cut the prompt of the reply being shown (the mark).
         window_fixed(object, object): The one-click fix ended: the model now used (None
             when it failed) and the problem in words (None when it worked).
+        local_model(object): The model this computer runs for the conversation is
+            loading (``LocalModelStarting``) or its engine crashed (``LocalModelCrashed``).
     """
 
     title_changed = Signal(str)
@@ -176,10 +185,14 @@ class ConversationController(QObject):
     window_checked = Signal(object)
     prompt_cut = Signal(str)
     window_fixed = Signal(object, object)
+    server_question = Signal(object)
+    server_question_settled = Signal(str)
+    local_model = Signal(object)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
                  connection_pool: ConnectionPool | None = None,
+                 local_servers: Any = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._approvals = approvals
@@ -188,7 +201,7 @@ class ConversationController(QObject):
                                 previewer=lambda name, args: self.session.preview_change(name,
                                                                                          args))
         env = SessionEnvironment(tools=self._tools, approval_timeout=approval_timeout,
-                                 connection_pool=connection_pool)
+                                 connection_pool=connection_pool, local_servers=local_servers)
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
         self.session.subscribe(self._on_event)
         self.undo = FolderUndoActions(self.session, store, self)
@@ -240,9 +253,9 @@ class ConversationController(QObject):
 
     @property
     def has_server(self) -> bool:
-        """Whether a server and a model are chosen."""
+        """Whether a server (or this computer) and a model are chosen."""
         s = self.session.record.settings
-        return bool(s.get("base_url") and s.get("model"))
+        return bool(s.get("model") and (s.get("base_url") or runs_locally(s)))
 
     @property
     def can_regenerate(self) -> bool:
@@ -322,8 +335,17 @@ class ConversationController(QObject):
         unknown), so a picture for a text-only model is refused in words before
         anything is sent.
         """
-        self.update_settings(base_url=base_url, model=model, api_key_name=api_key_name,
-                             context_length=context_length, vision=vision)
+        self.update_settings(server=None, base_url=base_url, model=model,
+                             api_key_name=api_key_name, context_length=context_length,
+                             vision=vision)
+
+    def use_local_model(self, model: str, context_length: int | None = None) -> None:
+        """Run ``model`` on this computer from the next turn (the app's engine loads it).
+
+        ``context_length``: what it runs (or will run) with, for the context meter.
+        """
+        self.update_settings(server=LOCAL_SERVER, model=model, base_url=None,
+                             api_key_name=None, context_length=context_length, vision=None)
 
     def make_larger_window(self, tokens: int) -> None:
         """Run Ollama's one-click fix (a copy of the model with ``tokens``): ``window_fixed``."""
@@ -440,6 +462,13 @@ class ConversationController(QObject):
         await self.session.close()
 
     # -- session events -> signals -------------------------------------------------
+    def _on_server_question(
+            self, event: SamplingAsked | ElicitationAsked | ServerQuestionSettled) -> None:
+        """An MCP server's sampling request or form, and its end (the tab shows them)."""
+        if isinstance(event, ServerQuestionSettled):
+            self.server_question_settled.emit(event.question_id)
+        else:
+            self.server_question.emit(event.question)
 
     def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, StateChanged):
@@ -478,15 +507,22 @@ class ConversationController(QObject):
             self.figures_changed.emit(self._figures)
         elif isinstance(event, TitleChanged):
             self.title_changed.emit(event.title)
-        elif isinstance(event, Notice):
+        elif isinstance(event, ApprovalSettled):
+            # The broker gave up on a question: the dock shows it expired or withdrawn.
+            self._asker.settled(event.tool_use_id, event.record)
+        else:
+            self._on_notice_event(event)
+
+    def _on_notice_event(self, event: SessionEvent) -> None:
+        """What the conversation tells beside the reply: notices, probes, the local model."""
+        if isinstance(event, Notice):
             self.notice.emit(event.text)
         elif isinstance(event, DoctorNotice):
             self.doctor_notice.emit(event.kind, event.text, list(event.offers))
         elif isinstance(event, ToolCallProbed):
             self.tool_call_probed.emit(event)
-        elif isinstance(event, ApprovalSettled):
-            # The broker gave up on a question: the dock shows it expired or withdrawn.
-            self._asker.settled(event.tool_use_id, event.record)
+        elif isinstance(event, LocalModelStarting | LocalModelCrashed):
+            self.local_model.emit(event)
         else:
             self._on_reply_event(event)
 
@@ -541,6 +577,8 @@ class ConversationController(QObject):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
         elif isinstance(event, ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
+        elif isinstance(event, SamplingAsked | ElicitationAsked | ServerQuestionSettled):
+            self._on_server_question(event)  # asked while a tool call runs
 
     def _on_stored(self, record: MessageRecord) -> None:
         """A stored tool result: its card takes the stored state (and keeps a file's diff)."""

@@ -187,10 +187,12 @@ class ConversationHeader(QWidget):
     def show_settings(self, settings: dict[str, Any], folder: Path | None) -> None:
         """Show a conversation's model, folder, sandbox level and network switch."""
         model = settings.get("model")
-        self._current = (settings.get("base_url"), model)
+        local = settings.get("server")  # the models this computer runs: no address
+        self._current = (local or settings.get("base_url"), model)
         self.model_button.set_full_text(str(model) if model else "Choose a model")
+        where = "on this computer" if local else f"at {settings.get('base_url')}"
         self.model_button.setToolTip(
-            f"{model} at {settings.get('base_url')} — click to switch" if model
+            f"{model} {where} — click to switch" if model
             else "Choose the server and model for this conversation")
         if folder is not None:
             self._folder = folder
@@ -257,7 +259,8 @@ class ConversationHeader(QWidget):
         menu = self.model_menu
         menu.clear()
         for server in self._servers:
-            menu.addSection(f"{server.name} · {server.base_url}")
+            menu.addSection(server.name if getattr(server, "local", False)
+                            else f"{server.name} · {server.base_url}")
             for model in server.models:
                 action = menu.addAction(model.id)
                 action.setCheckable(True)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent, QTextCursor
 from PySide6.QtWidgets import QLabel, QMessageBox, QToolButton, QVBoxLayout, QWidget
 
 from desktop_agent.gui.approvals.approval_queue import (
@@ -50,8 +50,11 @@ from desktop_agent.gui.conversation.restore_wording import (
     restore_question,
     undone_by_kind,
 )
+from desktop_agent.gui.conversation.server_notice import ServerNotice
+from desktop_agent.gui.conversation.server_question_dialog import ServerQuestionDialog
+from desktop_agent.gui.conversation.slash_menu import SlashMenu
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
-from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
+from desktop_agent.gui.conversation.tab_parts import TabParts
 from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.transcript import TranscriptView
 
@@ -73,6 +76,8 @@ class ConversationTab(QWidget):
         choose_server_requested(): The person wants the server picker.
         retry_discovery_requested(): Search for servers again.
         enter_url_requested(): Open the picker with the URL field focused.
+        run_local_requested(): The person wants to run a model on this computer.
+        restart_engine_requested(): Run the stopped model of this computer again.
         branch_requested(str, int): Show another version of this message (key, -1/+1).
     """
 
@@ -80,6 +85,8 @@ class ConversationTab(QWidget):
     choose_server_requested = Signal()
     retry_discovery_requested = Signal()
     enter_url_requested = Signal()
+    run_local_requested = Signal()
+    restart_engine_requested = Signal()
 
     def __init__(self, controller: ConversationController,
                  approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
@@ -110,6 +117,9 @@ class ConversationTab(QWidget):
         self._layout.setSpacing(0)
         self._parts: TabParts | None = None
         self._when_built: list[Callable[[], None]] = []
+        self._expansion: asyncio.Future[None] | None = None
+        #: Open MCP server questions (sampling, forms), by id.
+        self.server_questions: dict[str, ServerQuestionDialog] = {}
         self._shown_turn: str | None = None
         self._shown_kind = "turn"
         self._undone: Undone = EARLIER_CHANGES  # whose changes the running restore takes back
@@ -121,6 +131,7 @@ class ConversationTab(QWidget):
         self.attachments: list[Attachment] = []
         self._waiting_since: float | None = None
         self._progress: tuple[int, int] | None = None
+        self._loading: str | None = None  # the model on this computer loading for the turn
         self._loaded = False
         # What needs the widgets of a tab that has none yet (the widgets' own
         # connections, made with them, miss the signal that made them).
@@ -218,6 +229,12 @@ class ConversationTab(QWidget):
         self._built_parts()
         return self._file_mentions
 
+    @property
+    def slash_menu(self) -> SlashMenu:
+        """The "/command" completion of the message box."""
+        self._built_parts()
+        return self._slash_menu
+
     def _build(self) -> None:
         """Make the widgets, wire them to the controller and show its state now."""
         controller = self.controller
@@ -225,6 +242,8 @@ class ConversationTab(QWidget):
         parts.notice.choose_server.connect(self.choose_server_requested)
         parts.notice.retry.connect(self.retry_discovery_requested)
         parts.notice.enter_url.connect(self.enter_url_requested)
+        parts.notice.run_local.connect(self.run_local_requested)
+        parts.notice.restart_engine.connect(self.restart_engine_requested)
         parts.files_bar.undo_requested.connect(self.undo_shown_turn)
         parts.files_bar.files_requested.connect(self.show_files_changed)
         parts.files_bar.overwrite_requested.connect(self._overwrite)
@@ -235,7 +254,11 @@ class ConversationTab(QWidget):
         box.attachment_removed.connect(self._remove_attachment)
         self._file_mentions = FileMentions(box.text, controller.work_folder)
         self._file_mentions.file_chosen.connect(lambda path: self.attach_files([path]))
-        box.text.completing = self._file_mentions.is_open
+        self._slash_menu = SlashMenu(box.text, controller.session.slash_commands)
+        controller.server_question.connect(self._show_server_question)
+        controller.server_question_settled.connect(self._server_question_settled)
+        box.text.completing = lambda: (self._file_mentions.is_open()
+                                       or self._slash_menu.is_open())
         stop = QShortcut(QKeySequence(Qt.Key.Key_Escape), self, controller.stop)
         stop.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self._waiting_timer = QTimer(self)
@@ -369,6 +392,7 @@ class ConversationTab(QWidget):
         c.figures_changed.connect(self.status_line.show_figures)
         c.prompt_progress.connect(self._on_prompt_progress)
         c.assistant_started.connect(lambda _m: self._stop_waiting())
+        c.local_model.connect(self._on_local_model)
         t.retry_requested.connect(c.retry)
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
@@ -448,6 +472,9 @@ class ConversationTab(QWidget):
         self.ensure_loaded()
         text = self.composer.toPlainText()
         attached = list(self.attachments)
+        if self._slash_menu.command_in(text) is not None:
+            self._expansion = asyncio.ensure_future(self._expand_command(text))
+            return
         if not attached:
             taken = self.controller.send(text)
         else:
@@ -457,6 +484,43 @@ class ConversationTab(QWidget):
             self.composer.clear()
             self.attachments.clear()
             self.composer_box.show_attachments([])
+
+    def _show_server_question(self, question: object) -> None:
+        """A server asks to run the model or for a form: show it beside the conversation."""
+        session = self.controller.session
+        dialog = ServerQuestionDialog(question, session.answer_sampling,
+                                      session.answer_elicitation, self)
+        self.server_questions[dialog.question_id] = dialog
+        dialog.finished.connect(lambda _r: self.server_questions.pop(dialog.question_id, None))
+        dialog.show()
+
+    def _server_question_settled(self, question_id: str) -> None:
+        dialog = self.server_questions.pop(question_id, None)
+        if dialog is not None:
+            dialog.settled()
+
+    async def _expand_command(self, text: str) -> None:
+        """Put what ``/name arguments`` becomes in the composer, to read before sending."""
+        from desktop_agent.core.errors import AgentError
+        from desktop_agent.session import NoMcpServers
+
+        try:
+            expanded = await self.controller.session.expand_slash(text)
+        except (NoMcpServers, ValueError, AgentError) as exc:  # UnknownCommand is a ValueError
+            self.transcript.add_error(f"{text.split()[0]}: {exc}", retry=False)
+            self._update_empty_hint()
+            return
+        if self.composer.toPlainText() != text:
+            return  # the person typed on meanwhile: their text wins
+        self.composer.setPlainText(expanded.message)
+        self.composer.moveCursor(QTextCursor.MoveOperation.End)
+        for note in expanded.notes:
+            self.transcript.add_error(note, retry=False)
+        if expanded.images:
+            self.transcript.add_error(f"{text.split()[0]} holds {len(expanded.images)} "
+                                      "picture(s); only its text is put in the message.",
+                                      retry=False)
+        self.focus_composer()
 
     def attach_files(self, paths: list[str]) -> None:
         """Attach files (paperclip or drop); a file that cannot be attached is said so."""
@@ -502,17 +566,33 @@ class ConversationTab(QWidget):
 
     def _on_prompt_progress(self, processed: int, total: int) -> None:
         self._progress = (processed, total)
+        self._loading = None
         self._show_waiting()
+
+    def _on_local_model(self, event: object) -> None:
+        """The model on this computer loads for this turn, or its engine crashed."""
+        from desktop_agent.session import LocalModelStarting
+
+        if isinstance(event, LocalModelStarting):
+            self._loading = event.model
+            self._show_waiting()
+        else:  # LocalModelCrashed: how, with Restart (the window refreshes it as models change)
+            self.notice.show_engine_stopped(str(getattr(event, "message", "")))
 
     def _show_waiting(self) -> None:
         """Until the first token: "Processing prompt… N s" (and % when the server says)."""
         if self._waiting_since is None:
             return
+        elapsed = time.monotonic() - self._waiting_since
+        if self._loading is not None:
+            self.status_line.show_waiting(f"Loading {self._loading} on this computer… "
+                                          f"{elapsed:.0f} s")
+            return
         processed, total = self._progress or (None, None)
-        self.status_line.show_waiting(
-            waiting_text(time.monotonic() - self._waiting_since, processed, total))
+        self.status_line.show_waiting(waiting_text(elapsed, processed, total))
 
     def _stop_waiting(self) -> None:
+        self._loading = None
         self._waiting_since = None
         self._waiting_timer.stop()
         self.status_line.show_waiting(None)

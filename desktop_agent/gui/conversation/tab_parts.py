@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QFrame,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -27,71 +25,14 @@ from desktop_agent.gui.conversation.context_window_banner import ContextWindowBa
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
 from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
+from desktop_agent.gui.conversation.server_notice import ServerNotice
 from desktop_agent.gui.conversation.status_line import StatusLine
-from desktop_agent.gui.icons import icon, set_icon
-from desktop_agent.gui.servers.server_picker import TRY_MODEL_COMMAND
 from desktop_agent.gui.theme import style_chrome_when_shown
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.view import COLUMN_MAX_WIDTH
 
 if TYPE_CHECKING:
     from desktop_agent.gui.conversation.plan_panel import PlanPanel
-
-
-class ServerNotice(QFrame):
-    """A banner above the transcript when no model can be used yet.
-
-    Signals:
-        choose_server(): "Choose server…" was clicked.
-        retry(): "Retry" (search for servers again) was clicked.
-        enter_url(): "Enter URL…" was clicked.
-    """
-
-    choose_server = Signal()
-    retry = Signal()
-    enter_url = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("serverNotice")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 8)
-        badge = QLabel()
-        badge.setPixmap(icon("info").pixmap(20, 20))
-        layout.addWidget(badge)
-        self.message = QLabel()
-        self.message.setWordWrap(True)
-        layout.addWidget(self.message, 1)
-        self.retry_button = QPushButton("Retry")
-        set_icon(self.retry_button, "refresh-cw")
-        self.retry_button.clicked.connect(self.retry)
-        self.url_button = QPushButton("Enter URL…")
-        self.url_button.clicked.connect(self.enter_url)
-        self.choose_button = QPushButton("Choose server…")
-        self.choose_button.clicked.connect(self.choose_server)
-        for button in (self.retry_button, self.url_button, self.choose_button):
-            layout.addWidget(button)
-
-    def show_state(self, state: str) -> None:
-        """``searching``, ``nothing_running``, ``choose`` or ``hidden``."""
-        texts = {
-            "searching": "Looking for model servers on this computer…",
-            "nothing_running": "No model server is running. Start LM Studio, Ollama, llama.cpp "
-                               "or vLLM and press Retry, or enter the URL of an "
-                               "OpenAI-compatible server. To try the app without one, run "
-                               f"“{TRY_MODEL_COMMAND}” in a terminal (a small "
-                               "model, CPU only) and press Retry.",
-            "choose": "Choose a server and a model for this conversation.",
-        }
-        if state not in texts:
-            self.hide()
-            return
-        self.message.setText(texts[state])
-        self.retry_button.setVisible(state == "nothing_running")
-        self.url_button.setVisible(state == "nothing_running")
-        self.choose_button.setVisible(state == "choose")
-        self.show()
 
 
 class TabParts:

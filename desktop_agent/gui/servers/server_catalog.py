@@ -53,6 +53,8 @@ class ServerEntry:
         error: Why it is down, in words (None when up).
         api_key_name: The keyring name of its API key, if it has one.
         custom: Whether the person added it.
+        local: The models the app runs itself ("On this computer"); ``base_url`` is
+            then the session's ``LOCAL_SERVER`` mark, not an address.
     """
 
     name: str
@@ -62,6 +64,7 @@ class ServerEntry:
     error: str | None = None
     api_key_name: str | None = None
     custom: bool = False
+    local: bool = False
 
     def model(self, model_id: str) -> ModelChoice | None:
         """The model called ``model_id`` on this server, if listed."""
@@ -106,6 +109,7 @@ class ServerCatalog(QObject):
         # the window's pool: a found server is probed through the client its chats use
         self._pool = connection_pool
         self._servers: list[ServerEntry] = []
+        self._local: list[ServerEntry] = []  # the app's own engine: known, not searched for
         self._task: asyncio.Task[None] | None = None
         self.preselection = Preselection.from_environment()
         self.searched = False
@@ -113,8 +117,21 @@ class ServerCatalog(QObject):
 
     @property
     def servers(self) -> list[ServerEntry]:
-        """The result of the last search."""
-        return list(self._servers)
+        """The app's own running models first, then the result of the last search."""
+        local = {server.base_url for server in self._local}
+        return [*self._local, *(s for s in self._servers if s.base_url not in local)]
+
+    def set_local_servers(self, servers: list[ServerEntry]) -> None:
+        """List the models the app runs itself ("On this computer"); tell the listeners.
+
+        They are not searched for: the app knows their address, key and context, and
+        a search that ran while one started would not find its random port anyway.
+        """
+        if servers == self._local:
+            return
+        self._local = list(servers)
+        if not self._searching:
+            self.servers_changed.emit(self.servers)
 
     @property
     def searching(self) -> bool:
@@ -123,7 +140,7 @@ class ServerCatalog(QObject):
 
     def up_servers(self) -> list[ServerEntry]:
         """Servers that answered and serve at least one chat model."""
-        return [s for s in self._servers if s.up and s.models]
+        return [s for s in self.servers if s.up and s.models]
 
     def preselected_choice(self) -> tuple[str, str, int | None] | None:
         """(URL, model, context length) named by DESKTOP_AGENT_BASE_URL/_MODEL, once found.
@@ -145,7 +162,7 @@ class ServerCatalog(QObject):
     def find(self, base_url: str) -> ServerEntry | None:
         """The listed server at ``base_url``."""
         base_url = base_url.rstrip("/")
-        return next((s for s in self._servers if s.base_url.rstrip("/") == base_url), None)
+        return next((s for s in self.servers if s.base_url.rstrip("/") == base_url), None)
 
     def custom_servers(self) -> list[dict[str, Any]]:
         """Custom servers the person added: ``{"base_url", "api_key_name"}``."""

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog, ServerEntry
 from desktop_agent.gui.theme import style_chrome
 
@@ -34,9 +35,6 @@ log = logging.getLogger("desktop_agent.gui.servers")
 
 _ROLE = Qt.ItemDataRole.UserRole
 
-#: The README's command that serves a small local model for a first try (the
-#: "no model server" messages name it).
-TRY_MODEL_COMMAND = "desktop-agent try-model"
 
 
 class ServerPicker(QDialog):
@@ -97,8 +95,7 @@ class ServerPicker(QDialog):
 
         buttons = QDialogButtonBox()
         self.refresh_button = buttons.addButton("&Refresh", QDialogButtonBox.ButtonRole.ResetRole)
-        self.refresh_button.setIcon(self.style().standardIcon(
-            QStyle.StandardPixmap.SP_BrowserReload))
+        set_icon(self.refresh_button, "refresh-cw")  # the window's own, tinted to the theme
         self.refresh_button.clicked.connect(catalog.refresh)
         self.use_button = buttons.addButton("&Use this model",
                                             QDialogButtonBox.ButtonRole.AcceptRole)
@@ -138,7 +135,9 @@ class ServerPicker(QDialog):
         model_icon = style.standardIcon(QStyle.StandardPixmap.SP_FileIcon)
         for server in servers:
             state = "up" if server.up else "not running"
-            item = QTreeWidgetItem([f"{server.name} — {server.base_url} ({state})", ""])
+            where = "llama.cpp in this app" if server.local else \
+                f"{server.base_url} ({state})"
+            item = QTreeWidgetItem([f"{server.name} — {where}", ""])
             item.setIcon(0, up_icon if server.up else down_icon)
             item.setData(0, _ROLE, None)
             if server.error and not server.up:
@@ -170,10 +169,9 @@ class ServerPicker(QDialog):
                                  "loaded. Load one and press Refresh.")
         else:
             self._status.setText(
-                "No model server is running. Start LM Studio, Ollama, llama.cpp or vLLM and "
-                "press Refresh, or enter the URL of an OpenAI-compatible server below. To try "
-                f"the app without one, run “{TRY_MODEL_COMMAND}” in a terminal (a small model, "
-                "CPU only) and press Refresh.")
+                "No model server is running. Run a model on this computer (Server → "
+                "Models…), start LM Studio, Ollama, llama.cpp or vLLM and press Refresh, or "
+                "enter the URL of an OpenAI-compatible server below.")
         self._select_current()
         self._update_buttons()
 

@@ -8,7 +8,8 @@ on start and saves them on close.
 This module keeps building the window, its tabs (open, close, titles, which
 actions apply), approvals and shutdown. Objects it owns do the rest, one job
 each: ``persistence`` (:mod:`.window_state`: save and restore), ``servers``
-(:mod:`.window_servers`: server and model choice),
+(:mod:`.window_servers`: server and model choice), ``local_models``
+(:mod:`.window_models`: the Models window and the models the app runs),
 ``transfer`` (:mod:`.window_transfer`: import and export), ``chrome``
 (:mod:`.window_chrome`: headers, Preferences, Help) and ``approval_view``
 (:mod:`.window_approvals`: badges and the dock);
@@ -66,6 +67,7 @@ from desktop_agent.gui.window.store_watcher import StoreWatcher
 from desktop_agent.gui.window.window_actions import ActionSlots, WindowActions, build_actions
 from desktop_agent.gui.window.window_approvals import ApprovalRouting
 from desktop_agent.gui.window.window_chrome import WindowChrome
+from desktop_agent.gui.window.window_models import WindowModels
 from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar
 from desktop_agent.gui.window.window_servers import LAST_SERVER_KEY, ServerChoice
 from desktop_agent.gui.window.window_state import (
@@ -144,6 +146,9 @@ class MainWindow(QMainWindow):
             self.open_tabs, self.catalog, store, self.statusBar(), parent=self,
             new_conversation=self.new_conversation,
             show_model=lambda text: self.menu_actions.server_action.setText(text))
+        self.local_models = WindowModels(
+            self.open_tabs, self.catalog, self.servers, store, self.statusBar(), parent=self,
+            new_conversation=self.new_conversation)
         self.chrome = WindowChrome(self, self.open_tabs, self.catalog, self.servers, store,
                                    Preferences.load(store), self._use_preferences)
         if self.chrome.preferences.theme != "system" or \
@@ -215,6 +220,7 @@ class MainWindow(QMainWindow):
             stop=self.stop_current,
             regenerate=self.regenerate_current, rename=self.rename_current,
             settings=self.open_settings, choose_server=self.servers.open_server_picker,
+            models=self.local_models.open_models_window,
             rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
             preferences=self.chrome.open_preferences, shortcuts=self.chrome.show_shortcuts,
             about=self.chrome.show_about),
@@ -271,7 +277,8 @@ class MainWindow(QMainWindow):
         pre = self.catalog.preselection
         if pre.base_url and pre.model:
             settings = {"base_url": pre.base_url, "model": pre.model}
-        elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
+        elif isinstance(last, dict) and last.get("model") and \
+                (last.get("base_url") or last.get("server")):  # a server, or this computer
             settings = {k: v for k, v in last.items() if v is not None}
         record = create_conversation(self.store, self.chrome.preferences.work_root(),
                                      settings={**settings, **self._folder_to_carry_on()})
@@ -317,7 +324,8 @@ class MainWindow(QMainWindow):
     def open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
         controller = ConversationController(self.store, record, self.approvals, self.tools,
                                             approval_timeout=self.approval_timeout,
-                                            connection_pool=self.connection_pool, parent=self)
+                                            connection_pool=self.connection_pool,
+                                            local_servers=self.local_models, parent=self)
         if make_current:
             self.sidebar.follow(record.id)
         self.controllers[record.id] = controller
@@ -325,6 +333,8 @@ class MainWindow(QMainWindow):
         tab.choose_server_requested.connect(self.servers.open_server_picker)
         tab.retry_discovery_requested.connect(self.catalog.refresh)
         tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
+        tab.run_local_requested.connect(self.local_models.run_on_this_computer)
+        tab.restart_engine_requested.connect(self.local_models.restart)
         tab.when_built(lambda: self._wire_parts(tab))
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))
@@ -589,6 +599,7 @@ class MainWindow(QMainWindow):
         self._sidebar_refresh.stop()
         self.store_watcher.stop()
         await self.catalog.close()
+        await self.local_models.close()  # no model outlives the window
         controllers = list(self.controllers.values())
         self.controllers.clear()
         await asyncio.gather(*(c.close() for c in controllers), return_exceptions=True)

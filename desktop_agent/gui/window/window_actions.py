@@ -37,6 +37,7 @@ class ActionSlots:
     rename: Slot
     settings: Slot
     choose_server: Slot
+    models: Slot
     rediscover: Slot
     focus_approvals: Slot
     preferences: Slot
@@ -60,6 +61,7 @@ class WindowActions:
     rename_action: QAction
     settings_action: QAction
     server_action: QAction
+    models_action: QAction
     rediscover_action: QAction
     focus_approvals_action: QAction
     preferences_action: QAction
@@ -118,6 +120,8 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
                        "sliders-horizontal")
     settings.setShortcuts([QKeySequence("Ctrl+Shift+,"), QKeySequence("Ctrl+<")])
     server = _action(w, "Choose &server and model…", s.choose_server, "Ctrl+L", "server")
+    models = _action(w, "&Models…", s.models, "Ctrl+Shift+M", "download",
+                     "Models on this computer: run one, or download one")
     rediscover = _action(w, "Search for servers again", s.rediscover, None, "refresh-cw")
     focus_approvals = _action(w, "Go to &approvals", s.focus_approvals, "Ctrl+Shift+A")
     preferences = _action(w, "&Preferences…", s.preferences, "Ctrl+,", "settings-2")
@@ -130,7 +134,7 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
     _fill(menu.addMenu("&File"), [new, close, None, import_, export, export_md, export_all,
                                   None, preferences, None, quit_])
     _fill(menu.addMenu("&Conversation"), [stop, regenerate, None, rename, settings])
-    _fill(menu.addMenu("&Server"), [server, rediscover])
+    _fill(menu.addMenu("&Server"), [server, models, None, rediscover])
     _fill(menu.addMenu("&View"), [*dock_toggles, focus_approvals])
     _fill(menu.addMenu("&Help"), [shortcuts, None, about])
 
@@ -148,6 +152,7 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
         new_action=new, close_action=close, import_action=import_, export_action=export,
         export_md_action=export_md, export_all_action=export_all, quit_action=quit_,
         stop_action=stop, regenerate_action=regenerate, rename_action=rename,
-        settings_action=settings, server_action=server, rediscover_action=rediscover,
+        settings_action=settings, server_action=server, models_action=models,
+        rediscover_action=rediscover,
         focus_approvals_action=focus_approvals, preferences_action=preferences,
         shortcuts_action=shortcuts, about_action=about, toolbar=toolbar)

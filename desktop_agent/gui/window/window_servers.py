@@ -9,7 +9,7 @@ yet" notice and the toolbar's model button up to date.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.gui.servers.server_picker import ServerPicker
@@ -42,6 +42,8 @@ class ServerChoice:
 
     Attributes:
         picker: The picker opened last (None before the first).
+        stopped_engine: Given a conversation's settings, says how the model this computer
+            ran for it stopped, or None while it runs (or when it is not the app's own).
     """
 
     def __init__(self, tabs: OpenTabs, catalog: ServerCatalog, store: Store,
@@ -56,12 +58,15 @@ class ServerChoice:
         self._new_conversation = new_conversation
         self._show_model = show_model
         self.picker: ServerPicker | None = None
+        self.stopped_engine: Callable[[Mapping[str, Any]], str | None] = lambda _s: None
 
     def open_server_picker(self, *, focus_url: bool = False) -> ServerPicker | None:
         """Open the server and model picker for the visible conversation."""
         controller = self._tabs.current_controller() or self._new_conversation()
         picker = ServerPicker(self._catalog, self._parent)
-        picker.set_current(controller.settings.get("base_url"), controller.settings.get("model"))
+        settings = controller.settings  # a model on this computer is listed under "local"
+        picker.set_current(settings.get("server") or settings.get("base_url"),
+                           settings.get("model"))
         picker.chosen.connect(lambda url, model, key, ctx: self.use_server(
             controller, url, model, key, ctx))
         picker.finished.connect(picker.deleteLater)
@@ -75,8 +80,21 @@ class ServerChoice:
 
     def use_server(self, controller: ConversationController, base_url: str, model: str,
                    api_key_name: str | None = None, context_length: int | None = None) -> None:
-        """Point a conversation at a server and model, and remember it for new ones."""
+        """Point a conversation at a server and model, and remember it for new ones.
+
+        With no key name given, the listed server's own is used (a custom server's
+        key), whichever menu the choice came from. "On this computer" makes the
+        conversation run ``model`` in the app's own engine, loaded at its turns.
+        """
         server = self._catalog.find(base_url)
+        if server is not None and server.local:
+            controller.use_local_model(model, context_length)
+            self._store.set_setting(LAST_SERVER_KEY, {"server": server.base_url, "model": model,
+                                                      "context_length": context_length})
+            self._status.showMessage(f"Using {model} on this computer", 5000)
+            return
+        if api_key_name is None and server is not None:
+            api_key_name = server.api_key_name
         found = server.model(model) if server is not None else None
         controller.set_server(base_url, model, api_key_name=api_key_name,
                               context_length=context_length,
@@ -134,7 +152,11 @@ class ServerChoice:
     def refresh_notice(self, tab: ConversationTab) -> None:
         """One tab's "no server yet" notice, as the search stands."""
         if tab.controller.has_server:
-            tab.notice.show_state("hidden")
+            stopped = self.stopped_engine(tab.controller.settings)
+            if stopped is not None:
+                tab.notice.show_engine_stopped(stopped)
+            else:
+                tab.notice.show_state("hidden")
         elif self._catalog.searching or not self._catalog.searched:
             tab.notice.show_state("searching")
         elif not self._catalog.up_servers():

@@ -29,6 +29,7 @@ from desktop_agent.server.api_models import (
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.server.message_content import refuse_if_blind, stored_content
 from desktop_agent.session import (
+    LOCAL_SERVER,
     BadWorkdirError,
     SettingsError,
     UnknownToolError,
@@ -95,8 +96,16 @@ def message_out(record: Any) -> MessageOut:
              response_model=ConversationOut)
 async def create_conversation(body: ConversationCreate,
                               svc: AppServices = Depends(services)) -> ConversationOut:  # noqa: B008
-    """Create a conversation (it appears in the window too), with a working folder of its own."""
+    """Create a conversation (it appears in the window too), with a working folder of its own.
+
+    Under ``serve --model``, one created without a ``base_url`` (and no ``server``) runs on
+    that model: its settings get ``server: "local"`` and, unless given, that ``model``.
+    """
     settings = body.settings.model_dump(exclude_none=True)
+    default_model = svc.local_engine.default_model
+    if default_model and not settings.get("base_url") and not settings.get("server"):
+        settings["server"] = LOCAL_SERVER
+        settings.setdefault("model", default_model)
     check_settings(svc, settings)
     record = await asyncio.to_thread(create_with_work_folder, svc.store, svc.workdirs_root,
                                      title=body.title, settings=settings)

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 #: in the transcript (what the person wrote) but is never sent again, or every later
 #: prompt would be refused too.
 REFUSED_PICTURE = "refused_picture"
+#: Metadata key of a prompt sent with resources that changed since they were attached:
+#: ``[{server, uri, text}]``, read again at the turn's start and sent after the prompt.
+RESOURCE_CHANGES = "resource_changes"
 TITLE_LENGTH = 48
 
 
@@ -47,9 +50,25 @@ def model_history(path: list[MessageRecord],
             _add_pictures(history, pictures, vision)
         elif isinstance(stored := record.metadata.get("images"), list):
             pictures += [part for part in stored if isinstance(part, dict)]
-        history.append(dict(record.message))
+        message = dict(record.message)
+        if record.role == "user" and record.metadata.get(RESOURCE_CHANGES):
+            message["content"] = with_resource_changes(message.get("content") or "",
+                                                       record.metadata[RESOURCE_CHANGES])
+        history.append(message)
     _add_pictures(history, pictures, vision)
     return history
+
+
+def with_resource_changes(content: Any, changes: list[dict[str, Any]]) -> Any:
+    """A prompt's content followed by the resources that changed since they were attached."""
+    note = "\n\n".join(f"[The resource {c.get('uri')} (MCP server {c.get('server')}) changed "
+                        f"since it was attached; it now reads:]\n{c.get('text')}"
+                        for c in changes if isinstance(c, dict))
+    if not note:
+        return content
+    if isinstance(content, list):
+        return [*content, {"type": "text", "text": note}]
+    return f"{content}\n\n{note}" if content else note
 
 
 def _add_pictures(history: list[dict[str, Any]], pictures: list[dict[str, Any]],

@@ -50,7 +50,13 @@ class ConversationSettings(BaseModel):
         default=None, max_length=2000, json_schema_extra={"pattern": WEB_ADDRESS},
         description="The model server's OpenAI-compatible root, e.g. http://127.0.0.1:1234/v1",
     )
-    model: str | None = Field(default=None, min_length=1, max_length=500)
+    server: Literal["local"] | None = Field(
+        default=None,
+        description="'local': the model runs on this computer, in the app's own engine "
+                    "(llama.cpp); `model` then names it (a .gguf file's path, a file name, an "
+                    "Ollama name:tag or a catalog id) and `base_url` is not used. The engine is "
+                    "started at the turn's start when it is not running.")
+    model: str | None = Field(default=None, min_length=1, max_length=4000)
     api_key_name: str | None = Field(default=None, min_length=1, max_length=500)
     system_prompt: str | None = Field(default=None, max_length=200_000)
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -117,6 +123,10 @@ class ConversationSettings(BaseModel):
         default=None, description="Whether the working folder's AGENTS.md (or CLAUDE.md when "
                                   "there is no AGENTS.md) goes into the system prompt, its "
                                   "first 32 KiB, re-read each turn (default true).")
+    skills_off: list[str] | None = Field(
+        default=None, max_length=500,
+        description="Skills (by name) this conversation does not offer the model; the "
+                    "others' names and descriptions go into the system prompt.")
     permission_rules: list[dict[str, Any]] | None = Field(
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "

@@ -25,6 +25,18 @@ def asks_before_tools(settings: Mapping[str, Any]) -> bool:
     return not bool(settings.get("auto_execute"))
 
 
+LOCAL_SERVER = "local"
+"""The ``server`` setting of a conversation whose model runs on this computer (the app's
+engine): ``model`` then names the model (its file's path, or any name the library
+knows) and ``base_url`` is not used; the engine's address and key are given at each
+turn's start."""
+
+
+def runs_locally(settings: Mapping[str, Any]) -> bool:
+    """Whether the conversation's model runs on this computer, in the app's engine."""
+    return settings.get("server") == LOCAL_SERVER
+
+
 def has_server(settings: Mapping[str, Any]) -> bool:
     """Whether a server and a model are chosen (a turn can run)."""
-    return bool(settings.get("base_url") and settings.get("model"))
+    return bool(settings.get("model") and (settings.get("base_url") or runs_locally(settings)))

@@ -15,8 +15,9 @@ and the MCP SDK are imported on first use so the window paints before they load.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,14 +216,8 @@ class ToolCatalog:
         except ToolConfigError:
             return set()
 
-    async def _mcp_tools(self, enabled: set[str] | None = None) -> list[Tool]:
-        """Tools of the MCP servers the conversation uses (all, when it names no tools).
-
-        Only those servers are started: a conversation that enables none of a
-        server's tools never runs it.
-        """
-        if not self._include_mcp:
-            return []
+    def _load_pool(self) -> McpServerPool | None:
+        """The pool of config.json's MCP servers, made on first use (None: none enabled)."""
         if not self._pool_loaded:
             self._pool_loaded = True
             from desktop_agent.core.tooling.config import ToolConfigError
@@ -232,15 +227,38 @@ class ToolCatalog:
             except ToolConfigError as exc:
                 self.problem = f"MCP servers are off: {exc}"
                 log.warning("%s", self.problem)
-                return []
+                return None
             if not any(s.enabled for s in config.mcp_servers.values()):
-                return []
+                return None
             from desktop_agent.appdata.secrets import get_secret
             from desktop_agent.core.tooling.mcp import McpServerPool
 
             # {"secret": NAME} in a server's env or headers is read from the keyring
             self._pool = McpServerPool.from_config(config, secret_lookup=get_secret)
-        if self._pool is None:
+        return self._pool
+
+    async def mcp_pool(self) -> McpServerPool | None:
+        """The MCP servers (prompts, resources, logs...), None when none is configured.
+
+        Reading config.json is a small file read, done in a worker thread the first time.
+        """
+        if not self._include_mcp:
+            return None
+        if not self._pool_loaded:
+            return await asyncio.to_thread(self._load_pool)
+        return self._pool
+
+    def running_pool(self) -> McpServerPool | None:
+        """The MCP servers if they were loaded already (never starts anything)."""
+        return self._pool
+
+    async def _mcp_tools(self, enabled: set[str] | None = None) -> list[Tool]:
+        """Tools of the MCP servers the conversation uses (all, when it names no tools).
+
+        Only those servers are started: a conversation that enables none of a
+        server's tools never runs it.
+        """
+        if not self._include_mcp or self._load_pool() is None or self._pool is None:
             return []
         servers = None
         if enabled is not None:
@@ -253,6 +271,34 @@ class ToolCatalog:
         self._mcp_names = sorted({*self._mcp_names, *(t.name for t in tools)})
         self._mcp_seen.update((t.name, t) for t in tools)
         return tools
+
+    def refresher(self, tools: Sequence[Tool], settings: Mapping[str, Any],
+                  ) -> Callable[[], Awaitable[list[Tool] | None]] | None:
+        """``AgentOptions.refresh_tools`` for a turn offered ``tools`` (None: no MCP servers).
+
+        A server's changed tool list is offered from the next request on,
+        filtered by the ``tools`` setting.
+        """
+        pool = self._pool
+        if pool is None:
+            return None
+        servers = set(pool.server_names)
+        kept = [t for t in tools if t.source not in servers]
+        enabled = _enabled(settings)
+        seen = pool.tools_generation
+
+        async def refresh() -> list[Tool] | None:
+            nonlocal seen
+            await pool.refresh_tools()
+            if pool.tools_generation == seen:
+                return None
+            seen = pool.tools_generation
+            taken = {t.name for t in kept}
+            fresh = [t for t in await self._mcp_tools(enabled)
+                     if (enabled is None or t.name in enabled) and t.name not in taken]
+            return [*kept, *fresh]
+
+        return refresh
 
     def offered_tools(self) -> list[Tool]:
         """Every tool a conversation could enable (MCP ones once started), as sent.

@@ -13,20 +13,30 @@ and after the turn, and runs the tool-call probe on demand.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.events import Notice, SessionEvent
+from desktop_agent.session.settings.setting_values import runs_locally
+from desktop_agent.session.turn.local_server import (
+    NO_ENGINE,
+    LocalModelUnavailableError,
+    LocalServerFacts,
+)
 from desktop_agent.session.turn.options import OptionsRead, SessionEnvironment, build_options
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.core.tooling.mcp.server_requests import SamplingReply, SamplingRequest
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
+    from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
     from desktop_agent.session.settings.settings_record import SettingsRecord
     from desktop_agent.session.turn.model_doctor import ModelDoctor
     from desktop_agent.store import Store
@@ -45,13 +55,17 @@ class ConversationClient:
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
         emit: Reports session events.
         store: Where the model doctor keeps tool-call probe results.
+        mcp: The MCP servers as the conversation uses them (their sampling,
+            forms and roots are answered for it).
 
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
                  broker: ApprovalBroker, folder: WorkingFolder,
-                 emit: Callable[[SessionEvent], None], store: Store) -> None:
+                 emit: Callable[[SessionEvent], None], store: Store,
+                 mcp: ConversationMcp) -> None:
         self._store = store
+        self.mcp = mcp
         self._doctor: ModelDoctor | None = None
         self._settings = settings
         self._env = env
@@ -81,17 +95,36 @@ class ConversationClient:
         """The conversation's client once a turn ran."""
         return self._client
 
-    async def ready(self, mark: TurnMark, read: OptionsReadFor | None = None) -> Client:
+    def local_server(self) -> AbstractAsyncContextManager[LocalServerFacts | None]:
+        """The engine's server for the turn when the model runs on this computer, else None.
+
+        Entering starts the model if it is not running (the conversation is told) and
+        keeps it loaded until the block ends.
+
+        Raises:
+            LocalModelUnavailableError: The model runs on this computer and this
+                program has no engine, or the engine cannot serve it.
+        """
+        settings = self._settings.current
+        if not runs_locally(settings):
+            return contextlib.nullcontext(None)
+        if self._env.local_servers is None:
+            raise LocalModelUnavailableError(NO_ENGINE)
+        return self._env.local_servers.use(str(settings.get("model") or ""), self._emit)
+
+    async def ready(self, mark: TurnMark, read: OptionsReadFor | None = None,
+                    local: LocalServerFacts | None = None) -> Client:
         """The conversation's client with options built from its current settings.
 
         ``read``: what the start read for them (settings, then the read or its error),
-        used while the settings are still those.
+        used while the settings are still those. ``local``: the engine's server, for a
+        model on this computer (:meth:`local_server`).
         """
         settings = self._settings.current
         options = await build_options(
             self._settings.conversation_id, settings, self._env, self._broker,
             self._folder.changes.hooks(self._env.hooks),
-            read=read[1] if read is not None and read[0] is settings else None)
+            read=read[1] if read is not None and read[0] is settings else None, local=local)
         tool_named = options.tool_named
         folder = self._folder
 
@@ -99,6 +132,11 @@ class ConversationClient:
             await folder.checkpoints.before_round(mark, calls, tool_named)
 
         options.before_tool_round = before_round
+        mcp = self.mcp
+        options.sampling_callback = mcp.sampling
+        options.elicitation_callback = mcp.questions.elicitation
+        options.mcp_roots = await asyncio.to_thread(mcp.roots)
+        options.refresh_tools = self._env.tools.refresher(options.tools, settings)
         problems = self._env.tools.mcp_problems()
         if problems and problems != self._reported_problems:
             self._reported_problems = problems
@@ -144,8 +182,22 @@ class ConversationClient:
         """Whether a person ended this call with Stop on its card."""
         return tool_use_id in self._stopped_calls
 
+    async def sample(self, request: SamplingRequest) -> SamplingReply:
+        """Run an MCP server's sampling request on the conversation's model.
+
+        Raises:
+            ServerRequestRefused: No turn has made the client yet.
+        """
+        if self._client is None:
+            from desktop_agent.core.tooling.mcp.server_requests import ServerRequestRefused
+
+            raise ServerRequestRefused("The conversation has no model client yet; send a "
+                                       "message first.")
+        return await self._client.sample(request)
+
     async def close(self) -> None:
         """Release the client and its connections (a background probe stops first)."""
+        self.mcp.questions.withdraw_all()
         if self._doctor is not None:
             await self._doctor.aclose()
         client, self._client = self._client, None

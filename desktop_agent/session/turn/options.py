@@ -32,13 +32,15 @@ from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.conversation_secrets import conversation_environment
 from desktop_agent.session.tools.config import AppConfig
 from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
-from desktop_agent.session.tools.tool_catalog import ToolCatalog
+from desktop_agent.session.tools.tool_catalog import ToolCatalog, WorkdirError, workdir_path
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
+    from desktop_agent.session.commands.skills import Skill
+    from desktop_agent.session.turn.local_server import LocalServerFacts, LocalServers
 
 
 class MissingApiKeyError(ConfigurationError):
@@ -61,6 +63,9 @@ class SessionEnvironment:
         connection_pool: HTTP connections to model servers shared by every
             conversation (one pool per base URL), so idle conversations hold
             no socket of their own; None: each client has its own.
+        local_servers: The app's engine, for conversations whose model runs on
+            this computer (``server: "local"``); None: such a turn fails with a
+            sentence saying so.
     """
 
     tools: ToolCatalog = field(default_factory=ToolCatalog)
@@ -68,6 +73,7 @@ class SessionEnvironment:
     hooks: Hooks | None = None
     approval_timeout: float | None = defaults.DEFAULT_APPROVAL_TIMEOUT
     connection_pool: ConnectionPool | None = None
+    local_servers: LocalServers | None = None
 
 
 def stored_api_key(settings: Mapping[str, Any]) -> str:
@@ -102,6 +108,7 @@ class OptionsRead:
         rules: The permission rules of config.json and of the conversation.
         workdir: The built-in tools' folder, made now; None when none is on.
         instructions: The working folder's ``AGENTS.md``, when the turn sends it.
+        skills: The skills offered (found, and not turned off by ``skills_off``).
     """
 
     settings: Mapping[str, Any]
@@ -110,6 +117,7 @@ class OptionsRead:
     rules: list[PermissionRule]
     workdir: Path | None
     instructions: ProjectInstructions | None
+    skills: list[Skill] = field(default_factory=list)
 
 
 def read_for_options(conversation_id: str, settings: Mapping[str, Any],
@@ -128,13 +136,34 @@ def read_for_options(conversation_id: str, settings: Mapping[str, Any],
         env.config.effective_rules(settings),
         env.tools.builtin_workdir(conversation_id, settings),
         project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
-        if included(settings) else None)
+        if included(settings) else None,
+        offered_skills(conversation_id, settings, env.tools.workdirs_root))
+
+
+def offered_skills(conversation_id: str, settings: Mapping[str, Any],
+                   workdirs_root: Path | None) -> list[Skill]:
+    """The skills a turn offers: none when ``tools`` is ``[]``, and not those turned off.
+
+    Blocking (reads the skill folders).
+    """
+    if settings.get("tools") == []:
+        return []
+    from desktop_agent.session.commands.conversation_commands import user_folder
+    from desktop_agent.session.commands.skills import find_skills
+
+    try:
+        workdir: Path | None = workdir_path(conversation_id, settings, workdirs_root)
+    except WorkdirError:
+        workdir = None
+    off = set(settings.get("skills_off") or ())
+    return [s for s in find_skills(workdir, user_folder("skills"))[0] if s.name not in off]
 
 
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
                         hooks: Hooks | None = None,
-                        read: OptionsRead | BaseException | None = None) -> AgentOptions:
+                        read: OptionsRead | BaseException | None = None,
+                        local: LocalServerFacts | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -150,6 +179,9 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
     ``read``: :func:`read_for_options` done already (or what it raised), used when it
     was read for these very ``settings``; read here otherwise.
+    ``local``: the engine's server when the model runs on this computer: its address,
+    key and model name replace the settings', and the context it really applies is
+    the one requests are sized for.
     """
     from desktop_agent.core.options import AgentOptions
 
@@ -160,19 +192,30 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     api_key, secrets, rules, workdir, instructions = (
         read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
+    system_prompt = with_instructions(settings.get("system_prompt") or None, instructions)
+    if read.skills:
+        from desktop_agent.session.commands.skills import skill_rule, skill_tool, skills_prompt
+
+        tools = [*tools, skill_tool(read.skills)]
+        rules = [*rules, skill_rule()]
+        system_prompt = "\n\n".join(p for p in (system_prompt, skills_prompt(read.skills)) if p)
     if any(t.name == PLAN_TOOL_NAME for t in tools):
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
     s = settings
     timeout = env.approval_timeout
+    base_url, model, context_length = (
+        (local.base_url, local.model, local.context_length or s.get("context_length"))
+        if local is not None else
+        (str(s.get("base_url") or ""), str(s.get("model") or ""), s.get("context_length")))
     return AgentOptions(
-        model=str(s.get("model") or ""),
-        base_url=str(s.get("base_url") or ""),
-        system_prompt=with_instructions(s.get("system_prompt") or None, instructions),
+        model=model,
+        base_url=base_url,
+        system_prompt=system_prompt,
         tools=tools,
         max_turns=None,
         max_tokens=s.get("max_tokens", defaults.DEFAULT_MAX_TOKENS),
         temperature=s.get("temperature", defaults.DEFAULT_TEMPERATURE),
-        api_key=api_key,
+        api_key=local.api_key if local is not None else api_key,
         auto_execute_tools=True,
         max_tool_iterations=int(s.get("max_tool_iterations",
                                       defaults.DEFAULT_MAX_TOOL_ITERATIONS)),
@@ -181,7 +224,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         can_use_tool=can_use_tool,
         # The broker times out (visibly) first; the core's limit is a backstop.
         approval_timeout=None if timeout is None else timeout + defaults.APPROVAL_BACKSTOP_SECONDS,
-        context_length=s.get("context_length"),
+        context_length=context_length,
         compaction=s.get("compaction") or "summarise",
         # unset: the SDK decides per server and model (core/tooling/tool_call_mode.py)
         constrained_tool_calls=constrained if isinstance(

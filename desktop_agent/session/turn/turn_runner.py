@@ -26,13 +26,20 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.content_parts import has_images
-from desktop_agent.session.branch.branch_reading import REFUSED_PICTURE, last_user_index
+from desktop_agent.session.branch.branch_reading import (
+    REFUSED_PICTURE,
+    RESOURCE_CHANGES,
+    last_user_index,
+    with_resource_changes,
+)
 from desktop_agent.session.errors import NotConfiguredError, SessionError, TurnRunningError
 from desktop_agent.session.events import (
     MessageStored,
+    Notice,
     Outcome,
     ReplyEnded,
     SessionEvent,
@@ -236,22 +243,24 @@ class TurnRunner:
         started = False
         prompt_record = path[-1] if path and path[-1].role == "user" else None
         try:
-            client = await self._client.ready(mark, request.options)
-            # before sending: does it fit the window the server applies? (the keeper
-            # then sizes the requests by the window asked here)
-            check = await self._checker.check(client.options, request.base, request.prompt)
-            self._emit(check.event())
-            client.message_history = request.base
-            if client.context_keeper.covered == 0:  # a new client: continue the stored view
-                stored = stored_compaction(path)
-                if stored is not None:
-                    client.context_keeper.restore(stored, request.base)
-            await client.query(request.prompt)
-            blocks = TurnBlocks(recorder, client, self._emit)
-            started = True
-            call = self._calls
-            async for item in client.receive_messages():
-                await blocks.handle(item, call)
+            async with self._client.local_server() as local:  # None: not on this computer
+                client = await self._client.ready(mark, request.options, local)
+                prompt = await self._with_resource_changes(request.prompt, prompt_record)
+                # before sending: does it fit the window the server applies? (the keeper
+                # then sizes the requests by the window asked here)
+                check = await self._checker.check(client.options, request.base, prompt)
+                self._emit(check.event())
+                client.message_history = request.base
+                if client.context_keeper.covered == 0:  # a new client: continue the stored view
+                    stored = stored_compaction(path)
+                    if stored is not None:
+                        client.context_keeper.restore(stored, request.base)
+                await client.query(prompt)
+                blocks = TurnBlocks(recorder, client, self._emit)
+                started = True
+                call = self._calls
+                async for item in client.receive_messages():
+                    await blocks.handle(item, call)
             interrupted = bool(client.turn_metadata.get("interrupted"))
             await recorder.finish_reply("interrupted" if interrupted else "complete", call)
             recorder.finish("interrupted" if interrupted else "complete", client.history,
@@ -273,6 +282,20 @@ class TurnRunner:
                 self._set_aside(prompt_record)
             self._emit(TurnFailed(exc))
             return "error"
+        finally:
+            self._client.mcp.questions.withdraw_all()  # a server must not wait on a gone turn
+
+    async def _with_resource_changes(self, prompt: Any, record: MessageRecord | None) -> Any:
+        """The prompt, followed by attached resources that changed (kept in its metadata)."""
+        changes = await self._client.mcp.resource_changes()
+        if not changes or record is None or record.role != "user":
+            return prompt
+        updated = await self._calls(partial(self._store.update_message_metadata, record.id,
+                                            {RESOURCE_CHANGES: changes}))
+        self._branch.whole = [updated if r.id == record.id else r for r in self._branch.whole]
+        self._emit(Notice("Read again for this turn, as they changed since they were "
+                          "attached: " + ", ".join(c["uri"] for c in changes) + "."))
+        return with_resource_changes(prompt, changes)
 
     def _set_aside(self, record: MessageRecord) -> None:
         """Keep a prompt whose picture was refused out of every later request."""

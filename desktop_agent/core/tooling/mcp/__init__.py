@@ -27,6 +27,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from desktop_agent.core.tooling.mcp.elicitation_form import (
+        FormField,
+        UnsupportedForm,
+        check_answer,
+        form_fields,
+    )
+    from desktop_agent.core.tooling.mcp.mcp_items import (
+        McpPrompt,
+        McpResource,
+        McpResourceTemplate,
+        PromptArgument,
+        PromptText,
+        ResourceContent,
+    )
     from desktop_agent.core.tooling.mcp.server_connection import (
         DEFAULT_CALL_TIMEOUT,
         DEFAULT_STARTUP_TIMEOUT,
@@ -37,22 +51,55 @@ if TYPE_CHECKING:
         McpServerStatus,
         ServerState,
     )
+    from desktop_agent.core.tooling.mcp.server_log import LOG_LEVELS, LogEntry
     from desktop_agent.core.tooling.mcp.server_pool import McpServerPool, McpToolError
+    from desktop_agent.core.tooling.mcp.server_requests import (
+        DEFAULT_SAMPLING_LIMIT,
+        ElicitationAnswer,
+        ElicitationRequest,
+        McpCaller,
+        SamplingMessage,
+        SamplingReply,
+        SamplingRequest,
+        ServerRequestRefused,
+        using_caller,
+    )
     from desktop_agent.core.tooling.mcp.tool_mapping import core_tool_name, render_result
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_SAMPLING_LIMIT",
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_STDERR_LINES",
+    "LOG_LEVELS",
     "MAX_RESTARTS",
+    "ElicitationAnswer",
+    "ElicitationRequest",
+    "FormField",
+    "LogEntry",
+    "McpCaller",
+    "McpPrompt",
+    "McpResource",
+    "McpResourceTemplate",
     "McpServerConnection",
     "McpServerError",
     "McpServerPool",
     "McpServerStatus",
     "McpToolError",
+    "PromptArgument",
+    "PromptText",
+    "ResourceContent",
+    "SamplingMessage",
+    "SamplingReply",
+    "SamplingRequest",
+    "ServerRequestRefused",
     "ServerState",
+    "UnsupportedForm",
+    "check_answer",
     "core_tool_name",
+    "form_fields",
     "render_result",
+    "using_caller",
 ]
 
 _HOMES = {
@@ -61,6 +108,14 @@ _HOMES = {
                      "McpServerStatus", "ServerState"), ".server_connection"),
     **dict.fromkeys(("McpServerPool", "McpToolError"), ".server_pool"),
     **dict.fromkeys(("core_tool_name", "render_result"), ".tool_mapping"),
+    **dict.fromkeys(("FormField", "UnsupportedForm", "check_answer", "form_fields"),
+                    ".elicitation_form"),
+    **dict.fromkeys(("McpPrompt", "McpResource", "McpResourceTemplate", "PromptArgument",
+                     "PromptText", "ResourceContent"), ".mcp_items"),
+    **dict.fromkeys(("LOG_LEVELS", "LogEntry"), ".server_log"),
+    **dict.fromkeys(("DEFAULT_SAMPLING_LIMIT", "ElicitationAnswer", "ElicitationRequest",
+                     "McpCaller", "SamplingMessage", "SamplingReply", "SamplingRequest",
+                     "ServerRequestRefused", "using_caller"), ".server_requests"),
 }
 
 

@@ -33,6 +33,8 @@ from desktop_agent.core.tooling.config import (
     SecretRef,
     resolve_values,
 )
+from desktop_agent.core.tooling.mcp.client_side import ClientSide
+from desktop_agent.core.tooling.mcp.server_requests import current_caller
 from desktop_agent.core.tooling.mcp.session_loss import SessionGone as _SessionGone
 from desktop_agent.core.tooling.mcp.session_loss import session_gone as _session_gone
 from desktop_agent.core.tooling.mcp.stderr_tail import StderrTail
@@ -77,6 +79,10 @@ class McpServerStatus:
         stderr: The last lines the server wrote to stderr (secrets blanked).
         tools: The core names of its tools.
         restarts: How many times it was restarted after a crash.
+        tool_list: What the last change of its tool list did, in words
+            (``notifications/tools/list_changed``), or None.
+        log_level: The log level asked of it, or None (its own default).
+        log_lines: How many log messages it sent that are kept.
     """
 
     name: str
@@ -86,6 +92,9 @@ class McpServerStatus:
     stderr: list[str]
     tools: list[str]
     restarts: int
+    tool_list: str | None = None
+    log_level: str | None = None
+    log_lines: int = 0
 
 
 @dataclass(eq=False)
@@ -165,6 +174,10 @@ class McpServerConnection:
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
         self._lost = False
         self._lock = asyncio.Lock()
+        #: Its answers to the server's requests and what its notifications said.
+        self.client_side = ClientSide(config.name, self._redact)
+        #: What the server declared at start-up (None before).
+        self.server_capabilities: mcp_types.ServerCapabilities | None = None
 
     @property
     def name(self) -> str:
@@ -178,9 +191,19 @@ class McpServerConnection:
         state = self.state
         if state == "running" and self._is_dead():
             state = "crashed"  # noticed here already; the restart happens on next use
+        side = self.client_side
         return McpServerStatus(self.name, self.transport_used or self.config.transport,
                                state, self.error,
-                               self.stderr_tail(), tool_names, self.restarts)
+                               self.stderr_tail(), tool_names, self.restarts,
+                               side.tool_change_note, side.log.level, len(side.log.entries()))
+
+    def _client_callbacks(self) -> dict[str, Any]:
+        """The SDK callbacks: they make the client capabilities it declares (see ClientSide)."""
+        side = self.client_side
+        return {"sampling_callback": side.on_sampling,
+                "elicitation_callback": side.on_elicitation,
+                "list_roots_callback": side.on_list_roots,
+                "logging_callback": side.on_log, "message_handler": side.on_message}
 
     def redact(self, text: str) -> str:
         """Blank out this server's secrets (env or header values) in ``text``."""
@@ -291,7 +314,7 @@ class McpServerConnection:
             self._secrets = _secret_values(config.headers, headers)
             return await self._open_url(stack, config.url, headers)
         client = McpClient(transport, read_timeout_seconds=self.startup_timeout,
-                           client_info=_client_info())
+                           client_info=_client_info(), **self._client_callbacks())
         return await stack.enter_async_context(client)
 
     async def _open_url(self, stack: contextlib.AsyncExitStack, url: str,
@@ -315,7 +338,7 @@ class McpServerConnection:
                 transport = await self._url_transport(attempt, kind, url, headers)
                 client = await attempt.enter_async_context(McpClient(
                     transport, read_timeout_seconds=self.startup_timeout,
-                    client_info=_client_info()))
+                    client_info=_client_info(), **self._client_callbacks()))
             except Exception as exc:  # noqa: BLE001 - each failure is named in the error
                 await attempt.aclose()
                 tried.append(f"{_TRANSPORT_NAMES[kind]} ({_describe(exc)})")
@@ -347,16 +370,11 @@ class McpServerConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 client = await self._open(stack)
+                self.server_capabilities = client.server_capabilities
                 self.has_resources = await _lists_resources(client)
-                tools: list[mcp_types.Tool] = []
-                cursor: str | None = None
-                for _ in range(100):
-                    page = await client.list_tools(cursor=cursor)
-                    tools.extend(page.tools)
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
-                ready.set_result(tools)
+                if self.client_side.log.level and client.server_capabilities.logging:
+                    await _set_level(client, self.client_side.log.level)
+                ready.set_result(await _all_tools(client))
                 async with anyio.create_task_group() as group:
                     while (job := await self._jobs.get()) is not None:
                         in_flight.add(job)
@@ -443,10 +461,23 @@ class McpServerConnection:
         request is then sent again on a new session, once, without counting
         as a crash.
         """
+        caller = current_caller()
+        was_running = self.state == "running" and not self._is_dead()
+        tell_roots = self.client_side.enter(caller)
+        try:
+            return await self._renewing(run, what, timeout, tell_roots and was_running)
+        finally:
+            self.client_side.leave(caller)
+
+    async def _renewing(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
+                        timeout: float, tell_roots: bool) -> Any:
         retries = SESSION_RENEWAL.begin()
         while True:
             await self.ensure_running()
             try:
+                if tell_roots:
+                    tell_roots = False
+                    await self._send(_roots_changed, "roots/list_changed", timeout)
                 return await self._send(run, what, timeout)
             except _SessionGone as gone:
                 wait = retries.next_delay() if self.config.transport == "http" else None
@@ -458,6 +489,47 @@ class McpServerConnection:
                     await self._stop_task(cancel=True)
                     self.state = "idle"
                 await asyncio.sleep(wait)
+
+    async def request(self, run: Callable[[McpClient], Awaitable[Any]], what: str) -> Any:
+        """Run one request of the server's session (``run`` gets the SDK client).
+
+        Shares the call timeout, the reconnect of a forgotten HTTP session and
+        the error words of tool calls; the caller of the moment is the one its
+        sampling, elicitation and roots requests go to.
+        """
+        return await self._request(run, what, self.call_timeout)
+
+    async def ready_for_caller(self) -> None:
+        """Start the server if needed, as the current caller (whose roots it is then told)."""
+        caller = current_caller()
+        was_running = self.state == "running" and not self._is_dead()
+        tell_roots = self.client_side.enter(caller)
+        try:
+            await self.ensure_running()
+            if tell_roots and was_running:
+                await self._send(_roots_changed, "roots/list_changed", self.call_timeout)
+        finally:
+            self.client_side.leave(caller)
+
+    async def relist_tools(self) -> bool:
+        """List the tools again after ``notifications/tools/list_changed``; True if they differ."""
+        self.client_side.tools_stale = False
+        tools: list[mcp_types.Tool] = await self._request(_all_tools, "tools/list",
+                                                          self.call_timeout)
+        changed = [t.model_dump() for t in tools] != [t.model_dump() for t in self.tools]
+        self.tools = tools
+        return changed
+
+    async def apply_log_level(self) -> None:
+        """Send the log level chosen for this server (``logging/setLevel``)."""
+        level = self.client_side.log.level
+        if level is None:
+            return
+
+        async def run(client: McpClient) -> Any:
+            return await _set_level(client, level)
+
+        await self._request(run, "logging/setLevel", self.call_timeout)
 
     async def _send(self, run: Callable[[McpClient], Awaitable[Any]], what: str,
                     timeout: float) -> Any:
@@ -528,6 +600,31 @@ class McpServerConnection:
             await self._stop_task()
             if self.state != "disabled":
                 self.state = state
+
+
+async def _all_tools(client: McpClient) -> list[mcp_types.Tool]:
+    """Every page of the server's tools (fresh: a list asked again follows a change)."""
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    for _ in range(100):
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+async def _set_level(client: McpClient, level: str) -> Any:
+    # send_request, not set_logging_level: the SDK marks logging deprecated for
+    # 2026 servers, and the servers of today still take it
+    return await client.session.send_request(
+        mcp_types.SetLevelRequest(params=mcp_types.SetLevelRequestParams(level=level)),  # type: ignore[arg-type]
+        mcp_types.EmptyResult)
+
+
+async def _roots_changed(client: McpClient) -> None:
+    await client.session.send_notification(mcp_types.RootsListChangedNotification())
 
 
 def _secret_values(written: Mapping[str, EnvValue], resolved: Mapping[str, str]) -> list[str]:

@@ -1,0 +1,70 @@
+"""A conversation's slash commands (command files, MCP prompts) and skills."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, Depends
+
+from desktop_agent.core import errors
+from desktop_agent.server.api_errors import ApiError
+from desktop_agent.server.api_models import ErrorBody
+from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.mcp_models import (
+    ExpandRequest,
+    ExpansionOut,
+    SkillList,
+    SkillOut,
+    SlashCommandList,
+    SlashCommandOut,
+)
+from desktop_agent.session import NoMcpServers, UnknownCommand
+
+router = APIRouter(tags=["commands"])
+
+ANSWERS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such conversation or command."},
+    422: {"model": ErrorBody, "description": "Arguments that cannot be read, or a refusal."},
+}
+
+
+@router.get("/conversations/{conversation_id}/slash-commands",
+            response_model=SlashCommandList, responses=ANSWERS)
+async def list_commands(conversation_id: str,
+                        svc: AppServices = Depends(services)) -> SlashCommandList:  # noqa: B008
+    """What '/' offers: command files, then the MCP servers' prompts."""
+    session = svc.runner(await asyncio.to_thread(svc.conversation, conversation_id)).session
+    listed = await session.slash_commands()
+    _files, skipped = await asyncio.to_thread(session.custom_commands)
+    return SlashCommandList(commands=[SlashCommandOut(**c.to_dict()) for c in listed],
+                            skipped=skipped)
+
+
+@router.post("/conversations/{conversation_id}/slash-commands/expand",
+             response_model=ExpansionOut, responses=ANSWERS)
+async def expand(conversation_id: str, body: ExpandRequest,
+                 svc: AppServices = Depends(services)) -> ExpansionOut:  # noqa: B008
+    """The message '/name arguments' becomes (show it, then send it with .../run)."""
+    session = svc.runner(await asyncio.to_thread(svc.conversation, conversation_id)).session
+    try:
+        got = await session.expand_slash(body.text)
+    except (UnknownCommand, NoMcpServers) as exc:
+        raise ApiError(404, "unknown_command", str(exc)) from exc
+    except ValueError as exc:
+        raise ApiError(422, "invalid_arguments", str(exc)) from exc
+    except errors.AgentError as exc:
+        raise ApiError(422, "mcp_refused", errors.redact(str(exc))) from exc
+    return ExpansionOut(**got.to_dict())
+
+
+@router.get("/conversations/{conversation_id}/skills", response_model=SkillList,
+            responses=ANSWERS)
+async def list_skills(conversation_id: str,
+                      svc: AppServices = Depends(services)) -> SkillList:  # noqa: B008
+    """The skills found for the conversation (its folder's and the user's), on or off."""
+    session = svc.runner(await asyncio.to_thread(svc.conversation, conversation_id)).session
+    found, skipped = await asyncio.to_thread(session.skills)
+    off = set(session.settings.get("skills_off") or ())
+    return SkillList(skills=[SkillOut(**s.to_dict(), enabled=s.name not in off)
+                             for s in found], skipped=skipped)

@@ -1,0 +1,1 @@
+"""Slash commands and skills: Markdown a person (or a project) writes for the agent."""

@@ -1,0 +1,1 @@
+"""What MCP servers bring to one conversation besides tools: questions, prompts, resources."""
