@@ -32,19 +32,10 @@ from desktop_agent.core.tooling.builtin.command_preview import (
     preview_command,
     preview_problem,
 )
-from desktop_agent.core.tooling.builtin.overlay_mount import overlay_problem
 from tests.tools.folder_snapshot import snapshot
 from tests.tools.process_checks import processes_running, wait_until_gone
 
 pytestmark = pytest.mark.usefixtures("bubblewrap", "overlay")
-
-
-@pytest.fixture
-def overlay(tmp_path: Path) -> None:
-    """Fail (never skip) where this machine cannot preview: these tests are the proof."""
-    problem = overlay_problem(tmp_path / "probe")
-    if problem is not None:
-        pytest.fail(f"previews cannot work here: {problem}")
 
 
 @pytest.fixture

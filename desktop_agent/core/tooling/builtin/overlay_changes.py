@@ -221,6 +221,21 @@ def _is_opaque(path: str) -> bool:
     return _xattr(path, _OPAQUE_XATTRS) == b"y"
 
 
+def _readable(path: str, bits: int) -> None:
+    """Give the app (the upper layer's owner) ``bits`` on ``path`` if it lacks them.
+
+    A command may ``chmod 000`` what it made; the app must still read it to
+    show and apply it. The mode the command gave is the one recorded (read
+    before this) and the one applied.
+    """
+    try:
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
+        if mode & bits != bits:
+            os.chmod(path, mode | bits)
+    except OSError:
+        pass  # reading it says why
+
+
 def _same_file(upper_path: str, lower: LowerFolder, rel: str) -> bool:
     """Whether the upper file holds the lower file's bytes (sizes are already equal)."""
     with lower.opened(rel) as theirs:
@@ -271,6 +286,7 @@ def _visit(reading: _Reading, folder: str, *, lower_is_folder: bool, opaque: boo
     lower = reading.lower
     pending: list[tuple[str, bool, bool]] = []
     seen: set[str] = set()
+    _readable(upper_folder, 0o500)
     with os.scandir(upper_folder) as entries:
         found = sorted((e.name, e.path, e.stat(follow_symlinks=False)) for e in entries)
     for name, path, info in found:
@@ -358,6 +374,8 @@ def _folder(reading: _Reading, rel: str, path: str, info: os.stat_result,
 def _file(reading: _Reading, rel: str, path: str, info: os.stat_result,
           old: os.stat_result | None) -> None:
     mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o400 == 0:
+        _readable(path, 0o400)
     if info.st_nlink > 1:
         reading.links.setdefault(info.st_ino, []).append(rel)
     if old is not None and stat.S_ISREG(old.st_mode):
