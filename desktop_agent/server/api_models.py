@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from desktop_agent.session import DEFAULT_TITLE, ConversationSettings
 
 from .message_content import MessageContent
+from .preview_models import PreviewOut
 
 EventType = Literal[
     "message",
@@ -38,6 +39,8 @@ EventType = Literal[
     "prompt_progress",
     "files_changed",
     "plan",
+    "command_preview",
+    "command_preview_settled",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
@@ -198,6 +201,10 @@ class ApprovalOut(BaseModel):
         default=None,
         description="For write_file and edit_file: the change the call would make, against "
                     "the file on disk when the approval was asked.")
+    can_preview: bool = Field(
+        default=False,
+        description="For bash: approve with preview=true to run it on an overlay first; its "
+                    "changes then wait for POST .../previews/{id}/apply or /discard.")
 
 
 class ApprovalList(BaseModel):
@@ -210,6 +217,10 @@ class ApproveRequest(BaseModel):
     input: dict[str, Any] | None = Field(
         default=None, description="Edited tool input to run instead of the model's."
     )
+    preview: bool = Field(
+        default=False,
+        description="Run the command on an overlay first (only where the approval says "
+                    "can_preview): a command_preview event brings what it would change.")
 
 
 class RejectRequest(BaseModel):
@@ -286,6 +297,11 @@ class CommandRequest(BaseModel):
 
     command: str = Field(min_length=1, max_length=100_000)
     timeout: float = Field(default=60.0, gt=0, le=600)
+    preview: bool = Field(
+        default=False,
+        description="Run it on an overlay of the working folder, which stays untouched: the "
+                    "answer's 'preview' says what it would change; apply or discard it with "
+                    "POST .../previews/{id}/apply or /discard.")
 
 
 class CommandResult(BaseModel):
@@ -303,6 +319,9 @@ class CommandResult(BaseModel):
     turn: str | None = Field(
         default=None, description="The command's turn in the folder's checkpoints: "
                                   "POST .../undo with it puts back what it changed.")
+    preview: PreviewOut | None = Field(
+        default=None, description="With preview: what the command would change (the folder "
+                                  "is untouched until it is applied).")
 
 
 class SecretSet(BaseModel):

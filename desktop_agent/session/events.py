@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock, Usage
     from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
+    from desktop_agent.session.files.preview_cards import PreviewCard
     from desktop_agent.session.tools.plan import Plan
     from desktop_agent.store import MessageRecord
     from desktop_agent.workspace.checkpoints import TurnChanges
@@ -228,6 +229,26 @@ class FilesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandPreviewReady:
+    """A command ran on an overlay; what it would change waits for Apply or Discard."""
+
+    card: PreviewCard
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPreviewSettled:
+    """A preview was applied or discarded (``text``: what the model reads of it).
+
+    ``outcome`` is ``applied`` (``text`` may say "partly applied: ...") or ``discarded``.
+    """
+
+    preview_id: str
+    tool_use_id: str | None
+    outcome: Literal["applied", "discarded"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlanUpdated:
     """The model set a new plan (an ``update_plan`` call ran); show it instead of the old."""
 
@@ -240,4 +261,4 @@ SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | Tex
                 | CompactionReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
-                | FilesChanged | PlanUpdated)
+                | FilesChanged | PlanUpdated | CommandPreviewReady | CommandPreviewSettled)

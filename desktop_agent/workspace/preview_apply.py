@@ -27,10 +27,11 @@ folders (last, so a read-only folder does not stop its own files).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
 from desktop_agent.core.tooling.builtin.change_set import (
@@ -47,7 +48,7 @@ from desktop_agent.core.tooling.builtin.change_set import (
     PathChange,
     PathState,
 )
-from desktop_agent.core.tooling.builtin.command_preview import CommandPreview
+from desktop_agent.core.tooling.builtin.command_preview import CommandPreview, Decider
 from desktop_agent.core.tooling.builtin.overlay_changes import LowerFolder, state_of
 
 from .checkpoints import CheckpointError
@@ -246,3 +247,41 @@ def apply_preview(preview: CommandPreview, *, force: bool = False) -> AppliedPre
     """Apply a :class:`.CommandPreview` to its working folder (see :func:`apply_changes`)."""
     return apply_changes(str(preview.workdir), str(preview.layers.upper), preview.changes,
                          force=force)
+
+
+Choice = Callable[[CommandPreview], Awaitable[bool | str]]
+"""A script's answer to a preview: True applies it; False or a reason (text) discards it."""
+
+
+def applying_decider(choose: Choice, *, force: bool = False) -> Decider:
+    """A ``decide`` for :class:`.CommandPreviews` in a script: apply when ``choose`` says so.
+
+    The SDK's bash tool previews with it::
+
+        async def choose(preview):
+            if any(c.change == "deleted" for c in preview.changes.changes):
+                return "deletions need a person"
+            return True
+
+        tools = builtin_tools(workdir, previews=CommandPreviews(
+            Path("/var/tmp/previews"), applying_decider(choose)))
+
+    A conflict (files changed since the command ran) discards the preview
+    unless ``force``; the model reads why.
+    """
+    async def decide(preview: CommandPreview) -> str:
+        answer = await choose(preview)
+        if answer is not True:
+            reason = answer if isinstance(answer, str) and answer.strip() \
+                else "the script chose not to apply the changes"
+            return f"discarded: {reason}"
+        try:
+            applied = await asyncio.to_thread(apply_preview, preview, force=force)
+        except PreviewConflictError as exc:
+            return f"discarded: {exc}"
+        except PreviewApplyError as exc:
+            return f"partly applied: {exc}"
+        return "applied" + (f" (overwriting {len(applied.overwritten)} changed meanwhile)"
+                            if applied.overwritten else "")
+
+    return decide

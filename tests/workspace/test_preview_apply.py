@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -272,3 +273,38 @@ async def test_a_big_file_is_copied_not_held_in_memory(work: Path, tmp_path: Pat
     finally:
         preview.discard()
     assert (work / "big.bin").read_bytes() == upper and len(upper) == 64 << 20
+
+
+async def test_the_sdk_bash_tool_previews_and_a_script_decides(
+        work: Path, tmp_path: Path, model_server: Any) -> None:
+    from desktop_agent import AgentOptions, Client
+    from desktop_agent.core.tooling.builtin import CommandPreviews, builtin_tools
+    from desktop_agent.testing import script
+    from desktop_agent.workspace.preview_apply import applying_decider
+
+    seen: list[str] = []
+
+    async def choose(preview: CommandPreview) -> bool | str:
+        seen.append(preview.summary())
+        if any(c.change == "deleted" for c in preview.changes.changes):
+            return "deletions need a person"
+        return True
+
+    previews = CommandPreviews(tmp_path / "previews", applying_decider(choose))
+    options = AgentOptions(model="test-model", base_url=model_server.base_url,
+                           tools=builtin_tools(work, include=("bash",), previews=previews),
+                           auto_execute_tools=True)
+    model_server.enqueue(
+        script.tool_calls([("bash", {"command": "echo made > made.txt"})]),
+        script.tool_calls([("bash", {"command": "rm -rf src"})]), script.text("Done."))
+    results: list[str] = []
+    async with Client(options) as client:
+        await client.query("go")
+        async for block in client.receive_messages():
+            content = getattr(block, "content", None)
+            if getattr(block, "tool_use_id", None) and isinstance(content, str):
+                results.append(content)
+    assert seen == ["creates 1 file", "deletes 3 files"]
+    assert (work / "made.txt").read_text() == "made\n" and (work / "src").is_dir()
+    assert results[0].rstrip().endswith("preview outcome: applied")
+    assert results[1].rstrip().endswith("preview outcome: discarded: deletions need a person")

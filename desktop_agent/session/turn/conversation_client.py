@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.client import Client
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
+    from desktop_agent.session.files.command_previews import CommandPreviewDesk
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.settings.settings_record import SettingsRecord
@@ -38,16 +39,18 @@ class ConversationClient:
         env: What all conversations share (tools, config, hooks).
         broker: Decides the turn's tool calls.
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
+        previews: The command previews (the bash tool's preview mode).
         emit: Reports session events.
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
-                 broker: ApprovalBroker, folder: WorkingFolder,
+                 broker: ApprovalBroker, folder: WorkingFolder, previews: CommandPreviewDesk,
                  emit: Callable[[SessionEvent], None]) -> None:
         self._settings = settings
         self._env = env
         self._broker = broker
         self._folder = folder
+        self._previews = previews
         self._emit = emit
         self._client: Client | None = None
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
@@ -68,7 +71,8 @@ class ConversationClient:
         options = await build_options(
             self._settings.conversation_id, settings, self._env, self._broker,
             self._folder.changes.hooks(self._env.hooks),
-            read=read[1] if read is not None and read[0] is settings else None)
+            read=read[1] if read is not None and read[0] is settings else None,
+            previews=self._previews.mode(settings))
         tool_named = options.tool_named
         folder = self._folder
 

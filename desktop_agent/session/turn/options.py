@@ -36,6 +36,7 @@ from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.builtin import CommandPreviews
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -134,7 +135,8 @@ def read_for_options(conversation_id: str, settings: Mapping[str, Any],
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
                         hooks: Hooks | None = None,
-                        read: OptionsRead | BaseException | None = None) -> AgentOptions:
+                        read: OptionsRead | BaseException | None = None,
+                        previews: CommandPreviews | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -150,6 +152,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
     ``read``: :func:`read_for_options` done already (or what it raised), used when it
     was read for these very ``settings``; read here otherwise.
+    ``previews``: the bash tool's preview mode (see
+    :mod:`~desktop_agent.session.files.command_previews`).
     """
     from desktop_agent.core.options import AgentOptions
 
@@ -159,7 +163,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         raise read
     api_key, secrets, rules, workdir, instructions = (
         read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
-    tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
+    tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir, previews)
     if any(t.name == PLAN_TOOL_NAME for t in tools):
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
     s = settings

@@ -39,12 +39,12 @@ its upper layer back.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -186,16 +186,29 @@ def overlay_launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str],
                   pids_hit=group.hit)
 
 
+_probed: dict[int, str | None] = {}
+_probing = threading.Lock()
+
+
 def overlay_problem(folder: Path) -> str | None:
     """Why commands cannot be previewed with upper layers in ``folder`` (None: they can).
 
-    Probes once per folder (a real preview of a small command) and remembers
-    the answer for the app's life. Blocking.
+    Makes the folder, then probes once per disk (a real preview of a small
+    command whose upper layer lies in ``folder``) and remembers the answer for
+    the app's life: what decides is the kernel, bubblewrap and the file system
+    the upper layers live on. Blocking.
     """
-    return _probe(str(Path(folder).resolve()))
+    try:
+        Path(folder).mkdir(mode=0o700, parents=True, exist_ok=True)
+        device = os.stat(folder).st_dev
+    except OSError as exc:
+        return f"the data folder cannot hold a preview ({exc.strerror or exc})"
+    with _probing:
+        if device not in _probed:
+            _probed[device] = _probe(str(Path(folder).resolve()))
+        return _probed[device]
 
 
-@functools.cache
 def _probe(folder: str) -> str | None:
     if not sys.platform.startswith("linux"):
         return f"previews need Linux's overlay file system; this is {sys.platform}"
