@@ -62,6 +62,7 @@ class ApprovalRequest:
         preview: For ``write_file``/``edit_file``: the session's ChangePreview (the
             diff the call would make, or why it would fail).
         previewer: Works out the preview again for edited arguments (None: not offered).
+        can_preview: A command that may run on an overlay first (*Preview* on its card).
     """
 
     conversation_id: str
@@ -76,6 +77,7 @@ class ApprovalRequest:
     unsandboxed: bool = False
     preview: ChangePreview | None = None
     previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
+    can_preview: bool = False
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING

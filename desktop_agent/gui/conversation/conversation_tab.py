@@ -265,7 +265,7 @@ class ConversationTab(QWidget):
                                              request.preview.problem)
         self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
             deadline=request.deadline, can_remember=request.can_remember,
-            unsandboxed=request.unsandboxed))
+            unsandboxed=request.unsandboxed, can_preview=request.can_preview))
 
         def answered(future: asyncio.Future[ApprovalDecision]) -> None:
             self._requests.pop(request.tool_use_id, None)
@@ -288,7 +288,10 @@ class ConversationTab(QWidget):
         request = self._requests.get(tool_use_id)
         if request is None or self._approvals is None:
             return False
-        decision = ApprovalDecision(ApprovalChoice(choice), reason)
+        if choice == "preview":  # allowed once, run on an overlay first
+            decision = ApprovalDecision(ApprovalChoice.ALLOW_ONCE, preview=True)
+        else:
+            decision = ApprovalDecision(ApprovalChoice(choice), reason)
         if not request.can_remember and decision.choice in (
                 ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
             return False
@@ -337,6 +340,8 @@ class ConversationTab(QWidget):
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
         t.tool_stop_requested.connect(self._stop_tool_call)
+        t.preview_decided.connect(c.previews.decide)
+        c.previews.preview_changed.connect(t.set_command_preview)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
         c.busy_changed.connect(self._on_busy_for_undo)

@@ -26,7 +26,9 @@ from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.command_preview_panel import CommandPreviewPanel
     from desktop_agent.gui.transcript.diff_view import DiffView
+    from desktop_agent.gui.transcript.items import CommandPreviewState
     from desktop_agent.gui.transcript.live_output_view import LiveOutputView
     from desktop_agent.gui.transcript.picture_strip import PictureStrip
     from desktop_agent.workspace.diffs import FileDiff
@@ -52,14 +54,20 @@ class ToolCard(CollapsibleSection):
     While a command runs, :meth:`set_live` shows its newest output under the
     header (in sight while the card is folded) with Stop; the result replaces it.
 
+    A command run on an overlay shows what it would change, with Apply and
+    Discard, under the header (:meth:`set_command_preview`).
+
     Signals:
         toggled(bool): the details were shown or hidden (from CollapsibleSection).
         approval_answered(str, str, str): tool use id, choice, deny reason.
         stop_requested(str): tool use id: Stop was clicked on the live output.
+        preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
+            the reason for the model.
     """
 
     approval_answered = Signal(str, str, str)
     stop_requested = Signal(str)
+    preview_decided = Signal(str, str, str)
 
     def __init__(
         self,
@@ -126,6 +134,7 @@ class ToolCard(CollapsibleSection):
         self.approval_panel: ApprovalPanel | None = None
         self._expanded_before_asking = False
         self.live_view: LiveOutputView | None = None
+        self.preview_panel: CommandPreviewPanel | None = None
         self._live_note = ""  # "10,001 lines · 6.2 s" once a command with live output ended
         self._set_status("running…")
 
@@ -171,6 +180,28 @@ class ToolCard(CollapsibleSection):
         card_layout = self.layout()
         assert card_layout is not None
         card_layout.addWidget(self.change_section)
+
+    def set_command_preview(self, state: CommandPreviewState | None) -> None:
+        """Show what a previewed command would change, and where the decision stands."""
+        if state is None:
+            return
+        if self.preview_panel is None:
+            # Imported by the first preview (none in an idle window).
+            from desktop_agent.gui.transcript.command_preview_panel import CommandPreviewPanel
+
+            self.preview_panel = CommandPreviewPanel(self._theme, self._scheduler, self)
+            self.preview_panel.decided.connect(
+                lambda action, reason: self.preview_decided.emit(self.tool_use_id, action,
+                                                                 reason))
+            card_layout = self.layout()
+            assert card_layout is not None
+            card_layout.addWidget(self.preview_panel)
+        self.preview_panel.show_state(state)
+        if state.deciding:
+            self.set_panel_colors(self._theme.card_background, self._theme.accent)
+            self._set_status("waiting for Apply or Discard")
+        else:
+            self.set_panel_colors(self._theme.card_background, self._theme.border)
 
     def show_approval(self, prompt: ApprovalPrompt | None) -> None:
         """Ask on the card (``prompt``) or stop asking (None)."""

@@ -516,6 +516,15 @@ class MainWindow(QMainWindow):
                 dialog.show_tool_call_mode(mode)
 
         self._track(asyncio.ensure_future(tell_mode()))
+
+        async def tell_previews() -> None:  # a trial preview the first time: off the GUI thread
+            from desktop_agent.session import preview_status
+
+            status = await asyncio.to_thread(preview_status, controller.settings)
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.commands_box.show_status(status)
+
+        self._track(asyncio.ensure_future(tell_previews()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)
