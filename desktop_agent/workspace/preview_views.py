@@ -11,7 +11,8 @@ made in a worker thread, so the front ends only draw.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from desktop_agent.core.tooling.builtin.change_set import (
@@ -64,7 +65,12 @@ class TreeTotals:
         return self.created + self.modified + self.deleted + self.renamed + self.modes
 
     def sentence(self) -> str:
-        """``creates 9,812 files (41.2 MB), deletes 3``."""
+        """``creates 9,812 files, deletes 3 (41.2 MB)``."""
+        text = self.counts_sentence()
+        return f"{text} ({_size(self.bytes)})" if self.bytes else text
+
+    def counts_sentence(self) -> str:
+        """``creates 9,812 files, deletes 3``: the counts without the size."""
         parts: list[str] = []
         for count, verb in ((self.created, "creates"), (self.modified, "changes"),
                             (self.deleted, "deletes"), (self.renamed, "renames"),
@@ -72,8 +78,7 @@ class TreeTotals:
             if count:
                 unit = "" if parts else f" file{'' if count == 1 else 's'}"
                 parts.append(f"{verb} {count:,}{unit}")
-        text = ", ".join(parts) or "no files"
-        return f"{text} ({_size(self.bytes)})" if self.bytes else text
+        return ", ".join(parts) or "no files"
 
     def to_dict(self) -> dict[str, int]:
         """JSON form."""
@@ -107,6 +112,20 @@ class ChangeTree:
     change: PathChange | None = None
     totals: TreeTotals = field(default_factory=TreeTotals)
     children: list[ChangeTree] = field(default_factory=list)
+
+    def count(self) -> int:
+        """Entries in this tree, itself excluded."""
+        return sum(1 + child.count() for child in self.children)
+
+    def first_path(self, wanted: Callable[[str], bool]) -> str | None:
+        """The first path ``wanted`` accepts, in the order a tree view lists them."""
+        for child in self.children:
+            if child.change is not None and wanted(child.path):
+                return child.path
+            found = child.first_path(wanted)
+            if found is not None:
+                return found
+        return None
 
     @property
     def is_folder(self) -> bool:
@@ -185,9 +204,23 @@ def _read_upper(upper: str, rel: str, limit: int) -> bytes | None:
     except OSError:
         return None
     try:
-        return os.read(fd, limit)
+        return _read_some(fd, limit)
     finally:
         os.close(fd)
+
+
+def _read_some(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes of an open file, asking for no more than it holds.
+
+    ``os.read(fd, limit)`` allocates ``limit`` bytes first: two megabytes per
+    small file, most of the cost of diffing a thousand of them.
+    """
+    wanted = min(limit, os.fstat(fd).st_size + 1)
+    chunks = []
+    while wanted > 0 and (chunk := os.read(fd, wanted)):
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
 
 
 def file_diffs(workdir: str, upper: str, changes: ChangeSet, *, max_files: int = DIFF_FILES,
@@ -228,13 +261,11 @@ def file_diffs(workdir: str, upper: str, changes: ChangeSet, *, max_files: int =
 
 def _read_lower(lower: LowerFolder, rel: str, limit: int) -> bytes | None:
     with lower.opened(rel) as fd:
-        return None if fd is None else os.read(fd, limit)
+        return None if fd is None else _read_some(fd, limit)
 
 
 def _with_sizes(diff: FileDiff, change: PathChange) -> FileDiff:
     """The diff with the files' real sizes (a big file was read only up to the cap)."""
-    from dataclasses import replace
-
     new_size = None if change.change == DELETED else change.size
     old_size = change.old_size if change.change != CREATED else None
     if diff.kind.value == "over_cap" or (new_size is not None and new_size > MAX_DIFF_BYTES) \

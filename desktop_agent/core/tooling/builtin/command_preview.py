@@ -172,15 +172,9 @@ async def preview_command(command: str, cwd: Workdir, folder: Path, *,
             and the layers removed first).
     """
     policy = sandbox or SandboxPolicy()
-    problem = await asyncio.to_thread(preview_problem, policy, folder)
-    if problem is not None:
-        raise PreviewUnavailableError(problem)
     reserve = min_free_mb << 20
-    free = await asyncio.to_thread(free_bytes, folder)
-    if free < reserve:
-        raise BuiltinToolError(f"the data folder's disk has {free >> 20} MiB free; a preview "
-                               f"needs at least {min_free_mb} MiB, so the command was not run")
-    layers = await asyncio.to_thread(PreviewLayers.make, folder)
+    # One hand-over to a thread for the three checks: each costs a wake-up on a busy loop.
+    layers = await asyncio.to_thread(_prepare, policy, folder, reserve)
     try:
         abort = Abort()
         watcher = asyncio.ensure_future(_watch_disk(folder, reserve, abort))
@@ -206,6 +200,18 @@ async def preview_command(command: str, cwd: Workdir, folder: Path, *,
         await asyncio.shield(asyncio.to_thread(layers.remove))
         raise
     return CommandPreview(layers, command, cwd.root, result, changes, incomplete)
+
+
+def _prepare(policy: SandboxPolicy, folder: Path, reserve: int) -> PreviewLayers:
+    """Check that previews work and the disk has room, then make the layers (blocking)."""
+    problem = preview_problem(policy, folder)
+    if problem is not None:
+        raise PreviewUnavailableError(problem)
+    free = free_bytes(folder)
+    if free < reserve:
+        raise BuiltinToolError(f"the data folder's disk has {free >> 20} MiB free; a preview "
+                               f"needs at least {reserve >> 20} MiB, so the command was not run")
+    return PreviewLayers.make(folder)
 
 
 def _read(cwd: Workdir, layers: PreviewLayers) -> ChangeSet:

@@ -243,8 +243,10 @@ def _same_file(upper_path: str, lower: LowerFolder, rel: str) -> bool:
             return False
         mine = os.open(upper_path, _FILE_FLAGS)
         try:
+            # No bigger reads than the file: a read allocates all it asks for.
+            chunk = min(_CHUNK, os.fstat(mine).st_size + 1)
             while True:
-                a, b = os.read(mine, _CHUNK), os.read(theirs, _CHUNK)
+                a, b = os.read(mine, chunk), os.read(theirs, chunk)
                 if a != b:
                     return False
                 if not a:
