@@ -82,6 +82,7 @@ def test_the_card_shows_what_would_change_and_apply_moves_it_into_the_folder(
             for i in range(panel.tree.topLevelItemCount())}
     assert rows == {"src/": "deleted folder (2 files)", "new.txt": "new"}
     assert panel.diff_view.isVisibleTo(panel) and panel.diff_view.diff().path == "new.txt"
+    assert not _card(window).live_view or not _card(window).live_view.isVisibleTo(panel)
     assert snapshot(work) == before
     assert controller.busy  # the call waits for the person
 
@@ -90,6 +91,9 @@ def test_the_card_shows_what_would_change_and_apply_moves_it_into_the_folder(
     assert not (work / "src").exists() and (work / "new.txt").read_text() == "made\n"
     qtbot.waitUntil(lambda: panel.title.text().startswith("Applied:"), timeout=PREVIEW_MS)
     assert not panel.apply_button.isVisibleTo(panel)
+    assert not panel.details.isVisibleTo(panel)  # folded once decided, one click away
+    qtbot.mouseClick(panel.details_button, Qt.MouseButton.LeftButton)
+    assert panel.details.isVisibleTo(panel) and panel.tree.topLevelItemCount() == 2
     assert _bash_result(server).rstrip().endswith("preview outcome: applied")
     bar = window.current_tab().files_bar
     qtbot.waitUntil(bar.isVisible, timeout=PREVIEW_MS)  # undo covers it, as any turn
@@ -167,11 +171,10 @@ def test_ten_thousand_files_fold_into_folders_with_totals(
     assert panel.tree.topLevelItemCount() == 1
     top = panel.tree.topLevelItem(0)
     assert top.text(0) == "node_modules/"
-    assert top.text(1).startswith("new folder; creates 10,000 files (")
+    assert top.text(1) == "new folder; creates 10,000 files" and top.text(2).endswith(" KB")
     assert not top.isExpanded() and top.child(0).text(0) == "\u2026"  # not made yet
     top.setExpanded(True)
-    assert top.childCount() == 100 and top.child(0).text(1).startswith(
-        "new folder; creates 100 files")
+    assert top.childCount() == 100 and top.child(0).text(1) == "new folder; creates 100 files"
     qtbot.mouseClick(panel.discard_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not controller.busy, timeout=PREVIEW_MS)  # 10,000 files removed
     assert not (work / "node_modules").exists()

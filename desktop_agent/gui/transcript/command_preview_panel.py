@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -73,7 +74,7 @@ def _own_words(node: ChangeTree) -> str:
     change = node.change
     if node.children:
         own = f"{_CHANGE_WORDS.get(change.change, change.change)} folder; " if change else ""
-        return own + str(node.totals.sentence())
+        return own + node.totals.counts_sentence()  # the size has its own column
     if change is None:
         return ""
     words = _CHANGE_WORDS.get(change.change, change.change)
@@ -110,6 +111,7 @@ class CommandPreviewPanel(QWidget):
         self._state: CommandPreviewState | None = None
         self._shown_card: Any = None
         self._nodes: dict[str, ChangeTree] = {}
+        self._folded_once = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(18, 4, 0, 4)
         layout.setSpacing(6)
@@ -131,21 +133,35 @@ class CommandPreviewPanel(QWidget):
         self.problem.hide()
         layout.addWidget(self.problem)
 
-        self.output_label = muted_label("Output", theme, self, bold=True, scale=0.85)
-        layout.addWidget(self.output_label)
-        self.output = QPlainTextEdit(self)
+        # Output, tree and diff: folded once the preview is decided (the card's output
+        # keeps what the model was told), one click away.
+        self.details_button = QToolButton(self)
+        self.details_button.setObjectName("previewDetails")
+        self.details_button.setAutoRaise(True)
+        self.details_button.setCheckable(True)
+        self.details_button.toggled.connect(self._show_details)
+        self.details_button.hide()
+        layout.addWidget(self.details_button)
+        self.details = QWidget(self)
+        details = QVBoxLayout(self.details)
+        details.setContentsMargins(0, 0, 0, 0)
+        details.setSpacing(6)
+        layout.addWidget(self.details)
+        self.output_label = muted_label("Output", theme, self.details, bold=True, scale=0.85)
+        details.addWidget(self.output_label)
+        self.output = QPlainTextEdit(self.details)
         self.output.setObjectName("previewOutput")
         self.output.setReadOnly(True)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.output.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         line = self.output.fontMetrics().lineSpacing()
         self.output.setMaximumHeight(line * OUTPUT_LINES + 12)
-        layout.addWidget(self.output)
+        details.addWidget(self.output)
 
-        self.changes_label = muted_label("What it would change", theme, self, bold=True,
+        self.changes_label = muted_label("What it would change", theme, self.details, bold=True,
                                          scale=0.85)
-        layout.addWidget(self.changes_label)
-        self.tree = QTreeWidget(self)
+        details.addWidget(self.changes_label)
+        self.tree = QTreeWidget(self.details)
         self.tree.setObjectName("previewTree")
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Path", "Change", "Size"])
@@ -158,16 +174,16 @@ class CommandPreviewPanel(QWidget):
         header.setStretchLastSection(False)
         self.tree.itemExpanded.connect(self._fill_folder)
         self.tree.currentItemChanged.connect(self._show_selected)
-        layout.addWidget(self.tree)
+        details.addWidget(self.tree)
 
         from desktop_agent.gui.transcript.diff_view import DiffView  # with the first preview
 
-        self.diff_view: DiffView = DiffView(theme, scheduler, self)
-        layout.addWidget(self.diff_view)
-        self.diff_note = muted_label("", theme, self, scale=0.9)
+        self.diff_view: DiffView = DiffView(theme, scheduler, self.details)
+        details.addWidget(self.diff_view)
+        self.diff_note = muted_label("", theme, self.details, scale=0.9)
         self.diff_note.setWordWrap(True)
         self.diff_note.hide()
-        layout.addWidget(self.diff_note)
+        details.addWidget(self.diff_note)
 
         self.reason = QLineEdit(self)
         self.reason.setObjectName("previewReason")
@@ -228,7 +244,17 @@ class CommandPreviewPanel(QWidget):
             self._tick.start()
         else:
             self._tick.stop()
+        decided = state.status in ("applied", "discarded", "failed")
+        self.details_button.setVisible(decided and bool(card.changes))
+        if decided and not self._folded_once:
+            self._folded_once = True  # folded when decided; the person may open it again
+            self.details_button.setChecked(False)
+            self._show_details(False)
         self._update_status()
+
+    def _show_details(self, shown: bool) -> None:
+        self.details.setVisible(shown)
+        self.details_button.setText("Hide the changes" if shown else "Show the changes")
 
     def _update_status(self) -> None:
         state = self._state
@@ -269,26 +295,16 @@ class CommandPreviewPanel(QWidget):
             return
         open_all = len(card.changes) <= OPEN_ALL_BELOW
         self._add_children(self.tree.invisibleRootItem(), card.tree, open_all)
-        rows = min(TREE_ROWS, self._visible_rows())
+        # As tall as its rows when a few, TREE_ROWS when folders may open to many.
+        rows = card.tree.count() if open_all else TREE_ROWS
+        rows = max(1, min(TREE_ROWS, rows))
         row_height = max(self.tree.sizeHintForRow(0), self.fontMetrics().height() + 4)
         self.tree.setFixedHeight(row_height * (rows + 1) + 8)
-        first = next(iter(card.diffs), None)
+        first = card.tree.first_path(lambda path: path in card.diffs)  # as the tree lists them
         if first is not None:
             self._show_diff(first)
         else:
             self.diff_view.hide()
-
-    def _visible_rows(self) -> int:
-        count = 0
-        pending = [self.tree.topLevelItem(i) for i in range(self.tree.topLevelItemCount())]
-        while pending and count <= TREE_ROWS:
-            item = pending.pop()
-            if item is None:
-                continue
-            count += 1
-            if item.isExpanded():
-                pending.extend(item.child(i) for i in range(item.childCount()))
-        return max(count, 1)
 
     def _add_children(self, parent: QTreeWidgetItem, node: ChangeTree, open_all: bool) -> None:
         for child in node.children:

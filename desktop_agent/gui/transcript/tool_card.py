@@ -197,6 +197,8 @@ class ToolCard(CollapsibleSection):
             assert card_layout is not None
             card_layout.addWidget(self.preview_panel)
         self.preview_panel.show_state(state)
+        if self.live_view is not None:  # the command ended: its output is in the panel
+            self.live_view.hide()
         if state.deciding:
             self.set_panel_colors(self._theme.card_background, self._theme.accent)
             self._set_status("waiting for Apply or Discard")
@@ -241,6 +243,8 @@ class ToolCard(CollapsibleSection):
         from desktop_agent.gui.transcript.live_output_view import LiveOutputView, figures_text
 
         self._live_note = figures_text(live)
+        if self.preview_panel is not None and self.output_text is None:
+            return  # the command ended and waits for Apply or Discard: no Stop to offer
         if self.output_text is not None:  # e.g. a card made again after a theme change
             self._set_status(self._status)
             return
