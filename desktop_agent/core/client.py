@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
@@ -49,6 +48,7 @@ from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.prompt_intake import user_message
 from desktop_agent.core.request_build import assistant_message, build_request
+from desktop_agent.core.servers import prompt_speed
 from desktop_agent.core.structured_output import structured_output_for
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.tooling.deferred_approvals import (
@@ -56,6 +56,7 @@ from desktop_agent.core.tooling.deferred_approvals import (
     PendingApproval,
     pending_in,
 )
+from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
 from desktop_agent.core.tooling.permissions import (
     PermissionResult,
@@ -69,6 +70,7 @@ from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
     StreamItem,
     TextBlock,
+    ToolResultBlock,
     ToolUseBlock,
     ToolUseError,
     Usage,
@@ -414,6 +416,8 @@ class Client:
                                         else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
+            prompt_speed.observe_usage(self.options.base_url, self.options.model,
+                                       self.last_usage)
             if self._early.released and not self._control.interrupt_requested:
                 self._pending = not open_calls(self._history)  # answered mid-stream
             try:
@@ -432,7 +436,7 @@ class Client:
                         ) -> AsyncIterator[StreamItem]:
         options = self.options
         control = self._control
-        recent_calls: list[str] = []
+        loops = LoopGuard(options.doom_loop_threshold)
         iteration = 0
         if resume is not None:
             async for item in execute_round(resume[0], options, self._history, control,
@@ -466,16 +470,18 @@ class Client:
             if not options.auto_execute_tools or not (calls or bad_calls):
                 return
             self._answer_bad_calls(bad_calls)
-            stop = self._limit_reached(calls, iteration, recent_calls)
-            if stop is not None:
+            stop = self._limit_reached(calls, iteration, loops)
+            if isinstance(stop, ToolUseError):
                 yield stop
                 return
             iteration += 1
             if not calls:
                 continue  # only unusable calls: the model answers their errors
             self.turn_metadata["iterations"] = iteration
+            # A loop told once what it is doing gets that as its calls' answers instead.
             async for item in execute_round(calls, options, self._history, control,
-                                            self.turn_metadata["tool_decisions"]):
+                                            self.turn_metadata["tool_decisions"]
+                                            ) if stop is None else _stream(stop):
                 yield item
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
@@ -562,9 +568,13 @@ class Client:
                                                f"Error: {error.error} Raw arguments: "
                                                f"{(error.raw_data or '')[:500]}"))
 
-    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int,
-                       recent_calls: list[str]) -> ToolUseError | None:
-        """The stop notice when max_turns, the tool-round limit or a doom loop ends the turn."""
+    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int, loops: LoopGuard,
+                       ) -> ToolUseError | list[ToolResultBlock] | None:
+        """The stop notice when max_turns, the tool-round limit or a loop ends the turn.
+
+        A loop seen for the first time is answered instead: the corrective
+        results of these calls, which the model reads in place of running them.
+        """
         options = self.options
         max_turns = options.max_turns
         if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
@@ -573,14 +583,27 @@ class Client:
                 "(max_turns) was reached. Ask again to let the agent continue."))
         if iteration >= options.max_tool_iterations:
             return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
-        recent_calls.extend(_signature(c) for c in calls)
-        threshold = options.doom_loop_threshold
-        if calls and threshold and len(recent_calls) >= threshold and \
-                len(set(recent_calls[-threshold:])) == 1:
-            return self._stop_loop(calls, NOT_EXECUTED_LOOP, (
-                f"Stopped: {calls[-1].name} was called {threshold} times in a row with the "
-                "same arguments."))
-        return None
+        return self._looping(calls, loops)
+
+    def _looping(self, calls: list[ToolUseBlock],
+                 loops: LoopGuard) -> ToolUseError | list[ToolResultBlock] | None:
+        """The loop guard's stop, or its corrective answers to these calls, or None."""
+        loop = loops.observe(calls)
+        if loop is None:
+            return None
+        if loop.stop:
+            self.turn_metadata["loop_rule"] = loop.rule
+            return self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
+        self.turn_metadata["loop_corrected"] = loop.rule
+        return self._answer_calls(calls, loop.correction)
+
+    def _answer_calls(self, calls: list[ToolUseBlock], text: str) -> list[ToolResultBlock]:
+        """Answer calls that do not run with ``text``: in history, and as blocks front ends show."""
+        blocks = []
+        for call in calls:
+            self._history.append(tool_message(call.id, call.name, text))
+            blocks.append(ToolResultBlock(call.id, text, is_error=True, name=call.name))
+        return blocks
 
     def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
                    message: str) -> ToolUseError:
@@ -636,9 +659,6 @@ class Client:
         answer_open_calls(self._history, text)
 
 
-def _signature(call: ToolUseBlock) -> str:
-    return call.name + "\x00" + json.dumps(call.input, sort_keys=True, default=str)
-
 
 def _limit_text(options: AgentOptions) -> str:
     return (f"Stopped: the limit of {options.max_tool_iterations} tool rounds for one turn was "
@@ -647,3 +667,7 @@ def _limit_text(options: AgentOptions) -> str:
 
 __all__ = ["Client", "TextBlock"]
 
+
+async def _stream(items: list[ToolResultBlock]) -> AsyncIterator[ToolResultBlock]:
+    for item in items:
+        yield item

@@ -54,7 +54,9 @@ class AgentOptions:
         can_use_tool: Async approval callback for calls no rule settles.
         approval_timeout: Seconds the approval callback may take; then deny.
         tool_timeout: Default seconds one tool execution may take.
-        doom_loop_threshold: Identical consecutive calls that stop the loop (0 disables).
+        doom_loop_threshold: Consecutive repeats of a call (identical, or with trivially
+            different arguments) that make a loop; the model is told once, then the
+            turn stops (0 disables; :mod:`.tooling.loop_guard`).
         retry: Backoff policy for connection errors, 429 and 5xx.
         text_delta_mode: ``auto`` detects servers that resend the whole text.
         text_tool_calls: ``auto`` reads tool calls a model wrote as text

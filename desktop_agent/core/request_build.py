@@ -12,7 +12,7 @@ from typing import Any
 
 from desktop_agent.core.context.content_parts import check_vision, images_for_model
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.types import ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.stream import StreamAggregator
 
@@ -51,8 +51,13 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
         request["max_tokens"] = limit
     if o.temperature is not None:
         request["temperature"] = o.temperature
-    if o.extra_body:
-        request["extra_body"] = dict(o.extra_body)
+    extra = dict(o.extra_body or {})
+    if tool_call_mode.server_kind(o.base_url) == "llama.cpp":
+        # Keep the slot's prompt cache (the default of recent builds; older ones had it
+        # off): the fixed prefix is then processed once, not at every request.
+        extra.setdefault("cache_prompt", True)
+    if extra:
+        request["extra_body"] = extra
     return request
 
 

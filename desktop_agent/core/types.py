@@ -176,6 +176,12 @@ class Usage:
     Token counts are what the server reported (None when it reported nothing).
     ``tokens_per_second`` prefers the server's own timing; otherwise it is
     completion tokens over the time from first to last token.
+
+    The prompt figures are of the turn's first request, where the server says
+    them (llama.cpp's ``timings``; ``cached_prompt_tokens`` also from
+    ``usage.prompt_tokens_details``): ``prompt_tokens_evaluated`` were
+    processed afresh, ``cached_prompt_tokens`` reused from the server's prefix
+    cache, at ``prompt_tokens_per_second``.
     """
 
     prompt_tokens: int | None = None
@@ -183,6 +189,9 @@ class Usage:
     time_to_first_token: float | None = None
     tokens_per_second: float | None = None
     type: Literal["usage"] = "usage"
+    prompt_tokens_evaluated: int | None = None
+    cached_prompt_tokens: int | None = None
+    prompt_tokens_per_second: float | None = None
 
     @property
     def text(self) -> str:

@@ -36,6 +36,8 @@ EventType = Literal[
     "state",
     "settings",
     "notice",
+    "doctor_notice",
+    "tool_call_probe",
     "prompt_progress",
     "files_changed",
     "plan",
@@ -164,6 +166,23 @@ class ToolCallStopResult(BaseModel):
     """Whether a running command was asked to end (False: none such ran, or it cannot stop)."""
 
     stopped: bool
+
+
+class ToolCallProbeOut(BaseModel):
+    """What *Test this model* measured: right answers of ``cases`` per way of calling tools.
+
+    ``constrained`` is null when the server refused constrained decoding; ``mode`` is
+    the tool-call mode the conversation's model now gets, and why.
+    """
+
+    cases: int
+    native: int
+    text: int
+    constrained: int | None
+    template_ignores_tools: bool | None
+    error: str | None
+    summary: str
+    mode: str
 
 
 class ConfirmationMode(BaseModel):

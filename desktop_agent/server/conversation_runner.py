@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from desktop_agent.core import errors
+from desktop_agent.server.api_models import ToolCallProbeOut
 from desktop_agent.session import (
     ApprovalAnswer,
     ApprovalAsked,
@@ -27,6 +28,7 @@ from desktop_agent.session import (
     CommandPreviewSettled,
     CompactionReported,
     ConversationSession,
+    DoctorNotice,
     FilesChanged,
     MessageStored,
     NotConfiguredError,
@@ -42,6 +44,7 @@ from desktop_agent.session import (
     StateChanged,
     TextDelta,
     ThinkingDelta,
+    ToolCallProbed,
     ToolCallStarted,
     ToolErrorReported,
     ToolInputReplaced,
@@ -375,6 +378,28 @@ class ConversationRunner:
     def _notice(self, event: Notice) -> None:
         self.emit("notice", {"text": event.text})
 
+    def _doctor_notice(self, event: DoctorNotice) -> None:
+        self.emit("doctor_notice", {"kind": event.kind, "text": event.text,
+                                    "offers": [{"id": i, "text": t} for i, t in event.offers]})
+
+    def _tool_call_probed(self, event: ToolCallProbed) -> None:
+        self.emit("tool_call_probe", {"model": event.model, "mode": event.mode,
+                                      "summary": event.result.summary,
+                                      **event.result.to_dict()})
+
+    async def test_model(self) -> ToolCallProbeOut:
+        """Run the tool-call probe; 409 when the conversation has no server or model."""
+        from desktop_agent.core.errors import ConfigurationError
+        from desktop_agent.core.tooling.tool_call_mode import from_probe
+
+        try:
+            result = await self.session.test_model()
+        except ConfigurationError as exc:
+            raise ApiError(409, "not_configured", "Set base_url and model in the "
+                           "conversation's settings before testing the model.") from exc
+        return ToolCallProbeOut(**result.to_dict(), summary=result.summary,
+                                mode=from_probe(result).reason)
+
     def _prompt_progress_reported(self, event: PromptProgressReported) -> None:
         self.emit("prompt_progress", {"processed": event.processed, "total": event.total})
 
@@ -414,6 +439,8 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
     PlanUpdated: ConversationRunner._plan_updated,
+    DoctorNotice: ConversationRunner._doctor_notice,
+    ToolCallProbed: ConversationRunner._tool_call_probed,
     CommandPreviewReady: ConversationRunner._command_preview_ready,
     CommandPreviewSettled: ConversationRunner._command_preview_settled,
 }

@@ -74,6 +74,9 @@ _EXPORTS: dict[str, str] = {
     'CompactionReported': 'events',
     'MessageStored': 'events',
     'Notice': 'events',
+    'DoctorNotice': 'events',
+    'ToolCallProbed': 'events',
+    'probe_summary': 'turn.model_doctor',
     'PathReset': 'events',
     'PromptProgressReported': 'events',
     'ReplyEnded': 'events',
@@ -169,6 +172,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import CommandPreviewReady as CommandPreviewReady
     from desktop_agent.session.events import CommandPreviewSettled as CommandPreviewSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
+    from desktop_agent.session.events import DoctorNotice as DoctorNotice
     from desktop_agent.session.events import FilesChanged as FilesChanged
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
@@ -183,6 +187,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import TextDelta as TextDelta
     from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
     from desktop_agent.session.events import TitleChanged as TitleChanged
+    from desktop_agent.session.events import ToolCallProbed as ToolCallProbed
     from desktop_agent.session.events import ToolCallStarted as ToolCallStarted
     from desktop_agent.session.events import ToolErrorReported as ToolErrorReported
     from desktop_agent.session.events import ToolInputReplaced as ToolInputReplaced
@@ -290,6 +295,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.tools.tool_catalog import ToolCatalog as ToolCatalog
     from desktop_agent.session.tools.tool_catalog import WorkdirError as WorkdirError
     from desktop_agent.session.tools.tool_catalog import workdir_path as workdir_path
+    from desktop_agent.session.turn.model_doctor import probe_summary as probe_summary
     from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for
     from desktop_agent.session.turn.warm_up import warm_up_turns as warm_up_turns

@@ -137,7 +137,7 @@ class ConversationSession:
             preview=self._folder.preview_change, before_run=self._folder.changes.before_run,
             previewable=self._previews.previewable, run_as_preview=self._previews.want)
         self._client = ConversationClient(self._settings, env, self.broker, self._folder,
-                                          self._previews, emit)
+                                          self._previews, emit, store)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
@@ -238,6 +238,7 @@ class ConversationSession:
     retry = AtOnce("_starts", TurnStarts.regenerate)
     edit = AtOnce("_starts", TurnStarts.edit)
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
+    test_model = PartMethod("_client", ConversationClient.test_model)
 
     def stop(self) -> None:
         """Stop the running turn (the partial reply is kept and marked interrupted).

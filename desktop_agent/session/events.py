@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import CompactionBlock, Usage
     from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
     from desktop_agent.session.files.preview_cards import PreviewCard
@@ -255,10 +256,39 @@ class PlanUpdated:
     plan: Plan
 
 
+DoctorNoticeKind = Literal["template_without_tools", "slow_prompt"]
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorNotice:
+    """The model doctor found something about the model a person should know, and what helps.
+
+    ``kind``: ``template_without_tools`` (the server drops the tools: constrained
+    calls are used) or ``slow_prompt`` (the fixed prompt takes over 5 s to process);
+    ``offers``: ``(id, sentence)`` of what helps (``prompt_cache``, ``fewer_tools``,
+    ``constrained_schemas``).
+    """
+
+    kind: DoctorNoticeKind
+    text: str
+    offers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallProbed:
+    """The tool-call probe measured the model; ``mode`` is the reason the mode now gives."""
+
+    base_url: str
+    model: str
+    result: ProbeResult
+    mode: str
+
+
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | ToolOutputReported | PromptProgressReported
                 | CompactionReported
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
-                | FilesChanged | PlanUpdated | CommandPreviewReady | CommandPreviewSettled)
+                | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
+                | CommandPreviewReady | CommandPreviewSettled)

@@ -308,16 +308,23 @@ async def test_iteration_limit_keeps_history_valid(server, make_options):
     assert len(server.requests) == 4
 
 
-async def test_doom_loop_stops_identical_calls(server, make_options):
-    for _ in range(4):
+async def test_doom_loop_corrects_once_then_stops_identical_calls(server, make_options):
+    for _ in range(5):
         server.enqueue(script.tool_calls([("get_weather", {"city": "Same"})]))
     options = make_options(tools=[get_weather], auto_execute_tools=True, max_tool_iterations=10)
     async with Client(options) as client:
         await client.query("loop")
         items = await collect(client)
-    assert "3 times in a row" in items[-2].error
-    assert len(server.requests) == 3
-    assert sum(isinstance(i, ToolResultBlock) for i in items) == 2
+        metadata = client.turn_metadata
+    assert "3 times in a row" in items[-2].error and "identical calls" in items[-2].error
+    assert len(server.requests) == 4  # two ran, the third was answered, the fourth stopped
+    results = [i for i in items if isinstance(i, ToolResultBlock)]
+    assert [r.is_error for r in results] == [False, False, True]
+    assert results[2].content.startswith("Not executed: You called get_weather with the "
+                                         "same arguments 3 times")
+    # the model read the correction as the third call's result
+    assert server.requests[3]["messages"][-1]["content"] == results[2].content
+    assert metadata["loop_rule"] == "identical"
 
 
 async def test_turn_in_progress_is_refused(server, make_options, gate):

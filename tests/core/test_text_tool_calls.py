@@ -24,6 +24,29 @@ FORMATS = {
                 '"offset": 2}}, {"name": "bash", "arguments": {"command": "ls -l"}}]'),
     "function": ('Let me look.<function=read_file>{"path": "a.txt", "offset": 2}</function>'
                  '<function=bash>{"command": "ls -l"}</function>'),
+    # Mistral Small 3.x / Devstral / Magistral (tokenizer v11+): one [TOOL_CALLS] per call
+    "mistral_v11": ('Let me look.[TOOL_CALLS]read_file[ARGS]{"path": "a.txt", "offset": 2}'
+                    '[TOOL_CALLS]bash[ARGS]{"command": "ls -l"}'),
+    "mistral_v11_spaced": ('Let me look. [TOOL_CALLS] read_file[ARGS]{"path": "a.txt", '
+                           '"offset": 2} [TOOL_CALLS] bash[ARGS]{"command": "ls -l"}'),
+    "mistral_call_id": ('Let me look.[TOOL_CALLS]read_file[CALL_ID]a1b2c3d4e[ARGS]{"path": '
+                        '"a.txt", "offset": 2}[TOOL_CALLS]bash[CALL_ID]f5g6h7i8j[ARGS]'
+                        '{"command": "ls -l"}'),
+    # a server that drops the [ARGS] control token from the text
+    "mistral_no_args_token": ('Let me look.[TOOL_CALLS]read_file{"path": "a.txt", "offset": 2}'
+                              '[TOOL_CALLS]bash{"command": "ls -l"}'),
+}
+MISTRAL_START = {
+    "v03_with_ids": ('[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a.txt", '
+                     '"offset": 2}, "id": "a1b2c3d4e"}, {"name": "bash", "arguments": '
+                     '{"command": "ls -l"}, "id": "f5g6h7i8j"}]'),
+    "v03_spaced": ('[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.txt", '
+                   '"offset": 2}}, {"name": "bash", "arguments": {"command": "ls -l"}}]'),
+    # the server dropped the [TOOL_CALLS] control token: a bare list of calls is left
+    "bare_list": ('[{"name": "read_file", "arguments": {"path": "a.txt", "offset": 2}}, '
+                  '{"name": "bash", "arguments": {"command": "ls -l"}}]'),
+    "v11": ('[TOOL_CALLS]read_file[ARGS]{"path": "a.txt", "offset": 2}[TOOL_CALLS]bash[ARGS]'
+            '{"command": "ls -l"}'),
 }
 SINGLE = {
     "python_tag": ('<|python_tag|>{"name": "read_file", "parameters": {"path": "a.txt", '
@@ -73,6 +96,25 @@ def test_llama_forms_at_every_split(form: str) -> None:
         text, calls = _run(pieces)
         assert calls == NATIVE[:1], pieces
         assert text.strip() == ""
+
+
+@pytest.mark.parametrize("form", sorted(MISTRAL_START))
+def test_mistral_forms_at_the_reply_start_at_every_split(form: str) -> None:
+    for pieces in _splits(MISTRAL_START[form])[::3]:
+        text, calls = _run(pieces)
+        assert calls == NATIVE, pieces
+        assert text.strip() == "", pieces
+
+
+def test_a_json_list_that_is_not_calls_stays_text() -> None:
+    text, calls = _run(['[{"a": 1}, {"b": 2}] are two objects'])
+    assert text == '[{"a": 1}, {"b": 2}] are two objects' and calls == []
+
+
+def test_a_mistral_call_without_a_name_is_a_typed_error() -> None:
+    text, calls = _run(['[TOOL_CALLS]{"path": "a.txt"} and [TOOL_CALLS]?[ARGS]{"x": 1}'])
+    assert len(calls) == 2 and all(isinstance(c, ToolUseError) for c in calls)
+    assert "[TOOL_CALLS]" not in text
 
 
 def test_plain_text_streams_without_delay_and_json_text_is_kept() -> None:
@@ -157,6 +199,44 @@ async def test_client_runs_a_call_written_as_text(server, make_options) -> None:
     assert assistant["content"].strip() == "Checking."
     assert assistant["tool_calls"][0]["function"]["name"] == "get_weather"
     assert history[2]["role"] == "tool" and history[-1]["content"] == "Paris is sunny."
+
+
+@pytest.mark.parametrize("form", sorted(MISTRAL_START))
+@pytest.mark.parametrize("llama", [False, True], ids=["native", "constrained"])
+async def test_client_runs_mistral_calls_from_any_server(server, make_options, form: str,
+                                                         llama: bool) -> None:
+    """Mistral's forms run their tools over real HTTP, in the automatic mode's both ways.
+
+    A llama.cpp server (``/props`` answering) makes the automatic mode ask for
+    constrained replies; a server that ignores the grammar still sends Mistral's
+    markup, which starts with ``[`` like a constrained list of calls and was
+    read as a broken list (the calls were lost, the markup reported as an error).
+    """
+    from desktop_agent import Client, tool
+    from desktop_agent.core.tooling import tool_call_mode
+    from desktop_agent.core.types import ToolResultBlock
+    from desktop_agent.testing import script
+
+    @tool("read_file", "Reads a file", {"path": str, "offset": int})
+    async def read_file(args: dict[str, Any]) -> str:
+        return f"read {args['path']}"
+
+    @tool("bash", "Runs a command", {"command": str})
+    async def bash(args: dict[str, Any]) -> str:
+        return f"ran {args['command']}"
+
+    tool_call_mode.forget()
+    if llama:  # llama.cpp's /props, trimmed to the key the server kind is told by
+        server.routes[("GET", "/props")] = (200, {"default_generation_settings": {"n_ctx": 4096}})
+    server.enqueue(script.text(MISTRAL_START[form], pieces=11), script.text("Both done."))
+    async with Client(make_options(tools=[read_file, bash], auto_execute_tools=True)) as client:
+        await client.query("Read a.txt and list the folder")
+        items = [item async for item in client.receive_messages()]
+    tool_call_mode.forget()
+    assert [i.content for i in items if isinstance(i, ToolResultBlock)] == ["read a.txt",
+                                                                            "ran ls -l"]
+    assert ("response_format" in server.requests[0]) is llama
+    assert "".join(i.text for i in items if isinstance(i, TextBlock)) == "Both done."
 
 
 def test_llama_prompt_progress_becomes_blocks_before_the_text() -> None:

@@ -138,8 +138,8 @@ def test_a_reopened_conversation_shows_every_call_as_it_was_shown_live(
         window.approval_dock.allow_once()
     wait_idle(qtbot, controller)
 
-    # stopped by the loop guard: the third identical call never runs
-    for _ in range(3):
+    # the loop guard: the third identical call is answered with a correction, the fourth stops
+    for _ in range(4):
         server.enqueue(script.tool_calls([("get_weather", {"city": "Bern"})]))
     send(qtbot, window, "Bern, again and again")
     _answer_requests(qtbot, window, lambda dock, _r: dock.allow_once(), 2)
@@ -168,13 +168,15 @@ def test_a_reopened_conversation_shows_every_call_as_it_was_shown_live(
         ("get_weather", "done"), ("get_weather", "denied"), ("get_weather", "done"),
         ("list_dir", "builtin · failed"),
         ("get_weather", "done"), ("get_weather", "done"), ("get_weather", "not executed"),
-        ("get_weather", "expired"), ("slow_job", "stopped")], statuses
+        ("get_weather", "not executed"), ("get_weather", "expired"), ("slow_job", "stopped")],\
+        statuses
     denied, edited, failed = cards[1], cards[2], cards[3]
     assert denied[3] == "Told the model" and "not Rome today" in denied[4]
     assert edited[5] == "Arguments (edited before it ran)" and '"Lyon"' in edited[6]
     assert "BuiltinToolError" not in failed[4] and failed[4].startswith("list_dir failed: ")
     turns = " ".join(state[1] for state in live if state[0] == "turn")
-    assert "Stopped: get_weather was called 3 times in a row" in turns
+    assert "Stopped by the loop guard: get_weather was called 3 times in a row" in turns
+    assert "(identical calls)" in turns
 
     window.close()
     qtbot.waitUntil(lambda: not window.controllers, timeout=WAIT_MS)

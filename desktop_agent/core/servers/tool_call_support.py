@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import openai
 
 from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
+from desktop_agent.core.servers.template_tools import template_ignores_tools
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -47,12 +48,15 @@ class ToolCallSupport:
         native: Whether the model is known to write native tool calls.
         reached: False when no endpoint answered at all (the server is down or
             unreachable): nothing was learnt, so nothing should be remembered.
+        template_ignores_tools: llama.cpp's chat template drops ``tools``
+            (:mod:`.template_tools`; None: not known).
     """
 
     server: str | None = None
     grammar: bool | None = None
     native: bool | None = None
     reached: bool = True
+    template_ignores_tools: bool | None = None
 
 
 def _root(base_url: str) -> str:
@@ -65,7 +69,9 @@ async def _llamacpp(http: openai.AsyncOpenAI, root: str, model: str, timeout: fl
     props = await get_json(http, f"{root}/props", timeout)
     if not isinstance(props, dict) or "default_generation_settings" not in props:
         return None
-    return ToolCallSupport("llama.cpp", True, None)
+    ignored = await template_ignores_tools(http, root, props, timeout)
+    return ToolCallSupport("llama.cpp", True, False if ignored else None,
+                           template_ignores_tools=ignored)
 
 
 async def _ollama(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,

@@ -13,6 +13,13 @@ servers, models declared tool-capable).
 A server that refuses the ``response_format`` field itself is remembered per
 model for the process, and the mode says so; any other error (a 500, an
 overloaded server) is only that request's failure and changes nothing.
+
+Evidence beats what a server says: once the probe (:mod:`.tool_call_probe`)
+has measured a model, its winner is the automatic mode, with the measured
+scores as the reason; the front ends keep probe results across runs and give
+them back with :func:`remember_probe`. A llama.cpp chat template that drops
+``tools`` (:mod:`~desktop_agent.core.servers.template_tools`) is named in the
+reason too: native calls cannot work there, whatever the model could do.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from desktop_agent.core.servers.tool_call_support import (
     ToolCallSupport,
     tool_call_support,
 )
+from desktop_agent.core.tooling.probe_result import ProbeResult
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.tooling_settings import ToolingSettings
@@ -47,18 +55,25 @@ class ToolCallMode:
         automatic: Whether the SDK chose (False: the options said).
         grammar: Whether the server may be asked for constrained replies at all
             (a reply in prose naming a tool is asked again that way).
+        measured: The probe's result the mode was chosen from, if one was.
+        template_ignores_tools: The server's chat template drops ``tools``.
     """
 
     constrained: bool
     reason: str
     automatic: bool = True
     grammar: bool = False
+    measured: ProbeResult | None = None
+    template_ignores_tools: bool = False
 
 
 _DECIDED: dict[Key, ToolCallMode] = {}
 _ASKING: dict[Key, asyncio.Task[ToolCallSupport]] = {}
 """The question in flight per server and model: turns starting together wait for one answer."""
 _REFUSED: dict[Key, str] = {}
+_MEASURED: dict[Key, ProbeResult] = {}
+_SERVERS: dict[str, str] = {}
+"""The kind of server at each base URL, as its own endpoints said (``llama.cpp``...)."""
 
 
 def _key(options: ToolingSettings) -> Key:
@@ -78,14 +93,33 @@ def remember_refusal(options: ToolingSettings, detail: str) -> None:
                 "model from now on", key[0], key[1], detail)
 
 
+def remember_probe(base_url: str, model: str, result: ProbeResult) -> None:
+    """The probe measured this model: its winner is the automatic mode from now on."""
+    key = (base_url.rstrip("/"), model)
+    _MEASURED[key] = result
+    _DECIDED.pop(key, None)
+
+
+def measured(base_url: str, model: str) -> ProbeResult | None:
+    """The probe's result for this server and model, if it ran (or was given back)."""
+    return _MEASURED.get((base_url.rstrip("/"), model))
+
+
 def forget(base_url: str | None = None) -> None:
-    """Forget decisions, refusals and questions in flight (one server's, or all).
+    """Forget decisions, refusals, measurements and questions in flight (one server's, or all).
 
     After a server restart, and in tests.
     """
-    for table in (_DECIDED, _REFUSED, _ASKING):
+    for table in (_DECIDED, _REFUSED, _ASKING, _MEASURED):
         for key in [k for k in table if base_url is None or k[0] == base_url.rstrip("/")]:
             del table[key]
+    for url in [u for u in _SERVERS if base_url is None or u == base_url.rstrip("/")]:
+        del _SERVERS[url]
+
+
+def server_kind(base_url: str) -> str | None:
+    """The kind of server at ``base_url`` once a turn with tools asked it (else None)."""
+    return _SERVERS.get(base_url.rstrip("/"))
 
 
 def decided(options: ToolingSettings) -> ToolCallMode | None:
@@ -101,7 +135,22 @@ def decided(options: ToolingSettings) -> ToolCallMode | None:
                                    f"decoding for this model ({refused}).", automatic)
     if setting is True:
         return ToolCallMode(True, "Constrained tool calls: chosen in the settings.", False, True)
+    probe = _MEASURED.get(key)
+    if probe is not None and probe.error is None:
+        return from_probe(probe)
     return _DECIDED.get(key)
+
+
+def from_probe(probe: ProbeResult) -> ToolCallMode:
+    """The automatic mode the probe's measurement gives."""
+    grammar = bool(probe.constrained)
+    template = bool(probe.template_ignores_tools)
+    if probe.constrained_wins:
+        return ToolCallMode(True, f"Constrained tool calls: measured on this model "
+                                  f"({probe.summary}).", grammar=True, measured=probe,
+                            template_ignores_tools=template)
+    return ToolCallMode(False, f"Native tool calls: measured on this model ({probe.summary}).",
+                        grammar=grammar, measured=probe, template_ignores_tools=template)
 
 
 def choose(support: ToolCallSupport) -> ToolCallMode:
@@ -114,6 +163,11 @@ def choose(support: ToolCallSupport) -> ToolCallMode:
     if support.native:
         return ToolCallMode(False, f"Native tool calls: {server} says the model calls tools "
                                    "itself.", grammar=grammar)
+    if grammar and support.template_ignores_tools:
+        return ToolCallMode(True, "Constrained tool calls: this model's chat template has no "
+                                  f"place for tools ({server} drops them without an error, so "
+                                  "the model would never see them).", grammar=True,
+                            template_ignores_tools=True)
     if grammar:
         return ToolCallMode(True, f"Constrained tool calls: {server} can hold replies to a "
                                   "grammar and the model is not known to call tools "
@@ -128,9 +182,14 @@ def choose(support: ToolCallSupport) -> ToolCallMode:
 async def resolve(options: ToolingSettings) -> ToolCallMode:
     """The mode for these options, asking the server once per model when automatic."""
     known = decided(options)
+    if known is not None and (options.base_url.rstrip("/") in _SERVERS
+                              or options.constrained_tool_calls != "auto"):
+        return known
+    support = await _asked_once(options)  # also when measured: which server kind it is
+    if support.server is not None:
+        _SERVERS[_key(options)[0]] = support.server
     if known is not None:
         return known
-    support = await _asked_once(options)
     key = _key(options)
     mode = choose(support)
     if support.reached:  # a server that is down is asked again at the next turn

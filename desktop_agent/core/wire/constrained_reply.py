@@ -9,7 +9,8 @@ it streams and turns calls into the same
 text, so the stream aggregator treats both alike; of a list of calls it keeps
 the ones the model meant (:mod:`.call_lists`). A reply that is not JSON after all
 (a server that ignores ``response_format``) is read as ordinary text, calls
-written as text included.
+written as text included (Mistral's ``[TOOL_CALLS]...`` too, which also starts
+with ``[``).
 """
 
 from __future__ import annotations
@@ -101,9 +102,13 @@ class ConstrainedReplyParser:
                 stripped = buffer[self._at:].lstrip()
                 if not stripped:
                     return ""
-                if stripped.startswith("["):  # a list of calls: parsed whole at the end
-                    self._state = "held"
-                    return ""
+                if stripped.startswith("["):
+                    after = stripped[1:].lstrip()
+                    if not after:
+                        return ""  # "[": a list, or markup such as [TOOL_CALLS]
+                    if after[0] in "{]":  # a list of calls: parsed whole at the end
+                        self._state = "held"
+                        return ""
                 if not stripped.startswith("{"):  # not constrained after all: plain text
                     self._fallback = TextToolCallParser()
                     return self._fallback.feed(buffer)

@@ -6,12 +6,19 @@ module recognises the common forms while the text streams and turns them into
 calls, removing the markup from the visible text:
 
 * Hermes/Qwen: ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``
-* Mistral: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``
+* Mistral v0.3/Nemo: ``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]``, and
+  Mistral Small 3.x/Devstral/Magistral (tokenizer v11+):
+  ``[TOOL_CALLS]name[ARGS]{...}`` (``[CALL_ID]id`` before ``[ARGS]`` in some
+  versions, ``[ARGS]`` missing when a server drops special tokens), one
+  ``[TOOL_CALLS]`` per call
 * Llama 3.x: ``<|python_tag|>{"name": ..., "parameters": {...}}`` and a bare
   ``{"name": ..., "parameters": {...}}`` answer
 * ``<function=name>{...}</function>``
 * Python-style ``[get_weather(city="Paris"), ...]`` (what BFCL-trained models
   write), read with :mod:`ast` (literals only, never evaluated)
+* a bare JSON list of calls at the reply's start, ``[{"name": ..., "arguments":
+  {...}}]``: Mistral's form when the server drops the ``[TOOL_CALLS]`` control
+  token from the text
 
 Only a possible markup prefix is held back, so ordinary text streams on at
 once. Broken JSON is repaired where the fix is unambiguous (trailing commas,
@@ -34,6 +41,12 @@ _PYTHON_TAG_ENDS = ("<|eom_id|>", "<|eot_id|>")
 _OPENERS = (_HERMES, _MISTRAL, _PYTHON_TAG, _FUNCTION, *_PYTHON_TAG_ENDS)
 _CLOSERS = {_HERMES: "</tool_call>", _FUNCTION: "</function>"}
 _PYTHON_LIST = "[f("  # a kind of its own: held to the end of the reply, then read by ast
+_BARE_LIST = "[{"  # a kind of its own: a JSON list of calls at the reply's start
+_BARE_LIST_START = re.compile(r"\[\s*\{")
+# Mistral v11+: ``name`` then an optional ``[CALL_ID]id`` then ``[ARGS]`` before the JSON.
+_MISTRAL_NAMED = re.compile(
+    r"\s*(?P<name>[A-Za-z_][\w.\-]*)\s*(?:\[CALL_ID\]\s*[\w\-]*\s*)?(?:\[ARGS\])?\s*")
+_MISTRAL_NAME_WAIT = 200  # characters a name (and its call id) may take before "{" comes
 _PYTHON_CALL_START = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
 _PYTHON_CALL_MAYBE = re.compile(r"\[\s*(?:[A-Za-z_][\w.]*\s*)?$")
 
@@ -81,7 +94,7 @@ class TextToolCallParser:
         if self._kind is not None:
             body, self._buffer, kind = self._buffer, "", self._kind
             self._kind = None
-            if kind == _BARE:
+            if kind in (_BARE, _BARE_LIST):
                 shown.append(body)
             else:
                 self._close(kind, body, final=True)
@@ -95,25 +108,7 @@ class TextToolCallParser:
         """One move; True when another may follow."""
         buffer = self._buffer
         if self._kind is None:
-            at_start = not self._shown_any and not "".join(shown).strip()
-            if at_start:
-                started = self._start(shown, final)
-                if started is not None:
-                    return started
-            found = [(buffer.find(o), o) for o in _OPENERS if o in buffer]
-            if found:
-                at, opener = min(found)
-                shown.append(buffer[:at])
-                self._buffer = buffer[at + len(opener):]
-                if opener not in _PYTHON_TAG_ENDS:
-                    self._kind = opener
-                return True
-            if at_start and not buffer.strip():
-                return False  # only blank so far: a bare JSON call may still start
-            keep = 0 if final else _held_suffix(buffer)
-            shown.append(buffer[: len(buffer) - keep])
-            self._buffer = buffer[len(buffer) - keep:]
-            return False
+            return self._outside(shown, final)
         kind = self._kind
         if kind == _PYTHON_LIST:
             if final:
@@ -134,12 +129,14 @@ class TextToolCallParser:
                     self._kind, self._buffer = None, buffer[end + len(tag):]
                     self._close(kind, buffer[:end], final)
                     return True
-        # Mistral, python tag and bare JSON end where their JSON value ends.
+        if kind == _MISTRAL and not buffer.lstrip().startswith(("[", "{")):
+            return self._mistral_named(final)
+        # Mistral, python tag, bare JSON and bare lists end where their JSON value ends.
         json_end = _json_end(buffer)
         if json_end is None:
             return False
         body, rest = buffer[:json_end], buffer[json_end:]
-        if kind == _BARE and not _looks_like_call(body):
+        if kind in (_BARE, _BARE_LIST) and not _looks_like_calls(body, kind):
             self._kind, self._buffer = None, rest
             self._shown_any = True
             shown.append(body)
@@ -148,12 +145,36 @@ class TextToolCallParser:
         self._close(kind, body, final)
         return True
 
+    def _outside(self, shown: list[str], final: bool) -> bool:
+        """Outside markup: show text up to the next opener (or a call at the start)."""
+        buffer = self._buffer
+        at_start = not self._shown_any and not "".join(shown).strip()
+        if at_start:
+            started = self._start(shown, final)
+            if started is not None:
+                return started
+        found = [(buffer.find(o), o) for o in _OPENERS if o in buffer]
+        if found:
+            at, opener = min(found)
+            shown.append(buffer[:at])
+            self._buffer = buffer[at + len(opener):]
+            if opener not in _PYTHON_TAG_ENDS:
+                self._kind = opener
+            return True
+        if at_start and not buffer.strip():
+            return False  # only blank so far: a bare JSON call may still start
+        keep = 0 if final else _held_suffix(buffer)
+        shown.append(buffer[: len(buffer) - keep])
+        self._buffer = buffer[len(buffer) - keep:]
+        return False
+
     def _start(self, shown: list[str], final: bool) -> bool | None:
         """At the reply's start: a bare JSON or Python-style call (None: neither)."""
         buffer = self._buffer
         stripped = buffer.lstrip()
-        kind = _PYTHON_LIST if _PYTHON_CALL_START.match(stripped) else (
-            _BARE if stripped.startswith("{") else None)
+        kind = (_PYTHON_LIST if _PYTHON_CALL_START.match(stripped)
+                else _BARE_LIST if _BARE_LIST_START.match(stripped)
+                else _BARE if stripped.startswith("{") else None)
         if kind is not None:
             self._kind = kind
             self._buffer = stripped
@@ -162,6 +183,37 @@ class TextToolCallParser:
         if not final and stripped and _PYTHON_CALL_MAYBE.match(stripped):
             return False  # "[get_wea": may still become a Python-style call
         return None
+
+    def _mistral_named(self, final: bool) -> bool:
+        """Inside ``[TOOL_CALLS]name[ARGS]{...}``: wait for the JSON, then close the call."""
+        buffer = self._buffer
+        brace = buffer.find("{")
+        if brace < 0:
+            if not final and len(buffer) < _MISTRAL_NAME_WAIT:
+                return False
+            head = _MISTRAL_NAMED.fullmatch(buffer)
+            self._kind, self._buffer = None, ""
+            if head is not None and buffer.rstrip().endswith("[ARGS]"):
+                self.calls.append(TextCall(head["name"], {}, buffer))  # a call with no arguments
+            else:
+                self.calls.append(TextCall(None, None, buffer, "The [TOOL_CALLS] call has no "
+                                           "tool name followed by JSON arguments."))
+            return True
+        head = _MISTRAL_NAMED.fullmatch(buffer[:brace])
+        if head is None:
+            self._kind, self._buffer = None, buffer[brace:]
+            self.calls.append(TextCall(None, None, buffer[:brace], "The [TOOL_CALLS] call has "
+                                       "no tool name before its arguments."))
+            return True
+        end = _json_end(buffer[brace:])
+        if end is None:
+            if not final:
+                return False
+            end = len(buffer) - brace
+        arguments = buffer[brace:brace + end]
+        self._kind, self._buffer = None, buffer[brace + end:]
+        self._close(_FUNCTION, f"{head['name']}>{arguments}", final)
+        return True
 
     def _settle_python_list(self, shown: list[str]) -> None:
         """The reply ended inside ``[f(...)``: calls, or plain text after all."""
@@ -258,13 +310,18 @@ def call_from(item: Any, raw: str) -> TextCall:
     return TextCall(item["name"], arguments, raw)
 
 
-def _looks_like_call(body: str) -> bool:
+def _looks_like_calls(body: str, kind: str) -> bool:
+    """Whether a bare JSON value is a call (``{...}``) or a list of calls (``[{...}]``)."""
     try:
         value = json.loads(body)
     except json.JSONDecodeError:
         return False
-    return (isinstance(value, dict) and isinstance(value.get("name"), str)
-            and ("parameters" in value or "arguments" in value) and len(value) <= 3)
+    items = value if kind == _BARE_LIST and isinstance(value, list) and value else [value]
+    if kind == _BARE_LIST and not isinstance(value, list):
+        return False
+    return all(isinstance(item, dict) and isinstance(item.get("name"), str)
+               and ("parameters" in item or "arguments" in item) and len(item) <= 3
+               for item in items)
 
 
 def name_hint(body: str) -> str | None:

@@ -36,6 +36,7 @@ from desktop_agent.session import (
     ApprovalSettled,
     CompactionReported,
     ConversationSession,
+    DoctorNotice,
     MessageStored,
     NotConfiguredError,
     Notice,
@@ -52,6 +53,7 @@ from desktop_agent.session import (
     TextDelta,
     ThinkingDelta,
     TitleChanged,
+    ToolCallProbed,
     ToolCallStarted,
     ToolCatalog,
     ToolErrorReported,
@@ -161,6 +163,8 @@ class ConversationController(QObject):
     approval_requested = Signal(object)
     approval_preview_changed = Signal(object)
     notice = Signal(str)
+    doctor_notice = Signal(str, str, list)
+    tool_call_probed = Signal(object)
     compacted = Signal(int, object)
     plan_changed = Signal(object)
 
@@ -432,6 +436,10 @@ class ConversationController(QObject):
             self.title_changed.emit(event.title)
         elif isinstance(event, Notice):
             self.notice.emit(event.text)
+        elif isinstance(event, DoctorNotice):
+            self.doctor_notice.emit(event.kind, event.text, list(event.offers))
+        elif isinstance(event, ToolCallProbed):
+            self.tool_call_probed.emit(event)
         elif isinstance(event, ApprovalSettled):
             # The broker gave up on a question: the dock shows it expired or withdrawn.
             self._asker.settled(event.tool_use_id, event.record)

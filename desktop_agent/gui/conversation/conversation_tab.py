@@ -36,6 +36,7 @@ from desktop_agent.gui.conversation.conversation_controller import (
     ConversationController,
 )
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
+from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
@@ -144,6 +145,11 @@ class ConversationTab(QWidget):
     def notice(self) -> ServerNotice:
         """The "no server yet" banner."""
         return self._built_parts().notice
+
+    @property
+    def doctor(self) -> DoctorBanner:
+        """The model doctor's banner (a template without tools, a slow prompt)."""
+        return self._built_parts().doctor
 
     @property
     def transcript(self) -> TranscriptView:

@@ -59,10 +59,12 @@ class ConversationSettingsDialog(QDialog):
     Signals:
         applied(dict): The changed settings (keys with None are removed).
         conversation_approval_revoked(str): A tool no longer allowed in this conversation.
+        test_model_requested(): "Test this model" was clicked (run the tool-call probe).
     """
 
     applied = Signal(dict)
     conversation_approval_revoked = Signal(str)
+    test_model_requested = Signal()
 
     def __init__(self, title: str, settings: dict[str, Any], tool_names: list[str],
                  parent: QWidget | None = None, *, schema_costs: Sequence[Any] = (),
@@ -136,6 +138,20 @@ class ConversationSettingsDialog(QDialog):
         self.tool_call_mode.setObjectName("toolCallModeInUse")
         self.tool_call_mode.setWordWrap(True)
         tools_layout.addWidget(self.tool_call_mode)
+        probe_row = QHBoxLayout()
+        self.probe_result = QLabel("Measured: not yet. The test asks the model four short "
+                                   "questions each way (about a minute on a small CPU).")
+        self.probe_result.setObjectName("toolCallProbeResult")
+        self.probe_result.setWordWrap(True)
+        probe_row.addWidget(self.probe_result, 1)
+        self.test_model_button = QPushButton("Test this model")
+        self.test_model_button.setObjectName("testThisModel")
+        self.test_model_button.setToolTip(
+            "Ask the model a few short questions with native, text-format and constrained "
+            "tool calls; the way that works best is used from then on.")
+        self.test_model_button.clicked.connect(self.test_model_requested)
+        probe_row.addWidget(self.test_model_button)
+        tools_layout.addLayout(probe_row)
         layout.addWidget(tools)
         self.commands_box = CommandPreviewBox(settings)
         layout.addWidget(self.commands_box)
@@ -237,7 +253,34 @@ class ConversationSettingsDialog(QDialog):
         if mode is None:
             self.tool_call_mode.setText("In use: decided once a server and model are chosen.")
             return
-        self.tool_call_mode.setText(f"In use: {mode.reason}")
+        self.show_tool_call_mode_text(mode.reason)
+
+    def show_tool_call_mode_text(self, reason: str) -> None:
+        """Say the tool-call mode's reason as the core gave it."""
+        self.tool_call_mode.setText(f"In use: {reason}")
+
+    def show_probe_running(self) -> None:
+        """The probe is under way: say so and hold the button."""
+        self.test_model_button.setEnabled(False)
+        self.probe_result.setText("Measuring: asking the model a few short questions…")
+
+    def show_probe_result(self, result: Any) -> None:
+        """Show a tool-call probe's result (a ``ProbeResult``; None: never measured)."""
+        self.test_model_button.setEnabled(True)
+        if result is None:
+            return
+        if result.error:
+            self.probe_result.setText(f"Not measured: {result.error}")
+            return
+        text = f"Measured: {result.summary}."
+        if result.template_ignores_tools:
+            text += " The chat template drops tools."
+        self.probe_result.setText(text)
+
+    def show_probe_error(self, sentence: str) -> None:
+        """The probe could not start (no model, a missing key): say why."""
+        self.test_model_button.setEnabled(True)
+        self.probe_result.setText(sentence)
 
     def _apply(self) -> None:
         self.applied.emit(self.changes())

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.gui.conversation.composer import ComposerBox
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
+from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
 from desktop_agent.gui.conversation.status_line import StatusLine
 from desktop_agent.gui.icons import icon, set_icon
@@ -103,6 +104,7 @@ class TabParts:
     Attributes:
         header: Model, folder, sandbox and network of the conversation.
         notice: The "no server yet" banner (hidden until the window says otherwise).
+        doctor: The model doctor's findings (a template without tools, a slow prompt).
         transcript: The messages.
         empty_hint: What to do in an empty conversation, shown instead of the transcript.
         pages: Shows either the transcript or the empty hint.
@@ -122,6 +124,8 @@ class TabParts:
         self.notice = ServerNotice()
         self.notice.hide()
         top_layout.addLayout(_centred(self.notice, margins=(16, 8, 16, 0)))
+        self.doctor = DoctorBanner()
+        top_layout.addLayout(_centred(self.doctor, margins=(16, 8, 16, 0)))
         layout.addWidget(top)
 
         self.transcript = TranscriptView()

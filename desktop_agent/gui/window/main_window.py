@@ -341,6 +341,8 @@ class MainWindow(QMainWindow):
         tab.header.instructions_clicked.connect(self.open_settings)
         tab.transcript.set_branch_source(self.store.branch_position)
         self.servers.refresh_notice(tab)
+        tab.controller.doctor_notice.connect(tab.doctor.show_notice)
+        tab.doctor.settings_requested.connect(self.open_settings)
 
     def delete_conversation(self, conversation_id: str) -> None:
         """Close the conversation's tab (denying its approvals) and delete it from the store."""
@@ -490,6 +492,7 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
         # Imported when first opened: the dialog and its boxes are not an idle window's.
+        from desktop_agent.gui.conversation.model_test import wire_model_test
         from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
 
         controller = self.current_controller()
@@ -511,11 +514,12 @@ class MainWindow(QMainWindow):
         async def tell_mode() -> None:  # may ask the model's server: off the dialog's path
             from desktop_agent.session import tool_call_mode_for
 
-            mode = await tool_call_mode_for(controller.settings)
+            mode = await tool_call_mode_for(controller.settings, self.store)
             with contextlib.suppress(RuntimeError):  # the dialog may be gone
                 dialog.show_tool_call_mode(mode)
 
         self._track(asyncio.ensure_future(tell_mode()))
+        wire_model_test(dialog, controller, self.store, self._track)
 
         async def tell_previews() -> None:  # a trial preview the first time: off the GUI thread
             from desktop_agent.session import preview_status

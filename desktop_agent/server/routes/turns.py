@@ -19,6 +19,7 @@ from desktop_agent.server.api_models import (
     RejectRequest,
     RunRequest,
     RunStatus,
+    ToolCallProbeOut,
     ToolCallStopResult,
 )
 from desktop_agent.server.app_services import AppServices, services
@@ -79,6 +80,20 @@ async def stop_tool_call(conversation_id: str, tool_use_id: str,
     """End just one running command (its result says so); the turn goes on."""
     runner = await runner_for(svc, conversation_id)
     return ToolCallStopResult(stopped=runner.session.stop_tool_call(tool_use_id))
+
+
+@router.post("/conversations/{conversation_id}/test-model", response_model=ToolCallProbeOut,
+             responses={**NOT_FOUND, 409: {"model": ErrorBody,
+                                           "description": "No server or model is chosen."}})
+async def test_model(conversation_id: str,
+                     svc: AppServices = Depends(services)) -> ToolCallProbeOut:  # noqa: B008
+    """Run the tool-call probe on the conversation's server and model (about a minute on a CPU).
+
+    The result is kept for the server and model and decides the automatic tool-call
+    mode from then on; a probe already under way for them is waited for, not repeated.
+    """
+    runner = await runner_for(svc, conversation_id)
+    return await runner.test_model()
 
 
 @router.put("/conversations/{conversation_id}/confirmation", response_model=ConfirmationMode,

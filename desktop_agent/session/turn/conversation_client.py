@@ -6,7 +6,9 @@ keeper remembers a compacted view) and closed with the session. Each turn
 builds its options from the settings as they are then
 (:func:`~desktop_agent.session.turn.options.build_options`), with the approval
 broker, the file-change hooks and a checkpoint of the working folder before
-each tool round that may change it.
+each tool round that may change it. Its model doctor
+(:mod:`~desktop_agent.session.turn.model_doctor`) sees each turn's options before
+and after the turn, and runs the tool-call probe on demand.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.events import Notice, SessionEvent
+from desktop_agent.session.turn.model_doctor import ModelDoctor
 from desktop_agent.session.turn.options import OptionsRead, SessionEnvironment, build_options
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
+    from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
     from desktop_agent.session.files.command_previews import CommandPreviewDesk
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.settings.settings_record import SettingsRecord
+    from desktop_agent.store import Store
 
 OptionsReadFor = tuple[Mapping[str, Any], OptionsRead | Exception]
 """Settings, and what :func:`~desktop_agent.session.turn.options.read_for_options` made of them."""
@@ -41,11 +46,16 @@ class ConversationClient:
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
         previews: The command previews (the bash tool's preview mode).
         emit: Reports session events.
+        store: Where the model doctor keeps tool-call probe results.
+
+    Attributes:
+        doctor: The model doctor (notices after turns, the tool-call probe).
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
                  broker: ApprovalBroker, folder: WorkingFolder, previews: CommandPreviewDesk,
-                 emit: Callable[[SessionEvent], None]) -> None:
+                 emit: Callable[[SessionEvent], None], store: Store) -> None:
+        self.doctor = ModelDoctor(store, emit)
         self._settings = settings
         self._env = env
         self._broker = broker
@@ -84,6 +94,7 @@ class ConversationClient:
         if problems and problems != self._reported_problems:
             self._reported_problems = problems
             self._emit(Notice(" ".join(problems)))
+        self.doctor.before_turn(options)
         if self._client is None:
             from desktop_agent.core.client import Client
 
@@ -91,6 +102,22 @@ class ConversationClient:
         else:
             self._client.update_options(options)
         return self._client
+
+    def after_turn(self) -> None:
+        """The turn ended well: the doctor says what it showed (once per model)."""
+        if self._client is not None:
+            self.doctor.after_turn(self._client.options)
+
+    async def test_model(self) -> ProbeResult:
+        """Run the tool-call probe on the conversation's server and model (*Test this model*).
+
+        Raises:
+            MissingApiKeyError: The conversation names a key that is not stored.
+            ConfigurationError: No server or model is chosen.
+        """
+        options = await build_options(self._settings.conversation_id, self._settings.current,
+                                      self._env, None)
+        return await self.doctor.test_model(options)
 
     def stop_tool_call(self, tool_use_id: str) -> bool:
         """End just one running command (Stop on its card); the turn goes on.
@@ -109,7 +136,8 @@ class ConversationClient:
         return tool_use_id in self._stopped_calls
 
     async def close(self) -> None:
-        """Release the client and its connections."""
+        """Release the client and its connections (a background probe stops first)."""
+        await self.doctor.aclose()
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):

@@ -12,21 +12,32 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.errors import ConfigurationError
 from desktop_agent.core.tooling.tool_call_mode import ToolCallMode, resolve
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.turn.options import MissingApiKeyError, stored_api_key
 
+if TYPE_CHECKING:
+    from desktop_agent.store import Store
 
-async def tool_call_mode_for(settings: Mapping[str, Any]) -> ToolCallMode | None:
+
+async def tool_call_mode_for(settings: Mapping[str, Any],
+                             store: Store | None = None) -> ToolCallMode | None:
     """The mode the conversation's next turn with tools will use; None without a model.
 
     Asks the model's server once per model and process (a few quick GETs); a
-    server that does not answer gives native calls, as a turn would.
+    server that does not answer gives native calls, as a turn would. With the
+    ``store``, a tool-call probe result kept for the model decides, as it does
+    for a turn (its scores are in the mode's reason and ``measured``).
     """
     from desktop_agent.core.options import AgentOptions
+    from desktop_agent.session.turn.model_doctor import load_into_core
+
+    if store is not None:
+        await asyncio.to_thread(load_into_core, store, str(settings.get("base_url") or ""),
+                                str(settings.get("model") or ""))
 
     try:
         api_key = await asyncio.to_thread(stored_api_key, settings)

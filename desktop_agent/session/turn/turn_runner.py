@@ -251,6 +251,7 @@ class TurnRunner:
             recorder.finish("interrupted" if interrupted else "complete", client.history,
                             request.base_length)
             self._emit(ReplyEnded(interrupted))
+            self._client.after_turn()
             return "interrupted" if interrupted else "complete"
         except asyncio.CancelledError:
             recorder.finish("interrupted")

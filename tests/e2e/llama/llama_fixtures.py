@@ -49,6 +49,21 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def llama_server_own_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """SmolLM2 with the template in its GGUF, which has no place for tools (llama.cpp drops them).
+
+    Started on first use, for the whole session, like ``llama_server``.
+    """
+    _require_llama()
+    server = start_server(log_dir=tmp_path_factory.mktemp("llama-own-template"),
+                          chat_template=None)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture
 def start_llama_server(
     tmp_path_factory: pytest.TempPathFactory,

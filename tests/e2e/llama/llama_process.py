@@ -83,15 +83,19 @@ def describe_exit(returncode: int | None) -> str:
 
 def server_command(
     model: Path, port: int, *, context_size: int, threads: int, api_key: str | None,
-    flash_attn: str = "auto",
+    flash_attn: str = "auto", chat_template: Path | None = TEMPLATE_PATH,
 ) -> list[str]:
-    """The command line that starts the server (a Python process, see the launcher)."""
+    """The command line that starts the server (a Python process, see the launcher).
+
+    ``chat_template`` None serves the model with the template in its GGUF
+    (SmolLM2's own has no tools: the server then drops them silently).
+    """
     return [
         sys.executable, str(LAUNCHER),
         "--model", str(model),
         "--alias", MODEL_ALIAS,
         "--port", str(port),
-        "--chat-template-file", str(TEMPLATE_PATH),
+        *(("--chat-template-file", str(chat_template)) if chat_template else ()),
         "--ctx-size", str(context_size),
         "--parallel", "1",
         "--threads", str(threads),
@@ -206,6 +210,7 @@ def start_server(
     threads: int = 1,
     command: list[str] | None = None,
     flash_attn: str = "auto",
+    chat_template: Path | None = TEMPLATE_PATH,
 ) -> LlamaServer:
     """Start the server with the test chat template and wait for ``/health``.
 
@@ -219,6 +224,7 @@ def start_server(
         command: Replaces the server's command line, with ``{port}`` filled in
             (tests use it to start a stand-in that crashes the way a real build can).
         flash_attn: llama.cpp's flash attention: ``auto``, ``on`` or ``off``.
+        chat_template: The Jinja template file; None: the one in the model's GGUF.
 
     Raises:
         LlamaNotInstalled: A package is missing.
@@ -237,7 +243,8 @@ def start_server(
         argv = (
             [part.format(port=port) for part in command] if command is not None
             else server_command(model, port, context_size=context_size, threads=threads,
-                                api_key=api_key, flash_attn=flash_attn)
+                                api_key=api_key, flash_attn=flash_attn,
+                                chat_template=chat_template)
         )
         process = subprocess.Popen(
             argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
