@@ -258,3 +258,33 @@ async def test_the_setting_says_whether_previews_work_here() -> None:
     assert status.chosen and status.available and "Apply or Discard" in status.detail
     off = await asyncio.to_thread(preview_status, {"sandbox": "off"})
     assert not off.available and "Commands run on the folder" in off.detail
+
+
+async def test_a_secret_the_command_writes_into_a_file_is_blanked_on_the_card(
+        open_session: Any, project: Path) -> None:
+    session = open_session(project)
+    token = "tok-3f9a8c7e1b2d4f6a"
+    card = await session.preview_command('echo "key=$DEPLOY_TOKEN" > deploy.env', project,
+                                         time_limit=60, env_secrets={"DEPLOY_TOKEN": token},
+                                         output_cap=10_000)
+    shown = repr(card.to_dict())
+    assert token not in shown
+    assert "key=[secret DEPLOY_TOKEN redacted]" in card.diffs["deploy.env"].unified_text()
+    await session.apply_preview(card.id)  # the folder gets what the command wrote
+    assert (project / "deploy.env").read_text() == f"key={token}\n"
+
+
+def test_preview_folders_a_crash_left_are_swept_when_old(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from desktop_agent.session.files.command_previews import sweep_previews
+
+    old, fresh = tmp_path / "old", tmp_path / "fresh"
+    for folder in (old, fresh):
+        (folder / "upper" / "work").mkdir(parents=True)
+    os.chmod(old / "upper" / "work", 0)  # as overlayfs leaves work/work
+    day_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (day_ago, day_ago))
+    assert sweep_previews(tmp_path, 24 * 3600) == 1
+    assert not old.exists() and fresh.is_dir()

@@ -127,11 +127,19 @@ class CommandPreviewDesk:
         return CommandPreviews(self.folder, self.decide, self.wanted)
 
     def _start_probe(self) -> None:
-        """Find out once, in the background, whether previews work here (a trial preview)."""
+        """Find out once, in the background, whether previews work here (a trial preview).
+
+        The same worker first sweeps away preview folders a crash left behind.
+        """
         if self._probe is None:
             from desktop_agent.core.tooling.builtin.overlay_mount import overlay_problem
 
-            self._probe = asyncio.ensure_future(asyncio.to_thread(overlay_problem, self.folder))
+            def probe() -> str | None:
+                sweep_previews(self.folder, STALE_PREVIEW_SECONDS)
+                return overlay_problem(self.folder)
+
+            self._swept = True
+            self._probe = asyncio.ensure_future(asyncio.to_thread(probe))
 
     async def previewable(self, tool_name: str, context: ToolPermissionContext) -> bool:
         """Whether a person may answer *Preview* to this call (the approval card's choice).

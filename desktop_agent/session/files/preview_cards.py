@@ -70,12 +70,59 @@ class PreviewCard:
 
 
 def preview_card(preview: CommandPreview, tool_use_id: str | None) -> PreviewCard:
-    """The card of a preview (blocking: reads the files it diffs)."""
+    """The card of a preview (blocking: reads the files it diffs).
+
+    The command's secrets are blanked out of everything the card shows (a
+    command may write ``$TOKEN`` into a file: its diff would show it, and the
+    REST server keeps its events), as they are out of its output.
+    """
     from desktop_agent.workspace.preview_views import change_tree, file_diffs
 
+    if preview.secrets:
+        return _redacted_card(preview, tool_use_id)
     changes = preview.changes
     return PreviewCard(
         preview.id, tool_use_id, preview.command, preview.result, preview.summary(),
         tuple(changes.changes),
         file_diffs(str(preview.workdir), str(preview.layers.upper), changes),
         change_tree(changes), tuple(changes.notes), preview.incomplete, str(preview.workdir))
+
+
+def _redacted_card(preview: CommandPreview, tool_use_id: str | None) -> PreviewCard:
+    """:func:`preview_card` with the preview's secrets blanked out of paths, links and diffs."""
+    from dataclasses import replace
+
+    from desktop_agent.core.tooling.builtin.change_set import ChangeSet
+    from desktop_agent.core.tooling.builtin.shell_tool import redact_secrets
+    from desktop_agent.workspace.preview_views import change_tree, file_diffs
+
+    secrets = preview.secrets
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else redact_secrets(text, secrets)
+
+    changes = preview.changes
+    shown = ChangeSet([replace(c, path=clean(c.path) or c.path, target=clean(c.target),
+                               old_target=clean(c.old_target),
+                               hard_link_of=clean(c.hard_link_of),
+                               renamed_from=clean(c.renamed_from)) for c in changes.changes],
+                      notes=[clean(n) or n for n in changes.notes])
+    diffs = {clean(path) or path: _redacted_diff(diff, secrets)
+             for path, diff in file_diffs(str(preview.workdir), str(preview.layers.upper),
+                                          changes).items()}
+    return PreviewCard(
+        preview.id, tool_use_id, preview.command, preview.result, preview.summary(),
+        tuple(shown.changes), diffs, change_tree(shown), tuple(shown.notes),
+        preview.incomplete, str(preview.workdir))
+
+
+def _redacted_diff(diff: FileDiff, secrets: Mapping[str, str]) -> FileDiff:
+    from dataclasses import replace
+
+    from desktop_agent.core.tooling.builtin.shell_tool import redact_secrets
+
+    hunks = tuple(replace(hunk, lines=tuple(line._replace(text=redact_secrets(line.text,
+                                                                               secrets))
+                                            for line in hunk.lines))
+                  for hunk in diff.hunks)
+    return replace(diff, path=redact_secrets(diff.path, secrets), hunks=hunks)

@@ -76,6 +76,9 @@ class CommandPreview:
         changes: What it would change in the folder.
         incomplete: Why its changes cannot be applied (it was stopped part way
             because the data folder's disk filled up); None when they can.
+        secrets: The secrets the command was given (``NAME: value``), so what is
+            shown of its changes (diffs, link texts, names) can be blanked out as
+            its output was. Kept in memory only.
     """
 
     layers: PreviewLayers
@@ -84,6 +87,7 @@ class CommandPreview:
     result: CommandResult
     changes: ChangeSet
     incomplete: str | None = None
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def id(self) -> str:
@@ -199,7 +203,8 @@ async def preview_command(command: str, cwd: Workdir, folder: Path, *,
     except BaseException:
         await asyncio.shield(asyncio.to_thread(layers.remove))
         raise
-    return CommandPreview(layers, command, cwd.root, result, changes, incomplete)
+    return CommandPreview(layers, command, cwd.root, result, changes, incomplete,
+                          dict(env_secrets or {}))
 
 
 def _prepare(policy: SandboxPolicy, folder: Path, reserve: int) -> PreviewLayers:
