@@ -32,6 +32,7 @@ from desktop_agent.core.tooling.builtin.command_preview import (
     preview_command,
     preview_problem,
 )
+from desktop_agent.core.tooling.builtin.overlay_mount import mount_ways, try_preview
 from tests.tools.folder_snapshot import snapshot
 from tests.tools.process_checks import processes_running, wait_until_gone
 
@@ -324,3 +325,10 @@ async def test_where_previews_cannot_work_the_command_runs_as_today(
     with pytest.raises(PreviewUnavailableError):
         await preview_command("true", Workdir(work), tmp_path / "p",
                               sandbox=SandboxPolicy(level="off"))
+
+
+def test_every_way_of_mounting_this_account_may_use_works(tmp_path: Path) -> None:
+    # Root mounts in a mount namespace and, where that is refused (a container without
+    # CAP_SYS_ADMIN), in a user namespace as a normal user does: both are tried here.
+    for way in mount_ways():
+        assert try_preview(tmp_path / way.replace(" ", "-"), way) is None, way

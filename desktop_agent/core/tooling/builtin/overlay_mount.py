@@ -12,7 +12,8 @@ mounted by the kernel in a mount namespace of the command's own, made with
 * as root: ``unshare --mount`` only (no user namespace, so copied-up files
   keep their owners), marks in ``trusted.overlay.*``; bubblewrap then does
   what it always does for root (uid :data:`~.sandbox.SANDBOX_UID`, no
-  capabilities).
+  capabilities). In a container that gives root no ``CAP_SYS_ADMIN``, the
+  user-namespace way is tried instead (:func:`mount_ways`).
 
 The lower layer is the pinned working folder: opened again inside the new
 namespace (overlayfs takes no lower layer from another namespace's mount)
@@ -53,6 +54,7 @@ from pathlib import Path
 
 from desktop_agent.core.tooling.builtin.command_limits import PidsGroup
 from desktop_agent.core.tooling.builtin.sandbox import (
+    SANDBOX_UID,
     Launch,
     SandboxPolicy,
     bwrap_arguments,
@@ -149,8 +151,24 @@ def remove_tree(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _mount_options() -> str:
-    """``metacopy=off`` and ``volatile`` always; as a user ``userxattr`` (redirects off too).
+#: Mounted by the app's own account in a new mount namespace (root: it may mount).
+MOUNT_NAMESPACE = "mount namespace"
+#: Mounted in a new user namespace too (a normal user; root where it lacks CAP_SYS_ADMIN).
+USER_NAMESPACE = "user namespace"
+
+
+def mount_ways() -> tuple[str, ...]:
+    """How this process may mount a preview's overlay, the best first.
+
+    Root mounts in a mount namespace of its own (copied-up files keep their
+    owners); in a container without ``CAP_SYS_ADMIN`` that is refused, and a
+    user namespace is tried as for a normal user.
+    """
+    return (MOUNT_NAMESPACE, USER_NAMESPACE) if os.geteuid() == 0 else (USER_NAMESPACE,)
+
+
+def _mount_options(way: str) -> str:
+    """``metacopy=off`` and ``volatile`` always; in a user namespace ``userxattr`` too.
 
     ``volatile`` drops overlayfs's syncs of the upper layer (it fsyncs every
     copied-up file otherwise): the layer is thrown away or copied out, never
@@ -158,35 +176,40 @@ def _mount_options() -> str:
     discard when the preview is removed (seconds for a thousand files on a
     disk mounted with ``discard``).
     """
-    if os.geteuid() == 0:
+    if way == MOUNT_NAMESPACE:
         return "redirect_dir=off,metacopy=off,volatile"
-    return "userxattr,metacopy=off,volatile"
+    return "userxattr,metacopy=off,volatile"  # userxattr keeps redirects off too
 
 
 def overlay_launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str],
-                   layers: PreviewLayers, root_fd: int) -> Launch:
+                   layers: PreviewLayers, root_fd: int, way: str | None = None) -> Launch:
     """The argv that runs ``argv`` sandboxed on an overlay of ``workdir`` in ``layers``.
 
     ``root_fd``: the pinned working folder (the lower layer); it is passed to
-    the launcher, which closes it before bubblewrap starts.
+    the launcher, which closes it before bubblewrap starts. ``way``: one of
+    :func:`mount_ways` (default: the one the probe found working for the
+    layers' disk).
     """
     unshare = shutil.which("unshare") or "unshare"
     bwrap = shutil.which("bwrap") or "bwrap"
     bash = shutil.which("bash") or "bash"
     as_root = os.geteuid() == 0
-    # In the user namespace the launcher is uid 0: bubblewrap must be told to give the
-    # command the person's own uid (and no capabilities), as it does outside.
-    run_as = None if as_root else (os.getuid(), os.getgid())
+    way = way or _way_for(layers.folder)
+    # In a user namespace the launcher is uid 0 there: bubblewrap must be told to give
+    # the command the uid it gets outside (the person's own; root's SANDBOX_UID) and no
+    # capabilities, as it does without an overlay.
+    run_as = None if way == MOUNT_NAMESPACE else \
+        (SANDBOX_UID, SANDBOX_UID) if as_root else (os.getuid(), os.getgid())
     limits = policy.limits
     inner = [bwrap, *bwrap_arguments(policy, workdir, folder_source=str(layers.folder / "merged"),
                                      run_as=run_as),
              "--", *limits.wrap(list(argv))]
     namespaces = [unshare, "--mount", "--propagation", "private"]
-    if not as_root:
+    if way == USER_NAMESPACE:
         namespaces += ["--user", "--map-root-user"]
     outer = [*namespaces, "--", bash, "-c", _MOUNT_SCRIPT, "overlay-preview",
-             str(layers.folder), str(Path(workdir).resolve()), str(root_fd), _mount_options(),
-             *inner]
+             str(layers.folder), str(Path(workdir).resolve()), str(root_fd),
+             _mount_options(way), *inner]
     group = PidsGroup.make(limits.processes) if as_root else None
     if group is None:
         return Launch(outer, True, pass_fds=(root_fd,), limits=limits)
@@ -195,7 +218,15 @@ def overlay_launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str],
 
 
 _probed: dict[int, str | None] = {}
+_ways: dict[int, str] = {}  # disk -> the way of mounting that worked there
 _probing = threading.Lock()
+
+
+def _way_for(folder: Path) -> str:
+    try:
+        return _ways.get(os.stat(folder).st_dev, mount_ways()[0])
+    except OSError:
+        return mount_ways()[0]
 
 
 def overlay_problem(folder: Path) -> str | None:
@@ -213,11 +244,11 @@ def overlay_problem(folder: Path) -> str | None:
         return f"the data folder cannot hold a preview ({exc.strerror or exc})"
     with _probing:
         if device not in _probed:
-            _probed[device] = _probe(str(Path(folder).resolve()))
+            _probed[device] = _probe(str(Path(folder).resolve()), device)
         return _probed[device]
 
 
-def _probe(folder: str) -> str | None:
+def _probe(folder: str, device: int) -> str | None:
     if not sys.platform.startswith("linux"):
         return f"previews need Linux's overlay file system; this is {sys.platform}"
     problem = sandbox_problem()
@@ -227,13 +258,21 @@ def _probe(folder: str) -> str | None:
         if shutil.which(tool) is None:
             return f"{tool} is not installed (util-linux)" if tool != "bash" \
                 else "bash is not installed"
-    try:
-        return _try_preview(Path(folder))
-    except OSError as exc:
-        return f"the data folder cannot hold a preview ({exc.strerror or exc})"
+    problems: list[str] = []
+    for way in mount_ways():
+        try:
+            problem = try_preview(Path(folder), way)
+        except OSError as exc:
+            return f"the data folder cannot hold a preview ({exc.strerror or exc})"
+        if problem is None:
+            _ways[device] = way
+            return None
+        log.info("no preview overlay in a %s here: %s", way, problem)
+        problems.append(problem)
+    return problems[0]
 
 
-def _try_preview(root: Path) -> str | None:
+def try_preview(root: Path, way: str) -> str | None:
     """Run ``echo > made; rm gone`` on an overlay and check the upper layer says so."""
     from desktop_agent.core.tooling.builtin.overlay_changes import read_changes
 
@@ -247,8 +286,8 @@ def _try_preview(root: Path) -> str | None:
         fd = os.open(lower, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             bash = shutil.which("bash") or "bash"
-            plan = overlay_launch(SandboxPolicy(), lower, [bash, "-c", "echo made > made; rm gone"],
-                                  layers, fd)
+            plan = overlay_launch(SandboxPolicy(), lower,
+                                  [bash, "-c", "echo made > made; rm gone"], layers, fd, way)
             try:
                 done = subprocess.run(plan.argv, capture_output=True, timeout=30, check=False,
                                       pass_fds=plan.pass_fds, cwd=lower,
