@@ -68,6 +68,7 @@ from desktop_agent.store import (
 from .api_errors import ApiError
 from .message_content import refuse_if_blind
 from .pending_approvals import PendingApproval, PendingApprovals
+from .preview_models import EVENT_CHANGES
 from .shared_approvals import SharedApprovals
 
 if TYPE_CHECKING:
@@ -410,7 +411,8 @@ class ConversationRunner:
         self.emit("approval_resolved", {"tool_use_id": event.tool_use_id, **event.record})
 
     def _command_preview_ready(self, event: CommandPreviewReady) -> None:
-        self.emit("command_preview", event.card.to_dict())
+        # Bounded: the event log keeps it (GET .../previews has every change).
+        self.emit("command_preview", event.card.to_dict(max_changes=EVENT_CHANGES))
 
     def _command_preview_settled(self, event: CommandPreviewSettled) -> None:
         self.emit("command_preview_settled", {

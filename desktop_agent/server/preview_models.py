@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from desktop_agent.session import PreviewCard
 
+#: Changes a ``command_preview`` event lists at most (``GET .../previews`` lists all).
+EVENT_CHANGES = 1_000
+
 
 class PreviewChangeOut(BaseModel):
     path: str
@@ -46,8 +49,9 @@ class PreviewOut(BaseModel):
     exit_code: int | None
     summary: str = Field(description="In words, e.g. 'changes 3 files, deletes 1'.")
     changes: list[PreviewChangeOut]
+    changes_total: int = Field(description="Changes in all (an event lists the first 1,000).")
     diffs: dict[str, str] = Field(description="Unified diffs of the first changed text files, "
-                                              "by path.")
+                                              "by path (about 500 KB of them at most).")
     tree: dict[str, Any] = Field(description="The changes as folders with totals (three "
                                              "levels; deeper folders keep their totals).")
     notes: list[str]

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+#: Characters of unified diffs a card's JSON carries at most.
+DIFF_CHARS = 512_000
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.builtin.change_set import PathChange
     from desktop_agent.core.tooling.builtin.command_preview import CommandPreview
@@ -59,12 +61,28 @@ class PreviewCard:
         """Its exit status (None: killed on timeout)."""
         return None if self.result.timed_out else self.result.exit_code
 
-    def to_dict(self, *, tree_depth: int = 3) -> dict[str, Any]:
-        """JSON form for REST (diffs as unified text, the tree cut at ``tree_depth``)."""
+    def to_dict(self, *, tree_depth: int = 3, max_changes: int | None = None,
+                diff_chars: int = DIFF_CHARS) -> dict[str, Any]:
+        """JSON form for REST: diffs as unified text, the tree cut at ``tree_depth``.
+
+        ``max_changes`` and ``diff_chars`` bound what an event carries (the
+        REST server stores its events): the changes past the first
+        ``max_changes``, and the diffs once ``diff_chars`` characters are used,
+        are left out; ``changes_total`` and the tree's totals still count them.
+        """
+        diffs: dict[str, str] = {}
+        budget = diff_chars
+        for path, diff in self.diffs.items():
+            text = diff.unified_text()
+            if len(text) > budget:
+                break
+            budget -= len(text)
+            diffs[path] = text
+        changes = self.changes if max_changes is None else self.changes[:max_changes]
         return {"id": self.id, "tool_use_id": self.tool_use_id, "command": self.command,
                 "output": self.output, "exit_code": self.exit_code, "summary": self.summary,
-                "changes": [c.to_dict() for c in self.changes],
-                "diffs": {p: d.unified_text() for p, d in self.diffs.items()},
+                "changes": [c.to_dict() for c in changes],
+                "changes_total": len(self.changes), "diffs": diffs,
                 "tree": self.tree.to_dict(tree_depth), "notes": list(self.notes),
                 "incomplete": self.incomplete}
 
