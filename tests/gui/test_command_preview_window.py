@@ -187,6 +187,10 @@ def test_the_setting_is_in_conversation_settings_and_says_if_previews_work(
     window, controller = _window(make_window, server, work)
     dialog = window.open_settings()
     box = dialog.commands_box
+    # The dialog also asks the model's server about tool calls: let it answer, so no
+    # request is cut off when the dialog closes.
+    qtbot.waitUntil(lambda: "decided when" not in dialog.tool_call_mode.text(),
+                    timeout=PREVIEW_MS)
     assert box.choice.currentText() == "Run on the folder"
     qtbot.waitUntil(lambda: "Apply or Discard" in box.detail.text(), timeout=PREVIEW_MS)
     box.choice.setCurrentIndex(1)
@@ -196,5 +200,7 @@ def test_the_setting_is_in_conversation_settings_and_says_if_previews_work(
     controller.update_settings(sandbox="off")
     again = window.open_settings()
     qtbot.waitUntil(lambda: "Previews cannot work here" in again.commands_box.detail.text(),
+                    timeout=PREVIEW_MS)
+    qtbot.waitUntil(lambda: "decided when" not in again.tool_call_mode.text(),
                     timeout=PREVIEW_MS)
     again.reject()
