@@ -67,6 +67,7 @@ class AssistantMessageWidget(QWidget):
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
         regenerate_requested(): Regenerate was clicked.
         approval_answered(str, str, str): tool use id, choice, reason (on a card).
+        approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
         preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
             the reason for the model (a command preview's buttons).
@@ -78,6 +79,7 @@ class AssistantMessageWidget(QWidget):
     copy_requested = Signal(str)
     regenerate_requested = Signal()
     approval_answered = Signal(str, str, str)
+    approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
     preview_decided = Signal(str, str, str)
 
@@ -347,6 +349,7 @@ class AssistantMessageWidget(QWidget):
         )
         card.arguments_view.copied.connect(self.copy_requested.emit)
         card.approval_answered.connect(self.approval_answered.emit)
+        card.approval_arguments_edited.connect(self.approval_arguments_edited.emit)
         card.stop_requested.connect(self.tool_stop_requested.emit)
         card.preview_decided.connect(self.preview_decided.emit)
         self._cards[part.tool_use_id] = card

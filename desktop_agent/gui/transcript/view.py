@@ -84,6 +84,7 @@ class TranscriptView(QScrollArea):
         copy_requested(str): something was copied (it is already on the clipboard).
         follows_end_changed(bool): :attr:`follows_end` changed.
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
+        approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
         preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
             the reason for the model: a command preview's buttons.
@@ -96,6 +97,7 @@ class TranscriptView(QScrollArea):
     restore_requested = Signal(str, bool)
 
     approval_answered = Signal(str, str, str)
+    approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
     preview_decided = Signal(str, str, str)
 
