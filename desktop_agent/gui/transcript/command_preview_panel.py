@@ -295,9 +295,8 @@ class CommandPreviewPanel(QWidget):
             return
         open_all = len(card.changes) <= OPEN_ALL_BELOW
         self._add_children(self.tree.invisibleRootItem(), card.tree, open_all)
-        # As tall as its rows when a few, TREE_ROWS when folders may open to many.
-        rows = card.tree.count() if open_all else TREE_ROWS
-        rows = max(1, min(TREE_ROWS, rows))
+        rows = card.tree.count() if open_all else self._open_while_it_fits()
+        rows = max(1, min(TREE_ROWS, rows))  # as tall as its rows, up to TREE_ROWS
         row_height = max(self.tree.sizeHintForRow(0), self.fontMetrics().height() + 4)
         self.tree.setFixedHeight(row_height * (rows + 1) + 8)
         first = card.tree.first_path(lambda path: path in card.diffs)  # as the tree lists them
@@ -305,6 +304,28 @@ class CommandPreviewPanel(QWidget):
             self._show_diff(first)
         else:
             self.diff_view.hide()
+
+    def _open_while_it_fits(self) -> int:
+        """Open folders, top first, while the rows in view stay within :data:`TREE_ROWS`.
+
+        A lone folder is always opened (``node_modules/`` alone says little);
+        returns the rows then in view.
+        """
+        shown = self.tree.topLevelItemCount()
+        pending = [self.tree.topLevelItem(i) for i in range(shown)]
+        while pending:
+            item = pending.pop(0)
+            if item is None:
+                continue
+            node = self._nodes.get(item.data(0, _PATH))
+            if node is None or not node.children:
+                continue
+            if shown > 1 and shown + len(node.children) > TREE_ROWS:
+                break
+            item.setExpanded(True)  # fills it (_fill_folder)
+            shown += item.childCount()
+            pending.extend(item.child(i) for i in range(item.childCount()))
+        return shown
 
     def _add_children(self, parent: QTreeWidgetItem, node: ChangeTree, open_all: bool) -> None:
         for child in node.children:
