@@ -209,3 +209,27 @@ def test_the_setting_is_in_conversation_settings_and_says_if_previews_work(
     qtbot.waitUntil(lambda: "decided when" not in again.tool_call_mode.text(),
                     timeout=PREVIEW_MS)
     again.reject()
+
+
+def test_an_edited_command_is_the_one_previewed(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _project(work)
+    window, controller = _window(make_window, server, work, confirm_tools=True)
+    _start(qtbot, window, server, "rm -rf src")
+    qtbot.waitUntil(lambda: _card(window) is not None
+                    and _card(window).approval_panel is not None, timeout=PREVIEW_MS)
+    approval = _card(window).approval_panel
+    qtbot.waitUntil(lambda: approval.preview_button.isVisibleTo(approval), timeout=PREVIEW_MS)
+    qtbot.mouseClick(approval.edit_button, Qt.MouseButton.LeftButton)
+    editor = approval.arguments_editor
+    editor.selectAll()
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    qtbot.keyClicks(editor, '{"command": "rm src/util.py"}')
+    qtbot.mouseClick(approval.preview_button, Qt.MouseButton.LeftButton)
+    panel = _panel(qtbot, window)
+    assert panel.title.text() == "Would change the folder: deletes 1 file"
+    assert (work / "src" / "util.py").exists()
+    qtbot.mouseClick(panel.apply_button, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, controller)
+    assert not (work / "src" / "util.py").exists() and (work / "src" / "app.py").exists()
