@@ -11,6 +11,7 @@ made in a worker thread, so the front ends only draw.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -104,7 +105,8 @@ class ChangeTree:
         path: Its path in the working folder ("" for the root).
         change: Its own change, when it has one (a file, a created or deleted folder).
         totals: What changes under it (itself included).
-        children: Folders first, then files, by name.
+        children: Folders first, then files, by name as a file manager orders
+            them (``pkg2`` before ``pkg10``, case aside).
     """
 
     name: str
@@ -169,6 +171,21 @@ def _own_totals(change: PathChange) -> TreeTotals:
     return totals
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def _listing_order(node: ChangeTree) -> tuple[bool, list[str | int], str]:
+    """Folders first, then names with their numbers compared as numbers.
+
+    ``re.split`` with a group alternates text and digits, text first, so the
+    pieces at one position are always of one type.
+    """
+    pieces = _DIGITS.split(node.name.casefold())
+    return (not node.is_folder,
+            [int(piece) if index % 2 else piece for index, piece in enumerate(pieces)],
+            node.name)
+
+
 def change_tree(changes: ChangeSet) -> ChangeTree:
     """The change set as a tree of folders, each with the totals of what is under it."""
     root = ChangeTree("", "")
@@ -194,7 +211,7 @@ def change_tree(changes: ChangeSet) -> ChangeTree:
                 break
             path = path.rpartition("/")[0]
     for found in nodes.values():
-        found.children.sort(key=lambda c: (not c.is_folder, c.name))
+        found.children.sort(key=_listing_order)
     return root
 
 

@@ -85,12 +85,15 @@ def test_the_card_shows_what_would_change_and_apply_moves_it_into_the_folder(
     assert not _card(window).live_view or not _card(window).live_view.isVisibleTo(panel)
     assert snapshot(work) == before
     assert controller.busy  # the call waits for the person
+    card = _card(window)  # opened, the command in sight while the person decides
+    assert card.expanded and card.arguments_view.isVisibleTo(card)
+    assert "rm -rf src" in card.arguments_view.code()
 
     qtbot.mouseClick(panel.apply_button, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, controller)
     assert not (work / "src").exists() and (work / "new.txt").read_text() == "made\n"
     qtbot.waitUntil(lambda: panel.title.text().startswith("Applied:"), timeout=PREVIEW_MS)
-    assert not panel.apply_button.isVisibleTo(panel)
+    assert not panel.apply_button.isVisibleTo(panel) and not _card(window).expanded
     assert not panel.details.isVisibleTo(panel)  # folded once decided, one click away
     qtbot.mouseClick(panel.details_button, Qt.MouseButton.LeftButton)
     assert panel.details.isVisibleTo(panel) and panel.tree.topLevelItemCount() == 2

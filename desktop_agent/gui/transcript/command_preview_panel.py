@@ -283,7 +283,7 @@ class CommandPreviewPanel(QWidget):
     # -- the card's contents ---------------------------------------------------------------
     def _show_card(self, card: Any) -> None:
         self.output.setPlainText(card.output)
-        lines = max(1, min(OUTPUT_LINES, card.output.count("\n") + 1))
+        lines = max(1, min(OUTPUT_LINES, card.output.rstrip("\n").count("\n") + 1))
         self.output.setFixedHeight(self.output.fontMetrics().lineSpacing() * lines + 12)
         self.tree.clear()
         self._nodes = {}

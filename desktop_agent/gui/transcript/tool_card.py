@@ -138,6 +138,7 @@ class ToolCard(CollapsibleSection):
         self._expanded_before_asking = False
         self.live_view: LiveOutputView | None = None
         self.preview_panel: CommandPreviewPanel | None = None
+        self._expanded_before_preview: bool | None = None  # set while a preview waits
         self._live_note = ""  # "10,001 lines · 6.2 s" once a command with live output ended
         self._set_status("running…")
 
@@ -203,9 +204,16 @@ class ToolCard(CollapsibleSection):
         if self.live_view is not None:  # the command ended: its output is in the panel
             self.live_view.hide()
         if state.deciding:
+            if self._expanded_before_preview is None:
+                # Opened, as a card that asks is: the command in sight while deciding on it.
+                self._expanded_before_preview = self.expanded
+                self.set_expanded(True)
             self.set_panel_colors(self._theme.card_background, self._theme.accent)
             self._set_status("waiting for Apply or Discard")
         else:
+            if self._expanded_before_preview is not None:  # decided: folds back as it was
+                self.set_expanded(self._expanded_before_preview)
+                self._expanded_before_preview = None
             self.set_panel_colors(self._theme.card_background, self._theme.border)
 
     def show_approval(self, prompt: ApprovalPrompt | None) -> None:
