@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import shutil
 import subprocess
 import uuid
 import zipfile
@@ -33,6 +35,7 @@ from desktop_agent.core.tooling.builtin.command_preview import (
     preview_problem,
 )
 from desktop_agent.core.tooling.builtin.overlay_mount import mount_ways, try_preview
+from tests.tier_policy import part_missing
 from tests.tools.folder_snapshot import snapshot
 from tests.tools.process_checks import processes_running, wait_until_gone
 
@@ -206,6 +209,35 @@ async def test_pip_install_target_from_a_local_wheel(work: Path, tmp_path: Path)
         created = {c.path for c in preview.changes.changes if c.change == "created"}
         assert {"vendor", "vendor/tinypkg/mod2.py", "vendor/tinypkg/__init__.py"} <= created
         assert all(p == "vendor" or p.startswith("vendor/") for p in created), created
+
+
+def _npm_package(folder: Path, cache: Path) -> Path:
+    """A small npm package packed into ``folder`` (made here: no registry, no network)."""
+    if shutil.which("npm") is None:
+        part_missing("npm is not installed (apt-get install -y npm)")
+    source = folder.parent / "tinymod-src"
+    source.mkdir()
+    (source / "package.json").write_text(json.dumps(
+        {"name": "tinymod", "version": "1.0.0", "main": "index.js", "license": "MIT"}))
+    (source / "index.js").write_text("module.exports = 42;\n")
+    packed = subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(folder)],
+                            cwd=source, capture_output=True, text=True, check=True,
+                            env={**os.environ, "npm_config_cache": str(cache)})
+    return folder / packed.stdout.split()[-1]
+
+
+async def test_npm_install_of_a_local_package(work: Path, tmp_path: Path) -> None:
+    tarball = _npm_package(work, tmp_path / "npm-cache")
+    # The sandbox hides home: npm's cache goes to the command's private /tmp.
+    command = (f"npm install --offline --no-audit --no-fund --cache /tmp/npm ./{tarball.name} "
+               "&& node -e 'console.log(require(\"tinymod\"))'")
+    with _kept(await _preview(work, command, tmp_path)) as preview:
+        assert preview.result.exit_code == 0, preview.result.stderr
+        assert preview.result.stdout.strip().endswith("42")
+        created = {c.path for c in preview.changes.changes if c.change == "created"}
+        assert {"node_modules", "node_modules/tinymod/index.js", "package.json",
+                "package-lock.json"} <= created, created
+        assert "creates" in preview.summary()
 
 
 async def test_the_file_size_limit_holds_in_the_upper_layer(work: Path, tmp_path: Path) -> None:
