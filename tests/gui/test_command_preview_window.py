@@ -77,6 +77,7 @@ def test_the_card_shows_what_would_change_and_apply_moves_it_into_the_folder(
     panel = _panel(qtbot, window)
     assert panel.title.text() == "Would change the folder: creates 1 file, deletes 2"
     assert "ok" in panel.output.toPlainText()
+    assert panel.output.verticalScrollBar().maximum() == 0  # a short output all in view
     assert "Nothing has reached the working folder yet." in panel.status.text()
     rows = {panel.tree.topLevelItem(i).text(0): panel.tree.topLevelItem(i).text(1)
             for i in range(panel.tree.topLevelItemCount())}

@@ -282,8 +282,9 @@ class CommandPreviewPanel(QWidget):
 
     # -- the card's contents ---------------------------------------------------------------
     def _show_card(self, card: Any) -> None:
-        self.output.setPlainText(card.output)
-        lines = max(1, min(OUTPUT_LINES, card.output.rstrip("\n").count("\n") + 1))
+        output = card.output.rstrip("\n")  # no empty last line to scroll to
+        self.output.setPlainText(output)
+        lines = max(1, min(OUTPUT_LINES, output.count("\n") + 1))
         self.output.setFixedHeight(self.output.fontMetrics().lineSpacing() * lines + 12)
         self.tree.clear()
         self._nodes = {}
