@@ -240,6 +240,26 @@ async def test_npm_install_of_a_local_package(work: Path, tmp_path: Path) -> Non
         assert "creates" in preview.summary()
 
 
+async def test_a_preview_keeps_the_sandboxs_rules(work: Path, tmp_path: Path) -> None:
+    from tests.tools.test_sandbox import _Listener
+
+    listener = _Listener()
+    marker = f"preview-{uuid.uuid4().hex}"
+    probe = (f"echo x > /tmp/{marker}; (echo y > /usr/{marker}) 2>/dev/null || echo READONLY; "
+             f"(echo hi > /dev/tcp/127.0.0.1/{listener.port}) 2>/dev/null "
+             "&& echo CONNECTED || echo REFUSED")
+    try:
+        with _kept(await _preview(work, probe, tmp_path)) as closed:
+            assert "READONLY" in closed.result.stdout and "REFUSED" in closed.result.stdout
+            assert closed.changes.empty and listener.accepted == 0  # /tmp is its own
+        assert marker not in os.listdir("/tmp")  # the host's /tmp saw nothing
+        with _kept(await _preview(work, probe, tmp_path,
+                                  sandbox=SandboxPolicy(network=True))) as opened:
+            assert "CONNECTED" in opened.result.stdout and listener.accepted == 1
+    finally:
+        listener.close()
+
+
 async def test_the_file_size_limit_holds_in_the_upper_layer(work: Path, tmp_path: Path) -> None:
     policy = SandboxPolicy(limits=CommandLimits(file_mb=8))
     with _kept(await _preview(work, "head -c 1G /dev/zero > big; echo after", tmp_path,
