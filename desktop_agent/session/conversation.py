@@ -33,7 +33,9 @@ docstring live in the part:
   :class:`~desktop_agent.session.turn.conversation_client.ConversationClient`
   and :class:`~desktop_agent.session.turn.turn_status.TurnStatus`: what a user
   action starts, the turn that runs, the client it streams from, the state
-  listeners hear.
+  listeners hear;
+- :class:`~desktop_agent.session.turn.larger_window.LargerWindow`: the one-click
+  fix when the server's window is too small (a larger Ollama model).
 
 A step that calls the store is one coroutine taking the
 :class:`~desktop_agent.session.store_calls.StoreCalls` that runs those
@@ -74,6 +76,7 @@ from desktop_agent.session.store_calls import (
     on_the_spot,
 )
 from desktop_agent.session.turn.conversation_client import ConversationClient
+from desktop_agent.session.turn.larger_window import LargerWindow
 from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.session.turn.turn_runner import TurnRunner
 from desktop_agent.session.turn.turn_starts import TurnStarts
@@ -141,6 +144,7 @@ class ConversationSession:
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
+        self._window = LargerWindow(self._settings, env)
 
     # -- listening ---------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
@@ -238,6 +242,7 @@ class ConversationSession:
     retry = AtOnce("_starts", TurnStarts.regenerate)
     edit = AtOnce("_starts", TurnStarts.edit)
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
+    make_larger_window = PartMethod("_window", LargerWindow.make_larger_window)
     test_model = PartMethod("_client", ConversationClient.test_model)
 
     def stop(self) -> None:

@@ -28,6 +28,7 @@ from desktop_agent.gui.transcript.items import (
     CompactionItem,
     ErrorItem,
     LiveOutput,
+    ReplyNotePart,
     TextRun,
     ToolCallPart,
     ToolErrorPart,
@@ -83,6 +84,16 @@ def settle_part(part: ToolCallPart, state: ToolCallState) -> None:
         # "20 lines · 10.2 s" as the card said while the command ran (kept with its result)
         part.live = LiveOutput(lines=state.output_lines, elapsed=state.output_seconds or 0.0)
     part.settled += 1
+
+
+def prompt_cut_note(stored: Any) -> str | None:
+    """The mark of a reply whose prompt the server cut (its ``prompt_cut`` metadata)."""
+    from desktop_agent.core.types import PromptCutBlock
+
+    if not isinstance(stored, dict) or not isinstance(stored.get("kept"), int) \
+            or not isinstance(stored.get("sent"), int):
+        return None
+    return PromptCutBlock(stored["kept"], stored["sent"], stored["kept"]).message
 
 
 def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:
@@ -142,6 +153,9 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                     )
                 )
             turn.interrupted = bool(metadata.get("interrupted")) or status == "interrupted"
+            note = prompt_cut_note(metadata.get("prompt_cut"))
+            if note is not None:  # as it was marked live
+                turn.parts.append(ReplyNotePart(note))
         elif role == "tool":
             call_id = str(message.get("tool_call_id", ""))
             result = content_text(message.get("content"))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.types import (
     CompactionBlock,
+    PromptCutBlock,
     PromptProgressBlock,
     TextBlock,
     ThinkingBlock,
@@ -25,6 +26,7 @@ from desktop_agent.session.branch.branch_reading import picture_urls
 from desktop_agent.session.events import (
     CompactionReported,
     PlanUpdated,
+    PromptCutReported,
     PromptProgressReported,
     ReplyStarted,
     SessionEvent,
@@ -123,6 +125,11 @@ class TurnBlocks:
         elif isinstance(item, CompactionBlock):
             recorder.compaction(item)
             self._emit(CompactionReported(item))
+        elif isinstance(item, PromptCutBlock):
+            await recorder.reply_metadata(
+                "prompt_cut", {"kept": item.kept, "sent": item.sent, "window": item.window},
+                call, streaming_only=True)
+            self._emit(PromptCutReported(item))
 
     def _plan_ran(self, result: ToolResultBlock) -> None:
         """An ``update_plan`` call that ran sets the plan (with the input it ran with)."""
