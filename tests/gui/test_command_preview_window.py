@@ -77,7 +77,9 @@ def test_the_card_shows_what_would_change_and_apply_moves_it_into_the_folder(
     panel = _panel(qtbot, window)
     assert panel.title.text() == "Would change the folder: creates 1 file, deletes 2"
     assert "ok" in panel.output.toPlainText()
-    assert panel.output.verticalScrollBar().maximum() == 0  # a short output all in view
+    # A short output all in view, once the card is laid out in the transcript.
+    qtbot.waitUntil(lambda: panel.output.isVisible()
+                    and panel.output.verticalScrollBar().maximum() == 0, timeout=PREVIEW_MS)
     assert "Nothing has reached the working folder yet." in panel.status.text()
     rows = {panel.tree.topLevelItem(i).text(0): panel.tree.topLevelItem(i).text(1)
             for i in range(panel.tree.topLevelItemCount())}
