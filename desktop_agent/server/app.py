@@ -30,6 +30,7 @@ from .auth import check_key_text, require_key
 from .callbacks import DELIVERY_TIMEOUT, CallbackDispatcher
 from .conversation_runner import runner_registry
 from .event_log import EventLog
+from .memory_return import collect_cycles, return_freed_memory
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import (
     callbacks,
@@ -230,6 +231,11 @@ async def _evict_idle(svc: AppServices) -> None:
             continue
         if runners or tails:
             log.debug("dropped %d idle runner(s) and %d event tail(s)", runners, tails)
+            # Without this the allocator keeps the pages the dropped objects used,
+            # and the RSS stays at the busiest hour's level.
+            if runners:
+                collect_cycles()
+            await asyncio.to_thread(return_freed_memory)
 
 
 def _version() -> str:
