@@ -54,6 +54,7 @@ class PendingApproval:
             "requested_at": self.requested_at,
             "unsandboxed": context.unsandboxed,
             "diff": None if self.question.preview is None else self.question.preview.to_dict(),
+            "can_preview": self.question.can_preview,
         }
 
 

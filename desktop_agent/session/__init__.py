@@ -125,6 +125,17 @@ _EXPORTS: dict[str, str] = {
     'UsageReported': 'events',
     'UserMessageAdded': 'events',
     'PlanUpdated': 'events',
+    'CommandPreviewReady': 'events',
+    'CommandPreviewSettled': 'events',
+    'PreviewCard': 'files.preview_cards',
+    'PreviewNotFoundError': 'files.command_previews',
+    'PreviewConflictError': 'files.preview_errors',
+    'PreviewApplyError': 'files.preview_errors',
+    'AppliedPreview': 'files.preview_errors',
+    'PreviewUnavailableError': 'files.preview_errors',
+    'PreviewStatus': 'settings.sandbox_settings',
+    'preview_status': 'settings.sandbox_settings',
+    'PREVIEW_MODES': 'settings.sandbox_settings',
     'PLAN_TOOL_NAME': 'tools.plan',
     'Plan': 'tools.plan',
     'PlanStep': 'tools.plan',
@@ -199,6 +210,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.errors import busy_sentence as busy_sentence
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
+    from desktop_agent.session.events import CommandPreviewReady as CommandPreviewReady
+    from desktop_agent.session.events import CommandPreviewSettled as CommandPreviewSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
     from desktop_agent.session.events import ContextWindowChecked as ContextWindowChecked
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
@@ -232,6 +245,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import TurnFailed as TurnFailed
     from desktop_agent.session.events import UsageReported as UsageReported
     from desktop_agent.session.events import UserMessageAdded as UserMessageAdded
+    from desktop_agent.session.files.command_previews import (
+        PreviewNotFoundError as PreviewNotFoundError,
+    )
     from desktop_agent.session.files.file_changes import FILE_CHANGING_TOOLS as FILE_CHANGING_TOOLS
     from desktop_agent.session.files.file_changes import ChangePreview as ChangePreview
     from desktop_agent.session.files.file_changes import stored_file_change as stored_file_change
@@ -243,6 +259,17 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.files.file_checkpoints import RestoreReport as RestoreReport
     from desktop_agent.session.files.file_checkpoints import TurnChanges as TurnChanges
+    from desktop_agent.session.files.preview_cards import PreviewCard as PreviewCard
+    from desktop_agent.session.files.preview_errors import AppliedPreview as AppliedPreview
+    from desktop_agent.session.files.preview_errors import (
+        PreviewApplyError as PreviewApplyError,
+    )
+    from desktop_agent.session.files.preview_errors import (
+        PreviewConflictError as PreviewConflictError,
+    )
+    from desktop_agent.session.files.preview_errors import (
+        PreviewUnavailableError as PreviewUnavailableError,
+    )
     from desktop_agent.session.files.project_instructions import (
         MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
     )
@@ -324,8 +351,11 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.permission_rules import (
         revoke_in_conversation as revoke_in_conversation,
     )
+    from desktop_agent.session.settings.sandbox_settings import PREVIEW_MODES as PREVIEW_MODES
+    from desktop_agent.session.settings.sandbox_settings import PreviewStatus as PreviewStatus
     from desktop_agent.session.settings.sandbox_settings import SandboxStatus as SandboxStatus
     from desktop_agent.session.settings.sandbox_settings import limit_defaults as limit_defaults
+    from desktop_agent.session.settings.sandbox_settings import preview_status as preview_status
     from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.settings.sandbox_settings import sandbox_status as sandbox_status
     from desktop_agent.session.settings.setting_values import LOCAL_SERVER as LOCAL_SERVER

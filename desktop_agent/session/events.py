@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import CompactionBlock, PromptCutBlock, Usage
     from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
+    from desktop_agent.session.files.preview_cards import PreviewCard
     from desktop_agent.session.mcp.server_question import ServerQuestion
     from desktop_agent.session.tools.plan import Plan
     from desktop_agent.store import MessageRecord
@@ -268,6 +269,26 @@ class FilesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandPreviewReady:
+    """A command ran on an overlay; what it would change waits for Apply or Discard."""
+
+    card: PreviewCard
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPreviewSettled:
+    """A preview was applied or discarded (``text``: what the model reads of it).
+
+    ``outcome`` is ``applied`` (``text`` may say "partly applied: ...") or ``discarded``.
+    """
+
+    preview_id: str
+    tool_use_id: str | None
+    outcome: Literal["applied", "discarded"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlanUpdated:
     """The model set a new plan (an ``update_plan`` call ran); show it instead of the old."""
 
@@ -363,4 +384,5 @@ SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | Tex
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
                 | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
                 | SamplingAsked | ElicitationAsked | ServerQuestionSettled
-                | LocalModelStarting | LocalModelCrashed)
+                | LocalModelStarting | LocalModelCrashed
+                | CommandPreviewReady | CommandPreviewSettled)

@@ -4,6 +4,7 @@ Usage::
 
     python tests/e2e/screenshot_window.py [output_folder] [--dark]
     SCREENSHOT_ONLY=approval-diff python tests/e2e/screenshot_window.py ...  # that window only
+    SCREENSHOT_ONLY=command-preview python tests/e2e/screenshot_window.py ...  # previews only
     SCREENSHOT_ONLY=context-window python tests/e2e/screenshot_window.py ...  # the window doctor
 
 Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
@@ -22,7 +23,10 @@ switched live (light to dark, or dark to light) with no restart, the settings
 dialogs, the folder menu with recent folders, and (in a
 second window with the built-in file tools) an ``edit_file`` approval with its
 diff on the inline card and in the Approvals dock, then the "Restore files…" menu
-under the message whose turn changed the file and the question it asks. It does
+under the message whose turn changed the file and the question it asks, and (in a
+third window, with real bubblewrap on a real overlay) command previews: a small
+change, ``rm -rf``, a 10,000-file install folded into folders, and *Preview* on an
+approval card. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -598,6 +602,124 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path,
     return path, asked
 
 
+PREVIEW_COMMANDS = (
+    ("30-preview-small-change",
+     "sed -i 's/greet/welcome/' src/app.py && printf 'welcome\\n' > CHANGELOG.md "
+     "&& echo renamed"),
+    ("31-preview-rm-rf", "rm -rf src && echo removed"),
+    ("32-preview-10000-files",
+     "python3 -c \"import os\n"
+     "for p in range(100):\n"
+     "    d = f'node_modules/pkg{p}/lib'\n"
+     "    os.makedirs(d)\n"
+     "    for f in range(100):\n"
+     "        open(f'{d}/m{f}.js', 'w').write('module.exports = %d;\\\\n' % f)\n\" "
+     "&& echo added 100 packages"),
+)
+
+
+async def play_command_previews(app: Any, out: Path, prefix: str,
+                                size: tuple[int, int]) -> list[Path]:
+    """Commands previewed on an overlay: the card with what each would change, Apply/Discard.
+
+    Real bubblewrap and a real overlay (as the app runs them): a small change,
+    ``rm -rf src``, and a 10,000-file install shown as folders with totals; then
+    a command waiting for approval with *Preview* on its card.
+    """
+    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.session import workdir_path
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer, script
+
+    saved: list[Path] = []
+    with ScriptedServer() as server:
+        server.models = ["qwen2.5-7b-instruct"]
+        store = Store.open()
+        window = MainWindow(store, tools=ToolCatalog(include_builtin=True, include_mcp=False),
+                            approval_timeout=300.0, discover_on_start=False)
+        window.resize(*size)
+        window.show()
+        controller = window.new_conversation()
+        window.servers.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None,
+                                  32768)
+        controller.update_settings(tools=["bash"], confirm_tools=False,
+                                   command_preview="preview")
+        work = workdir_path(controller.conversation_id, controller.settings)
+        (work / "src").mkdir(parents=True, exist_ok=True)
+        (work / "src" / "app.py").write_text(APP_BEFORE.replace("parse_row", "greet"))
+        (work / "src" / "util.py").write_text("def util():\n    return 1\n")
+        tab = window.current_tab()
+        for name, command in PREVIEW_COMMANDS:
+            server.enqueue(script.tool_calls([("bash", {"command": command})]),
+                           script.text("Done."))
+            controller.send(f"Step {name[:2]}: run the command.")
+
+            def panel() -> Any:
+                return _bash_card_panel(tab)
+
+            await _wait_for(lambda: panel() is not None and panel().apply_button.isVisible(),
+                            f"the preview card of {name}", 180)
+            await _pause(1.0)  # the diff's colours arrive once its lexer has loaded
+            app.processEvents()
+            tab.transcript.scroll_to_end()
+            await _pause(0.3)
+            app.processEvents()
+            path = out / f"{prefix}-{name}.png"
+            window.grab().save(str(path))
+            saved.append(path)
+            if name.endswith("10000-files"):
+                tree = panel().tree
+                tree.topLevelItem(0).setExpanded(True)
+                tree.topLevelItem(0).child(0).setExpanded(True)
+                await _pause(0.3)
+                app.processEvents()
+                path = out / f"{prefix}-{name}-opened.png"
+                window.grab().save(str(path))
+                saved.append(path)
+                panel().discard_button.click()
+            else:
+                panel().apply_button.click()
+            await _wait_for(lambda: not controller.busy, f"the end of {name}", 180)
+        controller.update_settings(command_preview=None, confirm_tools=True)
+        server.enqueue(script.tool_calls([("bash", {"command": "make clean && make"})]),
+                       script.text("Built."))
+        controller.send("Rebuild the project.")
+        await _wait_for(lambda: bool(window.approvals.pending()), "the bash approval", 60)
+        def asking() -> bool:
+            card = _bash_card(tab)  # the new call's card, once it is shown
+            return card is not None and "make clean" in card.arguments_text \
+                and card.approval_panel is not None \
+                and card.approval_panel.preview_button.isVisible()
+
+        await _wait_for(asking, "Preview on the approval card", 60)
+        await _pause(0.5)
+        app.processEvents()
+        path = out / f"{prefix}-33-approval-with-preview.png"
+        window.grab().save(str(path))
+        saved.append(path)
+        window.close()
+        await window.shutdown()
+        store.close()
+    return saved
+
+
+def _bash_card(tab: Any) -> Any:
+    """The newest ``bash`` card of the tab's transcript (None: not shown yet)."""
+    view = tab.transcript
+    for key in reversed(view.item_keys()):
+        cards = getattr(view.item_widget(key), "_cards", {})
+        for card in reversed(list(cards.values())):
+            if card.tool_name == "bash":
+                return card
+    return None
+
+
+def _bash_card_panel(tab: Any) -> Any:
+    card = _bash_card(tab)
+    return None if card is None else card.preview_panel
+
+
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:
     """A small bar chart to attach (drawn, so nothing binary is committed)."""
     from PySide6.QtGui import QColor, QImage, QPainter
@@ -633,7 +755,7 @@ def main(argv: list[str]) -> int:
         for theme in themes:
             for width, height in SIZES:
                 subprocess.run([sys.executable, __file__, str(out), theme,
-                                f"{width}x{height}", "--one"], check=True, timeout=300)
+                                f"{width}x{height}", "--one"], check=True, timeout=1200)
     return 0
 
 
@@ -661,7 +783,8 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
         asyncio.set_event_loop(loop)
         prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):
-            only = os.environ.get("SCREENSHOT_ONLY")  # "approval-diff": just that window
+            # "approval-diff", "command-preview" or "context-window": just that window
+            only = os.environ.get("SCREENSHOT_ONLY")
             if only == "context-window":
                 from screenshot_context_window import play_context_window
 
@@ -670,8 +793,12 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
             else:
                 saved = [] if only else loop.run_until_complete(
                     asyncio.wait_for(play(app, out, prefix, size), 120))
-                saved += loop.run_until_complete(
-                    asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
+                if only in (None, "", "approval-diff"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
+                if only in (None, "", "command-preview"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_command_previews(app, out, prefix, size), 900))
     for path in saved:
         print(path)
     return 0

@@ -62,6 +62,12 @@ def report_output(text: str, *, lines: int, elapsed: float) -> None:
         call.output(text, lines, elapsed)
 
 
+def running_call_id() -> str | None:
+    """The id of the tool call this task runs (None outside a call)."""
+    call = _call.get()
+    return None if call is None else call.tool_use_id
+
+
 def stop_requested() -> asyncio.Event | None:
     """The event set when the person asks to end just this call (None outside a call).
 

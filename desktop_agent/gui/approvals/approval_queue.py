@@ -65,6 +65,7 @@ class ApprovalRequest:
         edited_input: The person's edit of the arguments, not yet answered (None:
             the model's run). One for the request, whether made on its card or in
             the dock: an answer in either place runs it.
+        can_preview: A command that may run on an overlay first (*Preview* on its card).
     """
 
     conversation_id: str
@@ -80,6 +81,7 @@ class ApprovalRequest:
     preview: ChangePreview | None = None
     previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
     edited_input: dict[str, Any] | None = None
+    can_preview: bool = False
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING

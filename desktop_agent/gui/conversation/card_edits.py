@@ -33,7 +33,7 @@ def card_prompt(request: ApprovalRequest) -> ApprovalPrompt:
     return ApprovalPrompt(deadline=request.deadline, can_remember=request.can_remember,
                           unsandboxed=request.unsandboxed,
                           arguments=json.dumps(shown, indent=2, ensure_ascii=False),
-                          edited=edited)
+                          edited=edited, can_preview=request.can_preview)
 
 
 class CardEdits(QObject):

@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest
 from desktop_agent.gui.approvals.dock_asker import DockAsker
+from desktop_agent.gui.conversation.command_preview_actions import CommandPreviewActions
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.folder_undo_actions import FolderUndoActions
 from desktop_agent.gui.conversation.turn_figures import LiveRate, TurnFigures
@@ -106,6 +107,7 @@ class ConversationController(QObject):
     Attributes:
         undo: Undo this turn, Restore files and Files changed (its ``files_changed``
             signal tells when a turn changed files).
+        previews: Command previews (its ``preview_changed`` signal updates their cards).
 
     Signals:
         title_changed(str): The conversation's title changed.
@@ -205,6 +207,7 @@ class ConversationController(QObject):
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
         self.session.subscribe(self._on_event)
         self.undo = FolderUndoActions(self.session, store, self)
+        self.previews = CommandPreviewActions(self.session, approval_timeout, self)
         self._transcript_open = False
         self._busy_shown = False
         self._shown_next: str | None = None
@@ -459,6 +462,7 @@ class ConversationController(QObject):
             if task is not None:
                 task.cancel()
         await self.undo.cancel_all()
+        await self.previews.cancel_all()
         await self.session.close()
 
     # -- session events -> signals -------------------------------------------------

@@ -149,6 +149,30 @@ class LiveOutput:
 
 
 @dataclass
+class CommandPreviewState:
+    """A command preview on its card: what it would change, and where the decision stands.
+
+    Attributes:
+        card: The session's ``PreviewCard`` (output, counts, diffs, tree).
+        status: ``waiting`` (Apply / Discard offered), ``applying``, ``conflict``
+            (files changed meanwhile: named, *Apply anyway* offered), ``applied``,
+            ``discarded`` or ``failed`` (stopped part way).
+        message: The verdict, or the conflict or failure in words.
+        deadline: ``time.monotonic()`` at which it is discarded unasked (None: never).
+    """
+
+    card: Any
+    status: str = "waiting"
+    message: str | None = None
+    deadline: float | None = None
+
+    @property
+    def deciding(self) -> bool:
+        """Whether Apply and Discard are offered."""
+        return self.status in ("waiting", "conflict")
+
+
+@dataclass
 class ToolCallPart:
     """A tool call and, once known, its result or error."""
 
@@ -168,6 +192,7 @@ class ToolCallPart:
     edited: bool = False  # it ran with input edited at approval (shown instead of the model's)
     stopped_line: str | None = None  # the loop guard's "Stopped: ..." that left it unrun
     settled: int = 0  # times its stored result was applied (a card shows the latest)
+    command_preview: CommandPreviewState | None = None  # a command run on an overlay
 
 
 @dataclass

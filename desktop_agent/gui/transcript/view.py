@@ -66,6 +66,7 @@ from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.session import ToolCallState
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.items import CommandPreviewState
     from desktop_agent.workspace.diffs import FileDiff
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -86,6 +87,8 @@ class TranscriptView(QScrollArea):
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
         approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
+        preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
+            the reason for the model: a command preview's buttons.
         branch_requested(str, int): message key and -1/+1: show another version of it.
         restore_requested(str, bool): message key, and whether to go back to it as well:
             put the files back as they were before that message.
@@ -97,6 +100,7 @@ class TranscriptView(QScrollArea):
     approval_answered = Signal(str, str, str)
     approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
+    preview_decided = Signal(str, str, str)
 
     retry_requested = Signal()
     edit_requested = Signal(str, str)
@@ -242,6 +246,10 @@ class TranscriptView(QScrollArea):
                          problem: str | None = None) -> None:
         """Show on the card what a file-changing call would do (or why it would fail)."""
         self._book.update_tool_call(tool_use_id, preview=(diff, problem))
+
+    def set_command_preview(self, tool_use_id: str, state: CommandPreviewState) -> bool:
+        """Show on a ``bash`` card what its command would change (False: no such card)."""
+        return self._book.update_tool_call(tool_use_id, command_preview=state)
 
     def set_tool_change(self, tool_use_id: str, diff: FileDiff) -> None:
         """Keep on the card (folded) the diff of what the call changed."""

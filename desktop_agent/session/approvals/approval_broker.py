@@ -76,11 +76,14 @@ class ApprovalAnswer:
         choice: Which answer was given.
         reason: For a deny: why, sent to the model (may be empty).
         updated_input: Edited arguments, or None when they were not changed.
+        preview: Run the allowed command on an overlay first (*Preview*): its
+            changes wait for Apply or Discard (only where the question offers it).
     """
 
     choice: ApprovalChoice
     reason: str = ""
     updated_input: dict[str, Any] | None = None
+    preview: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -100,6 +103,8 @@ class ToolCallQuestion:
         timeout: Seconds before the call is denied (None: never).
         preview: For a built-in ``write_file``/``edit_file`` call: the change it would
             make, as a diff against the file on disk when the question was asked.
+        can_preview: For a built-in ``bash`` call: it may be answered *Preview* (run
+            on an overlay, its changes shown before they reach the folder).
     """
 
     conversation_id: str
@@ -108,6 +113,7 @@ class ToolCallQuestion:
     context: ToolPermissionContext
     timeout: float | None
     preview: ChangePreview | None = None
+    can_preview: bool = False
 
     @property
     def can_remember(self) -> bool:
@@ -128,6 +134,14 @@ Previewer = Callable[[str, dict[str, Any]], Awaitable["ChangePreview | None"]]
 
 BeforeRun = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 """Told ``(tool use id, tool name, input that will run)`` when an asked call is allowed."""
+
+
+Previewable = Callable[[str, ToolPermissionContext], Awaitable[bool]]
+"""Whether a call may be answered *Preview* (a built-in bash call, where previews work)."""
+
+
+async def _never(_name: str, _context: ToolPermissionContext) -> bool:
+    return False
 
 
 async def _no_preview(_name: str, _input: dict[str, Any]) -> ChangePreview | None:
@@ -160,6 +174,8 @@ class ApprovalBroker:
         before_run: Awaited when a person allowed a call, with the input that will
             run (edited or not): the session reads the file the call writes again, so
             the diff it keeps follows an edited path and a file changed while asking.
+        previewable: Whether a call may be answered *Preview*.
+        run_as_preview: Told the id of a call a person allowed with *Preview*.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -169,7 +185,9 @@ class ApprovalBroker:
                  on_settled: Callable[[str, dict[str, Any]], None] = lambda _i, _r: None,
                  on_problem: Callable[[str], None] = lambda _text: None,
                  preview: Previewer = _no_preview,
-                 before_run: BeforeRun = _nothing_before_run) -> None:
+                 before_run: BeforeRun = _nothing_before_run,
+                 previewable: Previewable = _never,
+                 run_as_preview: Callable[[str], None] = lambda _call: None) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -180,6 +198,8 @@ class ApprovalBroker:
         self._on_problem = on_problem
         self._preview = preview
         self._before_run = before_run
+        self._previewable = previewable
+        self._run_as_preview = run_as_preview
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -221,8 +241,9 @@ class ApprovalBroker:
                         context: ToolPermissionContext) -> PermissionResult:
         preview = await self._preview(tool_name, tool_input) \
             if context.source in (None, "builtin") else None
+        can_preview = await self._previewable(tool_name, context)
         question = ToolCallQuestion(self.conversation_id, tool_name, dict(tool_input), context,
-                                    self.timeout, preview)
+                                    self.timeout, preview, can_preview)
         call_id = context.tool_use_id
         try:
             answer = await asyncio.wait_for(self._ask(question), self.timeout)
@@ -259,11 +280,16 @@ class ApprovalBroker:
             edited = None
         if answer.reason:
             extra["reason"] = answer.reason
+        previewed = answer.preview and question.can_preview and choice is not ApprovalChoice.DENY
+        if previewed:
+            extra["preview"] = True
         record = self._record(call_id, Decision(choice.value), **extra)
         if choice is ApprovalChoice.DENY:
             reason = answer.reason or "no reason given"
             return PermissionResultDeny(
                 message=f"The user denied this call to {tool_name}: {reason}")
+        if previewed:
+            self._run_as_preview(call_id)
         if choice is ApprovalChoice.ALLOW_CONVERSATION:
             self._allow_in_conversation(tool_name)
         elif choice is ApprovalChoice.ALLOW_ALWAYS:

@@ -86,6 +86,12 @@ class ConversationSettings(BaseModel):
                     "sandbox; every such call is asked and never remembered).")
     network: bool | None = Field(
         default=None, description="Whether commands may use the network (default false).")
+    command_preview: Literal["folder", "preview"] | None = Field(
+        default=None,
+        description="'folder' (default): the model's commands run on the working folder. "
+                    "'preview': each runs first on an overlay of it (the sandbox as set, the "
+                    "folder untouched) and its changes wait for Apply or Discard. Where "
+                    "overlays cannot work, commands run on the folder.")
     command_memory_mb: int | None = Field(
         default=None, ge=16, le=1 << 20,
         description="Memory (virtual, per process) each sandboxed command may use, in MiB "

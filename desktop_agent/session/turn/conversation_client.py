@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
+    from desktop_agent.session.files.command_previews import CommandPreviewDesk
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
@@ -53,6 +54,7 @@ class ConversationClient:
         env: What all conversations share (tools, config, hooks).
         broker: Decides the turn's tool calls.
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
+        previews: The command previews (the bash tool's preview mode).
         emit: Reports session events.
         store: Where the model doctor keeps tool-call probe results.
         mcp: The MCP servers as the conversation uses them (their sampling,
@@ -61,7 +63,7 @@ class ConversationClient:
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
-                 broker: ApprovalBroker, folder: WorkingFolder,
+                 broker: ApprovalBroker, folder: WorkingFolder, previews: CommandPreviewDesk,
                  emit: Callable[[SessionEvent], None], store: Store,
                  mcp: ConversationMcp) -> None:
         self._store = store
@@ -71,6 +73,7 @@ class ConversationClient:
         self._env = env
         self._broker = broker
         self._folder = folder
+        self._previews = previews
         self._emit = emit
         self._client: Client | None = None
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
@@ -124,7 +127,8 @@ class ConversationClient:
         options = await build_options(
             self._settings.conversation_id, settings, self._env, self._broker,
             self._folder.changes.hooks(self._env.hooks),
-            read=read[1] if read is not None and read[0] is settings else None, local=local)
+            read=read[1] if read is not None and read[0] is settings else None, local=local,
+            previews=self._previews.mode(settings))
         tool_named = options.tool_named
         folder = self._folder
 

@@ -36,6 +36,7 @@ from desktop_agent.session.tools.tool_catalog import ToolCatalog, WorkdirError, 
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.builtin import CommandPreviews
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -163,7 +164,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
                         hooks: Hooks | None = None,
                         read: OptionsRead | BaseException | None = None,
-                        local: LocalServerFacts | None = None) -> AgentOptions:
+                        local: LocalServerFacts | None = None,
+                        previews: CommandPreviews | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -182,6 +184,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     ``local``: the engine's server when the model runs on this computer: its address,
     key and model name replace the settings', and the context it really applies is
     the one requests are sized for.
+    ``previews``: the bash tool's preview mode (see
+    :mod:`~desktop_agent.session.files.command_previews`).
     """
     from desktop_agent.core.options import AgentOptions
 
@@ -191,7 +195,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         raise read
     api_key, secrets, rules, workdir, instructions = (
         read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
-    tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
+    tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir, previews)
     system_prompt = with_instructions(settings.get("system_prompt") or None, instructions)
     if read.skills:
         from desktop_agent.session.commands.skills import skill_rule, skill_tool, skills_prompt
