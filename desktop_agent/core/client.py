@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
@@ -59,10 +60,13 @@ from desktop_agent.core.tooling.deferred_approvals import (
 from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
 from desktop_agent.core.tooling.permissions import (
+    PERMISSION_MODES,
+    PermissionMode,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
 )
+from desktop_agent.core.tooling.plan_mode import mode_after
 from desktop_agent.core.tooling.redaction import scrub_error, secret_values
 from desktop_agent.core.tooling.run_round import execute_round
 from desktop_agent.core.tooling.second_chances import SecondChances
@@ -171,6 +175,20 @@ class Client:
             self._http = None
         self.options = options
         self._structured = structured_output_for(options)
+
+    def set_permission_mode(self, mode: PermissionMode) -> None:
+        """Switch the permission mode (claude-agent-sdk's ``set_permission_mode``).
+
+        Allowed while a turn runs: the next tool round is settled in the new
+        mode (the round running now keeps the mode it started with).
+
+        Raises:
+            ConfigurationError: ``mode`` is not one of the four.
+        """
+        if mode not in PERMISSION_MODES:
+            raise errors.ConfigurationError(
+                f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
+        self.options = dataclasses.replace(self.options, permission_mode=mode)
 
     # -- history ---------------------------------------------------------------------
     @property
@@ -449,6 +467,7 @@ class Client:
         if options.constrained_tool_calls == "auto" and options.tools:
             await tool_call_mode.resolve(options)  # asks the server once per model
         while True:
+            options = self.options  # set_permission_mode() may have switched it
             kept: list[StreamAggregator] = []
             async for block in self._kept_reply(usage, kept):
                 yield block
@@ -479,10 +498,8 @@ class Client:
                 continue  # only unusable calls: the model answers their errors
             self.turn_metadata["iterations"] = iteration
             # A loop told once what it is doing gets that as its calls' answers instead.
-            async for item in execute_round(calls, options, self._history, control,
-                                            self.turn_metadata["tool_decisions"]
-                                            ) if stop is None else _stream(stop):
-                yield item
+            async for reported in self._round(calls, options, stop):
+                yield reported
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
@@ -491,6 +508,25 @@ class Client:
                 self.turn_metadata["pending_approvals"] = [
                     p.to_dict() for p in pending_in(self._history)]
                 return
+
+    async def _round(self, calls: list[ToolUseBlock], options: AgentOptions,
+                     stop: list[ToolResultBlock] | None) -> AsyncIterator[StreamItem]:
+        """Run one round of calls (or give the loop guard's answers instead).
+
+        An approved plan (plan mode's ``exit_plan_mode``) switches the mode
+        here, so the rest of the turn runs in the mode the approver chose.
+        """
+        inputs = {c.id: c.input for c in calls}
+        items = execute_round(calls, options, self._history, self._control,
+                              self.turn_metadata["tool_decisions"]) if stop is None \
+            else _stream(stop)
+        async for item in items:
+            if isinstance(item, ToolResultBlock) and item.tool_use_id in inputs:
+                mode = mode_after(item, inputs[item.tool_use_id])
+                if mode is not None:
+                    self.set_permission_mode(mode)
+                    self.turn_metadata["permission_mode"] = mode
+            yield item
 
     async def _kept_reply(self, usage: UsageTotals,
                           kept: list[StreamAggregator]) -> AsyncIterator[StreamItem]:

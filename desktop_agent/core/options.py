@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 from desktop_agent.core.context.context_settings import COMPACTION_MODES, CompactionMode
 from desktop_agent.core.errors import ConfigurationError
 from desktop_agent.core.tooling.hooks import Hooks, validate_hooks
-from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+from desktop_agent.core.tooling.permissions import (
+    PERMISSION_MODES,
+    CanUseTool,
+    PermissionMode,
+    PermissionRule,
+)
+from desktop_agent.core.tooling.plan_mode import tools_for_mode
 from desktop_agent.core.tooling.tooling_settings import BeforeToolRound, ConstrainedCalls
 from desktop_agent.core.tooling.tools import Tool, tool_named
 from desktop_agent.core.wire.retry import RetryPolicy
@@ -108,6 +114,16 @@ class AgentOptions:
             the tools may change (a checkpoint of the working folder) here.
             It runs even when every call is then denied; what it raises ends
             the turn, so a caller that must not stop the turn catches its own.
+        permission_mode: claude-agent-sdk's four modes: ``default`` (rules,
+            then ``can_use_tool``), ``acceptEdits`` (file edits in the working
+            folder run unasked), ``plan`` (only read-only tools run; the model
+            is told to hand in a plan with ``exit_plan_mode``, whose approval
+            switches to ``default`` or ``acceptEdits``) or
+            ``bypassPermissions`` (everything runs but deny rules; a tool no
+            sandbox holds is still asked). See
+            :func:`~desktop_agent.core.tooling.permissions.apply_permission_mode`.
+        agent_name: The subagent these options run (None: the main agent);
+            approvers are told who asks.
     """
 
     model: str
@@ -145,6 +161,8 @@ class AgentOptions:
     output_retries: int = 2
     connection_pool: ConnectionPool | None = field(default=None, repr=False, compare=False)
     before_tool_round: BeforeToolRound | None = field(default=None, repr=False, compare=False)
+    permission_mode: PermissionMode = "default"
+    agent_name: str | None = None
 
     def __post_init__(self) -> None:
         self._check_endpoint()
@@ -183,6 +201,10 @@ class AgentOptions:
             raise ConfigurationError("approval_timeout must be positive or None")
 
     def _check_modes(self) -> None:
+        if self.permission_mode not in PERMISSION_MODES:
+            raise ConfigurationError(
+                f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
+                f"not {self.permission_mode!r}")
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ConfigurationError("temperature must be between 0 and 2")
         if self.text_delta_mode not in ("auto", "incremental", "cumulative"):
@@ -196,7 +218,7 @@ class AgentOptions:
         _check_compaction(self.compaction, self.compaction_threshold)
 
     def _check_tools(self) -> None:
-        self.tools = list(self.tools)
+        self.tools = tools_for_mode(list(self.tools), self.permission_mode)
         seen: set[str] = set()
         for t in self.tools:
             if not isinstance(t, Tool):

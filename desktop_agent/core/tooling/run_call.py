@@ -30,6 +30,7 @@ from desktop_agent.core.tooling.permissions import (
     PermissionResultDefer,
     RuleVerdict,
     ToolPermissionContext,
+    apply_permission_mode,
     ask_callback,
     evaluate_rules,
 )
@@ -177,14 +178,17 @@ async def _settle_permission(call: ToolUseBlock, tool: Tool, tool_input: dict[st
     verdict = evaluate_rules(
         options.permission_rules, call.name, tool_input, read_only=tool.read_only,
         allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
+    verdict = apply_permission_mode(options.permission_mode, verdict, tool_name=call.name,
+                                    read_only=tool.read_only, edits_files=tool.edits_files,
+                                    unsandboxed=tool.unsandboxed)
     settled_by = "rule"
     if verdict.decision == "allow" and tool.unsandboxed and options.can_use_tool is not None:
         # No sandbox holds this call: an allow rule may not run it unasked.
         verdict = RuleVerdict("ask", verdict.rule)
     if verdict.decision == "deny":
-        return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
-                        f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
-                        tool_input)
+        return _failure(call, verdict.reason or (
+            f"The call to {call.name} is not allowed by a permission rule "
+            f"({verdict.rule.tool if verdict.rule else call.name})."), "denied", tool_input)
     if verdict.decision == "allow":
         return tool_input, settled_by
     if answer is None and options.can_use_tool is None:
@@ -197,7 +201,7 @@ async def _settle_permission(call: ToolUseBlock, tool: Tool, tool_input: dict[st
         context = ToolPermissionContext(
             tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
             description=tool.description, rule=verdict.rule,
-            unsandboxed=tool.unsandboxed)
+            unsandboxed=tool.unsandboxed, agent=options.agent_name)
         given = await ask_callback(options.can_use_tool, call.name, tool_input, context,
                                    options.approval_timeout)
     if isinstance(given, PermissionResultDefer):

@@ -15,7 +15,11 @@ from desktop_agent.core.wire.wire_settings import WireSettings
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.hooks import Hooks
-    from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+    from desktop_agent.core.tooling.permissions import (
+        CanUseTool,
+        PermissionMode,
+        PermissionRule,
+    )
     from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.core.types import ToolUseBlock
 
@@ -69,3 +73,9 @@ class ToolingSettings(WireSettings, Protocol):
 
     @property
     def output_type(self) -> Any: ...
+
+    @property
+    def permission_mode(self) -> PermissionMode: ...
+
+    @property
+    def agent_name(self) -> str | None: ...

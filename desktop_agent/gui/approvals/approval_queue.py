@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.session import ApprovalAnswer, ApprovalChoice
+from desktop_agent.session import EXIT_PLAN_TOOL, ApprovalAnswer, ApprovalChoice
 
 if TYPE_CHECKING:
     from desktop_agent.session import ChangePreview
@@ -62,6 +62,7 @@ class ApprovalRequest:
         preview: For ``write_file``/``edit_file``: the session's ChangePreview (the
             diff the call would make, or why it would fail).
         previewer: Works out the preview again for edited arguments (None: not offered).
+        agent: The subagent whose call it is (None: the conversation's own agent).
     """
 
     conversation_id: str
@@ -76,6 +77,7 @@ class ApprovalRequest:
     unsandboxed: bool = False
     preview: ChangePreview | None = None
     previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
+    agent: str | None = None
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING
@@ -91,6 +93,11 @@ class ApprovalRequest:
     def can_remember(self) -> bool:
         """Whether "allow for this conversation" and "always allow" may be offered."""
         return not self.unsandboxed
+
+    @property
+    def is_plan(self) -> bool:
+        """Whether this is a plan handed in from plan mode (approving it switches the mode)."""
+        return self.tool_name == EXIT_PLAN_TOOL
 
     @property
     def pending(self) -> bool:

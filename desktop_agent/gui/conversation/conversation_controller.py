@@ -67,6 +67,8 @@ from desktop_agent.session import (
     context_after_reply,
     context_when_opened,
     conversation_allowed_tools,
+    next_permission_mode,
+    permission_mode_of,
     picture_urls,
     plan_of,
     stored_file_change,
@@ -299,6 +301,30 @@ class ConversationController(QObject):
     def update_settings(self, **changes: Any) -> None:
         """Change settings by key (None removes one); takes effect from the next turn."""
         self.session.update_settings(**changes)
+
+    def set_permission_mode(self, mode: str) -> bool:
+        """Use ``mode`` from the next tool call on; a refusal is told, not raised.
+
+        ``bypassPermissions`` without an active sandbox is refused with the reason
+        (:class:`~desktop_agent.session.PermissionModeError`), shown as a notice;
+        the header then shows the mode still in force.
+        """
+        from desktop_agent.session import SettingsError
+
+        try:
+            self.session.update_settings(permission_mode=mode)
+        except SettingsError as exc:
+            self.notice.emit(str(exc))
+            self.settings_changed.emit(self.settings)  # the selector goes back
+            return False
+        client = self.session.client
+        if client is not None and self.session.busy:
+            client.set_permission_mode(permission_mode_of(self.session.settings))
+        return True
+
+    def cycle_permission_mode(self) -> None:
+        """Shift+Tab: the next of Claude Code's modes (never bypass: that is chosen on purpose)."""
+        self.set_permission_mode(next_permission_mode(permission_mode_of(self.settings)))
 
     def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
                    context_length: int | None = None, vision: bool | None = None) -> None:

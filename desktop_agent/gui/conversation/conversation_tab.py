@@ -271,7 +271,7 @@ class ConversationTab(QWidget):
                                              request.preview.problem)
         self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
             deadline=request.deadline, can_remember=request.can_remember,
-            unsandboxed=request.unsandboxed))
+            unsandboxed=request.unsandboxed, plan=request.is_plan, agent=request.agent))
 
         def answered(future: asyncio.Future[ApprovalDecision]) -> None:
             self._requests.pop(request.tool_use_id, None)

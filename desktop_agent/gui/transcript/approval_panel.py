@@ -35,11 +35,16 @@ class ApprovalPrompt:
         deadline: ``time.monotonic()`` at which the call is denied (None: never).
         can_remember: Whether "for this conversation" and "always" are offered.
         unsandboxed: The call would run with the account's full rights.
+        plan: The call hands in a plan from plan mode: the answers approve it
+            (asking before edits, or accepting them) instead of allowing a tool.
+        agent: The subagent that asks (None: the conversation's own agent).
     """
 
     deadline: float | None = None
     can_remember: bool = True
     unsandboxed: bool = False
+    plan: bool = False
+    agent: str | None = None
 
 
 def format_countdown(seconds: float) -> str:
@@ -72,6 +77,10 @@ class ApprovalPanel(QWidget):
         set_text_color(self.warning, theme.error_text)
         self.warning.setVisible(prompt.unsandboxed)
         layout.addWidget(self.warning)
+        self.asker = QLabel(f"Asked by the subagent “{prompt.agent}”" if prompt.agent else "")
+        self.asker.setObjectName("approvalAgent")
+        self.asker.setVisible(prompt.agent is not None)
+        layout.addWidget(self.asker)
 
         self.countdown = QLabel()
         self.countdown.setObjectName("approvalCountdown")
@@ -85,9 +94,12 @@ class ApprovalPanel(QWidget):
         self.reason.returnPressed.connect(lambda: self._answer(DENY))
         layout.addWidget(self.reason)
 
-        self.allow_button = self._button("Allow once", ALLOW_ONCE, "primary")
-        self.allow_conversation_button = self._button("Allow for this conversation",
-                                                      ALLOW_CONVERSATION)
+        plan = prompt.plan
+        self.allow_button = self._button("Approve plan" if plan else "Allow once", ALLOW_ONCE,
+                                         "primary")
+        self.allow_conversation_button = self._button(
+            "Approve, accept edits" if plan else "Allow for this conversation",
+            ALLOW_CONVERSATION)
         self.allow_always_button = self._button("Always allow", ALLOW_ALWAYS)
         self.deny_button = self._button("Deny", DENY, "danger")
         # One row where the card is wide enough; on a narrow card (a small window with
@@ -102,8 +114,8 @@ class ApprovalPanel(QWidget):
         self._first_row.addWidget(self.deny_button)
         self._second_row.addStretch(1)
         self._two_rows: bool | None = None
-        self.allow_conversation_button.setVisible(prompt.can_remember)
-        self.allow_always_button.setVisible(prompt.can_remember)
+        self.allow_conversation_button.setVisible(prompt.can_remember or plan)
+        self.allow_always_button.setVisible(prompt.can_remember and not plan)
         layout.addLayout(self._first_row)
         layout.addLayout(self._second_row)
         self._arrange(two_rows=False)

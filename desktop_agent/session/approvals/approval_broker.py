@@ -4,7 +4,12 @@ The core settles a call by rules first (deny beats ask beats allow, the rules
 of ``config.json`` and of the conversation). What is left comes here, and the
 same policy applies whichever front end shows the question:
 
-1. A call no OS sandbox would hold is always asked, and never remembered.
+1. A call no OS sandbox would hold is always asked, and never remembered; so
+   is a plan handed in from plan mode (``exit_plan_mode``): approving it is
+   the person's to do. "Allow once" approves it and switches the conversation
+   to ``default``; "Allow for this conversation" (shown as *Approve, accept
+   edits*) to ``acceptEdits``; an approval with ``{"mode": ...}`` in the edited
+   input (REST) to that mode.
 2. With confirmation off (``confirm_tools`` false) it runs.
 3. Approvals remembered since the turn began (allowed for this conversation,
    "always allow" rules) let it run.
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.config import always_allow_rule
 from desktop_agent.core.tooling.permissions import (
+    EXIT_PLAN_TOOL,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -160,6 +166,8 @@ class ApprovalBroker:
         before_run: Awaited when a person allowed a call, with the input that will
             run (edited or not): the session reads the file the call writes again, so
             the diff it keeps follows an edited path and a file changed while asking.
+        set_permission_mode: Saves the mode an approved plan switches the
+            conversation to.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -169,7 +177,8 @@ class ApprovalBroker:
                  on_settled: Callable[[str, dict[str, Any]], None] = lambda _i, _r: None,
                  on_problem: Callable[[str], None] = lambda _text: None,
                  preview: Previewer = _no_preview,
-                 before_run: BeforeRun = _nothing_before_run) -> None:
+                 before_run: BeforeRun = _nothing_before_run,
+                 set_permission_mode: Callable[[str], None] = lambda _mode: None) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -180,6 +189,7 @@ class ApprovalBroker:
         self._on_problem = on_problem
         self._preview = preview
         self._before_run = before_run
+        self._set_permission_mode = set_permission_mode
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -199,7 +209,7 @@ class ApprovalBroker:
                        context: ToolPermissionContext) -> PermissionResult:
         """The ``can_use_tool`` callback."""
         call_id = context.tool_use_id
-        if context.unsandboxed:
+        if context.unsandboxed or tool_name == EXIT_PLAN_TOOL:
             return await self._question(tool_name, tool_input, context)
         settings = self._settings()
         if not asks_before_tools(settings):
@@ -246,6 +256,8 @@ class ApprovalBroker:
     def _apply(self, answer: ApprovalAnswer, question: ToolCallQuestion) -> PermissionResult:
         tool_name, call_id = question.tool_name, question.context.tool_use_id
         choice = answer.choice
+        if tool_name == EXIT_PLAN_TOOL and answer.allowed:
+            return self._plan_approved(answer, question)
         if not question.can_remember and choice in (ApprovalChoice.ALLOW_CONVERSATION,
                                                     ApprovalChoice.ALLOW_ALWAYS):
             log.info("not remembering an approval of unsandboxed %s", tool_name)
@@ -276,3 +288,22 @@ class ApprovalBroker:
             else:
                 log.info("%s is now always allowed", tool_name)
         return PermissionResultAllow(updated_input=edited)
+
+    def _plan_approved(self, answer: ApprovalAnswer,
+                       question: ToolCallQuestion) -> PermissionResult:
+        """A plan approved: the conversation leaves plan mode for the mode chosen."""
+        asked = (answer.updated_input or {}).get("mode")
+        if answer.choice in (ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
+            mode = "acceptEdits"
+        else:
+            mode = asked if asked in ("default", "acceptEdits") else "default"
+        self._record(question.context.tool_use_id, Decision.ALLOW_ONCE, permission_mode=mode)
+        try:
+            self._set_permission_mode(mode)
+        except Exception as exc:  # noqa: BLE001 - the plan still goes ahead this turn
+            log.warning("the approved plan's mode was not saved: %s", exc)
+            self._on_problem(f"The plan was approved, but the mode “{mode}” could not be "
+                             f"saved for the next turns: {exc}")
+        plan = (answer.updated_input or question.tool_input).get("plan",
+                                                                 question.tool_input.get("plan"))
+        return PermissionResultAllow(updated_input={"plan": plan, "mode": mode})

@@ -26,6 +26,7 @@ __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_t
            "checked_changes", "has_server", "invalid_keys", "stored_settings"]
 
 SandboxLevel = Literal["workdir", "read_only", "off"]
+PermissionModeSetting = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 
 WEB_ADDRESS = r"^https?://[^\s]+$"
 """What ``base_url`` must match (shown as its pattern in the REST API's schema)."""
@@ -117,6 +118,14 @@ class ConversationSettings(BaseModel):
         default=None, description="Whether the working folder's AGENTS.md (or CLAUDE.md when "
                                   "there is no AGENTS.md) goes into the system prompt, its "
                                   "first 32 KiB, re-read each turn (default true).")
+    permission_mode: PermissionModeSetting | None = Field(
+        default=None,
+        description="claude-agent-sdk's permission modes: 'default' (rules, then ask), "
+                    "'acceptEdits' (file edits in the working folder run unasked; commands "
+                    "still ask), 'plan' (only read-only tools run; the model hands in a plan "
+                    "whose approval switches to 'default' or 'acceptEdits') or "
+                    "'bypassPermissions' (everything runs but deny rules; refused unless the "
+                    "command sandbox is active).")
     permission_rules: list[dict[str, Any]] | None = Field(
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "

@@ -30,6 +30,7 @@ from desktop_agent.session.files.project_instructions import (
 )
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.conversation_secrets import conversation_environment
+from desktop_agent.session.settings.permission_modes import effective_mode
 from desktop_agent.session.tools.config import AppConfig
 from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_rule
 from desktop_agent.session.tools.tool_catalog import ToolCatalog
@@ -37,7 +38,7 @@ from desktop_agent.session.tools.tool_catalog import ToolCatalog
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
     from desktop_agent.core.tooling.hooks import Hooks
-    from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+    from desktop_agent.core.tooling.permissions import CanUseTool, PermissionMode, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 
@@ -102,6 +103,7 @@ class OptionsRead:
         rules: The permission rules of config.json and of the conversation.
         workdir: The built-in tools' folder, made now; None when none is on.
         instructions: The working folder's ``AGENTS.md``, when the turn sends it.
+        permission_mode: The mode the turn runs in (never bypass without a sandbox).
     """
 
     settings: Mapping[str, Any]
@@ -110,6 +112,7 @@ class OptionsRead:
     rules: list[PermissionRule]
     workdir: Path | None
     instructions: ProjectInstructions | None
+    permission_mode: PermissionMode = "default"
 
 
 def read_for_options(conversation_id: str, settings: Mapping[str, Any],
@@ -128,7 +131,8 @@ def read_for_options(conversation_id: str, settings: Mapping[str, Any],
         env.config.effective_rules(settings),
         env.tools.builtin_workdir(conversation_id, settings),
         project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
-        if included(settings) else None)
+        if included(settings) else None,
+        effective_mode(settings))
 
 
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
@@ -191,4 +195,5 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         extra_body=dict(s.get("extra_body") or {}),
         secret_values=tuple(secrets.values()),
         connection_pool=env.connection_pool,
+        permission_mode=read.permission_mode,
     )
