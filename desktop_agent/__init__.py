@@ -35,6 +35,10 @@ _SDK_NAMES = (
     "ApprovalsPendingError", "defer_approval",
     "VisionNotSupportedError", "image_part", "text_part", "IncompleteReplyError",
     "ToolProgressBlock", "ToolOutput", "report_progress",
+    "HOOK_STOP", "HOOK_SUBAGENT_STOP", "HOOK_PRE_COMPACT", "HOOK_SESSION_START",
+    "HOOK_SESSION_END", "HOOK_NOTIFICATION", "StopEvent", "SubagentStopEvent",
+    "PreCompactEvent", "SessionStartEvent", "SessionEndEvent", "NotificationEvent",
+    "PermissionMode",
 )
 
 __all__ = list(_SDK_NAMES)

@@ -13,6 +13,19 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    'PermissionMode': 'tooling.permissions',
+    'NotificationEvent': 'tooling.hooks',
+    'SessionEndEvent': 'tooling.hooks',
+    'SessionStartEvent': 'tooling.hooks',
+    'PreCompactEvent': 'tooling.hooks',
+    'SubagentStopEvent': 'tooling.hooks',
+    'StopEvent': 'tooling.hooks',
+    'HOOK_NOTIFICATION': 'tooling.hooks',
+    'HOOK_SESSION_END': 'tooling.hooks',
+    'HOOK_SESSION_START': 'tooling.hooks',
+    'HOOK_PRE_COMPACT': 'tooling.hooks',
+    'HOOK_SUBAGENT_STOP': 'tooling.hooks',
+    'HOOK_STOP': 'tooling.hooks',
     'APIError': 'errors',
     'AgentError': 'errors',
     'AgentOptions': 'options',
@@ -109,14 +122,27 @@ if TYPE_CHECKING:
     )
     from desktop_agent.core.tooling.deferred_approvals import PendingApproval as PendingApproval
     from desktop_agent.core.tooling.deferred_approvals import defer_approval as defer_approval
+    from desktop_agent.core.tooling.hooks import HOOK_NOTIFICATION as HOOK_NOTIFICATION
     from desktop_agent.core.tooling.hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
+    from desktop_agent.core.tooling.hooks import HOOK_PRE_COMPACT as HOOK_PRE_COMPACT
     from desktop_agent.core.tooling.hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
+    from desktop_agent.core.tooling.hooks import HOOK_SESSION_END as HOOK_SESSION_END
+    from desktop_agent.core.tooling.hooks import HOOK_SESSION_START as HOOK_SESSION_START
+    from desktop_agent.core.tooling.hooks import HOOK_STOP as HOOK_STOP
+    from desktop_agent.core.tooling.hooks import HOOK_SUBAGENT_STOP as HOOK_SUBAGENT_STOP
     from desktop_agent.core.tooling.hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT
     from desktop_agent.core.tooling.hooks import HookDecision as HookDecision
+    from desktop_agent.core.tooling.hooks import NotificationEvent as NotificationEvent
     from desktop_agent.core.tooling.hooks import PostToolUseEvent as PostToolUseEvent
+    from desktop_agent.core.tooling.hooks import PreCompactEvent as PreCompactEvent
     from desktop_agent.core.tooling.hooks import PreToolUseEvent as PreToolUseEvent
+    from desktop_agent.core.tooling.hooks import SessionEndEvent as SessionEndEvent
+    from desktop_agent.core.tooling.hooks import SessionStartEvent as SessionStartEvent
+    from desktop_agent.core.tooling.hooks import StopEvent as StopEvent
+    from desktop_agent.core.tooling.hooks import SubagentStopEvent as SubagentStopEvent
     from desktop_agent.core.tooling.hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
     from desktop_agent.core.tooling.output import ToolOutput as ToolOutput
+    from desktop_agent.core.tooling.permissions import PermissionMode as PermissionMode
     from desktop_agent.core.tooling.permissions import (
         PermissionResultAllow as PermissionResultAllow,
     )

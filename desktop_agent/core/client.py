@@ -57,6 +57,21 @@ from desktop_agent.core.tooling.deferred_approvals import (
     PendingApproval,
     pending_in,
 )
+from desktop_agent.core.tooling.hooks import (
+    HOOK_PRE_COMPACT,
+    HOOK_SESSION_END,
+    HOOK_SESSION_START,
+    HOOK_STOP,
+    HOOK_SUBAGENT_STOP,
+    PreCompactEvent,
+    SessionEndEvent,
+    SessionStartEvent,
+    StopEvent,
+    SubagentStopEvent,
+    run_hooks,
+    stamped,
+    tell_hooks,
+)
 from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
 from desktop_agent.core.tooling.permissions import (
@@ -130,6 +145,9 @@ class Client:
         self._closing: set[asyncio.Future[None]] = set()
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
+        self.context_keeper.before_compact = self._pre_compact
+        self._started = False  # SessionStart told (SessionEnd is told on close)
+        self._stop_blocks = 0  # this turn's Stop hook refusals
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -142,19 +160,29 @@ class Client:
         Raises:
             TurnInProgressError: a turn is running.
         """
-        if self._session is None or self._session.loaded:
-            return
-        if self._running:
-            raise errors.TurnInProgressError("cannot load a session while a turn runs")
-        stored = await self._session.load()
-        if stored:
-            self._replace_history(stored + self._history)
+        if self._session is not None and not self._session.loaded:
+            if self._running:
+                raise errors.TurnInProgressError("cannot load a session while a turn runs")
+            stored = await self._session.load()
+            if stored:
+                self._replace_history(stored + self._history)
+        if not self._started:
+            self._started = True
+            await tell_hooks(self.options.hooks, HOOK_SESSION_START, stamped(SessionStartEvent(
+                "resume" if self._history else "startup"), self._hook_settings()))
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        """Close the HTTP connections (a shared ``connection_pool``'s stay open for others)."""
+        """Close the HTTP connections (a shared ``connection_pool``'s stay open for others).
+
+        A Client that started tells its SessionEnd hooks first.
+        """
+        if self._started:
+            self._started = False
+            await tell_hooks(self.options.hooks, HOOK_SESSION_END,
+                             stamped(SessionEndEvent(), self._hook_settings()))
         if self._http is not None:
             http, self._http = self._http, None
             if self.options.connection_pool is None:
@@ -412,6 +440,7 @@ class Client:
         self.final_text = ""
         if self._structured is not None:
             self._structured.start_turn()
+        self._stop_blocks = 0
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
                               "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
                               "max_turns": self.options.max_turns}
@@ -481,12 +510,11 @@ class Client:
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
-            if not (calls or bad_calls) and self._structured is not None:
-                done, self.last_output = self._structured.settle(aggregator.text, self._history)
-                if done:
+            if not (calls or bad_calls):
+                if await self._answer_stands(aggregator.text):
                     return
-                continue  # the model was told what was wrong; it answers again
-            if not options.auto_execute_tools or not (calls or bad_calls):
+                continue  # told what was wrong (its output, a Stop hook): it answers again
+            if not options.auto_execute_tools:
                 return
             self._answer_bad_calls(bad_calls)
             stop = self._limit_reached(calls, iteration, loops)
@@ -508,6 +536,18 @@ class Client:
                 self.turn_metadata["pending_approvals"] = [
                     p.to_dict() for p in pending_in(self._history)]
                 return
+
+    async def _answer_stands(self, text: str) -> bool:
+        """A reply that called no tool: True when the turn ends with it.
+
+        False when the structured output did not validate or a Stop hook
+        refused to let the agent stop; the model was told why, and answers again.
+        """
+        if self._structured is not None:
+            done, self.last_output = self._structured.settle(text, self._history)
+            if not done:
+                return False
+        return not await self._stop_refused(text)
 
     async def _round(self, calls: list[ToolUseBlock], options: AgentOptions,
                      stop: list[ToolResultBlock] | None) -> AsyncIterator[StreamItem]:
@@ -647,6 +687,51 @@ class Client:
             self._history.append(tool_message(call.id, call.name, result_text))
         self.turn_metadata["stopped"] = message
         return ToolUseError(message)
+
+    # -- hooks -----------------------------------------------------------------------
+    def _hook_settings(self) -> AgentOptions:
+        """The options hooks are stamped from, with the session's id when they name none."""
+        options = self.options
+        if options.session_id is None and self._session is not None:
+            stored_id = getattr(self._session.session, "conversation_id", None)
+            if isinstance(stored_id, str):
+                return dataclasses.replace(options, session_id=stored_id)
+        return options
+
+    async def _stop_refused(self, answer: str) -> bool:
+        """Run the Stop (a subagent's: SubagentStop) hooks; True when one sends the model on.
+
+        A refusal's reason goes to the model as a user message. The turn's
+        request limits still hold, and ``stop_hook_active`` tells a hook that
+        it already refused once in this turn.
+        """
+        options = self.options
+        settings = self._hook_settings()
+        active = self._stop_blocks > 0
+        if options.agent_name is not None:
+            decision = await run_hooks(options.hooks, HOOK_SUBAGENT_STOP, stamped(
+                SubagentStopEvent(options.agent_name, options.agent_id or "", active, answer,
+                                  self.history), settings))
+        else:
+            decision = await run_hooks(options.hooks, HOOK_STOP, stamped(
+                StopEvent(active, answer, self.history), settings))
+        if decision is None or decision.continue_:
+            return False
+        requests = self.turn_metadata["requests"]
+        if self._stop_blocks >= max(1, options.max_tool_iterations) or (
+                options.max_turns is not None and requests >= options.max_turns):
+            log.info("a Stop hook refused again; the turn ends at its limit")
+            return False
+        self._stop_blocks += 1
+        reason = decision.reason or "A hook asked you to continue."
+        self._history.append({"role": "user", "content": reason})
+        self.turn_metadata.setdefault("stop_hook_reasons", []).append(reason)
+        return True
+
+    async def _pre_compact(self, messages: int, tokens: int) -> None:
+        """The context keeper is about to compact: tell the PreCompact hooks."""
+        await tell_hooks(self.options.hooks, HOOK_PRE_COMPACT, stamped(PreCompactEvent(
+            "auto", None, messages, tokens), self._hook_settings()))
 
     # -- helpers ---------------------------------------------------------------------
     def _refused_response_format(self, exc: errors.APIError, content_arrived: bool,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.context_settings import COMPACTION_MODES, CompactionMode
 from desktop_agent.core.errors import ConfigurationError
-from desktop_agent.core.tooling.hooks import Hooks, validate_hooks
+from desktop_agent.core.tooling.hooks import Hooks, merge_hooks, validate_hooks
 from desktop_agent.core.tooling.permissions import (
     PERMISSION_MODES,
     CanUseTool,
@@ -124,6 +124,12 @@ class AgentOptions:
             :func:`~desktop_agent.core.tooling.permissions.apply_permission_mode`.
         agent_name: The subagent these options run (None: the main agent);
             approvers are told who asks.
+        agent_id: That subagent's run (its events and SubagentStop hooks carry it).
+        cwd: The agent's working folder, when it has one (claude-agent-sdk's
+            ``cwd``): hooks are told it. The built-in tools get theirs from
+            :func:`~desktop_agent.core.tooling.builtin.builtin_tools`.
+        session_id: The conversation's id, for hooks (a store-backed session
+            gives its own when this is None).
     """
 
     model: str
@@ -163,6 +169,9 @@ class AgentOptions:
     before_tool_round: BeforeToolRound | None = field(default=None, repr=False, compare=False)
     permission_mode: PermissionMode = "default"
     agent_name: str | None = None
+    agent_id: str | None = None
+    cwd: str | None = None
+    session_id: str | None = None
 
     def __post_init__(self) -> None:
         self._check_endpoint()
@@ -230,6 +239,8 @@ class AgentOptions:
             validate_hooks(self.hooks)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
+        if self.hooks:  # claude-agent-sdk's names ("Stop") and ours ("stop") as one
+            self.hooks = merge_hooks(self.hooks)
 
     def tool_named(self, name: str) -> Tool | None:
         """The tool called ``name``, if the agent has one."""

@@ -124,7 +124,8 @@ class ConversationSession:
             on_settled=lambda i, r: emit(ApprovalSettled(i, r)),
             on_problem=lambda text: emit(Notice(text)),
             preview=self._folder.preview_change, before_run=self._folder.changes.before_run,
-            set_permission_mode=lambda mode: self.update_settings(permission_mode=mode))
+            set_permission_mode=lambda mode: self.update_settings(permission_mode=mode),
+            notify=lambda name, call_id, agent: self._client.notify(name, call_id, agent))
         self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit,
                                           store)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,

@@ -88,3 +88,20 @@ def test_a_plan_is_approved_on_its_card_and_the_header_follows(
     assert controller.settings["permission_mode"] == "acceptEdits"
     qtbot.waitUntil(lambda: window.current_tab().header.mode_box.currentData() == "acceptEdits",
                     timeout=WAIT_MS)
+
+
+def test_conversation_settings_list_the_hook_commands(
+        qtbot: Any, make_window: Any, data_dir: Any) -> None:
+    import json
+
+    (data_dir / "config.json").write_text(json.dumps({"hooks": {
+        "PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command",
+                                                      "command": "./check.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "make lint", "timeout": 30}]}]}}))
+    window = make_window()
+    dialog = window.open_settings()
+    assert dialog is not None
+    lines = dialog.hooks_box.lines()
+    assert lines[0].startswith("PreToolUse [bash]: ./check.sh")
+    assert lines[1].startswith("Stop: make lint") and "30 s" in lines[1]
+    dialog.reject()

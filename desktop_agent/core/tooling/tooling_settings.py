@@ -79,3 +79,9 @@ class ToolingSettings(WireSettings, Protocol):
 
     @property
     def agent_name(self) -> str | None: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def cwd(self) -> str | None: ...

@@ -132,6 +132,10 @@ Previewer = Callable[[str, dict[str, Any]], Awaitable["ChangePreview | None"]]
 """Works out what a call would change in a file (None: not a file-changing call)."""
 
 
+Notify = Callable[[str, str, "str | None"], Awaitable[None]]
+"""Told ``(tool name, tool use id, subagent)`` when a person is about to be asked."""
+
+
 BeforeRun = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 """Told ``(tool use id, tool name, input that will run)`` when an asked call is allowed."""
 
@@ -168,6 +172,8 @@ class ApprovalBroker:
             the diff it keeps follows an edited path and a file changed while asking.
         set_permission_mode: Saves the mode an approved plan switches the
             conversation to.
+        notify: Awaited with (tool name, call id, subagent or None) when a person is
+            about to be asked: the session tells its Notification hooks.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -178,7 +184,8 @@ class ApprovalBroker:
                  on_problem: Callable[[str], None] = lambda _text: None,
                  preview: Previewer = _no_preview,
                  before_run: BeforeRun = _nothing_before_run,
-                 set_permission_mode: Callable[[str], None] = lambda _mode: None) -> None:
+                 set_permission_mode: Callable[[str], None] = lambda _mode: None,
+                 notify: Notify | None = None) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -190,6 +197,7 @@ class ApprovalBroker:
         self._preview = preview
         self._before_run = before_run
         self._set_permission_mode = set_permission_mode
+        self._notify = notify
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -234,6 +242,8 @@ class ApprovalBroker:
         question = ToolCallQuestion(self.conversation_id, tool_name, dict(tool_input), context,
                                     self.timeout, preview)
         call_id = context.tool_use_id
+        if self._notify is not None:
+            await self._notify(tool_name, call_id, context.agent)
         try:
             answer = await asyncio.wait_for(self._ask(question), self.timeout)
         except TimeoutError:

@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling import config as tool_config
 from desktop_agent.core.tooling.config import (
@@ -34,6 +34,9 @@ from desktop_agent.core.tooling.config import (
 )
 from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.session.settings.permission_rules import conversation_rules
+
+if TYPE_CHECKING:
+    from desktop_agent.core.tooling.command_hooks import CommandHook
 
 log = logging.getLogger("desktop_agent.session.config")
 
@@ -80,6 +83,23 @@ class AppConfig:
         except ToolConfigError as exc:
             return str(exc)
         return None
+
+    def command_hooks(self) -> tuple[list[CommandHook], str | None]:
+        """The file's ``hooks`` (claude-agent-sdk's events as commands), and why not, if not.
+
+        A malformed ``hooks`` entry (or file) gives no hooks and the sentence
+        saying where; the rest of the file still counts.
+        """
+        try:
+            found = self.load().extra.get("hooks")
+            if found is None:
+                return [], None  # the usual case: the hooks' module is never loaded
+            from desktop_agent.core.tooling.command_hooks import parse_command_hooks
+
+            return parse_command_hooks(found, str(self.file)), None
+        except ToolConfigError as exc:
+            log.warning("hooks not loaded: %s", exc)
+            return [], f"The hooks in config.json are not used: {exc}"
 
     def global_rules(self) -> list[PermissionRule]:
         """The file's rules (none, with a warning, when the file is malformed)."""

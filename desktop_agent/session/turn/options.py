@@ -7,10 +7,11 @@ the same request for the same conversation: sampling, ``extra_body`` (e.g.
 llama.cpp's ``cache_prompt``), the tool rounds, the tools of
 :class:`~desktop_agent.session.tools.tool_catalog.ToolCatalog` (MCP included),
 the rules of ``config.json`` and of the conversation, the app's hooks
-(``UserPromptSubmit`` too), the conversation's secrets (in its commands'
-environment and blanked out of every result) and the working folder's
-``AGENTS.md`` (:mod:`~desktop_agent.session.files.project_instructions`, in the
-system prompt).
+(``UserPromptSubmit`` too) and the command hooks of ``config.json`` (run in the
+conversation's sandbox and folder, as its commands are), the permission mode,
+the conversation's secrets (in its commands' environment and blanked out of
+every result) and the working folder's ``AGENTS.md``
+(:mod:`~desktop_agent.session.files.project_instructions`, in the system prompt).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.command_hooks import CommandHook
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionMode, PermissionRule
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -104,6 +106,9 @@ class OptionsRead:
         workdir: The built-in tools' folder, made now; None when none is on.
         instructions: The working folder's ``AGENTS.md``, when the turn sends it.
         permission_mode: The mode the turn runs in (never bypass without a sandbox).
+        command_hooks: The hook commands of config.json.
+        hooks_problem: Why config.json's hooks are not used, if they are not.
+        folder: The working folder (hooks run there; None when there are none to run).
     """
 
     settings: Mapping[str, Any]
@@ -113,6 +118,9 @@ class OptionsRead:
     workdir: Path | None
     instructions: ProjectInstructions | None
     permission_mode: PermissionMode = "default"
+    command_hooks: tuple[CommandHook, ...] = ()
+    hooks_problem: str | None = None
+    folder: Path | None = None
 
 
 def read_for_options(conversation_id: str, settings: Mapping[str, Any],
@@ -126,19 +134,24 @@ def read_for_options(conversation_id: str, settings: Mapping[str, Any],
         MissingApiKeyError: The conversation names a key that is not stored.
         WorkdirError: Its work folder cannot be made.
     """
+    workdir = env.tools.builtin_workdir(conversation_id, settings)
+    hooks, problem = env.config.command_hooks()
+    folder = workdir
+    if hooks and folder is None:
+        folder = env.tools.workdir(conversation_id, settings)
     return OptionsRead(
         settings, stored_api_key(settings), conversation_environment(conversation_id),
-        env.config.effective_rules(settings),
-        env.tools.builtin_workdir(conversation_id, settings),
+        env.config.effective_rules(settings), workdir,
         project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
         if included(settings) else None,
-        effective_mode(settings))
+        effective_mode(settings), tuple(hooks), problem, folder)
 
 
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
                         hooks: Hooks | None = None,
-                        read: OptionsRead | BaseException | None = None) -> AgentOptions:
+                        read: OptionsRead | BaseException | None = None,
+                        problems: list[str] | None = None) -> AgentOptions:
     """The options of a conversation's next turn.
 
     What blocks (the keyring, config.json, making the work folder) runs in one
@@ -153,7 +166,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
 
     ``hooks`` replaces ``env.hooks`` (the session passes the shared ones with its own).
     ``read``: :func:`read_for_options` done already (or what it raised), used when it
-    was read for these very ``settings``; read here otherwise.
+    was read for these very ``settings``; read here otherwise. ``problems`` gets the
+    sentences a person should read about what was read (config.json's hooks unused).
     """
     from desktop_agent.core.options import AgentOptions
 
@@ -161,6 +175,8 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         read = await asyncio.to_thread(read_for_options, conversation_id, settings, env)
     elif isinstance(read, BaseException):
         raise read
+    if problems is not None and read.hooks_problem is not None:
+        problems.append(read.hooks_problem)
     api_key, secrets, rules, workdir, instructions = (
         read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
@@ -168,6 +184,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
     s = settings
     timeout = env.approval_timeout
+    shared_hooks = env.hooks if hooks is None else hooks
     return AgentOptions(
         model=str(s.get("model") or ""),
         base_url=str(s.get("base_url") or ""),
@@ -180,7 +197,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         auto_execute_tools=True,
         max_tool_iterations=int(s.get("max_tool_iterations",
                                       defaults.DEFAULT_MAX_TOOL_ITERATIONS)),
-        hooks=env.hooks if hooks is None else hooks,
+        hooks=with_command_hooks(shared_hooks, read, settings, secrets),
         permission_rules=rules,
         can_use_tool=can_use_tool,
         # The broker times out (visibly) first; the core's limit is a backstop.
@@ -196,4 +213,22 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         secret_values=tuple(secrets.values()),
         connection_pool=env.connection_pool,
         permission_mode=read.permission_mode,
+        session_id=conversation_id,
+        cwd=str(read.folder) if read.folder is not None else None,
     )
+
+
+def with_command_hooks(hooks: Hooks | None, read: OptionsRead, settings: Mapping[str, Any],
+                       secrets: Mapping[str, str]) -> Hooks | None:
+    """``hooks`` with config.json's hook commands after them, run as the conversation's commands.
+
+    Run last: the app's own hooks (the file-change watch) see every call first.
+    """
+    if not read.command_hooks or read.folder is None:
+        return hooks
+    from desktop_agent.core.tooling.command_hooks import command_hook_handlers, sandboxed_runner
+    from desktop_agent.core.tooling.hooks import merge_hooks
+    from desktop_agent.session.settings.sandbox_settings import sandbox_policy
+
+    runner = sandboxed_runner(sandbox_policy(settings), read.folder, secrets)
+    return merge_hooks(hooks, command_hook_handlers(read.command_hooks, runner))
