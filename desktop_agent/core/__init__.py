@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    'fork_history': 'context.history_stores',
+    'FileCheckpointer': 'tooling.tooling_settings',
+    'ResultMessage': 'types',
     'PermissionMode': 'tooling.permissions',
     'NotificationEvent': 'tooling.hooks',
     'SessionEndEvent': 'tooling.hooks',
@@ -95,6 +98,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.context.history_stores import HistoryStore as HistoryStore
     from desktop_agent.core.context.history_stores import MemoryHistory as MemoryHistory
     from desktop_agent.core.context.history_stores import MemorySession as MemorySession
+    from desktop_agent.core.context.history_stores import fork_history as fork_history
     from desktop_agent.core.context.tokens import estimate_tokens as estimate_tokens
     from desktop_agent.core.context.tokens import truncate_messages as truncate_messages
     from desktop_agent.core.errors import AgentError as AgentError
@@ -155,10 +159,12 @@ if TYPE_CHECKING:
         ToolPermissionContext as ToolPermissionContext,
     )
     from desktop_agent.core.tooling.progress import report_progress as report_progress
+    from desktop_agent.core.tooling.tooling_settings import FileCheckpointer as FileCheckpointer
     from desktop_agent.core.tooling.tools import Tool as Tool
     from desktop_agent.core.tooling.tools import tool as tool
     from desktop_agent.core.types import AssistantMessage as AssistantMessage
     from desktop_agent.core.types import PromptProgressBlock as PromptProgressBlock
+    from desktop_agent.core.types import ResultMessage as ResultMessage
     from desktop_agent.core.types import TextBlock as TextBlock
     from desktop_agent.core.types import ThinkingBlock as ThinkingBlock
     from desktop_agent.core.types import ToolProgressBlock as ToolProgressBlock

@@ -28,6 +28,7 @@ import asyncio
 import copy
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
 
@@ -87,6 +88,7 @@ from desktop_agent.core.tooling.run_round import execute_round
 from desktop_agent.core.tooling.second_chances import SecondChances
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
+    ResultMessage,
     StreamItem,
     TextBlock,
     ToolResultBlock,
@@ -117,6 +119,9 @@ class Client:
         turn_metadata: Facts about the last turn (``interrupted``,
             ``iterations``, ``finish_reason``, ``tool_decisions``, ``requests``...)
             and, as in the seed, ``turn_count`` and ``max_turns``.
+        last_result: How the last turn ended, as claude-agent-sdk's
+            :class:`~desktop_agent.core.types.ResultMessage` (turns, duration,
+            usage, stop reason, structured output).
     """
 
     def __init__(self, options: AgentOptions, *,
@@ -147,6 +152,8 @@ class Client:
         self.context_keeper = ContextKeeper()
         self.context_keeper.before_compact = self._pre_compact
         self._started = False  # SessionStart told (SessionEnd is told on close)
+        self.last_result: ResultMessage | None = None
+        self._api_seconds = 0.0  # this turn's time waiting on the server
         self._stop_blocks = 0  # this turn's Stop hook refusals
 
     # -- lifecycle -------------------------------------------------------------------
@@ -217,6 +224,30 @@ class Client:
             raise errors.ConfigurationError(
                 f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
         self.options = dataclasses.replace(self.options, permission_mode=mode)
+
+    def rewind_files(self, turn: int, *, force: bool = False) -> Any:
+        """Put the folder back as it was before ``turn`` (claude-agent-sdk's ``rewind_files``).
+
+        Needs ``options.file_checkpoints``. ``turn`` is a query number (1: the
+        first prompt; :attr:`turns` is the latest). The history is not changed:
+        tell the model what you rewound, or start again from a fork.
+
+        Returns:
+            What was restored (a ``RestoreReport``).
+
+        Raises:
+            ConfigurationError: The options have no file checkpoints.
+            TurnInProgressError: A turn is running.
+            RestoreConflictError: A file changed since by something else (nothing
+                restored; ``force=True`` overwrites it).
+        """
+        if self._running:
+            raise errors.TurnInProgressError("rewind files between turns")
+        checkpoints = self.options.file_checkpoints
+        if checkpoints is None:
+            raise errors.ConfigurationError(
+                "rewind_files needs AgentOptions(file_checkpoints=FileCheckpoints(cwd))")
+        return checkpoints.rewind(turn, force=force)
 
     # -- history ---------------------------------------------------------------------
     @property
@@ -445,6 +476,8 @@ class Client:
                               "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
                               "max_turns": self.options.max_turns}
         usage = UsageTotals()
+        started = time.monotonic()
+        self._api_seconds = 0.0
         try:
             async for item in self._run_turn(usage, resume):
                 yield item
@@ -463,6 +496,12 @@ class Client:
                                         else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
+            self.last_result = self._result(time.monotonic() - started)
+            if self.options.file_checkpoints is not None:
+                try:
+                    await asyncio.shield(self.options.file_checkpoints.end_turn(self._turns))
+                except Exception as exc:  # noqa: BLE001 - the turn's own outcome stands
+                    log.warning("the turn's file checkpoint was not closed: %s", exc)
             prompt_speed.observe_usage(self.options.base_url, self.options.model,
                                        self.last_usage)
             if self._early.released and not self._control.interrupt_requested:
@@ -557,6 +596,8 @@ class Client:
         here, so the rest of the turn runs in the mode the approver chose.
         """
         inputs = {c.id: c.input for c in calls}
+        if stop is None and options.file_checkpoints is not None:
+            await options.file_checkpoints.before_round(self._turns, calls)
         items = execute_round(calls, options, self._history, self._control,
                               self.turn_metadata["tool_decisions"]) if stop is None \
             else _stream(stop)
@@ -607,6 +648,7 @@ class Client:
         sends) keeps the partial reply in history and is raised; a server that
         refuses constrained output is remembered and ``ask_again`` gets a True.
         """
+        asked = time.monotonic()
         try:
             async for block in self.context_keeper.read_reply(
                     self._client(), self.options, self._build_request(), aggregator, usage,
@@ -623,6 +665,8 @@ class Client:
                 self._append_assistant(aggregator, [], [])
                 self.turn_metadata["dropped"] = True
             raise
+        finally:
+            self._api_seconds += time.monotonic() - asked
 
     def _drop_refused_prompt(self) -> None:
         """Take back the new prompt whose picture the server refused, as if never sent.
@@ -654,10 +698,12 @@ class Client:
         options = self.options
         max_turns = options.max_turns
         if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
+            self.turn_metadata["stop_kind"] = "max_turns"
             return self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
                 f"Stopped: the limit of {max_turns} model request(s) for one query "
                 "(max_turns) was reached. Ask again to let the agent continue."))
         if iteration >= options.max_tool_iterations:
+            self.turn_metadata["stop_kind"] = "tool_rounds"
             return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
         return self._looping(calls, loops)
 
@@ -669,6 +715,7 @@ class Client:
             return None
         if loop.stop:
             self.turn_metadata["loop_rule"] = loop.rule
+            self.turn_metadata["stop_kind"] = "loop"
             return self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
         self.turn_metadata["loop_corrected"] = loop.rule
         return self._answer_calls(calls, loop.correction)
@@ -687,6 +734,30 @@ class Client:
             self._history.append(tool_message(call.id, call.name, result_text))
         self.turn_metadata["stopped"] = message
         return ToolUseError(message)
+
+    def _result(self, seconds: float) -> ResultMessage:
+        """The turn as claude-agent-sdk's result message (its subtypes, our stop reasons)."""
+        meta = self.turn_metadata
+        kind = meta.get("stop_kind")
+        reason: str | None
+        if meta.get("interrupted"):
+            subtype, reason = "interrupted", "interrupted"
+        elif meta.get("pending_approvals"):
+            subtype, reason = "awaiting_approval", "awaiting_approval"
+        elif kind in ("max_turns", "tool_rounds"):
+            subtype, reason = "error_max_turns", kind
+        elif kind == "loop":
+            subtype, reason = "error_during_execution", "loop"
+        else:
+            subtype, reason = "success", meta.get("finish_reason")
+        settings = self._hook_settings()
+        return ResultMessage(
+            subtype=subtype, duration_ms=round(seconds * 1000),
+            duration_api_ms=round(self._api_seconds * 1000),
+            is_error=subtype not in ("success", "awaiting_approval"),
+            num_turns=int(meta.get("requests") or 0), session_id=settings.session_id,
+            usage=self.last_usage, result=self.final_text, stop_reason=reason,
+            structured_output=self.last_output)
 
     # -- hooks -----------------------------------------------------------------------
     def _hook_settings(self) -> AgentOptions:

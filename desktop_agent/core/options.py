@@ -25,7 +25,11 @@ from desktop_agent.core.tooling.permissions import (
     PermissionRule,
 )
 from desktop_agent.core.tooling.plan_mode import tools_for_mode
-from desktop_agent.core.tooling.tooling_settings import BeforeToolRound, ConstrainedCalls
+from desktop_agent.core.tooling.tooling_settings import (
+    BeforeToolRound,
+    ConstrainedCalls,
+    FileCheckpointer,
+)
 from desktop_agent.core.tooling.tools import Tool, tool_named
 from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.core.wire.wire_settings import TextDeltaMode, TextToolCalls
@@ -130,6 +134,10 @@ class AgentOptions:
             :func:`~desktop_agent.core.tooling.builtin.builtin_tools`.
         session_id: The conversation's id, for hooks (a store-backed session
             gives its own when this is None).
+        file_checkpoints: Checkpoints of the agent's folder, taken before each
+            tool round so ``Client.rewind_files(turn)`` can undo what turns
+            changed (claude-agent-sdk's ``enable_file_checkpointing``; give it
+            ``desktop_agent.FileCheckpoints(cwd)``).
     """
 
     model: str
@@ -172,6 +180,7 @@ class AgentOptions:
     agent_id: str | None = None
     cwd: str | None = None
     session_id: str | None = None
+    file_checkpoints: FileCheckpointer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._check_endpoint()

@@ -217,3 +217,44 @@ class AssistantMessage:
 
     content: list[Block] = field(default_factory=list)
     model: str | None = None
+
+
+@dataclass(slots=True)
+class ResultMessage:
+    """How a query ended: ``query()`` yields it last (claude-agent-sdk's ``ResultMessage``).
+
+    ``content`` is empty, so a seed loop reading ``message.content`` of every
+    message reads nothing from it. ``Client.last_result`` holds the same after
+    each turn.
+
+    Attributes:
+        subtype: ``success``; ``error_max_turns`` (a request or tool-round limit
+            stopped the agent); ``error_during_execution`` (the loop guard
+            stopped it); ``interrupted``; ``awaiting_approval`` (a deferred call).
+        duration_ms: The turn's wall time.
+        duration_api_ms: Of it, the time spent waiting on the model server.
+        is_error: True unless the turn ended with an answer (or awaits approval).
+        num_turns: Model requests the turn made (claude-agent-sdk's turns).
+        session_id: The conversation's id, when the Client has one.
+        usage: The turn's token figures.
+        result: The final answer's text.
+        stop_reason: Why the last reply ended (the server's ``stop``, ``length``...)
+            or what stopped the turn (``max_turns``, ``tool_rounds``, ``loop``,
+            ``interrupted``, ``awaiting_approval``).
+        structured_output: The validated ``output_type`` object, if one was asked for.
+        total_cost_usd: Always None: local models cost nothing per token.
+    """
+
+    subtype: str
+    duration_ms: int
+    duration_api_ms: int
+    is_error: bool
+    num_turns: int
+    session_id: str | None = None
+    usage: Usage | None = None
+    result: str = ""
+    stop_reason: str | None = None
+    structured_output: Any = None
+    total_cost_usd: float | None = None
+    content: list[Block] = field(default_factory=list)
+    type: Literal["result"] = "result"

@@ -29,6 +29,24 @@ BeforeToolRound = Callable[[Sequence["ToolUseBlock"]], Awaitable[None]]
 """Told a round's calls before any runs (see ``AgentOptions.before_tool_round``)."""
 
 
+class FileCheckpointer(Protocol):
+    """Records the agent's folder before tool rounds and puts it back on request.
+
+    ``desktop_agent.workspace.file_checkpoints.FileCheckpoints`` is one
+    (``AgentOptions.file_checkpoints``; claude-agent-sdk's
+    ``enable_file_checkpointing``). Turns are the Client's query numbers.
+    """
+
+    async def before_round(self, turn: int, calls: Sequence[Any]) -> None:
+        """Record the folder before a round of ``turn`` runs."""
+
+    async def end_turn(self, turn: int) -> Any:
+        """Record what ``turn`` changed."""
+
+    def rewind(self, turn: int, *, force: bool = False) -> Any:
+        """Put back what ``turn`` and later turns changed."""
+
+
 class ToolingSettings(WireSettings, Protocol):
     """The settings a tool call is permitted, approved, run and reported with.
 
