@@ -116,7 +116,7 @@ async def test_rewind_files_puts_back_what_later_turns_changed(server, tmp_path:
         assert (folder / "notes.txt").read_text() == "turn 1\n"
         assert not (folder / "new.txt").exists()
         (folder / "notes.txt").write_text("my own edit\n")
-        with pytest.raises(RestoreConflictError, match="notes.txt"):
+        with pytest.raises(RestoreConflictError, match=r"notes\.txt"):
             client.rewind_files(1)
         client.rewind_files(1, force=True)
         assert (folder / "notes.txt").read_text() == "original\n"
