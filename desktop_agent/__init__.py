@@ -35,6 +35,7 @@ _SDK_NAMES = (
     "ApprovalsPendingError", "defer_approval",
     "VisionNotSupportedError", "image_part", "text_part", "IncompleteReplyError",
     "ToolProgressBlock", "ToolOutput", "report_progress",
+    "AgentDefinition", "SubagentBlock",
     "fork_history",
     "ResultMessage", "FileCheckpointer",
     "HOOK_STOP", "HOOK_SUBAGENT_STOP", "HOOK_PRE_COMPACT", "HOOK_SESSION_START",

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    'SubagentBlock': 'types',
+    'AgentDefinition': 'tooling.agent_definitions',
     'fork_history': 'context.history_stores',
     'FileCheckpointer': 'tooling.tooling_settings',
     'ResultMessage': 'types',
@@ -121,6 +123,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.query_run import QueryRun as QueryRun
     from desktop_agent.core.query_run import query as query
     from desktop_agent.core.structured_output import StructuredOutputError as StructuredOutputError
+    from desktop_agent.core.tooling.agent_definitions import AgentDefinition as AgentDefinition
     from desktop_agent.core.tooling.deferred_approvals import (
         ApprovalsPendingError as ApprovalsPendingError,
     )
@@ -165,6 +168,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.types import AssistantMessage as AssistantMessage
     from desktop_agent.core.types import PromptProgressBlock as PromptProgressBlock
     from desktop_agent.core.types import ResultMessage as ResultMessage
+    from desktop_agent.core.types import SubagentBlock as SubagentBlock
     from desktop_agent.core.types import TextBlock as TextBlock
     from desktop_agent.core.types import ThinkingBlock as ThinkingBlock
     from desktop_agent.core.types import ToolProgressBlock as ToolProgressBlock

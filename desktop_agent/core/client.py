@@ -52,6 +52,7 @@ from desktop_agent.core.prompt_intake import user_message
 from desktop_agent.core.request_build import assistant_message, build_request
 from desktop_agent.core.servers import prompt_speed
 from desktop_agent.core.structured_output import structured_output_for
+from desktop_agent.core.subagents import DELEGATE_TOOL, Delegation
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
@@ -126,7 +127,8 @@ class Client:
 
     def __init__(self, options: AgentOptions, *,
                  session: HistoryStore | None = None) -> None:
-        self.options = options
+        self._delegation: Delegation | None = None
+        self.options = self._with_delegation(options)
         self._session = SessionLink(session) if session is not None else None
         self.last_usage: Usage | None = None
         self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
@@ -173,7 +175,7 @@ class Client:
             stored = await self._session.load()
             if stored:
                 self._replace_history(stored + self._history)
-        if not self._started:
+        if not self._started and self.options.agent_name is None:  # not for subagents
             self._started = True
             await tell_hooks(self.options.hooks, HOOK_SESSION_START, stamped(SessionStartEvent(
                 "resume" if self._history else "startup"), self._hook_settings()))
@@ -208,8 +210,18 @@ class Client:
                 self._closing.add(asyncio.ensure_future(self._http.close()))
                 self._closing = {t for t in self._closing if not t.done()}
             self._http = None
-        self.options = options
+        self.options = self._with_delegation(options)
         self._structured = structured_output_for(options)
+
+    def _with_delegation(self, options: AgentOptions) -> AgentOptions:
+        """``options`` with the ``delegate`` tool when they name subagents it may start."""
+        if not options.agents or options.subagent_depth >= options.max_subagent_depth:
+            self._delegation = None
+            return options
+        self.options = options  # the delegation reads the options through the Client
+        self._delegation = Delegation(lambda: self.options, Client, lambda: self._turns)
+        tools = [t for t in options.tools if t.name != DELEGATE_TOOL]
+        return dataclasses.replace(options, tools=[*tools, self._delegation.tool()])
 
     def set_permission_mode(self, mode: PermissionMode) -> None:
         """Switch the permission mode (claude-agent-sdk's ``set_permission_mode``).
@@ -532,8 +544,7 @@ class Client:
                 self.turn_metadata["interrupted"] = True
                 return
         self._chances.new_turn()
-        if options.constrained_tool_calls == "auto" and options.tools:
-            await tool_call_mode.resolve(options)  # asks the server once per model
+        await self._before_first_request(options)
         while True:
             options = self.options  # set_permission_mode() may have switched it
             kept: list[StreamAggregator] = []
@@ -575,6 +586,13 @@ class Client:
                 self.turn_metadata["pending_approvals"] = [
                     p.to_dict() for p in pending_in(self._history)]
                 return
+
+    async def _before_first_request(self, options: AgentOptions) -> None:
+        """What the turn asks of servers before it sends anything."""
+        if self._delegation is not None:
+            await self._delegation.check_servers()  # a subagent's server down: say so now
+        if options.constrained_tool_calls == "auto" and options.tools:
+            await tool_call_mode.resolve(options)  # asks the server once per model
 
     async def _answer_stands(self, text: str) -> bool:
         """A reply that called no tool: True when the turn ends with it.

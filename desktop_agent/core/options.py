@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.context_settings import COMPACTION_MODES, CompactionMode
 from desktop_agent.core.errors import ConfigurationError
+from desktop_agent.core.tooling.agent_definitions import AgentDefinition, named_definitions
 from desktop_agent.core.tooling.hooks import Hooks, merge_hooks, validate_hooks
 from desktop_agent.core.tooling.permissions import (
     PERMISSION_MODES,
@@ -134,6 +135,17 @@ class AgentOptions:
             :func:`~desktop_agent.core.tooling.builtin.builtin_tools`.
         session_id: The conversation's id, for hooks (a store-backed session
             gives its own when this is None).
+        agents: Subagents the agent may delegate to, by name (claude-agent-sdk's
+            ``agents``): the agent gets the ``delegate`` tool
+            (:mod:`~desktop_agent.core.subagents`). Each definition's tools must
+            be the agent's (checked here).
+        max_subagent_depth: How deep delegation may go: 1 (the default) lets
+            the agent delegate and its subagents not.
+        max_concurrent_subagents: Subagents that may run at once (several
+            delegate calls in one reply); the rest wait their turn.
+        subagent_timeout: Seconds one delegation may take.
+        subagent_depth: The depth these options run at (0: the main agent; set
+            for subagents by the delegation).
         file_checkpoints: Checkpoints of the agent's folder, taken before each
             tool round so ``Client.rewind_files(turn)`` can undo what turns
             changed (claude-agent-sdk's ``enable_file_checkpointing``; give it
@@ -181,6 +193,11 @@ class AgentOptions:
     cwd: str | None = None
     session_id: str | None = None
     file_checkpoints: FileCheckpointer | None = field(default=None, repr=False, compare=False)
+    agents: Mapping[str, AgentDefinition] | None = None
+    max_subagent_depth: int = 1
+    max_concurrent_subagents: int = 2
+    subagent_timeout: float = 1800.0
+    subagent_depth: int = 0
 
     def __post_init__(self) -> None:
         self._check_endpoint()
@@ -250,6 +267,23 @@ class AgentOptions:
             raise ConfigurationError(str(exc)) from exc
         if self.hooks:  # claude-agent-sdk's names ("Stop") and ours ("stop") as one
             self.hooks = merge_hooks(self.hooks)
+        self._check_agents()
+
+    def _check_agents(self) -> None:
+        """Definitions named well, with the agent's tools, and sane limits (not mid-turn)."""
+        for name in ("max_subagent_depth", "max_concurrent_subagents"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive whole number")
+        if self.subagent_timeout <= 0:
+            raise ConfigurationError("subagent_timeout must be a positive number of seconds")
+        if not self.agents:
+            return
+        definitions = named_definitions(self.agents)  # raises for a malformed entry
+        if self.subagent_depth == 0:
+            own = [t for t in self.tools if t.name != "delegate"]
+            for definition in definitions.values():
+                definition.tools_from(own)  # raises, naming the unknown tool
 
     def tool_named(self, name: str) -> Tool | None:
         """The tool called ``name``, if the agent has one."""

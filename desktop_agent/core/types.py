@@ -206,8 +206,47 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
+@dataclass(slots=True)
+class SubagentBlock:
+    """What a subagent is doing, streamed under the delegation call that started it.
+
+    The child's own blocks arrive wrapped (``event="block"``): its text
+    deltas, calls, results and errors, as the main agent's arrive. ``started``
+    comes first (with the model), ``finished`` last (with the figures and the
+    answer handed back, or the error that ended it). The model never gets these
+    blocks; it gets the delegation call's result.
+
+    Attributes:
+        tool_use_id: The main agent's delegation call.
+        agent: The subagent's name (its definition).
+        agent_id: This run of it (several runs of one definition may run at once).
+        event: ``started``, ``block`` or ``finished``.
+        block: The child's block (``event="block"``; a nested subagent's own
+            SubagentBlock when children delegate further).
+        model: The model it runs on.
+        requests: Model requests it made (``finished``).
+        tokens: Tokens it used, prompt and completion (``finished``; None: unknown).
+        seconds: How long it ran (``finished``).
+        result: The answer handed back (``finished``).
+        error: Why it ended without an answer (``finished``; the loop guard, a limit).
+    """
+
+    tool_use_id: str
+    agent: str
+    agent_id: str
+    event: Literal["started", "block", "finished"]
+    block: Any = None
+    model: str | None = None
+    requests: int = 0
+    tokens: int | None = None
+    seconds: float = 0.0
+    result: str | None = None
+    error: str | None = None
+    type: Literal["subagent"] = "subagent"
+
+
 Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
-         | PromptProgressBlock | ToolProgressBlock | CompactionBlock)
+         | PromptProgressBlock | ToolProgressBlock | CompactionBlock | SubagentBlock)
 StreamItem = Block | Usage
 
 
