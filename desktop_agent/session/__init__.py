@@ -97,6 +97,7 @@ _EXPORTS: dict[str, str] = {
     'UsageReported': 'events',
     'UserMessageAdded': 'events',
     'PlanUpdated': 'events',
+    'SubagentReported': 'events',
     'PLAN_TOOL_NAME': 'tools.plan',
     'Plan': 'tools.plan',
     'PlanStep': 'tools.plan',
@@ -179,6 +180,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import SessionEvent as SessionEvent
     from desktop_agent.session.events import SettingsChanged as SettingsChanged
     from desktop_agent.session.events import StateChanged as StateChanged
+    from desktop_agent.session.events import SubagentReported as SubagentReported
     from desktop_agent.session.events import TextDelta as TextDelta
     from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
     from desktop_agent.session.events import TitleChanged as TitleChanged

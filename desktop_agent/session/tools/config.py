@@ -36,7 +36,19 @@ from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.session.settings.permission_rules import conversation_rules
 
 if TYPE_CHECKING:
+    from desktop_agent.core.tooling.agent_definitions import AgentDefinition
     from desktop_agent.core.tooling.command_hooks import CommandHook
+
+
+def _positive(value: Any, default: int) -> int:
+    """A positive whole number from the file, or ``default`` (logged) when it is not one."""
+    if value is None:
+        return default
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    log.warning("config.json: subagents limit %r is not a positive whole number; using %d",
+                value, default)
+    return default
 
 log = logging.getLogger("desktop_agent.session.config")
 
@@ -100,6 +112,29 @@ class AppConfig:
         except ToolConfigError as exc:
             log.warning("hooks not loaded: %s", exc)
             return [], f"The hooks in config.json are not used: {exc}"
+
+    def agent_definitions(self) -> tuple[dict[str, AgentDefinition], str | None]:
+        """The file's ``agents`` (subagent definitions), and why not, if they cannot be used."""
+        from desktop_agent.core.tooling.agent_definitions import (
+            AgentDefinitionError,
+            definitions_from_config,
+        )
+
+        try:
+            found = self.load().extra.get("agents")
+            return definitions_from_config(found, str(self.file)), None
+        except (ToolConfigError, AgentDefinitionError) as exc:
+            log.warning("subagents not loaded: %s", exc)
+            return {}, f"The subagents in config.json are not used: {exc}"
+
+    def subagent_limits(self) -> tuple[int, int]:
+        """``subagents.max_depth`` and ``subagents.max_concurrent`` of the file (1 and 2)."""
+        try:
+            limits = self.load().extra.get("subagents")
+        except ToolConfigError:
+            limits = None
+        limits = limits if isinstance(limits, Mapping) else {}
+        return (_positive(limits.get("max_depth"), 1), _positive(limits.get("max_concurrent"), 2))
 
     def global_rules(self) -> list[PermissionRule]:
         """The file's rules (none, with a warning, when the file is malformed)."""

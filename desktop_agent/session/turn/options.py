@@ -38,9 +38,11 @@ from desktop_agent.session.tools.tool_catalog import ToolCatalog
 
 if TYPE_CHECKING:
     from desktop_agent.core.options import AgentOptions
+    from desktop_agent.core.tooling.agent_definitions import AgentDefinition
     from desktop_agent.core.tooling.command_hooks import CommandHook
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionMode, PermissionRule
+    from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 
@@ -109,6 +111,10 @@ class OptionsRead:
         command_hooks: The hook commands of config.json.
         hooks_problem: Why config.json's hooks are not used, if they are not.
         folder: The working folder (hooks run there; None when there are none to run).
+        agents: Subagent definitions: config.json's, then the working folder's
+            ``.agents/agents/`` and ``.claude/agents/`` Markdown files (same name: the folder's).
+        agent_problems: Sentences on definitions that could not be read.
+        subagent_limits: config.json's delegation depth and concurrency.
     """
 
     settings: Mapping[str, Any]
@@ -121,6 +127,9 @@ class OptionsRead:
     command_hooks: tuple[CommandHook, ...] = ()
     hooks_problem: str | None = None
     folder: Path | None = None
+    agents: Mapping[str, AgentDefinition] = field(default_factory=dict)
+    agent_problems: tuple[str, ...] = ()
+    subagent_limits: tuple[int, int] = (1, 2)
 
 
 def read_for_options(conversation_id: str, settings: Mapping[str, Any],
@@ -139,13 +148,51 @@ def read_for_options(conversation_id: str, settings: Mapping[str, Any],
     folder = workdir
     if hooks and folder is None:
         folder = env.tools.workdir(conversation_id, settings)
+    agents, agent_problems = _definitions(conversation_id, settings, env, folder)
     return OptionsRead(
         settings, stored_api_key(settings), conversation_environment(conversation_id),
         env.config.effective_rules(settings), workdir,
         project_instructions_for(conversation_id, settings, env.tools.workdirs_root)
         if included(settings) else None,
-        effective_mode(settings), tuple(hooks), problem, folder)
+        effective_mode(settings), tuple(hooks), problem, folder, agents,
+        tuple(agent_problems), env.config.subagent_limits())
 
+
+def _definitions(conversation_id: str, settings: Mapping[str, Any], env: SessionEnvironment,
+                 folder: Path | None) -> tuple[dict[str, AgentDefinition], list[str]]:
+    """config.json's subagents, then the working folder's Markdown ones (blocking: files)."""
+    from desktop_agent.core.tooling.agent_definitions import definitions_from_folder
+    from desktop_agent.session.tools.tool_catalog import WorkdirError, workdir_path
+
+    agents, problem = env.config.agent_definitions()
+    problems = [problem] if problem else []
+    try:
+        project = folder or workdir_path(conversation_id, settings, env.tools.workdirs_root)
+    except WorkdirError:
+        return agents, problems
+    found, unread = definitions_from_folder(project)
+    return {**agents, **found}, problems + unread
+
+
+def usable_agents(agents: Mapping[str, AgentDefinition], tools: list[Tool],
+                  problems: list[str] | None) -> dict[str, AgentDefinition]:
+    """The definitions this conversation's tools can serve; the others left out, in words.
+
+    A conversation may offer fewer tools than a definition names (its ``tools``
+    setting): that subagent is not offered here, and the person is told why.
+    """
+    from desktop_agent.core.tooling.agent_definitions import AgentDefinitionError
+
+    usable: dict[str, AgentDefinition] = {}
+    for name, definition in agents.items():
+        try:
+            definition.named(name).tools_from(tools)
+        except AgentDefinitionError as exc:
+            if problems is not None:
+                problems.append(f"{exc} It is not offered in this conversation.")
+            continue
+        usable[name] = definition
+    return usable
 
 async def build_options(conversation_id: str, settings: Mapping[str, Any],
                         env: SessionEnvironment, can_use_tool: CanUseTool | None,
@@ -175,13 +222,16 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         read = await asyncio.to_thread(read_for_options, conversation_id, settings, env)
     elif isinstance(read, BaseException):
         raise read
-    if problems is not None and read.hooks_problem is not None:
-        problems.append(read.hooks_problem)
+    if problems is not None:
+        problems += [p for p in (read.hooks_problem, *read.agent_problems) if p]
     api_key, secrets, rules, workdir, instructions = (
         read.api_key, read.secrets, read.rules, read.workdir, read.instructions)
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir)
     if any(t.name == PLAN_TOOL_NAME for t in tools):
         rules = [*rules, plan_rule()]  # keeping a checklist changes nothing: never asked
+    agents = usable_agents(read.agents, tools, problems) if read.agents else None
+    if agents:
+        rules = [*rules, delegation_rule()]  # each of the subagent's own calls is asked
     s = settings
     timeout = env.approval_timeout
     shared_hooks = env.hooks if hooks is None else hooks
@@ -213,9 +263,19 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         secret_values=tuple(secrets.values()),
         connection_pool=env.connection_pool,
         permission_mode=read.permission_mode,
+        agents=agents or None,
+        max_subagent_depth=read.subagent_limits[0],
+        max_concurrent_subagents=read.subagent_limits[1],
         session_id=conversation_id,
         cwd=str(read.folder) if read.folder is not None else None,
     )
+
+
+def delegation_rule() -> PermissionRule:
+    """Handing a task to a subagent changes nothing by itself: never asked (its calls are)."""
+    from desktop_agent.core.tooling.permissions import PermissionRule
+
+    return PermissionRule("delegate", "allow")
 
 
 def with_command_hooks(hooks: Hooks | None, read: OptionsRead, settings: Mapping[str, Any],

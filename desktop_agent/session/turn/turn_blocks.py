@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from desktop_agent.core.types import (
     CompactionBlock,
     PromptProgressBlock,
+    SubagentBlock,
     TextBlock,
     ThinkingBlock,
     ToolProgressBlock,
@@ -39,6 +40,7 @@ from desktop_agent.session.events import (
     UsageReported,
 )
 from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, Plan, PlanError
+from desktop_agent.session.turn.subagent_runs import SubagentRuns, reported
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
@@ -61,6 +63,7 @@ class TurnBlocks:
         self._client = client
         self._emit = emit
         self._plan_inputs: dict[str, dict[str, Any]] = {}
+        self._subagents = SubagentRuns()
 
     async def handle(self, item: Any, call: StoreCalls) -> None:
         """Write one block to the store, then report it.
@@ -88,7 +91,8 @@ class TurnBlocks:
         elif isinstance(item, ToolResultBlock):
             recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
                                  item.decision, item.ran_input, user_content=item.user_content,
-                                 images=item.images)
+                                 images=item.images,
+                                 subagent=self._subagents.record_of(item.tool_use_id))
             if item.ran_input is not None:
                 self._emit(ToolInputReplaced(item.tool_use_id, dict(item.ran_input)))
             self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,
@@ -97,6 +101,11 @@ class TurnBlocks:
                                          item.user_content, len(item.images),
                                          picture_urls(item.images)))
             self._plan_ran(item)
+        elif isinstance(item, SubagentBlock):
+            event = reported(item)
+            if event is not None:
+                self._subagents.note(event)
+                self._emit(event)
         elif isinstance(item, ToolProgressBlock) and item.output is not None:
             self._emit(ToolOutputReported(item.tool_use_id, item.name, item.output,
                                           int(item.progress), item.elapsed or 0.0,
