@@ -1,4 +1,4 @@
-"""Subagents in a conversation: definitions from config.json and the folder, one broker, one undo."""
+"""Subagents in a conversation: definitions from config.json and the folder, one undo."""
 
 from __future__ import annotations
 
