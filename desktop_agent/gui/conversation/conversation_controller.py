@@ -49,6 +49,7 @@ from desktop_agent.session import (
     SessionEvent,
     SettingsChanged,
     StateChanged,
+    SubagentReported,
     TextDelta,
     ThinkingDelta,
     TitleChanged,
@@ -117,6 +118,8 @@ class ConversationController(QObject):
         tool_input_changed(str, object): id, the input the call ran with (edited
             in the approval dock); the card shows it instead of the model's.
         tool_progress(str, str): id, how far the running call is ("running… 2/3").
+        subagent_step(object): A delegation's subagent did something (a ``SubagentReported``,
+            keyed by the delegation call's ``tool_use_id``).
         tool_output(str, str, int, float, bool): id, what the running command printed
             since the last report, lines so far, seconds so far, whether it can be stopped.
         tool_error(str, object): text, tool use id or None.
@@ -152,6 +155,7 @@ class ConversationController(QObject):
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_output = Signal(str, str, int, float, bool)
+    subagent_step = Signal(object)
     tool_settled = Signal(str, object)
     tool_error = Signal(str, object)
     tool_change = Signal(str, object)
@@ -510,6 +514,8 @@ class ConversationController(QObject):
                                   event.stoppable)
         elif isinstance(event, ToolProgressReported):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
+        elif isinstance(event, SubagentReported):
+            self.subagent_step.emit(event)
         elif isinstance(event, ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
 

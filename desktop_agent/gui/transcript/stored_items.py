@@ -25,6 +25,7 @@ from desktop_agent.gui.transcript.items import (
     AssistantItem,
     CompactionItem,
     ErrorItem,
+    SubagentRun,
     TextRun,
     ToolCallPart,
     ToolErrorPart,
@@ -148,6 +149,9 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                 continue
             part.source = metadata.get("source") or part.source
             settle_part(part, tool_call_state(message, metadata))
+            run = metadata.get("subagent")
+            if isinstance(run, dict):  # a delegation: the subagent's run, as it ended
+                part.subagent = SubagentRun.from_record(run)
             stop_line = part.stopped_line
             if turn is not None and stop_line and not any(
                     isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):

@@ -52,6 +52,7 @@ from desktop_agent.gui.transcript.items import (
     CompactionItem,
     ErrorItem,
     LiveOutput,
+    SubagentRun,
     ToolCallPart,
     ToolErrorPart,
     TranscriptItem,
@@ -62,7 +63,7 @@ from desktop_agent.gui.transcript.scroll_pager import ScrollPager
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.stored_items import settle_part
 from desktop_agent.gui.transcript.theme import TranscriptTheme
-from desktop_agent.session import ToolCallState
+from desktop_agent.session import SubagentReported, ToolCallState
 
 if TYPE_CHECKING:
     from desktop_agent.workspace.diffs import FileDiff
@@ -219,6 +220,18 @@ class TranscriptView(QScrollArea):
         if part.live is None:
             part.live = LiveOutput()
         part.live.append(text, lines, elapsed, stoppable)
+        item.revision += 1
+        self._book.mark_dirty(item)
+
+    def add_subagent_step(self, event: SubagentReported) -> None:
+        """A delegation's subagent did something (a ``SubagentReported``): show it on its card."""
+        found = self._book.find_tool_call(event.tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        if part.subagent is None:
+            part.subagent = SubagentRun(event.agent, event.agent_id)
+        part.subagent.apply(event)
         item.revision += 1
         self._book.mark_dirty(item)
 
