@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from desktop_agent.cli.try_model import ModelNotInstalled, find_model_file  # noqa: E402
 from desktop_agent.engine.llama_serve import tool_chat_template  # noqa: E402
-from desktop_agent.engine.machine_facts import resident_bytes  # noqa: E402
+from desktop_agent.engine.machine import resident_bytes  # noqa: E402
 from desktop_agent.engine.runner import LocalModel  # noqa: E402
 
 TARGET_SPEED_RATIO = 0.95

@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve_until_stopped(model: Path, *, port: int, threads: int) -> int:
     """Run the engine until SIGINT/SIGTERM (exit 0) or until it crashes (exit 1)."""
-    from desktop_agent.engine.engine_errors import EngineError, EnginePortTaken
+    from desktop_agent.engine.errors import EngineError, EnginePortTaken
     from desktop_agent.engine.runner import LocalModel
 
     engine = LocalModel(model, port=port, threads=threads, alias=MODEL_ALIAS,

@@ -642,7 +642,7 @@ class Client:
             aggregator = StreamAggregator(
                 options.text_delta_mode, options.text_tool_calls, constrained=constrained,
                 string_cap=constrained_calls.string_cap(chances.max_tokens or options.max_tokens),
-                said=Said(self._history) if constrained else None)
+                said=Said(self._history, options.tools) if constrained else None)
             aggregator.taken_ids = history_call_ids(self._history)
             self._early.reset()
             ask_again: list[bool] = []
@@ -652,7 +652,7 @@ class Client:
                 continue
             after_tools = bool(self._history) and self._history[-1].get("role") == "tool"
             again = None if self._control.interrupt_requested else chances.after_reply(
-                options, aggregator, after_tools=after_tools)
+                options, aggregator, after_tools=after_tools, history=self._history)
             if again is None:
                 kept.append(aggregator)
                 return
@@ -851,7 +851,7 @@ class Client:
         """
         chances = self._chances
         request = build_request(self.options, self._history, calls_only=chances.calls_only,
-                                max_tokens=chances.max_tokens)
+                                answer_only=chances.answer_only, max_tokens=chances.max_tokens)
         if self._structured is not None:
             self._structured.apply(request)
         return request

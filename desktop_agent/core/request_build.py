@@ -12,19 +12,22 @@ from typing import Any
 
 from desktop_agent.core.context.content_parts import check_vision, images_for_model
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.tooling import constrained_calls, tool_call_mode
+from desktop_agent.core.tooling import constrained_calls, tool_call_mode, tool_match
 from desktop_agent.core.tooling.plan_mode import PLAN_MODE_NOTE
 from desktop_agent.core.types import ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.stream import StreamAggregator
 
 
 def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
-                  calls_only: bool = False, max_tokens: int | None = None) -> dict[str, Any]:
+                  calls_only: bool = False, answer_only: bool = False,
+                  max_tokens: int | None = None) -> dict[str, Any]:
     """The streaming chat-completions request for ``history`` under ``options``.
 
     ``calls_only`` holds the reply to calls of the offered tools (asking a
-    reply in prose again); ``max_tokens`` replaces the options' limit (asking
-    a cut reply again with more room).
+    reply in prose again); ``answer_only`` to an answer (asking a call of
+    placeholders again; also when the person named no tool's job, see
+    :mod:`.tooling.tool_match`); ``max_tokens`` replaces the options' limit
+    (asking a cut reply again with more room).
     """
     o = options
     constrained = calls_only or constrained_calls.applies(o)
@@ -33,8 +36,18 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
     system = o.system_prompt or ""
     if o.permission_mode == "plan":
         system = "\n\n".join(p for p in (system, PLAN_MODE_NOTE) if p)
+    tools = list(o.tools)
     if constrained:
-        system = "\n\n".join(p for p in (system, constrained_calls.instructions(o.tools)) if p)
+        # The prompt describes every tool, in the options' order, in every request:
+        # the fixed prefix stays byte for byte the same, so a server's prefix cache
+        # reuses it. Which tools the reply may call this time (the ones the person
+        # named, most likely meant first; see tool_match) is the grammar's business,
+        # which costs no prompt tokens.
+        system = "\n\n".join(p for p in (system, constrained_calls.instructions(tools)) if p)
+        tools = tool_match.offered(history, tools)
+        if calls_only or not tools:  # asked again for a call, or held to an answer
+            answer_only = answer_only or not tools
+            tools = tool_match.by_request(list(o.tools), tool_match.last_request(history))
     if system:
         messages.append({"role": "system", "content": system})
     check_vision(history, o.vision, o.model)  # history set from a store
@@ -47,7 +60,7 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
     }
     if constrained:
         request["response_format"] = constrained_calls.response_format(
-            list(o.tools), calls_only=calls_only, max_tokens=limit)
+            tools, calls_only=calls_only, answer_only=answer_only, max_tokens=limit)
     elif o.tools:
         request["tools"] = [t.to_openai_format() for t in o.tools]
     if limit is not None:

@@ -38,13 +38,21 @@ if TYPE_CHECKING:
     from desktop_agent.engine.errors import DownloadCancelledError as DownloadCancelledError
     from desktop_agent.engine.errors import DownloadError as DownloadError
     from desktop_agent.engine.errors import DownloadInterruptedError as DownloadInterruptedError
+    from desktop_agent.engine.errors import EngineCrashed as EngineCrashed
     from desktop_agent.engine.errors import EngineError as EngineError
+    from desktop_agent.engine.errors import EngineNotInstalled as EngineNotInstalled
+    from desktop_agent.engine.errors import EnginePortTaken as EnginePortTaken
+    from desktop_agent.engine.errors import EngineStartTimeout as EngineStartTimeout
+    from desktop_agent.engine.errors import EngineStopped as EngineStopped
     from desktop_agent.engine.errors import GatedModelError as GatedModelError
     from desktop_agent.engine.errors import HubEntryNotFoundError as HubEntryNotFoundError
     from desktop_agent.engine.errors import MissingSplitPartError as MissingSplitPartError
     from desktop_agent.engine.errors import ModelFileError as ModelFileError
     from desktop_agent.engine.errors import NotGgufError as NotGgufError
     from desktop_agent.engine.errors import TruncatedModelError as TruncatedModelError
+    from desktop_agent.engine.errors import UnknownArchitecture as UnknownArchitecture
+    from desktop_agent.engine.errors import UnreadableModelError as UnreadableModelError
+    from desktop_agent.engine.errors import UnsupportedGgufError as UnsupportedGgufError
     from desktop_agent.engine.fit import FitEstimate as FitEstimate
     from desktop_agent.engine.fit import FitVerdict as FitVerdict
     from desktop_agent.engine.fit import estimate_fit as estimate_fit
@@ -75,6 +83,14 @@ _HOMES: dict[str, str] = {
     "DiskFullError": "errors",
     "ChecksumMismatchError": "errors",
     "DownloadCancelledError": "errors",
+    "UnreadableModelError": "errors",
+    "UnsupportedGgufError": "errors",
+    "EngineNotInstalled": "errors",
+    "UnknownArchitecture": "errors",
+    "EnginePortTaken": "errors",
+    "EngineStartTimeout": "errors",
+    "EngineStopped": "errors",
+    "EngineCrashed": "errors",
     "ModelInfo": "gguf_info",
     "read_model_info": "gguf_info",
     "template_supports_tools": "chat_template",
@@ -111,7 +127,12 @@ __all__ = [
     "DownloadInterruptedError",
     "DownloadProgress",
     "DownloadRequest",
+    "EngineCrashed",
     "EngineError",
+    "EngineNotInstalled",
+    "EnginePortTaken",
+    "EngineStartTimeout",
+    "EngineStopped",
     "FitEstimate",
     "FitVerdict",
     "GatedModelError",
@@ -129,6 +150,9 @@ __all__ = [
     "RunSettings",
     "RunningModels",
     "TruncatedModelError",
+    "UnknownArchitecture",
+    "UnreadableModelError",
+    "UnsupportedGgufError",
     "best_pick",
     "download_model",
     "download_model_file",

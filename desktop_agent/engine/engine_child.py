@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop_agent.engine.engine_errors import CHILD_ERROR_PREFIX
+from desktop_agent.engine.errors import CHILD_ERROR_PREFIX
 
 #: The hidden subcommand (not listed in ``--help``; a person has no use for it).
 HIDDEN_COMMAND = "_engine"

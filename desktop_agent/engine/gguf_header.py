@@ -9,13 +9,15 @@ stepped over by their lengths, and only scalars, strings and short arrays are ke
 
 The file is memory-mapped: the header's pages are read, the weights' never are.
 A file that ends before its header or its tensor table says it should is reported
-as truncated (an unfinished download, most often), naming the file.
+as incomplete (an unfinished download, most often), naming the file; the runner
+refuses such a file before any process starts (``gguf_precheck``).
 """
 
 from __future__ import annotations
 
 import math
 import mmap
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,13 @@ from gguf import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC
 from gguf import GGMLQuantizationType as TensorType
 from gguf import GGUFValueType as ValueType
 
-from desktop_agent.engine.errors import CorruptModelError, NotGgufError, TruncatedModelError
+from desktop_agent.engine.errors import (
+    CorruptModelError,
+    NotGgufError,
+    TruncatedModelError,
+    UnreadableModelError,
+    UnsupportedGgufError,
+)
 
 #: A metadata value as kept: scalars, strings, and short arrays of them.
 MetadataValue = str | int | float | bool | tuple[Any, ...]
@@ -40,7 +48,9 @@ _KEPT_ARRAY_LENGTH = 4096
 #: No real model has more: a larger count is garbage, not a big model.
 _MAX_KEYS = 1 << 20
 _MAX_TENSORS = 1 << 22
-_MAX_DIMS = 8
+_MAX_ARRAY_LENGTH = 1 << 32
+#: ggml's limit on a tensor's dimensions (``GGML_MAX_DIMS``).
+_MAX_DIMS = 4
 _SUPPORTED_VERSIONS = (2, 3)
 
 
@@ -53,8 +63,8 @@ class GgufHeader:
         metadata: The key/value section, minus arrays longer than a few thousand items.
         tensor_count: Tensors in this file (one part, for a split model).
         parameter_count: Elements over all tensors in this file.
-        expected_size: The byte length the tensor table implies, or None when a
-            tensor type is newer than the installed ``gguf`` package knows.
+        expected_size: The least byte length the tensor table implies (a tensor of
+            a type newer than the installed tables counts one byte).
         dominant_tensor_type: The tensor type holding the most bytes (``Q4_K``...).
     """
 
@@ -62,7 +72,7 @@ class GgufHeader:
     metadata: dict[str, MetadataValue]
     tensor_count: int
     parameter_count: int
-    expected_size: int | None
+    expected_size: int
     dominant_tensor_type: str | None
 
 
@@ -140,6 +150,7 @@ class _Cursor:
     def array(self) -> tuple[Any, ...] | None:
         item_kind = self.value_type()
         count = self.u64()
+        _plausible(count, _MAX_ARRAY_LENGTH, "array length")
         if item_kind in _SCALARS:
             size = struct.calcsize(self.endian + _SCALARS[item_kind])
             if count > _KEPT_ARRAY_LENGTH:
@@ -148,8 +159,6 @@ class _Cursor:
             start = self.advance(count * size)
             return struct.unpack_from(f"{self.endian}{count}{_SCALARS[item_kind]}",
                                       self.buffer, start)
-        if count > len(self.buffer):  # every element takes at least a byte
-            raise _Ended
         if item_kind is ValueType.STRING and count > _KEPT_ARRAY_LENGTH:
             self.skip_strings(count)
             return None
@@ -158,48 +167,71 @@ class _Cursor:
 
 
 def read_header(path: Path) -> GgufHeader:
-    """Read ``path``'s metadata and tensor table.
+    """Read ``path``'s metadata and tensor table, and check that its weights are all there.
+
+    Every tensor's bytes must lie inside the file: a download that stopped early is
+    caught even when it stopped in the last tensor, before llama.cpp would fail deep
+    in loading or die of SIGBUS touching a page past the end of the mapped file.
 
     Raises:
+        UnreadableModelError: No file there, a folder, or not readable.
         NotGgufError: The file does not start with ``GGUF``.
+        UnsupportedGgufError: GGUF version 1, an unknown version, or big-endian.
         TruncatedModelError: The file ends before its header or its weights do.
         CorruptModelError: The header holds a value GGUF does not allow.
-        OSError: The file cannot be opened.
     """
-    with path.open("rb") as file:
-        size = path.stat().st_size
-        if size < 4:
-            raise NotGgufError(path, f"{path.name} is not a GGUF model file (it is empty).")
-        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-            if struct.unpack_from("<I", buffer, 0)[0] != GGUF_MAGIC:
-                raise NotGgufError(path, f"{path.name} is not a GGUF model file.")
-            try:
-                header = _walk(buffer)
-            except _Ended:
-                raise TruncatedModelError(path, (
-                    f"{path.name} ends before its header does ({size:,} bytes): the download "
-                    "may be unfinished, or the file is damaged.")) from None
-            except _Invalid as error:
-                raise CorruptModelError(path, f"{path.name} is damaged: {error}.") from None
-    if header.expected_size is not None and size < header.expected_size:
+    try:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size < 4:
+                raise NotGgufError(path, _not_gguf(path, "it is empty" if size == 0 else ""))
+            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
+                return _checked_walk(path, buffer, size)
+    except FileNotFoundError:
+        raise UnreadableModelError(path, f"There is no model file at {path}.") from None
+    except IsADirectoryError:
+        raise UnreadableModelError(path, f"{path} is a folder, not a model file.") from None
+    except PermissionError:
+        raise UnreadableModelError(path, f"The app may not read {path} (permission denied).") \
+            from None
+    except OSError as error:
+        raise UnreadableModelError(path, f"{path} could not be read: {error.strerror or error}.") \
+            from None
+
+
+def _checked_walk(path: Path, buffer: mmap.mmap, size: int) -> GgufHeader:
+    if struct.unpack_from("<I", buffer, 0)[0] != GGUF_MAGIC:
+        raise NotGgufError(path, _not_gguf(path, ""))
+    try:
+        header = _walk(buffer, path)
+    except _Ended:
+        raise TruncatedModelError(path, (
+            f"{path.name} is incomplete: its {size:,} bytes end inside its header (a download "
+            "that stopped early?). Download it again.")) from None
+    except _Invalid as error:
+        raise CorruptModelError(path, f"{path.name} is damaged: {error}; download it again.") \
+            from None
+    if size < header.expected_size:
         raise TruncatedModelError(path, (
             f"{path.name} is incomplete: it has {size:,} of its {header.expected_size:,} bytes "
-            "(an unfinished download?)."))
+            "(an unfinished download?). Download it again."))
     return header
 
 
-def _walk(buffer: mmap.mmap) -> GgufHeader:
+def _not_gguf(path: Path, why: str) -> str:
+    reason = f" ({why})" if why else ""
+    return f"{path.name} is not a GGUF model file{reason}."
+
+
+def _walk(buffer: mmap.mmap, path: Path) -> GgufHeader:
     cursor = _Cursor(buffer, "<")
     cursor.advance(4)
     version = cursor.u32()
-    if version & 0xFFFF == 0:  # written on a big-endian machine
-        cursor.endian = ">"
-        version = int.from_bytes(version.to_bytes(4, "little"), "big")
     if version not in _SUPPORTED_VERSIONS:
-        raise _Invalid(f"GGUF version {version} is not one this app reads")
+        raise UnsupportedGgufError(path, _unsupported_version(path, version))
     tensor_count, key_count = cursor.u64(), cursor.u64()
-    if key_count > _MAX_KEYS or tensor_count > _MAX_TENSORS:
-        raise _Invalid(f"it claims {key_count:,} keys and {tensor_count:,} tensors")
+    _plausible(key_count, _MAX_KEYS, "key count")
+    _plausible(tensor_count, _MAX_TENSORS, "tensor count")
     metadata: dict[str, MetadataValue] = {}
     for _ in range(key_count):
         key = cursor.string()
@@ -209,17 +241,31 @@ def _walk(buffer: mmap.mmap) -> GgufHeader:
     return _walk_tensors(cursor, version, metadata, tensor_count)
 
 
+def _plausible(count: int, limit: int, what: str) -> None:
+    """No real model has more: a larger count is a damaged header, not a big model."""
+    if count > limit:
+        raise _Invalid(f"its {what} {count:,} is impossible")
+
+
+def _unsupported_version(path: Path, version: int) -> str:
+    if version == 1:
+        return f"{path.name} is an old GGUF (version 1) that llama.cpp no longer reads."
+    if int.from_bytes(version.to_bytes(4, "little"), "big") in _SUPPORTED_VERSIONS:
+        return (f"{path.name} is a big-endian GGUF, made for another kind of computer; "
+                "download the ordinary (little-endian) file.")
+    return f"{path.name} uses GGUF version {version}, which this app does not know."
+
+
 def _walk_tensors(cursor: _Cursor, version: int, metadata: dict[str, MetadataValue],
                   tensor_count: int) -> GgufHeader:
     parameters = 0
     data_end = 0
-    known_sizes = True
     bytes_by_type: dict[str, int] = {}
     for _ in range(tensor_count):
         cursor.skip_string()
         dims = cursor.u32()
-        if dims > _MAX_DIMS:
-            raise _Invalid(f"a tensor claims {dims} dimensions")
+        if not 0 < dims <= _MAX_DIMS:
+            raise _Invalid(f"a tensor has {dims} dimensions")
         elements = math.prod(cursor.u64() for _ in range(dims))
         raw_type, offset = cursor.u32(), cursor.u64()
         parameters += elements
@@ -227,8 +273,11 @@ def _walk_tensors(cursor: _Cursor, version: int, metadata: dict[str, MetadataVal
             tensor_type = TensorType(raw_type)
             block, type_size = GGML_QUANT_SIZES[tensor_type]
         except (ValueError, KeyError):
-            known_sizes = False
+            # A type newer than the installed tables: at least its first byte is owed.
+            data_end = max(data_end, offset + 1)
             continue
+        if elements % block:
+            raise _Invalid(f"a tensor's size does not fit its type {tensor_type.name}")
         length = elements * type_size // block
         data_end = max(data_end, offset + length)
         bytes_by_type[tensor_type.name] = bytes_by_type.get(tensor_type.name, 0) + length
@@ -239,7 +288,6 @@ def _walk_tensors(cursor: _Cursor, version: int, metadata: dict[str, MetadataVal
     dominant = max(bytes_by_type, key=bytes_by_type.__getitem__) if bytes_by_type else None
     return GgufHeader(
         version=version, metadata=metadata, tensor_count=tensor_count,
-        parameter_count=parameters,
-        expected_size=data_start + data_end if known_sizes else None,
+        parameter_count=parameters, expected_size=data_start + data_end,
         dominant_tensor_type=dominant,
     )

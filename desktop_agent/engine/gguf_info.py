@@ -122,11 +122,13 @@ def read_model_info(path: Path) -> ModelInfo:
     """Read the model at ``path`` (a single file or the first part of a split model).
 
     Raises:
-        ModelFileError: A part is missing, not GGUF, truncated or damaged; the
-            sentence names the file.
-        OSError: A file cannot be opened.
+        ModelFileError: The file or a part is missing, unreadable, not GGUF, of a
+            GGUF this llama.cpp cannot read, truncated or damaged; the sentence names
+            the file.
     """
-    parts = split_parts(path) or (path,)
+    parts = split_parts(path)
+    if parts is None:
+        return _model_info((path,), [read_header(path)])
     missing = [part for part in parts if not part.is_file()]
     if missing:
         raise MissingSplitPartError(missing[0], (

@@ -116,9 +116,6 @@ class ModelLibrary:
             entry = CachedHeader(current or (), read_model_info(path), None)
         except ModelFileError as error:
             entry = CachedHeader(current or (), None, str(error))
-        except OSError as error:
-            entry = CachedHeader(current or (), None,
-                                 f"{path.name} cannot be read: {error.strerror or error}.")
         if current is not None:
             self._cache.put(path, entry)
         return entry

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from desktop_agent.engine.engine_errors import EngineNotInstalled
+from desktop_agent.engine.errors import EngineNotInstalled
 
 #: What pip installs (the version the end-to-end tests were measured against).
 SERVER_PACKAGE = "xllamacpp==2026.10.11549"

@@ -1,9 +1,10 @@
-"""What this machine offers a model: memory free now, and physical cores.
+"""What this machine offers a model: memory free now, cores, how busy it is.
 
-Read from the operating system without psutil: ``/proc/meminfo`` and
-``/proc/cpuinfo`` on Linux, ``os.sysconf`` where it knows the figures, and
-``GlobalMemoryStatusEx`` on Windows. A figure the system does not give is None, and
-callers say "unknown" rather than guess.
+Read from the operating system without psutil: ``/proc`` on Linux, ``os.sysconf``
+where it knows the figures, and ``GlobalMemoryStatusEx`` on Windows. A figure the
+system does not give is None, and callers say "unknown" rather than guess. Defaults
+chosen from these figures (threads, the wait for a start) are starting points a
+person can edit; none of them is a limit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from pathlib import Path
 
 _MEMINFO = Path("/proc/meminfo")
 _CPUINFO = Path("/proc/cpuinfo")
+#: A start gets this long before anything scales it (model load, warm-up, first bind).
+BASE_STARTUP_SECONDS = 20.0
+#: A slow disk's read speed: a memory-mapped model still has to be paged in once.
+SLOW_DISK_BYTES_PER_SECOND = 50e6
 
 
 @dataclass(frozen=True)
@@ -44,24 +49,63 @@ def machine_memory() -> MachineMemory:
     return MachineMemory(_sysconf_bytes("SC_AVPHYS_PAGES"), _sysconf_bytes("SC_PHYS_PAGES"))
 
 
-def physical_cores() -> int:
-    """Cores this process may run on, not counting hyper-threads twice.
+def physical_cores(cpuinfo: Path = _CPUINFO) -> int:
+    """Cores this process may run on, not counting hyper-threads twice; at least 1.
 
-    llama.cpp generates fastest with one thread per physical core: a second thread
-    on a core's sibling competes for the same units.
+    llama.cpp generates fastest with one thread per physical core: two threads on
+    one core's siblings wait for each other at every step. Linux counts the distinct
+    (``physical id``, ``core id``) pairs; a Linux that lists no core ids (ARM, which
+    has no hyper-threads) counts every usable CPU; elsewhere half the logical CPUs.
     """
-    logical = _usable_cpus()
-    if _CPUINFO.is_file():
-        cores = _cpuinfo_cores(_CPUINFO.read_text(encoding="ascii", errors="replace"))
-        if cores:
-            return max(1, min(cores, logical))
-    return max(1, logical)
+    logical = usable_cpus()
+    try:
+        text = cpuinfo.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return max(1, logical // 2) if sys.platform != "linux" else logical
+    cores = _cpuinfo_cores(text)
+    return max(1, min(cores, logical)) if cores else logical
 
 
-def _usable_cpus() -> int:
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> int:
+    """Threads for the engine: the physical cores this process may use."""
+    return physical_cores()
+
+
+def load_factor() -> float:
+    """How many times over the machine's CPUs are asked for right now (1.0: not busy)."""
+    try:
+        waiting = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 1.0
+    return max(1.0, waiting / usable_cpus())
+
+
+def startup_allowance(model_bytes: int) -> float:
+    """Seconds to wait for a model of this size to be ready, stretched on a busy machine.
+
+    A fixed wait would fail a big model on a slow disk, or any model on a machine busy
+    with a build; the wait grows with the file and with the load. It is only a
+    ceiling: the start returns as soon as the engine says it is ready, and at once
+    when the engine dies.
+    """
+    return (BASE_STARTUP_SECONDS + model_bytes / SLOW_DISK_BYTES_PER_SECOND) * load_factor()
+
+
+def resident_bytes(pid: int) -> int | None:
+    """A process's resident memory (``VmRSS``) in bytes, or None where ``/proc`` cannot say."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return _meminfo_fields(status).get("VmRSS")
 
 
 def _meminfo_fields(text: str) -> dict[str, int]:

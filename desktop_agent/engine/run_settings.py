@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from desktop_agent.engine.machine_facts import default_threads
+from desktop_agent.engine.machine import default_threads
 
 #: The context a model gets when nobody chose one: long enough for an agent's tool
 #: rounds, small enough for the memory of an ordinary laptop.

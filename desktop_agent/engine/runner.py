@@ -11,7 +11,7 @@ The child is llama.cpp's own server (:mod:`desktop_agent.engine.engine_child`) o
 127.0.0.1 with a random API key, so a crash in native code is a signal the app
 reports, never the app's own crash, and other programs on the machine cannot use
 the model without the key. A bad file is refused before anything starts; a start
-that fails says why in one typed error (see :mod:`desktop_agent.engine.engine_errors`).
+that fails says why in one typed error (see :mod:`desktop_agent.engine.errors`).
 
 Start engines from the thread that runs the app's event loop for the app's whole
 life (the window's and ``serve``'s main thread): on Linux the kernel stops the
@@ -37,7 +37,7 @@ from types import TracebackType
 
 from desktop_agent.engine.child_spawn import answers_health, read_ready_line, spawn_child
 from desktop_agent.engine.engine_child import ChildLaunch, ReadyFacts
-from desktop_agent.engine.engine_errors import (
+from desktop_agent.engine.errors import (
     EngineCrashed,
     EngineError,
     EnginePortTaken,
@@ -46,9 +46,10 @@ from desktop_agent.engine.engine_errors import (
     UnknownArchitecture,
     describe_exit,
 )
-from desktop_agent.engine.gguf_precheck import ModelFileFacts, check_model_file
+from desktop_agent.engine.gguf_info import ModelInfo
+from desktop_agent.engine.gguf_precheck import check_model_file
 from desktop_agent.engine.llama_serve import require_server_package, tool_chat_template
-from desktop_agent.engine.machine_facts import resident_bytes, startup_allowance
+from desktop_agent.engine.machine import resident_bytes, startup_allowance
 from desktop_agent.engine.run_settings import RunSettings
 
 logger = logging.getLogger("desktop_agent.engine")
@@ -108,7 +109,7 @@ class LocalModel:
         self._fits_context = fits_context
         self._api_key = "" if keyless else secrets.token_urlsafe(24)
         self._applied: RunSettings | None = None
-        self._facts: ModelFileFacts | None = None
+        self._facts: ModelInfo | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._ready: ReadyFacts | None = None
         self._last_port = 0
@@ -192,7 +193,7 @@ class LocalModel:
         return self._template_source
 
     @property
-    def facts(self) -> ModelFileFacts | None:
+    def facts(self) -> ModelInfo | None:
         """What the file's header said (after the check at start)."""
         return self._facts
 
@@ -262,7 +263,8 @@ class LocalModel:
         """Check the file, start the engine and return once it answers (no-op if running).
 
         Raises:
-            ModelFileInvalid: The file is missing, not GGUF, cut short or damaged.
+            ModelFileError: The file is missing, not GGUF, cut short, damaged or not a
+                model that chats.
             EngineNotInstalled: ``xllamacpp`` is missing.
             UnknownArchitecture: This llama.cpp cannot run that kind of model.
             EnginePortTaken: The port asked for is in use.
@@ -280,7 +282,7 @@ class LocalModel:
             if self._stop_requested.is_set():
                 raise self._abandoned()
             self._facts = facts
-            self._applied = self.settings.resolve(trained_context=facts.trained_context,
+            self._applied = self.settings.resolve(trained_context=facts.context_length,
                                                   fits_context=self._fits_context)
             template, self._template_source = self._choose_template(facts)
             await self._launch(template)
@@ -326,10 +328,10 @@ class LocalModel:
 
     # -- the steps -------------------------------------------------------------------------
 
-    def _choose_template(self, facts: ModelFileFacts) -> tuple[str | None, str]:
+    def _choose_template(self, facts: ModelInfo) -> tuple[str | None, str]:
         if self.settings.chat_template is not None:
             return self.settings.chat_template, "custom"
-        if facts.chat_template and "tools" in facts.chat_template:
+        if facts.supports_tools:
             return None, "model"  # checked against llama.cpp's reading once it runs
         return tool_chat_template(), "tool template"
 
@@ -338,7 +340,8 @@ class LocalModel:
         applied = self._applied
         context = (applied.context_length or 0) * applied.parallel
         launch = ChildLaunch(
-            model=self.path.resolve(), port=self._port, alias=self.alias, context_size=context,
+            model=self._facts.path.resolve(), port=self._port, alias=self.alias,
+            context_size=context,
             parallel=applied.parallel, threads=applied.threads or 1,
             gpu_layers=applied.gpu_layers, flash_attn=applied.flash_attn,
             api_key=self._api_key, chat_template=template)
@@ -363,7 +366,7 @@ class LocalModel:
     async def _await_ready(self, process: asyncio.subprocess.Process,
                            launch: ChildLaunch) -> ReadyFacts:
         assert process.stdout is not None  # a pipe (spawn_child)
-        allowance = startup_allowance(self._facts.size if self._facts else 0)
+        allowance = startup_allowance(self._facts.size_bytes if self._facts else 0)
         reading = asyncio.ensure_future(read_ready_line(process.stdout))
         stopping = asyncio.ensure_future(self._stop_requested.wait())
         try:

@@ -18,8 +18,9 @@ there too, encrypted with the key every replica is given
 that key does not start (see :mod:`desktop_agent.appdata.secret_cipher`); and
 every replica is given one shared folder for working folders (``--workdirs``),
 without which it does not start either (see :mod:`.shared_workdirs`). Only the
-standard library is imported at the top; FastAPI and uvicorn load when the
-command runs.
+standard library is imported at the top; uvicorn loads when the command runs,
+and FastAPI, the routes and the turn's modules while ``/alive`` already answers
+(:mod:`.starting_app`).
 
 uvicorn runs on uvloop and parses HTTP with httptools (both dependencies;
 uvloop not on Windows, where uvicorn falls back to asyncio's loop): with 50
@@ -35,7 +36,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from desktop_agent.appdata.secret_cipher import SecretCipher
@@ -94,8 +95,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def run_serve(args: argparse.Namespace) -> int:
     """Check the key and host, open the store, and serve until stopped."""
-    from .auth import StartupRefused, check_startup, master_key_from_env
     from .shared_workdirs import WorkdirsRefused, check_shared
+    from .startup_checks import StartupRefused, check_startup, master_key_from_env
 
     key = master_key_from_env()
     try:
@@ -142,16 +143,11 @@ def run_serve(args: argparse.Namespace) -> int:
         # Read once; commands never inherit the app's environment, MCP servers might.
         os.environ.pop(SECRET_KEY_VARIABLE, None)
 
-    import gc
-
     import uvicorn
 
-    from desktop_agent.session import warm_up_turns
     from desktop_agent.store import Store, StoreError
 
-    from .app import create_app
-
-    warm_up_turns()  # before serving: a lazy first import would stall every open stream
+    from .starting_app import StartingApp
 
     try:
         store = Store.open(database)
@@ -168,23 +164,49 @@ def run_serve(args: argparse.Namespace) -> int:
             except (WorkdirsRefused, StoreError) as exc:
                 print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
                 return EXIT_ERROR
-        app = create_app(store, master_key=None if args.no_auth else key,
-                         allowed_hosts=args.allowed_host, idle_seconds=args.idle_seconds,
-                         secret_cipher=cipher, workdirs_root=workdirs)
+        master_key = None if args.no_auth else key
+
+        def build() -> Any:
+            """The real app, warmed up (in a worker thread while /alive already answers)."""
+            return _built_app(store, master_key=master_key, allowed_hosts=args.allowed_host,
+                              idle_seconds=args.idle_seconds, secret_cipher=cipher,
+                              workdirs_root=workdirs)
+
+        app = StartingApp(build, master_key=master_key, allowed_hosts=args.allowed_host,
+                          on_failure=lambda: setattr(server, "should_exit", True))
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False,
                                 loop="auto", http="auto")  # uvloop, httptools: see above
         server = uvicorn.Server(config)
-        # A full collection scanned every object alive since start-up (50 ms measured
-        # mid-stream under load, freeing nothing); frozen objects are never scanned.
-        gc.collect()
-        gc.freeze()
         if args.no_auth:
             log.warning("serving WITHOUT a master key on %s (--no-auth)", args.host)
         server.run()
-        return EXIT_OK if server.started else EXIT_ERROR
+        if app.failed:
+            print(f"desktop-agent serve: {app.failed}", file=sys.stderr)  # noqa: T201
+        return EXIT_OK if server.started and not app.failed else EXIT_ERROR
     finally:
         store.close()
+
+
+def _built_app(store: Store, **options: Any) -> Any:
+    """``create_app`` with the turn's modules loaded ahead of the first turn.
+
+    The warm-up is done before the app takes requests (but after ``/alive``
+    answers): a lazy first import would stall every open stream.
+    """
+    import gc
+
+    from desktop_agent.session import warm_up_turns
+
+    from .app import create_app
+
+    app = create_app(store, **options)
+    warm_up_turns()
+    # A full collection scanned every object alive since start-up (50 ms measured
+    # mid-stream under load, freeing nothing); frozen objects are never scanned.
+    gc.collect()
+    gc.freeze()
+    return app
 
 
 def _workdirs_root(option: str | None, shared: bool) -> Path | None:

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     'create_conversation': 'lifecycle.new_conversations',
     'release_work_folder': 'lifecycle.new_conversations',
     'new_work_folder': 'lifecycle.new_conversations',
+    'is_new_work_folder': 'lifecycle.new_conversations',
     'ChangePreview': 'files.file_changes',
     'FILE_CHANGING_TOOLS': 'files.file_changes',
     'stored_file_change': 'files.file_changes',
@@ -52,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     'revoke_in_conversation': 'settings.permission_rules',
     'ConversationSession': 'conversation',
     'CheckpointError': 'files.file_checkpoints',
+    'FileChange': 'files.file_checkpoints',
     'FileChangeView': 'files.file_checkpoints',
     'RestoreConflictError': 'files.file_checkpoints',
     'RestoreReport': 'files.file_checkpoints',
@@ -198,6 +200,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.files.file_changes import ChangePreview as ChangePreview
     from desktop_agent.session.files.file_changes import stored_file_change as stored_file_change
     from desktop_agent.session.files.file_checkpoints import CheckpointError as CheckpointError
+    from desktop_agent.session.files.file_checkpoints import FileChange as FileChange
     from desktop_agent.session.files.file_checkpoints import FileChangeView as FileChangeView
     from desktop_agent.session.files.file_checkpoints import (
         RestoreConflictError as RestoreConflictError,
@@ -220,6 +223,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.lifecycle.new_conversations import (
         create_conversation as create_conversation,
+    )
+    from desktop_agent.session.lifecycle.new_conversations import (
+        is_new_work_folder as is_new_work_folder,
     )
     from desktop_agent.session.lifecycle.new_conversations import new_work_folder as new_work_folder
     from desktop_agent.session.lifecycle.new_conversations import (

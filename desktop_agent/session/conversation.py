@@ -247,5 +247,6 @@ class ConversationSession:
     has_file_changes = PartMethod("_undo", FolderUndo.has_file_changes)
     undo_turn = PartMethod("_undo", FolderUndo.undo_turn)
     restore_files = PartMethod("_undo", FolderUndo.restore_files)
+    restore_plan = PartMethod("_undo", FolderUndo.restore_plan)
     restore_checkpoint = PartMethod("_undo", FolderUndo.restore_checkpoint)
     command_checkpoint = PartMethod("_undo", FolderUndo.command_checkpoint)

@@ -52,6 +52,28 @@ class AppSettings:
             row = conn.execute("SELECT value FROM app_settings WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0])
 
+    def remember_recent(self, key: str, value: Any, limit: int) -> list[Any]:
+        """Put ``value`` first in the list kept under ``key`` (once, at most ``limit`` long).
+
+        For most-recent-first lists (the folders a person picked): read and
+        written in one transaction, so two windows remembering at once both count.
+
+        Returns:
+            The list as kept now.
+        """
+        _refuse_secret(key, value)
+        with self._db.writing() as conn:
+            row = conn.execute("SELECT value FROM app_settings WHERE key = ?", (key,)).fetchone()
+            kept = json.loads(row[0]) if row else []
+            kept = [value, *(v for v in (kept if isinstance(kept, list) else []) if v != value)]
+            kept = kept[:max(1, limit)]
+            conn.execute(
+                "INSERT INTO app_settings(key, value) VALUES (?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, dumps(kept)),
+            )
+        return kept
+
     def delete_setting(self, key: str) -> None:
         """Forget an app-level value; a missing key is not an error."""
         with self._db.writing() as conn:

@@ -236,6 +236,7 @@ class Store:
     get_setting = PartMethod("_app_settings", AppSettings.get_setting)
     set_setting = PartMethod("_app_settings", AppSettings.set_setting)
     setting_once = PartMethod("_app_settings", AppSettings.setting_once)
+    remember_recent = PartMethod("_app_settings", AppSettings.remember_recent)
     delete_setting = PartMethod("_app_settings", AppSettings.delete_setting)
     # -- cross_process ---------------------------------------------------------------------
     change_token = PartMethod("_cross", CrossProcess.change_token)

@@ -392,18 +392,46 @@ class CheckpointStore:
             CheckpointError: No such checkpoint, or it recorded another folder.
         """
         target = self._find(checkpoint_id)
+        return self._restore(workdir, target, self._changed_since(target), force)
+
+    def restore_plan(self, workdir: Path, checkpoint_id: str) -> tuple[FileChange, ...]:
+        """What :meth:`restore_to` would change, read from the record (not from the folder).
+
+        Each path as the restore's own turn would record it: ``deleted`` (it
+        goes: made since), ``added`` (it comes back: deleted since) or
+        ``modified`` (put back). A file changed by hand since is not told apart
+        here: the restore itself finds it and asks first.
+
+        Raises:
+            CheckpointError: No such checkpoint, or it recorded another folder.
+        """
+        target = self._find(checkpoint_id)
+        self._check_folder(target, str(workdir))
+        paths = self._changed_since(target)
+        with self._locked():
+            latest = self._latest(target.workdir)
+            expected = self._manifest(latest.manifest)[0] if latest else {}
+            wanted = self._manifest(target.manifest)[0]
+        return _changes({p: e for p in paths if (e := expected.get(p)) is not None},
+                        {p: e for p in paths if (e := wanted.get(p)) is not None})
+
+    def _changed_since(self, target: Checkpoint) -> set[str]:
+        """Every path a turn changed from ``target`` on."""
         order = {c.id: i for i, c in enumerate(self.checkpoints())}
         since = order[target.id]
-        paths = {c.path for t in self.turns() if order.get(t.before, -1) >= since
-                 for c in t.changes}
-        return self._restore(workdir, target, paths, force)
+        return {c.path for t in self.turns() if order.get(t.before, -1) >= since
+                for c in t.changes}
+
+    @staticmethod
+    def _check_folder(target: Checkpoint, folder: str) -> None:
+        if target.workdir != folder:
+            raise CheckpointError(f"That checkpoint recorded {target.workdir}; the conversation "
+                                  f"now works in {folder}, so it cannot be restored there.")
 
     def _restore(self, workdir: Path, target: Checkpoint, paths: set[str],
                  force: bool) -> RestoreReport:
         folder = str(workdir)
-        if target.workdir != folder:
-            raise CheckpointError(f"That checkpoint recorded {target.workdir}; the conversation "
-                                  f"now works in {folder}, so it cannot be restored there.")
+        self._check_folder(target, folder)
         turn = f"restore-{uuid.uuid4().hex[:12]}"
         with self._locked():
             expected_at = self._latest(folder)

@@ -189,3 +189,79 @@ async def test_a_request_that_lists_in_words_gets_each_call(server: Any, make_op
     listed = [{"initial": 2000, "gain": 500}, {"initial": 5000, "gain": 1000}]
     ran, _ = await calls_made(server, make_options, prompt, "roi", investment, listed)
     assert ran == listed
+
+
+async def test_optional_values_nobody_gave_are_left_out(server: Any, make_options: Any) -> None:
+    # The tool's own default is what a person who did not mention them expects.
+    ran: list[dict[str, Any]] = []
+
+    @tool("circle_area", "The area of a circle.", {"type": "object", "properties": {
+        "radius": {"type": "number"}, "unit": {"type": "string"},
+        "rounded": {"type": "boolean"}, "digits": {"type": "integer"}},
+        "required": ["radius"]})
+    def circle_area(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "78.5"
+
+    server.enqueue(
+        script.text(json.dumps({"name": "circle_area", "arguments": {
+            "radius": 5, "unit": "cm", "rounded": False, "digits": 2}})),
+        script.text('{"answer": "78.5"}'),
+        script.text(json.dumps({"name": "circle_area", "arguments": {
+            "radius": 5, "unit": "inches", "rounded": True, "digits": 3}})),
+        script.text('{"answer": "78.540"}'))
+    options = make_options(tools=[circle_area], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        for prompt in ("The area of a circle of radius 5 units?",
+                       "The same in inches, rounded to three digits?"):
+            await client.query(prompt)
+            _ = [b async for b in client.receive_messages()]
+    assert ran == [{"radius": 5}, {"radius": 5, "unit": "inches", "rounded": True, "digits": 3}]
+
+
+async def test_a_choice_stays_when_the_person_named_it(server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+
+    @tool("find_venue", "Find venues.", {"type": "object", "properties": {
+        "city": {"type": "string"},
+        "free_entry": {"type": "string", "enum": ["True", "False", "dontcare"]},
+        "good_for_kids": {"type": "string", "enum": ["True", "False", "dontcare"]}},
+        "required": ["city"]})
+    def find_venue(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "found"
+
+    server.enqueue(script.text(json.dumps({"name": "find_venue", "arguments": {
+        "city": "London", "free_entry": "True", "good_for_kids": "True"}})),
+        script.text('{"answer": "Found."}'))
+    options = make_options(tools=[find_venue], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        await client.query("Find a venue in London with free entry.")
+        _ = [b async for b in client.receive_messages()]
+    assert ran == [{"city": "London", "free_entry": "True"}]  # kids were never mentioned
+
+
+async def test_a_date_given_in_words_stays(server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+
+    @tool("forecast", "The weather forecast.", {"type": "object", "properties": {
+        "city": {"type": "string"}, "date": {"type": "string"}}, "required": ["city"]})
+    def forecast(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "Rain"
+
+    server.enqueue(script.text(json.dumps({"name": "forecast", "arguments": {
+        "city": "London", "date": "2023-03-05"}})), script.text('{"answer": "Rain."}'),
+        script.text(json.dumps({"name": "forecast", "arguments": {
+            "city": "Paris", "date": "2023-03-06"}})), script.text('{"answer": "Sun."}'))
+    options = make_options(tools=[forecast], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        for prompt in ("The forecast for London on the 5th of March 2023?",
+                       "And the forecast for Paris?"):
+            await client.query(prompt)
+            _ = [b async for b in client.receive_messages()]
+    # the 6th was never said in the conversation: that date is the model's own
+    assert ran == [{"city": "London", "date": "2023-03-05"}, {"city": "Paris"}]

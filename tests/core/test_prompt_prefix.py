@@ -24,9 +24,14 @@ SYSTEM = "You are a careful assistant.\n\nProject instructions (AGENTS.md):\nUse
 
 
 def _fixed(body: dict[str, Any]) -> str:
-    """The part of a request that does not depend on the conversation's new messages."""
-    return json.dumps({"system": body["messages"][0], "tools": body.get("tools"),
-                       "response_format": body.get("response_format")}, ensure_ascii=False)
+    """The part of the prompt that does not depend on the conversation's new messages.
+
+    Not ``response_format``: a server compiles it to a grammar that steers the
+    sampling, it is no part of the prompt's tokens (constrained calls narrow it
+    to the tools a request names, see tool_match).
+    """
+    return json.dumps({"system": body["messages"][0], "tools": body.get("tools")},
+                      ensure_ascii=False)
 
 
 def _messages(body: dict[str, Any]) -> list[str]:

@@ -183,10 +183,10 @@ async def test_a_reply_cut_mid_call_is_told_and_asked_again_with_room(
 
 async def test_a_cut_reply_that_the_repair_could_close_is_not_run(
         server: ScriptedServer, make_options: Any) -> None:
-    # Cut after a whole first call: closing the brackets would run it; it was not sent whole.
+    # Cut inside the only call: closing the brackets would run it; it was not sent whole.
     as_grammar_server(server)
     calls: list[dict[str, Any]] = []
-    cut = '{"name":"get_weather","arguments":[{"city":"Paris"}'
+    cut = '{"name":"get_weather","arguments":{"city":"Pa'
     server.enqueue(script.text(cut, finish_reason="length"),
                    script.text(cut, finish_reason="length"))
     async with Client(make_options(tools=[weather_tool(calls)], max_tokens=30,
@@ -195,6 +195,21 @@ async def test_a_cut_reply_that_the_repair_could_close_is_not_run(
     assert calls == []
     assert any(isinstance(i, ToolUseError) and "cut off" in i.error for i in items)
     assert len(server.requests) >= 2  # asked again once with room, then reported
+
+
+async def test_the_whole_calls_of_a_list_cut_by_the_limit_run_without_asking_again(
+        server: ScriptedServer, make_options: Any) -> None:
+    # The model ran on inside its list until max_tokens; the calls it closed are whole.
+    as_grammar_server(server)
+    calls: list[dict[str, Any]] = []
+    cut = '{"name":"get_weather","arguments":[{"city":"Paris"}, {"city":"Rome"}, {"ci'
+    server.enqueue(script.text(cut, finish_reason="length"), script.text('{"answer": "Done."}'))
+    async with Client(make_options(tools=[weather_tool(calls)], max_tokens=30,
+                                   auto_execute_tools=True)) as client:
+        items = await turn(client, "Weather in Paris and Rome?")
+    assert calls == [{"city": "Paris"}, {"city": "Rome"}]
+    assert not any(isinstance(i, ToolUseError) for i in items)
+    assert len(server.requests) == 2  # the calls, then the answer: nothing asked again
 
 
 def test_required_arrays_need_content_and_strings_are_capped() -> None:

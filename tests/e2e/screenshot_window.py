@@ -9,17 +9,19 @@ Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
 ``DISPLAY`` is already set, opens the real main window with the xcb platform
 over a throw-away data folder, and plays a scripted conversation against a
 local scripted model server: the empty conversation, a streamed markdown
-answer, a tool call waiting on its card, a regenerated answer with its branch
+answer, a tool call waiting on its card (and its arguments opened for editing
+there), a regenerated answer with its branch
 switcher, attachments in the composer, a request from a background tab in the
 Approvals dock, a turn that changed files (the bar with Undo, the Files changed
 window with a diff, and the folder after Undo), a project with an ``AGENTS.md``
 (its mark in the header, the model's plan pinned above the composer, ``@``
 completion open in the composer), a ``bash`` call's output shown live on its
-card mid-command (then stopped from the card), the theme switched live (light
-to dark, or dark to light) with no restart, the settings dialogs, and (in a
+card mid-command (then stopped from the card, and again after a restart), the theme
+switched live (light to dark, or dark to light) with no restart, the settings
+dialogs, the folder menu with recent folders, and (in a
 second window with the built-in file tools) an ``edit_file`` approval with its
 diff on the inline card and in the Approvals dock, then the "Restore files…" menu
-under the message whose turn changed the file. It does
+under the message whose turn changed the file and the question it asks. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -190,6 +192,12 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _wait_for(lambda: bool(window.approvals.pending()), "the approval request")
         await _pause(0.4)
         shot("03-inline-approval.png")
+        from desktop_agent.gui.transcript.tool_card import ToolCard
+
+        asking = next(c for c in tab.findChildren(ToolCard) if c.approval_panel is not None)
+        asking.approval_panel.edit_button.click()  # the arguments, editable on the card
+        await _pause(0.3)
+        shot("03b-card-arguments-editor.png")
         window.approval_dock.allow_once()
         await _wait_for(lambda: not controller.busy, "the tool turn")
 
@@ -232,17 +240,25 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
         await _wait_for(lambda: bool(window.approvals.pending()), "a background request")
         await _pause(0.3)
         shot("06-background-approval.png")
-        window.approval_dock.deny()
+        window.activateWindow()  # the keyboard's window (no window manager here to say so)
+        await _wait_for(window.isActiveWindow, "the window to take the keyboard", 5)
+        window.approval_dock.deny_button.setFocus()
+        window.approval_dock.deny_button.click()  # answered in the dock...
         await _wait_for(lambda: not second.busy, "the denied turn")
+        await _pause(0.3)
+        shot("06b-after-dock-answer.png")  # ...the message box has the keyboard again
 
         await _files_changed_shots(window, server, save, shot)
         await _plan_and_mention_shots(app, window, server, out, prefix, saved)
         await _live_output_and_theme_shots(window, server, shot)
+        await _folder_menu_shot(app, window, out, prefix, saved)
 
         dialog = window.open_settings()
         await _pause(0.3)
         if dialog is not None:
             save(dialog, "07-conversation-settings.png")
+            dialog.scroll_to(dialog.revoke_button)  # the bottom, reached by scrolling
+            save(dialog, "07b-conversation-settings-bottom.png")
             dialog.reject()
         prefs = window.chrome.open_preferences()
         await _pause(0.3)
@@ -251,6 +267,21 @@ async def play(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[
 
         window.close()
         await window.shutdown()
+        # Started again on the same data: the stopped command's conversation must look as
+        # it did live (14b): its card's figures, the turn's marks, the context figure.
+        again = MainWindow(store, tools=window.tools, approval_timeout=300.0,
+                           discover_on_start=False)
+        again.resize(*size)
+        again.show()
+        again.open_conversation(_LIVE_CONVERSATION[0])
+        reopened = again.current_tab()
+        await _wait_for(lambda: bool(reopened.transcript.item_keys()), "the reopened transcript")
+        await _wait_for(lambda: "context \u2014" not in reopened.status_line.context_label.text(),
+                        "the reopened context figure")
+        await _pause(0.4)
+        save(again, "17-reopened-after-restart.png")
+        again.close()
+        await again.shutdown()
         store.close()
     return saved
 
@@ -302,6 +333,9 @@ async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -
     shot("11-undone.png")
 
 
+_LIVE_CONVERSATION: list[str] = []
+"""The conversation whose command runs live (looked at again after a restart)."""
+
 _LIVE: list[Path] = []
 """The working folder of the conversation whose command runs live."""
 
@@ -322,6 +356,7 @@ async def _live_output_and_theme_shots(window: Any, server: Any, shot: Any) -> N
     from desktop_agent.testing import script
 
     fifth = window.new_conversation()
+    _LIVE_CONVERSATION[:] = [fifth.conversation_id]
     window.servers.use_server(fifth, server.base_url, "qwen2.5-7b-instruct", None, 32768)
     fifth.update_settings(confirm_tools=False, tools=["bash"])
     work = workdir_path(fifth.conversation_id, fifth.settings)
@@ -361,6 +396,29 @@ async def _live_output_and_theme_shots(window: Any, server: Any, shot: Any) -> N
     shot(f"15-theme-switched-live-to-{'light' if was_dark else 'dark'}.png")
     window.chrome.apply_preferences(Preferences(theme="dark" if was_dark else "light"))
     await _pause(0.3)
+
+
+async def _folder_menu_shot(app: Any, window: Any, out: Path, prefix: str,
+                            saved: list[Path]) -> None:
+    """Two project folders picked: a new conversation starts in the last one, and the
+    header's folder menu offers both (the menu is a window: a shot of the screen)."""
+    projects = Path(os.environ["DESKTOP_AGENT_WORK_ROOT"]).parent / "Projects"
+    window.new_conversation()  # one of its own to pick them in (the others keep theirs)
+    for name in ("csv-parser", "website"):
+        (projects / name).mkdir(parents=True, exist_ok=True)
+        window.current_tab().header.folder_chosen.emit(str(projects / name))
+    window.new_conversation()  # from the tab working in website/: it starts there too
+    header = window.current_tab().header
+    await _pause(0.3)
+    button = header.folder_button
+    header.folder_menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
+    await _wait_for(header.folder_menu.isVisible, "the folder menu")
+    await _pause(0.3)
+    app.processEvents()
+    path = out / f"{prefix}-16-folder-menu.png"
+    window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
+    saved.append(path)
+    header.folder_menu.hide()
 
 
 PLAN = [{"step": "Read src/parser.py and its tests", "status": "completed"},
@@ -497,15 +555,17 @@ async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, 
         tab.transcript.flush()
         window.grab().save(str(path))
         saved.append(path)
-        saved.append(await _restore_menu_shot(app, window, out, prefix))
+        saved.extend(await _restore_menu_shot(app, window, out, prefix))
         window.close()
         await window.shutdown()
         store.close()
     return saved
 
 
-async def _restore_menu_shot(app: Any, window: Any, out: Path, prefix: str) -> Path:
-    """The "Restore files…" menu open under the message whose turn changed a file.
+async def _restore_menu_shot(app: Any, window: Any, out: Path,
+                             prefix: str) -> tuple[Path, Path]:
+    """The "Restore files…" menu open under the message whose turn changed a file, then
+    the question its first entry asks.
 
     The menu is a window of its own: the shot is of the screen, cropped to the window.
     """
@@ -522,7 +582,19 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path, prefix: str) -> P
     path = out / f"{prefix}-23-restore-files-menu.png"
     window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
     message.restore_menu.hide()
-    return path
+    # "Restore files to before this message" asks first, naming each file.
+    from desktop_agent.gui.transcript.message_bubbles import RESTORE_FILES
+
+    next(a for a in message.restore_menu.actions() if a.text() == RESTORE_FILES).trigger()
+    tab = window.current_tab()
+    await _wait_for(lambda: tab.restore_question is not None
+                    and tab.restore_question.isVisible(), "the question before restoring")
+    await _pause(0.3)
+    app.processEvents()
+    asked = out / f"{prefix}-24-restore-question.png"
+    tab.restore_question.grab().save(str(asked))
+    tab.restore_question.reject()
+    return path, asked
 
 
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:

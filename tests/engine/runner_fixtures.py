@@ -16,9 +16,9 @@ from pathlib import Path
 from tier_policy import part_missing
 
 from desktop_agent.cli.try_model import ModelNotInstalled, find_model_file
-from desktop_agent.engine.engine_errors import EngineNotInstalled
+from desktop_agent.engine.errors import EngineNotInstalled
 from desktop_agent.engine.llama_serve import require_server_package
-from desktop_agent.engine.machine_facts import load_factor
+from desktop_agent.engine.machine import load_factor
 
 #: A wait written for a quiet machine; :func:`scaled` stretches it by the load.
 QUIET_WAIT_SECONDS = 30.0

@@ -163,7 +163,7 @@ def test_a_file_cut_in_its_weights_is_reported_as_incomplete(tmp_path: Path) -> 
         read_model_info(path)
 
     assert str(caught.value) == (f"cut.gguf is incomplete: it has {full - 100:,} of its "
-                                 f"{full:,} bytes (an unfinished download?).")
+                                 f"{full:,} bytes (an unfinished download?). Download it again.")
     assert caught.value.path == path
 
 
@@ -172,7 +172,8 @@ def test_a_file_cut_in_its_header_is_reported_as_truncated(tmp_path: Path) -> No
     with path.open("r+b") as file:
         file.truncate(2000)
 
-    with pytest.raises(TruncatedModelError, match=r"header-cut.gguf ends before its header does"):
+    with pytest.raises(TruncatedModelError,
+                       match=r"header-cut.gguf is incomplete: its 2,000 bytes end inside its"):
         read_model_info(path)
 
 

@@ -30,11 +30,11 @@ from runner_fixtures import (
 )
 from runner_gguf_files import copy_with_chat_template, write_gguf
 
-from desktop_agent.engine.engine_errors import (
+from desktop_agent.engine.errors import (
     EngineCrashed,
     EngineError,
     EnginePortTaken,
-    ModelFileInvalid,
+    ModelFileError,
     UnknownArchitecture,
 )
 from desktop_agent.engine.runner import LocalModel
@@ -142,7 +142,7 @@ async def test_a_bad_model_file_is_refused_before_anything_starts(tmp_path: Path
         bad.write_text("<html>404 Not Found</html>\n" * 20)
     logs = tmp_path / "logs"
     engine = LocalModel(bad, log_dir=logs)
-    with pytest.raises(ModelFileInvalid) as refused:
+    with pytest.raises(ModelFileError) as refused:
         await engine.start()
     assert refused.value.path == bad and "qwen3-1.7b-q4_k_m.gguf" in str(refused.value)
     assert ("incomplete" if damage == "first kilobyte" else "not a GGUF") in str(refused.value)
@@ -161,9 +161,10 @@ async def test_a_model_kind_this_llama_cpp_does_not_know_is_named(tmp_path: Path
 
 async def test_a_template_that_only_mentions_tools_is_replaced_by_the_tool_template(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # The check before start sees "tools" in the model's template; llama.cpp, which
-    # renders it with a tool, finds it ignores them: the engine starts again with ours.
-    own = "{% for message in messages %}{{ message['content'] }}{% endfor %}{# no tools #}"
+    # The header's reading sees the template's code read ``tools``; llama.cpp, which
+    # renders it with a tool, finds it never shows them: the engine starts again with ours.
+    own = ("{% set offered = tools %}"
+           "{% for message in messages %}{{ message['content'] }}{% endfor %}")
     model = copy_with_chat_template(smollm2(), tmp_path / "mentions-tools.gguf", own)
     caplog.set_level(logging.INFO, logger="desktop_agent.engine")
     async with LocalModel(model, threads=1, context_length=1024, log_dir=tmp_path) as engine:

@@ -57,11 +57,33 @@ def test_undo_this_turn_puts_a_deleted_folder_back_and_can_itself_be_undone(
     assert stat.S_IMODE((work / "src" / "run.sh").stat().st_mode) == 0o755
     assert not (work / "new.txt").exists()
     qtbot.waitUntil(lambda: bar.undo_button.text() == "Undo this restore", timeout=WAIT_MS)
-    assert bar.message.text().startswith("Put back")
+    # What happened to each file, and why (not "Put back 3 files", which read as
+    # if new.txt had come back).
+    assert bar.message.text() == ("Brought back src/app.py and src/run.sh, which this turn "
+                                  "deleted. Removed new.txt, which this turn created.")
 
     qtbot.mouseClick(bar.undo_button, Qt.MouseButton.LeftButton)  # changed my mind
     qtbot.waitUntil(lambda: (work / "new.txt").exists(), timeout=WAIT_MS)
     assert not (work / "src").exists()
+    qtbot.waitUntil(lambda: "new.txt" in bar.message.text(), timeout=WAIT_MS)
+    assert bar.message.text() == ("Brought back new.txt, which the restore deleted. Removed "
+                                  "src/app.py and src/run.sh, which the restore created.")
+
+
+def test_undoing_a_turn_that_created_a_file_says_it_removed_it(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _project(work)
+    window, controller = _window_with_bash(make_window, server, work)
+    _turn(qtbot, window, controller, server, "echo remember > notes.txt")
+    bar = window.current_tab().files_bar
+    qtbot.waitUntil(bar.isVisible, timeout=WAIT_MS)
+    assert bar.message.text() == "This turn changed 1 file: notes.txt."
+
+    qtbot.mouseClick(bar.undo_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bar.undo_button.text() == "Undo this restore", timeout=WAIT_MS)
+    assert not (work / "notes.txt").exists()
+    assert bar.message.text() == "Removed notes.txt, which this turn created."
 
 
 def test_a_file_edited_by_hand_is_asked_about_on_the_bar_before_it_is_overwritten(
@@ -104,6 +126,11 @@ def test_the_files_changed_window_lists_turns_with_diffs_and_restores_with_a_bra
 
     panel.branch_box.setChecked(True)
     qtbot.mouseClick(panel.restore_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.restore_question is not None, timeout=WAIT_MS)
+    assert tab.restore_question.text() == ("Restore 2 files to how they were before this "
+                                           "message: b.txt and src/app.py?")
+    yes = next(b for b in tab.restore_question.buttons() if b.text() == "Restore 2 files")
+    qtbot.mouseClick(yes, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: (work / "src" / "app.py").read_text() == "print('hello')\n",
                     timeout=WAIT_MS)
     # Back before the first message: the next one starts a new branch (the old one stays).

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
 from window_driver import WAIT_MS, send, use_server, wait_idle
 
 from desktop_agent.gui.transcript.message_bubbles import (
@@ -49,6 +50,24 @@ def _choose(qtbot: Any, message: UserMessageWidget, entry: str) -> None:
     action.trigger()
 
 
+def _question(qtbot: Any, tab: Any) -> QMessageBox:
+    """The question asked before the restore (it comes once the plan is read)."""
+    qtbot.waitUntil(lambda: tab.restore_question is not None
+                    and tab.restore_question.isVisible(), timeout=WAIT_MS)
+    box: QMessageBox = tab.restore_question
+    return box
+
+
+def _answer(qtbot: Any, tab: Any, button_text: str) -> str:
+    """Click ``button_text`` in the question; return what it asked."""
+    box = _question(qtbot, tab)
+    asked = f"{box.text()}\n{box.informativeText()}"
+    button = next(b for b in box.buttons() if b.text() == button_text)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: tab.restore_question is None, timeout=WAIT_MS)
+    return asked
+
+
 def test_restore_files_to_before_an_earlier_message_asks_about_hand_edits_then_branches(
         qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
     work = tmp_path / "work"
@@ -73,6 +92,7 @@ def test_restore_files_to_before_an_earlier_message_asks_about_hand_edits_then_b
     qtbot.waitUntil(_message(window, "Change a, add b").restore_button.isVisible,
                     timeout=WAIT_MS)
     _choose(qtbot, _message(window, "Change a, add b"), RESTORE_FILES)
+    _answer(qtbot, tab, "Restore 2 files")
     bar = tab.files_bar
     qtbot.waitUntil(bar.overwrite_button.isVisible, timeout=WAIT_MS)
     assert "b.txt" in bar.message.text()
@@ -88,6 +108,7 @@ def test_restore_files_to_before_an_earlier_message_asks_about_hand_edits_then_b
     # Before "Write a", going back to there too: a.txt is gone, the conversation ends
     # at "hello", and the message waits in the composer to be edited and sent again.
     _choose(qtbot, _message(window, "Write a"), RESTORE_AND_BRANCH)
+    _answer(qtbot, tab, "Restore 1 file")
     qtbot.waitUntil(lambda: not (work / "a.txt").exists(), timeout=WAIT_MS)
     qtbot.waitUntil(lambda: tab.composer.toPlainText() == "Write a", timeout=WAIT_MS)
     texts = [tab.transcript.item_text(k) for k in tab.transcript.item_keys()]
@@ -100,3 +121,47 @@ def test_restore_files_to_before_an_earlier_message_asks_about_hand_edits_then_b
     wait_idle(qtbot, controller)
     qtbot.waitUntil(lambda: _message(window, "Write a").branches.isVisible(),
                     timeout=WAIT_MS)
+
+
+def test_restore_files_asks_first_naming_each_file_and_cancel_changes_nothing(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "old.txt").write_text("keep me\n")
+    window = make_window(builtin=True)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["write_file", "bash"], workdir=str(work),
+                               confirm_tools=False)
+    tab = window.current_tab()
+    _write_turn(qtbot, window, controller, server, "Write a", {"a.txt": "one\n"})
+    _write_turn(qtbot, window, controller, server, "More",
+                {"a.txt": "two\n", "notes.txt": "new\n"})
+    server.enqueue(script.tool_calls([("bash", {"command": "rm old.txt"})]), script.text("Gone."))
+    send(qtbot, window, "Remove old.txt")
+    wait_idle(qtbot, controller)
+
+    message = _message(window, "More")
+    qtbot.waitUntil(message.restore_button.isVisible, timeout=WAIT_MS)
+    _choose(qtbot, message, RESTORE_FILES)
+    asked = _answer(qtbot, tab, "Cancel")
+    # The count and the names, as the bar gives them, and what happens to each.
+    assert asked.startswith("Restore 3 files to how they were before this message: "
+                            "a.txt, notes.txt and old.txt?")
+    assert "a.txt: put back as it was" in asked
+    assert "notes.txt: removed (created since)" in asked
+    assert "old.txt: brought back (deleted since)" in asked
+    assert (work / "a.txt").read_text() == "two\n"  # Cancel: nothing was touched
+    assert (work / "notes.txt").exists() and not (work / "old.txt").exists()
+
+    _choose(qtbot, message, RESTORE_FILES)
+    _answer(qtbot, tab, "Restore 3 files")
+    bar = tab.files_bar
+    qtbot.waitUntil(lambda: bar.undo_button.text() == "Undo this restore", timeout=WAIT_MS)
+    assert (work / "a.txt").read_text() == "one\n"
+    assert not (work / "notes.txt").exists()
+    assert (work / "old.txt").read_text() == "keep me\n"
+    # The bar says what happened to each file, and why.
+    assert bar.message.text() == (
+        "Put back a.txt as it was before that message. "
+        "Brought back old.txt, which was deleted after that message. "
+        "Removed notes.txt, which was created after that message.")

@@ -122,9 +122,11 @@ def test_serve_command_serves_the_api_with_the_key(data_dir):
             assert time.monotonic() < deadline, "serve did not come up"
             time.sleep(0.1)
         url = f"http://127.0.0.1:{port}/conversations"
-        assert httpx.get(url).status_code == 401
+        # /alive answers as soon as the port is open; the API a moment later (the first
+        # request waits for it: long on a busy machine, hence no short timeout).
+        assert httpx.get(url, timeout=60).status_code == 401
         made = httpx.post(url, json={"title": "from serve"},
-                          headers={"Authorization": f"Bearer {key}"})
+                          headers={"Authorization": f"Bearer {key}"}, timeout=60)
         assert made.status_code == 201
     finally:
         process.terminate()

@@ -112,7 +112,8 @@ def test_constrained_tool_calls_are_a_setting(api: RunningApi,
                                json={"settings": {"constrained_tool_calls": True}})
     assert patched.status_code == 200, patched.text
     last = api.events(cid)[-1]["id"]
-    sent = api.client.post(f"/conversations/{cid}/run", json={"message": "again"})
+    # a request that names the tool's job (a file): one naming none is held to an answer
+    sent = api.client.post(f"/conversations/{cid}/run", json={"message": "read notes.txt"})
     assert sent.status_code == 202
     api.wait_idle(cid, after=last)
     plain, constrained = model_server.requests[-2:]

@@ -412,6 +412,13 @@ def test_app_settings_round_trip(tmp_path: Path) -> None:
         assert store.get_setting("open_tabs", "gone") == "gone"
 
 
+def test_a_recent_list_keeps_the_newest_first_once_each_up_to_its_limit(store: Store) -> None:
+    for folder in ("/p/a", "/p/b", "/p/c", "/p/a", "/p/d"):
+        kept = store.remember_recent("recent_folders", folder, 3)
+    assert kept == ["/p/d", "/p/a", "/p/c"]
+    assert store.get_setting("recent_folders") == kept
+
+
 def test_a_failed_write_says_so_and_changes_nothing(sqlite_store: Store) -> None:
     conv = sqlite_store.create_conversation()
     sqlite_store.add_message(conv.id, {"role": "user", "content": "kept"})

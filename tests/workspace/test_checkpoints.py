@@ -155,6 +155,26 @@ def test_restore_to_an_earlier_checkpoint_leaves_files_no_turn_changed(
     assert (workdir / "mine.txt").read_text() == "m1 by hand between turns\n"
 
 
+def test_the_plan_of_a_restore_names_what_the_restore_then_does(
+        checkpoints: CheckpointStore, workdir: Path) -> None:
+    (workdir / "a.txt").write_text("a0\n")
+    (workdir / "old.txt").write_text("old\n")
+    agent_turn(checkpoints, workdir, "t1", lambda: (workdir / "a.txt").write_text("a1\n"))
+    agent_turn(checkpoints, workdir, "t2", lambda: ((workdir / "notes.txt").write_text("n\n"),
+                                                    (workdir / "old.txt").unlink()))
+    first = next(c for c in checkpoints.checkpoints() if c.turn == "t1")
+
+    plan = checkpoints.restore_plan(workdir, first.id)
+    assert [(c.path, c.change) for c in plan] == [
+        ("a.txt", "modified"), ("notes.txt", "deleted"), ("old.txt", "added")]
+    assert (workdir / "notes.txt").exists()  # nothing done yet
+
+    report = checkpoints.restore_to(workdir, first.id)
+    assert report.turn is not None and report.turn.changes == plan
+    with pytest.raises(CheckpointError, match="now works in"):
+        checkpoints.restore_plan(workdir / "elsewhere", first.id)
+
+
 def test_an_unchanged_folder_writes_no_new_manifest(
         checkpoints: CheckpointStore, workdir: Path) -> None:
     for i in range(50):

@@ -54,6 +54,31 @@ several things asked" for the list, 26.7 % / 15 % on the 30 / 20 cases
 (noise), and the model then answered "the area of a circle of radius 3" in
 prose instead of calling ``circle_area``.
 
+When no tool fits, the person gets an answer. Offered a call, a small model
+takes it: on BFCL's ``irrelevance`` cases (requests none of the offered tools
+does) SmolLM2 made a call for each of the bench's 30 (8 unusable), although the
+``{"answer"}`` branch was open. Three rules follow from how requests are
+written, not from the cases (``bench/bfcl.py`` holds a third of each category
+out of tuning):
+
+* a conversation that names no tool's job (shares no word with any tool, and
+  names no file for a tool taking one nor instructs a tool that runs commands)
+  is held to an answer (``answer_only``), and otherwise the first reply may call
+  only the tools named (:func:`~desktop_agent.core.tooling.tool_match.offered`);
+* a call that holds nothing the person gave (blanks, numbers nobody wrote, the
+  tool's own names) is not run and the request goes again held to an answer
+  (:func:`~desktop_agent.core.wire.call_lists.placeholder`,
+  :mod:`.second_chances`);
+* the calls the grammar allows are the tools named, most likely meant first
+  (:func:`.tool_match.by_request`). The instructions in the system prompt list
+  every tool in one fixed order all the same: a list that changed with each
+  request would make every server process the whole prompt again (its prefix
+  cache reuses work only up to the first byte that differs).
+
+And what a call holds is what the person gave: optional arguments whose value
+nobody wrote are left out, so the tool's default applies
+(:meth:`~desktop_agent.core.wire.call_lists.Said.without_unsaid_options`).
+
 This module makes the request (the schema, the instructions) and decides when
 it applies; the wire reads the reply
 (:class:`~desktop_agent.core.wire.constrained_reply.ConstrainedReplyParser`).
@@ -123,7 +148,7 @@ def string_cap(max_tokens: int | None) -> int:
     return max(_STRING_FLOOR, min(STRING_CAP, 2 * max_tokens))
 
 
-def reply_schema(tools: list[Any], *, calls_only: bool = False,
+def reply_schema(tools: list[Any], *, calls_only: bool = False, answer_only: bool = False,
                  max_tokens: int | None = None) -> dict[str, Any]:
     """The JSON schema of a reply: an answer, or a call of one of these tools.
 
@@ -135,8 +160,14 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False,
         tools: The offered tools.
         calls_only: Leave the answer out (asking again after a reply in prose
             that named a tool).
+        answer_only: Leave the calls out: the person named no tool's job
+            (:func:`~desktop_agent.core.tooling.tool_match.names_a_job`).
         max_tokens: The reply's limit, which bounds string arguments.
     """
+    answer = {"type": "object", "properties": {ANSWER_KEY: {"type": "string"}},
+              "required": [ANSWER_KEY], "additionalProperties": False}
+    if answer_only and not calls_only:
+        return {"anyOf": [answer]}
     cap = string_cap(max_tokens)
     calls: list[dict[str, Any]] = []
     for t in tools:
@@ -149,11 +180,7 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False,
                       "required": [NAME_KEY, ARGUMENTS_KEY], "additionalProperties": False})
     if calls_only:
         return {"anyOf": calls}
-    return {"anyOf": [
-        {"type": "object", "properties": {ANSWER_KEY: {"type": "string"}},
-         "required": [ANSWER_KEY], "additionalProperties": False},
-        *calls,
-    ]}
+    return {"anyOf": [answer, *calls]}
 
 
 def tightened(schema: Any, cap: int) -> Any:
@@ -190,12 +217,13 @@ def _required_array(schema: Any, required: bool) -> Any:
     return schema
 
 
-def response_format(tools: list[Any], *, calls_only: bool = False,
+def response_format(tools: list[Any], *, calls_only: bool = False, answer_only: bool = False,
                     max_tokens: int | None = None) -> dict[str, Any]:
     """The request's ``response_format`` field for :func:`reply_schema`."""
     return {"type": "json_schema",
             "json_schema": {"name": "reply", "strict": True,
                             "schema": reply_schema(tools, calls_only=calls_only,
+                                                   answer_only=answer_only,
                                                    max_tokens=max_tokens)}}
 
 

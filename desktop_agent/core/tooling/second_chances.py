@@ -1,13 +1,17 @@
-"""Two replies a small model gets asked again for, once each per turn.
+"""Three replies a small model gets asked again for, once each per turn.
 
-Both were seen on SmolLM2-135M under llama.cpp (BFCL's cases):
+All were seen on SmolLM2-135M under llama.cpp (BFCL's cases):
 
 * a constrained reply cut by ``max_tokens`` in the middle of a call: it is
   reported (the aggregator's error says "cut off by the token limit") and the
   same request goes again once with twice the room;
 * a reply in prose that names an offered tool ("use get_weather with city
   Paris"), in either mode: the model meant to call it, so the same request
-  goes again once with the reply held to calls of the offered tools.
+  goes again once with the reply held to calls of the offered tools;
+* a constrained call that held nothing the person gave (blanks, zeros, the
+  tool's own names: :func:`~desktop_agent.core.wire.call_lists.placeholder`),
+  which is not kept: asked something no offered tool does, the model filled a
+  call in anyway, so the same request goes again once held to an answer.
 
 The reply that is asked again is not kept in the history; the next request is
 the same one with the change.
@@ -16,9 +20,9 @@ the same one with the change.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.core.tooling import tool_call_mode, tool_match
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.tooling_settings import ToolingSettings
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
 
 ROOM = "room"
 CALLS_ONLY = "calls_only"
+ANSWER_ONLY = "answer_only"
 
 
 def names_a_tool(text: str, names: list[str]) -> str | None:
@@ -51,6 +56,8 @@ class SecondChances:
         self.used: set[str] = set()
         #: The next request holds the reply to calls only.
         self.calls_only = False
+        #: The next request holds the reply to an answer.
+        self.answer_only = False
         #: The next request's ``max_tokens`` (None: the options').
         self.max_tokens: int | None = None
 
@@ -58,18 +65,27 @@ class SecondChances:
         """A new turn: both chances are there again."""
         self.used.clear()
         self.calls_only = False
+        self.answer_only = False
         self.max_tokens = None
 
     def after_reply(self, options: ToolingSettings, aggregator: StreamAggregator, *,
-                    after_tools: bool = False) -> str | None:
-        """Whether to ask again (``ROOM`` or ``CALLS_ONLY``), setting up the next request.
+                    after_tools: bool = False,
+                    history: list[dict[str, Any]] | None = None) -> str | None:
+        """Whether to ask again (``ANSWER_ONLY``, ``ROOM`` or ``CALLS_ONLY``), setting it up.
 
         ``after_tools``: the reply answers tool results. An answer then names
         the tools it used ("read_file shows..."), so prose is only asked again
-        when it answers the person's prompt.
+        when it answers the person's prompt. ``history``: the conversation; prose
+        is not asked again for calls when the person named no tool's job
+        (:func:`.tool_match.names_a_job`), where the answer was all that was allowed.
         """
         self.calls_only = False
+        self.answer_only = False
         self.max_tokens = None
+        if ANSWER_ONLY not in self.used and aggregator.placeholder_call:
+            self.used.add(ANSWER_ONLY)
+            self.answer_only = True
+            return ANSWER_ONLY
         if ROOM not in self.used and aggregator.cut_call and options.max_tokens:
             self.used.add(ROOM)
             self.max_tokens = 2 * options.max_tokens
@@ -80,6 +96,9 @@ class SecondChances:
         if not tool_call_mode.may_constrain(options):
             return None
         if names_a_tool(aggregator.text, [t.name for t in options.tools]) is None:
+            return None
+        if history is not None and not tool_match.names_a_job(
+                tool_match.person_text(history), options.tools):
             return None
         self.used.add(CALLS_ONLY)
         self.calls_only = True

@@ -45,6 +45,7 @@ import functools
 import json
 import math
 import re
+from collections.abc import Sequence
 from typing import Any
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
@@ -58,6 +59,18 @@ _LISTING = re.compile(
     r"[,;&+/\uff0c\u3001\uff1b]|\b(?:and|or|also|then|plus|both|each|same|again|repeat|"
     r"versus|vs|et|ou|puis|aussi|und|oder|auch|dann|también|também|anche|poi)\b"
     r"|[和及与或]|\u3068", re.IGNORECASE)
+#: Numbers a person may write in words ("the factorial of five"), for :func:`placeholder`.
+_SMALL_NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve "
+                  "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty")
+_NUMBER_WORDS: dict[str, float] = {
+    **{word: float(n) for n, word in enumerate(_SMALL_NUMBERS.split())},
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+    "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12,
+    "half": 0.5, "twice": 2, "double": 2, "triple": 3}
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_MONTHS = tuple(frozenset({name, name[:3]}) for name in (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december"))
 #: Words of a flag's name that do not say which flag it is ("include_details").
 _FLAG_VERBS = frozenset({"include", "enable", "allow", "use", "show", "with", "get", "has",
                          "is", "do", "should", "return", "flag"})
@@ -71,10 +84,15 @@ class Said:
 
     Args:
         history: The conversation's messages; the person's and the tools' count.
+        tools: The offered tools (``name`` and ``input_schema``), whose optional
+            arguments a call keeps only with a value the person gave
+            (:meth:`without_unsaid_options`).
     """
 
-    def __init__(self, history: list[dict[str, Any]]) -> None:
+    def __init__(self, history: list[dict[str, Any]], tools: Sequence[Any] = ()) -> None:
         self._history = list(history)  # the messages so far, not later appends
+        self._schemas = {getattr(t, "name", None): getattr(t, "input_schema", None)
+                         for t in tools}
 
     @functools.cached_property
     def text(self) -> str:
@@ -146,6 +164,58 @@ class Said:
         return any(word in self.words or (len(word) >= 6 and any(
             said.startswith(word[:6]) for said in self.words)) for word in wanted)
 
+    def without_unsaid_options(self, name: str, arguments: Any) -> Any:
+        """The call's arguments less the optional ones whose value the person never gave.
+
+        A small model held to a schema fills optional arguments in with values of its
+        own (``unit: "cm"`` for "a radius of 5 units", ``formatted: false`` nobody asked
+        for, ``gravity: 9.81``); left out, the tool's own default applies, which is
+        what a person who did not mention them expects. A value counts as given as
+        for a list's later calls (:meth:`holds`); a flag, or a choice among a
+        schema's listed values, also when the person named the argument ("free" for
+        ``free_entry``). Required arguments, and calls of tools not offered, are kept
+        whole. Values the model rightly derived in another form (a date written
+        "the 5th of March") are lost with the rest: the tool's default is the cost.
+        """
+        schema = self._schemas.get(name)
+        if not isinstance(arguments, dict) or not isinstance(schema, dict):
+            return arguments
+        required = schema.get("required")
+        needed = set(required) if isinstance(required, list) else set()
+        properties = schema.get("properties")
+        kinds = properties if isinstance(properties, dict) else {}
+        return {key: value for key, value in arguments.items()
+                if key in needed or self._given(key, value, kinds.get(key))}
+
+    def _given(self, argument: str, value: Any, schema: Any = None) -> bool:
+        if value is None:
+            return False
+        choice = isinstance(schema, dict) and "enum" in schema
+        if isinstance(value, bool) or (choice and isinstance(value, str)):
+            # a flag or a choice among listed values: given when the person named it
+            # ("free entry" for free_entry: "True"), or wrote the value itself
+            return self.names(argument) or (not isinstance(value, bool)
+                                             and self.holds(value))
+        if isinstance(value, int | float) and any(
+                _NUMBER_WORDS.get(word) == value for word in self.words):
+            return True
+        if isinstance(value, str) and self._numbers_given(value):
+            return True
+        if isinstance(value, str | int | float) or value:
+            return self.holds(value)
+        return False  # an empty list or object: nothing given
+
+    def _numbers_given(self, value: str) -> bool:
+        """A value of numbers only (a date, a time), each written, a month also by name.
+
+        "2023-04-05" for "April 5th, 2023": the person gave it in another form.
+        """
+        numbers = _DIGITS.findall(value)
+        if not numbers or any(c.isalpha() for c in value):
+            return False
+        months = {n + 1 for n, names in enumerate(_MONTHS) if names & self.words}
+        return all(float(n) in self.numbers or int(float(n)) in months for n in numbers)
+
     def changed(self, argument: str, value: Any, before: Any) -> bool:
         """Whether a later call's ``value``, where the first had ``before``, was said.
 
@@ -192,6 +262,57 @@ def meant(calls: list[Any], said: Said | None) -> list[Any]:
         shuffles.add(_values(call))
         kept.append(call)
     return kept
+
+
+def placeholder(name: str, arguments: Any, said: Said | None) -> bool:
+    """Whether a call holds nothing the person gave: blanks, numbers nobody wrote, names copied.
+
+    Held to a tool's schema, a small model asked something no offered tool does still
+    writes a call, and fills it with what the grammar allows when nothing fits: ``""``,
+    numbers of its own, or the tool's and arguments' own names
+    (``stock_ticker(company_name="stock_ticker")`` for "who won the World Cup in
+    2010?", ``calculate_current(voltage=100, resistance=100)`` for "what's the mass of
+    an electron?"). A call the person meant carries at least one value they gave: a
+    number they wrote, or a string other than the names (a string the model made up,
+    a command or a path, counts as given: it may be derived from the request). Flags
+    are choices, not values, and a call with no values at all (a tool without
+    arguments) is not judged.
+    """
+    if not isinstance(arguments, dict):
+        return False
+    copied = {part.lower() for word in (name, *_keys(arguments))
+              for part in _NAME_PART.findall(word)}
+    values = _scalars(arguments)
+    if not values:
+        return not _has_flag(arguments) and bool(arguments)  # only empty lists and objects
+    return all(_blank(value, copied, said) for value in values)
+
+
+def _blank(value: Any, copied: set[str], said: Said | None) -> bool:
+    if isinstance(value, str):  # "", or only words of the tool's and arguments' names
+        parts = _NAME_PART.findall(value)
+        return "".join(parts) == re.sub(r"[\W_]+", "", value) and all(
+            part.lower() in copied for part in parts)
+    if said is None:
+        return bool(value == 0)
+    return not said.holds(value) and not any(
+        _NUMBER_WORDS.get(word) == value for word in said.words)
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [str(k) for k in value] + [k for v in value.values() for k in _keys(v)]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
+def _has_flag(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_flag(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_flag(v) for v in value)
+    return isinstance(value, bool)
 
 
 def _exact(call: Any) -> str:

@@ -7,18 +7,22 @@ argument objects. :class:`ConstrainedReplyParser` shows the answer's text while
 it streams and turns calls into the same
 :class:`~desktop_agent.core.wire.text_tool_calls.TextCall` s as calls written as
 text, so the stream aggregator treats both alike; of a list of calls it keeps
-the ones the model meant (:mod:`.call_lists`). A reply that is not JSON after all
-(a server that ignores ``response_format``) is read as ordinary text, calls
-written as text included (Mistral's ``[TOOL_CALLS]...`` too, which also starts
-with ``[``).
+the ones the model meant (:mod:`.call_lists`), less a call of placeholders and
+optional values nobody gave. A list cut by the token limit keeps the calls it
+closed before the cut: a small model inside a list runs on until the limit, and
+asking again with more room cost a second request for calls already whole. A
+reply that is not JSON after all (a server that ignores ``response_format``) is
+read as ordinary text, calls written as text included (Mistral's
+``[TOOL_CALLS]...`` too, which also starts with ``[``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from desktop_agent.core.wire.call_lists import Said, meant
+from desktop_agent.core.wire.call_lists import Said, meant, placeholder
 from desktop_agent.core.wire.text_tool_calls import (
     TextCall,
     TextToolCallParser,
@@ -56,6 +60,9 @@ class ConstrainedReplyParser:
         self._fallback: TextToolCallParser | None = None
         #: Whether the reply was whole JSON as sent (False: repaired, cut, or not JSON).
         self.complete = False
+        #: The reply was a call of blanks and copied names only, which is not kept
+        #: (:func:`.call_lists.placeholder`): the person gave the tool nothing.
+        self.placeholder_call = False
 
     def feed(self, piece: str) -> str:
         """Take a piece of the reply; return the answer text that can be shown now."""
@@ -77,6 +84,11 @@ class ConstrainedReplyParser:
             self.complete = True
         except json.JSONDecodeError:
             self.complete = False
+            whole = _whole_calls_of_cut_list(self._buffer)
+            if whole is not None:  # the calls closed before the cut are what was meant
+                self.complete = True
+                self._add_calls(_call_items(whole, self._said) or [])
+                return ""
         value, error = parse_arguments(self._buffer)
         items = _call_items(value, self._said)
         if error is not None or (items is None and not isinstance(value, dict)):
@@ -85,14 +97,22 @@ class ConstrainedReplyParser:
                                            error or "The reply is not a JSON object."))
             return ""
         answer = value.get(ANSWER_KEY) if isinstance(value, dict) else None
-        if items:
-            seen: set[str] = set()
-            for item in items:  # a small model repeats its call until the list is full
-                raw = json.dumps(item, sort_keys=True, ensure_ascii=False)
-                if raw not in seen:
-                    seen.add(raw)
-                    self.calls.append(call_from(item, raw))
+        self._add_calls(items or [])
         return answer if isinstance(answer, str) else ""
+
+    def _add_calls(self, items: list[Any]) -> None:
+        if self._said is not None and items:
+            meant_calls = [item for item in items if not (
+                isinstance(item, dict) and isinstance(item.get(NAME_KEY), str)
+                and placeholder(item[NAME_KEY], item.get(ARGUMENTS_KEY), self._said))]
+            self.placeholder_call = not meant_calls
+            items = meant_calls
+        seen: set[str] = set()
+        for item in items:  # a small model repeats its call until the list is full
+            raw = json.dumps(item, sort_keys=True, ensure_ascii=False)
+            if raw not in seen:
+                seen.add(raw)
+                self.calls.append(call_from(item, raw))
 
     def _advance(self) -> str:
         shown: list[str] = []
@@ -187,10 +207,13 @@ def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
     server that ignores the schema may still get) are read too.
     """
     if isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
+        name = value[NAME_KEY]
         listed = value.get(ARGUMENTS_KEY)
         if isinstance(listed, list) and listed:
-            return [{NAME_KEY: value[NAME_KEY], ARGUMENTS_KEY: one}
-                    for one in meant(listed, said)]
+            return [{NAME_KEY: name, ARGUMENTS_KEY: one}
+                    for one in meant([_pruned(name, one, said) for one in listed], said)]
+        if ARGUMENTS_KEY in value:
+            return [{**value, ARGUMENTS_KEY: _pruned(name, listed, said)}]
         return [value]
     if isinstance(value, dict):
         value = value.get(CALLS_KEY)
@@ -200,6 +223,50 @@ def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
     for item in value:
         out.extend(_call_items(item, said) or [item])
     return out
+
+
+_LIST_START = re.compile(r'\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*\[')
+
+
+def _pruned(name: str, arguments: Any, said: Said | None) -> Any:
+    """The arguments less the optional ones nobody gave; a call of placeholders stays whole.
+
+    (It is judged whole, :func:`.call_lists.placeholder`, and then not run.)
+    """
+    if said is None or placeholder(name, arguments, said):
+        return arguments
+    return said.without_unsaid_options(name, arguments)
+
+
+def _whole_calls_of_cut_list(buffer: str) -> dict[str, Any] | None:
+    """The call with the argument objects that closed before the reply was cut, or None.
+
+    A small model inside a list of calls often runs on until the token limit cuts
+    it; the objects it closed before are whole calls (which :mod:`.call_lists`
+    then judges), only the last one is cut. None when no object closed, or the
+    reply is not a list of calls.
+    """
+    start = _LIST_START.match(buffer.lstrip())
+    if start is None:
+        return None
+    text = buffer.lstrip()
+    name = json.loads(start.group(1))
+    decoder = json.JSONDecoder()
+    at = start.end()
+    whole: list[Any] = []
+    while True:
+        while at < len(text) and text[at] in " \t\r\n,":
+            at += 1
+        try:
+            item, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            break
+        if not isinstance(item, dict):
+            return None
+        whole.append(item)
+    if not whole:
+        return None
+    return {NAME_KEY: name, ARGUMENTS_KEY: whole}
 
 
 def _unicode(buffer: str, at: int) -> str:

@@ -107,6 +107,12 @@ class StreamAggregator:
         self.taken_ids: set[str] = set()
 
     @property
+    def placeholder_call(self) -> bool:
+        """The constrained reply was a call that held nothing the person gave, not kept."""
+        return isinstance(self._text_calls, ConstrainedReplyParser) and \
+            self._text_calls.placeholder_call
+
+    @property
     def text(self) -> str:
         """The visible answer so far."""
         return _joined(self._text_parts)

@@ -46,6 +46,7 @@ from desktop_agent.gui.approvals.approval_queue import (
 )
 from desktop_agent.gui.approvals.fold_toggle import ElidedLabel, FoldToggle
 from desktop_agent.gui.icons import icon, set_icon
+from desktop_agent.gui.transcript.approval_panel import parsed_arguments
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 
@@ -76,9 +77,11 @@ class ApprovalDock(QDockWidget):
 
     Signals:
         conversation_requested(str): The person clicked a request; show its conversation.
+        answered(): A request was answered here (its button or shortcut).
     """
 
     conversation_requested = Signal(str)
+    answered = Signal()
 
     def __init__(self, queue: ApprovalQueue, parent: QWidget | None = None) -> None:
         super().__init__("Approvals", parent)
@@ -138,6 +141,7 @@ class ApprovalDock(QDockWidget):
 
         queue.added.connect(self._on_added)
         queue.changed.connect(self._on_changed)
+        queue.input_edited.connect(self._on_input_edited)
         queue.preview_changed.connect(self._on_preview_changed)
         for request in queue.requests():
             self._on_added(request)
@@ -361,8 +365,9 @@ class ApprovalDock(QDockWidget):
         if changed:
             self._preview_timer.stop()
             self._arguments.blockSignals(True)
-            self._arguments.setPlainText(
-                json.dumps(request.tool_input, indent=2, ensure_ascii=False))
+            self._arguments.setPlainText(json.dumps(
+                request.edited_input if request.edited_input is not None
+                else request.tool_input, indent=2, ensure_ascii=False))
             self._arguments.blockSignals(False)
             self._json_error.hide()
             self._reason.clear()
@@ -403,9 +408,25 @@ class ApprovalDock(QDockWidget):
             self._state.clear()
 
     def _validate_arguments(self) -> None:
-        if self._parsed_arguments() is not None and self._shown is not None \
-                and self._shown.previewer is not None:
-            self._preview_timer.start()
+        parsed = self._parsed_arguments()
+        if parsed is not None and self._shown is not None:
+            self._queue.edit(self._shown, parsed)  # the card shows (and runs) it too
+            if self._shown.previewer is not None:
+                self._preview_timer.start()
+
+    def _on_input_edited(self, request: ApprovalRequest) -> None:
+        """The arguments were edited on the request's card: show that edit here."""
+        if request is not self._shown:
+            return
+        wanted = request.edited_input if request.edited_input is not None \
+            else request.tool_input
+        current, _problem = parsed_arguments(self._arguments.toPlainText())
+        if current == wanted:
+            return
+        self._arguments.blockSignals(True)
+        self._arguments.setPlainText(json.dumps(wanted, indent=2, ensure_ascii=False))
+        self._arguments.blockSignals(False)
+        self._json_error.hide()
 
     def _preview_edited(self) -> None:
         """Work out the diff of the edited arguments (in the session, off the loop)."""
@@ -437,18 +458,9 @@ class ApprovalDock(QDockWidget):
 
     def _parsed_arguments(self) -> dict[str, object] | None:
         """The edited arguments, or None (with a visible message) when they are not valid."""
-        text = self._arguments.toPlainText()
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self._json_error.setText(
-                f"The arguments are not valid JSON (line {exc.lineno}, column {exc.colno}: "
-                f"{exc.msg}). Fix them, or deny the call.")
-            self._json_error.show()
-            self.arguments_toggle.set_open(True)
-            return None
-        if not isinstance(value, dict):
-            self._json_error.setText("The arguments must be a JSON object ({ ... }).")
+        value, problem = parsed_arguments(self._arguments.toPlainText())
+        if value is None:
+            self._json_error.setText(problem)
             self._json_error.show()
             self.arguments_toggle.set_open(True)
             return None
@@ -506,7 +518,10 @@ class ApprovalDock(QDockWidget):
                 updated = parsed
         decision = ApprovalDecision(choice, self._reason.text().strip(), updated)
         log.info("approval %s for %s", choice.value, request.tool_name)
-        return self._queue.answer(request, decision)
+        done = self._queue.answer(request, decision)
+        if done:
+            self.answered.emit()
+        return done
 
     def _dismiss(self) -> None:
         if self._shown is not None and not self._shown.pending:

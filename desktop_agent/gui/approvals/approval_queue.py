@@ -63,6 +63,9 @@ class ApprovalRequest:
             diff the call would make, or why it would fail).
         previewer: Works out the preview again for edited arguments (None: not offered).
         agent: The subagent whose call it is (None: the conversation's own agent).
+        edited_input: The person's edit of the arguments, not yet answered (None:
+            the model's run). One for the request, whether made on its card or in
+            the dock: an answer in either place runs it.
     """
 
     conversation_id: str
@@ -78,6 +81,7 @@ class ApprovalRequest:
     preview: ChangePreview | None = None
     previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
     agent: str | None = None
+    edited_input: dict[str, Any] | None = None
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING
@@ -113,12 +117,15 @@ class ApprovalQueue(QObject):
         changed(object): A request was answered, expired or cancelled.
         preview_changed(object): A request's diff was worked out again (its
             arguments were edited in the dock); its card shows the new one too.
+        input_edited(object): A request's arguments were edited (on its card or in
+            the dock); the other place shows the edit too.
         pending_count_changed(str, int): conversation id, its pending requests.
     """
 
     added = Signal(object)
     changed = Signal(object)
     preview_changed = Signal(object)
+    input_edited = Signal(object)
     pending_count_changed = Signal(str, int)
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -148,6 +155,16 @@ class ApprovalQueue(QObject):
         request.future.set_result(decision)
         self.discard(request)
         return True
+
+    def edit(self, request: ApprovalRequest, arguments: dict[str, Any]) -> None:
+        """Keep the person's edit of a pending request's arguments (its answer runs them)."""
+        if not request.pending:
+            return
+        edited = None if arguments == request.tool_input else dict(arguments)
+        if edited == request.edited_input:
+            return
+        request.edited_input = edited
+        self.input_edited.emit(request)
 
     def set_preview(self, request: ApprovalRequest, preview: ChangePreview) -> None:
         """Give a pending request the diff of its edited arguments (dock and card show it)."""

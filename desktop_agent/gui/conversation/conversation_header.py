@@ -172,7 +172,11 @@ class ConversationHeader(QWidget):
         self.folder_button.setObjectName("workFolder")
         self.folder_button.setAccessibleName("Working folder")
         set_icon(self.folder_button, "folder")
-        self.folder_button.clicked.connect(lambda _c=False: self.choose_folder())
+        # A menu: the recent folders first (one click), then the file dialog.
+        self.folder_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.folder_menu = QMenu(self.folder_button)
+        self.folder_menu.aboutToShow.connect(self._fill_folder_menu)
+        self.folder_button.setMenu(self.folder_menu)
         layout.addWidget(self.folder_button)
 
         self.instructions_mark = QToolButton()
@@ -207,6 +211,7 @@ class ConversationHeader(QWidget):
         layout.addWidget(self.network_button)
 
         self._folder = Path.home()
+        self._recent: list[Path] = []
         self._servers: list[Any] = []
         self._current: tuple[str | None, str | None] = (None, None)
         self.show_settings({}, None)
@@ -227,7 +232,7 @@ class ConversationHeader(QWidget):
             self.folder_button.set_full_text(short_path(folder))
             self.folder_button.setToolTip(
                 f"Working folder: {folder}\nTools read and write here. Click to choose "
-                "another folder.")
+                "another folder or a recent one.")
         self.show_permission_mode(str(settings.get("permission_mode") or "default"))
         level = settings.get("sandbox", "workdir")
         index = max(0, self.sandbox_box.findData(level))
@@ -323,6 +328,30 @@ class ConversationHeader(QWidget):
         """The models offered in the menu (tests and accessibility checks)."""
         return [a.text() for a in self.model_menu.actions()
                 if a.isCheckable()]
+
+    def set_recent_folders(self, folders: list[Path]) -> None:
+        """The folders picked lately, newest first, offered at the top of the folder menu."""
+        self._recent = list(folders)
+
+    def _fill_folder_menu(self) -> None:
+        menu = self.folder_menu
+        menu.clear()
+        menu.addAction(icon("folder-open"), "Choose a folder…", self.choose_folder)
+        if self._recent:
+            menu.addSeparator()
+            menu.addAction("Recent folders").setEnabled(False)  # Fusion draws no section titles
+        for folder in self._recent:
+            action = menu.addAction(short_path(folder))
+            action.setToolTip(str(folder))
+            action.setCheckable(True)
+            action.setChecked(folder == self._folder)
+            action.triggered.connect(lambda _c=False, f=str(folder): self.folder_chosen.emit(f))
+        menu.setToolTipsVisible(True)
+
+    def recent_folder_names(self) -> list[str]:
+        """The recent folders the menu offers, as it shows them (tests, accessibility)."""
+        self._fill_folder_menu()
+        return [a.text() for a in self.folder_menu.actions() if a.isCheckable()]
 
     def choose_folder(self) -> None:
         """Ask for a working folder (non-blocking dialog)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
-from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMessageBox, QToolButton, QVBoxLayout, QWidget
 
 from desktop_agent.gui.approvals.approval_queue import (
     ApprovalChoice,
@@ -30,6 +30,7 @@ from desktop_agent.gui.conversation.attachments import (
     read_attachment,
     shown_text,
 )
+from desktop_agent.gui.conversation.card_edits import CardEdits, card_prompt
 from desktop_agent.gui.conversation.composer import Composer, ComposerBox
 from desktop_agent.gui.conversation.conversation_controller import (
     HISTORY_PAGE,
@@ -40,10 +41,17 @@ from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
 from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
+from desktop_agent.gui.conversation.restore_wording import (
+    AFTER_MESSAGE,
+    EARLIER_CHANGES,
+    RestoreQuestion,
+    Undone,
+    restore_question,
+    undone_by_kind,
+)
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
 from desktop_agent.gui.transcript import TranscriptView
-from desktop_agent.gui.transcript.approval_panel import ApprovalPrompt
 
 if TYPE_CHECKING:
     from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
@@ -89,6 +97,9 @@ class ConversationTab(QWidget):
         self.controller = controller
         self._approvals = approvals
         self._requests: dict[str, ApprovalRequest] = {}
+        self._card_edits = CardEdits(approvals, self._requests, self)
+        if approvals is not None:  # an edit in the dock shows on the card
+            approvals.input_edited.connect(self._show_edited_input)
         self.setObjectName("conversationPage")
         self.setBackgroundRole(QPalette.ColorRole.Base)  # the reading surface, edge to edge
         self.setAutoFillBackground(True)
@@ -98,6 +109,9 @@ class ConversationTab(QWidget):
         self._parts: TabParts | None = None
         self._when_built: list[Callable[[], None]] = []
         self._shown_turn: str | None = None
+        self._shown_kind = "turn"
+        self._undone: Undone = EARLIER_CHANGES  # whose changes the running restore takes back
+        self.restore_question: QMessageBox | None = None  # asked before a restore
         self._retry_forced: Callable[[], Awaitable[RestoreOutcome]] | None = None
         self._undo_task: asyncio.Task[None] | None = None
         self.files_panel: FilesChangedPanel | None = None
@@ -262,6 +276,10 @@ class ConversationTab(QWidget):
             self.transcript.set_tool_preview(request.tool_use_id, request.preview.diff,
                                              request.preview.problem)
 
+    def _show_edited_input(self, request: ApprovalRequest) -> None:
+        if self._requests.get(request.tool_use_id) is request and request.pending:
+            self.transcript.set_tool_approval(request.tool_use_id, card_prompt(request))
+
     def _show_waiting_for_approval(self, request: ApprovalRequest) -> None:
         """Ask on the call's card; when answered (here or in the dock), say how it ended."""
         self._requests[request.tool_use_id] = request
@@ -269,9 +287,7 @@ class ConversationTab(QWidget):
         if request.preview is not None:
             self.transcript.set_tool_preview(request.tool_use_id, request.preview.diff,
                                              request.preview.problem)
-        self.transcript.set_tool_approval(request.tool_use_id, ApprovalPrompt(
-            deadline=request.deadline, can_remember=request.can_remember,
-            unsandboxed=request.unsandboxed, plan=request.is_plan, agent=request.agent))
+        self.transcript.set_tool_approval(request.tool_use_id, card_prompt(request))
 
         def answered(future: asyncio.Future[ApprovalDecision]) -> None:
             self._requests.pop(request.tool_use_id, None)
@@ -294,7 +310,10 @@ class ConversationTab(QWidget):
         request = self._requests.get(tool_use_id)
         if request is None or self._approvals is None:
             return False
-        decision = ApprovalDecision(ApprovalChoice(choice), reason)
+        choice_made = ApprovalChoice(choice)
+        # The person's edit, made on the card or in the dock, is what Allow runs.
+        edited = request.edited_input if choice_made is not ApprovalChoice.DENY else None
+        decision = ApprovalDecision(choice_made, reason, edited)
         if not request.can_remember and decision.choice in (
                 ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
             return False
@@ -343,6 +362,7 @@ class ConversationTab(QWidget):
         t.regenerate_requested.connect(c.regenerate)
         t.edit_requested.connect(c.edit_and_resend)
         t.approval_answered.connect(self.answer_on_card)
+        t.approval_arguments_edited.connect(self._card_edits.edit)
         t.tool_stop_requested.connect(self._stop_tool_call)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
@@ -484,10 +504,10 @@ class ConversationTab(QWidget):
 
     # -- undo, restore, files changed --------------------------------------------------
     def _on_files_changed(self, changes: TurnChanges) -> None:
-        self._shown_turn = changes.turn
+        self._shown_turn, self._shown_kind = changes.turn, changes.kind
         label = {"restore": "Undo this restore", "command": "Undo the command"}.get(
             changes.kind, "Undo this turn")
-        self.files_bar.show_changes(turn_summary(changes), label)
+        self.files_bar.show_changes(turn_summary(changes, self._undone), label)
         if self.files_panel is not None and self.files_panel.isVisible():
             self.show_files_changed()
 
@@ -499,16 +519,21 @@ class ConversationTab(QWidget):
     def undo_shown_turn(self) -> None:
         """Undo the turn the bar shows (a conflict is asked about on the bar)."""
         turn = self._shown_turn
-        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force))
+        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force),
+                          undone_by_kind(self._shown_kind))
 
     def undo_turn(self, turn: str) -> None:
         """Undo ``turn`` (from the Files changed panel)."""
-        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force))
+        chosen = self.files_panel.selected_turn() if self.files_panel is not None else None
+        kind = chosen.changes.kind if chosen is not None and chosen.changes.turn == turn \
+            else "turn"
+        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force),
+                          undone_by_kind(kind))
 
     def restore_before(self, message_id: str, branch: bool) -> None:
-        """Restore files to before ``message_id`` (from the Files changed panel)."""
-        self._run_restore(lambda force=False: self.controller.undo.restore_before(
-            message_id, branch=branch, force=force))
+        """Restore files to before ``message_id`` (from the Files changed panel), once asked."""
+        self._ask_then_restore(message_id, branch, lambda force=False: (
+            self.controller.undo.restore_before(message_id, branch=branch, force=force)))
 
     def restore_from_message(self, message_id: str, branch: bool) -> None:
         """A message's "Restore files…": files back to before it, maybe the conversation too.
@@ -528,16 +553,58 @@ class ConversationTab(QWidget):
                 self.composer.setPlainText(text)
             return outcome
 
-        self._run_restore(restore)
+        self._ask_then_restore(message_id, branch, restore)
+
+    def _ask_then_restore(self, message_id: str, branch: bool,
+                          restore: Callable[..., Awaitable[RestoreOutcome]]) -> None:
+        """Say which files a restore would change, with their names, and restore on Yes.
+
+        Nothing to put back is not asked about (going back, if asked for, still happens).
+        """
+        undo = self.controller.undo
+
+        async def ask() -> None:
+            planned = await undo.restore_plan(message_id)
+            if planned.problem:
+                self.files_bar.show_result(planned.problem)
+            elif not planned.changes:
+                self._run_restore(restore, AFTER_MESSAGE)
+            else:
+                self._show_restore_question(restore_question(planned.changes, branch=branch),
+                                            lambda: self._run_restore(restore, AFTER_MESSAGE))
+
+        undo.start(ask())
+
+    def _show_restore_question(self, question: RestoreQuestion,
+                               restore: Callable[[], None]) -> None:
+        if self.restore_question is not None:
+            self.restore_question.close()
+        box = QMessageBox(QMessageBox.Icon.Question, "Restore files", question.text,
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText(question.details)
+        yes = box.addButton(question.button, QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)  # Enter does not overwrite
+        yes.clicked.connect(restore)
+
+        def closed() -> None:
+            if self.restore_question is box:
+                self.restore_question = None
+            box.deleteLater()
+
+        box.finished.connect(closed)
+        self.restore_question = box
+        box.open()
 
     def _overwrite(self) -> None:
         if self._retry_forced is not None:
             forced = self._retry_forced
-            self._run_restore(lambda force=True: forced())
+            self._run_restore(lambda force=True: forced(), self._undone)
 
-    def _run_restore(self, action: Callable[..., Awaitable[RestoreOutcome]]) -> None:
+    def _run_restore(self, action: Callable[..., Awaitable[RestoreOutcome]],
+                     undone: Undone = EARLIER_CHANGES) -> None:
         if self._undo_task is not None and not self._undo_task.done():
             return
+        self._undone = undone  # the bar names whose changes it took back
         self.files_bar.set_running(True)
 
         async def run() -> None:

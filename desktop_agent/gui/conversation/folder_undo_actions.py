@@ -18,12 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop_agent.gui.conversation.restore_wording import (
+    EARLIER_CHANGES,
+    Undone,
+    name_list,
+    restore_summary,
+    shown_files,
+)
 from desktop_agent.session import BUSY_ELSEWHERE, FilesChanged, SessionError, SessionEvent
 from desktop_agent.store.errors import ConversationBusyError
 
 if TYPE_CHECKING:
     from desktop_agent.session import (
         ConversationSession,
+        FileChange,
         FileChangeView,
         RestoreReport,
         TurnChanges,
@@ -64,14 +72,30 @@ class TurnFiles:
     files: list[FileChangeView] = field(default_factory=list)
 
 
-def turn_summary(changes: TurnChanges) -> str:
-    """``Changed 3 files: a.py, b.txt and new.txt`` (folders left out of the count)."""
-    names = [c.path for c in changes.changes if c.kind != "dir"] or \
-        [c.path for c in changes.changes]
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    verb = {"restore": "Put back", "command": "The command changed"}.get(
-        changes.kind, "This turn changed")
-    return f"{verb} {len(names)} file{'s' if len(names) != 1 else ''}: {shown}."
+@dataclass(frozen=True, slots=True)
+class PlannedRestore:
+    """What a restore would do, asked for before it runs.
+
+    Attributes:
+        changes: Each path as the restore would change it (empty: nothing to put back).
+        problem: Why it cannot be planned, as a sentence ('' when it can).
+    """
+
+    changes: tuple[FileChange, ...] = ()
+    problem: str = ""
+
+
+def turn_summary(changes: TurnChanges, undone: Undone = EARLIER_CHANGES) -> str:
+    """``This turn changed 3 files: a.py, b.txt and new.txt`` (folders left out of the count).
+
+    A restore (an undo is one) says what it did to each file instead, naming
+    whose changes it took back as ``undone`` says.
+    """
+    if changes.kind == "restore":
+        return restore_summary(changes.changes, undone)
+    names = [c.path for c in shown_files(changes.changes)]
+    verb = "The command changed" if changes.kind == "command" else "This turn changed"
+    return f"{verb} {len(names)} file{'s' if len(names) != 1 else ''}: {name_list(names)}."
 
 
 class FolderUndoActions(QObject):
@@ -129,6 +153,19 @@ class FolderUndoActions(QObject):
         """Restore files to before ``message_id``; ``branch``: go back in the conversation too."""
         return await self._outcome(lambda: self._session.restore_files(
             message_id, force=force, branch=branch))
+
+    async def restore_plan(self, message_id: str) -> PlannedRestore:
+        """What restoring files to before ``message_id`` would do (nothing is done yet)."""
+        from desktop_agent.session import CheckpointError
+
+        try:
+            return PlannedRestore(await self._session.restore_plan(message_id))
+        except (CheckpointError, SessionError) as exc:
+            return PlannedRestore(problem=str(exc))
+        except OSError as exc:
+            log.warning("the restore could not be planned: %s", exc)
+            return PlannedRestore(problem=f"The checkpoints could not be read "
+                                          f"({exc.strerror or exc}).")
 
     async def has_changes(self) -> bool:
         """Whether any turn, command or restore of this conversation changed files."""

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -73,9 +74,19 @@ class ConversationSettingsDialog(QDialog):
         style_chrome(self)
         self.setWindowTitle(f"Settings — {title}")
         self.setObjectName("conversationSettings")
-        self.resize(520, 620)
         self._settings = dict(settings)
-        layout = QVBoxLayout(self)
+        # The settings scroll above the buttons: all of them are taller than a small
+        # screen (or window), and the bottom ones must stay reachable.
+        outer = QVBoxLayout(self)
+        scroll = QScrollArea()
+        scroll.setObjectName("settingsScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        page = QWidget()
+        page.setObjectName("settingsPage")
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
 
         model = QGroupBox("Model")
         form = QFormLayout(model)
@@ -182,14 +193,41 @@ class ConversationSettingsDialog(QDialog):
             self.problem.setText(f"The config file cannot be used, so no remembered approval "
                                  f"applies and every call asks: {config_problem}")
             self.problem.show()
+        self.approvals.setMinimumHeight(self.approvals.fontMetrics().lineSpacing() * 4)
         layout.addWidget(remembered, 1)
         self._fill_approvals()
+        scroll.setWidget(page)
+        outer.addWidget(scroll, 1)
+        self._scroll = scroll
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
+        buttons.setObjectName("settingsButtons")
         buttons.accepted.connect(self._apply)
         buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        outer.addWidget(buttons)
+        self._fit(page, scroll, outer)
+
+    def scroll_to(self, widget: QWidget) -> None:
+        """Scroll the settings so that ``widget`` (one of them) is in sight."""
+        self._scroll.ensureWidgetVisible(widget)
+
+    def _fit(self, page: QWidget, scroll: QScrollArea, outer: QVBoxLayout) -> None:
+        """Open as tall as the settings, but no taller than the window (nor the screen).
+
+        The window is what the person sized to what they can see: a dialog
+        reaching below it may reach below the screen too, and its OK with it.
+        """
+        room = self.screen().availableGeometry().height()
+        owner = self.parentWidget()
+        if owner is not None:
+            room = min(room, owner.window().height())
+        frame = 40  # the title bar the window manager adds
+        wanted = page.sizeHint().height() + outer.sizeHint().height() \
+            - scroll.sizeHint().height() + 2
+        width = max(520, page.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width()
+                    + 24)
+        self.resize(width, max(320, min(wanted, room - frame)))
 
     def _fill_approvals(self) -> None:
         self.approvals.clear()

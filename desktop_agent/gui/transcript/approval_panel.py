@@ -1,24 +1,36 @@
-"""The answer buttons on a tool card that waits for the person.
+"""The answer buttons on a tool card that waits for the person, and its argument editor.
 
 Why on the card: the person reads the call where it happens, with its
 arguments right above, and answers there; the Approvals dock keeps the same
-requests as a queue across tabs (both resolve one request). The panel only
-reports the choice; the tab hands it to the approval queue.
+requests as a queue across tabs (both resolve one request). *Edit arguments*
+opens the arguments as JSON to fix before allowing (a model's bad path or
+command), so nobody has to find the dock for that. The panel only reports the
+choice and each valid edit; the tab hands them to the approval queue, which
+keeps one edit per request for the card and the dock alike.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase, QResizeEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from desktop_agent.core.tooling.builtin.sandbox import UNSANDBOXED_WARNING
 from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.theme import TranscriptTheme
-from desktop_agent.gui.transcript.widget_style import scaled_font
+from desktop_agent.gui.transcript.widget_style import muted_label, scaled_font
 
 #: The answers, as the values of the approval queue's ``ApprovalChoice``.
 ALLOW_ONCE = "allow_once"
@@ -38,6 +50,9 @@ class ApprovalPrompt:
         plan: The call hands in a plan from plan mode: the answers approve it
             (asking before edits, or accepting them) instead of allowing a tool.
         agent: The subagent that asks (None: the conversation's own agent).
+        arguments: The arguments Allow runs, as JSON: the model's, or the
+            person's edit (on this card or in the dock).
+        edited: Whether ``arguments`` are an edit (the editor then opens with them).
     """
 
     deadline: float | None = None
@@ -45,6 +60,20 @@ class ApprovalPrompt:
     unsandboxed: bool = False
     plan: bool = False
     agent: str | None = None
+    arguments: str = ""
+    edited: bool = False
+
+
+def parsed_arguments(text: str) -> tuple[dict[str, object] | None, str]:
+    """The arguments in ``text``, or None and the sentence that says what is wrong."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, (f"The arguments are not valid JSON (line {exc.lineno}, column "
+                      f"{exc.colno}: {exc.msg}). Fix them, or deny the call.")
+    if not isinstance(value, dict):
+        return None, "The arguments must be a JSON object ({ ... })."
+    return value, ""
 
 
 def format_countdown(seconds: float) -> str:
@@ -54,13 +83,15 @@ def format_countdown(seconds: float) -> str:
 
 
 class ApprovalPanel(QWidget):
-    """Countdown, optional unsandboxed warning, reason field and four answers.
+    """Countdown, optional unsandboxed warning, argument editor, reason field and four answers.
 
     Signals:
         answered(str, str): choice (``allow_once``... ``deny``) and the deny reason.
+        arguments_edited(str): the edited arguments, as JSON, each time they are valid.
     """
 
     answered = Signal(str, str)
+    arguments_edited = Signal(str)
 
     def __init__(self, prompt: ApprovalPrompt, theme: TranscriptTheme,
                  parent: QWidget | None = None) -> None:
@@ -87,6 +118,42 @@ class ApprovalPanel(QWidget):
         self.countdown.setFont(scaled_font(self.countdown, bold=True, scale=1.05))
         set_text_color(self.countdown, theme.accent)
         layout.addWidget(self.countdown)
+
+        self.edit_button = QPushButton("Edit arguments", self)
+        self.edit_button.setObjectName("editArguments")
+        self.edit_button.setAccessibleName("Edit the arguments before allowing")
+        self.edit_button.setToolTip("Change the arguments the call runs with (JSON), then "
+                                    "allow it: the model is told what ran.")
+        self.edit_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.edit_button.clicked.connect(lambda: self.open_editor(focus=True))
+        edit_row = QHBoxLayout()
+        edit_row.addWidget(self.edit_button)
+        edit_row.addStretch(1)
+        layout.addLayout(edit_row)
+        self.editor_label = muted_label("Arguments to run (JSON): edit them, then allow",
+                                        theme, self, bold=True, scale=0.85)
+        self.editor_label.hide()
+        layout.addWidget(self.editor_label)
+        self.arguments_editor = QPlainTextEdit(self)
+        self.arguments_editor.setObjectName("approvalArguments")
+        self.arguments_editor.setAccessibleName("Arguments to run (JSON)")
+        self.arguments_editor.setTabChangesFocus(True)
+        self.arguments_editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.arguments_editor.setPlainText(prompt.arguments)
+        lines = max(3, min(12, prompt.arguments.count("\n") + 2))
+        self.arguments_editor.setFixedHeight(
+            self.arguments_editor.fontMetrics().lineSpacing() * lines + 16)
+        self.arguments_editor.textChanged.connect(self._arguments_changed)
+        self.arguments_editor.hide()
+        layout.addWidget(self.arguments_editor)
+        self.json_error = QLabel(self)
+        self.json_error.setObjectName("approvalJsonError")
+        self.json_error.setWordWrap(True)
+        set_text_color(self.json_error, theme.error_text)
+        self.json_error.hide()
+        layout.addWidget(self.json_error)
+        if prompt.edited:
+            self.open_editor(focus=False)
 
         self.reason = QLineEdit()
         self.reason.setPlaceholderText("Reason if you deny (optional, sent to the model)")
@@ -135,6 +202,33 @@ class ApprovalPanel(QWidget):
         if prompt.deadline is not None:
             self._tick.start()
         self._update_countdown()
+
+    def open_editor(self, *, focus: bool) -> None:
+        """Show the arguments as editable JSON (the button that opens them goes)."""
+        self.edit_button.hide()
+        self.editor_label.show()
+        self.arguments_editor.show()
+        if focus:
+            self.arguments_editor.setFocus()
+
+    def show_arguments(self, text: str) -> None:
+        """The arguments were edited elsewhere (the dock): show that edit here too."""
+        current, _problem = parsed_arguments(self.arguments_editor.toPlainText())
+        wanted, _ = parsed_arguments(text)
+        if wanted is None or current == wanted:
+            return  # the same call (perhaps written differently): leave the person's text
+        self.arguments_editor.blockSignals(True)
+        self.arguments_editor.setPlainText(text)
+        self.arguments_editor.blockSignals(False)
+        self.json_error.hide()
+        self.open_editor(focus=False)
+
+    def _arguments_changed(self) -> None:
+        value, problem = parsed_arguments(self.arguments_editor.toPlainText())
+        self.json_error.setText(problem)
+        self.json_error.setVisible(bool(problem))
+        if value is not None:
+            self.arguments_edited.emit(json.dumps(value, ensure_ascii=False))
 
     @property
     def two_rows(self) -> bool:
@@ -189,6 +283,13 @@ class ApprovalPanel(QWidget):
     def _answer(self, choice: str) -> None:
         if not self.isEnabled():
             return
+        if choice != DENY and not self.arguments_editor.isHidden():
+            value, problem = parsed_arguments(self.arguments_editor.toPlainText())
+            if value is None:  # nothing runs with arguments that cannot be read
+                self.json_error.setText(problem)
+                self.json_error.show()
+                self.arguments_editor.setFocus()
+                return
         self.setEnabled(False)
         self._tick.stop()
         self.answered.emit(choice, self.reason.text().strip() if choice == DENY else "")

@@ -67,6 +67,7 @@ class AssistantMessageWidget(QWidget):
         copy_requested(str): Copy was clicked (the text is already on the clipboard).
         regenerate_requested(): Regenerate was clicked.
         approval_answered(str, str, str): tool use id, choice, reason (on a card).
+        approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
         branch_requested(str, int): item key and -1/+1 (another version of the answer).
     """
@@ -76,6 +77,7 @@ class AssistantMessageWidget(QWidget):
     copy_requested = Signal(str)
     regenerate_requested = Signal()
     approval_answered = Signal(str, str, str)
+    approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
 
     def __init__(
@@ -344,6 +346,7 @@ class AssistantMessageWidget(QWidget):
         )
         card.arguments_view.copied.connect(self.copy_requested.emit)
         card.approval_answered.connect(self.approval_answered.emit)
+        card.approval_arguments_edited.connect(self.approval_arguments_edited.emit)
         card.stop_requested.connect(self.tool_stop_requested.emit)
         self._cards[part.tool_use_id] = card
         self._card_parts.append((part, card))

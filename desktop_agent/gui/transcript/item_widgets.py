@@ -59,6 +59,10 @@ class ItemSignals(Protocol):
         """A tool card's Allow or Deny was clicked."""
 
     @property
+    def approval_arguments_edited(self) -> SignalInstance:
+        """A tool card's arguments were edited before an answer."""
+
+    @property
     def tool_stop_requested(self) -> SignalInstance:
         """Stop was clicked on a running command's card."""
 
@@ -113,6 +117,7 @@ class ItemWidgets:
         answer.copy_requested.connect(view.copy_requested.emit)
         answer.regenerate_requested.connect(view.regenerate_requested.emit)
         answer.approval_answered.connect(view.approval_answered.emit)
+        answer.approval_arguments_edited.connect(view.approval_arguments_edited.emit)
         answer.tool_stop_requested.connect(view.tool_stop_requested.emit)
         answer.branch_requested.connect(view.branch_requested.emit)
         answer.set_regenerate_visible(regenerate)

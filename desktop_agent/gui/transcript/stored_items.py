@@ -10,8 +10,10 @@ Accepted entries: a message dict (``role``, ``content``, ``tool_calls``,
 dict with extra keys ``id``, ``metadata`` and ``status``, or any object with
 ``message``, ``metadata``, ``id`` and ``status`` attributes (the store's
 ``MessageRecord``). Metadata may hold ``thinking`` (str), ``interrupted``
-(bool), ``is_error`` (bool, on tool messages), ``source`` (str, on tool
-messages) and ``error`` (str, shown as an error after the message).
+(bool: the turn was stopped, also when its last reply was complete),
+``is_error`` (bool, on tool messages), ``source`` (str, on tool messages),
+``output_figures`` (a command's lines and seconds, on tool messages) and
+``error`` (str, shown as an error after the message).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from desktop_agent.gui.transcript.items import (
     AssistantItem,
     CompactionItem,
     ErrorItem,
+    LiveOutput,
     SubagentRun,
     TextRun,
     ToolCallPart,
@@ -77,6 +80,9 @@ def settle_part(part: ToolCallPart, state: ToolCallState) -> None:
     part.pictures = list(state.pictures)
     part.change = state.change
     part.stopped_line = state.stopped
+    if part.live is None and state.output_lines is not None:
+        # "20 lines · 10.2 s" as the card said while the command ran (kept with its result)
+        part.live = LiveOutput(lines=state.output_lines, elapsed=state.output_seconds or 0.0)
     part.settled += 1
 
 

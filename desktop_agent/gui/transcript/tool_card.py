@@ -57,10 +57,13 @@ class ToolCard(CollapsibleSection):
     Signals:
         toggled(bool): the details were shown or hidden (from CollapsibleSection).
         approval_answered(str, str, str): tool use id, choice, deny reason.
+        approval_arguments_edited(str, str): tool use id, the arguments as edited
+            on the card (JSON, each time they are valid).
         stop_requested(str): tool use id: Stop was clicked on the live output.
     """
 
     approval_answered = Signal(str, str, str)
+    approval_arguments_edited = Signal(str, str)
     stop_requested = Signal(str)
 
     def __init__(
@@ -188,11 +191,15 @@ class ToolCard(CollapsibleSection):
                 self.set_expanded(self._expanded_before_asking)
             return
         if self.approval_panel is not None:
+            if prompt.edited:  # edited in the dock: the card shows what Allow runs
+                self.approval_panel.show_arguments(prompt.arguments)
             return
         self._expanded_before_asking = self.expanded
         self.approval_panel = ApprovalPanel(prompt, self._theme, self)
         self.approval_panel.answered.connect(
             lambda choice, reason: self.approval_answered.emit(self.tool_use_id, choice, reason))
+        self.approval_panel.arguments_edited.connect(
+            lambda text: self.approval_arguments_edited.emit(self.tool_use_id, text))
         layout = self.layout()
         if isinstance(layout, QVBoxLayout):
             layout.addWidget(self.approval_panel)

@@ -84,6 +84,7 @@ class TranscriptView(QScrollArea):
         copy_requested(str): something was copied (it is already on the clipboard).
         follows_end_changed(bool): :attr:`follows_end` changed.
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
+        approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
         branch_requested(str, int): message key and -1/+1: show another version of it.
         restore_requested(str, bool): message key, and whether to go back to it as well:
@@ -94,6 +95,7 @@ class TranscriptView(QScrollArea):
     restore_requested = Signal(str, bool)
 
     approval_answered = Signal(str, str, str)
+    approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
 
     retry_requested = Signal()

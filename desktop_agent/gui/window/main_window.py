@@ -73,7 +73,12 @@ from desktop_agent.gui.window.window_state import (
     WindowPersistence,
     default_window_settings,
 )
-from desktop_agent.session import ToolCatalog, create_conversation, release_work_folder
+from desktop_agent.session import (
+    ToolCatalog,
+    create_conversation,
+    is_new_work_folder,
+    release_work_folder,
+)
 
 if TYPE_CHECKING:
     from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
@@ -269,10 +274,24 @@ class MainWindow(QMainWindow):
         elif isinstance(last, dict) and last.get("base_url") and last.get("model"):
             settings = {k: v for k, v in last.items() if v is not None}
         record = create_conversation(self.store, self.chrome.preferences.work_root(),
-                                     settings=settings)
+                                     settings={**settings, **self._folder_to_carry_on()})
         controller = self.open_record(record)
         self.sidebar.refresh()
         return controller
+
+    def _folder_to_carry_on(self) -> dict[str, Any]:
+        """The visible tab's working folder, when the person chose it (for a new conversation).
+
+        Why: a person working on one project picked its folder again for every
+        new conversation. A folder the app made for one conversation
+        (``Chat <date>``) is not carried on: a new conversation gets its own.
+        """
+        shown = self.current_controller()
+        workdir = shown.settings.get("workdir") if shown is not None else None
+        if not isinstance(workdir, str) or not workdir \
+                or is_new_work_folder(workdir, self.chrome.preferences.work_root()):
+            return {}
+        return {"workdir": workdir}
 
     def open_conversation(self, conversation_id: str) -> ConversationController | None:
         """Show a stored conversation (switches to its tab if already open)."""

@@ -41,6 +41,7 @@ class ApprovalRouting:
         self._dock = dock
         self._status = status
         self._notify = notify
+        dock.answered.connect(self._back_to_typing)
 
     def update_tab_title(self, controller: ConversationController) -> None:
         """Show a conversation's title, pending-approval badge and busy icon on its tab."""
@@ -94,6 +95,17 @@ class ApprovalRouting:
                 f"“{request.conversation_title}” asks to run {request.tool_name}: "
                 "see Approvals (Ctrl+Shift+A).", 10000)
         self._notify(request.conversation_title, request.tool_name)
+
+    def _back_to_typing(self) -> None:
+        """After an answer in the dock, the keyboard goes back to the message box.
+
+        Why: answering often empties the queue, and the dock hides with the focus
+        in it; Qt then hands the focus to the next widget in the chain, the
+        sidebar's search field, where the person's next keys would land.
+        """
+        tab = self._tabs.current()
+        if tab is not None:
+            tab.focus_composer()
 
     def focus_approvals(self) -> None:
         """Show the Approvals dock and the tab of the oldest pending request."""

@@ -2,7 +2,8 @@
 
 This part of the window ties a tab's :class:`~.conversation_header.ConversationHeader` to
 its controller (model, folder, sandbox, network all become settings), keeps
-the model menus filled from the server catalog, and applies Preferences.
+the model menus filled from the server catalog (and the folder menus from the
+folders picked lately), and applies Preferences.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.icons import icon, retint
 from desktop_agent.gui.theme import set_preferences
 from desktop_agent.gui.window.preferences import Preferences
+from desktop_agent.gui.window.recent_folders import RecentFolders
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -76,6 +78,7 @@ class WindowChrome:
         self._store = store
         self.preferences = preferences
         self._preferences_applied = preferences_applied
+        self.recent_folders = RecentFolders(store)
         self._sandbox: dict[str, Any] | None = None  # SandboxStatus per level, once probed
         self._sandbox_task: asyncio.Future[None] | None = None
 
@@ -93,6 +96,7 @@ class WindowChrome:
         header.rediscover_requested.connect(self._catalog.refresh)
         header.folder_chosen.connect(  # by its real path: the working-folder rule pins it
             lambda path: controller.update_settings(workdir=os.path.realpath(path)))
+        header.folder_chosen.connect(self.remember_folder)
         header.sandbox_chosen.connect(lambda level: self._change(tab, sandbox=level))
         header.permission_mode_chosen.connect(controller.set_permission_mode)
         tab.composer_box.mode_cycle_requested.connect(controller.cycle_permission_mode)
@@ -118,9 +122,17 @@ class WindowChrome:
         """Show a conversation's settings in its header."""
         settings = tab.controller.settings
         tab.header.show_settings(settings, work_folder(tab.controller.conversation_id, settings))
+        tab.header.set_recent_folders(self.recent_folders.paths())
         self._show_sandbox(tab)
         tab.header.set_servers(tab.header._servers)  # re-tick the current model
         tab.header.show_instructions(tab.controller.project_instructions())
+
+    def remember_folder(self, folder: str) -> None:
+        """A folder was picked: first in every header's recent folders from now on."""
+        self.recent_folders.remember(folder)
+        for tab in self._tabs.all():
+            if tab.built:
+                tab.header.set_recent_folders(self.recent_folders.paths())
 
     def _show_sandbox(self, tab: ConversationTab) -> None:
         """Name the sandbox that will apply; "checking" until the probe has answered."""

@@ -30,6 +30,10 @@ STOPPED_KEY = "stopped"
 #: Metadata key of a result whose command the person ended (Stop on its card).
 STOPPED_BY_PERSON_KEY = "stopped_by_person"
 
+#: Metadata key of a command's result: how much it printed and for how long (``lines``,
+#: ``seconds``), as its card said while it ran ("20 lines · 10.2 s").
+OUTPUT_FIGURES_KEY = "output_figures"
+
 #: Approval words (the broker's and the core's) that mean the call did not run, and the card's word.
 _REFUSALS = {"deny": "denied", "denied": "denied", "expired": "expired",
              "cancelled": "cancelled", "blocked": "blocked"}
@@ -51,6 +55,9 @@ class ToolCallState:
         change: The diff of what the call changed in its file, if it changed one.
         stopped: The loop guard's or limit's own words ("Stopped: ..."), shown
             once after the calls it left unrun.
+        output_lines: Lines a command printed (with ``output_seconds``), when it
+            reported its output as it ran; None otherwise.
+        output_seconds: How long it ran, by its last report.
     """
 
     result: str
@@ -59,6 +66,8 @@ class ToolCallState:
     pictures: tuple[str, ...] = ()
     change: FileDiff | None = None
     stopped: str | None = None
+    output_lines: int | None = None
+    output_seconds: float | None = None
 
     @property
     def status(self) -> str:
@@ -83,7 +92,18 @@ def tool_call_state(message: Mapping[str, Any], metadata: Mapping[str, Any]) -> 
             outcome = "not executed"
         if content.startswith("Error: "):
             content = content[len("Error: "):]  # the card says "Error" already
+    lines, seconds = _output_figures(metadata.get(OUTPUT_FIGURES_KEY))
     return ToolCallState(
         tool_result_text(content, user_content if isinstance(user_content, str) else None),
         is_error, outcome, picture_urls(metadata.get("images")), stored_file_change(metadata),
-        stopped if isinstance(stopped, str) and stopped else None)
+        stopped if isinstance(stopped, str) and stopped else None, lines, seconds)
+
+
+def _output_figures(stored: Any) -> tuple[int | None, float | None]:
+    """(lines, seconds) kept with a command's result, or (None, None)."""
+    if not isinstance(stored, Mapping):
+        return None, None
+    lines, seconds = stored.get("lines"), stored.get("seconds")
+    if isinstance(lines, int) and isinstance(seconds, int | float):
+        return lines, float(seconds)
+    return None, None

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from desktop_agent.core.types import Usage
     from desktop_agent.store import MessageRecord
 
-__all__ = ["context_after_reply", "context_when_opened", "estimated_context", "reported_context"]
+__all__ = ["context_after_reply", "context_when_opened", "estimated_context",
+           "newest_reported_context", "reported_context"]
 
 log = logging.getLogger("desktop_agent.session.context_estimate")
 
@@ -48,9 +49,27 @@ class CountedSession(Protocol):
 def reported_context(path: Sequence[MessageRecord]) -> int | None:
     """Prompt plus reply tokens the server reported for the branch's last reply, if it did."""
     last = path[-1] if path else None
-    if last is None or last.role != "assistant":
+    return _reported(last) if last is not None else None
+
+
+def newest_reported_context(path: Sequence[MessageRecord]) -> int | None:
+    """The server's count of the newest reply on the branch that has one.
+
+    What the window showed live: its figure changes only when a server reports
+    one. After a turn stopped between requests, or during a command, the branch
+    ends with tool results and the last count is on an earlier reply.
+    """
+    for record in reversed(path):
+        counted = _reported(record)
+        if counted is not None:
+            return counted
+    return None
+
+
+def _reported(record: MessageRecord) -> int | None:
+    if record.role != "assistant":
         return None
-    usage: Any = (last.metadata or {}).get("usage") or {}
+    usage: Any = (record.metadata or {}).get("usage") or {}
     prompt, reply = usage.get("prompt_tokens"), usage.get("completion_tokens")
     if isinstance(prompt, int) and isinstance(reply, int):
         return prompt + reply
@@ -94,12 +113,15 @@ def context_after_reply(session: CountedSession, usage: Usage) -> int | None:
 async def context_when_opened(session: CountedSession) -> int | None:
     """Context used by a conversation opened from the store (None when empty or unknown).
 
-    The last reply's stored server count costs nothing. Otherwise the branch
-    is counted with the quick guess (:mod:`desktop_agent.core.context.quick_count`):
-    loading the tokenizer for a figure that is only shown kept an idle window
-    with five reopened tabs about 45 MB heavier. Reading the branch still takes
-    the store, so it runs in a worker thread. The first reply's figures (the
-    server's, or the tokenizer's) replace the guess.
+    The same figure the window showed before it closed: the server's count of
+    the newest reply that has one (the last reply's costs nothing; an earlier
+    one takes reading the branch, in a worker thread). Only a branch no server
+    ever counted is estimated, with the quick guess
+    (:mod:`desktop_agent.core.context.quick_count`): loading the tokenizer for
+    a figure that is only shown kept an idle window with five reopened tabs
+    about 45 MB heavier. The guess knows neither the tool definitions nor the
+    server's template, so a server's count is always preferred to it; the first
+    reply's figures replace it.
     """
     last = session.last_message()
     if last is None:
@@ -107,4 +129,10 @@ async def context_when_opened(session: CountedSession) -> int | None:
     counted = reported_context([last])
     if counted is not None:
         return counted
-    return await asyncio.to_thread(estimated_context, session, own_copy=True, quick=True)
+
+    def count() -> int | None:
+        found = newest_reported_context(session.read_branch())
+        return found if found is not None else estimated_context(session, own_copy=True,
+                                                                 quick=True)
+
+    return await asyncio.to_thread(count)

@@ -34,6 +34,7 @@ from desktop_agent.workspace.checkpoints import (
     Checkpoint,
     CheckpointError,
     CheckpointStore,
+    FileChange,
     RestoreConflictError,
     RestoreReport,
     TurnChanges,
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("desktop_agent.session.checkpoints")
 
-__all__ = ["Checkpoint", "CheckpointError", "ConversationCheckpoints", "FileChangeView",
+__all__ = ["Checkpoint", "CheckpointError", "ConversationCheckpoints", "FileChange",
+           "FileChangeView",
            "RestoreConflictError", "RestoreReport", "TurnChanges", "TurnMark",
            "checkpoints_folder", "delete_checkpoints"]
 
@@ -244,6 +246,20 @@ class ConversationCheckpoints:
             return store.restore_to(self._workdir(), first.id, force=force)
 
         return await asyncio.to_thread(restore)
+
+    async def restore_plan(self, message_ids: Sequence[str]) -> tuple[FileChange, ...]:
+        """What :meth:`restore_before` would change (nothing yet): see ``restore_plan``.
+
+        Empty when no turn since changed files.
+        """
+        wanted = set(message_ids)
+
+        def plan() -> tuple[FileChange, ...]:
+            store = self.store
+            first = next((c for c in store.checkpoints() if c.message in wanted), None)
+            return () if first is None else store.restore_plan(self._workdir(), first.id)
+
+        return await asyncio.to_thread(plan)
 
     async def restore_to(self, checkpoint_id: str, *, force: bool = False) -> RestoreReport:
         """Put files back as they were at ``checkpoint_id``.

@@ -24,8 +24,9 @@ from desktop_agent.session.store_calls import on_the_spot
 
 if TYPE_CHECKING:
     from desktop_agent.session.branch.branch_pages import BranchPages
-    from desktop_agent.session.files.file_checkpoints import RestoreReport, TurnMark
+    from desktop_agent.session.files.file_checkpoints import FileChange, RestoreReport, TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
+    from desktop_agent.store import MessageRecord
 
 
 class FolderUndo:
@@ -89,10 +90,7 @@ class FolderUndo:
             NothingToAnswerError: The message is not on the active branch.
             TurnRunningError, ConversationBusyError, RestoreConflictError: as :meth:`undo_turn`.
         """
-        path = self._branch.read_branch()
-        index = next((i for i, r in enumerate(path) if r.id == message_id), None)
-        if index is None:
-            raise NothingToAnswerError("That message is not on the conversation's active branch.")
+        path, index = self._position(message_id)
         async with self._restoring():
             report = await self._folder.checkpoints.restore_before(
                 [r.id for r in path[index:]], force=force)
@@ -101,6 +99,26 @@ class FolderUndo:
         if report is not None:
             self._report_restore(report)
         return report
+
+    async def restore_plan(self, message_id: str) -> tuple[FileChange, ...]:
+        """What :meth:`restore_files` would change (nothing is done), to ask first.
+
+        Empty when no turn since that message changed files.
+
+        Raises:
+            NothingToAnswerError: The message is not on the active branch.
+            CheckpointError: The working folder moved since.
+        """
+        path, index = self._position(message_id)
+        return await self._folder.checkpoints.restore_plan([r.id for r in path[index:]])
+
+    def _position(self, message_id: str) -> tuple[list[MessageRecord], int]:
+        """The active branch, and where ``message_id`` is on it."""
+        path = self._branch.read_branch()
+        index = next((i for i, r in enumerate(path) if r.id == message_id), None)
+        if index is None:
+            raise NothingToAnswerError("That message is not on the conversation's active branch.")
+        return path, index
 
     async def restore_checkpoint(self, checkpoint_id: str, *,
                                  force: bool = False) -> RestoreReport:

@@ -33,7 +33,8 @@ from desktop_agent.store.write_checks import check_settings
 if TYPE_CHECKING:
     from desktop_agent.store import ConversationRecord, Store
 
-__all__ = ["DEFAULT_TITLE", "create_conversation", "new_work_folder", "release_work_folder"]
+__all__ = ["DEFAULT_TITLE", "create_conversation", "is_new_work_folder", "new_work_folder",
+           "release_work_folder"]
 
 log = logging.getLogger("desktop_agent.session.new_conversations")
 
@@ -98,6 +99,14 @@ def create_conversation(store: Store, work_root: Path, *, title: str = DEFAULT_T
     return store.create_conversation(title=title, settings=chosen)
 
 
+def is_new_work_folder(workdir: object, work_root: Path) -> bool:
+    """Whether ``workdir`` is a folder :func:`new_work_folder` named (not one a person chose)."""
+    if not isinstance(workdir, str) or not workdir:
+        return False
+    folder = Path(workdir)
+    return folder.parent == Path(os.path.realpath(work_root)) and folder.name.startswith("Chat ")
+
+
 def release_work_folder(settings: Mapping[str, Any], work_root: Path) -> bool:
     """Remove the folder :func:`create_conversation` made, if the conversation never used it.
 
@@ -110,11 +119,9 @@ def release_work_folder(settings: Mapping[str, Any], work_root: Path) -> bool:
         Whether the folder was removed.
     """
     workdir = settings.get("workdir")
-    if not isinstance(workdir, str) or not workdir:
+    if not is_new_work_folder(workdir, work_root):
         return False
-    folder = Path(workdir)
-    if folder.parent != Path(os.path.realpath(work_root)) or not folder.name.startswith("Chat "):
-        return False
+    folder = Path(str(workdir))
     try:
         folder.rmdir()  # refuses a folder with anything in it
     except OSError:

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.hooks import HOOK_NOTIFICATION
 from desktop_agent.session.events import Notice, SessionEvent
-from desktop_agent.session.turn.model_doctor import ModelDoctor
 from desktop_agent.session.turn.options import OptionsRead, SessionEnvironment, build_options
 
 if TYPE_CHECKING:
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.settings.settings_record import SettingsRecord
+    from desktop_agent.session.turn.model_doctor import ModelDoctor
     from desktop_agent.store import Store
 
 OptionsReadFor = tuple[Mapping[str, Any], OptionsRead | Exception]
@@ -47,14 +47,13 @@ class ConversationClient:
         emit: Reports session events.
         store: Where the model doctor keeps tool-call probe results.
 
-    Attributes:
-        doctor: The model doctor (notices after turns, the tool-call probe).
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
                  broker: ApprovalBroker, folder: WorkingFolder,
                  emit: Callable[[SessionEvent], None], store: Store) -> None:
-        self.doctor = ModelDoctor(store, emit)
+        self._store = store
+        self._doctor: ModelDoctor | None = None
         self._settings = settings
         self._env = env
         self._broker = broker
@@ -64,6 +63,20 @@ class ConversationClient:
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._reported_problems: list[str] = []
         self._notification_hooks: dict[str, list[Any]] = {HOOK_NOTIFICATION: []}
+
+    @property
+    def doctor(self) -> ModelDoctor:
+        """The model doctor, made on first use.
+
+        Why lazy: it imports the core's probe, request and schema modules (openai,
+        pydantic, jsonschema), which a window must not load before its first paint;
+        the first turn needs them anyway.
+        """
+        if self._doctor is None:
+            from desktop_agent.session.turn.model_doctor import ModelDoctor
+
+            self._doctor = ModelDoctor(self._store, self._emit)
+        return self._doctor
 
     @property
     def client(self) -> Client | None:
@@ -155,7 +168,8 @@ class ConversationClient:
 
     async def close(self) -> None:
         """Release the client and its connections (a background probe stops first)."""
-        await self.doctor.aclose()
+        if self._doctor is not None:
+            await self._doctor.aclose()
         client, self._client = self._client, None
         if client is not None:
             with contextlib.suppress(Exception):

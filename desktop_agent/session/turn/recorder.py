@@ -30,7 +30,11 @@ from desktop_agent.core.context.history_invariants import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_UNANSWERED,
 )
-from desktop_agent.session.approvals.call_states import STOPPED_BY_PERSON_KEY, STOPPED_KEY
+from desktop_agent.session.approvals.call_states import (
+    OUTPUT_FIGURES_KEY,
+    STOPPED_BY_PERSON_KEY,
+    STOPPED_KEY,
+)
 from desktop_agent.session.files.file_changes import FILE_CHANGE_KEY
 from desktop_agent.session.store_calls import finish_now, on_the_spot
 from desktop_agent.store import StreamingReplyWriter
@@ -104,6 +108,7 @@ class TurnRecorder:
         self._bad_calls: list[tuple[str, str, str]] = []
         self.written: list[str] = []
         self.errors_shown: set[str] = set()
+        self._output_figures: dict[str, tuple[int, float]] = {}  # lines, seconds per command
 
     # -- blocks -----------------------------------------------------------------
 
@@ -173,6 +178,15 @@ class TurnRecorder:
             self._store_ran_input(tool_use_id, ran_input)
         self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content,
                            images, extra={"subagent": subagent} if subagent else None)
+
+    def output_reported(self, tool_use_id: str, lines: int, seconds: float) -> None:
+        """A running command reported its output: keep its figures for its result.
+
+        Stored with the result (metadata ``output_figures``), whether the command
+        finished or the turn was stopped while it ran, so that its card reads
+        "20 lines · 10.2 s" when the conversation is opened again, as it did live.
+        """
+        self._output_figures[tool_use_id] = (lines, seconds)
 
     def _store_ran_input(self, tool_use_id: str, ran_input: dict[str, Any]) -> None:
         """Put the input that ran into the stored call; keep the model's in metadata."""
@@ -300,8 +314,24 @@ class TurnRecorder:
             return
         self.answer_open_calls(NOT_EXECUTED_INTERRUPT if status == "interrupted"
                                else NOT_EXECUTED_UNANSWERED)
+        if status == "interrupted":
+            self._mark_stopped()
         if history is not None:
             self._reconcile(history[base_length + 1:])
+
+    def _mark_stopped(self) -> None:
+        """Keep on the turn's last reply that the turn was stopped (metadata ``interrupted``).
+
+        Why: a turn stopped between two requests (its last reply complete, the
+        next not yet begun) was shown "stopped" live, but nothing stored said
+        so, and reopened it was not.
+        """
+        last = next((r for r in reversed(self._path) if r.id in self.written
+                     and r.role == "assistant"), None)
+        if last is None or last.status == "interrupted" or last.metadata.get("interrupted"):
+            return
+        self._replace(self._store.update_message_metadata(
+            last.id, {"interrupted": True}, conversation_id=self._conversation_id))
 
     def _reconcile(self, sent: list[dict[str, Any]]) -> None:
         from desktop_agent.core.tooling.output import is_pictures_message
@@ -340,6 +370,10 @@ class TurnRecorder:
         metadata: dict[str, Any] = {"name": name, "is_error": is_error, **(extra or {})}
         if stopped:
             metadata[STOPPED_KEY] = stopped
+        output_figures = self._output_figures.get(tool_use_id)
+        if output_figures is not None:
+            metadata[OUTPUT_FIGURES_KEY] = {"lines": output_figures[0],
+                                            "seconds": round(output_figures[1], 3)}
         if self._stopped_by_person(tool_use_id):
             metadata[STOPPED_BY_PERSON_KEY] = True
         if user_content:

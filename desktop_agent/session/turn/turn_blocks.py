@@ -107,6 +107,7 @@ class TurnBlocks:
                 self._subagents.note(event)
                 self._emit(event)
         elif isinstance(item, ToolProgressBlock) and item.output is not None:
+            recorder.output_reported(item.tool_use_id, int(item.progress), item.elapsed or 0.0)
             self._emit(ToolOutputReported(item.tool_use_id, item.name, item.output,
                                           int(item.progress), item.elapsed or 0.0,
                                           item.stoppable))

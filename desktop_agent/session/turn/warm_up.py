@@ -6,7 +6,8 @@ client and compaction modules (35 ms and 25 ms in two loop steps), ran the
 bubblewrap probe (a subprocess, ~15 ms) and built every built-in tool's schema
 for the first time, all on the loop, so every stream already open stalled that
 long. :func:`warm_up_turns` does it all once, blocking: the server calls it
-before it listens, the window in a worker thread when the person starts to type.
+before its API takes requests (``/alive`` answers meanwhile), the window in a
+worker thread when the person starts to type.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ TURN_MODULES = (
     "desktop_agent.session.turn.turn_blocks",
     "desktop_agent.session.branch.branch_reading",
     "desktop_agent.session.turn.options",
+    "desktop_agent.session.turn.model_doctor",
     "desktop_agent.session.settings.conversation_settings",
     "desktop_agent.session.files.file_checkpoints",
     "desktop_agent.workspace.diffs",

@@ -211,6 +211,7 @@ def start_server(
     command: list[str] | None = None,
     flash_attn: str = "auto",
     chat_template: Path | None = TEMPLATE_PATH,
+    model_file: Path | None = None,
 ) -> LlamaServer:
     """Start the server with the test chat template and wait for ``/health``.
 
@@ -225,6 +226,7 @@ def start_server(
             (tests use it to start a stand-in that crashes the way a real build can).
         flash_attn: llama.cpp's flash attention: ``auto``, ``on`` or ``off``.
         chat_template: The Jinja template file; None: the one in the model's GGUF.
+        model_file: Another GGUF than SmolLM2's (``bench/bfcl.py`` runs a second model).
 
     Raises:
         LlamaNotInstalled: A package is missing.
@@ -233,7 +235,7 @@ def start_server(
     """
     if command is None:
         find_server_package()
-        model = find_model_file()
+        model = model_file or find_model_file()
     folder = log_dir or Path(tempfile.mkdtemp(prefix="llama-e2e-"))
     failure = ""
     for _attempt in range(3):  # another process may grab the free port first

@@ -102,3 +102,21 @@ async def test_a_tiny_model_picks_one_of_several_tools(
         await client.query(prompt)
         [item async for item in client.receive_messages()]
     assert calls == [wanted]  # the first reply's calls: exactly the one wanted
+
+
+async def test_a_tiny_model_answers_a_question_no_tool_fits(llama_server: LlamaServer) -> None:
+    # BFCL's "irrelevance" kind of request: tools are offered, none does what is asked.
+    # Measured before the request was judged by its words: SmolLM2 made a call for each
+    # of the 30 such requests of bench/bfcl.py's run; an agent must not run a tool
+    # because it is offered one.
+    calls: list[tuple[str, dict[str, Any]]] = []
+    options = llama_options(llama_server, tools=chosen_tools(calls), max_tokens=48,
+                            constrained_tool_calls=True, auto_execute_tools=True,
+                            max_tool_iterations=1, extra_body={"cache_prompt": False})
+    async with Client(options) as client:
+        await client.query("Who wrote Romeo and Juliet?")
+        items = [item async for item in client.receive_messages()]
+    assert calls == []
+    assert not any(isinstance(i, ToolUseBlock | ToolUseError) for i in items)
+    text = "".join(i.text for i in items if isinstance(i, TextBlock))
+    assert text.strip() and "{" not in text  # an answer in words, not the reply's JSON

@@ -1,0 +1,184 @@
+"""When no offered tool fits, the person gets an answer; the tools meant are listed first.
+
+Over real HTTP (the scripted server plays a grammar server): what the constrained
+request allows, in which order it shows the tools, and what runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from desktop_agent import Client, TextBlock, ToolUseBlock, tool
+from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.testing import script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True)
+def _forget_modes() -> Any:
+    yield
+    tool_call_mode.forget()
+
+
+def recording_tool(name: str, description: str, properties: dict[str, Any],
+                   ran: list[dict[str, Any]]) -> Any:
+    @tool(name, description, {"type": "object", "properties": properties,
+                              "required": list(properties)})
+    def run(args: dict[str, Any]) -> str:
+        ran.append({name: dict(args)})
+        return "done"
+
+    return run
+
+
+def toolbox(ran: list[dict[str, Any]]) -> list[Any]:
+    return [
+        recording_tool("bash", "Run a shell command.", {"command": {"type": "string"}}, ran),
+        recording_tool("stock_ticker", "The latest stock price of a company.",
+                       {"company_name": {"type": "string"}}, ran),
+        recording_tool("get_weather", "The weather forecast for a city.",
+                       {"city": {"type": "string"}}, ran),
+    ]
+
+
+async def ask(server: Any, make_options: Any, prompts: list[str], *replies: str
+              ) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Ask each prompt in one conversation; the calls that ran, and everything received."""
+    ran: list[dict[str, Any]] = []
+    server.enqueue(*(script.text(reply, pieces=3) for reply in replies))
+    options = make_options(tools=toolbox(ran), auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    items: list[Any] = []
+    async with Client(options) as client:
+        for prompt in prompts:
+            await client.query(prompt)
+            items += [item async for item in client.receive_messages()]
+    return ran, items
+
+
+def branches(request: dict[str, Any]) -> list[str]:
+    """What a constrained request lets the model reply: "answer" and the tools' names."""
+    out = []
+    for branch in request["response_format"]["json_schema"]["schema"]["anyOf"]:
+        name = branch["properties"].get("name")
+        out.append(name["const"] if name else "answer")
+    return out
+
+
+def text_of(items: list[Any]) -> str:
+    return "".join(i.text for i in items if isinstance(i, TextBlock))
+
+
+async def test_a_greeting_gets_an_answer_and_runs_nothing(server: Any,
+                                                          make_options: Any) -> None:
+    ran, items = await ask(server, make_options, ["hello!"], '{"answer": "Hello, how can I help?"}')
+    assert ran == []
+    assert text_of(items) == "Hello, how can I help?"
+    assert branches(server.requests[0]) == ["answer"]
+
+
+async def test_a_request_for_a_tools_job_is_offered_that_tool(server: Any,
+                                                              make_options: Any) -> None:
+    call = json.dumps({"name": "get_weather", "arguments": {"city": "Lyon"}})
+    ran, _ = await ask(server, make_options, ["What is the weather forecast in Lyon?"], call,
+                       '{"answer": "Sunny."}')
+    assert ran == [{"get_weather": {"city": "Lyon"}}]
+    first, after_result = server.requests
+    assert branches(first) == ["answer", "get_weather"]  # a question runs no command
+    # after a result, a next step may need a tool nobody named: all are offered again
+    assert sorted(branches(after_result)) == ["answer", "bash", "get_weather", "stock_ticker"]
+
+
+async def test_the_tools_most_likely_meant_are_listed_first(server: Any,
+                                                            make_options: Any) -> None:
+    await ask(server, make_options, ["Get the stock price of Airbus and the weather in Lyon."],
+              '{"answer": "Not now."}')
+    request = server.requests[0]
+    # stock_ticker shares "stock" and "price", get_weather "weather"; bash runs any
+    # instruction given, and shares no word
+    assert branches(request) == ["answer", "stock_ticker", "get_weather", "bash"]
+    # The prompt lists them in the options' own order all the same, so that the
+    # prefix a server caches stays the same from request to request.
+    system = request["messages"][0]["content"]
+    assert system.index("- bash:") < system.index("- stock_ticker:") < system.index(
+        "- get_weather:")
+
+
+async def test_an_instruction_may_run_a_command_a_file_name_may_open_a_file(
+        server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+    reader = recording_tool("read_file", "Read a text file.", {"path": {"type": "string"}}, ran)
+    tools = [*toolbox(ran), reader]
+    server.enqueue(*(script.text('{"answer": "ok"}') for _ in range(3)))
+    async with Client(make_options(tools=tools, constrained_tool_calls=True)) as client:
+        for prompt in ("install numpy", "how long is notes.txt?", "who won in 2010?"):
+            await client.query(prompt)
+            _ = [item async for item in client.receive_messages()]
+    install, notes, who = (branches(r) for r in server.requests)
+    assert install == ["answer", "bash"]
+    assert notes == ["answer", "bash", "read_file"]  # the conversation named both by now
+    assert who == ["answer", "bash", "read_file"]
+
+
+async def test_a_follow_up_leans_on_what_the_person_asked_before(server: Any,
+                                                                 make_options: Any) -> None:
+    call = json.dumps({"name": "bash", "arguments": {"command": "ls"}})
+    ran, _ = await ask(server, make_options,
+                       ["Can you run a shell command to list my files?", "yes, do it"],
+                       '{"answer": "Shall I?"}', call, '{"answer": "Listed."}')
+    assert ran == [{"bash": {"command": "ls"}}]
+    assert "bash" in branches(server.requests[1])
+
+
+async def test_a_request_in_another_script_is_not_judged_by_words(server: Any,
+                                                                  make_options: Any) -> None:
+    call = json.dumps({"name": "get_weather", "arguments": {"city": "北京"}})
+    ran, _ = await ask(server, make_options, ["北京的天气怎么样？"], call, '{"answer": "晴"}')
+    assert ran == [{"get_weather": {"city": "北京"}}]
+
+
+async def test_a_call_of_placeholders_is_not_run_and_the_person_gets_an_answer(
+        server: Any, make_options: Any) -> None:
+    made_up = json.dumps({"name": "stock_ticker",
+                          "arguments": {"company_name": "stock_ticker"}})
+    ran, items = await ask(server, make_options, ["Who won the stock car race in 2010?"],
+                           made_up, '{"answer": "I do not know."}')
+    assert ran == []
+    assert not any(isinstance(i, ToolUseBlock) for i in items)
+    assert text_of(items) == "I do not know."
+    first, again = server.requests
+    assert "stock_ticker" in branches(first)
+    assert branches(again) == ["answer"]
+
+
+async def test_numbers_nobody_wrote_are_placeholders_numbers_written_in_words_are_not(
+        server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+    power = recording_tool("electric_power", "Electric power from voltage and current.",
+                           {"voltage": {"type": "number"}, "current": {"type": "number"}}, ran)
+    options = make_options(tools=[power], auto_execute_tools=True, constrained_tool_calls=True)
+    invented = json.dumps({"name": "electric_power",
+                           "arguments": {"voltage": 100, "current": 0}})
+    written = json.dumps({"name": "electric_power",
+                          "arguments": {"voltage": 230, "current": 2}})
+    server.enqueue(script.text(invented), script.text('{"answer": "No idea."}'),
+                   script.text(written), script.text('{"answer": "460 W."}'))
+    async with Client(options) as client:
+        await client.query("What is the electric charge of a proton?")
+        _ = [item async for item in client.receive_messages()]
+        await client.query("And the electric power at 230 volts and two amperes?")
+        _ = [item async for item in client.receive_messages()]
+    assert ran == [{"electric_power": {"voltage": 230, "current": 2}}]
+
+
+async def test_an_answer_naming_a_tool_is_not_asked_again_when_no_tool_was_meant(
+        server: Any, make_options: Any) -> None:
+    ran, items = await ask(server, make_options, ["hello"],
+                           '{"answer": "Hi! I can use get_weather or bash."}')
+    assert ran == []
+    assert len(server.requests) == 1
+    assert text_of(items) == "Hi! I can use get_weather or bash."
