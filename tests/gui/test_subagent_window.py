@@ -66,6 +66,7 @@ def test_the_delegation_card_shows_the_run_live_and_keeps_it(
     request = window.approvals.pending()[0]
     assert (request.tool_name, request.agent) == ("get_weather", "checker")
     assert "asked by the subagent “checker”" in window.approval_dock._title.text()
+    assert window.statusBar().currentMessage().startswith("The subagent “checker” of “")
     window.approval_dock.allow_once()
     wait_idle(qtbot, controller)
     assert weather.calls == [{"city": "Oslo"}]

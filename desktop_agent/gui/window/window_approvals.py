@@ -91,9 +91,11 @@ class ApprovalRouting:
                 or request.agent is not None:
             self._dock.show()
             self._dock.raise_()
+            asker = (f"The subagent “{request.agent}” of “{request.conversation_title}”"
+                     if request.agent else f"“{request.conversation_title}”")
             self._status.showMessage(
-                f"“{request.conversation_title}” asks to run {request.tool_name}: "
-                "see Approvals (Ctrl+Shift+A).", 10000)
+                f"{asker} asks to run {request.tool_name}: see Approvals (Ctrl+Shift+A).",
+                10000)
         self._notify(request.conversation_title, request.tool_name)
 
     def _back_to_typing(self) -> None:
