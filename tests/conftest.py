@@ -51,6 +51,17 @@ def isolated_app_data(tmp_path_factory: pytest.TempPathFactory,
     secrets.default_vault().forget_session()
 
 
+@pytest.fixture(autouse=True)
+def forget_context_windows() -> Iterator[None]:
+    """Windows a server showed are kept per process: a later test's server may reuse a port."""
+    yield
+    import sys
+
+    applied = sys.modules.get("desktop_agent.core.servers.applied_context")
+    if applied is not None:
+        applied.forget()
+
+
 # -- fixtures shared by several tiers (defined once here, never again in a tier) --------
 
 

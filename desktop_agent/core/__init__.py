@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     'ServerConnectionError': 'errors',
     'ServerError': 'errors',
     'PromptProgressBlock': 'types',
+    'PromptCutBlock': 'types',
     'TextBlock': 'types',
     'ThinkingBlock': 'types',
     'Tool': 'tooling.tools',
@@ -166,6 +167,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.tools import Tool as Tool
     from desktop_agent.core.tooling.tools import tool as tool
     from desktop_agent.core.types import AssistantMessage as AssistantMessage
+    from desktop_agent.core.types import PromptCutBlock as PromptCutBlock
     from desktop_agent.core.types import PromptProgressBlock as PromptProgressBlock
     from desktop_agent.core.types import ResultMessage as ResultMessage
     from desktop_agent.core.types import SubagentBlock as SubagentBlock

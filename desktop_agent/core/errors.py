@@ -121,7 +121,30 @@ class ModelNotFoundError(APIError):
 
 
 class ContextTooLongError(APIError):
-    """The conversation is longer than the model's context window."""
+    """The conversation is longer than the model's context window.
+
+    The message names the window and the fix (compaction on, a larger window
+    and where to set it) once the core knows them.
+
+    Attributes:
+        window: The window the server applies, where its answer said (llama.cpp's ``n_ctx``).
+        prompt_tokens: How long the server counted the refused prompt, where it said.
+        fix: The advice added to the message, None before any was.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, body: str = "",
+                 base_url: str = "", window: int | None = None,
+                 prompt_tokens: int | None = None) -> None:
+        super().__init__(message, status=status, body=body, base_url=base_url)
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+        self.fix: str | None = None
+
+    def advise(self, fix: str) -> None:
+        """Add what to do to the message (once)."""
+        if self.fix is None:
+            self.fix = fix
+            self.args = (f"{self.args[0]} {fix}", *self.args[1:])
 
 
 class RateLimitError(APIError):

@@ -170,6 +170,36 @@ class CompactionBlock:
 
 
 @dataclass(slots=True)
+class PromptCutBlock:
+    """The server read less of the prompt than it was sent, and said nothing.
+
+    Ollama's OpenAI-compatible route drops the oldest messages of a prompt
+    longer than the model's ``num_ctx`` without an error; only its
+    ``usage.prompt_tokens`` shows it. The reply it came with was written
+    without that part of the conversation; front ends mark it so. The window
+    is remembered for the server and model, and the next request is
+    compacted to fit it.
+
+    Attributes:
+        kept: Prompt tokens the server says it read.
+        sent: About how many it was sent, in the server's tokens (the core's count).
+        window: The context window learned from it.
+    """
+
+    kept: int
+    sent: int
+    window: int
+    type: Literal["prompt_cut"] = "prompt_cut"
+
+    @property
+    def message(self) -> str:
+        """The mark a front end shows on the reply."""
+        return (f"The server cut the prompt to {self.kept:,} tokens (about {self.sent:,} "
+                "were sent): this reply did not see the oldest part of the conversation. "
+                "The next message is compacted to fit.")
+
+
+@dataclass(slots=True)
 class Usage:
     """Figures for one turn.
 
@@ -246,7 +276,8 @@ class SubagentBlock:
 
 
 Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
-         | PromptProgressBlock | ToolProgressBlock | CompactionBlock | SubagentBlock)
+         | PromptProgressBlock | ToolProgressBlock | CompactionBlock | PromptCutBlock
+         | SubagentBlock)
 StreamItem = Block | Usage
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -137,23 +138,26 @@ CRASH_ADVICE = {
 }
 
 
-def describe_exit(returncode: int | None) -> str:
+def describe_exit(returncode: int | None, *, process: str = "the engine",
+                  advice: Mapping[signal.Signals, str] = CRASH_ADVICE) -> str:
     """Say in words how the engine process ended (``None``: it is still running).
 
     A negative return code is the signal that ended it; a crash by signal is a
     different failure from a server that refused to start, and the fix differs.
+    ``process`` and ``advice`` let a test harness that runs llama.cpp's server itself
+    say the same in its own words (its fix is a reinstall script, not a download).
     """
     if returncode is None:
-        return "the engine is still running"
+        return f"{process} is still running"
     if returncode >= 0:
-        return f"the engine exited with status {returncode}"
+        return f"{process} exited with status {returncode}"
     try:
         killer = signal.Signals(-returncode)
     except ValueError:
-        return f"the engine was killed by signal {-returncode}"
-    advice = CRASH_ADVICE.get(killer)
-    message = f"the engine was killed by {killer.name}"
-    return f"{message}: {advice}" if advice else message
+        return f"{process} was killed by signal {-returncode}"
+    fix = advice.get(killer)
+    message = f"{process} was killed by {killer.name}"
+    return f"{message}: {fix}" if fix else message
 
 
 class EngineNotInstalled(EngineError):

@@ -30,6 +30,8 @@ EventType = Literal[
     "tool_output",
     "tool_error",
     "compaction",
+    "context_window",
+    "prompt_cut",
     "error",
     "usage",
     "state",

@@ -35,6 +35,7 @@ from .routes import (
     callbacks,
     checkpoints,
     commands,
+    context_window,
     conversations,
     events,
     files,
@@ -195,7 +196,7 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project):
+                   checkpoints, project, context_window):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

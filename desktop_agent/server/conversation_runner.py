@@ -25,6 +25,7 @@ from desktop_agent.session import (
     ApprovalSettled,
     CheckpointError,
     CompactionReported,
+    ContextWindowChecked,
     ConversationSession,
     DoctorNotice,
     FilesChanged,
@@ -33,6 +34,7 @@ from desktop_agent.session import (
     NothingToAnswerError,
     Notice,
     PlanUpdated,
+    PromptCutReported,
     PromptProgressReported,
     RestoreConflictError,
     RestoreReport,
@@ -115,6 +117,8 @@ class ConversationRunner:
     Attributes:
         session: The conversation's session.
         approvals: Open approval requests.
+        last_context_check: The check before the last turn (the ``context_window``
+            event's data), None before any turn here.
     """
 
     def __init__(self, conversation_id: str, services: RunnerServices,
@@ -128,6 +132,7 @@ class ConversationRunner:
         self.session = ConversationSession(services.store, conversation_id, services.session,
                                            self.approvals, owner="server", record=record)
         self._ran_inputs: dict[str, dict[str, Any]] = {}
+        self.last_context_check: dict[str, Any] | None = None
         self.session.subscribe(self._on_event)
 
     # -- what routes read --------------------------------------------------------------
@@ -311,6 +316,22 @@ class ConversationRunner:
                                  "mode": block.mode, "tokens_before": block.tokens_before,
                                  "tokens_after": block.tokens_after})
 
+    def _context_window_checked(self, event: ContextWindowChecked) -> None:
+        window, fix = event.window, event.fix
+        data = {"model": event.model, "applied": window.applied, "trained": window.trained,
+                "source": window.source, "server": window.server, "assumed": window.assumed,
+                "needed": event.needed, "fixed": event.fixed, "reply": event.reply,
+                "short": event.warning is not None, "warning": event.warning,
+                "fix": None if fix is None else {"tokens": fix.tokens, "text": fix.text,
+                                                 "ollama_model": fix.ollama_model}}
+        self.last_context_check = data
+        self.emit("context_window", data)
+
+    def _prompt_cut_reported(self, event: PromptCutReported) -> None:
+        block = event.block
+        self.emit("prompt_cut", {"kept": block.kept, "sent": block.sent,
+                                 "window": block.window, "message": block.message})
+
     def _tool_error_reported(self, event: ToolErrorReported) -> None:
         raw = event.raw_data if event.raw_data is None else event.raw_data[:2000]
         self.emit("tool_error", {"error": event.error, "tool_use_id": event.tool_use_id,
@@ -423,6 +444,8 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     ToolProgressReported: ConversationRunner._tool_progress_reported,
     ToolOutputReported: ConversationRunner._tool_output_reported,
     CompactionReported: ConversationRunner._compaction_reported,
+    ContextWindowChecked: ConversationRunner._context_window_checked,
+    PromptCutReported: ConversationRunner._prompt_cut_reported,
     ToolErrorReported: ConversationRunner._tool_error_reported,
     UsageReported: ConversationRunner._usage_reported,
     MessageStored: ConversationRunner._message_stored,
@@ -478,6 +501,8 @@ def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": type(exc).__name__, "message": errors.redact(str(exc))}
         if isinstance(exc, errors.APIError):
             data["status"] = exc.status
+        if isinstance(exc, errors.ContextTooLongError):
+            data["window"] = exc.window  # the message names it, and the fix
         return data
     log.error("turn failed unexpectedly in %s", conversation_id, exc_info=exc)
     return {"kind": "internal",

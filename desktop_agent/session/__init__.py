@@ -74,6 +74,8 @@ _EXPORTS: dict[str, str] = {
     'ApprovalAsked': 'events',
     'ApprovalSettled': 'events',
     'CompactionReported': 'events',
+    'ContextWindowChecked': 'events',
+    'PromptCutReported': 'events',
     'MessageStored': 'events',
     'Notice': 'events',
     'DoctorNotice': 'events',
@@ -133,6 +135,7 @@ _EXPORTS: dict[str, str] = {
     'WorkdirError': 'tools.tool_catalog',
     'workdir_path': 'tools.tool_catalog',
     'tool_call_mode_for': 'turn.tool_call_mode',
+    'context_window_for': 'turn.context_check',
     'warm_up_turns': 'turn.warm_up',
 }
 
@@ -170,12 +173,14 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
+    from desktop_agent.session.events import ContextWindowChecked as ContextWindowChecked
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
     from desktop_agent.session.events import FilesChanged as FilesChanged
     from desktop_agent.session.events import MessageStored as MessageStored
     from desktop_agent.session.events import Notice as Notice
     from desktop_agent.session.events import PathReset as PathReset
     from desktop_agent.session.events import PlanUpdated as PlanUpdated
+    from desktop_agent.session.events import PromptCutReported as PromptCutReported
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
@@ -303,6 +308,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.tools.tool_catalog import ToolCatalog as ToolCatalog
     from desktop_agent.session.tools.tool_catalog import WorkdirError as WorkdirError
     from desktop_agent.session.tools.tool_catalog import workdir_path as workdir_path
+    from desktop_agent.session.turn.context_check import context_window_for as context_window_for
     from desktop_agent.session.turn.model_doctor import probe_summary as probe_summary
     from desktop_agent.session.turn.options import SessionEnvironment as SessionEnvironment
     from desktop_agent.session.turn.tool_call_mode import tool_call_mode_for as tool_call_mode_for

@@ -31,7 +31,9 @@ docstring live in the part:
   :class:`~desktop_agent.session.turn.conversation_client.ConversationClient`
   and :class:`~desktop_agent.session.turn.turn_status.TurnStatus`: what a user
   action starts, the turn that runs, the client it streams from, the state
-  listeners hear.
+  listeners hear;
+- :class:`~desktop_agent.session.turn.larger_window.LargerWindow`: the one-click
+  fix when the server's window is too small (a larger Ollama model).
 
 A step that calls the store is one coroutine taking the
 :class:`~desktop_agent.session.store_calls.StoreCalls` that runs those
@@ -70,6 +72,7 @@ from desktop_agent.session.store_calls import (
     on_the_spot,
 )
 from desktop_agent.session.turn.conversation_client import ConversationClient
+from desktop_agent.session.turn.larger_window import LargerWindow
 from desktop_agent.session.turn.options import SessionEnvironment
 from desktop_agent.session.turn.turn_runner import TurnRunner
 from desktop_agent.session.turn.turn_starts import TurnStarts
@@ -131,6 +134,7 @@ class ConversationSession:
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
+        self._window = LargerWindow(self._settings, env)
         self._undo = FolderUndo(self._folder, self._branch,
                                 lease=partial(store.turn_lease, conversation_id, owner),
                                 busy=lambda: self._runner.busy, emit=emit)
@@ -233,6 +237,7 @@ class ConversationSession:
     stop = PartMethod("_runner", TurnRunner.stop)
     interrupt = PartMethod("_runner", TurnRunner.interrupt)
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
+    make_larger_window = PartMethod("_window", LargerWindow.make_larger_window)
     close = PartMethod("_runner", TurnRunner.close)
     test_model = PartMethod("_client", ConversationClient.test_model)
 

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from desktop_agent.core.servers.context_window import ContextWindow
+    from desktop_agent.core.servers.window_fix import WindowFix
     from desktop_agent.core.tooling.probe_result import ProbeResult
-    from desktop_agent.core.types import CompactionBlock, Usage
+    from desktop_agent.core.types import CompactionBlock, PromptCutBlock, Usage
     from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
     from desktop_agent.session.tools.plan import Plan
     from desktop_agent.store import MessageRecord
@@ -158,6 +160,42 @@ class CompactionReported:
 
 
 @dataclass(frozen=True, slots=True)
+class PromptCutReported:
+    """The server read less of the last request than it was sent, without an error.
+
+    The reply it came with is marked (``block.message``; stored in the reply's
+    metadata as ``prompt_cut``); the next request is compacted to fit.
+    """
+
+    block: PromptCutBlock
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWindowChecked:
+    """Before a turn: what the next request needs against the window the server applies.
+
+    Attributes:
+        model: The model the window is of.
+        window: The applied window, the trained length and where the figure came from.
+        needed: Tokens the request needs whole (system prompt with AGENTS.md, tool
+            schemas, history, the new message, the reply).
+        fixed: Of those, what every request carries (system prompt and schemas).
+        warning: The sentence to show before sending, with the fix; None when it fits.
+        fix: How to give the model a larger window (on Ollama ``fix.ollama_model``
+            is made in one click by ``ConversationSession.make_larger_window``).
+        reply: Of ``needed``, the tokens kept for the reply.
+    """
+
+    model: str
+    window: ContextWindow
+    needed: int
+    fixed: int
+    warning: str | None
+    fix: WindowFix | None
+    reply: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported:
     """The turn's figures (tokens, speed)."""
 
@@ -298,7 +336,7 @@ class SubagentReported:
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | ToolOutputReported | PromptProgressReported
-                | CompactionReported
+                | CompactionReported | PromptCutReported | ContextWindowChecked
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
                 | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed

@@ -21,9 +21,16 @@ DEFAULT_MODEL = "test-model"
 
 @dataclass(slots=True)
 class Chunk:
-    """One SSE event ``data: <json>``."""
+    """One SSE event ``data: <json>``.
+
+    Attributes:
+        count_prompt: The chunk's ``usage.prompt_tokens`` is filled in when it
+            is sent with the server's count of the prompt it read, as real
+            servers report it.
+    """
 
     data: dict[str, Any]
+    count_prompt: bool = False
 
 
 @dataclass(slots=True)
@@ -123,15 +130,19 @@ class ChunkFactory:
         """The chunk that closes the choice."""
         return self.delta({}, reason)
 
-    def usage(self, prompt_tokens: int, completion_tokens: int) -> Chunk:
-        """A usage-only final chunk (``choices: []``), as with include_usage."""
+    def usage(self, prompt_tokens: int | None, completion_tokens: int) -> Chunk:
+        """A usage-only final chunk (``choices: []``), as with include_usage.
+
+        ``prompt_tokens`` None: the server's count of the prompt it read, filled
+        in when the chunk is sent (unless a responder sets it first).
+        """
         data = _envelope([], self.model, self.cid)
         data["usage"] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
+            "total_tokens": None if prompt_tokens is None else prompt_tokens + completion_tokens,
         }
-        return Chunk(data)
+        return Chunk(data, count_prompt=prompt_tokens is None)
 
 
 def split_text(text: str, pieces: int | None = None) -> list[str]:
@@ -156,12 +167,16 @@ def text(
     *,
     delay: float = 0.0,
     finish_reason: str | None = "stop",
-    prompt_tokens: int = 10,
+    prompt_tokens: int | None = None,
     model: str = DEFAULT_MODEL,
     cumulative: bool = False,
     done: bool = True,
 ) -> Script:
-    """A streamed text reply, split into ``pieces`` (default: one per word)."""
+    """A streamed text reply, split into ``pieces`` (default: one per word).
+
+    ``prompt_tokens`` is the usage the reply reports (None: the server's own
+    count of the prompt it read).
+    """
     f = ChunkFactory(model)
     parts = split_text(content, pieces)
     steps: list[Step] = [f.delta({"role": "assistant", "content": ""})]
@@ -196,7 +211,7 @@ def thinking(
             steps.append(f.delta({field_name: part}))
         for part in split_text(answer):
             steps.append(f.delta({"content": part}))
-    steps += [f.finish("stop"), f.usage(10, 10), DONE]
+    steps += [f.finish("stop"), f.usage(None, 10), DONE]
     return Script(steps, delay=delay)
 
 
@@ -264,7 +279,7 @@ def tool_calls(
         steps.append(f.delta(delta))
     for frag in ordered:
         steps.append(f.delta({"tool_calls": [frag]}))
-    steps += [f.finish(finish_reason), f.usage(20, 10), DONE]
+    steps += [f.finish(finish_reason), f.usage(None, 10), DONE]
     return Script(steps, delay=delay)
 
 

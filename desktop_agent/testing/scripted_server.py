@@ -21,10 +21,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from desktop_agent.core.context.quick_count import quick_estimate_tokens
+
 from . import script as scripts
 from .script import Chunk, Drop, Gate, Hangup, Pause, Raw, Script, Status
 
 Responder = Callable[[dict[str, Any]], Script]
+RouteAnswer = tuple[int, Any]
+Route = RouteAnswer | Callable[[Any], RouteAnswer]
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
@@ -43,11 +47,18 @@ class ScriptedServer:
         api_key: When set, requests must carry ``Authorization: Bearer <key>``.
         reject_stream_options: Answer 400 to requests with ``stream_options``,
             as some older servers do.
-        routes: Extra JSON routes, ``{("GET", "/api/tags"): (200, {...})}``.
+        routes: Extra JSON routes, ``{("GET", "/api/tags"): (200, {...})}``; a
+            route may be a function of the decoded request body (None when
+            it has none) giving the ``(status, payload)``.
         max_prompt_tokens: When set, a prompt (messages and tool schemas,
             counted with the app's own estimate) over this many tokens gets
             llama.cpp's 400 ``exceed_context_size_error`` instead of a reply.
-        prompt_tokens: The estimated prompt size of each chat request, in order.
+        prompt_windows: ``{model: tokens}``: a prompt for that model over its
+            window is cut as Ollama's OpenAI-compatible route cuts it, without
+            an error: the oldest messages go (system messages and the last one
+            stay, ``server/prompt.go``) and the usage counts what is left.
+        prompt_tokens: The prompt size of each chat request as the server read
+            it, in order (recorded with ``max_prompt_tokens`` or ``prompt_windows``).
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -60,8 +71,9 @@ class ScriptedServer:
         self.request_targets: list[str] = []
         self.api_key: str | None = None
         self.reject_stream_options = False
-        self.routes: dict[tuple[str, str], tuple[int, Any]] = {}
+        self.routes: dict[tuple[str, str], Route] = {}
         self.max_prompt_tokens: int | None = None
+        self.prompt_windows: dict[str, int] = {}
         self.prompt_tokens: list[int] = []
         self.connections_opened = 0
         self._queue: collections.deque[Script] = collections.deque()
@@ -194,7 +206,14 @@ class ScriptedServer:
                                                      "type": "authentication_error"}})
             return True
         if (method, path) in self.routes:
-            status, payload = self.routes[(method, path)]
+            route = self.routes[(method, path)]
+            if callable(route):
+                try:
+                    request = json.loads(raw_body) if raw_body else None
+                except json.JSONDecodeError:
+                    request = None
+                route = route(request)
+            status, payload = route
             await self._json(writer, status, payload)
             return True
         if method == "GET" and path in ("/v1/models", "/models"):
@@ -227,6 +246,10 @@ class ScriptedServer:
                                    "increasing it",
                         "n_prompt_tokens": size, "n_ctx": self.max_prompt_tokens}})
                     return True
+            window = self.prompt_windows.get(str(body.get("model")))
+            if window is not None:
+                body = _cut_as_ollama(body, window)
+                self.prompt_tokens.append(_read_tokens(body))
             return await self._play(self._next_script(body), body, writer)
         await self._json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         return True
@@ -262,7 +285,8 @@ class ScriptedServer:
             if isinstance(step, Chunk):
                 if "usage" in step.data and not step.data.get("choices") and not want_usage:
                     continue
-                payload = b"data: " + json.dumps(step.data, separators=(",", ":")).encode() \
+                data = _counted(step, body)
+                payload = b"data: " + json.dumps(data, separators=(",", ":")).encode() \
                     + b"\n\n"
                 writer.write(b"%x\r\n%s\r\n" % (len(payload), payload))
                 pending += 1
@@ -298,6 +322,40 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
                            tools=body.get("tools") or None)
 
 
+def _read_tokens(body: dict[str, Any]) -> int:
+    """The prompt's size as this server reads it (the quick count: no tokenizer to load)."""
+    messages = body.get("messages") or []
+    return quick_estimate_tokens(messages if isinstance(messages, list) else [],
+                                 tools=body.get("tools") or None)
+
+
+def _counted(step: Chunk, body: dict[str, Any]) -> dict[str, Any]:
+    """The chunk's data, its usage counting the prompt read when the script asks so."""
+    usage = step.data.get("usage")
+    if not step.count_prompt or not isinstance(usage, dict) or \
+            usage.get("prompt_tokens") is not None:
+        return step.data
+    usage = dict(usage)
+    usage["prompt_tokens"] = _read_tokens(body)
+    usage["total_tokens"] = usage["prompt_tokens"] + int(usage.get("completion_tokens") or 0)
+    return {**step.data, "usage": usage}
+
+
+def _cut_as_ollama(body: dict[str, Any], window: int) -> dict[str, Any]:
+    """The request as Ollama reads it with ``num_ctx`` ``window``: oldest messages dropped.
+
+    As ``chatPrompt`` in Ollama's ``server/prompt.go``: messages are dropped
+    from the front until the rest fits, keeping the system messages among
+    those dropped and always the last message.
+    """
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    for start in range(len(messages)):
+        kept = [m for m in messages[:start] if m.get("role") == "system"] + messages[start:]
+        if start == len(messages) - 1 or _read_tokens({**body, "messages": kept}) <= window:
+            return {**body, "messages": kept}
+    return body
+
+
 def _collapse(steps: list[Any], body: dict[str, Any]) -> dict[str, Any]:
     """Build a non-streaming completion from a script's chunks."""
     text_parts: list[str] = []
@@ -308,7 +366,7 @@ def _collapse(steps: list[Any], body: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(step, Chunk):
             continue
         if step.data.get("usage"):
-            usage = step.data["usage"]
+            usage = _counted(step, body)["usage"]
         for choice in step.data.get("choices", []):
             delta = choice.get("delta", {})
             if delta.get("content"):

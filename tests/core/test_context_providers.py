@@ -104,7 +104,10 @@ async def test_lmstudio_and_ollama_details():
         srv.routes[("POST", "/api/show")] = (200, {"model_info": {"qwen3.context_length": 40960},
                                                    "capabilities": ["completion", "tools"]})
         info = await probe_server(srv.base_url, kind="ollama")
-        assert info.models[0].context_length == 40960
+        # trained for 40,960, but run with Ollama's default window when nothing else says
+        model = info.models[0]
+        assert (model.context_length, model.trained_context) == (4096, 40960)
+        assert "default" in (model.context_source or "")
 
 
 async def test_probe_reports_down_and_key_needed():

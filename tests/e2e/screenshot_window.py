@@ -5,6 +5,7 @@ Usage::
     python tests/e2e/screenshot_window.py [output_folder] [--dark]
     SCREENSHOT_ONLY=approval-diff python tests/e2e/screenshot_window.py ...  # that window only
     SCREENSHOT_ONLY=subagents python tests/e2e/screenshot_window.py ...  # likewise
+    SCREENSHOT_ONLY=context-window python tests/e2e/screenshot_window.py ...  # the window doctor
 
 Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
 ``DISPLAY`` is already set, opens the real main window with the xcb platform
@@ -789,15 +790,21 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
         asyncio.set_event_loop(loop)
         prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):
-            only = os.environ.get("SCREENSHOT_ONLY")  # "approval-diff"/"subagents": that one
-            saved = [] if only else loop.run_until_complete(
-                asyncio.wait_for(play(app, out, prefix, size), 120))
-            if only in (None, "", "approval-diff"):
-                saved += loop.run_until_complete(
-                    asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
-            if only in (None, "", "subagents"):
-                saved += loop.run_until_complete(
-                    asyncio.wait_for(play_subagents(app, out, prefix, size), 60))
+            only = os.environ.get("SCREENSHOT_ONLY")  # one window: see the docstring
+            if only == "context-window":
+                from screenshot_context_window import play_context_window
+
+                saved = loop.run_until_complete(
+                    asyncio.wait_for(play_context_window(app, out, prefix, size), 120))
+            else:
+                saved = [] if only else loop.run_until_complete(
+                    asyncio.wait_for(play(app, out, prefix, size), 120))
+                if only in (None, "", "approval-diff"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
+                if only in (None, "", "subagents"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_subagents(app, out, prefix, size), 60))
     for path in saved:
         print(path)
     return 0

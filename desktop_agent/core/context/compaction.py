@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from desktop_agent.core import errors
 from desktop_agent.core.context.context_settings import ContextSettings
+from desktop_agent.core.context.prompt_cut import WholePrompt, cut_to
 from desktop_agent.core.context.prompt_size import TokenCounter, tools_tokens
 from desktop_agent.core.context.result_budget import (
     budget_tool_messages,
@@ -34,8 +35,15 @@ from desktop_agent.core.context.result_budget import (
     result_budget,
 )
 from desktop_agent.core.context.summary_request import summarise
+from desktop_agent.core.servers import applied_context
+from desktop_agent.core.servers.context_window import (
+    SOURCE_CUT,
+    SOURCE_REFUSED,
+    ContextWindow,
+)
+from desktop_agent.core.servers.window_fix import larger_window_fix
 from desktop_agent.core.turn_control import TurnControl
-from desktop_agent.core.types import Block, CompactionBlock
+from desktop_agent.core.types import Block, CompactionBlock, PromptCutBlock
 from desktop_agent.core.wire.reply_reader import read_reply
 from desktop_agent.core.wire.stream import StreamAggregator
 from desktop_agent.core.wire.usage import UsageTotals
@@ -53,6 +61,12 @@ _N_CTX = re.compile(r'"?n_ctx"?\s*[:=]\s*(\d+)|context size[^0-9]{0,20}(\d+)', r
 
 class ContextKeeper:
     """Keeps one Client's requests within the context window.
+
+    The window is the smallest of what the options say, what the server was
+    last heard to apply to the model (:func:`.applied_context.known`: the
+    session asks before each turn, a script may call
+    :func:`~desktop_agent.core.servers.applied_context.applied_context`) and
+    what the server showed (a prompt it cut or refused).
 
     Attributes:
         covered: History messages the request replaces (by the summary or a note).
@@ -78,6 +92,7 @@ class ContextKeeper:
         self._last_size = 0
         self._sent = 0  # our estimate of the last request's prompt
         self._ratio = 1.0  # the server's count over ours (its tokenizer and template)
+        self._whole: WholePrompt | None = None  # the last prompt read whole, of this view
         self._counter = TokenCounter()
         self._system: dict[str, Any] | None = None  # the request's own system message
 
@@ -99,7 +114,9 @@ class ContextKeeper:
         budget = result_budget(context, options.tool_result_budget)
         view = self._view(history, options, budget)
         request["messages"] = view
-        fixed = tools_tokens(options.tools)
+        # the schemas the request carries: none when they went into the system prompt
+        # (constrained calls), which the messages count already
+        fixed = tools_tokens(request.get("tools") or ())
         self._sent = self._counter.messages(view) + fixed
         if context is None or options.compaction == "off":
             self._last_size = self._sent
@@ -121,6 +138,7 @@ class ContextKeeper:
         request["messages"] = view
         self._sent = self._counter.messages(view) + fixed
         self.last_ms = (time.perf_counter() - started) * 1000
+        self._whole = None  # the view's start moved: growth compares with nothing before
         if block is not None:
             block.tokens_before = before
             block.tokens_after = self._counter.messages(view) + fixed + reserve
@@ -149,17 +167,36 @@ class ContextKeeper:
         self.last = block
         return True
 
-    def observe(self, usage: dict[str, Any] | None) -> None:
-        """Learn from the server's prompt count how far off our estimate is.
+    def observe(self, usage: dict[str, Any] | None,
+                options: ContextSettings | None = None) -> PromptCutBlock | None:
+        """Learn from the server's prompt count; a block when it shows the prompt was cut.
 
         The app counts with one shipped tokenizer and cannot see the chat
         template (a tool-calling template adds its own instructions); the
         server's ``usage.prompt_tokens`` for the request just sent says how
         many tokens it really took, and later estimates are scaled by that.
+        A count well under what was sent is a cut (:mod:`.prompt_cut`): the
+        window is learned from it, remembered for the server and model, and
+        the next request is compacted to fit.
         """
         prompt = (usage or {}).get("prompt_tokens")
-        if isinstance(prompt, int) and prompt > 0 and self._sent > 0:
+        if not (isinstance(prompt, int) and prompt > 0 and self._sent > 0):
+            return None
+        window = _known_window(options)
+        kept = cut_to(self._sent, prompt, self._whole, window.applied if window else None)
+        if kept is None:
+            self._whole = WholePrompt(self._sent, prompt)
             self._ratio = min(3.0, max(1.0, prompt / self._sent))
+            return None
+        sent = int(self._sent * (self._whole.share if self._whole is not None else 1.0))
+        self._whole = None
+        self._learned_context = min(kept, self._learned_context or kept)
+        self._force = True
+        if options is not None:
+            applied_context.remember(options.base_url, options.model, kept, SOURCE_CUT)
+        log.warning("the server read %d prompt tokens of about %d sent: it cut the prompt",
+                    kept, sent)
+        return PromptCutBlock(kept=kept, sent=sent, window=kept)
 
     def overflowed(self, exc: errors.ContextTooLongError, options: ContextSettings,
                    history: Sequence[dict[str, Any]]) -> bool:
@@ -169,11 +206,16 @@ class ContextKeeper:
             True when a retry may help (compaction is on and there is more
             than the prompt alone to compact).
         """
+        window = exc.window
+        if window is None:
+            match = _N_CTX.search(exc.body or str(exc))
+            window = int(match.group(1) or match.group(2)) if match else None
+        if window is not None:
+            applied_context.remember(options.base_url, options.model, window, SOURCE_REFUSED)
         if options.compaction == "off" or len(history) - self.covered < 2:
             return False
-        match = _N_CTX.search(exc.body or str(exc))
-        if match:
-            self._learned_context = int(match.group(1) or match.group(2))
+        if window is not None:
+            self._learned_context = window
         elif options.context_length is None and self._learned_context is None and \
                 self._last_size:
             self._learned_context = self._last_size  # at most what was just refused
@@ -201,14 +243,39 @@ class ContextKeeper:
                 async for block in read_reply(http, options, built, aggregator, usage, control,
                                               metadata):
                     yield block
-                return
             except errors.ContextTooLongError as exc:
                 if retried or aggregator.content_chunks or \
                         not self.overflowed(exc, options, history):
+                    known = _known_window(options)
+                    if known is None or known.server is None:  # which server: its setting
+                        await applied_context.asked_window(options, _sdk_client(http))
+                    self._advise(exc, options, history)
                     raise
                 retried = True
-            finally:
-                self.observe(aggregator.usage)
+                continue
+            cut = self.observe(aggregator.usage, options)
+            if cut is not None:
+                metadata["prompt_cut"] = {"kept": cut.kept, "sent": cut.sent}
+                yield cut
+            return
+
+    def _advise(self, exc: errors.ContextTooLongError, options: ContextSettings,
+                history: Sequence[dict[str, Any]]) -> None:
+        """Say in the error what gets the conversation going again."""
+        needed = exc.prompt_tokens or int(self._sent * self._ratio) or self._last_size
+        window = _known_window(options) or ContextWindow()
+        if exc.window is not None:
+            window = window.learned(exc.window, SOURCE_REFUSED)
+        fix = larger_window_fix(window, options.model, needed + _reserve(
+            options, exc.window or needed)).text
+        then = fix[:1].lower() + fix[1:]
+        if options.compaction == "off":
+            exc.advise("Turn compaction on, so older messages are summarised to fit, or "
+                       + then)
+        elif len(history) - self.covered < 2:
+            exc.advise("The newest message alone does not fit: shorten it, or " + then)
+        else:
+            exc.advise("Even compacted, the conversation does not fit. " + fix)
 
     # -- the view --------------------------------------------------------------------
     def _view(self, history: Sequence[dict[str, Any]], options: ContextSettings,
@@ -238,14 +305,15 @@ class ContextKeeper:
         if self.covered and (len(history) < self.covered
                              or _fingerprint(history[:self.covered]) != self._fingerprint):
             self.covered, self.summary, self._anchor, self._dropped = 0, None, None, 0
+            self._whole = None
 
     def _context(self, options: ContextSettings) -> int | None:
-        known = options.context_length or self._learned_context
-        if known is None:
+        window = _known_window(options)
+        applied = window.applied if window is not None else None
+        figures = [f for f in (options.context_length, applied, self._learned_context) if f]
+        if not figures:
             return None
-        if self._learned_context:
-            known = min(known, self._learned_context)
-        return max(256, int(known * self._shrink / self._ratio))
+        return max(256, int(min(figures) * self._shrink / self._ratio))
 
     # -- compacting ------------------------------------------------------------------
     async def _compact(self, history: Sequence[dict[str, Any]], options: ContextSettings,
@@ -319,6 +387,19 @@ def _turn_start(history: Sequence[dict[str, Any]], split: int) -> int | None:
         if history[index].get("role") == "user":
             return index
     return None
+
+
+def _known_window(options: ContextSettings | None) -> ContextWindow | None:
+    """The window the server was last heard to apply to the options' model (no request)."""
+    if options is None:
+        return None
+    return applied_context.known(options.base_url, options.model)
+
+
+def _sdk_client(http: Any) -> Any:
+    """The server's ``AsyncOpenAI`` behind a Client's connection (None: ask with one's own)."""
+    client = getattr(http, "client", None)
+    return client() if callable(client) else None
 
 
 def _reserve(options: ContextSettings, context: int) -> int:

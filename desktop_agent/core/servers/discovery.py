@@ -56,9 +56,14 @@ class ModelInfo:
     """A model a server offers.
 
     Attributes:
+        context_length: The window the server applies to the model's requests
+            (not only what it was trained for; see
+            :mod:`~desktop_agent.core.servers.context_window`), None when unknown.
         vision: Whether it reads images, where the server says (LM Studio
             ``vlm``, Ollama's ``vision`` capability, llama.cpp's
             ``modalities``, LiteLLM's ``supports_vision``); None when unknown.
+        trained_context: The length the model was trained for, where told.
+        context_source: Where ``context_length`` came from, in words.
     """
 
     id: str
@@ -66,6 +71,8 @@ class ModelInfo:
     kind: ModelKind = "chat"
     owned_by: str | None = None
     vision: bool | None = None
+    trained_context: int | None = None
+    context_source: str | None = None
 
 
 @dataclass(slots=True)
@@ -134,6 +141,7 @@ async def list_models(base_url: str, api_key: str | None = None, *, kind: str = 
 
 async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
                        timeout: float) -> list[ModelInfo]:
+    from desktop_agent.core.servers.context_window import listed_window
     from desktop_agent.core.servers.model_details import (
         ModelDetail,
         get_json,
@@ -154,20 +162,20 @@ async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
         extra = await litellm_details(http, root, timeout)
     data = await get_json(http, f"{base_url}/models", timeout)
     entries = data.get("data", []) if isinstance(data, dict) else []
-    props = await llamacpp_props(http, root, timeout) if kind in ("llamacpp", "openai") \
-        else None
+    props = await llamacpp_props(http, root, timeout, data) \
+        if kind in ("llamacpp", "openai") else None
     models: list[ModelInfo] = []
     for entry in entries:
         if not isinstance(entry, dict) or not entry.get("id"):
             continue
         model_id = str(entry["id"])
         detail = extra.get(model_id) or props or ModelDetail()
-        context = detail.context_length or entry.get("max_model_len") \
-            or entry.get("max_input_tokens") \
-            or entry.get("context_length")
+        if detail.context_length is None:
+            detail = ModelDetail.with_window(detail.kind, listed_window(entry), detail.vision)
         model_kind: ModelKind = detail.kind or kind_from_name(model_id)
-        models.append(ModelInfo(model_id, int(context) if context else None, model_kind,
-                                entry.get("owned_by"), detail.vision))
+        models.append(ModelInfo(model_id, detail.context_length, model_kind,
+                                entry.get("owned_by"), detail.vision, detail.trained_context,
+                                detail.context_source))
     return models
 
 

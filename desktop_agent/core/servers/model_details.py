@@ -8,9 +8,13 @@ name (a name says little: ``qwen2.5-vl`` sees, ``bge-m3`` embeds, LLMock's
 * LM Studio ``/api/v0/models``: ``type`` (``llm``, ``vlm``, ``embeddings``) and
   the loaded context length;
 * Ollama ``/api/show``: ``capabilities`` (``completion``, ``vision``,
-  ``embedding``) and ``<arch>.context_length``;
-* llama.cpp ``/props``: ``n_ctx`` and ``modalities.vision``;
+  ``embedding``), the Modelfile's ``num_ctx`` and ``<arch>.context_length``;
+  ``/api/ps``: the window of a loaded model;
+* llama.cpp ``/props``: the per-slot ``n_ctx`` and ``modalities.vision``;
 * LiteLLM ``/v1/model/info``: ``mode``, ``max_input_tokens``, ``supports_vision``.
+
+The context figure is always the window the server applies (read by
+:mod:`.context_window`), with the trained length and the figure's source beside it.
 
 Every reader returns ``{model id: ModelDetail}`` and never raises: a server
 without the endpoint gives ``{}``. Each takes the server's ``AsyncOpenAI``
@@ -27,6 +31,14 @@ from typing import Any, Literal
 import httpx2
 import openai
 
+from desktop_agent.core.servers.context_window import (
+    ContextWindow,
+    litellm_window,
+    llamacpp_window,
+    lmstudio_window,
+    ollama_window,
+)
+
 ModelKind = Literal["chat", "embedding", "image", "unknown"]
 
 _EMBEDDING_HINTS = ("embed", "bge-", "e5-", "gte-", "minilm", "nomic-embed", "rerank")
@@ -36,11 +48,28 @@ _IMAGE_HINTS = ("gpt-image", "dall-e", "stable-diffusion", "sdxl", "flux.")
 
 @dataclass(frozen=True, slots=True)
 class ModelDetail:
-    """What a server's own endpoint said about one model (None: it did not say)."""
+    """What a server's own endpoint said about one model (None: it did not say).
+
+    Attributes:
+        context_length: The window the server *applies* to the model's requests
+            (see :mod:`.context_window`), never only the trained length.
+        trained_context: The length the model was trained for, where told.
+        context_source: Where ``context_length`` came from, in words.
+    """
 
     kind: ModelKind | None = None
     context_length: int | None = None
     vision: bool | None = None
+    trained_context: int | None = None
+    context_source: str | None = None
+
+    @classmethod
+    def with_window(cls, kind: ModelKind | None, window: ContextWindow | None,
+                    vision: bool | None = None) -> ModelDetail:
+        """A detail whose context figures are ``window``'s."""
+        if window is None:
+            return cls(kind, None, vision)
+        return cls(kind, window.applied, vision, window.trained, window.source)
 
 
 def kind_from_name(model_id: str) -> ModelKind:
@@ -75,11 +104,6 @@ async def get_json(http: openai.AsyncOpenAI, url: str, timeout: float | None = N
     return response.json()
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else None
-
-
 async def lmstudio_details(http: openai.AsyncOpenAI, root: str,
                            timeout: float | None = None) -> dict[str, ModelDetail]:
     try:
@@ -94,57 +118,71 @@ async def lmstudio_details(http: openai.AsyncOpenAI, root: str,
         kind: ModelKind = {"embeddings": "embedding", "llm": "chat",
                            "vlm": "chat"}.get(model_type, "unknown")  # type: ignore[assignment]
         vision = True if model_type == "vlm" else (False if model_type == "llm" else None)
-        context = _int(entry.get("loaded_context_length")) or _int(
-            entry.get("max_context_length"))
-        details[str(entry.get("id"))] = ModelDetail(kind, context, vision)
+        details[str(entry.get("id"))] = ModelDetail.with_window(
+            kind, lmstudio_window(entry), vision)
     return details
 
 
 async def ollama_details(http: openai.AsyncOpenAI, root: str,
-                           timeout: float | None = None) -> dict[str, ModelDetail]:
+                         timeout: float | None = None) -> dict[str, ModelDetail]:
+    """Ollama's models: ``/api/tags``, ``/api/show`` for each, ``/api/ps`` and ``/api/version``."""
     try:
         data = await get_json(http, f"{root}/api/tags", timeout)
     except REQUEST_ERRORS:
         return {}
     names = [str(m.get("name") or m.get("model")) for m in data.get("models", [])
              if isinstance(m, dict)] if isinstance(data, dict) else []
+    running, version = await asyncio.gather(get_or_none(http, f"{root}/api/ps", timeout),
+                                            get_or_none(http, f"{root}/api/version", timeout))
 
     async def show(name: str) -> tuple[str, ModelDetail]:
         try:
             info = await get_json(http, f"{root}/api/show", timeout, body={"model": name})
         except REQUEST_ERRORS:
             return name, ModelDetail()
-        model_info = info.get("model_info") or {}
-        context = next((_int(v) for k, v in model_info.items()
-                        if k.endswith(".context_length")), None)
-        capabilities = info.get("capabilities") or []
+        window = ollama_window(name, info, running, version)
+        capabilities = info.get("capabilities") if isinstance(info, dict) else None
         if not capabilities:
-            return name, ModelDetail(None, context)
+            return name, ModelDetail.with_window(None, window)
         kind: ModelKind = "chat" if "completion" in capabilities else (
             "embedding" if "embedding" in capabilities else "unknown")
-        return name, ModelDetail(kind, context, "vision" in capabilities)
+        return name, ModelDetail.with_window(kind, window, "vision" in capabilities)
 
     return dict(await asyncio.gather(*(show(n) for n in names)))
 
 
-async def llamacpp_props(http: openai.AsyncOpenAI, root: str,
-                           timeout: float | None = None) -> ModelDetail | None:
-    """The one model a llama.cpp server runs: its context size and whether it sees."""
+async def get_or_none(http: openai.AsyncOpenAI, url: str, timeout: float | None = None,
+                      body: Any = None) -> Any:
+    """:func:`get_json`, or None when the server does not answer it."""
     try:
-        props = await get_json(http, f"{root}/props", timeout)
+        return await get_json(http, url, timeout, body)
     except REQUEST_ERRORS:
         return None
+
+
+async def llamacpp_props(http: openai.AsyncOpenAI, root: str,
+                         timeout: float | None = None, models: Any = None) -> ModelDetail | None:
+    """The one model a llama.cpp server runs: its per-slot context size and whether it sees.
+
+    ``models`` is the server's ``/v1/models`` answer when already read (its
+    ``meta.n_ctx_train`` is the trained length); it is asked here otherwise.
+    """
+    props, models = await asyncio.gather(
+        get_or_none(http, f"{root}/props", timeout),
+        get_or_none(http, f"{root}/v1/models", timeout) if models is None
+        else asyncio.sleep(0, models))
     if not isinstance(props, dict):
         return None
-    settings = props.get("default_generation_settings", {})
-    n_ctx = (settings.get("n_ctx") if isinstance(settings, dict) else None) or props.get("n_ctx")
+    entries = models.get("data") if isinstance(models, dict) else None
+    entry = entries[0] if isinstance(entries, list) and len(entries) == 1 else None
     modalities = props.get("modalities")
     vision = modalities.get("vision") if isinstance(modalities, dict) else None
-    return ModelDetail(None, _int(n_ctx), vision if isinstance(vision, bool) else None)
+    return ModelDetail.with_window(None, llamacpp_window(props, entry),
+                                   vision if isinstance(vision, bool) else None)
 
 
 async def litellm_details(http: openai.AsyncOpenAI, root: str,
-                           timeout: float | None = None) -> dict[str, ModelDetail]:
+                          timeout: float | None = None) -> dict[str, ModelDetail]:
     """LiteLLM's ``/v1/model/info``: one entry per deployment, keyed by ``model_name``."""
     try:
         data = await get_json(http, f"{root}/v1/model/info", timeout)
@@ -164,7 +202,6 @@ async def litellm_details(http: openai.AsyncOpenAI, root: str,
         if isinstance(mode, str) and kind is None:
             kind = "unknown"
         vision = info.get("supports_vision")
-        details.setdefault(str(entry["model_name"]), ModelDetail(
-            kind, _int(info.get("max_input_tokens")),
-            vision if isinstance(vision, bool) else None))
+        details.setdefault(str(entry["model_name"]), ModelDetail.with_window(
+            kind, litellm_window(info), vision if isinstance(vision, bool) else None))
     return details

@@ -22,6 +22,7 @@ import contextlib
 import functools
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -136,11 +137,52 @@ def map_status_error(status: int, body_text: str, base_url: str, api_key: str, m
             f"The model {model!r} at {base_url} refused the image (it cannot see images, or "
             f"the server was started without vision support): {detail}", **kwargs)
     if status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_MARKERS):
-        return errors.ContextTooLongError(
-            f"The conversation is longer than the model's context window: {detail}", **kwargs)
+        return _context_too_long(body, detail, model, kwargs)
     if status == 429:
         return errors.RateLimitError(f"The server is busy (429): {detail}", **kwargs)
     return errors.ServerError(f"The server answered {status}: {detail}", **kwargs)
+
+
+# llama.cpp: "request (3021 tokens) exceeds the available context size (2048 tokens)";
+# vLLM and OpenAI: "This model's maximum context length is 4096 tokens. However, you
+# requested 5000 tokens (...)" / "... your messages resulted in 5000 tokens"
+_WINDOW_PATTERNS = (re.compile(r"context size \((\d+) tokens\)"),
+                    re.compile(r"maximum context length is (\d+) tokens"))
+_PROMPT_PATTERNS = (re.compile(r"request \((\d+) tokens\)"),
+                    re.compile(r"(?:requested|resulted in) (\d+) tokens"))
+
+
+def _context_too_long(body: str, detail: str, model: str,
+                      kwargs: dict[str, Any]) -> errors.ContextTooLongError:
+    """The refusal of a prompt over the window, naming the window where the server did."""
+    window = _figure(body, "n_ctx", _WINDOW_PATTERNS)
+    prompt = _figure(body, "n_prompt_tokens", _PROMPT_PATTERNS)
+    if window is None:
+        return errors.ContextTooLongError(
+            f"The conversation is longer than the model's context window: {detail}.",
+            prompt_tokens=prompt, **kwargs)
+    size = f" ({prompt:,} tokens)" if prompt else ""
+    return errors.ContextTooLongError(
+        f"The prompt{size} is longer than the context window the server runs {model} "
+        f"with: {window:,} tokens per request.", window=window, prompt_tokens=prompt,
+        **kwargs)
+
+
+def _figure(body: str, key: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
+    """A count the server gave: a field of its error object, else a figure in its words."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, TypeError):
+        data = None
+    error = data.get("error", data) if isinstance(data, dict) else None
+    value = error.get(key) if isinstance(error, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    for pattern in patterns:
+        match = pattern.search(body)
+        if match:
+            return int(match.group(1))
+    return None
 
 
 def _error_message(body: str) -> str:

@@ -34,6 +34,7 @@ from desktop_agent.session import (
     TITLE_LENGTH,
     ApprovalSettled,
     CompactionReported,
+    ContextWindowChecked,
     ConversationSession,
     DoctorNotice,
     MessageStored,
@@ -41,6 +42,7 @@ from desktop_agent.session import (
     Notice,
     PathReset,
     PlanUpdated,
+    PromptCutReported,
     PromptProgressReported,
     ReplyEnded,
     ReplyStarted,
@@ -140,6 +142,12 @@ class ConversationController(QObject):
         compacted(int, object): The model's view of the conversation was
             compacted: messages covered, and the summary (None when dropped).
         plan_changed(object): The model's plan now is this ``Plan`` (None: no plan).
+        window_checked(object): Before a turn, the ``ContextWindowChecked`` event: the
+            window the server applies, and when the conversation outgrows it the
+            warning and its fix.
+        prompt_cut(str): The server cut the prompt of the reply being shown (the mark).
+        window_fixed(object, object): The one-click fix ended: the model now used (None
+            when it failed) and the problem in words (None when it worked).
     """
 
     title_changed = Signal(str)
@@ -171,6 +179,9 @@ class ConversationController(QObject):
     tool_call_probed = Signal(object)
     compacted = Signal(int, object)
     plan_changed = Signal(object)
+    window_checked = Signal(object)
+    prompt_cut = Signal(str)
+    window_fixed = Signal(object, object)
 
     def __init__(self, store: Store, record: ConversationRecord, approvals: ApprovalQueue,
                  tools: ToolCatalog | None = None, *, approval_timeout: float | None = 300.0,
@@ -192,6 +203,9 @@ class ConversationController(QObject):
         self._shown_next: str | None = None
         settings = self.session.settings
         self._plan_task: asyncio.Future[None] | None = None
+        self._fix_task: asyncio.Future[None] | None = None
+        self._applied: tuple[str, int | None, str] | None = None  # (model, window, source)
+        self._cut_sent: int | None = None  # this turn's prompt was cut: about this many sent
         self._live_rate = LiveRate()
         self._figures = TurnFigures(model=str(settings.get("model") or ""),
                                     context_length=settings.get("context_length"))
@@ -341,6 +355,33 @@ class ConversationController(QObject):
         self.update_settings(base_url=base_url, model=model, api_key_name=api_key_name,
                              context_length=context_length, vision=vision)
 
+    def make_larger_window(self, tokens: int) -> None:
+        """Run Ollama's one-click fix (a copy of the model with ``tokens``): ``window_fixed``."""
+        if self._fix_task is None or self._fix_task.done():
+            self._fix_task = asyncio.ensure_future(self._make_larger_window(tokens))
+
+    async def _make_larger_window(self, tokens: int) -> None:
+        from desktop_agent.core.errors import AgentError
+
+        try:
+            made = await self.session.make_larger_window(tokens)
+        except (SessionError, AgentError) as exc:
+            self.window_fixed.emit(None, str(exc))
+            return
+        self.window_fixed.emit(made, None)
+        await self._show_window_of(made)
+
+    async def _show_window_of(self, model: str) -> None:
+        """Size the meter by the window Ollama now applies to ``model`` (asked, not assumed)."""
+        from desktop_agent.session import context_window_for
+
+        window = await context_window_for(self.session.settings)
+        if window is None or window.applied is None or self._figures.model != model:
+            return
+        self._applied = (model, window.applied, window.source)
+        self._show_window(self.session.settings.get("context_length"))
+        self.figures_changed.emit(self._figures)
+
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
         self.session.revoke_in_conversation(tool_name)
@@ -422,8 +463,9 @@ class ConversationController(QObject):
     async def close(self) -> None:
         """Deny pending approvals, cancel the turn and any undo, release the client."""
         self._approvals.cancel_conversation(self.conversation_id)
-        if self._plan_task is not None:
-            self._plan_task.cancel()
+        for task in (self._plan_task, self._fix_task):
+            if task is not None:
+                task.cancel()
         await self.undo.cancel_all()
         await self.session.close()
 
@@ -455,8 +497,14 @@ class ConversationController(QObject):
             self.error.emit(description.sentence, description.can_retry)
         elif isinstance(event, SettingsChanged):
             self._figures.model = str(event.settings.get("model") or "")
-            self._figures.context_length = event.settings.get("context_length")
+            self._show_window(event.settings.get("context_length"))
             self.settings_changed.emit(dict(event.settings))
+            self.figures_changed.emit(self._figures)
+        elif isinstance(event, ContextWindowChecked):
+            window = event.window
+            self._applied = (event.model, window.applied, window.source)
+            self._show_window(self.session.settings.get("context_length"))
+            self.window_checked.emit(event)
             self.figures_changed.emit(self._figures)
         elif isinstance(event, TitleChanged):
             self.title_changed.emit(event.title)
@@ -493,6 +541,13 @@ class ConversationController(QObject):
             self.prompt_progress.emit(event.processed, event.total)
         elif isinstance(event, CompactionReported):
             self.compacted.emit(event.block.messages, event.block.summary)
+        elif isinstance(event, PromptCutReported):
+            self.prompt_cut.emit(event.block.message)
+            self._cut_sent = event.block.sent
+            # the meter shows the window learned from it at once, not at the next check
+            self._applied = (self._figures.model, event.block.window, "learned from a cut prompt")
+            self._show_window(self.session.settings.get("context_length"))
+            self.figures_changed.emit(self._figures)
         elif isinstance(event, ReplyEnded):
             self._end_transcript_message(event.interrupted)
         else:
@@ -545,6 +600,15 @@ class ConversationController(QObject):
 
     # -- figures ---------------------------------------------------------------
 
+    def _show_window(self, setting: int | None) -> None:
+        """The meter's window: what the server applies to the model in use, else the setting."""
+        applied = self._applied
+        if applied is None or applied[0] != self._figures.model or applied[1] is None:
+            self._figures.context_length, self._figures.context_source = setting, None
+            return
+        length = applied[1] if setting is None else min(setting, applied[1])
+        self._figures.context_length, self._figures.context_source = length, applied[2]
+
     def _streamed_piece(self) -> None:
         """Show the speed of the reply as it streams (a few times a second)."""
         rate = self._live_rate.piece()
@@ -559,6 +623,10 @@ class ConversationController(QObject):
         self._figures.tokens_per_second = usage.tokens_per_second
         self._figures.time_to_first_token = usage.time_to_first_token
         self._figures.context_used = context_after_reply(self.session, usage)
+        if self._cut_sent is not None:
+            # the server's count is of what it kept: the conversation takes what was sent
+            self._figures.context_used = self._cut_sent + (usage.completion_tokens or 0)
+            self._cut_sent = None
         self.figures_changed.emit(self._figures)
 
     async def estimate_context(self) -> None:

@@ -32,6 +32,7 @@ from desktop_agent.gui.conversation.attachments import (
 )
 from desktop_agent.gui.conversation.card_edits import CardEdits, card_prompt
 from desktop_agent.gui.conversation.composer import Composer, ComposerBox
+from desktop_agent.gui.conversation.context_window_banner import ContextWindowBanner
 from desktop_agent.gui.conversation.conversation_controller import (
     HISTORY_PAGE,
     ConversationController,
@@ -249,6 +250,11 @@ class ConversationTab(QWidget):
         for callback in callbacks:
             callback()
 
+    def _make_larger_window(self, banner: ContextWindowBanner, tokens: int) -> None:
+        fix = banner.fix
+        banner.show_working(fix.ollama_model if fix is not None else "the model")
+        self.controller.make_larger_window(tokens)
+
     def _needed(self, *_args: object) -> None:
         if self._parts is None:
             self.ensure_loaded()
@@ -343,6 +349,11 @@ class ConversationTab(QWidget):
         c.subagent_step.connect(t.add_subagent_step)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
+        c.prompt_cut.connect(t.add_reply_note)
+        banner = self._built_parts().window_banner
+        c.window_checked.connect(banner.show_check)
+        banner.make_model.connect(lambda tokens: self._make_larger_window(banner, tokens))
+        c.window_fixed.connect(banner.show_done)
         c.plan_changed.connect(self._built_parts().show_plan)
         c.approval_requested.connect(self._show_waiting_for_approval)
         c.approval_preview_changed.connect(self._show_new_preview)

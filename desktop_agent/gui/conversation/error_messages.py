@@ -71,9 +71,7 @@ def describe_error(exc: BaseException) -> ErrorDescription:
         return ErrorDescription(
             f"{_server(exc)} does not serve this model. Pick another model.", (pick, retry))
     if isinstance(exc, errors.ContextTooLongError):
-        return ErrorDescription(
-            "The conversation is longer than the model's context window. Start a new "
-            "conversation, or pick a model with a longer context.", (pick, retry))
+        return _context_too_long(exc)
     if isinstance(exc, errors.RateLimitError):
         return ErrorDescription(
             "The server is busy and asked to slow down. Try again in a moment.", (retry,))
@@ -93,3 +91,13 @@ def describe_error(exc: BaseException) -> ErrorDescription:
         return ErrorDescription(str(exc) or "The agent stopped with an error.", (retry,))
     return ErrorDescription(
         "Something went wrong inside Desktop Agent. The details are in the log.", (retry,))
+
+
+def _context_too_long(exc: errors.ContextTooLongError) -> ErrorDescription:
+    """The core's sentence names the server's window and what to change, once it knows them."""
+    if exc.fix is not None:
+        return ErrorDescription(str(exc), (ErrorAction.OPEN_SETTINGS, ErrorAction.RETRY))
+    return ErrorDescription(
+        "The conversation is longer than the model's context window. Start a new "
+        "conversation, or pick a model with a longer context.",
+        (ErrorAction.PICK_SERVER, ErrorAction.RETRY))

@@ -93,6 +93,11 @@ class ConversationSettingsDialog(QDialog):
         server = settings.get("base_url") or "none chosen"
         form.addRow("Server", QLabel(f"{server}"))
         form.addRow("Model", QLabel(str(settings.get("model") or "none chosen")))
+        self.context_window = QLabel("Asking the server…" if settings.get("model")
+                                     else "Known once a server and model are chosen.")
+        self.context_window.setObjectName("contextWindowInUse")
+        self.context_window.setWordWrap(True)
+        form.addRow("Context window", self.context_window)
         self.system_prompt = QPlainTextEdit(str(settings.get("system_prompt") or ""))
         self.system_prompt.setPlaceholderText("Instructions sent before every message (optional)")
         self.system_prompt.setMaximumHeight(110)
@@ -284,6 +289,18 @@ class ConversationSettingsDialog(QDialog):
             "project_instructions": self.context_box.instructions_setting(),
             **self.limits_box.changes(),
         }
+
+    def show_context_window(self, window: Any) -> None:
+        """Show the window the server applies (a ``ContextWindow``) and where it came from."""
+        if window is None or window.applied is None:
+            self.context_window.setText(
+                "Unknown: the server does not say (compaction waits for its refusal)." if
+                window is not None else "Known once a server and model are chosen.")
+            return
+        trained = f"; the model was trained for {window.trained:,}" if window.trained and \
+            window.trained != window.applied else ""
+        self.context_window.setText(
+            f"{window.applied:,} tokens per request, from {window.source}{trained}.")
 
     def show_tool_call_mode(self, mode: Any) -> None:
         """Say which tool-call mode the model gets now and why (None: no model chosen)."""

@@ -113,6 +113,8 @@ class StatusLine(QWidget):
             self._has_length = True
             self.context_bar.setVisible(self.width() >= NARROW_WIDTH)
             tip += f" {share}% of the model's {_tokens(length)}-token window is used."
+            if figures.context_source:
+                tip += f" The window: {figures.context_source}."
         else:
             shown = _tokens(used) if used is not None else "—"
             total = f" / {_tokens(length)}" if length else ""

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.conversation.composer import ComposerBox
+from desktop_agent.gui.conversation.context_window_banner import ContextWindowBanner
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
 from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
@@ -105,6 +106,8 @@ class TabParts:
         header: Model, folder, sandbox and network of the conversation.
         notice: The "no server yet" banner (hidden until the window says otherwise).
         doctor: The model doctor's findings (a template without tools, a slow prompt).
+        window_banner: The "conversation longer than the server's window" banner, with
+            its fix (hidden until a turn's check says so).
         transcript: The messages.
         empty_hint: What to do in an empty conversation, shown instead of the transcript.
         pages: Shows either the transcript or the empty hint.
@@ -126,6 +129,8 @@ class TabParts:
         top_layout.addLayout(_centred(self.notice, margins=(16, 8, 16, 0)))
         self.doctor = DoctorBanner()
         top_layout.addLayout(_centred(self.doctor, margins=(16, 8, 16, 0)))
+        self.window_banner = ContextWindowBanner()
+        top_layout.addLayout(_centred(self.window_banner, margins=(16, 8, 16, 0)))
         layout.addWidget(top)
 
         self.transcript = TranscriptView()

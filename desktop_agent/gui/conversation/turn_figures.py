@@ -22,7 +22,8 @@ class TurnFigures:
         tokens_per_second: Speed of the reply streaming now (``live``), else of the last one.
         time_to_first_token: Seconds until the last reply's first token.
         context_used: Tokens the conversation takes (server figure or estimate).
-        context_length: The model's context window, when known.
+        context_length: The window the server applies to the model, when known.
+        context_source: Where ``context_length`` came from (shown in its tooltip).
     """
 
     model: str = ""
@@ -31,6 +32,7 @@ class TurnFigures:
     context_used: int | None = None
     context_length: int | None = None
     live: bool = False
+    context_source: str | None = None
 
 
 class LiveRate:

@@ -26,7 +26,13 @@ from desktop_agent.gui.transcript.block_splitter import (
 from desktop_agent.gui.transcript.branch_switcher import BranchSwitcher
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
-from desktop_agent.gui.transcript.items import AssistantItem, TextRun, ToolCallPart, ToolErrorPart
+from desktop_agent.gui.transcript.items import (
+    AssistantItem,
+    ReplyNotePart,
+    TextRun,
+    ToolCallPart,
+    ToolErrorPart,
+)
 from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer, plain_text_html
 from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
@@ -202,6 +208,9 @@ class AssistantMessageWidget(QWidget):
             elif isinstance(part, ToolErrorPart):
                 self._close_run()
                 self._add_tool_error(part.text)
+            elif isinstance(part, ReplyNotePart):
+                self._close_run()
+                self._add_reply_note(part.text)
             self._part_index += 1
             self._piece_index = 0
         if self._revision != self.item.revision:
@@ -412,6 +421,14 @@ class AssistantMessageWidget(QWidget):
 
     def _add_tool_error(self, text: str) -> None:
         label = QLabel(text, self)
+        set_text_color(label, self._theme.error_text)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._insert(label)
+
+    def _add_reply_note(self, text: str) -> None:
+        label = QLabel(f"⚠ {text}", self)
+        label.setObjectName("replyNote")
         set_text_color(label, self._theme.error_text)
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

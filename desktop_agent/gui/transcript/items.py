@@ -196,7 +196,14 @@ class ToolErrorPart:
     text: str
 
 
-AssistantPart = TextRun | ToolCallPart | ToolErrorPart
+@dataclass
+class ReplyNotePart:
+    """Something about the reply itself a person should know (the server cut its prompt)."""
+
+    text: str
+
+
+AssistantPart = TextRun | ToolCallPart | ToolErrorPart | ReplyNotePart
 
 
 @dataclass

@@ -28,6 +28,7 @@ from desktop_agent.gui.transcript.items import (
     CompactionItem,
     ErrorItem,
     LiveOutput,
+    ReplyNotePart,
     SubagentRun,
     TextRun,
     ToolCallPart,
@@ -84,6 +85,30 @@ def settle_part(part: ToolCallPart, state: ToolCallState) -> None:
         # "20 lines · 10.2 s" as the card said while the command ran (kept with its result)
         part.live = LiveOutput(lines=state.output_lines, elapsed=state.output_seconds or 0.0)
     part.settled += 1
+
+
+def prompt_cut_note(stored: Any) -> str | None:
+    """The mark of a reply whose prompt the server cut (its ``prompt_cut`` metadata)."""
+    from desktop_agent.core.types import PromptCutBlock
+
+    if not isinstance(stored, dict) or not isinstance(stored.get("kept"), int) \
+            or not isinstance(stored.get("sent"), int):
+        return None
+    return PromptCutBlock(stored["kept"], stored["sent"], stored["kept"]).message
+
+
+def _settle_stored_call(turn: AssistantItem, part: ToolCallPart, message: dict[str, Any],
+                        metadata: dict[str, Any]) -> None:
+    """A stored result on its call's part, with what was shown beside it live."""
+    part.source = metadata.get("source") or part.source
+    settle_part(part, tool_call_state(message, metadata))
+    run = metadata.get("subagent")
+    if isinstance(run, dict):  # a delegation: the subagent's run, as it ended
+        part.subagent = SubagentRun.from_record(run)
+    stop_line = part.stopped_line
+    if stop_line and not any(
+            isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):
+        turn.parts.append(ToolErrorPart(stop_line))  # as the loop guard said it live
 
 
 def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:
@@ -143,6 +168,9 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                     )
                 )
             turn.interrupted = bool(metadata.get("interrupted")) or status == "interrupted"
+            note = prompt_cut_note(metadata.get("prompt_cut"))
+            if note is not None:  # as it was marked live
+                turn.parts.append(ReplyNotePart(note))
         elif role == "tool":
             call_id = str(message.get("tool_call_id", ""))
             result = content_text(message.get("content"))
@@ -153,15 +181,7 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                     items.append(turn)
                 turn.parts.append(ToolErrorPart(f"Result for an unknown call: {result}"))
                 continue
-            part.source = metadata.get("source") or part.source
-            settle_part(part, tool_call_state(message, metadata))
-            run = metadata.get("subagent")
-            if isinstance(run, dict):  # a delegation: the subagent's run, as it ended
-                part.subagent = SubagentRun.from_record(run)
-            stop_line = part.stopped_line
-            if turn is not None and stop_line and not any(
-                    isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):
-                turn.parts.append(ToolErrorPart(stop_line))  # as the loop guard said it live
+            _settle_stored_call(turn, part, message, metadata)
         else:
             continue  # system prompts and unknown roles are not shown
         if metadata.get("error"):

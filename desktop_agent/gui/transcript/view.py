@@ -52,6 +52,7 @@ from desktop_agent.gui.transcript.items import (
     CompactionItem,
     ErrorItem,
     LiveOutput,
+    ReplyNotePart,
     SubagentRun,
     ToolCallPart,
     ToolErrorPart,
@@ -265,6 +266,12 @@ class TranscriptView(QScrollArea):
             return
         item = self._ensure_open()
         item.parts.append(ToolErrorPart(text))
+        self._book.mark_dirty(item)
+
+    def add_reply_note(self, text: str) -> None:
+        """Mark the answer being shown (e.g. "the server cut the prompt to N tokens")."""
+        item = self._ensure_open()
+        item.parts.append(ReplyNotePart(text))
         self._book.mark_dirty(item)
 
     def end_assistant_message(self, interrupted: bool = False) -> None:

@@ -346,6 +346,8 @@ class MainWindow(QMainWindow):
         controller.settings_changed.connect(lambda _s: self.servers.update_server_button())
         controller.approval_requested.connect(self.approval_view.on_approval_requested)
         controller.notice.connect(self.notice.show_message)
+        controller.window_fixed.connect(
+            lambda model, _problem, c=controller: self.servers.show_model_made(c, model))
         if make_current:
             self.tabs.setCurrentIndex(index)
         self._update_empty_state()
@@ -539,6 +541,15 @@ class MainWindow(QMainWindow):
 
         self._track(asyncio.ensure_future(tell_mode()))
         wire_model_test(dialog, controller, self.store, self._track)
+
+        async def tell_window() -> None:  # asks the model's server too
+            from desktop_agent.session import context_window_for
+
+            window = await context_window_for(controller.settings)
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.show_context_window(window)
+
+        self._track(asyncio.ensure_future(tell_window()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)

@@ -86,6 +86,12 @@ class ServerChoice:
                                                   "context_length": context_length})
         self._status.showMessage(f"Using {model} at {base_url}", 5000)
 
+    def show_model_made(self, controller: ConversationController, model: str | None) -> None:
+        """The window fix switched ``controller`` to ``model`` (None: it failed): say so."""
+        if model is not None:
+            base_url = controller.settings.get("base_url") or "its server"
+            self._status.showMessage(f"Using {model} at {base_url}", 5000)
+
     def on_servers_changed(self, _servers: list[Any]) -> None:
         """Give conversations without a server the one found; fill in what models say.
 

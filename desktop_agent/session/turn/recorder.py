@@ -246,20 +246,27 @@ class TurnRecorder:
                             "tokens_after": block.tokens_after}
 
     async def usage(self, figures: dict[str, Any], call: StoreCalls) -> None:
-        """Keep the turn's figures in the last reply's metadata (stored through ``call``).
+        """Keep the turn's figures in the last reply's metadata (stored through ``call``)."""
+        await self.reply_metadata("usage", figures, call)
 
-        While that reply still streams they go with its final write, which every
+    async def reply_metadata(self, key: str, value: Any, call: StoreCalls, *,
+                             streaming_only: bool = False) -> None:
+        """Keep ``value`` under ``key`` in the last reply's metadata (stored through ``call``).
+
+        While that reply still streams it goes with its final write, which every
         ending makes (:meth:`finish_reply`): one write at a turn's end instead of two.
+        ``streaming_only``: about the reply being streamed only (a reply that
+        stored nothing gets nothing; an earlier one is not it).
         """
         last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
         segment = self._segment
         if last is not None and segment is not None and not segment.closed \
                 and segment.writer.message_id == last.id:
-            segment.pending["usage"] = figures
+            segment.pending[key] = value
             return
-        if last is not None:
+        if last is not None and not streaming_only:
             self._replace(await call(partial(
-                self._store.update_message_metadata, last.id, {"usage": figures},
+                self._store.update_message_metadata, last.id, {key: value},
                 conversation_id=self._conversation_id)))
 
     async def finish_reply(self, status: str, call: StoreCalls) -> None:

@@ -41,6 +41,7 @@ from desktop_agent.session.events import (
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.setting_values import has_server
 from desktop_agent.session.store_calls import StoreCalls, on_the_spot
+from desktop_agent.session.turn.context_check import ContextChecker
 from desktop_agent.session.turn.conversation_client import OptionsReadFor
 from desktop_agent.session.turn.recorder import TurnRecorder, stored_compaction
 from desktop_agent.session.turn.turn_blocks import TurnBlocks
@@ -113,6 +114,7 @@ class TurnRunner:
         self._status = status
         self._emit = emit
         self.closed = False
+        self._checker = ContextChecker()
         self._task: asyncio.Task[None] | None = None
         self._stop_task: asyncio.Task[bool] | None = None
         # The lease taken by starting(), until the turn's task takes it over.
@@ -235,6 +237,10 @@ class TurnRunner:
         prompt_record = path[-1] if path and path[-1].role == "user" else None
         try:
             client = await self._client.ready(mark, request.options)
+            # before sending: does it fit the window the server applies? (the keeper
+            # then sizes the requests by the window asked here)
+            check = await self._checker.check(client.options, request.base, request.prompt)
+            self._emit(check.event())
             client.message_history = request.base
             if client.context_keeper.covered == 0:  # a new client: continue the stored view
                 stored = stored_compaction(path)

@@ -27,6 +27,8 @@ from typing import IO
 
 import httpx
 
+from desktop_agent.engine import errors as engine_errors
+
 logger = logging.getLogger("desktop_agent.tests.llama")
 
 MODEL_ALIAS = "smollm2"
@@ -63,22 +65,10 @@ class LlamaStartError(RuntimeError):
 
 
 def describe_exit(returncode: int | None) -> str:
-    """Say in words how the server process ended (``None``: it is still running).
-
-    A negative return code is the signal that killed it; a crash by signal is not the
-    same failure as a server that refused to start, and the fix differs.
-    """
+    """Say in words how the server process ended (``None``: it is still running)."""
     if returncode is None:
         return "llama-server is still running but did not answer /health in time"
-    if returncode >= 0:
-        return f"llama-server exited with status {returncode}"
-    try:
-        killer = signal.Signals(-returncode)
-    except ValueError:
-        return f"llama-server was killed by signal {-returncode}"
-    advice = CRASH_ADVICE.get(killer)
-    message = f"llama-server was killed by {killer.name}"
-    return f"{message}: {advice}" if advice else message
+    return engine_errors.describe_exit(returncode, process="llama-server", advice=CRASH_ADVICE)
 
 
 def server_command(
