@@ -97,7 +97,7 @@ def prompt_cut_note(stored: Any) -> str | None:
     return PromptCutBlock(stored["kept"], stored["sent"], stored["kept"]).message
 
 
-def _settle_stored_call(turn: AssistantItem, part: ToolCallPart, message: dict[str, Any],
+def _settle_stored_call(turn: AssistantItem | None, part: ToolCallPart, message: dict[str, Any],
                         metadata: dict[str, Any]) -> None:
     """A stored result on its call's part, with what was shown beside it live."""
     part.source = metadata.get("source") or part.source
@@ -106,7 +106,7 @@ def _settle_stored_call(turn: AssistantItem, part: ToolCallPart, message: dict[s
     if isinstance(run, dict):  # a delegation: the subagent's run, as it ended
         part.subagent = SubagentRun.from_record(run)
     stop_line = part.stopped_line
-    if stop_line and not any(
+    if turn is not None and stop_line and not any(
             isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):
         turn.parts.append(ToolErrorPart(stop_line))  # as the loop guard said it live
 
