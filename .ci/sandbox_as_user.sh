@@ -5,13 +5,16 @@
 # be moved to a non-zero uid without capabilities, as a normal user bubblewrap
 # makes an unprivileged user namespace. Both must hold, so CI runs these tests
 # twice. So do the tests of writes into the working folder racing a program
-# that swaps folders for links: what a write may reach differs by who writes. As root this makes a throwaway account (sandbox-ci) and runs them as
-# it; as a normal user it runs them directly.
+# that swaps folders for links: what a write may reach differs by who writes, and so
+# do restores raced by /commands that swap a folder for a link (the lease keeps them
+# apart). As root this makes a throwaway account (sandbox-ci) and runs them as it; as a
+# normal user it runs them directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TESTS=(tests/tools/test_sandbox.py tests/server/test_sandbox_serve.py
        tests/server/test_command_sandbox.py tests/store/test_import_safety.py
-       tests/workspace/test_restore_race.py tests/workspace/test_folder_writer.py)
+       tests/workspace/test_restore_race.py tests/workspace/test_folder_writer.py
+       tests/server/test_command_lease.py)
 PYTHON=.venv/bin/python
 SITE=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 VERSION=$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')

@@ -10,7 +10,8 @@ Prints, against the targets for the 2-core CI machine:
   file (target <= 1.0 s), the onedir build and ``python -m desktop_agent`` from source.
   The single file unpacks the app into a cache folder on its first launch of a build
   and starts it from there afterwards (``packaging/onefile/launcher.py``): the runs use
-  a fresh cache folder, and the first launch (which unpacks) is printed on its own;
+  a fresh cache folder, and the first launch (which unpacks) is printed on its own,
+  with the time to the small window it shows while unpacking (target <= 0.5 s);
 * idle RSS with the window open (target <= 120 MB), read from /proc a few seconds after
   the first paint, once the background warm-up imports are done;
 * idle RSS with five conversation tabs open (40 messages each, target <= 120 MB), with
@@ -52,6 +53,7 @@ ONEDIR_DIST = REPO / "build" / "bench-onedir" / "dist"
 ONEDIR = ONEDIR_DIST / "desktop-agent" / "desktop-agent"
 TARGET_SIZE_MB = 70.0
 TARGET_PAINT_S = 1.0
+TARGET_VISIBLE_S = 0.5  # something on screen after a double-click, even while unpacking
 TARGET_RSS_MB = 120.0
 TARGET_TABS_RSS_MB = 120.0
 OPEN_TABS = 5
@@ -128,12 +130,28 @@ def launch_env(display: Display, data_dir: Path, **extra: str) -> dict[str, str]
 
 
 def time_to_first_paint(command: list[str], display: Display, data_dir: Path) -> float:
-    env = launch_env(display, data_dir, DESKTOP_AGENT_EXIT_AFTER_PAINT="1")
+    return launch_to_paint(command, display, data_dir)[0]
+
+
+def launch_to_paint(command: list[str], display: Display,
+                    data_dir: Path) -> tuple[float, float | None]:
+    """Seconds to the window's first paint, and to the unpacking window (first launch).
+
+    The launcher reports ``first-launch-window <epoch>`` on stderr when the window it
+    shows while a new build unpacks has painted (``DESKTOP_AGENT_REPORT_PAINT``); a
+    launch that unpacks nothing, or runs without a display, reports none.
+    """
+    env = launch_env(display, data_dir, DESKTOP_AGENT_EXIT_AFTER_PAINT="1",
+                     DESKTOP_AGENT_REPORT_PAINT="1")
     launched = time.time()
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    shown = None
+    for line in result.stderr.splitlines():
+        if line.startswith("first-launch-window "):
+            shown = float(line.split()[1]) - launched
     for line in result.stdout.splitlines():
         if line.startswith("first-paint "):
-            return float(line.split()[1]) - launched
+            return float(line.split()[1]) - launched, shown
     raise RuntimeError(f"no first paint reported by {command}: {result.stdout}{result.stderr}")
 
 
@@ -229,9 +247,17 @@ def print_first_paint(commands: dict[str, list[str] | None], display: Display,
             shutil.rmtree(bundle_cache, ignore_errors=True)
             if dropped:
                 drop_page_cache()
-            first = time_to_first_paint(command, display, data_dir)
+            first, shown = launch_to_paint(command, display, data_dir)
             print(f"first paint, {label}, first launch of this build (unpacks into the "
                   f"cache, once): {first:.2f} s", flush=True)
+            if shown is None:
+                print(f"first launch, {label}: no unpacking window (no display, or a "
+                      f"build without Tk)  OVER (target: visible within "
+                      f"{TARGET_VISIBLE_S} s)", flush=True)
+            else:
+                print(f"first launch, {label}: its unpacking window painted after "
+                      f"{shown:.2f} s  {verdict(shown, TARGET_VISIBLE_S)} (target <= "
+                      f"{TARGET_VISIBLE_S} s)", flush=True)
         times = []
         for _ in range(runs):
             if dropped:

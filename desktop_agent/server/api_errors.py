@@ -3,6 +3,11 @@
 FastAPI's default 422 body repeats the offending input back to the caller. A
 request that sets a secret or an API key may be the one that fails validation,
 so our handler keeps only where and why, never the value.
+
+The database being down is not the server's bug: every route then answers 503
+with a ``Retry-After`` (a load balancer tries another replica, a script waits),
+and ``GET /ready`` says the same. An error nothing expected is answered by
+:mod:`.unexpected_errors`, which keeps the connection.
 """
 
 from __future__ import annotations
@@ -15,7 +20,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from desktop_agent.store import NotFoundError, SecretInSettingsError
+from desktop_agent.store import (
+    DatabaseAccessError,
+    DatabaseUnavailableError,
+    NotFoundError,
+    SecretInSettingsError,
+    TextWithNulError,
+)
 
 log = logging.getLogger("desktop_agent.server.errors")
 
@@ -61,6 +72,17 @@ def _safe_details(exc: RequestValidationError) -> list[dict[str, Any]]:
     return details
 
 
+RETRY_AFTER_SECONDS = 5
+"""What a 503 asks a client to wait before it tries again (the pool connects afresh)."""
+DATABASE_UNAVAILABLE = "The database is unavailable; try again in a few seconds."
+
+
+def database_unavailable() -> JSONResponse:
+    """503 with ``Retry-After``: the database server cannot be reached now."""
+    return JSONResponse(_body("database_unavailable", DATABASE_UNAVAILABLE), status_code=503,
+                        headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 _STATUS_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                  405: "method_not_allowed", 409: "conflict", 413: "too_large",
                  415: "unsupported_media_type"}
@@ -103,10 +125,20 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(_body(code, detail), status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
-    @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        log.error("unexpected error while answering a request", exc_info=exc)
-        return JSONResponse(
-            _body("internal_error", "The server hit an unexpected error; see its log."),
-            status_code=500,
-        )
+    @app.exception_handler(TextWithNulError)
+    async def _text_with_nul(_request: Request, exc: TextWithNulError) -> JSONResponse:
+        return JSONResponse(_body("invalid_text", str(exc)), status_code=422)
+
+    @app.exception_handler(DatabaseUnavailableError)
+    async def _database_unavailable(_request: Request,
+                                    exc: DatabaseUnavailableError) -> JSONResponse:
+        log.warning("answered 503: %s", exc)
+        return database_unavailable()
+
+    @app.exception_handler(DatabaseAccessError)
+    async def _database_error(_request: Request, exc: DatabaseAccessError) -> JSONResponse:
+        # The driver's words may quote what was written: logged, not answered.
+        log.error("a database call failed while answering a request", exc_info=exc)
+        return JSONResponse(_body("database_error", "The conversation database could not be "
+                                  "used for this request; nothing was changed. See the "
+                                  "server's log."), status_code=500)

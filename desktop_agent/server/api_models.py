@@ -9,12 +9,13 @@ with the same server, model and tools.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 # The one schema of a conversation's settings (the window's dialog and import use it too).
 from desktop_agent.session import DEFAULT_TITLE, ConversationSettings
+from desktop_agent.store import refuse_nul
 
 from .message_content import MessageContent
 
@@ -58,10 +59,18 @@ class ErrorBody(BaseModel):
     details: list[dict[str, Any]] | None = None
 
 
+def _title(value: str) -> str:
+    return refuse_nul(value, "A title")
+
+
+Title = Annotated[str, AfterValidator(_title)]
+"""A conversation's title: no NUL character (PostgreSQL's text cannot hold one)."""
+
+
 class ConversationCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(default=DEFAULT_TITLE, min_length=1, max_length=500)
+    title: Title = Field(default=DEFAULT_TITLE, min_length=1, max_length=500)
     settings: ConversationSettings = Field(default_factory=ConversationSettings)
 
 
@@ -70,7 +79,7 @@ class ConversationUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str | None = Field(default=None, min_length=1, max_length=500)
+    title: Title | None = Field(default=None, min_length=1, max_length=500)
     settings: ConversationSettings | None = None
 
 
@@ -84,6 +93,10 @@ class SandboxOut(BaseModel):
                                    "'No sandbox: bubblewrap is not installed'.")
     detail: str = Field(description="What commands can reach, and how to install a sandbox "
                                     "when one is missing.")
+    processes_capped: bool = Field(
+        default=True, description="False when this machine cannot cap how many processes a "
+                                  "command starts: a runaway command then runs until its "
+                                  "time limit (the label and detail say so too).")
 
 
 class ConversationOut(BaseModel):
@@ -353,3 +366,12 @@ class Alive(BaseModel):
 
     status: Literal["ok"]
     service: Literal["desktop-agent"] = "desktop-agent"
+
+
+class Ready(BaseModel):
+    """``GET /ready``: whether this replica can serve requests (its database answers)."""
+
+    status: Literal["ready", "starting", "unavailable"]
+    database: Literal["ok", "unavailable", "error"] | None = Field(
+        description="None while the server is still starting (not asked yet).")
+    error: str | None = None

@@ -22,14 +22,16 @@ from desktop_agent.appdata import paths
 from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.session import AppConfig, SessionEnvironment, ToolCatalog
+from desktop_agent.store import DatabaseAccessError, DatabaseUnavailableError
 
-from .api_errors import install_error_handlers
-from .api_models import Alive
+from .api_errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, install_error_handlers
+from .api_models import Alive, Ready
 from .app_services import AppServices
 from .auth import check_key_text, require_key
 from .callbacks import DELIVERY_TIMEOUT, CallbackDispatcher
 from .conversation_runner import runner_registry
 from .event_log import EventLog
+from .memory_return import collect_cycles, return_freed_memory
 from .request_guard import DEFAULT_BODY_LIMIT, RequestGuard
 from .routes import (
     callbacks,
@@ -48,6 +50,7 @@ from .shared_approvals import listen_for_answers
 from .shared_callbacks import SharedCallbacks
 from .start_pacer import PacedStarts
 from .thread_scheduling import deferring_executor
+from .unexpected_errors import UnexpectedErrors
 
 if TYPE_CHECKING:
     from desktop_agent.appdata.secret_cipher import SecretCipher
@@ -188,11 +191,37 @@ def create_app(
     # Host, key and body size are checked before any route reads the body.
     app.add_middleware(RequestGuard, master_key=master_key, allowed_hosts=allowed_hosts,
                        body_limit=body_limit, upload_limit=upload_limit)
+    # Outermost of ours: an error nothing expected is a 500 on a connection kept alive.
+    app.add_middleware(UnexpectedErrors)
 
     @app.get("/alive", response_model=Alive, tags=["health"])
     async def alive() -> Alive:
-        """Liveness probe; the only route that needs no key."""
+        """Liveness probe: the process answers (whatever the database does); needs no key."""
         return Alive(status="ok")
+
+    @app.get("/ready", response_model=Ready, tags=["health"],
+             responses={503: {"model": Ready, "description": "The database is unavailable."}})
+    async def ready() -> JSONResponse:
+        """Readiness probe: 200 when the database answers, 503 (``Retry-After``) when not.
+
+        For a load balancer in front of several replicas: send requests only to
+        replicas that are ready. Needs no key, like ``/alive``.
+        """
+        try:
+            await asyncio.to_thread(svc.store.check_reachable)
+        except DatabaseAccessError as exc:
+            unavailable = isinstance(exc, DatabaseUnavailableError)
+            return JSONResponse(
+                Ready(status="unavailable", database="unavailable" if unavailable else "error",
+                      error=DATABASE_UNAVAILABLE if unavailable else
+                      "The database answered with an error; see the server's log.").model_dump(),
+                status_code=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+        return JSONResponse(Ready(status="ready", database="ok").model_dump())
+
+    # A probe may ask with HEAD (some load balancers do), as the starting server answers it:
+    # the same status and headers, no body (the server leaves it out).
+    app.add_api_route("/alive", alive, methods=["HEAD"], include_in_schema=False)
+    app.add_api_route("/ready", ready, methods=["HEAD"], include_in_schema=False)
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
@@ -229,6 +258,11 @@ async def _evict_idle(svc: AppServices) -> None:
             continue
         if runners or tails:
             log.debug("dropped %d idle runner(s) and %d event tail(s)", runners, tails)
+            # Without this the allocator keeps the pages the dropped objects used,
+            # and the RSS stays at the busiest hour's level.
+            if runners:
+                collect_cycles()
+            await asyncio.to_thread(return_freed_memory)
 
 
 def _version() -> str:

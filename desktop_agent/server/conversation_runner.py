@@ -57,6 +57,7 @@ from desktop_agent.session import (
     UserMessageAdded,
     WorkdirError,
     asks_before_tools,
+    busy_sentence,
 )
 from desktop_agent.store import (
     ConversationBusyError,
@@ -178,7 +179,7 @@ class ConversationRunner:
             ApiError: 409 when a turn runs (here or in another process), the
                 conversation has no server/model, or there is nothing to answer.
         """
-        with _as_http():
+        with as_http():
             # Off the loop: on PostgreSQL a start's store calls wait for the database,
             # and every stream this replica serves would wait behind them.
             if message is not None:
@@ -194,7 +195,7 @@ class ConversationRunner:
         if self.busy:
             raise ApiError(409, "turn_running",
                            "A turn is running; wait for it or interrupt it before sending.")
-        with _as_http():
+        with as_http():
             if self._services.store.turn_lease_holder(self.conversation_id) is not None:
                 raise ConversationBusyError(self.conversation_id, "another process")
             self.session.refresh()
@@ -239,13 +240,13 @@ class ConversationRunner:
             ApiError: 409 when a turn runs or files changed since (with their names),
                 404 when there is nothing to undo.
         """
-        with _as_http():
+        with as_http(restoring=True):
             return await self.session.undo_turn(turn, force=force)
 
     async def restore_files(self, message_id: str | None, checkpoint_id: str | None,
                             force: bool, branch: bool) -> RestoreReport | None:
         """Put files back as before a message or at a checkpoint (409 on a conflict)."""
-        with _as_http():
+        with as_http(restoring=True):
             if message_id is not None:
                 return await self.session.restore_files(message_id, force=force, branch=branch)
             assert checkpoint_id is not None
@@ -465,8 +466,17 @@ and ended, path resets, settings reloaded from another process) are not sent: th
 message and state events and ``GET /conversations/{id}`` cover what they say."""
 
 
-class _as_http:
-    """Turns the session's typed refusals into the API's 409 answers, at the edge."""
+class as_http:
+    """Turns the session's typed refusals into the API's 409 answers, at the edge.
+
+    Args:
+        restoring: The block puts files back: a file system error there (a folder
+            swapped for a link mid-restore, a disk gone read-only) is a 409 with a
+            sentence, not a 500.
+    """
+
+    def __init__(self, *, restoring: bool = False) -> None:
+        self._restoring = restoring
 
     def __enter__(self) -> None:
         return None
@@ -483,9 +493,7 @@ class _as_http:
         if isinstance(exc, NothingToAnswerError):
             raise ApiError(409, "nothing_to_answer", str(exc)) from exc
         if isinstance(exc, ConversationBusyError):
-            raise ApiError(409, "conversation_busy",
-                           "This conversation is busy in another window or server; wait for "
-                           "its turn to end.") from exc
+            raise ApiError(409, "conversation_busy", busy_sentence(exc.holder)) from exc
         if isinstance(exc, StaleParentError):
             raise ApiError(409, "conversation_changed", str(exc)) from exc
         if isinstance(exc, RestoreConflictError):
@@ -493,6 +501,11 @@ class _as_http:
                            details=[{"path": p} for p in exc.paths]) from exc
         if isinstance(exc, CheckpointError):
             raise ApiError(404, "nothing_to_restore", str(exc)) from exc
+        if self._restoring and isinstance(exc, OSError):
+            raise ApiError(409, "restore_failed",
+                           f"Files could not all be put back ({exc.strerror or exc}): the "
+                           "working folder changed meanwhile; the ones before it were. Try "
+                           "again.") from exc
 
 
 def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:

@@ -69,6 +69,18 @@ log = logging.getLogger("desktop_agent.server.events")
 MEMORY_TAIL = 2000
 """Events per conversation kept in memory (at most twice this before trimming)."""
 
+MEMORY_TAIL_BYTES = 256 * 1024
+"""Characters of event data per conversation kept in memory (at most twice this).
+
+The count alone let a conversation keep megabytes: 2,000 events of a long
+``bash`` output or a large diff each. A follower that asks for older events
+reads them from the store, as it does for events beyond :data:`MEMORY_TAIL`.
+"""
+
+DECODED_KEPT_BELOW = 4096
+"""Events whose JSON is longer keep only the JSON once the listeners had them:
+SSE sends the JSON, and the events route decodes the rare large one again."""
+
 MERGED_TYPES = frozenset({"text", "thinking"})
 """Event types whose consecutive deltas, appended in one loop turn, become one event."""
 
@@ -123,6 +135,13 @@ class Event:
             self._data = json.loads(self.data_json)
         return self._data
 
+    def drop_decoded(self) -> None:
+        """Forget the decoded :attr:`data` (read again from :attr:`data_json` if asked).
+
+        A long tool result held in the tail would otherwise cost its text twice.
+        """
+        self._data = None
+
     @classmethod
     def from_stored(cls, stored: StoredEvent, data: dict[str, Any] | None = None) -> Event:
         """The event read back from the store (``data`` decoded when first used, unless given)."""
@@ -160,12 +179,38 @@ class Event:
 class _Tail:
     """The in-memory end of one conversation's log: events ``base`` .. ``base+len-1``."""
 
-    __slots__ = ("base", "events", "touched")
+    __slots__ = ("base", "events", "size", "touched")
 
     def __init__(self, base: int) -> None:
         self.base = base
         self.events: list[Event] = []
+        self.size = 0  # characters of data_json held
         self.touched = time.monotonic()
+
+    def add(self, event: Event) -> None:
+        """Append the next event; trim the oldest once over twice a cap (count or size).
+
+        Trimming at twice the cap, down to the cap, keeps the cost of cutting the
+        list's head to once per cap's worth of events.
+        """
+        self.events.append(event)
+        self.size += len(event.data_json)
+        if len(self.events) <= 2 * MEMORY_TAIL and self.size <= 2 * MEMORY_TAIL_BYTES:
+            return
+        cut = max(0, len(self.events) - MEMORY_TAIL)
+        size = self.size - sum(len(old.data_json) for old in self.events[:cut])
+        while size > MEMORY_TAIL_BYTES and cut < len(self.events):
+            size -= len(self.events[cut].data_json)
+            cut += 1
+        del self.events[:cut]
+        self.base += cut
+        self.size = size
+
+    def restart(self, base: int) -> None:
+        """Hold nothing, the next event being ``base`` (another process wrote in between)."""
+        self.events.clear()
+        self.size = 0
+        self.base = base
 
     @property
     def end(self) -> int:
@@ -415,6 +460,8 @@ class EventLog:
                     listener(event)
                 except Exception:
                     log.exception("event listener failed")
+            if len(event.data_json) > DECODED_KEPT_BELOW:
+                event.drop_decoded()
         for cid in woken:
             self._wake(cid)
         counts: dict[str, int] = {}
@@ -433,14 +480,9 @@ class EventLog:
         if tail is None:
             tail = self._tails[cid] = _Tail(event.id)
         elif tail.end != event.id:  # another process wrote in between: start afresh
-            tail.events.clear()
-            tail.base = event.id
-        tail.events.append(event)
+            tail.restart(event.id)
+        tail.add(event)  # the oldest it drops are on disk already
         tail.touched = time.monotonic()
-        if len(tail.events) > 2 * MEMORY_TAIL:  # on disk already: drop the oldest
-            cut = len(tail.events) - MEMORY_TAIL
-            del tail.events[:cut]
-            tail.base += cut
 
     def _advance(self, conversation_id: str, count: int) -> None:
         progress = self._progress.get(conversation_id)

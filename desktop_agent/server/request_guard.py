@@ -11,7 +11,10 @@ middleware answers first, from the headers alone:
 2. the bearer key must match (every path but ``/alive``);
 3. the body may not be larger than the route's limit: a declared
    ``Content-Length`` over it is refused at once, and a chunked body is cut
-   off with a 413 the moment it passes the limit.
+   off with a 413 the moment it passes the limit;
+4. the address may not hold a NUL character (``%00``): no name, path or
+   search text can hold one (PostgreSQL's text cannot), so it is a 422 with a
+   sentence on both engines, and the connection stays open.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ DISCARD_LIMIT = 1024 * 1024
 #: Host names that only ever mean this machine.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 #: Paths served without a key.
-OPEN_PATHS = frozenset({"/alive"})
+OPEN_PATHS = frozenset({"/alive", "/ready"})
 
 _UPLOAD_PATH = re.compile(r"^/conversations/[^/]+/files/?$")
 _CHALLENGE = [(b"www-authenticate", b"Bearer")]
@@ -102,6 +105,12 @@ class RequestGuard:
             await _discard(receive)
             await _answer(send, *refusal)
             return
+        if "\x00" in scope["path"] or b"%00" in scope.get("query_string", b""):
+            drained = await _discard(receive)
+            await _answer(send, 422, "invalid_request",
+                          "The request's address holds a NUL character (%00); no name, path "
+                          "or search text may contain one.", close=not drained)
+            return
         limit = self._limit(scope)
         declared = headers.get("content-length", b"").decode("latin-1")
         if declared.isdigit() and int(declared) > limit:
@@ -150,8 +159,8 @@ def _limited(receive: Receive, limit: int) -> Receive:
     return counted
 
 
-async def _discard(receive: Receive) -> None:
-    """Read and drop up to :data:`DISCARD_LIMIT` bytes of a refused body, keeping none.
+async def _discard(receive: Receive) -> bool:
+    """Read and drop up to :data:`DISCARD_LIMIT` bytes of a refused body; True if it all came.
 
     A client still sending its body when the answer comes sees a reset instead
     of the answer; reading a bounded amount lets ordinary clients read why they
@@ -161,17 +170,19 @@ async def _discard(receive: Receive) -> None:
     while dropped <= DISCARD_LIMIT:
         message = await receive()
         if message.get("type") != "http.request":
-            return
+            return False
         dropped += len(message.get("body", b""))
         if not message.get("more_body", False):
-            return
+            return True
+    return False
 
 
 async def _answer(send: Send, status: int, code: str, message: str,
-                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
+                  extra: list[tuple[bytes, bytes]] | None = None, *, close: bool = True) -> None:
     body = json.dumps({"error": message, "code": code}).encode()
+    closing = [(b"connection", b"close")] if close else []
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close"), *(extra or [])]})
+                            *closing, *(extra or [])]})
     await send({"type": "http.response.body", "body": body})

@@ -47,6 +47,19 @@ async def _alive(_scope: Scope, _receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": ALIVE_BODY})
 
 
+NOT_READY_BODY = json.dumps({"status": "starting", "database": None,
+                             "error": "The server is still starting."}).encode()
+
+
+async def _not_ready(_scope: Scope, _receive: Receive, send: Send) -> None:
+    """``GET /ready`` while the real app is being built: not ready yet (api_models.Ready)."""
+    await send({"type": "http.response.start", "status": 503,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(NOT_READY_BODY)).encode()),
+                            (b"retry-after", b"1")]})
+    await send({"type": "http.response.body", "body": NOT_READY_BODY})
+
+
 class StartingApp:
     """ASGI app: answers ``/alive`` from the start, serves the real app once it is built.
 
@@ -68,6 +81,9 @@ class StartingApp:
         self._on_failure = on_failure
         self._early = RequestGuard(_alive, master_key=master_key, allowed_hosts=allowed_hosts,
                                    upload_limit=0)
+        # A load balancer's readiness probe is told at once, not kept waiting for the build.
+        self._early_ready = RequestGuard(_not_ready, master_key=master_key,
+                                         allowed_hosts=allowed_hosts, upload_limit=0)
         self._app: AsgiApp | None = None
         self._ready: asyncio.Event | None = None
         self._starting: asyncio.Task[None] | None = None
@@ -85,10 +101,12 @@ class StartingApp:
             return
         app = self._app
         if app is None:
-            if scope["type"] == "http" and scope.get("path") == "/alive" \
-                    and scope.get("method") in ("GET", "HEAD"):
-                await self._early(scope, receive, send)
-                return
+            if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
+                early = {"/alive": self._early, "/ready": self._early_ready}.get(
+                    scope.get("path", ""))
+                if early is not None:
+                    await early(scope, receive, send)
+                    return
             if self._ready is not None and not self.failed:
                 await self._ready.wait()  # the real app in a moment: as if it were slow
             app = self._app

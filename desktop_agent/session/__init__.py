@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     'set_conversation_secret': 'settings.conversation_secrets',
     'delete_conversation': 'lifecycle.deletion',
     'BUSY_ELSEWHERE': 'errors',
+    'busy_sentence': 'errors',
     'NotConfiguredError': 'errors',
     'NothingToAnswerError': 'errors',
     'SessionError': 'errors',
@@ -170,6 +171,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.errors import NothingToAnswerError as NothingToAnswerError
     from desktop_agent.session.errors import SessionError as SessionError
     from desktop_agent.session.errors import TurnRunningError as TurnRunningError
+    from desktop_agent.session.errors import busy_sentence as busy_sentence
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported

@@ -52,7 +52,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.approvals.approval_broker import (
@@ -62,6 +61,7 @@ from desktop_agent.session.approvals.approval_broker import (
     ToolCallQuestion,
 )
 from desktop_agent.session.branch.branch_pages import BranchPages
+from desktop_agent.session.errors import lease_owner
 from desktop_agent.session.events import ApprovalSettled, Notice, RunState, SessionEvent
 from desktop_agent.session.files.folder_undo import FolderUndo
 from desktop_agent.session.files.working_folder import WorkingFolder
@@ -136,7 +136,8 @@ class ConversationSession:
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
         self._window = LargerWindow(self._settings, env)
         self._undo = FolderUndo(self._folder, self._branch,
-                                lease=partial(store.turn_lease, conversation_id, owner),
+                                lease=lambda activity: store.turn_lease(
+                                    conversation_id, lease_owner(owner, activity)),
                                 busy=lambda: self._runner.busy, emit=emit)
 
     # -- listening ---------------------------------------------------------------------

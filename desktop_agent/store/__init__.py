@@ -18,6 +18,7 @@ from desktop_agent.store.autosave import StreamingReplyWriter
 from desktop_agent.store.errors import (
     ConversationBusyError,
     DatabaseAccessError,
+    DatabaseUnavailableError,
     DatabaseUnusableError,
     ImportFormatError,
     NotFoundError,
@@ -25,6 +26,8 @@ from desktop_agent.store.errors import (
     StaleParentError,
     StoreClosedError,
     StoreError,
+    TextWithNulError,
+    refuse_nul,
 )
 from desktop_agent.store.event_records import NewEvent, StoredEvent
 from desktop_agent.store.message_writes import UNCHECKED
@@ -65,6 +68,7 @@ __all__ = [
     "ConversationBusyError",
     "ConversationRecord",
     "DatabaseAccessError",
+    "DatabaseUnavailableError",
     "DatabaseUnusableError",
     "ImportFormatError",
     "MessageRecord",
@@ -81,11 +85,13 @@ __all__ = [
     "StoreHistory",
     "StoredEvent",
     "StreamingReplyWriter",
+    "TextWithNulError",
     "TurnLease",
     "conversation_to_markdown",
     "export_conversations",
     "import_data",
     "import_files",
+    "refuse_nul",
     "write_export_file",
 ]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from desktop_agent.store.engine import Engine, require_conversation
-from desktop_agent.store.errors import NotFoundError
+from desktop_agent.store.errors import NotFoundError, refuse_nul
 from desktop_agent.store.record_rows import (
     CONVERSATION_COLUMNS,
     conversation_from_row,
@@ -37,10 +37,15 @@ class ConversationCrud:
     def create_conversation(
         self, title: str = DEFAULT_TITLE, settings: dict[str, Any] | None = None
     ) -> ConversationRecord:
-        """Start an empty conversation."""
+        """Start an empty conversation.
+
+        Raises:
+            TextWithNulError: The title holds a NUL character.
+        """
         settings = check_settings(settings or {})
         now = time.time()
-        record = ConversationRecord(new_id(), str(title), now, now, dict(settings), None)
+        record = ConversationRecord(new_id(), refuse_nul(str(title), "A title"), now, now,
+                                    dict(settings), None)
         with self._db.writing() as conn:
             conn.execute(
                 "INSERT INTO conversations(id, title, created_at, updated_at, settings) "
@@ -71,6 +76,7 @@ class ConversationCrud:
         """
         sql = f"SELECT {CONVERSATION_COLUMNS} FROM conversations c"
         params: list[Any] = []
+        query = query.replace("\x00", "") if query else query  # no title or text holds one
         if query and query.strip():
             match = self._db.dialect.text_query(query)
             sql += f" WHERE c.title {self._db.dialect.like} ? ESCAPE '\\'"
@@ -103,9 +109,14 @@ class ConversationCrud:
 
         Replacing the whole dict drops keys another process wrote since this
         caller read them; front ends change settings with :meth:`patch_settings`.
+
+        Raises:
+            TextWithNulError: The title holds a NUL character.
         """
         if settings is not None:
             check_settings(settings)
+        if title is not None:
+            refuse_nul(str(title), "A title")
         with self._db.writing() as conn:
             require_conversation(conn, conversation_id)
             if title is not None:

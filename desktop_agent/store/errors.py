@@ -5,9 +5,11 @@
     StoreError
     ├── DatabaseUnusableError     the file is not a database, is damaged, or is from a newer app
     ├── DatabaseAccessError       a read or write failed (disk full, read-only, locked too long)
+    │   └── DatabaseUnavailableError  the database server cannot be reached (also Unusable)
     ├── StoreClosedError          the store was used after close()
     ├── NotFoundError (KeyError)  no such conversation or message
     ├── SecretInSettingsError (ValueError)  a key value where only a key *name* belongs
+    ├── TextWithNulError (ValueError)       a title with a NUL character (PostgreSQL refuses one)
     ├── ImportFormatError (ValueError)      an import file is malformed or foreign
     ├── ConversationBusyError     another process (window or server) holds the turn lease
     └── StaleParentError          the active leaf moved since the caller read it
@@ -28,6 +30,15 @@ class DatabaseAccessError(StoreError):
     """A read or write failed; the transaction was rolled back, so nothing half-changed."""
 
 
+class DatabaseUnavailableError(DatabaseUnusableError, DatabaseAccessError):
+    """The database server cannot be reached now (stopped, restarting, the network cut).
+
+    Not the database's fault nor the caller's: the same call may work in a few
+    seconds (the next call connects again). Also a :class:`DatabaseUnusableError`,
+    which is what opening the store raises when it cannot connect.
+    """
+
+
 class StoreClosedError(StoreError):
     """The store was used after :meth:`Store.close`."""
 
@@ -41,6 +52,25 @@ class NotFoundError(StoreError, KeyError):
 
 class SecretInSettingsError(StoreError, ValueError):
     """Settings carried what looks like a key value; keys belong in the keyring."""
+
+
+class TextWithNulError(StoreError, ValueError):
+    """A title (or other name) holds a NUL character.
+
+    PostgreSQL's text cannot hold one and SQLite's would hold it where no
+    person can see it; both engines refuse it alike, with this sentence.
+    """
+
+
+def refuse_nul(text: str, what: str) -> str:
+    """``text`` as it is, unless it holds a NUL character.
+
+    Raises:
+        TextWithNulError: It does (``what`` names the text in the sentence).
+    """
+    if "\x00" in text:
+        raise TextWithNulError(f"{what} cannot contain a NUL character (\\0).")
+    return text
 
 
 class ImportFormatError(StoreError, ValueError):

@@ -25,7 +25,7 @@ class FullTextSearch:
         ranking would score every match of a common word first.
         """
         dialect = self._db.dialect
-        match = dialect.text_query(text)
+        match = dialect.text_query(text.replace("\x00", ""))  # no indexed text holds one
         if match is None:
             return []
         snippet, params = dialect.snippet(match)

@@ -38,7 +38,11 @@ def content_text(content: Any, image_placeholder: str | None = None) -> str:
 
 
 def searchable_text(message: dict[str, Any], metadata: dict[str, Any] | None = None) -> str:
-    """All words of a message worth finding by search, one block of text."""
+    """All words of a message worth finding by search, one block of text.
+
+    Without NUL characters: PostgreSQL's text cannot hold one (the message
+    itself keeps it, escaped in its JSON), and no one searches for one.
+    """
     pieces = [content_text(message.get("content"))]
     for call in message.get("tool_calls") or []:
         function = call.get("function", {}) if isinstance(call, dict) else {}
@@ -50,4 +54,4 @@ def searchable_text(message: dict[str, Any], metadata: dict[str, Any] | None = N
             pieces.append(message[key])
     if metadata and isinstance(metadata.get("thinking"), str):
         pieces.append(metadata["thinking"])
-    return "\n".join(p for p in pieces if p)
+    return "\n".join(p for p in pieces if p).replace("\x00", " ")

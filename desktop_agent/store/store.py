@@ -198,6 +198,16 @@ class Store:
         """
         return self._db.watch_approvals(on_answer)
 
+    def check_reachable(self) -> None:
+        """Ask the database one trivial question (a readiness probe's).
+
+        Raises:
+            DatabaseUnavailableError: The database server cannot be reached now.
+            DatabaseAccessError: It answered with an error.
+        """
+        with self._db.reading() as conn:
+            conn.execute("SELECT 1").fetchone()
+
     def _reading(self) -> AbstractContextManager[SqlConnection]:
         """The raw connection under the store's lock (tests inspect the database with it)."""
         return self._db.reading()

@@ -34,7 +34,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -457,6 +457,16 @@ class CheckpointStore:
             last = _checkpoint(self._record(folder, after, first, kind="turn_end", turn=turn,
                                             message=None))
         return RestoreReport(self._journal_turn(first, last, "restore"), applied, conflicts)
+
+    def drop_contents(self, holds: Callable[[bytes], bool]) -> int:
+        """Drop every stored content ``holds`` accepts (it holds a secret); how many.
+
+        For a secret set (or deleted) after files holding it were checkpointed:
+        the data folder keeps no copy of it. Those files' earlier versions can
+        then be neither shown nor restored (undo leaves them as they are).
+        """
+        with self._locked():
+            return len(self.objects.remove_matching(holds))
 
     # -- pruning ------------------------------------------------------------------------
     def prune(self, keep_turns: int = KEEP_TURNS, slack: int = 0) -> int:

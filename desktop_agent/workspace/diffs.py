@@ -20,7 +20,7 @@ prints what a 10,000-line diff costs.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -213,7 +213,8 @@ class FileDiff:
 
 
 def diff_bytes(path: str, old: bytes | None, new: bytes | None, *,
-               cap: int = MAX_DIFF_BYTES, context: int = CONTEXT_LINES) -> FileDiff:
+               cap: int = MAX_DIFF_BYTES, context: int = CONTEXT_LINES,
+               blank: Callable[[str], str] | None = None) -> FileDiff:
     """The diff of one file from its old and new content (None: the file is absent).
 
     Args:
@@ -222,6 +223,10 @@ def diff_bytes(path: str, old: bytes | None, new: bytes | None, *,
         new: The content after, or None when the file is deleted.
         cap: Largest side diffed line by line.
         context: Unchanged lines shown around each change.
+        blank: Applied to each side's text before it is diffed: the session
+            passes one that blanks the conversation's secrets out, so no diff
+            shown or sent (or kept in a message) holds one. Whole sides, not
+            lines: a secret wrapped over lines (base64) is found too.
 
     Raises:
         ValueError: Both sides are absent (there is no file to speak of).
@@ -238,7 +243,12 @@ def diff_bytes(path: str, old: bytes | None, new: bytes | None, *,
         return FileDiff(path, DiffKind.BINARY, old_size=old_size, new_size=new_size, cap=cap)
     if len(new) > cap or (old is not None and len(old) > cap):
         return FileDiff(path, DiffKind.OVER_CAP, old_size=old_size, new_size=new_size, cap=cap)
-    return diff_text(path, None if old is None else _decode(old), _decode(new),
+    old_text = None if old is None else _decode(old)
+    new_text = _decode(new)
+    if blank is not None:
+        old_text = None if old_text is None else blank(old_text)
+        new_text = blank(new_text)
+    return diff_text(path, old_text, new_text,
                      context=context, old_size=old_size, new_size=new_size, cap=cap)
 
 

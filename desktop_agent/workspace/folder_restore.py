@@ -28,7 +28,7 @@ class AppliedRestore:
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
-    """Paths left as they are: over a cap when recorded, or a folder still holding files."""
+    """Paths left as they are: not stored (over a cap, holding a secret), or a busy folder."""
 
 
 def apply_restore(workdir: str, paths: Collection[str], target: Mapping[str, Entry],
@@ -76,8 +76,12 @@ def apply_restore(workdir: str, paths: Collection[str], target: Mapping[str, Ent
                 folder.make_dir(rel)
                 folder_modes.append((rel, entry.mode))
             elif entry.kind == FILE:
+                data = contents.get(entry.digest)
+                if data is None:  # its content was dropped (it held a secret): left as it is
+                    done.kept.append(rel)
+                    continue
                 # In place when it can: a rename costs a new inode, most of a big undo.
-                folder.write_file(rel, contents[entry.digest], entry.mode, in_place=True)
+                folder.write_file(rel, data, entry.mode, in_place=True)
             elif entry.kind == LINK:
                 folder.symlink(rel, entry.digest)
             done.restored.append(rel)

@@ -13,7 +13,10 @@ descriptors, each opened without following a link);
 folders named in the exclusions, and every ``.git`` folder (the person's own
 repository: its index and branches are never checkpointed nor restored),
 are not entered. Files over a cap are recorded as ``skipped``, so a restore
-knows to leave them alone rather than treat them as created since.
+knows to leave them alone rather than treat them as created since; so are
+files that hold a secret value (:attr:`Limits.holds_secret`): their contents
+are never stored, so the data folder never keeps a copy of a secret a
+command wrote into the working folder (nor one that outlives the file).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -40,6 +43,8 @@ FILE = "file"
 LINK = "link"
 DIR = "dir"
 SKIPPED = "skipped"
+HOLDS_SECRET = "secret"
+"""The ``digest`` of a skipped entry whose file held a secret (a cap's entry has "")."""
 
 
 class Entry(NamedTuple):
@@ -51,7 +56,8 @@ class Entry(NamedTuple):
         size: Bytes (files), 0 otherwise.
         mtime_ns: Modification time, to skip hashing an unchanged file.
         ino: Inode, to notice a file replaced by another of the same size and time.
-        digest: SHA-256 of a file's contents, a link's target text, else "".
+        digest: SHA-256 of a file's contents, a link's target text; for a skipped
+            file why (:data:`HOLDS_SECRET`, or "" for a cap); else "".
     """
 
     kind: str
@@ -74,11 +80,15 @@ class Limits:
         max_file_bytes: A larger file is not stored (recorded as skipped).
         max_total_bytes: Files past this total are not stored.
         excluded: Folder names (any depth) or relative paths not entered.
+        holds_secret: Says whether a file's contents hold a secret value; such
+            a file is not stored (recorded as skipped, with a note). None: no
+            secret is known.
     """
 
     max_file_bytes: int = 50 * 1024 * 1024
     max_total_bytes: int = 2 * 1024 * 1024 * 1024
     excluded: frozenset[str] = field(default_factory=frozenset)
+    holds_secret: Callable[[bytes], bool] | None = None
 
 
 @dataclass(slots=True)
@@ -99,10 +109,12 @@ def same_state(a: Entry | None, b: Entry | None) -> bool:
     """Whether two entries hold the same thing (contents, link target, mode), ignoring times."""
     if a is None or b is None:
         return a is b
+    if SKIPPED in (a.kind, b.kind) and {a.kind, b.kind} <= {SKIPPED, FILE}:
+        # A file not stored (a cap, a secret) is known by its size and time only; so is
+        # one stored before it held a secret, whose contents were dropped since.
+        return (a.size, a.mtime_ns) == (b.size, b.mtime_ns)
     if a.kind != b.kind:
         return False
-    if a.kind == SKIPPED:
-        return (a.size, a.mtime_ns) == (b.size, b.mtime_ns)
     if a.kind == LINK:
         return a.digest == b.digest
     return a.mode == b.mode and a.digest == b.digest
@@ -133,6 +145,7 @@ class _Walk:
         self.notes: list[str] = []
         self.reused = 0
         self.excluded = ALWAYS_EXCLUDED | limits.excluded
+        self.dropped = objects.dropped  # read once a scan: entries whose content is gone
 
     def file(self, folder: int, name: str, rel: str, st: os.stat_result) -> None:
         size, mtime, ino = st.st_size, st.st_mtime_ns, st.st_ino
@@ -151,13 +164,19 @@ class _Walk:
             return
         self.total += size
         if (old is not None and old.kind == FILE and old.size == size and old.mtime_ns == mtime
-                and old.ino == ino and mtime < self.racy_after):
+                and old.ino == ino and mtime < self.racy_after
+                and old.digest not in self.dropped):
             self.entries[rel] = Entry(FILE, mode, size, mtime, ino, old.digest)
             return
         try:
-            digest = self.objects.put_file(name, dir_fd=folder)
+            digest = self.objects.put_file(name, dir_fd=folder, refuse=limits.holds_secret)
         except OSError:
             return  # gone or unreadable meanwhile: not in this checkpoint
+        if digest is None:
+            self.entries[rel] = Entry(SKIPPED, mode, size, mtime, ino, HOLDS_SECRET)
+            self.notes.append(f"{rel} holds a secret value, so it is not kept in the checkpoint:"
+                              " its change is not shown and undo leaves it as it is.")
+            return
         self.entries[rel] = Entry(FILE, mode, size, mtime, ino, digest)
 
     def walk(self, top: str) -> None:
@@ -206,6 +225,7 @@ class _Walk:
         racy_after = self.racy_after
         max_file = self.limits.max_file_bytes
         max_total = self.limits.max_total_bytes
+        dropped = self.dropped
         inner: list[tuple[str, str]] = []
         try:
             listing = os.scandir(folder)
@@ -225,7 +245,8 @@ class _Walk:
                     if (old is not None and old[0] == FILE and old[2] == size
                             and old[3] == st.st_mtime_ns and old[4] == st.st_ino
                             and old[3] < racy_after and old[1] == stat.S_IMODE(kind)
-                            and self.total + size <= max_total and size <= max_file):
+                            and self.total + size <= max_total and size <= max_file
+                            and old[5] not in dropped):
                         entries[rel] = old
                         self.total += size
                         self.reused += 1

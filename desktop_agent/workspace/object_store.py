@@ -27,6 +27,7 @@ import json
 import os
 import stat
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 FLUSH_BYTES = 64 * 1024 * 1024
@@ -51,6 +52,30 @@ class ObjectStore:
         self._loaded = False
         self._pending: dict[str, bytes] = {}
         self._pending_bytes = 0
+        self._dropped: set[str] | None = None
+        self._dropped_key: tuple[int, int] | None = None
+
+    @property
+    def dropped(self) -> set[str]:
+        """Digests of contents dropped because they held a secret (see :meth:`remove_matching`).
+
+        Kept in ``dropped.json`` beside the packs (digests of whole files, as
+        manifests keep them; never the contents), so a scan in any process
+        knows not to reuse an entry whose content is gone.
+        """
+        path = self.root / "dropped.json"
+        try:
+            st = path.stat()
+            key: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+        if self._dropped is None or key != self._dropped_key:
+            try:
+                self._dropped = set(json.loads(path.read_bytes())) if key else set()
+            except (OSError, ValueError, TypeError):
+                self._dropped = set()
+            self._dropped_key = key
+        return self._dropped
 
     # -- the index ----------------------------------------------------------------------
     def _load(self, again: bool = False) -> None:
@@ -76,7 +101,8 @@ class ObjectStore:
         return digest in self._where or digest in self._pending
 
     # -- writing ------------------------------------------------------------------------
-    def put_file(self, path: str, *, dir_fd: int | None = None) -> str:
+    def put_file(self, path: str, *, dir_fd: int | None = None,
+                 refuse: Callable[[bytes], bool] | None = None) -> str | None:
         """Store the contents of the regular file at ``path``; return their digest.
 
         The file is opened without following a symlink (``O_NOFOLLOW``) nor
@@ -87,6 +113,9 @@ class ObjectStore:
             path: The file; relative to ``dir_fd`` when given (a folder walked
                 by descriptors, so no link on the way is followed either).
             dir_fd: A descriptor of the folder holding it.
+            refuse: Says which contents must not be kept (those holding a
+                secret): then nothing is stored and None is returned. The store
+                itself learns nothing of what it refuses.
 
         Raises:
             OSError: It cannot be read (gone, no permission, replaced by a
@@ -98,6 +127,8 @@ class ObjectStore:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(errno.EINVAL, "not a regular file", path)
             data = source.read()
+        if refuse is not None and refuse(data):
+            return None
         digest = hashlib.sha256(data).hexdigest()
         if not self.has(digest):
             self._pending[digest] = data
@@ -148,15 +179,29 @@ class ObjectStore:
         if found is None:
             raise FileNotFoundError(f"no stored contents {digest}")
         pack, offset, size = found
-        with open(self.root / f"{pack}.pack", "rb") as source:
-            source.seek(offset)
-            data = source.read(size)
+        try:
+            with open(self.root / f"{pack}.pack", "rb") as source:
+                source.seek(offset)
+                data = source.read(size)
+        except FileNotFoundError:
+            # Another process repacked (pruning, or dropping contents that held a
+            # secret): read the packs' indexes afresh and look once more.
+            self._where.clear()
+            self._packs_seen.clear()
+            self._load(again=True)
+            if self._where.get(digest, (pack,))[0] == pack:
+                raise
+            return self.read(digest)
         if len(data) != size:
             raise FileNotFoundError(f"the pack holding {digest} is damaged")
         return data
 
     def read_many(self, digests: list[str]) -> dict[str, bytes]:
-        """Several contents at once, each pack opened once (for an undo of many files)."""
+        """Several contents at once, each pack opened once (for an undo of many files).
+
+        Contents no longer stored (dropped, see :meth:`remove_matching`) are
+        left out of the answer: the caller leaves those files as they are.
+        """
         self._load()
         out: dict[str, bytes] = {}
         by_pack: dict[str, list[tuple[int, int, str]]] = {}
@@ -167,12 +212,18 @@ class ObjectStore:
                 pack, offset, size = self._where[digest]
                 by_pack.setdefault(pack, []).append((offset, size, digest))
             else:
-                out[digest] = self.read(digest)
+                with contextlib.suppress(FileNotFoundError):
+                    out[digest] = self.read(digest)
         for pack, wanted in by_pack.items():
-            with open(self.root / f"{pack}.pack", "rb") as source:
-                for offset, size, digest in sorted(wanted):
-                    source.seek(offset)
-                    out[digest] = source.read(size)
+            try:
+                with open(self.root / f"{pack}.pack", "rb") as source:
+                    for offset, size, digest in sorted(wanted):
+                        source.seek(offset)
+                        out[digest] = source.read(size)
+            except FileNotFoundError:  # repacked by another process meanwhile
+                for _offset, _size, digest in wanted:
+                    with contextlib.suppress(FileNotFoundError):
+                        out[digest] = self.read(digest)
         return out
 
     # -- pruning ------------------------------------------------------------------------
@@ -212,6 +263,28 @@ class ObjectStore:
                 with contextlib.suppress(OSError):
                     orphan.unlink()
         return max(0, before - self._bytes())
+
+    def remove_matching(self, matches: Callable[[bytes], bool]) -> set[str]:
+        """Drop every stored content ``matches`` accepts (one holding a secret); their digests.
+
+        Each pack is read once; a pack holding such a content is rewritten
+        without it. Nothing else changes: manifests still name the digests,
+        and readers treat a content that is gone as one not kept.
+        """
+        self.flush()
+        self._load(again=True)
+        packs: dict[str, list[str]] = {}
+        for digest, (pack, _offset, _size) in self._where.items():
+            packs.setdefault(pack, []).append(digest)
+        dropped: set[str] = set()
+        for digests in packs.values():
+            contents = self.read_many(digests)
+            dropped.update(d for d, data in contents.items() if matches(data))
+        if dropped:
+            self.remove_unused({d for d in self._where if d not in dropped})
+            self._dropped = self.dropped | dropped
+            _write_new(self.root / "dropped.json", json.dumps(sorted(self._dropped)).encode())
+        return dropped
 
     def _bytes(self) -> int:
         total = 0

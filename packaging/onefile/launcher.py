@@ -3,13 +3,21 @@
 PyInstaller's one-file mode unpacks every library of the app (about 160 MB) into a
 new temporary folder on every launch and deletes it on exit: most of the one file's
 start-up time (1.22 s to first paint against 0.78 s from source). So the one file
-people download carries the app's onedir build as an xz tarball, which its first
-launch of a build unpacks into the user's cache folder
+people download carries the app's onedir build as a zstd-compressed tarball, which its
+first launch of a build unpacks into the user's cache folder
 (``~/.cache/desktop-agent/bundles/<version>-<digest>``, ``%LOCALAPPDATA%`` on Windows,
 ``~/Library/Caches`` on macOS; ``DESKTOP_AGENT_BUNDLE_CACHE`` overrides it); every later
 launch finds that folder and replaces itself with the app there (``exec``), which
 starts like the onedir build. A new build has a new digest, so it unpacks next to the
 old one and the old folders are removed.
+
+The first launch is the one a person waits through: zstd, not xz, because it unpacks
+the ~200 MB app about ten times faster for the same file size (xz at its fastest
+preset took 7 s of CPU to decode; zstd at level 12 under 1 s, see docs/performance.md),
+and while it unpacks a small window with a progress bar shows what is happening (Tk,
+which the launcher carries for this; a line on stderr where there is no display), so a
+double-click never looks like nothing happened. ``--version`` never unpacks: the stub
+answers it from the trailer.
 
 This script is the launcher that unpacks; ``build.spec`` freezes it as a minimal
 PyInstaller one-file program (Python and this script). The file has one of two layouts,
@@ -49,6 +57,9 @@ CACHE_ENV = "DESKTOP_AGENT_BUNDLE_CACHE"
 #: Set by stub.c for the launcher it runs: the one file to unpack (then exit, not exec).
 ONEFILE_ENV = "DESKTOP_AGENT_ONEFILE"
 _UNPACKING_PREFIX = ".unpacking-"
+ZSTD_LEVEL = 12
+#: 2**27 bytes: zstd's default limit for decoders, so the unpacking needs no option.
+ZSTD_WINDOW_LOG = 27
 
 
 class PayloadError(Exception):
@@ -95,7 +106,7 @@ def read_trailer(path: str) -> Trailer | None:
 
 def append_payload(executable: str, folder: str, name: str, package: str,
                    stub: str | None = None) -> int:
-    """Make ``executable`` the one file: the launcher with ``folder`` appended as xz.
+    """Make ``executable`` the one file: the launcher with ``folder`` appended (zstd).
 
     A payload left by an earlier build of the same file is cut off first, so running
     the build twice does not stack two. Returns the payload's size in bytes.
@@ -108,8 +119,9 @@ def append_payload(executable: str, folder: str, name: str, package: str,
             the tarball so that PyInstaller's bootloader finds it at the end (``DAONEF01``).
         stub: ``stub.c`` compiled: put it first and the launcher after it (``DAONEF02``).
     """
-    import lzma
     import tarfile
+
+    import zstandard
 
     encoded = name.encode("utf-8")
     if len(encoded) > 64:
@@ -131,9 +143,14 @@ def append_payload(executable: str, folder: str, name: str, package: str,
         launcher_offset = handle.tell()
         handle.write(launcher)
         offset = handle.tell()
-        # preset 1: a third smaller than zlib; preset 6 would save ~10% more but takes
-        # minutes per build on a 2-core machine, and unpacking runs once per build.
-        with lzma.LZMAFile(handle, "wb", preset=1) as packed, \
+        # Level 12 with long-distance matching over a 128 MB window (the same libraries
+        # recur across Qt's plugins) makes a file about as small as xz's fastest preset
+        # did, in 20 s of CPU; level 19 saves 5 MB more for 150 s per build.
+        params = zstandard.ZstdCompressionParameters.from_level(
+            ZSTD_LEVEL, threads=-1, enable_ldm=True, window_log=ZSTD_WINDOW_LOG,
+            write_checksum=True)  # a damaged download is told, not unpacked
+        compressor = zstandard.ZstdCompressor(compression_params=params)
+        with compressor.stream_writer(handle, closefd=False) as packed, \
                 tarfile.open(fileobj=packed, mode="w|") as tar:
             tar.add(folder, arcname=APP_NAME)
         handle.seek(0, os.SEEK_END)
@@ -193,18 +210,104 @@ def cache_root() -> str:
 
 
 class _Slice:
-    """A read-only view of ``length`` bytes of a file from its current position."""
+    """A read-only view of ``length`` bytes of a file from its current position.
 
-    def __init__(self, handle: object, length: int) -> None:
+    ``progress`` is told the share read so far (0..1) after every read.
+    """
+
+    def __init__(self, handle: object, length: int, progress: object = None) -> None:
         self._handle = handle
+        self._length = max(length, 1)
         self._left = length
+        self._progress = progress
 
     def read(self, size: int = -1) -> bytes:
         if size < 0 or size > self._left:
             size = self._left
         data: bytes = self._handle.read(size)  # type: ignore[attr-defined]
         self._left -= len(data)
+        if self._progress is not None:
+            self._progress(1 - self._left / self._length)  # type: ignore[operator]
         return data
+
+
+class _Notice:
+    """What a person sees while a first launch unpacks: a small window, else a line.
+
+    Unpacking takes seconds (minutes on a loaded machine) before the app can show
+    anything, and a double-clicked file that shows nothing looks broken. Tk is the one
+    toolkit the launcher can carry without the app's Qt, which is still packed. Where
+    there is no display, or no Tk in this build, stderr says what is happening.
+    """
+
+    def __init__(self, version: str) -> None:
+        self._window: object = None
+        self._bar: object = None
+        self._tk_error: type[Exception] = Exception
+        self._shown_at = 0.0
+        sys.stderr.write(f"desktop-agent: preparing version {version} for its first start "
+                         "(once per version)...\n")
+        sys.stderr.flush()
+        if sys.platform.startswith("linux") and not (
+                os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            return
+        try:
+            self._open(version)
+        except ImportError:  # no Tk in this build: the line it is
+            self._window = None
+        except self._tk_error:  # no display Tk can use: the line it is
+            self._window = None
+
+    def _open(self, version: str) -> None:
+        import time
+        import tkinter
+        from tkinter import ttk
+
+        self._tk_error = tkinter.TclError
+        window = tkinter.Tk(className="desktop-agent")
+        window.title("Desktop Agent")
+        window.resizable(False, False)
+        frame = ttk.Frame(window, padding=18)
+        frame.pack(fill="both", expand=True)
+        ttk.Label(frame, text=f"Preparing Desktop Agent {version}",
+                  font=("TkDefaultFont", 11, "bold")).pack(anchor="w")
+        ttk.Label(frame, text="The first start of a new version unpacks the app; later "
+                              "starts skip this.").pack(anchor="w", pady=(4, 10))
+        bar = ttk.Progressbar(frame, length=360, maximum=1000, mode="determinate")
+        bar.pack(fill="x")
+        window.update_idletasks()
+        x = (window.winfo_screenwidth() - window.winfo_reqwidth()) // 2
+        y = (window.winfo_screenheight() - window.winfo_reqheight()) // 3
+        window.geometry(f"+{x}+{y}")
+        window.update()
+        self._window, self._bar, self._shown_at = window, bar, time.monotonic()
+        if os.environ.get("DESKTOP_AGENT_REPORT_PAINT"):  # bench/startup.py reads it
+            sys.stderr.write(f"first-launch-window {time.time():.3f}\n")
+            sys.stderr.flush()
+
+    def progress(self, share: float) -> None:
+        """Move the bar (at most every 50 ms: each update repaints the window)."""
+        if self._window is None:
+            return
+        import time
+
+        now = time.monotonic()
+        if now - self._shown_at < 0.05 and share < 1:
+            return
+        self._shown_at = now
+        try:
+            self._bar["value"] = int(share * 1000)  # type: ignore[index]
+            self._window.update()  # type: ignore[attr-defined]
+        except self._tk_error:  # the person closed the window: keep unpacking without it
+            self._window = None
+
+    def close(self) -> None:
+        window, self._window = self._window, None
+        if window is not None:
+            try:
+                window.destroy()  # type: ignore[attr-defined]
+            except self._tk_error:  # the person closed it already
+                return
 
 
 def unpack(executable: str, found: Trailer, folder: str) -> None:
@@ -218,21 +321,31 @@ def unpack(executable: str, found: Trailer, folder: str) -> None:
     import tarfile
     import tempfile
 
+    import zstandard
+
     root = os.path.dirname(folder)
     os.makedirs(root, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix=_UNPACKING_PREFIX, dir=root)
+    notice = _Notice(found.name.split("-", 1)[0])
     try:
         with open(executable, "rb") as handle:
             handle.seek(found.offset)
-            with tarfile.open(fileobj=_Slice(handle, found.end - found.offset),
-                              mode="r|xz") as tar:
+            packed = _Slice(handle, found.end - found.offset, notice.progress)
+            decoder = zstandard.ZstdDecompressor(max_window_size=1 << ZSTD_WINDOW_LOG)
+            # a file-like object is all stream_reader reads (its stubs name only IO)
+            reader = decoder.stream_reader(packed)  # type: ignore[arg-type]
+            with reader as unpacked, tarfile.open(fileobj=unpacked, mode="r|") as tar:
                 tar.extractall(scratch, filter="data")
         try:
             os.rename(os.path.join(scratch, APP_NAME), folder)
         except OSError:
             if not os.path.isdir(folder):
                 raise
+    except (zstandard.ZstdError, tarfile.TarError) as exc:
+        raise PayloadError(f"the app inside the file is damaged ({exc}): download it "
+                           "again") from None
     finally:
+        notice.close()
         shutil.rmtree(scratch, ignore_errors=True)
     for entry in os.listdir(root):
         path = os.path.join(root, entry)
@@ -269,10 +382,14 @@ def main(executable: str = sys.executable, args: list[str] | None = None) -> int
     for_stub = os.environ.get(ONEFILE_ENV)
     if for_stub:
         executable = for_stub
+    arguments = sys.argv[1:] if args is None else args
     try:
         found = read_trailer(executable)
         if found is None:
             raise PayloadError(f"{executable} carries no app: download it again")
+        if arguments == ["--version"] and not for_stub:  # as the stub: no unpacking for it
+            sys.stdout.write(f"{APP_NAME} {found.name.split('-', 1)[0]}\n")
+            return 0
         folder = os.path.join(cache_root(), found.name)
         target = os.path.join(folder, APP_NAME + (".exe" if sys.platform == "win32" else ""))
         if not os.path.isfile(target):
@@ -285,12 +402,12 @@ def main(executable: str = sys.executable, args: list[str] | None = None) -> int
         return 1
     if for_stub:
         return 0
-    arguments = [target, *(sys.argv[1:] if args is None else args)]
+    command = [target, *arguments]
     if sys.platform == "win32":  # no exec on Windows: run it and pass its status on
         import subprocess
 
-        return subprocess.call(arguments, env=app_environment())
-    os.execve(target, arguments, app_environment())
+        return subprocess.call(command, env=app_environment())
+    os.execve(target, command, app_environment())
     return 1  # not reached: execve replaced this process
 
 

@@ -338,3 +338,23 @@ async def test_conversations_starting_together_ask_the_server_once(
     assert [text_of(items) for items in replies] == ["Hi."] * 5
     assert server.request_targets.count("/props") == 1
     assert all("response_format" in body for body in server.requests)
+
+
+async def test_a_server_of_no_known_kind_is_asked_once_not_at_every_turn(
+        server: ScriptedServer, make_options: Any) -> None:
+    """A server none of whose endpoints names a kind (a cloud API, a proxy) is asked once.
+
+    Its five endpoints were asked again before every turn: five requests per
+    turn to the model server, and their handling on the event loop of ``serve``
+    while other conversations streamed.
+    """
+    server.responder = lambda _body: script.text("Hi.")
+    client = Client(make_options(tools=[weather_tool([])], auto_execute_tools=True))
+    try:
+        for _ in range(3):
+            assert text_of(await turn(client, "Hello?")) == "Hi."
+    finally:
+        await client.close()
+    assert server.request_targets.count("/props") == 1
+    assert server.request_targets.count("/v1/models") == 1
+    assert len(server.requests) == 3

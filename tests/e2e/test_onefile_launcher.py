@@ -11,8 +11,11 @@ launcher that it runs on a first launch. ``test_binary.py`` runs the real one fi
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -67,14 +70,16 @@ def test_first_launch_unpacks_later_launches_reuse_and_the_app_sees_a_clean_envi
                    LD_LIBRARY_PATH_ORIG="/opt/lib")
     assert first.returncode == 0, first.stderr
     assert "args: --smoke-test x y" in first.stdout
+    # no display here: the first launch says on stderr what it is doing, once
+    assert first.stderr.count("preparing version 0.1.0 for its first start") == 1
     assert "pyi: unset" in first.stdout  # the one-file bootloader's notes are not passed on
     assert "library path: /opt/lib" in first.stdout  # the user's own path is restored
     folder = cache / "0.1.0-aaaa"
     assert (folder / "_internal" / "VERSION").read_text() == "one"
     unpacked_at = folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns
 
-    again = launch(carrier, cache, "--version")
-    assert again.returncode == 0 and "args: --version" in again.stdout
+    again = launch(carrier, cache, "--help")
+    assert again.returncode == 0 and "args: --help" in again.stdout
     assert (folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns) == unpacked_at
     assert sorted(p.name for p in cache.iterdir()) == ["0.1.0-aaaa"]  # no scratch left
 
@@ -167,8 +172,8 @@ def test_the_stub_unpacks_once_through_the_launcher_then_starts_the_app_directly
     assert sorted(p.name for p in cache.iterdir()) == ["0.2.0-cccc"]  # no launcher copy left
     unpacked_at = folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns
 
-    again = run_stub(one_file, cache, "--version")
-    assert again.returncode == 0 and "args: --version" in again.stdout
+    again = run_stub(one_file, cache, "--help")
+    assert again.returncode == 0 and "args: --help" in again.stdout
     assert "launcher ran" not in again.stderr  # the stub started the app by itself
     assert (folder.stat().st_ino, (folder / "desktop-agent").stat().st_mtime_ns) == unpacked_at
 
@@ -209,3 +214,72 @@ def test_the_stub_explains_a_missing_app_or_an_unwritable_cache_without_a_traceb
     assert result.returncode == 1
     assert "could not unpack the app" in result.stderr
     assert launcher.CACHE_ENV in result.stderr and "Traceback" not in result.stderr
+
+
+def test_version_is_answered_without_unpacking_the_app(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    result = launch(build(tmp_path, "0.3.0-eeee", "v"), cache, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "desktop-agent 0.3.0\n"
+    assert not cache.exists()  # a new build's --version no longer unpacks 200 MB first
+
+
+def test_a_damaged_payload_is_explained_and_leaves_no_half_app(tmp_path: Path) -> None:
+    carrier = build(tmp_path, "0.1.0-aaaa", "one")
+    found = launcher.read_trailer(str(carrier))
+    assert found is not None
+    data = bytearray(carrier.read_bytes())
+    middle = (found.offset + found.end) // 2
+    data[middle:middle + 64] = bytes(64)  # a download damaged in the middle of the app
+    carrier.write_bytes(bytes(data))
+    cache = tmp_path / "cache"
+    result = launch(carrier, cache)
+    assert result.returncode == 1
+    assert "damaged" in result.stderr and "download it again" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (cache / "0.1.0-aaaa").exists()
+    assert list(cache.iterdir()) == []  # no scratch folder left behind
+
+
+def test_the_stub_answers_version_without_unpacking(tmp_path: Path, stub: Path) -> None:
+    cache = tmp_path / "cache"
+    result = run_stub(build_with_stub(tmp_path, stub, "0.4.0-ffff", "v"), cache, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "desktop-agent 0.4.0\n"
+    assert "launcher ran" not in result.stderr and not cache.exists()
+
+
+@pytest.fixture
+def x_display() -> Iterator[str]:
+    """A virtual X display (Xvfb), as a double-click on a desktop has a real one."""
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        part_missing("Xvfb is not installed (scripts/install-system-libraries.sh installs it)")
+    number = next(n for n in range(120, 160) if not Path(f"/tmp/.X{n}-lock").exists())
+    process = subprocess.Popen([xvfb, f":{number}", "-screen", "0", "1024x768x24",
+                                "-nolisten", "tcp"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while not Path(f"/tmp/.X11-unix/X{number}").exists():  # as long as a busy machine takes
+            assert process.poll() is None, "Xvfb exited at start"
+            time.sleep(0.05)
+        yield f":{number}"
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def test_a_first_launch_with_a_display_shows_a_window_while_it_unpacks(
+        tmp_path: Path, x_display: str) -> None:
+    try:
+        import tkinter  # noqa: F401
+    except ImportError:
+        part_missing("this Python has no Tk (apt-get install python3-tk), which the "
+                     "launcher's unpacking window uses")
+    cache = tmp_path / "cache"
+    result = launch(build(tmp_path, "0.5.0-abab", "w"), cache, "ok",
+                    DISPLAY=x_display, DESKTOP_AGENT_REPORT_PAINT="1")
+    assert result.returncode == 0, result.stderr
+    assert "first-launch-window " in result.stderr  # the window was mapped and painted
+    assert "args: ok" in result.stdout  # and the app started after it closed
+    assert "Traceback" not in result.stderr

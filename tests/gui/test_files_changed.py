@@ -6,6 +6,7 @@ the person clicks the buttons a person would.
 
 from __future__ import annotations
 
+import base64
 import stat
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,10 @@ def test_undo_this_turn_puts_a_deleted_folder_back_and_can_itself_be_undone(
     qtbot.mouseClick(bar.undo_button, Qt.MouseButton.LeftButton)  # changed my mind
     qtbot.waitUntil(lambda: (work / "new.txt").exists(), timeout=WAIT_MS)
     assert not (work / "src").exists()
-    qtbot.waitUntil(lambda: "new.txt" in bar.message.text(), timeout=WAIT_MS)
-    assert bar.message.text() == ("Brought back new.txt, which the restore deleted. Removed "
-                                  "src/app.py and src/run.sh, which the restore created.")
+    # The sentence before also names new.txt: wait for this restore's own.
+    undone = ("Brought back new.txt, which the restore deleted. Removed src/app.py and "
+              "src/run.sh, which the restore created.")
+    qtbot.waitUntil(lambda: bar.message.text() == undone, timeout=WAIT_MS)
 
 
 def test_undoing_a_turn_that_created_a_file_says_it_removed_it(
@@ -137,3 +139,72 @@ def test_the_files_changed_window_lists_turns_with_diffs_and_restores_with_a_bra
     qtbot.waitUntil(lambda: controller.session.path == [], timeout=WAIT_MS)
     assert not (work / "b.txt").exists()
     assert controller.is_empty()
+
+
+def test_the_files_changed_window_drops_its_diffs_when_closed_and_reads_them_when_reopened(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _project(work)
+    window, controller = _window_with_bash(make_window, server, work)
+    _turn(qtbot, window, controller, server, "echo 'print(1)' > src/app.py")
+    tab = window.current_tab()
+    qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
+    panel = tab.files_panel
+    qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 1,
+                    timeout=WAIT_MS)
+    assert panel.diff_view.diff() is not None
+
+    panel.close()  # the person closes the window: nothing of its diffs stays
+    assert not panel.holds_turns
+    assert panel.tree.topLevelItemCount() == 0
+    assert panel.diff_view.diff() is None
+    assert panel.selected_turn() is None
+
+    _turn(qtbot, window, controller, server, "echo b > b.txt")  # while it is closed
+    qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 2, timeout=WAIT_MS)
+    assert panel.holds_turns
+    assert panel.tree.topLevelItem(0).text(0).startswith("run echo b > b.txt")
+    assert panel.diff_view.diff() is not None
+
+
+TOKEN = "ghp_WindowDiff+Secret/0123456789abcdef"
+
+
+def test_a_file_that_holds_a_secret_shows_no_diff_and_says_why(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path,
+        no_keyring: None) -> None:
+    # issue 47: a secret a command wrote into a file showed in the window's diff views
+    from desktop_agent.session import set_conversation_secret
+
+    work = tmp_path / "work"
+    _project(work)
+    window, controller = _window_with_bash(make_window, server, work)
+    set_conversation_secret(controller.conversation_id, "TOKEN", TOKEN)  # this session only
+    _turn(qtbot, window, controller, server,
+          "printf 'USER=me\\nTOKEN=%s\\n' \"$TOKEN\" > creds.env; "
+          "printf %s \"$TOKEN\" | base64 -w 20 > encoded.txt; echo plain > plain.txt")
+    assert TOKEN in (work / "creds.env").read_text()  # the command had the secret
+    tab = window.current_tab()
+    qtbot.waitUntil(tab.files_bar.isVisible, timeout=WAIT_MS)
+    qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
+    panel = tab.files_panel
+    qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 1,
+                    timeout=WAIT_MS)
+
+    turn = panel.tree.topLevelItem(0)
+    rows = {turn.child(i).text(0).split("  ")[1]: turn.child(i)
+            for i in range(turn.childCount())}
+    assert set(rows) == {"creds.env", "encoded.txt", "plain.txt"}
+    for name in ("creds.env", "encoded.txt"):
+        panel.tree.setCurrentItem(rows[name])
+        assert panel.diff_view.diff() is None
+        assert panel.summary.isVisibleTo(panel)
+        assert "could not be checkpointed because it holds a secret" in panel.summary.text()
+    panel.tree.setCurrentItem(rows["plain.txt"])
+    assert panel.diff_view.diff() is not None
+    # nowhere in the panel's rows or words, in any form
+    forms = [TOKEN, base64.b64encode(TOKEN.encode()).decode()[:20], TOKEN[:16]]
+    shown = " ".join([panel.summary.text(), turn.text(0)]
+                     + [row.text(0) for row in rows.values()])
+    assert not [form for form in forms if form in shown], shown

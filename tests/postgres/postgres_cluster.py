@@ -80,6 +80,7 @@ class PostgresCluster:
     port: int
     password: str
     bin_dir: Path
+    options: str = ""
     _databases: int = field(default=0, repr=False)
 
     @property
@@ -115,6 +116,16 @@ class PostgresCluster:
         if result.returncode != 0:
             raise PostgresUnavailable(f"pg_dump failed: {result.stderr.strip()}")
         return result.stdout
+
+    def pause(self) -> None:
+        """Stop the server (open sessions are ended), keeping its data: a database outage."""
+        _run_as_owner([str(self.bin_dir / "pg_ctl"), "stop", "-D", str(self.data_dir),
+                       "-m", "fast", "-w", "-t", "60"])
+
+    def resume(self) -> None:
+        """Start the server :meth:`pause` stopped, on the same port."""
+        _run_as_owner([str(self.bin_dir / "pg_ctl"), "start", "-D", str(self.data_dir), "-w",
+                       "-t", "60", "-l", str(self.log_file), "-o", self.options])
 
     def stop(self) -> None:
         """Stop the server at once (open sessions are ended) and remove the folder."""
@@ -195,7 +206,7 @@ def start_cluster() -> PostgresCluster:
                 check=False,
             )
             if result.returncode == 0:
-                return PostgresCluster(folder, port, password, bin_dir)
+                return PostgresCluster(folder, port, password, bin_dir, options)
             log = (folder / "server.log").read_text(errors="replace")[-2000:]
             last_error = f"{result.stderr.strip()}\n{log}"
         raise PostgresUnavailable(f"PostgreSQL would not start: {last_error}")

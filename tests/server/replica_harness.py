@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from server_harness import start_serve, stop_serve
+from server_harness import start_serve, stop_serve, wait_ready
 
 from desktop_agent.appdata.secret_cipher import SECRET_KEY_VARIABLE, new_secret_key
 from desktop_agent.testing import ScriptedServer
@@ -46,9 +46,11 @@ def running_replicas(data_dir: Path, postgres_url: str,
     folder = str(shared_workdirs(data_dir))
     started: list[Replica] = []
     try:
-        for _ in range(count):
+        for _ in range(count):  # launched together: they build their APIs at once
             started.append(start_serve(data_dir, KEY, WAIT, extra_env=env,
-                                       extra_args=("--workdirs", folder)))
+                                       extra_args=("--workdirs", folder), until="/alive"))
+        for process, client in started:
+            wait_ready(process, client, WAIT)
         yield started
     finally:
         for process, client in started:

@@ -6,6 +6,7 @@ the API is driven with httpx over real HTTP.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import uvicorn
@@ -43,11 +45,16 @@ def free_socket() -> socket.socket:
 
 def start_serve(data_dir: Path, key: str, wait: float = 60.0,
                 extra_env: dict[str, str] | None = None, extra_args: Sequence[str] = (),
-                ) -> tuple[subprocess.Popen[str], httpx.Client]:
+                until: str = "/ready") -> tuple[subprocess.Popen[str], httpx.Client]:
     """A real ``desktop-agent serve`` process on ``data_dir`` and a client with ``key``.
 
-    ``extra_args`` are added to its command line. The caller stops it with
-    :func:`stop_serve`.
+    Returned once ``/ready`` answers 200, as a load balancer waits: ``/alive``
+    answers before the API is built, and a replica whose first request waited
+    for its build (seconds on a busy machine) let the other replica run a whole
+    turn first, so a test of two replicas asked at once asked them one after
+    the other. ``until="/alive"`` returns as soon as the port answers (several
+    replicas then build at once; :func:`wait_ready` waits for each). ``extra_args``
+    are added to its command line. The caller stops it with :func:`stop_serve`.
     """
     sock = free_socket()
     port = sock.getsockname()[1]
@@ -60,11 +67,18 @@ def start_serve(data_dir: Path, key: str, wait: float = 60.0,
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=wait,
                           headers={"Authorization": f"Bearer {key}"})
+    wait_ready(process, client, wait, until)
+    return process, client
+
+
+def wait_ready(process: subprocess.Popen[str], client: httpx.Client, wait: float = 60.0,
+               until: str = "/ready") -> None:
+    """Wait until the ``serve`` process answers 200 on ``until``; kill it if it never does."""
     deadline = time.monotonic() + wait
     while True:
         try:
-            if client.get("/alive").status_code == 200:
-                return process, client
+            if client.get(until).status_code == 200:
+                return
         except httpx.TransportError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
@@ -143,7 +157,10 @@ class RunningApi:
                                    and e["type"] == "state" and e["data"]["state"] == "idle")
 
 
-def start_api(tmp_path: Path, store: Store | None = None, **app_options: Any) -> RunningApi:
+def start_api(tmp_path: Path, store: Store | None = None,
+              add_routes: Callable[[Any], None] | None = None,
+              **app_options: Any) -> RunningApi:
+    """The app on real uvicorn; ``add_routes(app)`` may add routes a test needs first."""
     database = tmp_path / "conversations.sqlite3"
     store = store or Store.open(database)
     workdirs = tmp_path / "workdirs"
@@ -153,6 +170,8 @@ def start_api(tmp_path: Path, store: Store | None = None, **app_options: Any) ->
     app_options.setdefault("callback_timeout", 5.0)
     app_options.setdefault("master_key", MASTER_KEY)
     app = create_app(store, workdirs_root=workdirs, **app_options)
+    if add_routes is not None:
+        add_routes(app)
     sock = free_socket()
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1,
@@ -207,3 +226,31 @@ class SseReader:
             events.append(event)
             if predicate(event):
                 return events
+
+
+class OneConnection:
+    """Requests over one socket; each answer's socket must be the first one."""
+
+    def __init__(self, base_url: str) -> None:
+        address = urlsplit(base_url)
+        self._conn = http.client.HTTPConnection(address.hostname or "", address.port,
+                                                timeout=30)
+        self._sock: Any = None
+
+    def ask(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, str], Any]:
+        headers = {"Authorization": f"Bearer {MASTER_KEY}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        self._conn.request(method, path, body=data, headers=headers)
+        answer = self._conn.getresponse()
+        payload = answer.read()
+        if self._sock is None:
+            self._sock = self._conn.sock
+        assert self._conn.sock is self._sock, f"{method} {path}: the connection was replaced"
+        assert answer.getheader("connection") != "close", f"{method} {path} closed it"
+        return answer.status, dict(answer.getheaders()), json.loads(payload) if payload else None
+
+    def close(self) -> None:
+        self._conn.close()

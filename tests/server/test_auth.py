@@ -19,14 +19,14 @@ def _routes(spec: dict) -> list[tuple[str, str]]:
     return [(method.upper(), path) for path, item in spec["paths"].items() for method in item]
 
 
-def test_openapi_declares_bearer_security_on_every_route_but_alive(api: RunningApi):
+def test_openapi_declares_bearer_security_on_every_route_but_the_probes(api: RunningApi):
     spec = api.client.get("/openapi.json").json()
     schemes = spec["components"]["securitySchemes"]
     assert schemes["MasterKey"] == {"type": "http", "scheme": "bearer",
                                     "description": schemes["MasterKey"]["description"]}
     for method, path in _routes(spec):
         operation = spec["paths"][path][method.lower()]
-        if path == "/alive":
+        if path in ("/alive", "/ready"):  # liveness and readiness, for load balancers
             assert "security" not in operation
         else:
             assert operation["security"] == [{"MasterKey": []}], (method, path)
@@ -40,7 +40,7 @@ def test_every_route_without_a_key_or_with_a_wrong_key_is_401(api: RunningApi, m
     for headers in ({}, {"Authorization": "Bearer wrong-key"}, {"Authorization": "Basic abc"}):
         with httpx.Client(base_url=api.base_url, timeout=10, headers=headers) as anonymous:
             for method, path in routes:
-                if path == "/alive":
+                if path in ("/alive", "/ready"):
                     continue
                 url = re.sub(r"\{conversation_id\}", cid, path)
                 url = re.sub(r"\{[a-z_]+\}", "X_NAME", url)

@@ -295,3 +295,50 @@ async def test_on_postgresql_small_events_arrive_with_the_news_and_large_ones_ar
         log.close()
         other.close()
         store.close()
+
+
+async def _tail_capped_in_bytes(store: Store, monkeypatch) -> None:
+    """Long events leave memory by size; every event still pages back, from disk or tail."""
+    monkeypatch.setattr(event_log, "MEMORY_TAIL_BYTES", 20_000)
+    log = EventLog(store)
+    cid = store.create_conversation().id
+    big = "line of bash output\n" * 250  # ~5 KB per event, like a long tool result
+    try:
+        follower = asyncio.ensure_future(_follow(log, cid, 60))
+        for n in range(60):
+            log.append(cid, "tool_result", {"n": n, "text": big})
+            if n % 7 == 0:
+                await asyncio.sleep(0)  # several commits, as a turn makes them
+        live = await asyncio.wait_for(follower, 60)
+        tail = log._tails[cid]
+        assert tail.size <= 2 * 20_000 + len(big) + 100
+        assert len(tail.events) < 20, "large events must leave memory by size, not by count"
+        assert tail.base > 1
+        assert [e.data["n"] for e in live] == list(range(60))
+        # A follower that starts late (Last-Event-ID 0) reads the older events from the store.
+        seen, after = [], 0
+        while True:
+            page, after, more = await log.page(cid, after, 9)
+            seen += page
+            if not more:
+                break
+        assert [e.data["n"] for e in seen] == list(range(60))
+        assert all(e.data["text"] == big for e in seen)
+    finally:
+        log.close()
+
+
+async def test_the_memory_tail_is_capped_in_bytes_on_sqlite(tmp_path, monkeypatch):
+    store = Store.open(tmp_path / "db.sqlite3")
+    try:
+        await _tail_capped_in_bytes(store, monkeypatch)
+    finally:
+        store.close()
+
+
+async def test_the_memory_tail_is_capped_in_bytes_on_postgresql(postgres_url, monkeypatch):
+    store = Store.open(postgres_url)
+    try:
+        await _tail_capped_in_bytes(store, monkeypatch)
+    finally:
+        store.close()

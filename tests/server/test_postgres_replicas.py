@@ -99,8 +99,13 @@ def test_two_replicas_asked_to_run_one_conversation_at_once_start_one_turn(
     replicas: list[Replica], model_server: ScriptedServer,
 ) -> None:
     (_, a), (_, b), _ = replicas
+    # The turn that starts is held mid-reply until both answers are in: on a busy machine
+    # the second request could otherwise arrive after a short turn ended, and rightly start.
+    both_answered = threading.Event()
     for _ in range(2):
-        model_server.enqueue(script.text(" ".join(WORDS), delay=0.05))
+        held = script.text(" ".join(WORDS), delay=0.05)
+        held.steps.insert(2, script.Gate(both_answered, timeout=WAIT))
+        model_server.enqueue(held)
     cid = create_conversation(a, model_server)
     barrier = threading.Barrier(2)
     answers: dict[str, httpx.Response] = {}
@@ -114,6 +119,7 @@ def test_two_replicas_asked_to_run_one_conversation_at_once_start_one_turn(
         thread.start()
     for thread in threads:
         thread.join(WAIT)
+    both_answered.set()
     statuses = sorted(r.status_code for r in answers.values())
     assert statuses == [202, 409], {k: r.text for k, r in answers.items()}
     refused = next(r for r in answers.values() if r.status_code == 409)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -258,8 +259,10 @@ def test_the_api_reports_the_sandbox_that_applies_per_conversation(
         served: httpx.Client, data_dir: Path, tmp_path: Path) -> None:
     here = _new(served)
     status = served.get(f"/conversations/{here}").json()["sandbox"]
-    assert status == {"level": "workdir", "sandboxed": True, "label": "Sandboxed",
-                      "detail": status["detail"]}
+    capped = status["processes_capped"]  # False where no process cap holds (then said)
+    assert status == {"level": "workdir", "sandboxed": True,
+                      "label": "Sandboxed" if capped else "Sandboxed, processes not capped",
+                      "detail": status["detail"], "processes_capped": capped}
     off = served.get(f"/conversations/{_new(served, sandbox='off')}").json()["sandbox"]
     assert off["sandboxed"] is False and off["label"] == "No sandbox"
     # a server whose PATH has no bubblewrap says so, and how to install it
@@ -277,7 +280,7 @@ def test_the_api_reports_the_sandbox_that_applies_per_conversation(
         stop_serve(process, bare)
 
 
-def test_secrets_are_redacted_also_in_base64_and_url_encoded_forms(
+def test_secrets_are_redacted_also_encoded_wrapped_or_split_by_a_colour_escape(
         served: httpx.Client) -> None:
     secret = "ghp_Sandbox+Round/Two=0123456789abcdef"
     cid = _new(served)
@@ -289,16 +292,23 @@ def test_secrets_are_redacted_also_in_base64_and_url_encoded_forms(
         'printf %s "$TOKEN" | base64 -w0 | tr "+/" "-_"; echo; '
         'python3 -c "import os, urllib.parse as u; '
         "print(u.quote(os.environ['TOKEN'], safe=''), u.quote_plus(os.environ['TOKEN']))\"; "
-        "echo plain=$TOKEN"))["stdout"]
+        "echo plain=$TOKEN; "
+        'printf %s "$TOKEN" | xxd -p; '
+        r'printf "coloured=%s\e[1;31m%s\e[0m!\n" "${TOKEN:0:9}" "${TOKEN:9}"; '
+        'printf %s "$TOKEN" | base64 -w 20; echo'))["stdout"]
     encodings = [base64.b64encode(secret.encode()).decode(),
                  base64.b64encode(f"user:{secret}".encode()).decode()[8:-8],
                  base64.urlsafe_b64encode(secret.encode()).decode().rstrip("="),
-                 quote(secret, safe=""), quote_plus(secret), secret]
+                 quote(secret, safe=""), quote_plus(secret), secret, secret.encode().hex(),
+                 secret[:12]]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
     for form in encodings:
-        assert form not in out, (form, out)
-    assert out.count("[secret TOKEN redacted (base64)]") == 3, out
+        assert form not in plain and form not in plain.replace("\n", ""), (form, out)
+    assert out.count("[secret TOKEN redacted (base64)]") == 4, out
     assert out.count("[secret TOKEN redacted (URL-encoded)]") == 2, out
     assert "plain=[secret TOKEN redacted]" in out
+    assert "[secret TOKEN redacted (hex)]" in out
+    assert "coloured=[secret TOKEN redacted]" in plain and "!" in plain
 
 
 def test_a_link_planted_for_an_import_leads_nowhere(

@@ -85,6 +85,14 @@ def test_alive_answers_while_the_app_is_built_and_other_routes_wait_for_it(
     early = served.client.get("/alive")
     assert early.status_code == 200
     assert not served.app.ready
+    # a load balancer's readiness probe is told at once, without a key, that it is not yet
+    with httpx.Client(base_url=served.url, timeout=WAIT) as anonymous:
+        starting = anonymous.get("/ready")
+        assert anonymous.head("/ready").status_code == 503  # a probe may ask with HEAD
+        assert anonymous.head("/alive").status_code == 200
+    assert starting.status_code == 503 and int(starting.headers["retry-after"]) > 0
+    assert starting.json() == {"status": "starting", "database": None,
+                               "error": "The server is still starting."}
 
     store.create_conversation(title="Made before the API was ready")
     waiting, answers = _in_thread(lambda: served.client.get("/conversations"))
@@ -103,6 +111,12 @@ def test_alive_answers_while_the_app_is_built_and_other_routes_wait_for_it(
     later = served.client.get("/alive")
     assert early.json() == later.json() == {"status": "ok", "service": "desktop-agent"}
     assert early.headers["content-type"] == later.headers["content-type"]
+    ready = served.client.get("/ready")
+    assert ready.status_code == 200 and ready.json() == {"status": "ready", "database": "ok",
+                                                         "error": None}
+    # HEAD answers as before the build, now from the real app (not 405)
+    assert served.client.head("/ready").status_code == 200
+    assert served.client.head("/alive").status_code == 200
 
 
 def test_the_early_alive_keeps_the_host_check_of_a_server_without_a_key(

@@ -7,8 +7,11 @@ ScriptedServer: the model still gets one final, budgeted result.
 from __future__ import annotations
 
 import asyncio
+import base64
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -118,3 +121,88 @@ async def test_a_secret_split_between_two_reports_never_leaves_in_part() -> None
     assert shown == "token: [redacted] ok\nmore\n"
     for block in blocks:
         assert "hunter" not in (block.output or "")
+
+
+# -- a secret in other forms: encoded, split over reports, split by a colour escape ----
+
+TOKEN = "ghp_Live+Output/Secret=0123456789abcdef"
+ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _every_form(secret: str) -> list[str]:
+    """The forms a reader could turn back into the secret (as tests of this file check)."""
+    raw = secret.encode()
+    return [secret, base64.b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("="),
+            base64.urlsafe_b64encode(raw).decode().rstrip("="), quote(secret, safe=""),
+            quote_plus(secret), raw.hex(), secret[:20], base64.b64encode(raw).decode()[:24]]
+
+
+def _leaks(shown: str, secret: str) -> list[str]:
+    """Forms (or a long part) of ``secret`` in ``shown`` as a terminal shows it."""
+    plain = ESCAPE.sub("", shown)
+    squeezed = plain.replace("\n", "")
+    return [form for form in _every_form(secret) if form in plain or form in squeezed]
+
+
+async def test_a_secret_encoded_split_or_coloured_never_shows_live_nor_in_the_result(
+        tmp_path: Path) -> None:
+    # base64 in 20-character pieces a third of a second apart (a report each), hex,
+    # URL-encoded, and the raw value with a colour escape in its middle
+    command = (
+        'printf %s "$TOKEN" | base64 -w0 | fold -w 20 | '
+        'while read -r piece || [ -n "$piece" ]; do printf %s "$piece"; sleep 0.3; done; echo; '
+        'printf %s "$TOKEN" | xxd -p; '
+        'python3 -c "import os, urllib.parse as u; '
+        "print(u.quote(os.environ['TOKEN'], safe=''))\"; "
+        r'printf "token=%s\e[31m%s\e[0m done\n" "${TOKEN:0:12}" "${TOKEN:12}"; '
+        'printf %s "$TOKEN" | base64 -w 16; echo')
+    with ScriptedServer() as server:
+        server.enqueue(script.tool_calls([("bash", {"command": command})], ids=["c1"]),
+                       script.text("Done."))
+        tools = builtin_tools(tmp_path, include=("bash",), env_secrets={"TOKEN": TOKEN})
+        options = AgentOptions(model="m", base_url=server.base_url, auto_execute_tools=True,
+                               tools=tools, max_turns=None, timeout=30.0,
+                               secret_values=(TOKEN,))
+        outputs: list[str] = []
+        result: ToolResultBlock | None = None
+        async with Client(options) as client:
+            await client.query("show it")
+            async for item in client.receive_messages():
+                if isinstance(item, ToolProgressBlock) and item.output is not None:
+                    outputs.append(item.output)
+                elif isinstance(item, ToolResultBlock):
+                    result = item
+    assert result is not None and result.content.startswith("exit code: 0"), result
+    shown = "".join(outputs)
+    assert len(outputs) >= 4, outputs  # the pieces came a report or more apart
+    assert _leaks(shown, TOKEN) == [], shown
+    assert "token=[redacted] done" in ESCAPE.sub("", shown), shown
+    assert shown.count("[redacted (base64)]") == 2, shown
+    assert "[redacted (hex)]" in shown and "[redacted (URL-encoded)]" in shown, shown
+    for stored in (result.content, next(m for m in server.requests[1]["messages"]
+                                        if m["role"] == "tool")["content"]):
+        assert _leaks(stored, TOKEN) == [], stored
+        assert "token=[secret TOKEN redacted] done" in ESCAPE.sub("", stored), stored
+        assert stored.count("[secret TOKEN redacted (base64)]") == 2, stored
+
+
+async def test_an_encoded_secret_split_between_three_reports_never_leaves_in_part() -> None:
+    channel = ProgressChannel()
+    secret = "hunter2-very-secret-value"
+    encoded = base64.b64encode(f"key:{secret}".encode()).decode()
+    pieces = [encoded[:12], encoded[12:26], encoded[26:] + "\nnext line\n"]
+
+    async def call() -> None:
+        channel.bind("c1", "bash", (secret,))
+        for n, piece in enumerate(pieces):
+            report_output(piece, lines=n, elapsed=0.1 * n)
+        channel.finished("c1")
+
+    task = asyncio.ensure_future(call())
+    blocks = [b async for b in channel.until_done(task)]
+    shown = "".join(b.output or "" for b in blocks)
+    assert _leaks(shown, secret) == [] and "[redacted (base64)]" in shown, shown
+    assert shown.endswith("next line\n")
+    form = base64.b64encode(f"key:{secret}".encode()).decode()[8:-8]
+    for block in blocks:  # no report carries a part of the encoded secret either
+        assert not any(form[i:i + 8] in (block.output or "") for i in range(len(form) - 8))

@@ -206,3 +206,45 @@ async def test_an_unsandboxed_call_is_asked_even_when_a_rule_allows_it(tmp_path:
         assert bool(asked) is expect_ask
     assert asked[0].unsandboxed is True
     assert UNSANDBOXED_WARNING.startswith("unsandboxed: ")
+
+
+@pytest.fixture
+def no_pids_cgroup(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A machine with no ``pids`` cgroup the app may make (none delegated to it).
+
+    As root the process cap then rests on the process limit alone, which the
+    kernel may not apply in the sandbox; as a normal user nothing changes.
+    """
+    from desktop_agent.core.tooling.builtin import command_limits, sandbox
+
+    monkeypatch.setattr(command_limits, "_pids_parents", lambda: [])
+    sandbox.processes_capped.cache_clear()
+    yield sandbox.processes_capped
+    sandbox.processes_capped.cache_clear()
+
+
+async def test_a_fork_bomb_names_the_process_limit_or_else_the_time_limit_and_says_why(
+        tmp_path: Path, no_pids_cgroup: Any) -> None:
+    from desktop_agent.core.tooling.builtin.command_limits import CommandLimits
+    from desktop_agent.core.tooling.builtin.shell_tool import run_command
+    from desktop_agent.core.tooling.builtin.workdir import Workdir
+    from desktop_agent.session.settings.sandbox_settings import sandbox_status
+
+    # a bounded "bomb": 200 processes that wait, three times the limit (gentle on the machine)
+    policy = SandboxPolicy(limits=CommandLimits(processes=64))
+    result = await run_command("for i in $(seq 200); do sleep 60 & done; wait",
+                               Workdir(tmp_path), time_limit=4, sandbox=policy)
+    status = sandbox_status({"sandbox": "workdir"})
+    assert status.sandboxed
+    if no_pids_cgroup():  # the limit holds here (a normal user on most kernels)
+        assert "limit of 64 processes" in (result.limit or ""), result
+        assert status.processes_capped and status.label == "Sandboxed"
+        return
+    # root without a pids cgroup: the bomb ran to its time limit, and both say why
+    assert result.timed_out, result
+    assert result.limit is not None and "time limit of 4 s" in result.limit, result
+    assert "cannot cap how many processes" in result.limit
+    assert "limit reached: The command was stopped by its time limit" in result.to_text()
+    assert not status.processes_capped
+    assert status.label == "Sandboxed, processes not capped"
+    assert "runs until its time limit" in status.detail

@@ -13,8 +13,12 @@ output (:func:`report_output`: the ``bash`` tool's stdout and stderr as they
 come) and the person's request
 to end just that call (:func:`stop_requested`, set by
 ``Client.stop_tool_call``). Output passes the one redaction of the
-conversation's secrets here, before it becomes a block: a secret split
-between two reports is held back until it is whole, so no part of it leaves.
+conversation's secrets here, before it becomes a block: the tail of each
+report that could be the start of a secret, in any of its forms (base64 of a
+secret is a third longer than the secret), is held back until the next report
+says how it goes on, so no part of a secret leaves; a secret split by terminal
+escapes or wrapped over lines is found as a terminal shows it
+(:func:`~desktop_agent.core.secret_forms.secret_spans`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from desktop_agent.core.secret_forms import longest_form, safe_cut
 from desktop_agent.core.tooling.redaction import redact_values
 from desktop_agent.core.types import SubagentBlock, ToolProgressBlock
 
@@ -98,8 +103,9 @@ class _RunningCall:
         self.tool_use_id = tool_use_id
         self.name = name
         self._secrets = tuple(secrets)
-        # Longest secret minus one: the most of a secret that can end a report unfinished.
-        self._hold = max((len(s) for s in self._secrets), default=1) - 1
+        # The longest form of any secret minus one: the most of a secret (raw, base64,
+        # hex...) that can end a report unfinished.
+        self._hold = max(longest_form(self._secrets) - 1, 0)
         self._held = ""
         self.stop = asyncio.Event()
         self.stoppable = False
@@ -136,12 +142,7 @@ class _RunningCall:
         """``text`` redacted, minus a tail that might be the start of a secret."""
         if not self._secrets or self._hold <= 0:
             return text
-        cut = max(0, len(text) - self._hold)
-        for value in self._secrets:  # a secret that starts before the cut is whole: keep it out
-            start = text.find(value, max(0, cut - len(value) + 1))
-            while start != -1 and start < cut:
-                cut = max(cut, start + len(value))
-                start = text.find(value, start + 1)
+        cut = safe_cut(text, self._secrets, self._hold)
         self._held = text[cut:]
         return redact_values(text[:cut], self._secrets)
 

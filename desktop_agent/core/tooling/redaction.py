@@ -9,8 +9,9 @@ errors (in :func:`~desktop_agent.core.tooling.run_call.run_tool_call`),
 :func:`scrub_error` for every error that ends a turn (in
 :meth:`~desktop_agent.core.client.Client.receive_messages`).
 
-Only known secret *values* (as written, base64 or URL-encoded) are replaced
-in tool results: pattern matching
+Only known secret *values* (as written, or in any of the forms of
+:mod:`~desktop_agent.core.secret_forms`: base64, URL-encoded, hex, JSON-escaped,
+split by terminal escapes) are replaced in tool results: pattern matching
 (``sk-...``) would corrupt ordinary file content a model reads. Errors also
 get the shape patterns of :func:`~desktop_agent.core.errors.redact`.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from desktop_agent.core.errors import AgentError, APIError, redact
-from desktop_agent.core.secret_forms import replace_forms
+from desktop_agent.core.secret_forms import redact_text
 from desktop_agent.core.tooling.tooling_settings import ToolingSettings
 
 #: Shorter values are not redacted: blanking "abc" everywhere would corrupt output.
@@ -40,12 +41,9 @@ def secret_values(options: ToolingSettings) -> tuple[str, ...]:
 def redact_values(text: str, values: Iterable[str]) -> str:
     """``text`` with every occurrence of each value replaced by ``[redacted]``.
 
-    Also the value's base64 and URL-encoded forms (:mod:`desktop_agent.core.secret_forms`).
+    Also the value's other forms (:mod:`desktop_agent.core.secret_forms`).
     """
-    for value in values:
-        if value:
-            text = replace_forms(text, value, MARK)
-    return text
+    return redact_text(text, dict.fromkeys(values, MARK))
 
 
 def scrub_error(exc: AgentError, values: Iterable[str]) -> None:

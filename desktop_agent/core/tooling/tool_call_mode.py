@@ -74,6 +74,9 @@ _REFUSED: dict[Key, str] = {}
 _MEASURED: dict[Key, ProbeResult] = {}
 _SERVERS: dict[str, str] = {}
 """The kind of server at each base URL, as its own endpoints said (``llama.cpp``...)."""
+_KIND_ASKED: set[str] = set()
+"""Base URLs whose endpoints answered the question, whether or not they named a kind:
+a server of no known kind was asked its five endpoints again at every turn."""
 
 
 def _key(options: ToolingSettings) -> Key:
@@ -115,6 +118,8 @@ def forget(base_url: str | None = None) -> None:
             del table[key]
     for url in [u for u in _SERVERS if base_url is None or u == base_url.rstrip("/")]:
         del _SERVERS[url]
+    _KIND_ASKED.difference_update(
+        [u for u in _KIND_ASKED if base_url is None or u == base_url.rstrip("/")])
 
 
 def server_kind(base_url: str) -> str | None:
@@ -182,12 +187,14 @@ def choose(support: ToolCallSupport) -> ToolCallMode:
 async def resolve(options: ToolingSettings) -> ToolCallMode:
     """The mode for these options, asking the server once per model when automatic."""
     known = decided(options)
-    if known is not None and (options.base_url.rstrip("/") in _SERVERS
+    if known is not None and (options.base_url.rstrip("/") in _KIND_ASKED
                               or options.constrained_tool_calls != "auto"):
         return known
     support = await _asked_once(options)  # also when measured: which server kind it is
     if support.server is not None:
         _SERVERS[_key(options)[0]] = support.server
+    if support.reached:  # a server that is down is asked again at the next turn
+        _KIND_ASKED.add(_key(options)[0])
     if known is not None:
         return known
     key = _key(options)

@@ -52,6 +52,7 @@ from desktop_agent.gui.conversation.restore_wording import (
 )
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import ServerNotice, TabParts
+from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.transcript import TranscriptView
 
 if TYPE_CHECKING:
@@ -405,12 +406,16 @@ class ConversationTab(QWidget):
         self._offer_restore_if_changed()
 
     def _offer_restore_if_changed(self) -> None:
-        """Offer "Restore files…" on messages once the conversation has changed files."""
+        """Offer "Restore files…" on messages once the conversation has changed files.
+
+        The check reads the checkpoints in a worker thread: it starts once the
+        loop runs (the first tab is loaded just before it does).
+        """
         async def check() -> None:
             if await self.controller.undo.has_changes():
                 self.transcript.offer_restore(True)
 
-        self.controller.undo.start(check())
+        when_loop_runs(self, lambda: self.controller.undo.start(check()))
 
     def _on_user_message(self, text: str, message_id: str, pictures: list[str]) -> None:
         if not self._loaded:
@@ -641,9 +646,18 @@ class ConversationTab(QWidget):
             self.files_panel = FilesChangedPanel(self.controller.title, self)
             self.files_panel.undo_requested.connect(self.undo_turn)
             self.files_panel.restore_requested.connect(self.restore_before)
+            self.files_panel.turns_wanted.connect(self._load_files_panel)
         panel = self.files_panel
-        panel.show()
+        if panel.isVisible():
+            self._load_files_panel()
+        else:
+            panel.show()  # it asks for its turns (it holds none while hidden)
         panel.raise_()
+
+    def _load_files_panel(self) -> None:
+        panel = self.files_panel
+        if panel is None:
+            return
 
         async def load() -> None:
             panel.set_turns(await self.controller.undo.turn_files())

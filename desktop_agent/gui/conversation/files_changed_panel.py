@@ -4,6 +4,11 @@ A window of its own (not modal): the turns that changed files, newest first,
 each with its files; choosing a file shows its diff. The buttons report what
 the person wants (undo that turn, restore files to before it, optionally
 going back in the conversation too); the tab carries it out.
+
+Hidden, it keeps no diffs: every turn's files with their diff lines (and the
+diff shown) would otherwise stay in memory for as long as the conversation's
+tab lives, each turn that changed files adding to them. Shown again, it asks
+for the turns anew (``turns_wanted``), which also shows changes made meanwhile.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -39,10 +45,13 @@ class FilesChangedPanel(QDialog):
         undo_requested(str): Undo this turn (its id).
         restore_requested(str, bool): Restore files to before this message (its id),
             and whether to go back in the conversation too (a new branch).
+        turns_wanted(): Shown with no turns held (first shown, or shown again
+            after it dropped them on hiding): :meth:`set_turns` is wanted.
     """
 
     undo_requested = Signal(str)
     restore_requested = Signal(str, bool)
+    turns_wanted = Signal()
 
     def __init__(self, title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,6 +59,7 @@ class FilesChangedPanel(QDialog):
         self.setWindowTitle(f"Files changed — {title}")
         self.resize(980, 620)
         self._turns: list[TurnFiles] = []
+        self._holds_turns = False
         layout = QVBoxLayout(self)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         self.tree = QTreeWidget()
@@ -85,8 +95,35 @@ class FilesChangedPanel(QDialog):
         layout.addLayout(row)
         self._update_buttons()
 
+    @property
+    def holds_turns(self) -> bool:
+        """Whether the turns (and their diffs) are in memory (only while shown)."""
+        return self._holds_turns
+
     def set_turns(self, turns: Sequence[TurnFiles]) -> None:
-        """Show these turns (newest first); the first file of the newest is chosen."""
+        """Show these turns (newest first); the first file of the newest is chosen.
+
+        Ignored while hidden (a list that came after the panel was closed):
+        it would be held unseen, and is asked for again when shown.
+        """
+        if not self.isVisible():
+            return
+        self._holds_turns = True
+        self._fill(turns)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Ask for the turns when shown without them."""
+        super().showEvent(event)
+        if not self._holds_turns:
+            self.turns_wanted.emit()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Drop the turns and their diffs: hidden, nobody reads them."""
+        super().hideEvent(event)
+        self._fill([])
+        self._holds_turns = False
+
+    def _fill(self, turns: Sequence[TurnFiles]) -> None:
         self._turns = list(turns)
         self.tree.clear()
         for index, turn in enumerate(self._turns):

@@ -101,7 +101,7 @@ class AssistantMessageWidget(QWidget):
         self._scheduler = scheduler
         # Reading position in the item.
         self._part_index = 0
-        self._piece_index = 0
+        self._text_shown = 0
         self._revision = -1
         self._ended = False
         # Open text run state.
@@ -195,9 +195,9 @@ class AssistantMessageWidget(QWidget):
         while self._part_index < len(parts):
             part = parts[self._part_index]
             if isinstance(part, TextRun):
-                if self._piece_index < len(part.pieces):
-                    new_text = "".join(part.pieces[self._piece_index :])
-                    self._piece_index = len(part.pieces)
+                if self._text_shown < part.length:
+                    new_text = part.since(self._text_shown)
+                    self._text_shown = part.length
                     self._append_run(part.kind, new_text)
                 if self._part_index == len(parts) - 1 and self.item.open:
                     break  # the run may still grow
@@ -212,7 +212,7 @@ class AssistantMessageWidget(QWidget):
                 self._close_run()
                 self._add_reply_note(part.text)
             self._part_index += 1
-            self._piece_index = 0
+            self._text_shown = 0
         if self._revision != self.item.revision:
             self._revision = self.item.revision
             self._update_cards()

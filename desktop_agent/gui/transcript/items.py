@@ -3,8 +3,9 @@
 Why: a conversation can hold thousands of messages but only the ones near the
 viewport have widgets. Each item keeps everything needed to (re)build its
 widget at any time: when it scrolls into range, when the palette changes, or
-while it is still streaming. Streamed pieces are appended to lists (O(1));
-a widget remembers how far it has read, so it only ever reads new pieces.
+while it is still streaming. Streamed pieces are appended in O(1) and kept in
+joined chunks; a widget remembers how many characters it has shown, so it only
+ever reads new text.
 """
 
 from __future__ import annotations
@@ -41,16 +42,78 @@ class ErrorItem:
     retry: bool = True
 
 
+#: Characters of streamed pieces joined into one string while an answer streams.
+TEXT_CHUNK_CHARS = 2_048
+
+
 @dataclass
 class TextRun:
-    """Consecutive answer (``kind="text"``) or reasoning (``"thinking"``) pieces."""
+    """Consecutive answer (``kind="text"``) or reasoning (``"thinking"``) text.
+
+    Streamed pieces are a few characters each; kept one ``str`` per piece in a
+    list, an answer cost about ten times its text in memory for as long as the
+    tab lived. Pieces are joined into chunks of about :data:`TEXT_CHUNK_CHARS`
+    as they come (appending stays O(1) per piece) and into one string once the
+    answer is complete (:meth:`complete`). Readers ask for the text after the
+    characters they have already shown (:meth:`since`), so joining moves nothing
+    they have read.
+    """
 
     kind: str
-    pieces: list[str] = field(default_factory=list)
+    chunks: list[str] = field(default_factory=list)
+    length: int = field(init=False, default=0)
+    _pending: list[str] = field(init=False, default_factory=list, repr=False)
+    _pending_chars: int = field(init=False, default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        self.length = sum(len(chunk) for chunk in self.chunks)
+
+    def append(self, piece: str) -> None:
+        """Add one streamed piece."""
+        self._pending.append(piece)
+        self._pending_chars += len(piece)
+        self.length += len(piece)
+        if self._pending_chars >= TEXT_CHUNK_CHARS:
+            self._join_pending()
+
+    def since(self, offset: int) -> str:
+        """The text after its first ``offset`` characters (what a reader has not shown)."""
+        wanted = self.length - offset
+        if wanted <= 0:
+            return ""
+        newest: list[str] = []
+        got = 0
+        for piece in reversed(self._pending):
+            newest.append(piece)
+            got += len(piece)
+            if got >= wanted:
+                break
+        else:
+            for chunk in reversed(self.chunks):
+                newest.append(chunk)
+                got += len(chunk)
+                if got >= wanted:
+                    break
+        newest.reverse()
+        joined = "".join(newest)
+        return joined[len(joined) - wanted:]
 
     def text(self) -> str:
-        """All pieces joined."""
-        return "".join(self.pieces)
+        """All the text."""
+        self.complete()
+        return self.chunks[0] if self.chunks else ""
+
+    def complete(self) -> None:
+        """Keep the text as one string (the answer ended, or the whole text was asked for)."""
+        self._join_pending()
+        if len(self.chunks) > 1:
+            self.chunks[:] = ["".join(self.chunks)]
+
+    def _join_pending(self) -> None:
+        if self._pending:
+            self.chunks.append("".join(self._pending))
+            self._pending.clear()
+            self._pending_chars = 0
 
 
 @dataclass
@@ -225,10 +288,19 @@ class AssistantItem:
     def append(self, kind: str, delta: str) -> None:
         """Add a text or thinking piece, starting a new run if the kind changes."""
         last = self.parts[-1] if self.parts else None
-        if isinstance(last, TextRun) and last.kind == kind:
-            last.pieces.append(delta)
-        else:
-            self.parts.append(TextRun(kind, [delta]))
+        if not (isinstance(last, TextRun) and last.kind == kind):
+            last = TextRun(kind)
+            self.parts.append(last)
+        last.append(delta)
+
+    def close(self, *, interrupted: bool) -> None:
+        """The turn ended: its text runs are kept as one string each from now on."""
+        self.open = False
+        self.interrupted = interrupted
+        self.revision += 1
+        for part in self.parts:
+            if isinstance(part, TextRun):
+                part.complete()
 
     def find_tool_call(self, tool_use_id: str) -> ToolCallPart | None:
         """The call with this id in this turn, if any (searched from the end)."""

@@ -279,9 +279,7 @@ class TranscriptView(QScrollArea):
         item = self._book.open
         if item is None:
             return
-        item.open = False
-        item.interrupted = interrupted
-        item.revision += 1
+        item.close(interrupted=interrupted)
         self._book.open = None
         self._book.forget_dirty(item)
         widget = self._window.widgets.get(item.key)

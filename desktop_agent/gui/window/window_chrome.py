@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.icons import icon, retint
+from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.theme import set_preferences
 from desktop_agent.gui.window.preferences import Preferences
 from desktop_agent.gui.window.recent_folders import RecentFolders
@@ -158,7 +159,11 @@ class WindowChrome:
                 if tab.built:  # the others show it when their header is made
                     self._show_sandbox(tab)
 
-        self._sandbox_task = asyncio.ensure_future(probe())
+        def start() -> None:
+            if self._sandbox_task is None:
+                self._sandbox_task = asyncio.ensure_future(probe())
+
+        when_loop_runs(self._window, start)
 
     def fill_model_menus(self, _servers: object = None) -> None:
         """Give every header's model menu the servers the catalog knows now.

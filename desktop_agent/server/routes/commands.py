@@ -12,6 +12,7 @@ from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError
 from desktop_agent.server.api_errors import ApiError
 from desktop_agent.server.api_models import CommandRequest, CommandResult, ErrorBody
 from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.conversation_runner import as_http
 from desktop_agent.server.workdir_paths import open_workdir
 from desktop_agent.session import conversation_environment, sandbox_policy
 
@@ -25,7 +26,8 @@ OUTPUT_CAP = 1_000_000
              responses={404: {"model": ErrorBody, "description": "No such conversation."},
                         409: {"model": ErrorBody,
                               "description": "The conversation wants a sandbox and this "
-                                             "machine has none."}})
+                                             "machine has none, or a turn, a restore or "
+                                             "another command runs in it (named)."}})
 async def run_shell_command(conversation_id: str, body: CommandRequest,
                             svc: AppServices = Depends(services)) -> CommandResult:  # noqa: B008
     """Run ``bash -c command`` in the workdir, in the conversation's sandbox.
@@ -48,13 +50,16 @@ async def run_shell_command(conversation_id: str, body: CommandRequest,
     session = svc.runner(record).session
     started = time.monotonic()
     # Recorded like a turn (a checkpoint before, the changed files after): POST .../undo
-    # with the turn id from the files_changed event puts the folder back.
-    async with session.command_checkpoint() as mark:
-        try:
-            result = await run_command(body.command, workdir, time_limit=body.timeout,
-                                       env_secrets=env, output_cap=OUTPUT_CAP, sandbox=policy)
-        except BuiltinToolError as exc:
-            raise ApiError(422, "command_refused", str(exc)) from exc
+    # with the turn id from the files_changed event puts the folder back. It holds the
+    # turn lease: no turn, restore or other command runs beside it (409 naming it).
+    with as_http():
+        async with session.command_checkpoint() as mark:
+            try:
+                result = await run_command(body.command, workdir, time_limit=body.timeout,
+                                           env_secrets=env, output_cap=OUTPUT_CAP,
+                                           sandbox=policy)
+            except BuiltinToolError as exc:
+                raise ApiError(422, "command_refused", str(exc)) from exc
     return CommandResult(
         exit_code=None if result.timed_out else result.exit_code,
         stdout=result.stdout,

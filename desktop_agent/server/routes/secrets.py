@@ -2,7 +2,8 @@
 
 The vault is the OS keyring, or with ``serve --database`` the values sealed in the
 shared database (:mod:`desktop_agent.appdata.encrypted_vault`); these routes do not
-know which.
+know which. Setting or deleting a secret also drops the conversation's checkpointed
+file contents that hold its value: the data folder keeps no copy of a secret.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from desktop_agent.server.api_models import (
 )
 from desktop_agent.server.app_services import AppServices, services
 from desktop_agent.session import (
+    conversation_environment,
     conversation_secret_names,
     delete_conversation_secret,
     set_conversation_secret,
@@ -51,10 +53,14 @@ async def list_secrets(conversation_id: str,
             responses=NOT_FOUND)
 async def set_secret(conversation_id: str, body: SecretSet, name: str = SecretName,
                      svc: AppServices = Depends(services)) -> SecretStored:  # noqa: B008
-    """Store a secret; commands and the bash tool get it as the environment variable ``name``."""
-    await asyncio.to_thread(svc.conversation, conversation_id)
+    """Store a secret; commands and the bash tool get it as the environment variable ``name``.
+
+    Files checkpointed before it was a secret may hold it: those copies are dropped.
+    """
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
     persisted = await asyncio.to_thread(set_conversation_secret,
                                         conversation_id, name, body.value)
+    await svc.runner(record).session.checkpoints.forget_secret([body.value])
     return SecretStored(name=name, persisted=persisted)
 
 
@@ -63,10 +69,13 @@ async def set_secret(conversation_id: str, body: SecretSet, name: str = SecretNa
                responses=NOT_FOUND)
 async def delete_secret(conversation_id: str, name: str = SecretName,
                         svc: AppServices = Depends(services)) -> Response:  # noqa: B008
-    """Forget a secret."""
-    await asyncio.to_thread(svc.conversation, conversation_id)
+    """Forget a secret, and every checkpointed copy of a file that held it."""
+    record = await asyncio.to_thread(svc.conversation, conversation_id)
+    value = (await asyncio.to_thread(conversation_environment, conversation_id)).get(name)
     removed = await asyncio.to_thread(delete_conversation_secret,
                                       conversation_id, name)
     if not removed:
         raise ApiError(404, "not_found", f"No secret named {name!r} in this conversation.")
+    if value:
+        await svc.runner(record).session.checkpoints.forget_secret([value])
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -6,6 +6,10 @@ tool result keeps the diff of what actually changed (:class:`FileChangeWatch`),
 stored in the message's metadata under ``file_change`` so the card shows it
 again after a restart or an import.
 
+Every diff made here blanks the conversation's secrets out of both sides first
+(:func:`blanker`): a file a command wrote a token into shows
+``[secret TOKEN redacted]`` on the card, over REST and in the stored message.
+
 The file is read through the same confinement the built-in tools use
 (:mod:`desktop_agent.core.tooling.builtin.confined_fs`), and an edit is worked
 out by the tool's own :func:`~desktop_agent.core.tooling.builtin.file_tools.edited_text`:
@@ -34,12 +38,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("desktop_agent.session.file_changes")
 
+Blank = Callable[[str], str]
+"""Blanks secrets out of one side of a diff (see :func:`blanker`)."""
+
 #: The built-in tools whose calls change one named file.
 FILE_CHANGING_TOOLS = frozenset({"write_file", "edit_file"})
 #: Metadata key of a tool result's diff of what actually changed.
 FILE_CHANGE_KEY = "file_change"
 # The built-in tools' modules are imported when a file-changing call comes, not when
 # the session layer loads: opening the window does not pay for them.
+
+
+def blanker(marks: Mapping[str, str]) -> Blank | None:
+    """A function that replaces every form of each secret (``marks``' keys) by its mark.
+
+    None when there is no secret to blank (diffs are then made as they are).
+    """
+    if not marks:
+        return None
+    from desktop_agent.core.secret_forms import redact_text
+
+    frozen = dict(marks)
+    return lambda text: redact_text(text, frozen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +96,12 @@ class ChangePreview:
 
 
 def preview_change(tool_name: str, tool_input: Mapping[str, Any],
-                   workdir: Path | None) -> ChangePreview | None:
+                   workdir: Path | None, blank: Blank | None = None) -> ChangePreview | None:
     """The change a ``write_file``/``edit_file`` call would make, against the disk now.
 
     Blocking (it reads the file): run it in a worker thread. None for any other
     tool, for a call without a path, and when no working folder is set.
+    ``blank`` blanks secrets out of both sides and out of a problem's words.
     """
     from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
 
@@ -90,15 +111,16 @@ def preview_change(tool_name: str, tool_input: Mapping[str, Any],
     try:
         folder = Workdir(workdir)
         if tool_name == "write_file":
-            return ChangePreview(path, _written(folder, path, tool_input.get("content")))
-        return ChangePreview(path, _edited(folder, path, tool_input))
+            return ChangePreview(path, _written(folder, path, tool_input.get("content"), blank))
+        return ChangePreview(path, _edited(folder, path, tool_input, blank))
     except BuiltinToolError as exc:
-        return ChangePreview(path, None, str(exc))
+        problem = str(exc)
     except OSError as exc:
-        return ChangePreview(path, None, f"{path!r} cannot be read: {exc.strerror or exc}")
+        problem = f"{path!r} cannot be read: {exc.strerror or exc}"
+    return ChangePreview(path, None, problem if blank is None else blank(problem))
 
 
-def _written(folder: Workdir, path: str, content: object) -> FileDiff:
+def _written(folder: Workdir, path: str, content: object, blank: Blank | None) -> FileDiff:
     from desktop_agent.core.tooling.builtin.confined_fs import (
         MissingFileError,
         read_bytes,
@@ -119,10 +141,11 @@ def _written(folder: Workdir, path: str, content: object) -> FileDiff:
             old: bytes | None = read_bytes(opened, MAX_DIFF_BYTES + 1)
     except MissingFileError:
         old = None
-    return diff_bytes(shown, old, new)
+    return diff_bytes(shown, old, new, blank=blank)
 
 
-def _edited(folder: Workdir, path: str, tool_input: Mapping[str, Any]) -> FileDiff:
+def _edited(folder: Workdir, path: str, tool_input: Mapping[str, Any],
+            blank: Blank | None) -> FileDiff:
     from desktop_agent.core.tooling.builtin.confined_fs import reading
     from desktop_agent.core.tooling.builtin.file_tools import (
         check_edit_strings,
@@ -142,7 +165,7 @@ def _edited(folder: Workdir, path: str, tool_input: Mapping[str, Any]) -> FileDi
                                   tool_input.get("replace_all") is True)
     return diff_bytes(_shown_path(folder, path),
                       original.encode("utf-8", errors="surrogateescape"),
-                      updated.encode("utf-8", errors="surrogateescape"))
+                      updated.encode("utf-8", errors="surrogateescape"), blank=blank)
 
 
 def _shown_path(folder: Workdir, path: str) -> str:
@@ -178,7 +201,8 @@ def current_bytes(workdir: Path, path: str) -> tuple[str, bytes | None, int]:
 
 
 def change_between(shown: str, before: tuple[bytes | None, int],
-                   after: tuple[bytes | None, int]) -> FileDiff | None:
+                   after: tuple[bytes | None, int], blank: Blank | None = None
+                   ) -> FileDiff | None:
     """The diff of what changed between two readings (None: both missing)."""
     from desktop_agent.workspace.diffs import MAX_DIFF_BYTES, DiffKind, FileDiff, diff_bytes
 
@@ -188,7 +212,7 @@ def change_between(shown: str, before: tuple[bytes | None, int],
     if old_size > MAX_DIFF_BYTES or new_size > MAX_DIFF_BYTES:
         return FileDiff(shown, DiffKind.OVER_CAP, old_size=None if old is None else old_size,
                         new_size=None if new is None else new_size)
-    return diff_bytes(shown, old, new)
+    return diff_bytes(shown, old, new, blank=blank)
 
 
 class FileChangeWatch:
@@ -201,10 +225,14 @@ class FileChangeWatch:
     Args:
         workdir: Returns the conversation's working folder for built-in tools
             (None: none), read in a worker thread.
+        secret_marks: Returns the conversation's secrets and their marks, to blank
+            out of the diffs kept (read in a worker thread).
     """
 
-    def __init__(self, workdir: Callable[[], Path | None]) -> None:
+    def __init__(self, workdir: Callable[[], Path | None],
+                 secret_marks: Callable[[], Mapping[str, str]] = dict) -> None:
         self._workdir = workdir
+        self._secret_marks = secret_marks
         self._before: dict[str, tuple[str, Path, tuple[bytes | None, int]]] = {}
         self._changes: dict[str, dict[str, Any]] = {}
 
@@ -276,7 +304,9 @@ class FileChangeWatch:
         if now_shown != shown:  # not the file read before: no diff rather than a wrong one
             log.info("the file of %s changed between its readings; no diff kept", event.tool_name)
             return None
-        diff = await asyncio.to_thread(change_between, shown, reading_before, (data, size))
+        diff = await asyncio.to_thread(
+            lambda: change_between(shown, reading_before, (data, size),
+                                   blanker(self._secret_marks())))
         if diff is not None:
             self._changes[event.tool_use_id] = diff.to_dict()
         return None

@@ -21,12 +21,13 @@ import asyncio
 import logging
 import shutil
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.files.checkpoint_paths import checkpoints_folder
+from desktop_agent.session.settings.conversation_secrets import MIN_BLANKED_LENGTH
 from desktop_agent.session.tools.tool_catalog import WorkdirError
 from desktop_agent.workspace.checkpoints import (
     KEEP_TURNS,
@@ -39,7 +40,7 @@ from desktop_agent.workspace.checkpoints import (
     RestoreReport,
     TurnChanges,
 )
-from desktop_agent.workspace.folder_scan import FILE, LINK, SKIPPED, Entry, Limits
+from desktop_agent.workspace.folder_scan import FILE, HOLDS_SECRET, LINK, SKIPPED, Entry, Limits
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.tools import Tool
@@ -59,10 +60,22 @@ def delete_checkpoints(conversation_id: str) -> None:
     shutil.rmtree(checkpoints_folder(conversation_id), ignore_errors=True)
 
 
-def limits_from(settings: Mapping[str, Any]) -> Limits:
-    """The caps (defaults, README) and the conversation's ``checkpoint_excluded`` folders."""
+def limits_from(settings: Mapping[str, Any], secrets: Collection[str] = ()) -> Limits:
+    """What checkpoints leave out: caps, ``checkpoint_excluded`` folders, files holding ``secrets``.
+
+    The caps are the defaults (README); the folders are the conversation's setting.
+    """
     excluded = settings.get("checkpoint_excluded") or ()
-    return Limits(excluded=frozenset(str(e).strip("/") for e in excluded if str(e).strip("/")))
+    return Limits(excluded=frozenset(str(e).strip("/") for e in excluded if str(e).strip("/")),
+                  holds_secret=holds_any_of(secrets) if secrets else None)
+
+
+def holds_any_of(secrets: Collection[str]) -> Callable[[bytes], bool]:
+    """Whether a file's bytes hold one of ``secrets`` in any of its forms."""
+    from desktop_agent.core.secret_forms import contains_secret
+
+    values = tuple(secrets)
+    return lambda data: contains_secret(data.decode("utf-8", errors="replace"), values)
 
 
 @dataclass(slots=True)
@@ -102,18 +115,33 @@ class ConversationCheckpoints:
         conversation_id: The conversation.
         workdir: Returns its working folder now, created if missing (blocking).
         settings: Returns its settings as last read.
+        secret_marks: Returns its secret values and their marks (blocking): blanked
+            out of every diff shown.
     """
 
     def __init__(self, conversation_id: str, workdir: Callable[[], Path],
-                 settings: Callable[[], Mapping[str, Any]]) -> None:
+                 settings: Callable[[], Mapping[str, Any]],
+                 secret_marks: Callable[[], Mapping[str, str]] = dict) -> None:
+        self._conversation_id = conversation_id
         self._workdir = workdir
         self._settings = settings
+        self._secret_marks = secret_marks
         self._store = CheckpointStore(checkpoints_folder(conversation_id))
 
     @property
     def store(self) -> CheckpointStore:
         """The Qt-free store (for reading in a worker thread)."""
         self._store.limits = limits_from(self._settings())
+        return self._store
+
+    def _recording_store(self) -> CheckpointStore:
+        """The store, set to record: it keeps no file holding a secret (blocking: the keyring).
+
+        For every call that scans the folder (a checkpoint, a turn's end, a
+        restore). The values are read at each one: a secret set a moment ago
+        counts for the next scan.
+        """
+        self._store.limits = limits_from(self._settings(), tuple(self._secret_marks()))
         return self._store
 
     # -- recording ---------------------------------------------------------------------
@@ -135,7 +163,7 @@ class ConversationCheckpoints:
 
     async def _record(self, mark: TurnMark, kind: str) -> None:
         def take() -> Checkpoint:
-            return self.store.checkpoint(self._workdir(), kind=kind, turn=mark.turn,
+            return self._recording_store().checkpoint(self._workdir(), kind=kind, turn=mark.turn,
                                          message=mark.message)
 
         try:
@@ -155,7 +183,7 @@ class ConversationCheckpoints:
             return None
 
         def close() -> TurnChanges | None:
-            store = self.store
+            store = self._recording_store()
             closed = store.close_turn(self._workdir(), mark.turn, message=mark.message,
                                       kind=mark.kind)
             store.prune(KEEP_TURNS, PRUNE_SLACK)
@@ -182,8 +210,10 @@ class ConversationCheckpoints:
         return await asyncio.to_thread(self._views, turn)
 
     def _views(self, turn: TurnChanges) -> list[FileChangeView]:
+        from desktop_agent.session.files.file_changes import blanker
         from desktop_agent.workspace.diffs import diff_bytes
 
+        blank = blanker(self._secret_marks())
         store = self.store
         before = store.entries_of(turn.before)
         after = store.entries_of(turn.after)
@@ -193,10 +223,16 @@ class ConversationCheckpoints:
             if (old is None or old.kind == FILE) and (new is None or new.kind == FILE) \
                     and (old or new):
                 try:
-                    diff = diff_bytes(change.path, _contents(store, old), _contents(store, new))
+                    diff = diff_bytes(change.path, _contents(store, old), _contents(store, new),
+                                      blank=blank)
                 except FileNotFoundError:
-                    views.append(FileChangeView(change.path, change.change, change.kind, None,
-                                                f"{change.path}: its contents were pruned."))
+                    dropped = store.objects.dropped
+                    held = any(e is not None and e.digest in dropped for e in (old, new))
+                    views.append(FileChangeView(
+                        change.path, change.change, change.kind, None,
+                        f"{change.path} could not be kept in the checkpoint because it holds a "
+                        "secret: its change is not shown and undo leaves it as it is." if held
+                        else f"{change.path}: its contents were pruned."))
                     continue
                 views.append(FileChangeView(change.path, change.change, change.kind, diff,
                                             diff.summary))
@@ -214,7 +250,7 @@ class ConversationCheckpoints:
             CheckpointError: Nothing to undo, or the folder moved.
         """
         def undo() -> RestoreReport:
-            store = self.store
+            store = self._recording_store()
             chosen = turn
             if chosen is None:
                 changed = [t for t in store.turns() if t.changes]
@@ -239,7 +275,7 @@ class ConversationCheckpoints:
         wanted = set(message_ids)
 
         def restore() -> RestoreReport | None:
-            store = self.store
+            store = self._recording_store()
             first = next((c for c in store.checkpoints() if c.message in wanted), None)
             if first is None:
                 return None
@@ -269,7 +305,19 @@ class ConversationCheckpoints:
             CheckpointError: No such checkpoint, or the folder moved.
         """
         return await asyncio.to_thread(
-            lambda: self.store.restore_to(self._workdir(), checkpoint_id, force=force))
+            lambda: self._recording_store().restore_to(self._workdir(), checkpoint_id, force=force))
+
+    async def forget_secret(self, values: Collection[str]) -> int:
+        """Drop every checkpointed content holding one of ``values``; how many were dropped.
+
+        Called when a secret is set (files checkpointed before it was a secret
+        hold it) and when one is deleted (no copy outlives it in the data folder).
+        """
+        values = [v for v in values if len(v) >= MIN_BLANKED_LENGTH]
+        if not values or not checkpoints_folder(self._conversation_id).is_dir():
+            return 0
+        holds = holds_any_of(values)
+        return await asyncio.to_thread(lambda: self._store.drop_contents(holds))
 
     async def size_bytes(self) -> int:
         """Bytes the checkpoints take in the data folder."""
@@ -283,6 +331,9 @@ def _contents(store: CheckpointStore, entry: Entry | None) -> bytes | None:
 def _summary(path: str, change: str, old: Entry | None, new: Entry | None) -> str:
     """A sentence for what has no line diff: folders, links, files over a cap."""
     entry = new or old
+    if any(e is not None and e.kind == SKIPPED and e.digest == HOLDS_SECRET for e in (old, new)):
+        return (f"{path} could not be checkpointed because it holds a secret: its change is "
+                "not shown and undo leaves it as it is.")
     if entry is not None and entry.kind == SKIPPED:
         return f"{path} is over a checkpoint cap: its change is not recorded and undo leaves it."
     if new is not None and new.kind == LINK:

@@ -2,10 +2,11 @@
 
 One part of :class:`~desktop_agent.session.conversation.ConversationSession`,
 given what it needs and nothing more: the working folder (its checkpoints), the
-turn lease (so nothing changes the folder while it is restored: no turn here,
-none in another process), the active branch (a restore may move it back) and
-the event sink (it reports what it changed as :class:`FilesChanged`, like a
-turn does). The disk work is
+turn lease (so nothing changes the folder while it is restored: no turn, no
+command, here or in another process; and a REST command holds it too, so no
+restore or turn runs beside one), the active branch (a restore may move it
+back) and the event sink (it reports what it changed as :class:`FilesChanged`,
+like a turn does). The disk work is
 :class:`~desktop_agent.session.files.file_checkpoints.ConversationCheckpoints`'.
 """
 
@@ -17,7 +18,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING
 
-from desktop_agent.session.errors import NothingToAnswerError, TurnRunningError
+from desktop_agent.session.errors import (
+    COMMAND,
+    RESTORE,
+    NothingToAnswerError,
+    TurnRunningError,
+)
 from desktop_agent.session.events import FilesChanged, SessionEvent
 from desktop_agent.session.files.checkpoint_paths import checkpoints_folder
 from desktop_agent.session.store_calls import on_the_spot
@@ -35,13 +41,14 @@ class FolderUndo:
     Args:
         folder: The conversation's working folder.
         branch: Its active branch.
-        lease: Makes the conversation's turn lease (held while files are put back).
+        lease: Makes the conversation's turn lease for an activity (:data:`RESTORE`,
+            :data:`COMMAND`), held while files are put back or a command runs.
         busy: Whether a turn runs (or is starting) in this session.
         emit: Reports session events.
     """
 
     def __init__(self, folder: WorkingFolder, branch: BranchPages,
-                 lease: Callable[[], AbstractAsyncContextManager[object]],
+                 lease: Callable[[str], AbstractAsyncContextManager[object]],
                  busy: Callable[[], bool], emit: Callable[[SessionEvent], None]) -> None:
         self._folder = folder
         self._branch = branch
@@ -139,22 +146,34 @@ class FolderUndo:
 
         The command is recorded as a turn of its own (kind ``command``), so it
         can be undone like one; its changed files are reported as :class:`FilesChanged`.
+        It holds the turn lease meanwhile: a restore put files back beside a
+        running command (which may swap a folder for a link under it), and a
+        turn's checkpoints would take in the command's changes.
+
+        Raises:
+            TurnRunningError: A turn runs here.
+            ConversationBusyError: A turn, a restore or another command holds the
+                lease (its holder says which: :func:`~desktop_agent.session.errors.busy_sentence`).
         """
         from desktop_agent.session.files.file_checkpoints import TurnMark
 
-        last = self._branch.last_message()
-        mark = TurnMark(message=last.id if last is not None else None, kind="command")
-        await self._folder.checkpoints.before_command(mark)
-        try:
-            yield mark
-        finally:
-            await asyncio.shield(self._folder.close_checkpoints(mark))
+        if self._busy():
+            raise TurnRunningError("A turn is running in this conversation; wait for it (or "
+                                   "stop it) before running a command.")
+        async with self._lease(COMMAND):
+            last = self._branch.last_message()
+            mark = TurnMark(message=last.id if last is not None else None, kind="command")
+            await self._folder.checkpoints.before_command(mark)
+            try:
+                yield mark
+            finally:
+                await asyncio.shield(self._folder.close_checkpoints(mark))
 
     @contextlib.asynccontextmanager
     async def _restoring(self) -> AsyncIterator[None]:
         if self._busy():
             raise TurnRunningError("A turn is running; stop it before restoring files.")
-        async with self._lease():
+        async with self._lease(RESTORE):
             yield
 
     def _report_restore(self, report: RestoreReport) -> None:

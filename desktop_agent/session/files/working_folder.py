@@ -19,12 +19,14 @@ from desktop_agent.session.files.file_changes import (
     FILE_CHANGING_TOOLS,
     ChangePreview,
     FileChangeWatch,
+    blanker,
     preview_change,
 )
 from desktop_agent.session.files.project_instructions import (
     ProjectInstructions,
     project_instructions_for,
 )
+from desktop_agent.session.settings.conversation_secrets import conversation_secret_marks
 
 if TYPE_CHECKING:
     from desktop_agent.session.files.file_checkpoints import ConversationCheckpoints, TurnMark
@@ -49,7 +51,7 @@ class WorkingFolder:
         self._settings = settings
         self._tools = tools
         self._emit = emit
-        self.changes = FileChangeWatch(self.builtin_workdir)
+        self.changes = FileChangeWatch(self.builtin_workdir, self.secret_marks)
         self._checkpoints: ConversationCheckpoints | None = None
 
     @property
@@ -72,8 +74,16 @@ class WorkingFolder:
             conversation_id = settings.conversation_id
             self._checkpoints = ConversationCheckpoints(
                 conversation_id, lambda: tools.workdir(conversation_id, settings.current),
-                lambda: settings.current)
+                lambda: settings.current, self.secret_marks)
         return self._checkpoints
+
+    def secret_marks(self) -> dict[str, str]:
+        """The conversation's secret values and their marks (blocking: the keyring).
+
+        Read at each use, not kept: a secret set a moment ago must be blanked
+        from the next diff, and a value must not outlive its deletion here.
+        """
+        return conversation_secret_marks(self._settings.conversation_id, self._settings.current)
 
     def builtin_workdir(self) -> Path | None:
         """The built-in tools' folder (blocking: it may make the folder); None if none."""
@@ -96,7 +106,8 @@ class WorkingFolder:
         if tool_name not in FILE_CHANGING_TOOLS:
             return None
         return await asyncio.to_thread(
-            lambda: preview_change(tool_name, tool_input, self.builtin_workdir()))
+            lambda: preview_change(tool_name, tool_input, self.builtin_workdir(),
+                                   blanker(self.secret_marks())))
 
     def project_instructions(self) -> ProjectInstructions | None:
         """The working folder's ``AGENTS.md`` (or ``CLAUDE.md``) as the next turn sends it.

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from desktop_agent.appdata import secrets
 
@@ -92,3 +93,27 @@ def delete_all(conversation_id: str) -> None:
     """Remove every secret of a deleted conversation (blocking: keyring or database)."""
     for name in conversation_secret_names(conversation_id):
         secrets.delete_secret(keyring_name(conversation_id, name))
+
+
+#: Shorter values are not blanked out of diffs: "abc" everywhere would garble them.
+MIN_BLANKED_LENGTH = 4
+
+
+def conversation_secret_marks(conversation_id: str,
+                              settings: Mapping[str, Any]) -> dict[str, str]:
+    """``{value: mark}`` for each secret a conversation's files may hold (blocking).
+
+    Its own secrets (``[secret NAME redacted]``, as its commands' output says)
+    and the API key its settings name (``[redacted]``): what diffs and
+    checkpoints must never show or keep. A key that is named but not stored
+    is simply left out.
+    """
+    marks = {value: f"[secret {name} redacted]"
+             for name, value in sorted(conversation_env_secrets(conversation_id).items())
+             if len(value) >= MIN_BLANKED_LENGTH}
+    key_name = settings.get("api_key_name")
+    if key_name:
+        key = secrets.get_secret(str(key_name))
+        if key and len(key) >= MIN_BLANKED_LENGTH:
+            marks.setdefault(key, "[redacted]")
+    return marks

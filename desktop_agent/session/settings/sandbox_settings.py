@@ -20,6 +20,7 @@ from desktop_agent.core.tooling.builtin.sandbox import (
     NO_BWRAP,
     SANDBOX_LEVELS,
     SandboxPolicy,
+    processes_capped,
     sandbox_problem,
 )
 
@@ -69,12 +70,15 @@ class SandboxStatus:
             "No sandbox: bubblewrap is not installed").
         detail: A sentence on what commands can reach, and how to get a
             sandbox when one is missing.
+        processes_capped: False when the sandbox cannot cap how many processes a
+            command starts here (a fork bomb then runs until its time limit).
     """
 
     level: str
     sandboxed: bool
     label: str
     detail: str
+    processes_capped: bool = True
 
 
 _LABELS = {"workdir": "Sandboxed", "read_only": "Read-only", "off": "No sandbox"}
@@ -87,6 +91,11 @@ _DETAILS = {
 }
 
 
+NOT_CAPPED = ("This machine cannot cap how many processes a command starts (no pids cgroup is "
+              "delegated to the app, and the kernel does not apply the process limit inside "
+              "the sandbox): a runaway command, such as a fork bomb, runs until its time limit.")
+
+
 def sandbox_status(settings: Mapping[str, Any] | None) -> SandboxStatus:
     """What will apply to the conversation's commands on this machine (probes once)."""
     level = sandbox_policy(settings).level
@@ -94,6 +103,9 @@ def sandbox_status(settings: Mapping[str, Any] | None) -> SandboxStatus:
         return SandboxStatus(level, False, _LABELS[level], _DETAILS[level])
     problem = sandbox_problem()
     if problem is None:
+        if not processes_capped():
+            return SandboxStatus(level, True, f"{_LABELS[level]}, processes not capped",
+                                 f"{_DETAILS[level]} {NOT_CAPPED}", processes_capped=False)
         return SandboxStatus(level, True, _LABELS[level], _DETAILS[level])
     label = f"No sandbox: {problem}" if problem == NO_BWRAP else "No sandbox here"
     advice = INSTALL_BWRAP if problem == NO_BWRAP else f"{problem[:1].upper()}{problem[1:]}."

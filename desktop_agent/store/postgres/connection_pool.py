@@ -83,7 +83,12 @@ class ConnectionPool:
         return conn
 
     def give_back(self, conn: Connection) -> None:
-        """Return a connection taken with :meth:`take`; a broken one is closed and forgotten."""
+        """Return a connection taken with :meth:`take`; a broken one is closed and forgotten.
+
+        With a broken one go the idle ones: what broke it (the server stopped or
+        restarted) ended them too, and each would fail the next call that took it.
+        """
+        stale: list[Connection] = []
         with self._free:
             keep = not (self._closed or conn.closed or conn.broken
                         or conn.info.transaction_status != IDLE)
@@ -92,9 +97,15 @@ class ConnectionPool:
             else:
                 self._made -= 1
                 self.backend_pids = self.backend_pids - {conn.info.backend_pid}
-            self._free.notify()
+                if conn.broken:
+                    stale, self._idle = self._idle, []
+                    self._made -= len(stale)
+                    self.backend_pids = self.backend_pids - {c.info.backend_pid for c in stale}
+            self._free.notify_all()
         if not keep:
             conn.close()
+        for idle in stale:
+            idle.close()
 
     def close(self) -> None:
         """Close the idle connections now and the others as they come back. Idempotent."""

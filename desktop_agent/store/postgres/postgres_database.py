@@ -20,9 +20,12 @@ still runs alone. Measured with ``bench/server_load.py --database`` (3 replicas,
 50 streams each), waiting for the one exclusive lock was the largest part of an
 event's time on the write side.
 
-A connection lost (the server restarted, a network cut) makes the call that met
-it fail with :class:`~desktop_agent.store.errors.DatabaseAccessError`; the pool
-drops it and the next call connects again.
+A connection lost (the server stopped or restarted, a network cut), or one that
+cannot be made, makes the call that met it fail with
+:class:`~desktop_agent.store.errors.DatabaseUnavailableError` (a
+``DatabaseAccessError``: the REST server answers 503 with ``Retry-After``); the
+pool drops it, with the idle ones beside it (a restart ended them too), and the
+next call connects again.
 """
 
 from __future__ import annotations
@@ -44,7 +47,11 @@ from desktop_agent.store.dialects import (
     EventsCommitted,
     PostgresDialect,
 )
-from desktop_agent.store.errors import DatabaseAccessError, DatabaseUnusableError
+from desktop_agent.store.errors import (
+    DatabaseAccessError,
+    DatabaseUnavailableError,
+    DatabaseUnusableError,
+)
 from desktop_agent.store.postgres import postgres_schema
 from desktop_agent.store.postgres.advisory_locks import KEY_LOCKS, WRITE_LOCK
 from desktop_agent.store.postgres.connection_pool import ConnectionPool
@@ -118,7 +125,7 @@ class PostgresDatabase:
                 application_name="desktop-agent",
             )
         except psycopg.Error as exc:
-            raise DatabaseUnusableError(
+            raise DatabaseUnavailableError(
                 f"Cannot connect to the conversation database {self.location}: "
                 f"{str(exc).strip() or type(exc).__name__}."
             ) from exc
@@ -145,9 +152,14 @@ class PostgresDatabase:
         try:
             yield PlaceholderConnection(conn)
         except psycopg.Error as exc:
-            if conn.broken:
+            if conn.broken or conn.closed:
                 logger.warning("the connection to %s was lost; the next call connects again",
                                self.location)
+                raise DatabaseUnavailableError(
+                    f"The conversation database {self.location} could not be used: the "
+                    f"connection to it was lost ({str(exc).strip() or type(exc).__name__}). "
+                    "Nothing was changed by this action."
+                ) from exc
             raise DatabaseAccessError(
                 f"The conversation database {self.location} could not be used "
                 f"({str(exc).strip() or type(exc).__name__}). "

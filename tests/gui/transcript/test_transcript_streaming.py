@@ -139,3 +139,46 @@ def test_markdown_images_and_raw_html_are_not_loaded_or_interpreted(view):
     assert "[image: chart]" in shown  # a link to click, never fetched
     assert "![secret](file:///etc/passwd)" in shown  # file links are refused outright
     assert "<b>raw</b> text" in shown  # shown as typed, not as bold markup
+
+
+def test_a_long_answer_streamed_in_small_pieces_shows_whole_and_is_kept_as_one_string(
+        view, qtbot):
+    from desktop_agent.gui.transcript.items import TEXT_CHUNK_CHARS, TextRun
+
+    paragraph = "Rows are read **one at a time**, so memory stays flat. "
+    answer = "".join(f"Step {n}: {paragraph}\n\n" for n in range(120))
+    pieces = [answer[i:i + 5] for i in range(0, len(answer), 5)]
+    assert len(answer) > 3 * TEXT_CHUNK_CHARS
+    key = view.begin_assistant_message()
+    widget = answer_widget(view, key)
+    for index, piece in enumerate(pieces):
+        view.append_text(piece)
+        if index % 97 == 0:  # the widget reads mid-chunk, at chunk edges, across them
+            qtbot.wait(1)
+    run = widget.item.parts[0]
+    assert isinstance(run, TextRun)
+    assert len(run.chunks) <= len(answer) // TEXT_CHUNK_CHARS + 1  # not one str per piece
+    view.end_assistant_message()
+    assert run.chunks == [run.text()]  # one string once complete
+    assert run.text() == answer
+    shown = view.item_text(key)
+    assert "Step 0: Rows are read one at a time" in shown
+    assert "Step 119: Rows are read one at a time" in shown
+    assert shown.count("memory stays flat") == 120
+    with qtbot.waitSignal(view.copy_requested, timeout=2000) as signal:
+        qtbot.mouseClick(widget.copy_button, Qt.MouseButton.LeftButton)
+    assert signal.args == [answer.strip()]
+
+
+def test_text_since_an_offset_spans_joined_chunks_and_pending_pieces():
+    from desktop_agent.gui.transcript.items import TEXT_CHUNK_CHARS, TextRun
+
+    run = TextRun("text")
+    text = "".join(chr(ord("a") + i % 26) for i in range(3 * TEXT_CHUNK_CHARS + 7))
+    for i in range(0, len(text), 3):
+        run.append(text[i:i + 3])
+    assert run.length == len(text)
+    for offset in (0, 1, TEXT_CHUNK_CHARS - 1, TEXT_CHUNK_CHARS + 2, len(text) - 2, len(text)):
+        assert run.since(offset) == text[offset:]
+    run.complete()
+    assert run.since(5) == text[5:] and run.chunks == [text]

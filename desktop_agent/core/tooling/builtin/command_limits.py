@@ -12,7 +12,11 @@ raise them), the private ``/tmp`` is a tmpfs of a fixed size, and:
   namespace of its own, where the kernel counts only the sandbox's processes.
   Root is exempt from that limit, so as root the command also goes into a
   ``pids`` cgroup of its own with ``pids.max`` (see :class:`PidsGroup`) when
-  the cgroup file system lets the app make one.
+  the cgroup file system lets the app make one. Where neither holds (root
+  without a delegated ``pids`` cgroup, some kernels for a normal user:
+  :func:`~desktop_agent.core.tooling.builtin.sandbox.processes_capped` tries
+  it), a fork bomb runs until its time limit, and the result says so
+  (:meth:`CommandLimits.uncapped_timeout`).
 * **File size**: ``RLIMIT_FSIZE``; a write past it gets ``SIGXFSZ``.
 
 :meth:`CommandLimits.explain` turns what a command left behind (exit status,
@@ -94,6 +98,12 @@ class CommandLimits:
             return (f"The command reached the limit of {self.processes} processes and could "
                     "not start more (setting command_processes).")
         return None
+
+    def uncapped_timeout(self, time_limit: float) -> str:
+        """The sentence for a command stopped by its time limit where processes are not capped."""
+        return (f"The command was stopped by its time limit of {time_limit:g} s: this machine "
+                f"cannot cap how many processes a command starts (the limit of "
+                f"{self.processes} does not hold here), so nothing stopped it sooner.")
 
 
 class PidsGroup:

@@ -126,6 +126,8 @@ class Launch:
         pass_fds: Descriptors the program must inherit (the pinned workdir).
         limits: The limits applied, or None when the command runs unbounded.
         pids_hit: True once a fork was refused by the process cgroup (root only).
+        processes_capped: False when this machine cannot cap the command's
+            processes (then only its time limit stops a fork bomb).
     """
 
     argv: list[str]
@@ -134,6 +136,7 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     limits: CommandLimits | None = None
     pids_hit: Callable[[], bool] = lambda: False
+    processes_capped: bool = True
 
 
 #: Why commands would run unsandboxed when bubblewrap is missing, with how to install it.
@@ -180,6 +183,45 @@ def _probe() -> tuple[str | None, str | None]:
     if sys.platform == "darwin" and shutil.which("sandbox-exec"):
         return "sandbox-exec", None
     return None, f"no command sandbox exists for {sys.platform}"
+
+
+@functools.cache
+def processes_capped() -> bool:
+    """Whether a sandboxed command's process limit holds on this machine (probes once).
+
+    As root it holds through a ``pids`` cgroup the app can make. Otherwise it
+    rests on ``RLIMIT_NPROC`` inside bubblewrap's user namespace, which some
+    kernels do not apply there (root's own namespace on many; a normal user's
+    where the kernel counts the user's processes elsewhere): a fork bomb then
+    runs until its time limit. So it is tried, not assumed: with the limit at
+    one process, a command that forks must be refused.
+    """
+    if os.geteuid() == 0:
+        group = PidsGroup.make(1)
+        if group is not None:
+            group.remove()
+            return True
+    return _nproc_binds()
+
+
+@functools.cache
+def _nproc_binds() -> bool:
+    bwrap = shutil.which("bwrap")
+    if sandbox_backend() != "bwrap" or bwrap is None:
+        return False
+    # `timeout` forks once and says so at once when it cannot (bash would retry for 15 s).
+    probe = [bwrap, *_bwrap_base(network=False), *_system_arguments(), "--", "bash", "-c",
+             "ulimit -S -H -u 1 || exit 126; exec timeout 5 true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("could not learn whether commands' processes can be capped: %s", exc)
+        return False
+    if done.returncode != 125:
+        log.warning("commands' processes cannot be capped here (no pids cgroup, and the "
+                    "process limit does not hold in the sandbox): a runaway command runs "
+                    "until its time limit")
+    return done.returncode == 125
 
 
 def command_environment(workdir: Path, secrets: Mapping[str, str] | None = None
@@ -236,7 +278,8 @@ def launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str], *,
                  *limits.wrap(list(argv))]
         group = PidsGroup.make(limits.processes) if os.geteuid() == 0 else None
         if group is None:
-            return Launch(outer, True, pass_fds=() if fd is None else (fd,), limits=limits)
+            return Launch(outer, True, pass_fds=() if fd is None else (fd,), limits=limits,
+                          processes_capped=_nproc_binds())
         return Launch(group.wrap(outer), True, group.remove,
                       pass_fds=() if fd is None else (fd,), limits=limits, pids_hit=group.hit)
     if backend == "sandbox-exec":

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from desktop_agent.core.secret_forms import replace_forms
+from desktop_agent.core.secret_forms import longest_form, redact_text, secret_spans
 from desktop_agent.core.tooling.builtin.declare import builtin_tool
 from desktop_agent.core.tooling.builtin.live_output import LiveOutput
 from desktop_agent.core.tooling.builtin.sandbox import (
@@ -80,12 +80,14 @@ async def _pump(stream: asyncio.StreamReader | None, capture: _Capture,
 def redact_secrets(text: str, secrets: Mapping[str, str]) -> str:
     """Replace every secret value in ``text`` with a marker naming the variable.
 
-    Also its base64 and URL-encoded forms (``echo "$TOKEN" | base64`` printed it whole).
+    Also its other forms (``echo "$TOKEN" | base64`` printed it whole), and a
+    value split by terminal escapes (:mod:`desktop_agent.core.secret_forms`).
     """
+    marks: dict[str, str] = {}
     for name, value in sorted(secrets.items(), key=lambda item: -len(item[1])):
         if value and len(value) >= 3:
-            text = replace_forms(text, value, f"[secret {name} redacted]")
-    return text
+            marks.setdefault(value, f"[secret {name} redacted]")
+    return redact_text(text, marks)
 
 
 def _open_pinned(cwd: Workdir) -> int:
@@ -213,8 +215,9 @@ async def run_command(
     except BaseException:
         os.close(root_fd)
         raise
-    # Keep room to redact a secret that straddles the cap before cutting at the cap.
-    slack = max((len(v.encode()) for v in secrets.values()), default=0)
+    # Keep room to redact a secret (in any of its forms) that straddles the cap
+    # before cutting at the cap.
+    slack = 4 * longest_form(secrets.values())
     out = _Capture(output_cap + slack, bytearray())
     err = _Capture(output_cap + slack, bytearray())
     try:
@@ -237,6 +240,8 @@ async def run_command(
         if plan.limits is not None:
             result.limit = plan.limits.explain(result.exit_code, result.stderr,
                                                pids_hit=plan.pids_hit())
+            if result.limit is None and result.timed_out and not plan.processes_capped:
+                result.limit = plan.limits.uncapped_timeout(time_limit)
         return result
     finally:
         plan.cleanup()
@@ -316,18 +321,15 @@ async def _wait_exit_or_stop(exited: asyncio.Future[Any], stop: asyncio.Event | 
 def _finish(capture: _Capture, cap: int, secrets: Mapping[str, str]) -> str:
     """Cut a capture to ``cap`` bytes without ever cutting through a secret, then redact.
 
-    The capture holds ``cap`` plus the longest secret's length, so a secret that
-    starts before the cut is complete in it and can be blanked out whole.
+    The capture holds ``cap`` plus room for the longest form of a secret, so a
+    secret that starts before the cut is complete in it and can be blanked out whole.
     """
     text = bytes(capture.data).decode("utf-8", errors="replace")
     cut = len(bytes(capture.data[:cap]).decode("utf-8", errors="replace"))
-    for value in secrets.values():
-        if not value:
-            continue
-        start = text.find(value, max(0, cut - len(value) + 1))
-        while start != -1 and start < cut:
-            cut = max(cut, start + len(value))
-            start = text.find(value, start + 1)
+    if cut < len(text):
+        for start, end, _kind, _value in secret_spans(text, secrets.values()):
+            if start < cut < end:
+                cut = end
     return redact_secrets(text[:cut], secrets)
 
 

@@ -1,0 +1,284 @@
+"""The window over hundreds of turns: resident memory and live objects, and their slope.
+
+    python bench/soak_window.py [--turns 1000] [--minutes M] [--tabs 3] [--every 50]
+
+The real main window (offscreen), a running asyncio loop, ``--tabs`` conversations
+each pointed at the project's ScriptedServer (run in its own process, so its record
+of requests is not counted here). Turns go round the tabs; each one is typed into
+the tab's composer and sent with a real Enter press. A reply is ~1,500 streamed
+tokens of markdown with a code block; every third turn the model first calls
+``write_file`` and the sandboxed ``bash`` printing 2,000 lines, then answers.
+Compaction is on (``drop_oldest`` at an 8,192-token context, so requests are
+compacted every few turns without summary requests of their own).
+
+Every ``--every`` turns it prints the process's RSS and the live Python objects
+(after a collection); with ``--tracemalloc``, the source lines whose allocations
+grew most between the first and the last sample. At the end: RSS after the
+warm-up (the first sample), the largest, and the slope over the second half of
+the samples (least squares, MB per 1,000 turns). Targets (issue 48): RSS after
+warm-up <= 200 MB, slope <= 5 MB per 1,000 turns. The exit status is 0 when both
+are met, 1 when one is over. ``--minutes`` stops at the first sample after that
+long. The latest figures are on docs/performance.md, with the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+RSS_TARGET_MB = 200.0
+SLOPE_TARGET_MB = 5.0
+CONTEXT_TOKENS = 8192
+
+_MODEL_SERVER = r'''
+import sys
+from desktop_agent.testing import ScriptedServer, script
+
+SECTION = """## Step {n}: reading the rows
+
+Read the file **one row at a time**, so memory stays flat, and keep `totals` per
+column. A bad row is reported with its line number and skipped; the rest go on.
+
+```python
+import csv
+
+def totals_{n}(path):
+    sums = {{}}
+    with open(path, newline="") as handle:
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            for column, value in row.items():
+                try:
+                    sums[column] = sums.get(column, 0.0) + float(value)
+                except ValueError:
+                    print(f"line {{line}}: {{column}} is not a number")
+    return sums
+```
+
+| column | meaning |
+|--------|---------|
+| amount | what was paid |
+| tax    | its share of tax |
+
+"""
+
+
+def reply(turn):
+    text = ""
+    section = 0
+    while len(script.split_text(text)) < 1500:
+        text += SECTION.format(n=f"{turn}_{section}")
+        section += 1
+    return text
+
+
+def respond(body):
+    messages = body["messages"]
+    last = messages[-1]
+    turn = sum(1 for m in messages if m["role"] == "user")
+    if last["role"] == "user" and "with tools" in str(last["content"]):
+        return script.tool_calls([
+            ("write_file", {"path": f"notes/turn_{turn}.md", "content": reply(turn)[:2000]}),
+            ("bash", {"command": "seq -f 'line %g of the build log' 2000"}),
+        ])
+    return script.text(reply(turn))
+
+
+with ScriptedServer() as server:
+    server.responder = respond
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+'''
+
+
+def rss_mb() -> float:
+    """Resident memory of this process (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def slope_per_1000(samples: list[tuple[int, float]]) -> float:
+    """Least-squares slope of (turn, MB) samples, in MB per 1,000 turns."""
+    if len(samples) < 2:
+        return 0.0
+    xs = [float(t) for t, _ in samples]
+    ys = [mb for _, mb in samples]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    if not spread:
+        return 0.0
+    return 1000 * sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+def start_model_server() -> tuple[subprocess.Popen[str], str]:
+    """The scripted model server in a child process; returns it and its base URL."""
+    process = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+async def drive(window: object, url: str, args: argparse.Namespace,
+                work_root: Path) -> list[tuple[int, float, int]]:
+    """Run the turns; return (turn, RSS MB, live objects) every ``args.every`` turns."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    controllers = []
+    for index in range(args.tabs):
+        controller = window.new_conversation()  # type: ignore[attr-defined]
+        window.servers.use_server(controller, url, "soak-model", None,  # type: ignore[attr-defined]
+                                  CONTEXT_TOKENS)
+        folder = work_root / f"tab{index}"
+        folder.mkdir(parents=True)
+        controller.update_settings(tools=["write_file", "bash"], workdir=str(folder),
+                                   confirm_tools=False, compaction="drop_oldest")
+        controllers.append(controller)
+    samples: list[tuple[int, float, int]] = []
+    snapshots: list[tracemalloc.Snapshot] = []
+    if args.tracemalloc:
+        tracemalloc.start()
+    started = time.monotonic()
+    for turn in range(1, args.turns + 1):
+        controller = controllers[turn % args.tabs]
+        tab = window.tab_for(controller.conversation_id)  # type: ignore[attr-defined]
+        window.tabs.setCurrentWidget(tab)  # type: ignore[attr-defined]
+        text = f"Turn {turn}: explain the next step" + (" with tools" if turn % 3 == 0 else "")
+        ended = asyncio.Event()
+
+        def on_busy(busy: bool, ended: asyncio.Event = ended) -> None:
+            if not busy:
+                ended.set()
+
+        controller.busy_changed.connect(on_busy)
+        tab.composer.setFocus()
+        QTest.keyClicks(tab.composer, text)
+        QTest.keyClick(tab.composer, Qt.Key.Key_Return)
+        await ended.wait()
+        controller.busy_changed.disconnect(on_busy)
+        if turn % args.every == 0:
+            await asyncio.sleep(0.2)  # let the last frames and deferred work run
+            gc.collect()
+            sample = (turn, rss_mb(), len(gc.get_objects()))
+            samples.append(sample)
+            if args.tracemalloc:
+                snapshots.append(tracemalloc.take_snapshot())
+            print(f"turn {turn:5d}: RSS {sample[1]:7.1f} MB, live objects {sample[2]:,} "
+                  f"({time.monotonic() - started:.0f} s)", flush=True)
+            if args.minutes and time.monotonic() - started > args.minutes * 60:
+                break
+    if len(snapshots) >= 2:
+        print_growth(snapshots[0], snapshots[-1], samples[-1][0] - samples[0][0])
+    print(workload_ran(window.store, [c.conversation_id for c in controllers]))  # type: ignore[attr-defined]
+    return samples
+
+
+def print_growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot, turns: int) -> None:
+    """The source lines whose live allocations grew most between two samples."""
+    print(f"tracemalloc: growth by line over the last {turns} turns (per 1,000 turns)")
+    for stat in last.compare_to(first, "lineno")[:15]:
+        frame = stat.traceback[0]
+        print(f"  {stat.size_diff * 1000 / turns / 2**20:+8.2f} MB "
+              f"{stat.count_diff * 1000 / turns:+10,.0f} objects  {frame.filename}:{frame.lineno}")
+
+
+def workload_ran(store: object, conversation_ids: list[str]) -> str:
+    """What the store holds: proof that the turns streamed, wrote files and ran bash."""
+    roles: dict[str, int] = {}
+    answer_chars = bash_outputs = 0
+    for conversation_id in conversation_ids:
+        for record in store.all_messages(conversation_id):  # type: ignore[attr-defined]
+            roles[record.role] = roles.get(record.role, 0) + 1
+            content = str(record.message.get("content") or "")
+            if record.role == "assistant":
+                answer_chars = max(answer_chars, len(content))
+            if record.role == "tool" and "line 1 of the build log" in content:
+                bash_outputs += 1
+    counts = ", ".join(f"{n} {role}" for role, n in sorted(roles.items()))
+    return (f"stored: {counts} messages; longest answer {answer_chars:,} characters; "
+            f"{bash_outputs} results of the 2,000-line bash")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--minutes", type=float, default=0.0,
+                        help="stop at the first sample after this long (0: run every turn)")
+    parser.add_argument("--tabs", type=int, default=3)
+    parser.add_argument("--every", type=int, default=50, help="turns between samples")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="trace allocations (slower) and print the lines that grew most")
+    args = parser.parse_args()
+    data = Path(tempfile.mkdtemp(prefix="soak-window-"))
+    os.environ["DESKTOP_AGENT_DATA_DIR"] = str(data)
+    folders = Path(tempfile.mkdtemp(prefix="soak-window-folders-"))  # outside the data folder
+    os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(folders)
+    model, url = start_model_server()
+
+    from PySide6.QtCore import QSettings
+
+    from desktop_agent.gui.app import create_application
+    from desktop_agent.gui.event_loop import GuiEventLoop
+    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.store import Store
+
+    app = create_application([sys.argv[0]])
+    loop = GuiEventLoop(app)
+    asyncio.set_event_loop(loop)
+    store = Store.open()
+    window = MainWindow(store, discover_on_start=False, window_settings=QSettings(
+        str(data / "window.ini"), QSettings.Format.IniFormat))
+    window.show()
+    try:
+        with loop:
+            samples = loop.run_until_complete(drive(window, url, args, folders))
+            window.close()
+            loop.run_until_complete(window.shutdown())
+    finally:
+        store.close()
+        data_mb = sum(f.stat().st_size for f in data.rglob("*") if f.is_file()) / 2**20
+        data_mb += sum(f.stat().st_size for f in folders.rglob("*") if f.is_file()) / 2**20
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(folders, ignore_errors=True)
+        assert model.stdin is not None
+        model.stdin.close()
+        model.wait(10)
+    if not samples:
+        print("no sample taken: run more turns than --every")
+        return 1
+    warm = samples[0][1]
+    second_half = samples[len(samples) // 2:]
+    slope = slope_per_1000([(t, mb) for t, mb, _ in second_half])
+    objects = slope_per_1000([(t, float(n)) for t, _, n in second_half])
+    turns = samples[-1][0]
+    rss_ok, slope_ok = warm <= RSS_TARGET_MB, slope <= SLOPE_TARGET_MB
+    print(f"{turns} turns over {args.tabs} tabs: RSS after warm-up {warm:.1f} MB "
+          f"(target <= {RSS_TARGET_MB:.0f}: {'OK' if rss_ok else 'OVER'}), "
+          f"largest {max(mb for _, mb, _ in samples):.1f} MB")
+    print(f"slope over the second half ({second_half[0][0]}-{turns}): {slope:+.1f} MB per "
+          f"1,000 turns (target <= {SLOPE_TARGET_MB:.0f}: {'OK' if slope_ok else 'OVER'}); "
+          f"live objects {objects:+,.0f} per 1,000 turns")
+    print(f"data and working folders: {data_mb:.1f} MB after {turns} turns "
+          f"({data_mb * 1000 / turns:.0f} MB per 1,000 turns)")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on "
+          f"{os.cpu_count()} CPUs")
+    return 0 if rss_ok and slope_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
