@@ -51,6 +51,7 @@ EventType = Literal[
     "local_model_crashed",
     "command_preview",
     "command_preview_settled",
+    "subagent",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
@@ -236,6 +237,9 @@ class ApprovalOut(BaseModel):
         description="True when the call would run with no OS sandbox: it can do anything the "
                     "server's account can. Such calls are always asked, even without "
                     "confirmation mode.")
+    agent: str | None = Field(
+        default=None, description="The subagent whose call this is (None: the conversation's "
+                                  "own agent).")
     diff: FileChangeOut | None = Field(
         default=None,
         description="For write_file and edit_file: the change the call would make, against "

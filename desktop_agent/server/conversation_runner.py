@@ -49,6 +49,7 @@ from desktop_agent.session import (
     SessionEvent,
     SessionRegistry,
     StateChanged,
+    SubagentReported,
     TextDelta,
     ThinkingDelta,
     ToolCallProbed,
@@ -387,6 +388,7 @@ class ConversationRunner:
             "input": question.tool_input, "read_only": context.read_only,
             "source": context.source, "description": context.description,
             "requested_at": time.time(), "unsandboxed": context.unsandboxed,
+            "agent": context.agent,
             "timeout": self._services.approval_timeout,
             "diff": None if question.preview is None else question.preview.to_dict(),
             "can_preview": question.can_preview})
@@ -430,6 +432,26 @@ class ConversationRunner:
 
     def _prompt_progress_reported(self, event: PromptProgressReported) -> None:
         self.emit("prompt_progress", {"processed": event.processed, "total": event.total})
+
+    def _subagent_reported(self, event: SubagentReported) -> None:
+        """A subagent's step, nested under the delegation call by its ``tool_use_id``."""
+        data: dict[str, Any] = {"tool_use_id": event.tool_use_id, "agent": event.agent,
+                                "agent_id": event.agent_id, "step": event.step}
+        if event.step in ("started", "finished"):
+            data["model"] = event.model
+        if event.step == "finished":
+            data.update(requests=event.requests, tokens=event.tokens,
+                        seconds=round(event.seconds, 3), result=event.text or None,
+                        error=event.error)
+        elif event.step in ("text", "thinking", "tool_output"):
+            data["text"] = event.text
+        if event.call_id is not None:
+            data.update(call_id=event.call_id, name=event.name)
+        if event.step == "tool_call":
+            data["input"] = event.input
+        elif event.step in ("tool_result", "tool_error"):
+            data.update(content=event.text, is_error=event.is_error)
+        self.emit("subagent", data)
 
     def _plan_updated(self, event: PlanUpdated) -> None:
         self.emit("plan", event.plan.as_dict())
@@ -490,6 +512,7 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     PlanUpdated: ConversationRunner._plan_updated,
     LocalModelStarting: ConversationRunner._local_model_starting,
     LocalModelCrashed: ConversationRunner._local_model_crashed,
+    SubagentReported: ConversationRunner._subagent_reported,
     DoctorNotice: ConversationRunner._doctor_notice,
     ToolCallProbed: ConversationRunner._tool_call_probed,
     SamplingAsked: ConversationRunner._sampling_asked,

@@ -136,6 +136,7 @@ _EXPORTS: dict[str, str] = {
     'PreviewStatus': 'settings.sandbox_settings',
     'preview_status': 'settings.sandbox_settings',
     'PREVIEW_MODES': 'settings.sandbox_settings',
+    'SubagentReported': 'events',
     'PLAN_TOOL_NAME': 'tools.plan',
     'Plan': 'tools.plan',
     'PlanStep': 'tools.plan',
@@ -156,6 +157,14 @@ _EXPORTS: dict[str, str] = {
     'BadWorkdirError': 'settings.settings_check',
     'UnknownToolError': 'settings.settings_check',
     'check_usable_settings': 'settings.settings_check',
+    'PermissionModeError': 'settings.settings_check',
+    'check_permission_mode': 'settings.settings_check',
+    'PERMISSION_MODE_LABELS': 'settings.permission_modes',
+    'EXIT_PLAN_TOOL': 'settings.permission_modes',
+    'PERMISSION_MODE_DETAILS': 'settings.permission_modes',
+    'PERMISSION_MODE_CYCLE': 'settings.permission_modes',
+    'next_permission_mode': 'settings.permission_modes',
+    'permission_mode_of': 'settings.permission_modes',
     'asks_before_tools': 'settings.setting_values',
     'ToolCatalog': 'tools.tool_catalog',
     'WorkdirError': 'tools.tool_catalog',
@@ -232,6 +241,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import SessionEvent as SessionEvent
     from desktop_agent.session.events import SettingsChanged as SettingsChanged
     from desktop_agent.session.events import StateChanged as StateChanged
+    from desktop_agent.session.events import SubagentReported as SubagentReported
     from desktop_agent.session.events import TextDelta as TextDelta
     from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
     from desktop_agent.session.events import TitleChanged as TitleChanged
@@ -344,6 +354,22 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.imported_settings import (
         drop_invalid_settings as drop_invalid_settings,
     )
+    from desktop_agent.session.settings.permission_modes import EXIT_PLAN_TOOL as EXIT_PLAN_TOOL
+    from desktop_agent.session.settings.permission_modes import (
+        PERMISSION_MODE_CYCLE as PERMISSION_MODE_CYCLE,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        PERMISSION_MODE_DETAILS as PERMISSION_MODE_DETAILS,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        PERMISSION_MODE_LABELS as PERMISSION_MODE_LABELS,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        next_permission_mode as next_permission_mode,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        permission_mode_of as permission_mode_of,
+    )
     from desktop_agent.session.settings.permission_rules import RULES_KEY as RULES_KEY
     from desktop_agent.session.settings.permission_rules import (
         conversation_allowed_tools as conversation_allowed_tools,
@@ -363,7 +389,13 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.setting_values import runs_locally as runs_locally
     from desktop_agent.session.settings.settings_check import BadWorkdirError as BadWorkdirError
     from desktop_agent.session.settings.settings_check import (
+        PermissionModeError as PermissionModeError,
+    )
+    from desktop_agent.session.settings.settings_check import (
         UnknownToolError as UnknownToolError,
+    )
+    from desktop_agent.session.settings.settings_check import (
+        check_permission_mode as check_permission_mode,
     )
     from desktop_agent.session.settings.settings_check import (
         check_usable_settings as check_usable_settings,

@@ -142,7 +142,9 @@ class ConversationSession:
             on_settled=lambda i, r: emit(ApprovalSettled(i, r)),
             on_problem=lambda text: emit(Notice(text)),
             preview=self._folder.preview_change, before_run=self._folder.changes.before_run,
-            previewable=self._previews.previewable, run_as_preview=self._previews.want)
+            previewable=self._previews.previewable, run_as_preview=self._previews.want,
+            set_permission_mode=lambda mode: self.update_settings(permission_mode=mode),
+            notify=lambda name, call_id, agent: self._client.notify(name, call_id, agent))
         self._questions = ServerQuestions(emit, env.approval_timeout)
         self._mcp = ConversationMcp(conversation_id, lambda: self._settings.current, env.tools,
                                     self._questions, lambda r: self._client.sample(r))

@@ -376,6 +376,38 @@ class ServerQuestionSettled:
     outcome: str
 
 
+SubagentStep = Literal["started", "text", "thinking", "tool_call", "tool_result", "tool_error",
+                      "tool_output", "finished"]
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentReported:
+    """What a subagent did, under the delegation call that started it (plain values).
+
+    ``step`` says what: ``started`` (with ``model``), ``text``/``thinking`` (a
+    delta in ``text``), ``tool_call`` (``call_id``, ``name``, ``input``),
+    ``tool_result``/``tool_error`` (``call_id``, ``name``, ``text``, ``is_error``),
+    ``tool_output`` (a command's output in ``text``), ``finished`` (``model``,
+    ``requests``, ``tokens``, ``seconds``, the answer in ``text`` or why it
+    stopped in ``error``).
+    """
+
+    tool_use_id: str
+    agent: str
+    agent_id: str
+    step: SubagentStep
+    text: str = ""
+    call_id: str | None = None
+    name: str | None = None
+    input: dict[str, Any] | None = None
+    is_error: bool = False
+    model: str | None = None
+    requests: int = 0
+    tokens: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | ToolOutputReported | PromptProgressReported
@@ -385,4 +417,4 @@ SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | Tex
                 | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
                 | SamplingAsked | ElicitationAsked | ServerQuestionSettled
                 | LocalModelStarting | LocalModelCrashed
-                | CommandPreviewReady | CommandPreviewSettled)
+                | CommandPreviewReady | CommandPreviewSettled | SubagentReported)

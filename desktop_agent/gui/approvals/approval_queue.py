@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.session import ApprovalAnswer, ApprovalChoice
+from desktop_agent.session import EXIT_PLAN_TOOL, ApprovalAnswer, ApprovalChoice
 
 if TYPE_CHECKING:
     from desktop_agent.session import ChangePreview
@@ -62,6 +62,7 @@ class ApprovalRequest:
         preview: For ``write_file``/``edit_file``: the session's ChangePreview (the
             diff the call would make, or why it would fail).
         previewer: Works out the preview again for edited arguments (None: not offered).
+        agent: The subagent whose call it is (None: the conversation's own agent).
         edited_input: The person's edit of the arguments, not yet answered (None:
             the model's run). One for the request, whether made on its card or in
             the dock: an answer in either place runs it.
@@ -80,6 +81,7 @@ class ApprovalRequest:
     unsandboxed: bool = False
     preview: ChangePreview | None = None
     previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
+    agent: str | None = None
     edited_input: dict[str, Any] | None = None
     can_preview: bool = False
     number: int = field(default_factory=lambda: next(_ids))
@@ -97,6 +99,11 @@ class ApprovalRequest:
     def can_remember(self) -> bool:
         """Whether "allow for this conversation" and "always allow" may be offered."""
         return not self.unsandboxed
+
+    @property
+    def is_plan(self) -> bool:
+        """Whether this is a plan handed in from plan mode (approving it switches the mode)."""
+        return self.tool_name == EXIT_PLAN_TOOL
 
     @property
     def pending(self) -> bool:

@@ -58,6 +58,7 @@ from desktop_agent.session import (
     SessionEvent,
     SettingsChanged,
     StateChanged,
+    SubagentReported,
     TextDelta,
     ThinkingDelta,
     TitleChanged,
@@ -76,6 +77,8 @@ from desktop_agent.session import (
     context_after_reply,
     context_when_opened,
     conversation_allowed_tools,
+    next_permission_mode,
+    permission_mode_of,
     picture_urls,
     plan_of,
     runs_locally,
@@ -126,6 +129,8 @@ class ConversationController(QObject):
         tool_input_changed(str, object): id, the input the call ran with (edited
             in the approval dock); the card shows it instead of the model's.
         tool_progress(str, str): id, how far the running call is ("running… 2/3").
+        subagent_step(object): A delegation's subagent did something (a ``SubagentReported``,
+            keyed by the delegation call's ``tool_use_id``).
         tool_output(str, str, int, float, bool): id, what the running command printed
             since the last report, lines so far, seconds so far, whether it can be stopped.
         tool_error(str, object): text, tool use id or None.
@@ -169,6 +174,7 @@ class ConversationController(QObject):
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_output = Signal(str, str, int, float, bool)
+    subagent_step = Signal(object)
     tool_settled = Signal(str, object)
     tool_error = Signal(str, object)
     tool_change = Signal(str, object)
@@ -329,6 +335,30 @@ class ConversationController(QObject):
     def update_settings(self, **changes: Any) -> None:
         """Change settings by key (None removes one); takes effect from the next turn."""
         self.session.update_settings(**changes)
+
+    def set_permission_mode(self, mode: str) -> bool:
+        """Use ``mode`` from the next tool call on; a refusal is told, not raised.
+
+        ``bypassPermissions`` without an active sandbox is refused with the reason
+        (:class:`~desktop_agent.session.PermissionModeError`), shown as a notice;
+        the header then shows the mode still in force.
+        """
+        from desktop_agent.session import SettingsError
+
+        try:
+            self.session.update_settings(permission_mode=mode)
+        except SettingsError as exc:
+            self.notice.emit(str(exc))
+            self.settings_changed.emit(self.settings)  # the selector goes back
+            return False
+        client = self.session.client
+        if client is not None and self.session.busy:
+            client.set_permission_mode(permission_mode_of(self.session.settings))
+        return True
+
+    def cycle_permission_mode(self) -> None:
+        """Shift+Tab: the next of Claude Code's modes (never bypass: that is chosen on purpose)."""
+        self.set_permission_mode(next_permission_mode(permission_mode_of(self.settings)))
 
     def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
                    context_length: int | None = None, vision: bool | None = None) -> None:
@@ -579,6 +609,8 @@ class ConversationController(QObject):
                                   event.stoppable)
         elif isinstance(event, ToolProgressReported):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
+        elif isinstance(event, SubagentReported):
+            self.subagent_step.emit(event)
         elif isinstance(event, ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
         elif isinstance(event, SamplingAsked | ElicitationAsked | ServerQuestionSettled):

@@ -371,6 +371,7 @@ class ConversationTab(QWidget):
         c.tool_settled.connect(t.settle_tool_call)
         c.tool_progress.connect(t.set_tool_status)
         c.tool_output.connect(t.add_tool_output)
+        c.subagent_step.connect(t.add_subagent_step)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
         c.prompt_cut.connect(t.add_reply_note)

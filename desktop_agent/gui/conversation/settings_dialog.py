@@ -35,6 +35,7 @@ from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.gui.conversation.command_limits_box import CommandLimitsBox
 from desktop_agent.gui.conversation.command_preview_box import CommandPreviewBox
 from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
+from desktop_agent.gui.conversation.hooks_box import HooksBox
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.session import (
     RULES_KEY,
@@ -176,6 +177,8 @@ class ConversationSettingsDialog(QDialog):
         self.context_box = ContextSettingsBox(settings, schema_costs,
                                               instructions=instructions)
         layout.addWidget(self.context_box)
+        self.hooks_box = HooksBox()
+        layout.addWidget(self.hooks_box)
 
         remembered = QGroupBox("Remembered approvals")
         r_layout = QVBoxLayout(remembered)

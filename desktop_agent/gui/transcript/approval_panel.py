@@ -49,6 +49,9 @@ class ApprovalPrompt:
         deadline: ``time.monotonic()`` at which the call is denied (None: never).
         can_remember: Whether "for this conversation" and "always" are offered.
         unsandboxed: The call would run with the account's full rights.
+        plan: The call hands in a plan from plan mode: the answers approve it
+            (asking before edits, or accepting them) instead of allowing a tool.
+        agent: The subagent that asks (None: the conversation's own agent).
         arguments: The arguments Allow runs, as JSON: the model's, or the
             person's edit (on this card or in the dock).
         edited: Whether ``arguments`` are an edit (the editor then opens with them).
@@ -58,6 +61,8 @@ class ApprovalPrompt:
     deadline: float | None = None
     can_remember: bool = True
     unsandboxed: bool = False
+    plan: bool = False
+    agent: str | None = None
     arguments: str = ""
     edited: bool = False
     can_preview: bool = False
@@ -111,6 +116,10 @@ class ApprovalPanel(QWidget):
         set_text_color(self.warning, theme.error_text)
         self.warning.setVisible(prompt.unsandboxed)
         layout.addWidget(self.warning)
+        self.asker = QLabel(f"Asked by the subagent “{prompt.agent}”" if prompt.agent else "")
+        self.asker.setObjectName("approvalAgent")
+        self.asker.setVisible(prompt.agent is not None)
+        layout.addWidget(self.asker)
 
         self.countdown = QLabel()
         self.countdown.setObjectName("approvalCountdown")
@@ -160,13 +169,16 @@ class ApprovalPanel(QWidget):
         self.reason.returnPressed.connect(lambda: self._answer(DENY))
         layout.addWidget(self.reason)
 
-        self.allow_button = self._button("Allow once", ALLOW_ONCE, "primary")
+        plan = prompt.plan
+        self.allow_button = self._button("Approve plan" if plan else "Allow once", ALLOW_ONCE,
+                                         "primary")
         self.preview_button = self._button("Preview", PREVIEW)
         self.preview_button.setToolTip("Run it on a copy of the working folder first: you see "
                                        "what it would change, then Apply or Discard.")
-        self.preview_button.setVisible(prompt.can_preview)
-        self.allow_conversation_button = self._button("Allow for this conversation",
-                                                      ALLOW_CONVERSATION)
+        self.preview_button.setVisible(prompt.can_preview and not plan)
+        self.allow_conversation_button = self._button(
+            "Approve, accept edits" if plan else "Allow for this conversation",
+            ALLOW_CONVERSATION)
         self.allow_always_button = self._button("Always allow", ALLOW_ALWAYS)
         self.deny_button = self._button("Deny", DENY, "danger")
         # One row where the card is wide enough; on a narrow card (a small window with
@@ -183,8 +195,8 @@ class ApprovalPanel(QWidget):
         self._first_row.addWidget(self.deny_button)
         self._second_row.addStretch(1)
         self._two_rows: bool | None = None
-        self.allow_conversation_button.setVisible(prompt.can_remember)
-        self.allow_always_button.setVisible(prompt.can_remember)
+        self.allow_conversation_button.setVisible(prompt.can_remember or plan)
+        self.allow_always_button.setVisible(prompt.can_remember and not plan)
         layout.addLayout(self._first_row)
         layout.addLayout(self._second_row)
         self._arrange(two_rows=False)

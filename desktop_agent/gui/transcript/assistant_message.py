@@ -372,6 +372,7 @@ class AssistantMessageWidget(QWidget):
             card.set_preview(*part.preview)
         card.set_change(part.change)
         card.set_command_preview(part.command_preview)
+        card.set_subagent(part.subagent)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
             card.set_live(part.live)  # "10,001 lines · 6.2 s" stays when the card is made again
@@ -393,6 +394,7 @@ class AssistantMessageWidget(QWidget):
             card.show_approval(part.approval if part.result is None else None)
             if part.preview is not None and part.result is None:
                 card.set_preview(*part.preview)
+            card.set_subagent(part.subagent)  # a delegation's subagent, as it works
             if part.result is not None:
                 card.set_live(part.live)  # the last report may have come in this frame
                 card.set_result(part.result, part.is_error)

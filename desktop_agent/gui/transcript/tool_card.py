@@ -28,9 +28,10 @@ from desktop_agent.gui.transcript.widget_style import muted_label
 if TYPE_CHECKING:
     from desktop_agent.gui.transcript.command_preview_panel import CommandPreviewPanel
     from desktop_agent.gui.transcript.diff_view import DiffView
-    from desktop_agent.gui.transcript.items import CommandPreviewState
+    from desktop_agent.gui.transcript.items import CommandPreviewState, SubagentRun
     from desktop_agent.gui.transcript.live_output_view import LiveOutputView
     from desktop_agent.gui.transcript.picture_strip import PictureStrip
+    from desktop_agent.gui.transcript.subagent_panel import SubagentPanel
     from desktop_agent.workspace.diffs import FileDiff
 
 #: Output beyond this many characters is cut in the card (the model got all of it).
@@ -139,6 +140,7 @@ class ToolCard(CollapsibleSection):
         self.live_view: LiveOutputView | None = None
         self.preview_panel: CommandPreviewPanel | None = None
         self._expanded_before_preview: bool | None = None  # set while a preview waits
+        self.subagent_view: SubagentPanel | None = None
         self._live_note = ""  # "10,001 lines · 6.2 s" once a command with live output ended
         self._set_status("running…")
 
@@ -271,6 +273,21 @@ class ToolCard(CollapsibleSection):
             assert card_layout is not None
             card_layout.addWidget(self.live_view)
         self.live_view.show_output(live)
+
+    def set_subagent(self, run: SubagentRun | None) -> None:
+        """Show the subagent a delegation call runs (live), under the header."""
+        if run is None:
+            return
+        if self.subagent_view is None:
+            # Imported by the first delegation (none in an idle window).
+            from desktop_agent.gui.transcript.subagent_panel import SubagentPanel
+
+            self.subagent_view = SubagentPanel(run, self._theme, self)
+            card_layout = self.layout()
+            assert card_layout is not None
+            card_layout.addWidget(self.subagent_view)
+            return
+        self.subagent_view.show_run(run)
 
     def set_result(self, content: str, is_error: bool = False) -> None:
         """Fill the output; an error result marks the card as failed."""

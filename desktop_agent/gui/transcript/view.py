@@ -53,6 +53,7 @@ from desktop_agent.gui.transcript.items import (
     ErrorItem,
     LiveOutput,
     ReplyNotePart,
+    SubagentRun,
     ToolCallPart,
     ToolErrorPart,
     TranscriptItem,
@@ -63,7 +64,7 @@ from desktop_agent.gui.transcript.scroll_pager import ScrollPager
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.stored_items import settle_part
 from desktop_agent.gui.transcript.theme import TranscriptTheme
-from desktop_agent.session import ToolCallState
+from desktop_agent.session import SubagentReported, ToolCallState
 
 if TYPE_CHECKING:
     from desktop_agent.gui.transcript.items import CommandPreviewState
@@ -226,6 +227,18 @@ class TranscriptView(QScrollArea):
         if part.live is None:
             part.live = LiveOutput()
         part.live.append(text, lines, elapsed, stoppable)
+        item.revision += 1
+        self._book.mark_dirty(item)
+
+    def add_subagent_step(self, event: SubagentReported) -> None:
+        """A delegation's subagent did something (a ``SubagentReported``): show it on its card."""
+        found = self._book.find_tool_call(event.tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        if part.subagent is None:
+            part.subagent = SubagentRun(event.agent, event.agent_id)
+        part.subagent.apply(event)
         item.revision += 1
         self._book.mark_dirty(item)
 

@@ -4,7 +4,12 @@ The core settles a call by rules first (deny beats ask beats allow, the rules
 of ``config.json`` and of the conversation). What is left comes here, and the
 same policy applies whichever front end shows the question:
 
-1. A call no OS sandbox would hold is always asked, and never remembered.
+1. A call no OS sandbox would hold is always asked, and never remembered; so
+   is a plan handed in from plan mode (``exit_plan_mode``): approving it is
+   the person's to do. "Allow once" approves it and switches the conversation
+   to ``default``; "Allow for this conversation" (shown as *Approve, accept
+   edits*) to ``acceptEdits``; an approval with ``{"mode": ...}`` in the edited
+   input (REST) to that mode.
 2. With confirmation off (``confirm_tools`` false) it runs.
 3. Approvals remembered since the turn began (allowed for this conversation,
    "always allow" rules) let it run.
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.config import always_allow_rule
 from desktop_agent.core.tooling.permissions import (
+    EXIT_PLAN_TOOL,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -132,6 +138,10 @@ Previewer = Callable[[str, dict[str, Any]], Awaitable["ChangePreview | None"]]
 """Works out what a call would change in a file (None: not a file-changing call)."""
 
 
+Notify = Callable[[str, str, "str | None"], Awaitable[None]]
+"""Told ``(tool name, tool use id, subagent)`` when a person is about to be asked."""
+
+
 BeforeRun = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 """Told ``(tool use id, tool name, input that will run)`` when an asked call is allowed."""
 
@@ -176,6 +186,10 @@ class ApprovalBroker:
             the diff it keeps follows an edited path and a file changed while asking.
         previewable: Whether a call may be answered *Preview*.
         run_as_preview: Told the id of a call a person allowed with *Preview*.
+        set_permission_mode: Saves the mode an approved plan switches the
+            conversation to.
+        notify: Awaited with (tool name, call id, subagent or None) when a person is
+            about to be asked: the session tells its Notification hooks.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -187,7 +201,9 @@ class ApprovalBroker:
                  preview: Previewer = _no_preview,
                  before_run: BeforeRun = _nothing_before_run,
                  previewable: Previewable = _never,
-                 run_as_preview: Callable[[str], None] = lambda _call: None) -> None:
+                 run_as_preview: Callable[[str], None] = lambda _call: None,
+                 set_permission_mode: Callable[[str], None] = lambda _mode: None,
+                 notify: Notify | None = None) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -200,6 +216,8 @@ class ApprovalBroker:
         self._before_run = before_run
         self._previewable = previewable
         self._run_as_preview = run_as_preview
+        self._set_permission_mode = set_permission_mode
+        self._notify = notify
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -219,7 +237,7 @@ class ApprovalBroker:
                        context: ToolPermissionContext) -> PermissionResult:
         """The ``can_use_tool`` callback."""
         call_id = context.tool_use_id
-        if context.unsandboxed:
+        if context.unsandboxed or tool_name == EXIT_PLAN_TOOL:
             return await self._question(tool_name, tool_input, context)
         settings = self._settings()
         if not asks_before_tools(settings):
@@ -245,6 +263,8 @@ class ApprovalBroker:
         question = ToolCallQuestion(self.conversation_id, tool_name, dict(tool_input), context,
                                     self.timeout, preview, can_preview)
         call_id = context.tool_use_id
+        if self._notify is not None:
+            await self._notify(tool_name, call_id, context.agent)
         try:
             answer = await asyncio.wait_for(self._ask(question), self.timeout)
         except TimeoutError:
@@ -267,6 +287,8 @@ class ApprovalBroker:
     def _apply(self, answer: ApprovalAnswer, question: ToolCallQuestion) -> PermissionResult:
         tool_name, call_id = question.tool_name, question.context.tool_use_id
         choice = answer.choice
+        if tool_name == EXIT_PLAN_TOOL and answer.allowed:
+            return self._plan_approved(answer, question)
         if not question.can_remember and choice in (ApprovalChoice.ALLOW_CONVERSATION,
                                                     ApprovalChoice.ALLOW_ALWAYS):
             log.info("not remembering an approval of unsandboxed %s", tool_name)
@@ -302,3 +324,22 @@ class ApprovalBroker:
             else:
                 log.info("%s is now always allowed", tool_name)
         return PermissionResultAllow(updated_input=edited)
+
+    def _plan_approved(self, answer: ApprovalAnswer,
+                       question: ToolCallQuestion) -> PermissionResult:
+        """A plan approved: the conversation leaves plan mode for the mode chosen."""
+        asked = (answer.updated_input or {}).get("mode")
+        if answer.choice in (ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
+            mode = "acceptEdits"
+        else:
+            mode = asked if asked in ("default", "acceptEdits") else "default"
+        self._record(question.context.tool_use_id, Decision.ALLOW_ONCE, permission_mode=mode)
+        try:
+            self._set_permission_mode(mode)
+        except Exception as exc:  # noqa: BLE001 - the plan still goes ahead this turn
+            log.warning("the approved plan's mode was not saved: %s", exc)
+            self._on_problem(f"The plan was approved, but the mode “{mode}” could not be "
+                             f"saved for the next turns: {exc}")
+        plan = (answer.updated_input or question.tool_input).get("plan",
+                                                                 question.tool_input.get("plan"))
+        return PermissionResultAllow(updated_input={"plan": plan, "mode": mode})

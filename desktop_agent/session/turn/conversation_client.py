@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.tooling.hooks import HOOK_NOTIFICATION
 from desktop_agent.session.events import Notice, SessionEvent
 from desktop_agent.session.settings.setting_values import runs_locally
 from desktop_agent.session.turn.local_server import (
@@ -78,6 +79,7 @@ class ConversationClient:
         self._client: Client | None = None
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._reported_problems: list[str] = []
+        self._notification_hooks: dict[str, list[Any]] = {HOOK_NOTIFICATION: []}
 
     @property
     def doctor(self) -> ModelDoctor:
@@ -124,11 +126,12 @@ class ConversationClient:
         model on this computer (:meth:`local_server`).
         """
         settings = self._settings.current
+        read_problems: list[str] = []
         options = await build_options(
             self._settings.conversation_id, settings, self._env, self._broker,
             self._folder.changes.hooks(self._env.hooks),
             read=read[1] if read is not None and read[0] is settings else None, local=local,
-            previews=self._previews.mode(settings))
+            previews=self._previews.mode(settings), problems=read_problems)
         tool_named = options.tool_named
         folder = self._folder
 
@@ -141,7 +144,13 @@ class ConversationClient:
         options.elicitation_callback = mcp.questions.elicitation
         options.mcp_roots = await asyncio.to_thread(mcp.roots)
         options.refresh_tools = self._env.tools.refresher(options.tools, settings)
-        problems = self._env.tools.mcp_problems()
+        # Notification hooks hear that a *person* is asked: the broker tells them when it
+        # shows a question (the core would tell them of every approver call, asked or not).
+        self._notification_hooks = {HOOK_NOTIFICATION: list(
+            (options.hooks or {}).get(HOOK_NOTIFICATION, ()))}
+        if options.hooks:
+            options.hooks = {k: v for k, v in options.hooks.items() if k != HOOK_NOTIFICATION}
+        problems = [*self._env.tools.mcp_problems(), *read_problems]
         if problems and problems != self._reported_problems:
             self._reported_problems = problems
             self._emit(Notice(" ".join(problems)))
@@ -153,6 +162,18 @@ class ConversationClient:
         else:
             self._client.update_options(options)
         return self._client
+
+    async def notify(self, tool_name: str, tool_use_id: str, agent: str | None) -> None:
+        """A person is asked about a call: tell the Notification hooks (claude-agent-sdk's)."""
+        client = self._client
+        if client is None or not self._notification_hooks[HOOK_NOTIFICATION]:
+            return
+        from desktop_agent.core.tooling.hooks import NotificationEvent, stamped, tell_hooks
+
+        who = f"The subagent {agent!r}" if agent else "The agent"
+        await tell_hooks(self._notification_hooks, HOOK_NOTIFICATION, stamped(
+            NotificationEvent(f"{who} needs your permission to use {tool_name}",
+                              "Approval needed", tool_name, tool_use_id), client.options))
 
     def after_turn(self) -> None:
         """The turn ended well: the doctor says what it showed (once per model)."""
