@@ -14,7 +14,9 @@ cd "$(dirname "$0")/.."
 TESTS=(tests/tools/test_sandbox.py tests/server/test_sandbox_serve.py
        tests/server/test_command_sandbox.py tests/store/test_import_safety.py
        tests/workspace/test_restore_race.py tests/workspace/test_folder_writer.py
-       tests/server/test_command_lease.py)
+       tests/server/test_command_lease.py
+       tests/tools/test_command_preview.py tests/workspace/test_preview_apply.py
+       tests/session/test_command_previews.py tests/server/test_command_previews_api.py)
 PYTHON=.venv/bin/python
 SITE=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 VERSION=$("$PYTHON" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')

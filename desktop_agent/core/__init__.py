@@ -13,6 +13,24 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
+    'SubagentBlock': 'types',
+    'AgentDefinition': 'tooling.agent_definitions',
+    'fork_history': 'context.history_stores',
+    'FileCheckpointer': 'tooling.tooling_settings',
+    'ResultMessage': 'types',
+    'PermissionMode': 'tooling.permissions',
+    'NotificationEvent': 'tooling.hooks',
+    'SessionEndEvent': 'tooling.hooks',
+    'SessionStartEvent': 'tooling.hooks',
+    'PreCompactEvent': 'tooling.hooks',
+    'SubagentStopEvent': 'tooling.hooks',
+    'StopEvent': 'tooling.hooks',
+    'HOOK_NOTIFICATION': 'tooling.hooks',
+    'HOOK_SESSION_END': 'tooling.hooks',
+    'HOOK_SESSION_START': 'tooling.hooks',
+    'HOOK_PRE_COMPACT': 'tooling.hooks',
+    'HOOK_SUBAGENT_STOP': 'tooling.hooks',
+    'HOOK_STOP': 'tooling.hooks',
     'APIError': 'errors',
     'AgentError': 'errors',
     'AgentOptions': 'options',
@@ -83,6 +101,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.context.history_stores import HistoryStore as HistoryStore
     from desktop_agent.core.context.history_stores import MemoryHistory as MemoryHistory
     from desktop_agent.core.context.history_stores import MemorySession as MemorySession
+    from desktop_agent.core.context.history_stores import fork_history as fork_history
     from desktop_agent.core.context.tokens import estimate_tokens as estimate_tokens
     from desktop_agent.core.context.tokens import truncate_messages as truncate_messages
     from desktop_agent.core.errors import AgentError as AgentError
@@ -105,19 +124,33 @@ if TYPE_CHECKING:
     from desktop_agent.core.query_run import QueryRun as QueryRun
     from desktop_agent.core.query_run import query as query
     from desktop_agent.core.structured_output import StructuredOutputError as StructuredOutputError
+    from desktop_agent.core.tooling.agent_definitions import AgentDefinition as AgentDefinition
     from desktop_agent.core.tooling.deferred_approvals import (
         ApprovalsPendingError as ApprovalsPendingError,
     )
     from desktop_agent.core.tooling.deferred_approvals import PendingApproval as PendingApproval
     from desktop_agent.core.tooling.deferred_approvals import defer_approval as defer_approval
+    from desktop_agent.core.tooling.hooks import HOOK_NOTIFICATION as HOOK_NOTIFICATION
     from desktop_agent.core.tooling.hooks import HOOK_POST_TOOL_USE as HOOK_POST_TOOL_USE
+    from desktop_agent.core.tooling.hooks import HOOK_PRE_COMPACT as HOOK_PRE_COMPACT
     from desktop_agent.core.tooling.hooks import HOOK_PRE_TOOL_USE as HOOK_PRE_TOOL_USE
+    from desktop_agent.core.tooling.hooks import HOOK_SESSION_END as HOOK_SESSION_END
+    from desktop_agent.core.tooling.hooks import HOOK_SESSION_START as HOOK_SESSION_START
+    from desktop_agent.core.tooling.hooks import HOOK_STOP as HOOK_STOP
+    from desktop_agent.core.tooling.hooks import HOOK_SUBAGENT_STOP as HOOK_SUBAGENT_STOP
     from desktop_agent.core.tooling.hooks import HOOK_USER_PROMPT_SUBMIT as HOOK_USER_PROMPT_SUBMIT
     from desktop_agent.core.tooling.hooks import HookDecision as HookDecision
+    from desktop_agent.core.tooling.hooks import NotificationEvent as NotificationEvent
     from desktop_agent.core.tooling.hooks import PostToolUseEvent as PostToolUseEvent
+    from desktop_agent.core.tooling.hooks import PreCompactEvent as PreCompactEvent
     from desktop_agent.core.tooling.hooks import PreToolUseEvent as PreToolUseEvent
+    from desktop_agent.core.tooling.hooks import SessionEndEvent as SessionEndEvent
+    from desktop_agent.core.tooling.hooks import SessionStartEvent as SessionStartEvent
+    from desktop_agent.core.tooling.hooks import StopEvent as StopEvent
+    from desktop_agent.core.tooling.hooks import SubagentStopEvent as SubagentStopEvent
     from desktop_agent.core.tooling.hooks import UserPromptSubmitEvent as UserPromptSubmitEvent
     from desktop_agent.core.tooling.output import ToolOutput as ToolOutput
+    from desktop_agent.core.tooling.permissions import PermissionMode as PermissionMode
     from desktop_agent.core.tooling.permissions import (
         PermissionResultAllow as PermissionResultAllow,
     )
@@ -130,11 +163,14 @@ if TYPE_CHECKING:
         ToolPermissionContext as ToolPermissionContext,
     )
     from desktop_agent.core.tooling.progress import report_progress as report_progress
+    from desktop_agent.core.tooling.tooling_settings import FileCheckpointer as FileCheckpointer
     from desktop_agent.core.tooling.tools import Tool as Tool
     from desktop_agent.core.tooling.tools import tool as tool
     from desktop_agent.core.types import AssistantMessage as AssistantMessage
     from desktop_agent.core.types import PromptCutBlock as PromptCutBlock
     from desktop_agent.core.types import PromptProgressBlock as PromptProgressBlock
+    from desktop_agent.core.types import ResultMessage as ResultMessage
+    from desktop_agent.core.types import SubagentBlock as SubagentBlock
     from desktop_agent.core.types import TextBlock as TextBlock
     from desktop_agent.core.types import ThinkingBlock as ThinkingBlock
     from desktop_agent.core.types import ToolProgressBlock as ToolProgressBlock

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from typing import Any
 
@@ -50,26 +52,46 @@ from desktop_agent.core.prompt_intake import user_message
 from desktop_agent.core.request_build import assistant_message, build_request
 from desktop_agent.core.servers import prompt_speed
 from desktop_agent.core.structured_output import structured_output_for
+from desktop_agent.core.subagents import DELEGATE_TOOL, Delegation
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
 from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
     PendingApproval,
     pending_in,
 )
+from desktop_agent.core.tooling.hooks import (
+    HOOK_PRE_COMPACT,
+    HOOK_SESSION_END,
+    HOOK_SESSION_START,
+    HOOK_STOP,
+    HOOK_SUBAGENT_STOP,
+    PreCompactEvent,
+    SessionEndEvent,
+    SessionStartEvent,
+    StopEvent,
+    SubagentStopEvent,
+    run_hooks,
+    stamped,
+    tell_hooks,
+)
 from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
 from desktop_agent.core.tooling.mcp.server_requests import SamplingReply, SamplingRequest
 from desktop_agent.core.tooling.permissions import (
+    PERMISSION_MODES,
+    PermissionMode,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
 )
+from desktop_agent.core.tooling.plan_mode import mode_after
 from desktop_agent.core.tooling.redaction import scrub_error, secret_values
 from desktop_agent.core.tooling.run_round import execute_round
 from desktop_agent.core.tooling.second_chances import SecondChances
 from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
+    ResultMessage,
     StreamItem,
     TextBlock,
     ToolResultBlock,
@@ -100,11 +122,15 @@ class Client:
         turn_metadata: Facts about the last turn (``interrupted``,
             ``iterations``, ``finish_reason``, ``tool_decisions``, ``requests``...)
             and, as in the seed, ``turn_count`` and ``max_turns``.
+        last_result: How the last turn ended, as claude-agent-sdk's
+            :class:`~desktop_agent.core.types.ResultMessage` (turns, duration,
+            usage, stop reason, structured output).
     """
 
     def __init__(self, options: AgentOptions, *,
                  session: HistoryStore | None = None) -> None:
-        self.options = options
+        self._delegation: Delegation | None = None
+        self.options = self._with_delegation(options)
         self._session = SessionLink(session) if session is not None else None
         self.last_usage: Usage | None = None
         self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
@@ -128,6 +154,11 @@ class Client:
         self._closing: set[asyncio.Future[None]] = set()
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
+        self.context_keeper.before_compact = self._pre_compact
+        self._started = False  # SessionStart told (SessionEnd is told on close)
+        self.last_result: ResultMessage | None = None
+        self._api_seconds = 0.0  # this turn's time waiting on the server
+        self._stop_blocks = 0  # this turn's Stop hook refusals
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -140,19 +171,29 @@ class Client:
         Raises:
             TurnInProgressError: a turn is running.
         """
-        if self._session is None or self._session.loaded:
-            return
-        if self._running:
-            raise errors.TurnInProgressError("cannot load a session while a turn runs")
-        stored = await self._session.load()
-        if stored:
-            self._replace_history(stored + self._history)
+        if self._session is not None and not self._session.loaded:
+            if self._running:
+                raise errors.TurnInProgressError("cannot load a session while a turn runs")
+            stored = await self._session.load()
+            if stored:
+                self._replace_history(stored + self._history)
+        if not self._started and self.options.agent_name is None:  # not for subagents
+            self._started = True
+            await tell_hooks(self.options.hooks, HOOK_SESSION_START, stamped(SessionStartEvent(
+                "resume" if self._history else "startup"), self._hook_settings()))
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
-        """Close the HTTP connections (a shared ``connection_pool``'s stay open for others)."""
+        """Close the HTTP connections (a shared ``connection_pool``'s stay open for others).
+
+        A Client that started tells its SessionEnd hooks first.
+        """
+        if self._started:
+            self._started = False
+            await tell_hooks(self.options.hooks, HOOK_SESSION_END,
+                             stamped(SessionEndEvent(), self._hook_settings()))
         if self._http is not None:
             http, self._http = self._http, None
             if self.options.connection_pool is None:
@@ -171,8 +212,56 @@ class Client:
                 self._closing.add(asyncio.ensure_future(self._http.close()))
                 self._closing = {t for t in self._closing if not t.done()}
             self._http = None
-        self.options = options
+        self.options = self._with_delegation(options)
         self._structured = structured_output_for(options)
+
+    def _with_delegation(self, options: AgentOptions) -> AgentOptions:
+        """``options`` with the ``delegate`` tool when they name subagents it may start."""
+        if not options.agents or options.subagent_depth >= options.max_subagent_depth:
+            self._delegation = None
+            return options
+        self.options = options  # the delegation reads the options through the Client
+        self._delegation = Delegation(lambda: self.options, Client, lambda: self._turns)
+        tools = [t for t in options.tools if t.name != DELEGATE_TOOL]
+        return dataclasses.replace(options, tools=[*tools, self._delegation.tool()])
+
+    def set_permission_mode(self, mode: PermissionMode) -> None:
+        """Switch the permission mode (claude-agent-sdk's ``set_permission_mode``).
+
+        Allowed while a turn runs: the next tool round is settled in the new
+        mode (the round running now keeps the mode it started with).
+
+        Raises:
+            ConfigurationError: ``mode`` is not one of the four.
+        """
+        if mode not in PERMISSION_MODES:
+            raise errors.ConfigurationError(
+                f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, not {mode!r}")
+        self.options = dataclasses.replace(self.options, permission_mode=mode)
+
+    def rewind_files(self, turn: int, *, force: bool = False) -> Any:
+        """Put the folder back as it was before ``turn`` (claude-agent-sdk's ``rewind_files``).
+
+        Needs ``options.file_checkpoints``. ``turn`` is a query number (1: the
+        first prompt; :attr:`turns` is the latest). The history is not changed:
+        tell the model what you rewound, or start again from a fork.
+
+        Returns:
+            What was restored (a ``RestoreReport``).
+
+        Raises:
+            ConfigurationError: The options have no file checkpoints.
+            TurnInProgressError: A turn is running.
+            RestoreConflictError: A file changed since by something else (nothing
+                restored; ``force=True`` overwrites it).
+        """
+        if self._running:
+            raise errors.TurnInProgressError("rewind files between turns")
+        checkpoints = self.options.file_checkpoints
+        if checkpoints is None:
+            raise errors.ConfigurationError(
+                "rewind_files needs AgentOptions(file_checkpoints=FileCheckpoints(cwd))")
+        return checkpoints.rewind(turn, force=force)
 
     # -- history ---------------------------------------------------------------------
     @property
@@ -396,10 +485,13 @@ class Client:
         self.final_text = ""
         if self._structured is not None:
             self._structured.start_turn()
+        self._stop_blocks = 0
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
                               "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
                               "max_turns": self.options.max_turns}
         usage = UsageTotals()
+        started = time.monotonic()
+        self._api_seconds = 0.0
         try:
             async for item in self._run_turn(usage, resume):
                 yield item
@@ -418,6 +510,12 @@ class Client:
                                         else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
+            self.last_result = self._result(time.monotonic() - started)
+            if self.options.file_checkpoints is not None:
+                try:
+                    await asyncio.shield(self.options.file_checkpoints.end_turn(self._turns))
+                except Exception as exc:  # noqa: BLE001 - the turn's own outcome stands
+                    log.warning("the turn's file checkpoint was not closed: %s", exc)
             prompt_speed.observe_usage(self.options.base_url, self.options.model,
                                        self.last_usage)
             if self._early.released and not self._control.interrupt_requested:
@@ -448,10 +546,10 @@ class Client:
                 self.turn_metadata["interrupted"] = True
                 return
         self._chances.new_turn()
-        if options.constrained_tool_calls == "auto" and options.tools:
-            await tool_call_mode.resolve(options)  # asks the server once per model
+        await self._before_first_request(options)
         while True:
             await self._refresh_tools()
+            options = self.options  # set_permission_mode() may have switched it
             kept: list[StreamAggregator] = []
             async for block in self._kept_reply(usage, kept):
                 yield block
@@ -465,12 +563,11 @@ class Client:
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
-            if not (calls or bad_calls) and self._structured is not None:
-                done, self.last_output = self._structured.settle(aggregator.text, self._history)
-                if done:
+            if not (calls or bad_calls):
+                if await self._answer_stands(aggregator.text):
                     return
-                continue  # the model was told what was wrong; it answers again
-            if not options.auto_execute_tools or not (calls or bad_calls):
+                continue  # told what was wrong (its output, a Stop hook): it answers again
+            if not options.auto_execute_tools:
                 return
             self._answer_bad_calls(bad_calls)
             stop = self._limit_reached(calls, iteration, loops)
@@ -482,10 +579,8 @@ class Client:
                 continue  # only unusable calls: the model answers their errors
             self.turn_metadata["iterations"] = iteration
             # A loop told once what it is doing gets that as its calls' answers instead.
-            async for item in execute_round(calls, options, self._history, control,
-                                            self.turn_metadata["tool_decisions"]
-                                            ) if stop is None else _stream(stop):
-                yield item
+            async for reported in self._round(calls, options, stop):
+                yield reported
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
@@ -494,6 +589,46 @@ class Client:
                 self.turn_metadata["pending_approvals"] = [
                     p.to_dict() for p in pending_in(self._history)]
                 return
+
+    async def _before_first_request(self, options: AgentOptions) -> None:
+        """What the turn asks of servers before it sends anything."""
+        if self._delegation is not None:
+            await self._delegation.check_servers()  # a subagent's server down: say so now
+        if options.constrained_tool_calls == "auto" and options.tools:
+            await tool_call_mode.resolve(options)  # asks the server once per model
+
+    async def _answer_stands(self, text: str) -> bool:
+        """A reply that called no tool: True when the turn ends with it.
+
+        False when the structured output did not validate or a Stop hook
+        refused to let the agent stop; the model was told why, and answers again.
+        """
+        if self._structured is not None:
+            done, self.last_output = self._structured.settle(text, self._history)
+            if not done:
+                return False
+        return not await self._stop_refused(text)
+
+    async def _round(self, calls: list[ToolUseBlock], options: AgentOptions,
+                     stop: list[ToolResultBlock] | None) -> AsyncIterator[StreamItem]:
+        """Run one round of calls (or give the loop guard's answers instead).
+
+        An approved plan (plan mode's ``exit_plan_mode``) switches the mode
+        here, so the rest of the turn runs in the mode the approver chose.
+        """
+        inputs = {c.id: c.input for c in calls}
+        if stop is None and options.file_checkpoints is not None:
+            await options.file_checkpoints.before_round(self._turns, calls)
+        items = execute_round(calls, options, self._history, self._control,
+                              self.turn_metadata["tool_decisions"]) if stop is None \
+            else _stream(stop)
+        async for item in items:
+            if isinstance(item, ToolResultBlock) and item.tool_use_id in inputs:
+                mode = mode_after(item, inputs[item.tool_use_id])
+                if mode is not None:
+                    self.set_permission_mode(mode)
+                    self.turn_metadata["permission_mode"] = mode
+            yield item
 
     async def _kept_reply(self, usage: UsageTotals,
                           kept: list[StreamAggregator]) -> AsyncIterator[StreamItem]:
@@ -534,6 +669,7 @@ class Client:
         sends) keeps the partial reply in history and is raised; a server that
         refuses constrained output is remembered and ``ask_again`` gets a True.
         """
+        asked = time.monotonic()
         try:
             async for block in self.context_keeper.read_reply(
                     self._client(), self.options, self._build_request(), aggregator, usage,
@@ -550,6 +686,8 @@ class Client:
                 self._append_assistant(aggregator, [], [])
                 self.turn_metadata["dropped"] = True
             raise
+        finally:
+            self._api_seconds += time.monotonic() - asked
 
     def _drop_refused_prompt(self) -> None:
         """Take back the new prompt whose picture the server refused, as if never sent.
@@ -581,10 +719,12 @@ class Client:
         options = self.options
         max_turns = options.max_turns
         if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
+            self.turn_metadata["stop_kind"] = "max_turns"
             return self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
                 f"Stopped: the limit of {max_turns} model request(s) for one query "
                 "(max_turns) was reached. Ask again to let the agent continue."))
         if iteration >= options.max_tool_iterations:
+            self.turn_metadata["stop_kind"] = "tool_rounds"
             return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
         return self._looping(calls, loops)
 
@@ -596,6 +736,7 @@ class Client:
             return None
         if loop.stop:
             self.turn_metadata["loop_rule"] = loop.rule
+            self.turn_metadata["stop_kind"] = "loop"
             return self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
         self.turn_metadata["loop_corrected"] = loop.rule
         return self._answer_calls(calls, loop.correction)
@@ -614,6 +755,75 @@ class Client:
             self._history.append(tool_message(call.id, call.name, result_text))
         self.turn_metadata["stopped"] = message
         return ToolUseError(message)
+
+    def _result(self, seconds: float) -> ResultMessage:
+        """The turn as claude-agent-sdk's result message (its subtypes, our stop reasons)."""
+        meta = self.turn_metadata
+        kind = meta.get("stop_kind")
+        reason: str | None
+        if meta.get("interrupted"):
+            subtype, reason = "interrupted", "interrupted"
+        elif meta.get("pending_approvals"):
+            subtype, reason = "awaiting_approval", "awaiting_approval"
+        elif kind in ("max_turns", "tool_rounds"):
+            subtype, reason = "error_max_turns", kind
+        elif kind == "loop":
+            subtype, reason = "error_during_execution", "loop"
+        else:
+            subtype, reason = "success", meta.get("finish_reason")
+        settings = self._hook_settings()
+        return ResultMessage(
+            subtype=subtype, duration_ms=round(seconds * 1000),
+            duration_api_ms=round(self._api_seconds * 1000),
+            is_error=subtype not in ("success", "awaiting_approval"),
+            num_turns=int(meta.get("requests") or 0), session_id=settings.session_id,
+            usage=self.last_usage, result=self.final_text, stop_reason=reason,
+            structured_output=self.last_output)
+
+    # -- hooks -----------------------------------------------------------------------
+    def _hook_settings(self) -> AgentOptions:
+        """The options hooks are stamped from, with the session's id when they name none."""
+        options = self.options
+        if options.session_id is None and self._session is not None:
+            stored_id = getattr(self._session.session, "conversation_id", None)
+            if isinstance(stored_id, str):
+                return dataclasses.replace(options, session_id=stored_id)
+        return options
+
+    async def _stop_refused(self, answer: str) -> bool:
+        """Run the Stop (a subagent's: SubagentStop) hooks; True when one sends the model on.
+
+        A refusal's reason goes to the model as a user message. The turn's
+        request limits still hold, and ``stop_hook_active`` tells a hook that
+        it already refused once in this turn.
+        """
+        options = self.options
+        settings = self._hook_settings()
+        active = self._stop_blocks > 0
+        if options.agent_name is not None:
+            decision = await run_hooks(options.hooks, HOOK_SUBAGENT_STOP, stamped(
+                SubagentStopEvent(options.agent_name, options.agent_id or "", active, answer,
+                                  self.history), settings))
+        else:
+            decision = await run_hooks(options.hooks, HOOK_STOP, stamped(
+                StopEvent(active, answer, self.history), settings))
+        if decision is None or decision.continue_:
+            return False
+        requests = self.turn_metadata["requests"]
+        if self._stop_blocks >= max(1, options.max_tool_iterations) or (
+                options.max_turns is not None and requests >= options.max_turns):
+            log.info("a Stop hook refused again; the turn ends at its limit")
+            return False
+        self._stop_blocks += 1
+        reason = decision.reason or "A hook asked you to continue."
+        self._history.append({"role": "user", "content": reason})
+        self.turn_metadata.setdefault("stop_hook_reasons", []).append(reason)
+        return True
+
+    async def _pre_compact(self, messages: int, tokens: int) -> None:
+        """The context keeper is about to compact: tell the PreCompact hooks."""
+        await tell_hooks(self.options.hooks, HOOK_PRE_COMPACT, stamped(PreCompactEvent(
+            "auto", None, messages, tokens), self._hook_settings()))
 
     # -- helpers ---------------------------------------------------------------------
     def _refused_response_format(self, exc: errors.APIError, content_arrived: bool,

@@ -18,16 +18,24 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.context.context_settings import COMPACTION_MODES, CompactionMode
 from desktop_agent.core.errors import ConfigurationError
-from desktop_agent.core.tooling.hooks import Hooks, validate_hooks
+from desktop_agent.core.tooling.agent_definitions import AgentDefinition, named_definitions
+from desktop_agent.core.tooling.hooks import Hooks, merge_hooks, validate_hooks
 from desktop_agent.core.tooling.mcp.server_requests import (
     DEFAULT_SAMPLING_LIMIT,
     ElicitationCallback,
     SamplingCallback,
 )
-from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+from desktop_agent.core.tooling.permissions import (
+    PERMISSION_MODES,
+    CanUseTool,
+    PermissionMode,
+    PermissionRule,
+)
+from desktop_agent.core.tooling.plan_mode import tools_for_mode
 from desktop_agent.core.tooling.tooling_settings import (
     BeforeToolRound,
     ConstrainedCalls,
+    FileCheckpointer,
     RefreshTools,
 )
 from desktop_agent.core.tooling.tools import Tool, tool_named
@@ -131,6 +139,37 @@ class AgentOptions:
         refresh_tools: Awaited before each model request; returns a new tool list
             (an MCP server's tools changed) or None. The new list is offered
             from that request on.
+        permission_mode: claude-agent-sdk's four modes: ``default`` (rules,
+            then ``can_use_tool``), ``acceptEdits`` (file edits in the working
+            folder run unasked), ``plan`` (only read-only tools run; the model
+            is told to hand in a plan with ``exit_plan_mode``, whose approval
+            switches to ``default`` or ``acceptEdits``) or
+            ``bypassPermissions`` (everything runs but deny rules; a tool no
+            sandbox holds is still asked). See
+            :func:`~desktop_agent.core.tooling.permissions.apply_permission_mode`.
+        agent_name: The subagent these options run (None: the main agent);
+            approvers are told who asks.
+        agent_id: That subagent's run (its events and SubagentStop hooks carry it).
+        cwd: The agent's working folder, when it has one (claude-agent-sdk's
+            ``cwd``): hooks are told it. The built-in tools get theirs from
+            :func:`~desktop_agent.core.tooling.builtin.builtin_tools`.
+        session_id: The conversation's id, for hooks (a store-backed session
+            gives its own when this is None).
+        agents: Subagents the agent may delegate to, by name (claude-agent-sdk's
+            ``agents``): the agent gets the ``delegate`` tool
+            (:mod:`~desktop_agent.core.subagents`). Each definition's tools must
+            be the agent's (checked here).
+        max_subagent_depth: How deep delegation may go: 1 (the default) lets
+            the agent delegate and its subagents not.
+        max_concurrent_subagents: Subagents that may run at once (several
+            delegate calls in one reply); the rest wait their turn.
+        subagent_timeout: Seconds one delegation may take.
+        subagent_depth: The depth these options run at (0: the main agent; set
+            for subagents by the delegation).
+        file_checkpoints: Checkpoints of the agent's folder, taken before each
+            tool round so ``Client.rewind_files(turn)`` can undo what turns
+            changed (claude-agent-sdk's ``enable_file_checkpointing``; give it
+            ``desktop_agent.FileCheckpoints(cwd)``).
     """
 
     model: str
@@ -174,6 +213,17 @@ class AgentOptions:
     mcp_roots: Sequence[Path] = field(default=())
     sampling_limit: int = DEFAULT_SAMPLING_LIMIT
     refresh_tools: RefreshTools | None = field(default=None, repr=False, compare=False)
+    permission_mode: PermissionMode = "default"
+    agent_name: str | None = None
+    agent_id: str | None = None
+    cwd: str | None = None
+    session_id: str | None = None
+    file_checkpoints: FileCheckpointer | None = field(default=None, repr=False, compare=False)
+    agents: Mapping[str, AgentDefinition] | None = None
+    max_subagent_depth: int = 1
+    max_concurrent_subagents: int = 2
+    subagent_timeout: float = 1800.0
+    subagent_depth: int = 0
 
     def __post_init__(self) -> None:
         self._check_endpoint()
@@ -212,6 +262,10 @@ class AgentOptions:
             raise ConfigurationError("approval_timeout must be positive or None")
 
     def _check_modes(self) -> None:
+        if self.permission_mode not in PERMISSION_MODES:
+            raise ConfigurationError(
+                f"permission_mode must be one of {', '.join(PERMISSION_MODES)}, "
+                f"not {self.permission_mode!r}")
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ConfigurationError("temperature must be between 0 and 2")
         if self.text_delta_mode not in ("auto", "incremental", "cumulative"):
@@ -226,7 +280,7 @@ class AgentOptions:
 
     def _check_tools(self) -> None:
         self.mcp_roots = tuple(Path(p) for p in self.mcp_roots)
-        self.tools = list(self.tools)
+        self.tools = tools_for_mode(list(self.tools), self.permission_mode)
         seen: set[str] = set()
         for t in self.tools:
             if not isinstance(t, Tool):
@@ -238,6 +292,25 @@ class AgentOptions:
             validate_hooks(self.hooks)
         except ValueError as exc:
             raise ConfigurationError(str(exc)) from exc
+        if self.hooks:  # claude-agent-sdk's names ("Stop") and ours ("stop") as one
+            self.hooks = merge_hooks(self.hooks)
+        self._check_agents()
+
+    def _check_agents(self) -> None:
+        """Definitions named well, with the agent's tools, and sane limits (not mid-turn)."""
+        for name in ("max_subagent_depth", "max_concurrent_subagents"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"{name} must be a positive whole number")
+        if self.subagent_timeout <= 0:
+            raise ConfigurationError("subagent_timeout must be a positive number of seconds")
+        if not self.agents:
+            return
+        definitions = named_definitions(self.agents)  # raises for a malformed entry
+        if self.subagent_depth == 0:
+            own = [t for t in self.tools if t.name != "delegate"]
+            for definition in definitions.values():
+                definition.tools_from(own)  # raises, naming the unknown tool
 
     def tool_named(self, name: str) -> Tool | None:
         """The tool called ``name``, if the agent has one."""

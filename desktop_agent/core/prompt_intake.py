@@ -23,6 +23,7 @@ from desktop_agent.core.tooling.hooks import (
     HOOK_USER_PROMPT_SUBMIT,
     UserPromptSubmitEvent,
     run_hooks,
+    stamped,
 )
 
 
@@ -42,7 +43,7 @@ async def user_message(prompt: Prompt | None, options: AgentOptions,
         parts = check_parts(prompt)
         text = prompt_text(parts)
     decision = await run_hooks(options.hooks, HOOK_USER_PROMPT_SUBMIT,
-                               UserPromptSubmitEvent(text, history))
+                               stamped(UserPromptSubmitEvent(text, history), options))
     if decision is not None:
         if not decision.continue_:
             raise errors.PromptBlockedError(decision.reason or "a hook blocked the prompt")

@@ -13,6 +13,7 @@ from typing import Any
 from desktop_agent.core.context.content_parts import check_vision, images_for_model
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode, tool_match
+from desktop_agent.core.tooling.plan_mode import PLAN_MODE_NOTE
 from desktop_agent.core.types import ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.stream import StreamAggregator
 
@@ -33,6 +34,8 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
     limit = max_tokens or o.max_tokens
     messages: list[dict[str, Any]] = []
     system = o.system_prompt or ""
+    if o.permission_mode == "plan":
+        system = "\n\n".join(p for p in (system, PLAN_MODE_NOTE) if p)
     tools = list(o.tools)
     if constrained:
         # The prompt describes every tool, in the options' order, in every request:

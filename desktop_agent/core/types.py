@@ -236,8 +236,48 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
+@dataclass(slots=True)
+class SubagentBlock:
+    """What a subagent is doing, streamed under the delegation call that started it.
+
+    The child's own blocks arrive wrapped (``event="block"``): its text
+    deltas, calls, results and errors, as the main agent's arrive. ``started``
+    comes first (with the model), ``finished`` last (with the figures and the
+    answer handed back, or the error that ended it). The model never gets these
+    blocks; it gets the delegation call's result.
+
+    Attributes:
+        tool_use_id: The main agent's delegation call.
+        agent: The subagent's name (its definition).
+        agent_id: This run of it (several runs of one definition may run at once).
+        event: ``started``, ``block`` or ``finished``.
+        block: The child's block (``event="block"``; a nested subagent's own
+            SubagentBlock when children delegate further).
+        model: The model it runs on.
+        requests: Model requests it made (``finished``).
+        tokens: Tokens it used, prompt and completion (``finished``; None: unknown).
+        seconds: How long it ran (``finished``).
+        result: The answer handed back (``finished``).
+        error: Why it ended without an answer (``finished``; the loop guard, a limit).
+    """
+
+    tool_use_id: str
+    agent: str
+    agent_id: str
+    event: Literal["started", "block", "finished"]
+    block: Any = None
+    model: str | None = None
+    requests: int = 0
+    tokens: int | None = None
+    seconds: float = 0.0
+    result: str | None = None
+    error: str | None = None
+    type: Literal["subagent"] = "subagent"
+
+
 Block = (TextBlock | ThinkingBlock | ToolUseBlock | ToolUseError | ToolResultBlock
-         | PromptProgressBlock | ToolProgressBlock | CompactionBlock | PromptCutBlock)
+         | PromptProgressBlock | ToolProgressBlock | CompactionBlock | PromptCutBlock
+         | SubagentBlock)
 StreamItem = Block | Usage
 
 
@@ -247,3 +287,44 @@ class AssistantMessage:
 
     content: list[Block] = field(default_factory=list)
     model: str | None = None
+
+
+@dataclass(slots=True)
+class ResultMessage:
+    """How a query ended: ``query()`` yields it last (claude-agent-sdk's ``ResultMessage``).
+
+    ``content`` is empty, so a seed loop reading ``message.content`` of every
+    message reads nothing from it. ``Client.last_result`` holds the same after
+    each turn.
+
+    Attributes:
+        subtype: ``success``; ``error_max_turns`` (a request or tool-round limit
+            stopped the agent); ``error_during_execution`` (the loop guard
+            stopped it); ``interrupted``; ``awaiting_approval`` (a deferred call).
+        duration_ms: The turn's wall time.
+        duration_api_ms: Of it, the time spent waiting on the model server.
+        is_error: True unless the turn ended with an answer (or awaits approval).
+        num_turns: Model requests the turn made (claude-agent-sdk's turns).
+        session_id: The conversation's id, when the Client has one.
+        usage: The turn's token figures.
+        result: The final answer's text.
+        stop_reason: Why the last reply ended (the server's ``stop``, ``length``...)
+            or what stopped the turn (``max_turns``, ``tool_rounds``, ``loop``,
+            ``interrupted``, ``awaiting_approval``).
+        structured_output: The validated ``output_type`` object, if one was asked for.
+        total_cost_usd: Always None: local models cost nothing per token.
+    """
+
+    subtype: str
+    duration_ms: int
+    duration_api_ms: int
+    is_error: bool
+    num_turns: int
+    session_id: str | None = None
+    usage: Usage | None = None
+    result: str = ""
+    stop_reason: str | None = None
+    structured_output: Any = None
+    total_cost_usd: float | None = None
+    content: list[Block] = field(default_factory=list)
+    type: Literal["result"] = "result"

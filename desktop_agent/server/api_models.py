@@ -18,6 +18,7 @@ from desktop_agent.session import DEFAULT_TITLE, ConversationSettings
 from desktop_agent.store import refuse_nul
 
 from .message_content import MessageContent
+from .preview_models import PreviewOut
 
 EventType = Literal[
     "message",
@@ -48,6 +49,9 @@ EventType = Literal[
     "server_question_resolved",
     "local_model_starting",
     "local_model_crashed",
+    "command_preview",
+    "command_preview_settled",
+    "subagent",
 ]
 
 RunState = Literal["idle", "running", "waiting_approval", "interrupting"]
@@ -233,10 +237,17 @@ class ApprovalOut(BaseModel):
         description="True when the call would run with no OS sandbox: it can do anything the "
                     "server's account can. Such calls are always asked, even without "
                     "confirmation mode.")
+    agent: str | None = Field(
+        default=None, description="The subagent whose call this is (None: the conversation's "
+                                  "own agent).")
     diff: FileChangeOut | None = Field(
         default=None,
         description="For write_file and edit_file: the change the call would make, against "
                     "the file on disk when the approval was asked.")
+    can_preview: bool = Field(
+        default=False,
+        description="For bash: approve with preview=true to run it on an overlay first; its "
+                    "changes then wait for POST .../previews/{id}/apply or /discard.")
 
 
 class ApprovalList(BaseModel):
@@ -249,6 +260,10 @@ class ApproveRequest(BaseModel):
     input: dict[str, Any] | None = Field(
         default=None, description="Edited tool input to run instead of the model's."
     )
+    preview: bool = Field(
+        default=False,
+        description="Run the command on an overlay first (only where the approval says "
+                    "can_preview): a command_preview event brings what it would change.")
 
 
 class RejectRequest(BaseModel):
@@ -325,6 +340,11 @@ class CommandRequest(BaseModel):
 
     command: str = Field(min_length=1, max_length=100_000)
     timeout: float = Field(default=60.0, gt=0, le=600)
+    preview: bool = Field(
+        default=False,
+        description="Run it on an overlay of the working folder, which stays untouched: the "
+                    "answer's 'preview' says what it would change; apply or discard it with "
+                    "POST .../previews/{id}/apply or /discard.")
 
 
 class CommandResult(BaseModel):
@@ -342,6 +362,9 @@ class CommandResult(BaseModel):
     turn: str | None = Field(
         default=None, description="The command's turn in the folder's checkpoints: "
                                   "POST .../undo with it puts back what it changed.")
+    preview: PreviewOut | None = Field(
+        default=None, description="With preview: what the command would change (the folder "
+                                  "is untouched until it is applied).")
 
 
 class SecretSet(BaseModel):

@@ -43,6 +43,7 @@ from .routes import (
     files,
     local_models,
     mcp,
+    previews,
     project,
     secrets,
     slash_commands,
@@ -238,7 +239,7 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, context_window, mcp, slash_commands,
+                   checkpoints, project, previews, context_window, mcp, slash_commands,
                    local_models):
         app.include_router(module.router, dependencies=protected)
 

@@ -24,6 +24,8 @@ from desktop_agent.session import (
     ApprovalChoice,
     ApprovalSettled,
     CheckpointError,
+    CommandPreviewReady,
+    CommandPreviewSettled,
     CompactionReported,
     ContextWindowChecked,
     ConversationSession,
@@ -37,6 +39,7 @@ from desktop_agent.session import (
     NothingToAnswerError,
     Notice,
     PlanUpdated,
+    PreviewNotFoundError,
     PromptCutReported,
     PromptProgressReported,
     RestoreConflictError,
@@ -46,6 +49,7 @@ from desktop_agent.session import (
     SessionEvent,
     SessionRegistry,
     StateChanged,
+    SubagentReported,
     TextDelta,
     ThinkingDelta,
     ToolCallProbed,
@@ -73,10 +77,11 @@ from desktop_agent.store import (
 from .api_errors import ApiError
 from .message_content import refuse_if_blind
 from .pending_approvals import PendingApproval, PendingApprovals
+from .preview_models import EVENT_CHANGES
 from .shared_approvals import SharedApprovals
 
 if TYPE_CHECKING:
-    from desktop_agent.session import SessionEnvironment, StoreCalls
+    from desktop_agent.session import AppliedPreview, SessionEnvironment, StoreCalls
     from desktop_agent.store import Store
 
     from .event_log import EventLog
@@ -209,10 +214,14 @@ class ConversationRunner:
         """Turn confirmation mode on or off (takes effect for the next call asked about)."""
         self.session.update_settings(confirm_tools=enabled, auto_execute=None)
 
-    async def approve(self, tool_use_id: str, edited_input: dict[str, Any] | None) -> bool:
-        """Let a waiting call run (with ``edited_input`` if given); False if none waits."""
+    async def approve(self, tool_use_id: str, edited_input: dict[str, Any] | None,
+                      preview: bool = False) -> bool:
+        """Let a waiting call run (with ``edited_input`` if given); False if none waits.
+
+        ``preview``: run it on an overlay first (where the question offers it).
+        """
         return await self.approvals.answer(tool_use_id, ApprovalAnswer(
-            ApprovalChoice.ALLOW_ONCE, updated_input=edited_input))
+            ApprovalChoice.ALLOW_ONCE, updated_input=edited_input, preview=preview))
 
     async def reject(self, tool_use_id: str, reason: str) -> bool:
         """Deny a waiting call; ``reason`` goes to the model. False if none waits."""
@@ -226,6 +235,8 @@ class ConversationRunner:
             data["reason"] = answer.reason
         else:
             data["edited"] = answer.updated_input is not None
+            if answer.preview:
+                data["preview"] = True
             if answer.updated_input is not None:
                 data["input"] = answer.updated_input
         self.emit("approval_resolved", data)
@@ -255,6 +266,16 @@ class ConversationRunner:
                 return await self.session.restore_files(message_id, force=force, branch=branch)
             assert checkpoint_id is not None
             return await self.session.restore_checkpoint(checkpoint_id, force=force)
+
+    async def apply_preview(self, preview_id: str, force: bool) -> AppliedPreview:
+        """Apply a command preview (409 with the names of files changed meanwhile)."""
+        with as_http():
+            return await self.session.apply_preview(preview_id, force=force)
+
+    async def discard_preview(self, preview_id: str, reason: str) -> None:
+        """Discard a command preview (404 when none such waits here)."""
+        with as_http():
+            await self.session.discard_preview(preview_id, reason)
 
     async def close(self) -> None:
         """Cancel any running turn and close the client (shutdown, deletion, eviction)."""
@@ -367,8 +388,10 @@ class ConversationRunner:
             "input": question.tool_input, "read_only": context.read_only,
             "source": context.source, "description": context.description,
             "requested_at": time.time(), "unsandboxed": context.unsandboxed,
+            "agent": context.agent,
             "timeout": self._services.approval_timeout,
-            "diff": None if question.preview is None else question.preview.to_dict()})
+            "diff": None if question.preview is None else question.preview.to_dict(),
+            "can_preview": question.can_preview})
 
     def _announce(self, pending: PendingApproval) -> None:
         """A shared question's row is committed: tell the streams (the same event data)."""
@@ -410,6 +433,26 @@ class ConversationRunner:
     def _prompt_progress_reported(self, event: PromptProgressReported) -> None:
         self.emit("prompt_progress", {"processed": event.processed, "total": event.total})
 
+    def _subagent_reported(self, event: SubagentReported) -> None:
+        """A subagent's step, nested under the delegation call by its ``tool_use_id``."""
+        data: dict[str, Any] = {"tool_use_id": event.tool_use_id, "agent": event.agent,
+                                "agent_id": event.agent_id, "step": event.step}
+        if event.step in ("started", "finished"):
+            data["model"] = event.model
+        if event.step == "finished":
+            data.update(requests=event.requests, tokens=event.tokens,
+                        seconds=round(event.seconds, 3), result=event.text or None,
+                        error=event.error)
+        elif event.step in ("text", "thinking", "tool_output"):
+            data["text"] = event.text
+        if event.call_id is not None:
+            data.update(call_id=event.call_id, name=event.name)
+        if event.step == "tool_call":
+            data["input"] = event.input
+        elif event.step in ("tool_result", "tool_error"):
+            data.update(content=event.text, is_error=event.is_error)
+        self.emit("subagent", data)
+
     def _plan_updated(self, event: PlanUpdated) -> None:
         self.emit("plan", event.plan.as_dict())
 
@@ -433,6 +476,15 @@ class ConversationRunner:
         self.emit("local_model_crashed", {"model": event.model, "message": event.message,
                                           "signal": event.signal_name,
                                           "returncode": event.returncode})
+
+    def _command_preview_ready(self, event: CommandPreviewReady) -> None:
+        # Bounded: the event log keeps it (GET .../previews has every change).
+        self.emit("command_preview", event.card.to_dict(max_changes=EVENT_CHANGES))
+
+    def _command_preview_settled(self, event: CommandPreviewSettled) -> None:
+        self.emit("command_preview_settled", {
+            "id": event.preview_id, "tool_use_id": event.tool_use_id,
+            "outcome": event.outcome, "text": event.text})
 
 
 _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
@@ -460,11 +512,14 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     PlanUpdated: ConversationRunner._plan_updated,
     LocalModelStarting: ConversationRunner._local_model_starting,
     LocalModelCrashed: ConversationRunner._local_model_crashed,
+    SubagentReported: ConversationRunner._subagent_reported,
     DoctorNotice: ConversationRunner._doctor_notice,
     ToolCallProbed: ConversationRunner._tool_call_probed,
     SamplingAsked: ConversationRunner._sampling_asked,
     ElicitationAsked: ConversationRunner._elicitation_asked,
     ServerQuestionSettled: ConversationRunner._server_question_settled,
+    CommandPreviewReady: ConversationRunner._command_preview_ready,
+    CommandPreviewSettled: ConversationRunner._command_preview_settled,
 }
 """How each session event is told over REST. Events not listed here (reply started
 and ended, path resets, settings reloaded from another process) are not sent: the
@@ -505,6 +560,9 @@ class as_http:
         if isinstance(exc, RestoreConflictError):
             raise ApiError(409, "restore_conflict", str(exc),
                            details=[{"path": p} for p in exc.paths]) from exc
+        if isinstance(exc, PreviewNotFoundError):
+            raise ApiError(404, "no_such_preview", str(exc)) from exc
+        _preview_refusal(exc)
         if isinstance(exc, CheckpointError):
             raise ApiError(404, "nothing_to_restore", str(exc)) from exc
         if self._restoring and isinstance(exc, OSError):
@@ -512,6 +570,20 @@ class as_http:
                            f"Files could not all be put back ({exc.strerror or exc}): the "
                            "working folder changed meanwhile; the ones before it were. Try "
                            "again.") from exc
+
+
+def _preview_refusal(exc: BaseException) -> None:
+    """A preview's conflict or part-way failure as a 409 (the apply machinery loads late)."""
+    if not isinstance(exc, CheckpointError):
+        return
+    from desktop_agent.session import PreviewApplyError, PreviewConflictError
+
+    if isinstance(exc, PreviewConflictError):
+        raise ApiError(409, "preview_conflict", str(exc),
+                       details=[{"path": p} for p in exc.paths]) from exc
+    if isinstance(exc, PreviewApplyError):
+        raise ApiError(409, "preview_partly_applied", str(exc),
+                       details=[{"path": p, "applied": True} for p in exc.applied]) from exc
 
 
 def _describe(exc: BaseException, conversation_id: str) -> dict[str, Any]:

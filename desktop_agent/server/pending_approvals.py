@@ -53,7 +53,9 @@ class PendingApproval:
             "description": context.description,
             "requested_at": self.requested_at,
             "unsandboxed": context.unsandboxed,
+            "agent": context.agent,
             "diff": None if self.question.preview is None else self.question.preview.to_dict(),
+            "can_preview": self.question.can_preview,
         }
 
 

@@ -57,13 +57,13 @@ broker's own timeout: room for closing the row and reading an answer it returns.
 def encode_answer(answer: ApprovalAnswer) -> dict[str, Any]:
     """The answer as the JSON the ``approvals`` table keeps."""
     return {"choice": answer.choice.value, "reason": answer.reason,
-            "updated_input": answer.updated_input}
+            "updated_input": answer.updated_input, "preview": answer.preview}
 
 
 def decode_answer(data: dict[str, Any]) -> ApprovalAnswer:
     """The answer back from :func:`encode_answer`'s JSON."""
     return ApprovalAnswer(ApprovalChoice(data["choice"]), str(data.get("reason") or ""),
-                          data.get("updated_input"))
+                          data.get("updated_input"), bool(data.get("preview")))
 
 
 class SharedApprovals(PendingApprovals):

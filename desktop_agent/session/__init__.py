@@ -125,6 +125,18 @@ _EXPORTS: dict[str, str] = {
     'UsageReported': 'events',
     'UserMessageAdded': 'events',
     'PlanUpdated': 'events',
+    'CommandPreviewReady': 'events',
+    'CommandPreviewSettled': 'events',
+    'PreviewCard': 'files.preview_cards',
+    'PreviewNotFoundError': 'files.command_previews',
+    'PreviewConflictError': 'files.preview_errors',
+    'PreviewApplyError': 'files.preview_errors',
+    'AppliedPreview': 'files.preview_errors',
+    'PreviewUnavailableError': 'files.preview_errors',
+    'PreviewStatus': 'settings.sandbox_settings',
+    'preview_status': 'settings.sandbox_settings',
+    'PREVIEW_MODES': 'settings.sandbox_settings',
+    'SubagentReported': 'events',
     'PLAN_TOOL_NAME': 'tools.plan',
     'Plan': 'tools.plan',
     'PlanStep': 'tools.plan',
@@ -145,6 +157,14 @@ _EXPORTS: dict[str, str] = {
     'BadWorkdirError': 'settings.settings_check',
     'UnknownToolError': 'settings.settings_check',
     'check_usable_settings': 'settings.settings_check',
+    'PermissionModeError': 'settings.settings_check',
+    'check_permission_mode': 'settings.settings_check',
+    'PERMISSION_MODE_LABELS': 'settings.permission_modes',
+    'EXIT_PLAN_TOOL': 'settings.permission_modes',
+    'PERMISSION_MODE_DETAILS': 'settings.permission_modes',
+    'PERMISSION_MODE_CYCLE': 'settings.permission_modes',
+    'next_permission_mode': 'settings.permission_modes',
+    'permission_mode_of': 'settings.permission_modes',
     'asks_before_tools': 'settings.setting_values',
     'ToolCatalog': 'tools.tool_catalog',
     'WorkdirError': 'tools.tool_catalog',
@@ -199,6 +219,8 @@ if TYPE_CHECKING:
     from desktop_agent.session.errors import busy_sentence as busy_sentence
     from desktop_agent.session.events import ApprovalAsked as ApprovalAsked
     from desktop_agent.session.events import ApprovalSettled as ApprovalSettled
+    from desktop_agent.session.events import CommandPreviewReady as CommandPreviewReady
+    from desktop_agent.session.events import CommandPreviewSettled as CommandPreviewSettled
     from desktop_agent.session.events import CompactionReported as CompactionReported
     from desktop_agent.session.events import ContextWindowChecked as ContextWindowChecked
     from desktop_agent.session.events import DoctorNotice as DoctorNotice
@@ -219,6 +241,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import SessionEvent as SessionEvent
     from desktop_agent.session.events import SettingsChanged as SettingsChanged
     from desktop_agent.session.events import StateChanged as StateChanged
+    from desktop_agent.session.events import SubagentReported as SubagentReported
     from desktop_agent.session.events import TextDelta as TextDelta
     from desktop_agent.session.events import ThinkingDelta as ThinkingDelta
     from desktop_agent.session.events import TitleChanged as TitleChanged
@@ -232,6 +255,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import TurnFailed as TurnFailed
     from desktop_agent.session.events import UsageReported as UsageReported
     from desktop_agent.session.events import UserMessageAdded as UserMessageAdded
+    from desktop_agent.session.files.command_previews import (
+        PreviewNotFoundError as PreviewNotFoundError,
+    )
     from desktop_agent.session.files.file_changes import FILE_CHANGING_TOOLS as FILE_CHANGING_TOOLS
     from desktop_agent.session.files.file_changes import ChangePreview as ChangePreview
     from desktop_agent.session.files.file_changes import stored_file_change as stored_file_change
@@ -243,6 +269,17 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.files.file_checkpoints import RestoreReport as RestoreReport
     from desktop_agent.session.files.file_checkpoints import TurnChanges as TurnChanges
+    from desktop_agent.session.files.preview_cards import PreviewCard as PreviewCard
+    from desktop_agent.session.files.preview_errors import AppliedPreview as AppliedPreview
+    from desktop_agent.session.files.preview_errors import (
+        PreviewApplyError as PreviewApplyError,
+    )
+    from desktop_agent.session.files.preview_errors import (
+        PreviewConflictError as PreviewConflictError,
+    )
+    from desktop_agent.session.files.preview_errors import (
+        PreviewUnavailableError as PreviewUnavailableError,
+    )
     from desktop_agent.session.files.project_instructions import (
         MAX_INSTRUCTION_BYTES as MAX_INSTRUCTION_BYTES,
     )
@@ -317,6 +354,22 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.imported_settings import (
         drop_invalid_settings as drop_invalid_settings,
     )
+    from desktop_agent.session.settings.permission_modes import EXIT_PLAN_TOOL as EXIT_PLAN_TOOL
+    from desktop_agent.session.settings.permission_modes import (
+        PERMISSION_MODE_CYCLE as PERMISSION_MODE_CYCLE,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        PERMISSION_MODE_DETAILS as PERMISSION_MODE_DETAILS,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        PERMISSION_MODE_LABELS as PERMISSION_MODE_LABELS,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        next_permission_mode as next_permission_mode,
+    )
+    from desktop_agent.session.settings.permission_modes import (
+        permission_mode_of as permission_mode_of,
+    )
     from desktop_agent.session.settings.permission_rules import RULES_KEY as RULES_KEY
     from desktop_agent.session.settings.permission_rules import (
         conversation_allowed_tools as conversation_allowed_tools,
@@ -324,8 +377,11 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.permission_rules import (
         revoke_in_conversation as revoke_in_conversation,
     )
+    from desktop_agent.session.settings.sandbox_settings import PREVIEW_MODES as PREVIEW_MODES
+    from desktop_agent.session.settings.sandbox_settings import PreviewStatus as PreviewStatus
     from desktop_agent.session.settings.sandbox_settings import SandboxStatus as SandboxStatus
     from desktop_agent.session.settings.sandbox_settings import limit_defaults as limit_defaults
+    from desktop_agent.session.settings.sandbox_settings import preview_status as preview_status
     from desktop_agent.session.settings.sandbox_settings import sandbox_policy as sandbox_policy
     from desktop_agent.session.settings.sandbox_settings import sandbox_status as sandbox_status
     from desktop_agent.session.settings.setting_values import LOCAL_SERVER as LOCAL_SERVER
@@ -333,7 +389,13 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.setting_values import runs_locally as runs_locally
     from desktop_agent.session.settings.settings_check import BadWorkdirError as BadWorkdirError
     from desktop_agent.session.settings.settings_check import (
+        PermissionModeError as PermissionModeError,
+    )
+    from desktop_agent.session.settings.settings_check import (
         UnknownToolError as UnknownToolError,
+    )
+    from desktop_agent.session.settings.settings_check import (
+        check_permission_mode as check_permission_mode,
     )
     from desktop_agent.session.settings.settings_check import (
         check_usable_settings as check_usable_settings,

@@ -26,6 +26,8 @@ docstring live in the part:
 - :class:`~desktop_agent.session.files.working_folder.WorkingFolder` and
   :class:`~desktop_agent.session.files.folder_undo.FolderUndo`: checkpoints,
   file changes and previews; undo and restore;
+- :class:`~desktop_agent.session.files.command_previews.CommandPreviewDesk`:
+  commands run on an overlay, waiting for Apply or Discard;
 - :class:`~desktop_agent.session.turn.turn_starts.TurnStarts`,
   :class:`~desktop_agent.session.turn.turn_runner.TurnRunner`,
   :class:`~desktop_agent.session.turn.conversation_client.ConversationClient`
@@ -64,6 +66,8 @@ from desktop_agent.session.branch.branch_pages import BranchPages
 from desktop_agent.session.commands.conversation_commands import ConversationCommands
 from desktop_agent.session.errors import lease_owner
 from desktop_agent.session.events import ApprovalSettled, Notice, RunState, SessionEvent
+from desktop_agent.session.files.checkpoint_paths import previews_folder
+from desktop_agent.session.files.command_previews import CommandPreviewDesk
 from desktop_agent.session.files.folder_undo import FolderUndo
 from desktop_agent.session.files.working_folder import WorkingFolder
 from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
@@ -86,6 +90,7 @@ from desktop_agent.store.part_method import PartMethod
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
     from desktop_agent.session.files.file_checkpoints import ConversationCheckpoints
+    from desktop_agent.session.files.preview_cards import PreviewCard
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
 
 log = logging.getLogger("desktop_agent.session.conversation")
@@ -123,28 +128,34 @@ class ConversationSession:
         self._branch = BranchPages(store, self._settings, emit)
         self._folder = WorkingFolder(self._settings, env.tools, emit)
         self._status = TurnStatus(emit)
+        self._undo = FolderUndo(self._folder, self._branch,
+                                lease=lambda activity: store.turn_lease(
+                                    conversation_id, lease_owner(owner, activity)),
+                                busy=lambda: self._runner.busy, emit=emit)
+        self._previews = CommandPreviewDesk(
+            conversation_id, lambda: self._settings.current, previews_folder(conversation_id),
+            env.approval_timeout, self._undo.command_checkpoint, emit)
         self.broker = ApprovalBroker(
             conversation_id, self._asked, settings=lambda: self._settings.current,
             timeout=env.approval_timeout, config=env.config,
             allow_in_conversation=self.allow_in_conversation,
             on_settled=lambda i, r: emit(ApprovalSettled(i, r)),
             on_problem=lambda text: emit(Notice(text)),
-            preview=self._folder.preview_change, before_run=self._folder.changes.before_run)
+            preview=self._folder.preview_change, before_run=self._folder.changes.before_run,
+            previewable=self._previews.previewable, run_as_preview=self._previews.want,
+            set_permission_mode=lambda mode: self.update_settings(permission_mode=mode),
+            notify=lambda name, call_id, agent: self._client.notify(name, call_id, agent))
         self._questions = ServerQuestions(emit, env.approval_timeout)
         self._mcp = ConversationMcp(conversation_id, lambda: self._settings.current, env.tools,
                                     self._questions, lambda r: self._client.sample(r))
         self._commands = ConversationCommands(conversation_id, lambda: self._settings.current,
                                               env.tools.workdirs_root, self._mcp)
-        self._client = ConversationClient(self._settings, env, self.broker, self._folder, emit,
-                                          store, self._mcp)
+        self._client = ConversationClient(self._settings, env, self.broker, self._folder,
+                                          self._previews, emit, store, self._mcp)
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
         self._window = LargerWindow(self._settings, env)
-        self._undo = FolderUndo(self._folder, self._branch,
-                                lease=lambda activity: store.turn_lease(
-                                    conversation_id, lease_owner(owner, activity)),
-                                busy=lambda: self._runner.busy, emit=emit)
 
     # -- listening ---------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
@@ -189,8 +200,8 @@ class ConversationSession:
         return self._client.client
 
     def can_evict(self) -> bool:
-        """Whether the session holds nothing the store does not (no turn, no question)."""
-        return not self.busy and self.state == "idle"
+        """Whether the session holds nothing the store does not (no turn, question, preview)."""
+        return not self.busy and self.state == "idle" and not self._previews.pending
 
     # -- the record and its settings (settings/settings_record.py) -----------------------
     @property
@@ -241,11 +252,8 @@ class ConversationSession:
     regenerate = AtOnce("_starts", TurnStarts.regenerate)
     retry = AtOnce("_starts", TurnStarts.regenerate)
     edit = AtOnce("_starts", TurnStarts.edit)
-    stop = PartMethod("_runner", TurnRunner.stop)
-    interrupt = PartMethod("_runner", TurnRunner.interrupt)
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
     make_larger_window = PartMethod("_window", LargerWindow.make_larger_window)
-    close = PartMethod("_runner", TurnRunner.close)
     test_model = PartMethod("_client", ConversationClient.test_model)
 
     # -- what MCP servers bring (mcp/), slash commands and skills (commands/) -------------
@@ -262,6 +270,24 @@ class ConversationSession:
     answer_sampling = PartMethod("_questions", ServerQuestions.answer_sampling)
     answer_elicitation = PartMethod("_questions", ServerQuestions.answer_elicitation)
 
+    def stop(self) -> None:
+        """Stop the running turn (the partial reply is kept and marked interrupted).
+
+        A command preview waiting in it is discarded first (its call then ends).
+        """
+        self._previews.withdraw("the turn was stopped")
+        self._runner.stop()
+
+    async def interrupt(self) -> bool:
+        """Stop the running turn, keeping what streamed so far; False if none runs."""
+        self._previews.withdraw("the turn was stopped")
+        return await self._runner.interrupt()
+
+    async def close(self) -> None:
+        """Deny pending approvals, cancel the turn, discard previews, release the client."""
+        await self._runner.close()
+        await self._previews.close()
+
     # -- files (files/working_folder.py, files/folder_undo.py) ---------------------------
     @property
     def checkpoints(self) -> ConversationCheckpoints:
@@ -276,3 +302,13 @@ class ConversationSession:
     restore_plan = PartMethod("_undo", FolderUndo.restore_plan)
     restore_checkpoint = PartMethod("_undo", FolderUndo.restore_checkpoint)
     command_checkpoint = PartMethod("_undo", FolderUndo.command_checkpoint)
+
+    # -- command previews (files/command_previews.py) ------------------------------------
+    @property
+    def pending_previews(self) -> list[PreviewCard]:
+        """Command previews waiting for Apply or Discard, oldest first."""
+        return self._previews.pending
+
+    preview_command = PartMethod("_previews", CommandPreviewDesk.preview_command)
+    apply_preview = PartMethod("_previews", CommandPreviewDesk.apply)
+    discard_preview = PartMethod("_previews", CommandPreviewDesk.discard)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import CompactionBlock, PromptCutBlock, Usage
     from desktop_agent.session.approvals.approval_broker import ToolCallQuestion
+    from desktop_agent.session.files.preview_cards import PreviewCard
     from desktop_agent.session.mcp.server_question import ServerQuestion
     from desktop_agent.session.tools.plan import Plan
     from desktop_agent.store import MessageRecord
@@ -268,6 +269,26 @@ class FilesChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandPreviewReady:
+    """A command ran on an overlay; what it would change waits for Apply or Discard."""
+
+    card: PreviewCard
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPreviewSettled:
+    """A preview was applied or discarded (``text``: what the model reads of it).
+
+    ``outcome`` is ``applied`` (``text`` may say "partly applied: ...") or ``discarded``.
+    """
+
+    preview_id: str
+    tool_use_id: str | None
+    outcome: Literal["applied", "discarded"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class PlanUpdated:
     """The model set a new plan (an ``update_plan`` call ran); show it instead of the old."""
 
@@ -355,6 +376,38 @@ class ServerQuestionSettled:
     outcome: str
 
 
+SubagentStep = Literal["started", "text", "thinking", "tool_call", "tool_result", "tool_error",
+                      "tool_output", "finished"]
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentReported:
+    """What a subagent did, under the delegation call that started it (plain values).
+
+    ``step`` says what: ``started`` (with ``model``), ``text``/``thinking`` (a
+    delta in ``text``), ``tool_call`` (``call_id``, ``name``, ``input``),
+    ``tool_result``/``tool_error`` (``call_id``, ``name``, ``text``, ``is_error``),
+    ``tool_output`` (a command's output in ``text``), ``finished`` (``model``,
+    ``requests``, ``tokens``, ``seconds``, the answer in ``text`` or why it
+    stopped in ``error``).
+    """
+
+    tool_use_id: str
+    agent: str
+    agent_id: str
+    step: SubagentStep
+    text: str = ""
+    call_id: str | None = None
+    name: str | None = None
+    input: dict[str, Any] | None = None
+    is_error: bool = False
+    model: str | None = None
+    requests: int = 0
+    tokens: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
 SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | TextDelta
                 | ThinkingDelta | ToolCallStarted | ToolInputReplaced | ToolResultArrived
                 | ToolProgressReported | ToolOutputReported | PromptProgressReported
@@ -363,4 +416,5 @@ SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | Tex
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
                 | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
                 | SamplingAsked | ElicitationAsked | ServerQuestionSettled
-                | LocalModelStarting | LocalModelCrashed)
+                | LocalModelStarting | LocalModelCrashed
+                | CommandPreviewReady | CommandPreviewSettled | SubagentReported)

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from desktop_agent.store.markdown_export import (
         conversation_to_markdown as conversation_to_markdown,
     )
+    from desktop_agent.store.store_history import StoreHistory as StoreHistory
 
 #: Names of the import and export modules, loaded when first asked for.
 _LAZY: dict[str, str] = {
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "import_data": "import_json",
     "import_files": "import_json",
     "conversation_to_markdown": "markdown_export",
+    "StoreHistory": "store_history",
 }
 
 __all__ = [
@@ -80,6 +82,7 @@ __all__ = [
     "Store",
     "StoreClosedError",
     "StoreError",
+    "StoreHistory",
     "StoredEvent",
     "StreamingReplyWriter",
     "TextWithNulError",

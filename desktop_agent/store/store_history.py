@@ -6,6 +6,12 @@ message to it, so a script continues a conversation started in the window
 and the window shows, on its next read, what a script added. It implements
 :class:`desktop_agent.core.context.history_stores.HistoryStore`; the core never
 imports this module.
+
+claude-agent-sdk's ``resume`` and ``fork_session``, by conversation id:
+:meth:`StoreHistory.resume` opens a stored conversation (the app's data folder
+by default) to continue it, and :meth:`StoreHistory.fork` copies its branch up
+to a message into a new conversation (as the window's "branch from here"
+starts a new path), so the original stays as it was.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from desktop_agent.store.errors import NotFoundError
 from desktop_agent.store.store import Store
 
 #: Written in the metadata of messages a script added (the server writes "server").
@@ -54,6 +61,57 @@ class StoreHistory:
              **kwargs: Any) -> StoreHistory:
         """A session over the store at ``path`` (default: the window's own database)."""
         return cls(Store.open(path), conversation_id, owns_store=True, **kwargs)
+
+    @classmethod
+    def resume(cls, conversation_id: str, path: Path | str | None = None) -> StoreHistory:
+        """A stored conversation to continue (claude-agent-sdk's ``resume``).
+
+        Args:
+            conversation_id: Its id (the window's conversation, or one a script made).
+            path: The store (a database file or URL); default: the app's data folder.
+
+        Raises:
+            NotFoundError: No conversation has that id there (the store is closed again).
+        """
+        history = cls.open(conversation_id, path)
+        if history.store.get_conversation(conversation_id) is None:
+            history.close()
+            raise NotFoundError(f"No conversation {conversation_id!r} is stored in "
+                                f"{path or 'the app data folder'}.")
+        return history
+
+    def fork(self, message_id: str | None = None, *, title: str | None = None) -> StoreHistory:
+        """A new conversation holding this one's branch up to ``message_id`` (None: all of it).
+
+        claude-agent-sdk's ``fork_session``: the fork continues on its own, the
+        original is not changed. Settings, and each message's metadata, are
+        copied; the fork shares this one's store (closed with it).
+
+        Raises:
+            NotFoundError: This conversation, or the message in its branch, is not found.
+        """
+        if self.conversation_id is None:
+            raise NotFoundError("Nothing to fork: this session has no conversation yet.")
+        record = self.store.get_conversation(self.conversation_id)
+        if record is None:
+            raise NotFoundError(f"No conversation {self.conversation_id!r} is stored.")
+        path = self.store.active_path(self.conversation_id)
+        if message_id is not None:
+            ids = [r.id for r in path]
+            if message_id not in ids:
+                raise NotFoundError(f"Message {message_id!r} is not on the active branch of "
+                                    f"conversation {self.conversation_id!r}.")
+            path = path[:ids.index(message_id) + 1]
+        forked = self.store.create_conversation(title or f"{record.title} (fork)",
+                                                dict(record.settings))
+        parent: str | None = None
+        for message in path:
+            if message.status == "streaming":
+                continue
+            parent = self.store.add_message(forked.id, dict(message.message), parent,
+                                            dict(message.metadata or {}),
+                                            status=message.status).id
+        return StoreHistory(self.store, forked.id)
 
     def close(self) -> None:
         """Close the store if this session opened it."""

@@ -108,6 +108,22 @@ class FolderWriter:
 
         self._making(rel, write)
 
+    def copy_file(self, rel: str, source: int, mode: int, *, durable: bool = False) -> None:
+        """Make ``rel`` a regular file holding what the open file ``source`` holds.
+
+        As :meth:`write_file` (a temporary file renamed into place: all there
+        or not at all), but the bytes are copied from descriptor to descriptor
+        (``copy_file_range`` where the kernel has it), so a file of gigabytes
+        never sits in memory. ``source`` is read from its start.
+        """
+        def write(fd: int, name: str) -> None:
+            _install(fd, name, lambda temporary: _copied_file(fd, temporary, source, mode,
+                                                              durable))
+            if durable:
+                os.fsync(fd)
+
+        self._making(rel, write)
+
     def make_dir(self, rel: str, mode: int = 0o700) -> None:
         """Make ``rel`` a real folder: made with ``mode`` (less the umask) if missing.
 
@@ -356,6 +372,36 @@ def _new_file(fd: int, name: str, data: bytes, mode: int, durable: bool) -> None
             os.fsync(out)
     finally:
         os.close(out)
+
+
+def _copied_file(fd: int, name: str, source: int, mode: int, durable: bool) -> None:
+    out = os.open(name, _NEW_FILE_FLAGS, 0o600, dir_fd=fd)
+    try:
+        os.lseek(source, 0, os.SEEK_SET)
+        _copy_all(source, out)
+        os.fchmod(out, mode)
+        if durable:
+            os.fsync(out)
+    finally:
+        os.close(out)
+
+
+def _copy_all(source: int, out: int) -> None:
+    """Copy ``source`` to ``out`` from their positions to the end of ``source``."""
+    copy_range = getattr(os, "copy_file_range", None)
+    if copy_range is not None:
+        try:
+            while copy_range(source, out, 1 << 30):
+                pass
+            return
+        except OSError as exc:  # another file system, an old kernel: copy by hand
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            os.lseek(source, 0, os.SEEK_SET)
+            os.ftruncate(out, 0)
+            os.lseek(out, 0, os.SEEK_SET)
+    while chunk := os.read(source, 1 << 20):
+        _write_all(out, chunk)
 
 
 def _rewrite(fd: int, name: str, data: bytes, mode: int, durable: bool) -> bool:

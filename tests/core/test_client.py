@@ -9,6 +9,7 @@ from desktop_agent import (
     AgentOptions,
     AssistantMessage,
     Client,
+    ResultMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -41,9 +42,15 @@ def text_of(items):
 async def test_query_streams_assistant_messages(server, make_options):
     server.enqueue(script.text("Hello there, friend!"))
     messages = [m async for m in query("hi", make_options())]
-    assert all(isinstance(m, AssistantMessage) for m in messages)
-    assert len(messages) == 3
+    *streamed, result = messages
+    assert all(isinstance(m, AssistantMessage) for m in streamed)
+    assert len(streamed) == 3
     assert "".join(b.text for m in messages for b in m.content) == "Hello there, friend!"
+    # last, as claude-agent-sdk: how the query ended (no content for seed loops to read)
+    assert isinstance(result, ResultMessage) and result.content == []
+    assert (result.subtype, result.is_error, result.num_turns) == ("success", False, 1)
+    assert result.result == "Hello there, friend!" and result.stop_reason == "stop"
+    assert result.usage is not None and result.duration_ms >= result.duration_api_ms
     assert server.requests[0]["messages"] == [{"role": "user", "content": "hi"}]
     assert server.requests[0]["stream"] is True
 
@@ -72,7 +79,7 @@ async def test_query_also_streams_first_piece_early(server, make_options, gate):
     first = await asyncio.wait_for(stream.__anext__(), 5)
     assert first.content == [TextBlock("A")] and not gate.is_set()
     gate.set()
-    assert [m.content[0].text async for m in stream] == ["B"]
+    assert [m.content[0].text async for m in stream if m.content] == ["B"]
 
 
 async def test_usage_reported_per_turn(server, make_options):

@@ -4,6 +4,8 @@ Usage::
 
     python tests/e2e/screenshot_window.py [output_folder] [--dark]
     SCREENSHOT_ONLY=approval-diff python tests/e2e/screenshot_window.py ...  # that window only
+    SCREENSHOT_ONLY=command-preview python tests/e2e/screenshot_window.py ...  # previews only
+    SCREENSHOT_ONLY=subagents python tests/e2e/screenshot_window.py ...  # likewise
     SCREENSHOT_ONLY=context-window python tests/e2e/screenshot_window.py ...  # the window doctor
 
 Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
@@ -22,7 +24,12 @@ switched live (light to dark, or dark to light) with no restart, the settings
 dialogs, the folder menu with recent folders, and (in a
 second window with the built-in file tools) an ``edit_file`` approval with its
 diff on the inline card and in the Approvals dock, then the "Restore files…" menu
-under the message whose turn changed the file and the question it asks. It does
+under the message whose turn changed the file and the question it asks, (in a
+third window) a delegation to a subagent live on its card, its call asked in the
+Approvals dock, the card once it ended, and the permission-mode selector, and (in a
+fourth, with real bubblewrap on a real overlay) command previews: a small change,
+``rm -rf``, a 10,000-file install folded into folders, and *Preview* on an approval
+card. It does
 so in the light and the dark theme (``--light`` / ``--dark`` for one) at 1200×800
 and 1024×640, saving
 ``<theme>-<size>-NN-<moment>.png``.
@@ -563,6 +570,132 @@ async def play_approval_diff(app: Any, out: Path, prefix: str, size: tuple[int, 
     return saved
 
 
+REVIEWER_PROMPT = "You review code for real bugs only."
+
+
+def _write_reviewer_config() -> None:
+    """A subagent in the data folder's config.json, on a smaller model."""
+    import json
+
+    Path(os.environ["DESKTOP_AGENT_DATA_DIR"], "config.json").write_text(json.dumps({
+        "agents": {"reviewer": {
+            "description": "Reviews a file for bugs; use after changing code.",
+            "prompt": REVIEWER_PROMPT, "tools": ["read_file"],
+            "model": "qwen2.5-coder-1.5b"}}}))
+
+
+async def play_subagents(app: Any, out: Path, prefix: str, size: tuple[int, int]) -> list[Path]:
+    """A delegation to a subagent: its card live, its call asked in the dock, the card
+    once it ended; then the permission-mode selector in the header (open, plan, bypass).
+
+    A window of its own, with a subagent in config.json and a server that answers the
+    main agent and the subagent by their system prompts.
+    """
+    import threading
+
+    from desktop_agent.core.tooling.tools import tool
+    from desktop_agent.gui.transcript.tool_card import ToolCard
+    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer, script
+    from desktop_agent.testing.script import Gate, Script
+
+    _write_reviewer_config()
+
+    @tool("read_file", "Read a text file in the work folder", {"path": str}, read_only=True)
+    async def read_file(args: dict[str, Any]) -> str:
+        return APP_BEFORE
+
+    hold = threading.Event()
+    scripts: dict[str, list[Script]] = {
+        "main": [script.tool_calls([("delegate", {
+                     "agent": "reviewer", "prompt": "Review src/parser.py for bugs."})],
+                     text_before="I'll ask the reviewer to look at the parser."),
+                 script.text("The reviewer found one real bug: `parse_row()` splits quoted "
+                             "commas. Shall I fix it with the `csv` module?")],
+        "reviewer": [Script([*script.text("I'll read the parser first, then check how rows "
+                                          "are split.", pieces=12, delay=0.02).steps[:-2],
+                             Gate(hold, 60),
+                             *script.tool_calls([("read_file", {"path": "src/parser.py"})]
+                                                ).steps[1:]]),
+                     script.text("**One bug**: `parse_row()` uses `line.split(',')`, so a "
+                                 "quoted field with a comma is cut in two (src/parser.py, "
+                                 "line 2). `read_rows()` is fine.")],
+    }
+    lock = threading.Lock()
+
+    def respond(body: dict[str, Any]) -> Script:
+        system = str(body["messages"][0].get("content") or "")
+        with lock:
+            return scripts["reviewer" if REVIEWER_PROMPT in system else "main"].pop(0)
+
+    saved: list[Path] = []
+
+    def save(widget: Any, name: str) -> None:
+        app.processEvents()
+        path = out / f"{prefix}-{name}"
+        widget.grab().save(str(path))
+        saved.append(path)
+
+    with ScriptedServer() as server:
+        server.models = ["qwen2.5-7b-instruct", "qwen2.5-coder-1.5b"]
+        server.responder = respond
+        store = Store.open()
+        window = MainWindow(store, tools=ToolCatalog([read_file], include_builtin=False),
+                            approval_timeout=300.0, discover_on_start=False)
+        window.resize(*size)
+        window.show()
+        controller = window.new_conversation()
+        window.servers.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None,
+                                  32768)
+        tab = window.current_tab()
+
+        def delegation() -> Any:
+            tab.transcript.flush()
+            cards = [c for c in tab.findChildren(ToolCard) if c.tool_name == "delegate"]
+            return cards[-1] if cards else None
+
+        controller.send("Have the reviewer check src/parser.py.")
+        await _wait_for(lambda: delegation() is not None
+                        and delegation().subagent_view is not None
+                        and "rows" in delegation().subagent_view.run_view.toPlainText(),
+                        "the subagent writing on the delegation card")
+        await _pause(0.4)
+        save(window, "25-subagent-live.png")
+        hold.set()
+        await _wait_for(lambda: bool(window.approvals.pending()), "the subagent's approval")
+        await _pause(0.4)
+        save(window, "26-subagent-approval-dock.png")
+        window.approval_dock.allow_once()
+        await _wait_for(lambda: not controller.busy, "the delegating turn")
+        await _pause(0.4)
+        save(window, "27-subagent-done.png")
+        delegation().subagent_view.set_expanded(True)  # unfolded, as a click does
+        await _pause(0.3)
+        save(window, "27b-subagent-done-unfolded.png")
+
+        header = tab.header
+        header.mode_box.showPopup()
+        await _pause(0.4)
+        app.processEvents()
+        path = out / f"{prefix}-28-permission-mode-menu.png"
+        window.screen().grabWindow(0).copy(window.frameGeometry()).save(str(path))
+        saved.append(path)
+        header.mode_box.hidePopup()
+        controller.set_permission_mode("plan")
+        await _pause(0.2)
+        save(header, "28b-permission-mode-plan.png")
+        if not controller.set_permission_mode("bypassPermissions"):  # no working sandbox
+            print("bypassPermissions refused: no working sandbox here", file=sys.stderr)
+        await _pause(0.2)
+        save(header, "28c-permission-mode-bypass.png")
+        window.close()
+        await window.shutdown()
+        store.close()
+    return saved
+
+
 async def _restore_menu_shot(app: Any, window: Any, out: Path,
                              prefix: str) -> tuple[Path, Path]:
     """The "Restore files…" menu open under the message whose turn changed a file, then
@@ -596,6 +729,124 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path,
     tab.restore_question.grab().save(str(asked))
     tab.restore_question.reject()
     return path, asked
+
+
+PREVIEW_COMMANDS = (
+    ("30-preview-small-change",
+     "sed -i 's/greet/welcome/' src/app.py && printf 'welcome\\n' > CHANGELOG.md "
+     "&& echo renamed"),
+    ("31-preview-rm-rf", "rm -rf src && echo removed"),
+    ("32-preview-10000-files",
+     "python3 -c \"import os\n"
+     "for p in range(100):\n"
+     "    d = f'node_modules/pkg{p}/lib'\n"
+     "    os.makedirs(d)\n"
+     "    for f in range(100):\n"
+     "        open(f'{d}/m{f}.js', 'w').write('module.exports = %d;\\\\n' % f)\n\" "
+     "&& echo added 100 packages"),
+)
+
+
+async def play_command_previews(app: Any, out: Path, prefix: str,
+                                size: tuple[int, int]) -> list[Path]:
+    """Commands previewed on an overlay: the card with what each would change, Apply/Discard.
+
+    Real bubblewrap and a real overlay (as the app runs them): a small change,
+    ``rm -rf src``, and a 10,000-file install shown as folders with totals; then
+    a command waiting for approval with *Preview* on its card.
+    """
+    from desktop_agent.gui.window.main_window import MainWindow
+    from desktop_agent.session import workdir_path
+    from desktop_agent.session.tools.tool_catalog import ToolCatalog
+    from desktop_agent.store import Store
+    from desktop_agent.testing import ScriptedServer, script
+
+    saved: list[Path] = []
+    with ScriptedServer() as server:
+        server.models = ["qwen2.5-7b-instruct"]
+        store = Store.open()
+        window = MainWindow(store, tools=ToolCatalog(include_builtin=True, include_mcp=False),
+                            approval_timeout=300.0, discover_on_start=False)
+        window.resize(*size)
+        window.show()
+        controller = window.new_conversation()
+        window.servers.use_server(controller, server.base_url, "qwen2.5-7b-instruct", None,
+                                  32768)
+        controller.update_settings(tools=["bash"], confirm_tools=False,
+                                   command_preview="preview")
+        work = workdir_path(controller.conversation_id, controller.settings)
+        (work / "src").mkdir(parents=True, exist_ok=True)
+        (work / "src" / "app.py").write_text(APP_BEFORE.replace("parse_row", "greet"))
+        (work / "src" / "util.py").write_text("def util():\n    return 1\n")
+        tab = window.current_tab()
+        for name, command in PREVIEW_COMMANDS:
+            server.enqueue(script.tool_calls([("bash", {"command": command})]),
+                           script.text("Done."))
+            controller.send(f"Step {name[:2]}: run the command.")
+
+            def panel() -> Any:
+                return _bash_card_panel(tab)
+
+            await _wait_for(lambda: panel() is not None and panel().apply_button.isVisible(),
+                            f"the preview card of {name}", 180)
+            await _pause(1.0)  # the diff's colours arrive once its lexer has loaded
+            app.processEvents()
+            tab.transcript.scroll_to_end()
+            await _pause(0.3)
+            app.processEvents()
+            path = out / f"{prefix}-{name}.png"
+            window.grab().save(str(path))
+            saved.append(path)
+            if name.endswith("10000-files"):
+                tree = panel().tree
+                tree.topLevelItem(0).setExpanded(True)
+                tree.topLevelItem(0).child(0).setExpanded(True)
+                await _pause(0.3)
+                app.processEvents()
+                path = out / f"{prefix}-{name}-opened.png"
+                window.grab().save(str(path))
+                saved.append(path)
+                panel().discard_button.click()
+            else:
+                panel().apply_button.click()
+            await _wait_for(lambda: not controller.busy, f"the end of {name}", 180)
+        controller.update_settings(command_preview=None, confirm_tools=True)
+        server.enqueue(script.tool_calls([("bash", {"command": "make clean && make"})]),
+                       script.text("Built."))
+        controller.send("Rebuild the project.")
+        await _wait_for(lambda: bool(window.approvals.pending()), "the bash approval", 60)
+        def asking() -> bool:
+            card = _bash_card(tab)  # the new call's card, once it is shown
+            return card is not None and "make clean" in card.arguments_text \
+                and card.approval_panel is not None \
+                and card.approval_panel.preview_button.isVisible()
+
+        await _wait_for(asking, "Preview on the approval card", 60)
+        await _pause(0.5)
+        app.processEvents()
+        path = out / f"{prefix}-33-approval-with-preview.png"
+        window.grab().save(str(path))
+        saved.append(path)
+        window.close()
+        await window.shutdown()
+        store.close()
+    return saved
+
+
+def _bash_card(tab: Any) -> Any:
+    """The newest ``bash`` card of the tab's transcript (None: not shown yet)."""
+    view = tab.transcript
+    for key in reversed(view.item_keys()):
+        cards = getattr(view.item_widget(key), "_cards", {})
+        for card in reversed(list(cards.values())):
+            if card.tool_name == "bash":
+                return card
+    return None
+
+
+def _bash_card_panel(tab: Any) -> Any:
+    card = _bash_card(tab)
+    return None if card is None else card.preview_panel
 
 
 def _draw_chart(path: Path, width: int = 240, height: int = 140) -> None:
@@ -633,7 +884,7 @@ def main(argv: list[str]) -> int:
         for theme in themes:
             for width, height in SIZES:
                 subprocess.run([sys.executable, __file__, str(out), theme,
-                                f"{width}x{height}", "--one"], check=True, timeout=300)
+                                f"{width}x{height}", "--one"], check=True, timeout=1200)
     return 0
 
 
@@ -661,7 +912,8 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
         asyncio.set_event_loop(loop)
         prefix = f"{theme}-{size[0]}x{size[1]}"
         with loop, finalize_async_generators_on(loop):
-            only = os.environ.get("SCREENSHOT_ONLY")  # "approval-diff": just that window
+            # "approval-diff", "command-preview" or "context-window": just that window
+            only = os.environ.get("SCREENSHOT_ONLY")
             if only == "context-window":
                 from screenshot_context_window import play_context_window
 
@@ -670,8 +922,15 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
             else:
                 saved = [] if only else loop.run_until_complete(
                     asyncio.wait_for(play(app, out, prefix, size), 120))
-                saved += loop.run_until_complete(
-                    asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
+                if only in (None, "", "approval-diff"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_approval_diff(app, out, prefix, size), 60))
+                if only in (None, "", "command-preview"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_command_previews(app, out, prefix, size), 900))
+                if only in (None, "", "subagents"):
+                    saved += loop.run_until_complete(
+                        asyncio.wait_for(play_subagents(app, out, prefix, size), 60))
     for path in saved:
         print(path)
     return 0

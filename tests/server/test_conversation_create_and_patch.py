@@ -55,3 +55,24 @@ def test_a_patch_keeps_what_the_window_wrote_and_an_open_session_sees_it(
     settings_events = [e for e in api.events(cid) if e["type"] == "settings"]
     assert settings_events[-1]["data"] == {"changed": ["confirm_tools", "temperature"],
                                            "title_changed": True}
+
+
+def test_the_permission_mode_is_a_setting_and_bypass_needs_the_sandbox(
+        api: RunningApi, bubblewrap: None) -> None:
+    cid = api.create(sandbox="off")["id"]
+    refused = api.client.patch(f"/conversations/{cid}",
+                               json={"settings": {"permission_mode": "bypassPermissions"}})
+    assert refused.status_code == 422
+    assert "needs the command sandbox" in refused.json()["error"]
+    unknown = api.client.patch(f"/conversations/{cid}",
+                               json={"settings": {"permission_mode": "yolo"}})
+    assert unknown.status_code == 422 and "settings.permission_mode" in unknown.json()["error"]
+    planned = api.client.patch(f"/conversations/{cid}",
+                               json={"settings": {"permission_mode": "plan"}})
+    assert planned.status_code == 200 and planned.json()["settings"]["permission_mode"] == "plan"
+    fine = api.client.patch(f"/conversations/{cid}", json={"settings": {
+        "sandbox": "workdir", "permission_mode": "bypassPermissions"}})
+    assert fine.status_code == 200, fine.text
+    created = api.client.post("/conversations", json={"settings": {
+        "sandbox": "off", "permission_mode": "bypassPermissions"}})
+    assert created.status_code == 422 and created.json()["code"] == "permission_mode"

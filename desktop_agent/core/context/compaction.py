@@ -22,7 +22,7 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from desktop_agent.core import errors
@@ -73,9 +73,12 @@ class ContextKeeper:
         summary: The current summary, None when nothing was summarised.
         last: The last compaction, for front ends that ask after the turn.
         last_ms: How long the last compaction took, in milliseconds.
+        before_compact: Awaited with (history messages, estimated prompt tokens)
+            just before a compaction (the client runs its PreCompact hooks there).
     """
 
     def __init__(self) -> None:
+        self.before_compact: Callable[[int, int], Awaitable[None]] | None = None
         self.covered = 0
         self.summary: str | None = None
         self.last: CompactionBlock | None = None
@@ -123,6 +126,8 @@ class ContextKeeper:
         if before <= options.compaction_threshold * context and not self._force:
             return
         self._force = False
+        if self.before_compact is not None:
+            await self.before_compact(len(history), before)
         started = time.perf_counter()
         block = await self._compact(history, options, http, context, reserve, fixed, budget)
         view = self._view(history, options, budget)

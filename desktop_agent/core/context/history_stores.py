@@ -63,6 +63,26 @@ class MemoryHistory:
 MemorySession = MemoryHistory
 
 
+async def fork_history(source: HistoryStore, keep: int | None = None,
+                       into: HistoryStore | None = None) -> HistoryStore:
+    """A copy of ``source``'s conversation (its first ``keep`` messages) to go on with apart.
+
+    Works with any history store (claude-agent-sdk's ``fork_session``); the
+    app's store forks by message id with ``StoreHistory.fork``.
+
+    Args:
+        source: The conversation to fork.
+        keep: How many of its messages the fork starts with (None: all).
+        into: Where the fork lives (default: a new :class:`MemoryHistory`).
+    """
+    messages = [m for m in await source.load() if m.get("role") != "system"]
+    if keep is not None:
+        messages = messages[:max(0, keep)]
+    target: HistoryStore = into if into is not None else MemoryHistory()
+    await target.append(messages)
+    return target
+
+
 class SessionLink:
     """What of a Client's history its session already holds."""
 

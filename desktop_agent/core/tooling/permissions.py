@@ -9,6 +9,13 @@ and scripts):
 4. Anything else goes to ``can_use_tool`` when one is set; with no callback the
    tool runs (the SDK's plain auto mode).
 
+The agent's *permission mode* (claude-agent-sdk's four, :data:`PermissionMode`)
+then adjusts what the rules left, in :func:`apply_permission_mode`, the one
+place every path (window, REST, scripts, subagents) goes through: deny rules
+win in every mode; ``acceptEdits`` lets file edits in the working folder run
+unasked; ``plan`` refuses every tool that is not read-only; ``bypassPermissions``
+lets everything run, except a tool no sandbox holds, which is still asked.
+
 The callback answers with :class:`PermissionResultAllow` (optionally with
 edited input) or :class:`PermissionResultDeny` (the message goes to the model
 as the tool's error result). A callback that raises, returns something else, or
@@ -23,11 +30,20 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 log = logging.getLogger("desktop_agent.permissions")
 
 Decision = Literal["allow", "ask", "deny"]
+
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+"""How much runs without asking (claude-agent-sdk's names and meanings)."""
+PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
+#: The tool whose call is a plan waiting for approval (``plan`` mode offers it).
+EXIT_PLAN_TOOL = "exit_plan_mode"
+PLAN_MODE_REFUSAL = ("Plan mode: only read-only tools run now. Finish investigating, then "
+                     f"call {EXIT_PLAN_TOOL} with your plan; nothing changes until the person "
+                     "approves it.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +90,8 @@ class ToolPermissionContext:
         rule: The rule that asked, if one did.
         unsandboxed: The tool would run with the account's full rights (no OS
             sandbox): say so before approving, and never remember the approval.
+        agent: The subagent whose call this is (None: the main agent), so the
+            person sees who asks.
     """
 
     tool_use_id: str
@@ -82,6 +100,7 @@ class ToolPermissionContext:
     description: str = ""
     rule: PermissionRule | None = None
     unsandboxed: bool = False
+    agent: str | None = None
 
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext],
@@ -150,10 +169,44 @@ class PermissionRule:
 
 @dataclass(frozen=True, slots=True)
 class RuleVerdict:
-    """The outcome of evaluating rules: a decision and the rule behind it (if any)."""
+    """The outcome of evaluating rules: a decision and the rule behind it (if any).
+
+    ``reason`` says why a call is refused when no rule did (the permission mode).
+    """
 
     decision: Decision | None
     rule: PermissionRule | None = None
+    reason: str | None = None
+
+
+def apply_permission_mode(mode: PermissionMode, verdict: RuleVerdict, *, tool_name: str,
+                          read_only: bool, edits_files: bool,
+                          unsandboxed: bool) -> RuleVerdict:
+    """What the permission mode makes of the rules' verdict on one call.
+
+    Deny rules win in every mode. A plan waiting for approval
+    (:data:`EXIT_PLAN_TOOL`) is always asked: no rule or mode approves a plan
+    for the person. Otherwise:
+
+    * ``default``: the rules' verdict (unsettled calls go to the approver).
+    * ``acceptEdits``: a tool that edits files in the working folder runs
+      unless an ask rule names it; commands and the rest as ``default``.
+    * ``plan``: a tool that is not read-only is refused, whatever allows it.
+    * ``bypassPermissions``: every call runs, except one no sandbox holds
+      (still asked, as allow rules never run it unasked either).
+    """
+    if verdict.decision == "deny":
+        return verdict
+    if tool_name == EXIT_PLAN_TOOL:
+        return RuleVerdict("ask", verdict.rule) if mode == "plan" else RuleVerdict(
+            "deny", reason=f"{EXIT_PLAN_TOOL} is only for plan mode; the agent is not in it.")
+    if mode == "plan":
+        return verdict if read_only else RuleVerdict("deny", reason=PLAN_MODE_REFUSAL)
+    if mode == "acceptEdits" and edits_files and verdict.decision != "ask":
+        return RuleVerdict("allow", verdict.rule)
+    if mode == "bypassPermissions":
+        return RuleVerdict("ask" if unsandboxed else "allow", verdict.rule)
+    return verdict
 
 
 def evaluate_rules(

@@ -6,8 +6,11 @@ block while the round's calls run, so a front end can fill a progress bar on
 the tool card. The reporter travels in a context variable set for the call's
 task, so handlers need no extra parameter and nested helpers can report too.
 
-The same channel carries a running call's live output (:func:`report_output`:
-the ``bash`` tool's stdout and stderr as they come) and the person's request
+The same channel carries what a subagent run by the call does
+(:func:`report_subagent`: its blocks, wrapped in
+:class:`~desktop_agent.core.types.SubagentBlock`), a running call's live
+output (:func:`report_output`: the ``bash`` tool's stdout and stderr as they
+come) and the person's request
 to end just that call (:func:`stop_requested`, set by
 ``Client.stop_tool_call``). Output passes the one redaction of the
 conversation's secrets here, before it becomes a block: the tail of each
@@ -27,7 +30,9 @@ from typing import Any
 
 from desktop_agent.core.secret_forms import longest_form, safe_cut
 from desktop_agent.core.tooling.redaction import redact_values
-from desktop_agent.core.types import ToolProgressBlock
+from desktop_agent.core.types import SubagentBlock, ToolProgressBlock
+
+Report = ToolProgressBlock | SubagentBlock
 
 Reporter = Callable[[float, float | None, str | None], None]
 
@@ -62,6 +67,19 @@ def report_output(text: str, *, lines: int, elapsed: float) -> None:
         call.output(text, lines, elapsed)
 
 
+def report_subagent(block: SubagentBlock) -> None:
+    """Stream what a subagent running inside this call did (no-op outside a call)."""
+    call = _call.get()
+    if call is not None:
+        call.subagent(block)
+
+
+def running_call_id() -> str | None:
+    """The id of the tool call this task runs (None outside a call)."""
+    call = _call.get()
+    return None if call is None else call.tool_use_id
+
+
 def stop_requested() -> asyncio.Event | None:
     """The event set when the person asks to end just this call (None outside a call).
 
@@ -79,7 +97,7 @@ def stop_requested() -> asyncio.Event | None:
 class _RunningCall:
     """One call's side of the channel: its reports, its held-back output, its stop switch."""
 
-    def __init__(self, queue: asyncio.Queue[ToolProgressBlock], tool_use_id: str, name: str,
+    def __init__(self, queue: asyncio.Queue[Report], tool_use_id: str, name: str,
                  secrets: Sequence[str]) -> None:
         self._queue = queue
         self.tool_use_id = tool_use_id
@@ -101,6 +119,9 @@ class _RunningCall:
                                                  None if total is None else float(total),
                                                  message, self.name,
                                                  stoppable=self.stoppable))
+
+    def subagent(self, block: SubagentBlock) -> None:
+        self._queue.put_nowait(block)
 
     def output(self, text: str, lines: int, elapsed: float) -> None:
         self._lines, self._elapsed = lines, elapsed
@@ -130,7 +151,7 @@ class ProgressChannel:
     """Collects reports from one round's calls and yields them while the calls run."""
 
     def __init__(self) -> None:
-        self._queue: asyncio.Queue[ToolProgressBlock] = asyncio.Queue()
+        self._queue: asyncio.Queue[Report] = asyncio.Queue()
         self._calls: dict[str, _RunningCall] = {}
 
     def bind(self, tool_use_id: str, name: str, secrets: Sequence[str] = ()) -> None:
@@ -158,7 +179,7 @@ class ProgressChannel:
         if call is not None:
             call.release()
 
-    async def until_done(self, task: asyncio.Future[Any]) -> AsyncIterator[ToolProgressBlock]:
+    async def until_done(self, task: asyncio.Future[Any]) -> AsyncIterator[Report]:
         """Yield reports until ``task`` finishes (its result is left to the caller)."""
         while not task.done():
             getter = asyncio.ensure_future(self._queue.get())

@@ -17,11 +17,15 @@ from typing import Any
 
 from desktop_agent.core.errors import AgentError, ToolInputError
 from desktop_agent.core.tooling.hooks import (
+    HOOK_NOTIFICATION,
     HOOK_POST_TOOL_USE,
     HOOK_PRE_TOOL_USE,
+    NotificationEvent,
     PostToolUseEvent,
     PreToolUseEvent,
     run_hooks,
+    stamped,
+    tell_hooks,
 )
 from desktop_agent.core.tooling.output import ToolOutput, image_note
 from desktop_agent.core.tooling.permissions import (
@@ -30,6 +34,7 @@ from desktop_agent.core.tooling.permissions import (
     PermissionResultDefer,
     RuleVerdict,
     ToolPermissionContext,
+    apply_permission_mode,
     ask_callback,
     evaluate_rules,
 )
@@ -112,8 +117,8 @@ async def run_tool_call(call: ToolUseBlock, options: ToolingSettings,
                         "unknown", call.input)
     tool_input = dict(call.input)
 
-    decision = await run_hooks(options.hooks, HOOK_PRE_TOOL_USE,
-                               PreToolUseEvent(call.name, tool_input, call.id, history))
+    decision = await run_hooks(options.hooks, HOOK_PRE_TOOL_USE, stamped(
+        PreToolUseEvent(call.name, tool_input, call.id, history), options))
     if decision is not None:
         if not decision.continue_:
             reason = decision.reason or "blocked by a hook"
@@ -155,8 +160,8 @@ async def run_tool_call(call: ToolUseBlock, options: ToolingSettings,
         if progress is not None:
             progress.finished(call.id)
 
-    post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, PostToolUseEvent(
-        call.name, tool_input, call.id, content, is_error, history))
+    post = await run_hooks(options.hooks, HOOK_POST_TOOL_USE, stamped(PostToolUseEvent(
+        call.name, tool_input, call.id, content, is_error, history), options))
     if post is not None and not post.continue_:
         reason = post.reason or "withheld by a hook"
         return _failure(call, f"The result of {call.name} was withheld: {reason}", settled_by,
@@ -177,14 +182,17 @@ async def _settle_permission(call: ToolUseBlock, tool: Tool, tool_input: dict[st
     verdict = evaluate_rules(
         options.permission_rules, call.name, tool_input, read_only=tool.read_only,
         allowed_tools=options.allowed_tools, disallowed_tools=options.disallowed_tools)
+    verdict = apply_permission_mode(options.permission_mode, verdict, tool_name=call.name,
+                                    read_only=tool.read_only, edits_files=tool.edits_files,
+                                    unsandboxed=tool.unsandboxed)
     settled_by = "rule"
     if verdict.decision == "allow" and tool.unsandboxed and options.can_use_tool is not None:
         # No sandbox holds this call: an allow rule may not run it unasked.
         verdict = RuleVerdict("ask", verdict.rule)
     if verdict.decision == "deny":
-        return _failure(call, f"The call to {call.name} is not allowed by a permission rule "
-                        f"({verdict.rule.tool if verdict.rule else call.name}).", "denied",
-                        tool_input)
+        return _failure(call, verdict.reason or (
+            f"The call to {call.name} is not allowed by a permission rule "
+            f"({verdict.rule.tool if verdict.rule else call.name})."), "denied", tool_input)
     if verdict.decision == "allow":
         return tool_input, settled_by
     if answer is None and options.can_use_tool is None:
@@ -197,7 +205,11 @@ async def _settle_permission(call: ToolUseBlock, tool: Tool, tool_input: dict[st
         context = ToolPermissionContext(
             tool_use_id=call.id, read_only=tool.read_only, source=tool.source,
             description=tool.description, rule=verdict.rule,
-            unsandboxed=tool.unsandboxed)
+            unsandboxed=tool.unsandboxed, agent=options.agent_name)
+        who = f"The subagent {options.agent_name!r}" if options.agent_name else "The agent"
+        await tell_hooks(options.hooks, HOOK_NOTIFICATION, stamped(NotificationEvent(
+            f"{who} needs your permission to use {call.name}", "Approval needed", call.name,
+            call.id), options))
         given = await ask_callback(options.can_use_tool, call.name, tool_input, context,
                                    options.approval_timeout)
     if isinstance(given, PermissionResultDefer):

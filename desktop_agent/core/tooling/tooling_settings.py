@@ -21,7 +21,11 @@ if TYPE_CHECKING:
         ElicitationCallback,
         SamplingCallback,
     )
-    from desktop_agent.core.tooling.permissions import CanUseTool, PermissionRule
+    from desktop_agent.core.tooling.permissions import (
+        CanUseTool,
+        PermissionMode,
+        PermissionRule,
+    )
     from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.core.types import ToolUseBlock
 
@@ -31,6 +35,24 @@ BeforeToolRound = Callable[[Sequence["ToolUseBlock"]], Awaitable[None]]
 """Told a round's calls before any runs (see ``AgentOptions.before_tool_round``)."""
 RefreshTools = Callable[[], Awaitable["Sequence[Tool] | None"]]
 """Asked before each request: a new tool list, or None (see ``AgentOptions.refresh_tools``)."""
+
+
+class FileCheckpointer(Protocol):
+    """Records the agent's folder before tool rounds and puts it back on request.
+
+    ``desktop_agent.workspace.file_checkpoints.FileCheckpoints`` is one
+    (``AgentOptions.file_checkpoints``; claude-agent-sdk's
+    ``enable_file_checkpointing``). Turns are the Client's query numbers.
+    """
+
+    async def before_round(self, turn: int, calls: Sequence[Any]) -> None:
+        """Record the folder before a round of ``turn`` runs."""
+
+    async def end_turn(self, turn: int) -> Any:
+        """Record what ``turn`` changed."""
+
+    def rewind(self, turn: int, *, force: bool = False) -> Any:
+        """Put back what ``turn`` and later turns changed."""
 
 
 class ToolingSettings(WireSettings, Protocol):
@@ -89,3 +111,15 @@ class ToolingSettings(WireSettings, Protocol):
 
     @property
     def sampling_limit(self) -> int: ...
+
+    @property
+    def permission_mode(self) -> PermissionMode: ...
+
+    @property
+    def agent_name(self) -> str | None: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def cwd(self) -> str | None: ...

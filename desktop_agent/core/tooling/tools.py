@@ -304,6 +304,9 @@ class Tool:
         unsandboxed: True when the tool runs commands with the account's full
             rights (no OS sandbox here): approvers warn the person, and rules
             and remembered approvals never let it run unasked.
+        edits_files: True when the tool only creates or changes files in the
+            working folder (the built-in ``write_file`` and ``edit_file``): the
+            ``acceptEdits`` permission mode runs it without asking.
     """
 
     name: str
@@ -315,6 +318,7 @@ class Tool:
     timeout: float | None = None
     kwargs_handler: bool = False
     unsandboxed: bool = False
+    edits_files: bool = False
     _validator: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -377,6 +381,7 @@ def tool(
     *,
     read_only: bool = False,
     timeout: float | None = None,
+    edits_files: bool = False,
 ) -> Any:
     """Decorate a function as a :class:`Tool`.
 
@@ -399,6 +404,7 @@ def tool(
                 read_only=read_only,
                 timeout=timeout,
                 kwargs_handler=True,
+                edits_files=edits_files,
             )
         schema = convert_schema(input_schema)
         return Tool(
@@ -409,6 +415,7 @@ def tool(
             read_only=read_only,
             timeout=timeout,
             kwargs_handler=_takes_kwargs(func, schema),
+            edits_files=edits_files,
         )
 
     if callable(name):

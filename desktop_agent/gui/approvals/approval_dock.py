@@ -356,7 +356,9 @@ class ApprovalDock(QDockWidget):
         facts = [f for f in (request.source, "read-only" if request.read_only else None) if f]
         source = f" <span style='color:gray'>({_escape(' · '.join(facts))})</span>" \
             if facts else ""
-        self._title.setText(f"<b>{_escape(request.tool_name)}</b>{source}")
+        asker = (f" <span style='color:gray'>— asked by the subagent "
+                 f"“{_escape(request.agent)}”</span>" if request.agent else "")
+        self._title.setText(f"<b>{_escape(request.tool_name)}</b>{source}{asker}")
         self._conversation.set_full_text(f"Conversation: {request.conversation_title}")
         self._description.setText(request.description)
         self._description.setVisible(bool(request.description))
@@ -380,8 +382,12 @@ class ApprovalDock(QDockWidget):
             widget.setEnabled(pending)
         self.dismiss_button.setVisible(not pending)
         self._unsandboxed.setVisible(request.unsandboxed)
-        for button in (self.allow_conversation_button, self.allow_always_button):
-            button.setVisible(request.can_remember)
+        plan = request.is_plan
+        self.allow_button.setText("&Approve plan" if plan else "&Allow once")
+        self.allow_conversation_button.setText(
+            "Approve, accept &edits" if plan else "Allow for this &conversation")
+        self.allow_conversation_button.setVisible(request.can_remember or plan)
+        self.allow_always_button.setVisible(request.can_remember and not plan)
         self._fit_to_room()
         self._update_countdown()
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from desktop_agent.session import ApprovalAnswer, ApprovalChoice
+from desktop_agent.session import EXIT_PLAN_TOOL, ApprovalAnswer, ApprovalChoice
 
 if TYPE_CHECKING:
     from desktop_agent.session import ChangePreview
@@ -62,9 +62,11 @@ class ApprovalRequest:
         preview: For ``write_file``/``edit_file``: the session's ChangePreview (the
             diff the call would make, or why it would fail).
         previewer: Works out the preview again for edited arguments (None: not offered).
+        agent: The subagent whose call it is (None: the conversation's own agent).
         edited_input: The person's edit of the arguments, not yet answered (None:
             the model's run). One for the request, whether made on its card or in
             the dock: an answer in either place runs it.
+        can_preview: A command that may run on an overlay first (*Preview* on its card).
     """
 
     conversation_id: str
@@ -79,7 +81,9 @@ class ApprovalRequest:
     unsandboxed: bool = False
     preview: ChangePreview | None = None
     previewer: Callable[[dict[str, Any]], Awaitable[ChangePreview | None]] | None = None
+    agent: str | None = None
     edited_input: dict[str, Any] | None = None
+    can_preview: bool = False
     number: int = field(default_factory=lambda: next(_ids))
     created: float = field(default_factory=time.monotonic)
     state: RequestState = RequestState.PENDING
@@ -95,6 +99,11 @@ class ApprovalRequest:
     def can_remember(self) -> bool:
         """Whether "allow for this conversation" and "always allow" may be offered."""
         return not self.unsandboxed
+
+    @property
+    def is_plan(self) -> bool:
+        """Whether this is a plan handed in from plan mode (approving it switches the mode)."""
+        return self.tool_name == EXIT_PLAN_TOOL
 
     @property
     def pending(self) -> bool:

@@ -49,7 +49,8 @@ class DockAsker:
             tool_name=question.tool_name, tool_input=dict(question.tool_input),
             tool_use_id=context.tool_use_id, description=context.description,
             source=context.source, read_only=context.read_only, timeout=question.timeout,
-            unsandboxed=context.unsandboxed, preview=question.preview)
+            unsandboxed=context.unsandboxed, preview=question.preview,
+            can_preview=question.can_preview, agent=context.agent)
         previewer = self._previewer
         if question.preview is not None and previewer is not None:
             name = question.tool_name

@@ -33,7 +33,8 @@ def card_prompt(request: ApprovalRequest) -> ApprovalPrompt:
     return ApprovalPrompt(deadline=request.deadline, can_remember=request.can_remember,
                           unsandboxed=request.unsandboxed,
                           arguments=json.dumps(shown, indent=2, ensure_ascii=False),
-                          edited=edited)
+                          edited=edited, can_preview=request.can_preview,
+                          plan=request.is_plan, agent=request.agent)
 
 
 class CardEdits(QObject):

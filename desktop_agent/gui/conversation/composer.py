@@ -47,6 +47,8 @@ class Composer(QPlainTextEdit):
     Signals:
         submitted(): The person pressed Enter.
         stop_requested(): The person pressed Esc.
+        mode_cycle_requested(): The person pressed Shift+Tab: the next permission
+            mode, as in Claude Code (focus moves back with the header's controls).
 
     Attributes:
         completing: Returns whether a completion list (``@`` files) is open; its
@@ -55,6 +57,7 @@ class Composer(QPlainTextEdit):
 
     submitted = Signal()
     stop_requested = Signal()
+    mode_cycle_requested = Signal()
     # A class default: Qt calls event() while the widget is still being built.
     completing: Callable[[], bool] = staticmethod(_no_list)
 
@@ -84,6 +87,11 @@ class Composer(QPlainTextEdit):
                 and event.key() in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)):
             event.ignore()
             return False
+        if (event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_Backtab):
+            self.mode_cycle_requested.emit()
+            event.accept()
+            return True
         return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -119,12 +127,14 @@ class ComposerBox(QFrame):
     Signals:
         send_requested(): Send was clicked or Enter pressed.
         stop_requested(): Stop was clicked or Esc pressed.
+        mode_cycle_requested(): Shift+Tab in the text: the next permission mode.
         files_added(list): Paths (str) chosen with the paperclip or dropped.
         attachment_removed(int): The chip at this index was closed.
     """
 
     send_requested = Signal()
     stop_requested = Signal()
+    mode_cycle_requested = Signal()
     files_added = Signal(list)
     attachment_removed = Signal(int)
 
@@ -154,6 +164,7 @@ class ComposerBox(QFrame):
         self.text = Composer()
         self.text.submitted.connect(self.send_requested)
         self.text.stop_requested.connect(self.stop_requested)
+        self.text.mode_cycle_requested.connect(self.mode_cycle_requested)
         self.text.installEventFilter(self)
         self.send_button = _round_button("sendButton", "arrow-up", "Send (Enter)", accent_text)
         self.send_button.clicked.connect(self.send_requested)

@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest
 from desktop_agent.gui.approvals.dock_asker import DockAsker
+from desktop_agent.gui.conversation.command_preview_actions import CommandPreviewActions
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.folder_undo_actions import FolderUndoActions
 from desktop_agent.gui.conversation.turn_figures import LiveRate, TurnFigures
@@ -57,6 +58,7 @@ from desktop_agent.session import (
     SessionEvent,
     SettingsChanged,
     StateChanged,
+    SubagentReported,
     TextDelta,
     ThinkingDelta,
     TitleChanged,
@@ -75,6 +77,8 @@ from desktop_agent.session import (
     context_after_reply,
     context_when_opened,
     conversation_allowed_tools,
+    next_permission_mode,
+    permission_mode_of,
     picture_urls,
     plan_of,
     runs_locally,
@@ -106,6 +110,7 @@ class ConversationController(QObject):
     Attributes:
         undo: Undo this turn, Restore files and Files changed (its ``files_changed``
             signal tells when a turn changed files).
+        previews: Command previews (its ``preview_changed`` signal updates their cards).
 
     Signals:
         title_changed(str): The conversation's title changed.
@@ -124,6 +129,8 @@ class ConversationController(QObject):
         tool_input_changed(str, object): id, the input the call ran with (edited
             in the approval dock); the card shows it instead of the model's.
         tool_progress(str, str): id, how far the running call is ("running… 2/3").
+        subagent_step(object): A delegation's subagent did something (a ``SubagentReported``,
+            keyed by the delegation call's ``tool_use_id``).
         tool_output(str, str, int, float, bool): id, what the running command printed
             since the last report, lines so far, seconds so far, whether it can be stopped.
         tool_error(str, object): text, tool use id or None.
@@ -167,6 +174,7 @@ class ConversationController(QObject):
     tool_input_changed = Signal(str, object)
     tool_progress = Signal(str, str)
     tool_output = Signal(str, str, int, float, bool)
+    subagent_step = Signal(object)
     tool_settled = Signal(str, object)
     tool_error = Signal(str, object)
     tool_change = Signal(str, object)
@@ -205,6 +213,7 @@ class ConversationController(QObject):
         self.session = ConversationSession(store, record.id, env, self._asker, owner="window")
         self.session.subscribe(self._on_event)
         self.undo = FolderUndoActions(self.session, store, self)
+        self.previews = CommandPreviewActions(self.session, approval_timeout, self)
         self._transcript_open = False
         self._busy_shown = False
         self._shown_next: str | None = None
@@ -326,6 +335,30 @@ class ConversationController(QObject):
     def update_settings(self, **changes: Any) -> None:
         """Change settings by key (None removes one); takes effect from the next turn."""
         self.session.update_settings(**changes)
+
+    def set_permission_mode(self, mode: str) -> bool:
+        """Use ``mode`` from the next tool call on; a refusal is told, not raised.
+
+        ``bypassPermissions`` without an active sandbox is refused with the reason
+        (:class:`~desktop_agent.session.PermissionModeError`), shown as a notice;
+        the header then shows the mode still in force.
+        """
+        from desktop_agent.session import SettingsError
+
+        try:
+            self.session.update_settings(permission_mode=mode)
+        except SettingsError as exc:
+            self.notice.emit(str(exc))
+            self.settings_changed.emit(self.settings)  # the selector goes back
+            return False
+        client = self.session.client
+        if client is not None and self.session.busy:
+            client.set_permission_mode(permission_mode_of(self.session.settings))
+        return True
+
+    def cycle_permission_mode(self) -> None:
+        """Shift+Tab: the next of Claude Code's modes (never bypass: that is chosen on purpose)."""
+        self.set_permission_mode(next_permission_mode(permission_mode_of(self.settings)))
 
     def set_server(self, base_url: str, model: str, *, api_key_name: str | None = None,
                    context_length: int | None = None, vision: bool | None = None) -> None:
@@ -459,6 +492,7 @@ class ConversationController(QObject):
             if task is not None:
                 task.cancel()
         await self.undo.cancel_all()
+        await self.previews.cancel_all()
         await self.session.close()
 
     # -- session events -> signals -------------------------------------------------
@@ -575,6 +609,8 @@ class ConversationController(QObject):
                                   event.stoppable)
         elif isinstance(event, ToolProgressReported):
             self.tool_progress.emit(event.tool_use_id, progress_text(event))
+        elif isinstance(event, SubagentReported):
+            self.subagent_step.emit(event)
         elif isinstance(event, ToolErrorReported):
             self.tool_error.emit(event.error, event.tool_use_id)
         elif isinstance(event, SamplingAsked | ElicitationAsked | ServerQuestionSettled):

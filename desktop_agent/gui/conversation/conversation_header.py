@@ -1,11 +1,13 @@
-"""The bar at the top of a conversation: model, working folder, sandbox, network.
+"""The bar at the top of a conversation: model, permission mode, working folder, sandbox, network.
 
 A small "AGENTS.md" mark beside the folder says when the folder's project
 instructions go into the system prompt (the settings dialog says what they
 cost and switches them off).
 
-Why here and not in a dialog: these four decide what the model is and what its
-commands may touch, so they stay in sight while the person reads. The header
+Why here and not in a dialog: these decide what the model is, what runs without
+asking and what its commands may touch, so they stay in sight while the person
+reads. ``bypassPermissions`` is drawn in the danger colour: everything runs
+unasked. The header
 only shows settings and reports choices through signals; the window applies
 them to the conversation.
 """
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.icons import icon, set_icon
+from desktop_agent.session import PERMISSION_MODE_DETAILS, PERMISSION_MODE_LABELS
 
 #: Sandbox levels (the settings' ``sandbox`` values) and how the header names them.
 SANDBOX_LABELS = {
@@ -42,6 +45,11 @@ SANDBOX_TIPS = {
     "off": "Commands run with your account's full rights. Every command asks first and is "
            "never remembered.",
 }
+
+
+#: The icon beside each permission mode in the selector.
+_MODE_ICONS = {"default": "shield", "acceptEdits": "pencil", "plan": "search",
+               "bypassPermissions": "shield-alert"}
 
 
 def short_path(path: Path) -> str:
@@ -93,6 +101,19 @@ class ElidingToolButton(QToolButton):
         self.setText(self.fontMetrics().elidedText(self._full, self._mode, room))
 
 
+class ShrinkingComboBox(QComboBox):
+    """A combo box that may get narrower than its text when the header has no room.
+
+    Why: the header must fit a 1024-pixel window with the approval dock open; the
+    label is then cut (Qt elides it) and the tooltip still says the whole of it.
+    """
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for the icon and the arrow (the icon alone still tells the choices apart)."""
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), self.iconSize().width() + 36), hint.height())
+
+
 class ConversationHeader(QWidget):
     """Model switcher, working folder chooser, sandbox level and network switch.
 
@@ -102,6 +123,8 @@ class ConversationHeader(QWidget):
         rediscover_requested(): "Search for servers again" was chosen.
         folder_chosen(str): The person picked a working folder.
         sandbox_chosen(str): A sandbox level (``workdir``, ``read_only``, ``off``).
+        permission_mode_chosen(str): A permission mode (``default``, ``acceptEdits``,
+            ``plan``, ``bypassPermissions``).
         network_toggled(bool): Whether commands may use the network.
         instructions_clicked(): The project-instructions mark was clicked (the
             window opens the conversation's settings, where the switch is).
@@ -112,6 +135,7 @@ class ConversationHeader(QWidget):
     rediscover_requested = Signal()
     folder_chosen = Signal(str)
     sandbox_chosen = Signal(str)
+    permission_mode_chosen = Signal(str)
     network_toggled = Signal(bool)
     instructions_clicked = Signal()
 
@@ -131,6 +155,17 @@ class ConversationHeader(QWidget):
         self.model_menu = QMenu(self.model_button)
         self.model_button.setMenu(self.model_menu)
         layout.addWidget(self.model_button)
+
+        self.mode_box = ShrinkingComboBox()
+        self.mode_box.setObjectName("permissionMode")
+        self.mode_box.setAccessibleName("Permission mode")
+        for mode, label in PERMISSION_MODE_LABELS.items():
+            self.mode_box.addItem(icon(_MODE_ICONS[mode]), label, mode)
+            self.mode_box.setItemData(self.mode_box.count() - 1, PERMISSION_MODE_DETAILS[mode],
+                                      Qt.ItemDataRole.ToolTipRole)
+        self.mode_box.activated.connect(
+            lambda i: self.permission_mode_chosen.emit(str(self.mode_box.itemData(i))))
+        layout.addWidget(self.mode_box)
         layout.addStretch(1)
 
         self.folder_button = ElidingToolButton(Qt.TextElideMode.ElideMiddle, 300)
@@ -154,7 +189,7 @@ class ConversationHeader(QWidget):
         self.instructions_mark.hide()
         layout.addWidget(self.instructions_mark)
 
-        self.sandbox_box = QComboBox()
+        self.sandbox_box = ShrinkingComboBox()
         self.sandbox_box.setObjectName("sandboxLevel")
         self.sandbox_box.setAccessibleName("Sandbox level")
         for level, label in SANDBOX_LABELS.items():
@@ -200,6 +235,7 @@ class ConversationHeader(QWidget):
             self.folder_button.setToolTip(
                 f"Working folder: {folder}\nTools read and write here. Click to choose "
                 "another folder or a recent one.")
+        self.show_permission_mode(str(settings.get("permission_mode") or "default"))
         level = settings.get("sandbox", "workdir")
         index = max(0, self.sandbox_box.findData(level))
         self.sandbox_box.setCurrentIndex(index)
@@ -218,6 +254,21 @@ class ConversationHeader(QWidget):
         if unsandboxed:
             set_icon(self.network_button, "wifi")
             self.network_button.setText("Network on")
+
+    def show_permission_mode(self, mode: str) -> None:
+        """Select ``mode``; ``bypassPermissions`` in the danger colour (everything runs unasked)."""
+        index = self.mode_box.findData(mode)
+        if index < 0:
+            index = self.mode_box.findData("default")
+            mode = "default"
+        self.mode_box.setCurrentIndex(index)
+        self.mode_box.setToolTip(f"{PERMISSION_MODE_DETAILS[mode]}\nShift+Tab in the message "
+                                 "box switches between the first three.")
+        dangerous = mode == "bypassPermissions"
+        if self.mode_box.property("danger") != dangerous:
+            self.mode_box.setProperty("danger", dangerous)
+            self.mode_box.style().unpolish(self.mode_box)
+            self.mode_box.style().polish(self.mode_box)
 
     def show_instructions(self, found: Any) -> None:
         """Show whether the folder's ``AGENTS.md`` goes into the prompt (a ProjectInstructions).

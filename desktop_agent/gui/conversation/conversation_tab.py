@@ -340,10 +340,11 @@ class ConversationTab(QWidget):
         request = self._requests.get(tool_use_id)
         if request is None or self._approvals is None:
             return False
-        choice_made = ApprovalChoice(choice)
+        previewed = choice == "preview"  # allowed once, run on an overlay first
+        choice_made = ApprovalChoice.ALLOW_ONCE if previewed else ApprovalChoice(choice)
         # The person's edit, made on the card or in the dock, is what Allow runs.
         edited = request.edited_input if choice_made is not ApprovalChoice.DENY else None
-        decision = ApprovalDecision(choice_made, reason, edited)
+        decision = ApprovalDecision(choice_made, reason, edited, preview=previewed)
         if not request.can_remember and decision.choice in (
                 ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
             return False
@@ -370,6 +371,7 @@ class ConversationTab(QWidget):
         c.tool_settled.connect(t.settle_tool_call)
         c.tool_progress.connect(t.set_tool_status)
         c.tool_output.connect(t.add_tool_output)
+        c.subagent_step.connect(t.add_subagent_step)
         c.tool_error.connect(lambda text, tid: t.add_tool_error(text, tool_use_id=tid))
         c.compacted.connect(t.add_compaction_marker)
         c.prompt_cut.connect(t.add_reply_note)
@@ -399,6 +401,8 @@ class ConversationTab(QWidget):
         t.approval_answered.connect(self.answer_on_card)
         t.approval_arguments_edited.connect(self._card_edits.edit)
         t.tool_stop_requested.connect(self._stop_tool_call)
+        t.preview_decided.connect(c.previews.decide)
+        c.previews.preview_changed.connect(t.set_command_preview)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
         c.busy_changed.connect(self._on_busy_for_undo)

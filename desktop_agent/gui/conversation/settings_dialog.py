@@ -33,7 +33,9 @@ from PySide6.QtWidgets import (
 
 from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.gui.conversation.command_limits_box import CommandLimitsBox
+from desktop_agent.gui.conversation.command_preview_box import CommandPreviewBox
 from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
+from desktop_agent.gui.conversation.hooks_box import HooksBox
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.session import (
     RULES_KEY,
@@ -168,11 +170,15 @@ class ConversationSettingsDialog(QDialog):
         probe_row.addWidget(self.test_model_button)
         tools_layout.addLayout(probe_row)
         layout.addWidget(tools)
+        self.commands_box = CommandPreviewBox(settings)
+        layout.addWidget(self.commands_box)
         self.limits_box = CommandLimitsBox(settings)
         layout.addWidget(self.limits_box)
         self.context_box = ContextSettingsBox(settings, schema_costs,
                                               instructions=instructions)
         layout.addWidget(self.context_box)
+        self.hooks_box = HooksBox()
+        layout.addWidget(self.hooks_box)
 
         remembered = QGroupBox("Remembered approvals")
         r_layout = QVBoxLayout(remembered)
@@ -285,6 +291,7 @@ class ConversationSettingsDialog(QDialog):
             "constrained_tool_calls": self.constrained.currentData(),
             "project_instructions": self.context_box.instructions_setting(),
             **self.limits_box.changes(),
+            **self.commands_box.changes(),
         }
 
     def show_context_window(self, window: Any) -> None:

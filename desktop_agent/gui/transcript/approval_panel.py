@@ -37,6 +37,8 @@ ALLOW_ONCE = "allow_once"
 ALLOW_CONVERSATION = "allow_conversation"
 ALLOW_ALWAYS = "allow_always"
 DENY = "deny"
+#: Allow once, on an overlay first: its changes wait for Apply or Discard.
+PREVIEW = "preview"
 
 
 @dataclass(frozen=True)
@@ -47,16 +49,23 @@ class ApprovalPrompt:
         deadline: ``time.monotonic()`` at which the call is denied (None: never).
         can_remember: Whether "for this conversation" and "always" are offered.
         unsandboxed: The call would run with the account's full rights.
+        plan: The call hands in a plan from plan mode: the answers approve it
+            (asking before edits, or accepting them) instead of allowing a tool.
+        agent: The subagent that asks (None: the conversation's own agent).
         arguments: The arguments Allow runs, as JSON: the model's, or the
             person's edit (on this card or in the dock).
         edited: Whether ``arguments`` are an edit (the editor then opens with them).
+        can_preview: A command that may run on an overlay first (*Preview*).
     """
 
     deadline: float | None = None
     can_remember: bool = True
     unsandboxed: bool = False
+    plan: bool = False
+    agent: str | None = None
     arguments: str = ""
     edited: bool = False
+    can_preview: bool = False
 
 
 def parsed_arguments(text: str) -> tuple[dict[str, object] | None, str]:
@@ -80,8 +89,12 @@ def format_countdown(seconds: float) -> str:
 class ApprovalPanel(QWidget):
     """Countdown, optional unsandboxed warning, argument editor, reason field and four answers.
 
+    A command that can be previewed gets a fifth, *Preview*: run it on a copy
+    of the working folder first and decide on what it changed.
+
     Signals:
-        answered(str, str): choice (``allow_once``... ``deny``) and the deny reason.
+        answered(str, str): choice (``allow_once``... ``deny``, ``preview``) and the
+            deny reason.
         arguments_edited(str): the edited arguments, as JSON, each time they are valid.
     """
 
@@ -103,6 +116,10 @@ class ApprovalPanel(QWidget):
         set_text_color(self.warning, theme.error_text)
         self.warning.setVisible(prompt.unsandboxed)
         layout.addWidget(self.warning)
+        self.asker = QLabel(f"Asked by the subagent “{prompt.agent}”" if prompt.agent else "")
+        self.asker.setObjectName("approvalAgent")
+        self.asker.setVisible(prompt.agent is not None)
+        layout.addWidget(self.asker)
 
         self.countdown = QLabel()
         self.countdown.setObjectName("approvalCountdown")
@@ -152,9 +169,16 @@ class ApprovalPanel(QWidget):
         self.reason.returnPressed.connect(lambda: self._answer(DENY))
         layout.addWidget(self.reason)
 
-        self.allow_button = self._button("Allow once", ALLOW_ONCE, "primary")
-        self.allow_conversation_button = self._button("Allow for this conversation",
-                                                      ALLOW_CONVERSATION)
+        plan = prompt.plan
+        self.allow_button = self._button("Approve plan" if plan else "Allow once", ALLOW_ONCE,
+                                         "primary")
+        self.preview_button = self._button("Preview", PREVIEW)
+        self.preview_button.setToolTip("Run it on a copy of the working folder first: you see "
+                                       "what it would change, then Apply or Discard.")
+        self.preview_button.setVisible(prompt.can_preview and not plan)
+        self.allow_conversation_button = self._button(
+            "Approve, accept edits" if plan else "Allow for this conversation",
+            ALLOW_CONVERSATION)
         self.allow_always_button = self._button("Always allow", ALLOW_ALWAYS)
         self.deny_button = self._button("Deny", DENY, "danger")
         # One row where the card is wide enough; on a narrow card (a small window with
@@ -165,19 +189,23 @@ class ApprovalPanel(QWidget):
         self._second_row = QHBoxLayout()
         self._second_row.setSpacing(6)
         self._first_row.addWidget(self.allow_button)
+        if prompt.can_preview:
+            self._first_row.addWidget(self.preview_button)
         self._first_row.addStretch(1)
         self._first_row.addWidget(self.deny_button)
         self._second_row.addStretch(1)
         self._two_rows: bool | None = None
-        self.allow_conversation_button.setVisible(prompt.can_remember)
-        self.allow_always_button.setVisible(prompt.can_remember)
+        self.allow_conversation_button.setVisible(prompt.can_remember or plan)
+        self.allow_always_button.setVisible(prompt.can_remember and not plan)
         layout.addLayout(self._first_row)
         layout.addLayout(self._second_row)
         self._arrange(two_rows=False)
         # Set, so the layout does not raise it to the one-row width: a narrow card
         # gets two rows instead of buttons cut off at its edge.
+        preview_width = self.preview_button.sizeHint().width() if prompt.can_preview else 0
         self.setMinimumWidth(max(
-            self.allow_button.sizeHint().width() + self.deny_button.sizeHint().width(),
+            self.allow_button.sizeHint().width() + self.deny_button.sizeHint().width()
+            + preview_width,
             self.allow_conversation_button.sizeHint().width()
             + self.allow_always_button.sizeHint().width()) + 3 * self._first_row.spacing())
 
@@ -226,6 +254,8 @@ class ApprovalPanel(QWidget):
     def _one_row_width(self) -> int:
         """The width the four answers need side by side."""
         buttons = [self.allow_button, self.deny_button]
+        if self._prompt.can_preview:
+            buttons.append(self.preview_button)
         if self._prompt.can_remember:
             buttons += [self.allow_conversation_button, self.allow_always_button]
         spacing = self._first_row.spacing()
@@ -243,7 +273,8 @@ class ApprovalPanel(QWidget):
             for index, button in enumerate(remembering):
                 self._second_row.insertWidget(index, button)
         else:
-            for index, button in enumerate(remembering, start=1):
+            start = 2 if self._prompt.can_preview else 1
+            for index, button in enumerate(remembering, start=start):
                 self._first_row.insertWidget(index, button)
 
     def resizeEvent(self, event: QResizeEvent) -> None:

@@ -75,6 +75,8 @@ class AssistantMessageWidget(QWidget):
         approval_answered(str, str, str): tool use id, choice, reason (on a card).
         approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
+        preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
+            the reason for the model (a command preview's buttons).
         branch_requested(str, int): item key and -1/+1 (another version of the answer).
     """
 
@@ -85,6 +87,7 @@ class AssistantMessageWidget(QWidget):
     approval_answered = Signal(str, str, str)
     approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
+    preview_decided = Signal(str, str, str)
 
     def __init__(
         self,
@@ -357,6 +360,7 @@ class AssistantMessageWidget(QWidget):
         card.approval_answered.connect(self.approval_answered.emit)
         card.approval_arguments_edited.connect(self.approval_arguments_edited.emit)
         card.stop_requested.connect(self.tool_stop_requested.emit)
+        card.preview_decided.connect(self.preview_decided.emit)
         self._cards[part.tool_use_id] = card
         self._card_parts.append((part, card))
         card.settled_seen = part.settled
@@ -367,6 +371,8 @@ class AssistantMessageWidget(QWidget):
         if part.preview is not None and part.result is None:
             card.set_preview(*part.preview)
         card.set_change(part.change)
+        card.set_command_preview(part.command_preview)
+        card.set_subagent(part.subagent)
         if part.result is not None:
             card.set_result(part.result, part.is_error)
             card.set_live(part.live)  # "10,001 lines · 6.2 s" stays when the card is made again
@@ -388,6 +394,7 @@ class AssistantMessageWidget(QWidget):
             card.show_approval(part.approval if part.result is None else None)
             if part.preview is not None and part.result is None:
                 card.set_preview(*part.preview)
+            card.set_subagent(part.subagent)  # a delegation's subagent, as it works
             if part.result is not None:
                 card.set_live(part.live)  # the last report may have come in this frame
                 card.set_result(part.result, part.is_error)
@@ -403,6 +410,8 @@ class AssistantMessageWidget(QWidget):
                 still_waiting.append((part, card))
         self._waiting_cards = still_waiting
         for part, card in self._card_parts:
+            if part.command_preview is not None:
+                card.set_command_preview(part.command_preview)
             if card.settled_seen != part.settled and part.result is not None:
                 # Its stored result changed after it was shown (the turn's end reconciled
                 # it with what the model was sent): show it as the store has it.

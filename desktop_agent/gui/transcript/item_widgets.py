@@ -66,6 +66,10 @@ class ItemSignals(Protocol):
     def tool_stop_requested(self) -> SignalInstance:
         """Stop was clicked on a running command's card."""
 
+    @property
+    def preview_decided(self) -> SignalInstance:
+        """Apply, Apply anyway or Discard was clicked on a command preview."""
+
 
 class ItemWidgets:
     """Makes item widgets inside ``column``, their clicks forwarded to ``view``'s signals.
@@ -119,6 +123,7 @@ class ItemWidgets:
         answer.approval_answered.connect(view.approval_answered.emit)
         answer.approval_arguments_edited.connect(view.approval_arguments_edited.emit)
         answer.tool_stop_requested.connect(view.tool_stop_requested.emit)
+        answer.preview_decided.connect(view.preview_decided.emit)
         answer.branch_requested.connect(view.branch_requested.emit)
         answer.set_regenerate_visible(regenerate)
         return answer

@@ -10,9 +10,13 @@ ever reads new text.
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from desktop_agent.session import SubagentReported
 
 #: Characters of live output an item keeps (the card shows the newest lines of them).
 LIVE_TAIL_CHARS = 16_000
@@ -148,6 +152,107 @@ class LiveOutput:
         return list(self.pieces)[len(self.pieces) - new:] if new else []
 
 
+#: Steps a subagent card keeps (its newest; the answer itself is the call's result).
+SUBAGENT_STEPS_KEPT = 200
+
+
+@dataclass
+class SubagentRun:
+    """A subagent run under a delegation call: what it wrote and called, and its figures.
+
+    Built from the session's ``SubagentReported`` steps as they come, or from the
+    record kept with the delegation's stored result. ``steps`` hold ``("text",
+    piece)``, ``("call", "name(arguments)")`` and ``("result", call id, outcome)``
+    lines in order; ``revision`` counts changes, so the card redraws only on news.
+    """
+
+    agent: str
+    agent_id: str = ""
+    model: str | None = None
+    steps: list[list[str]] = field(default_factory=list)
+    calls: dict[str, int] = field(default_factory=dict)  # call id -> its step's index
+    requests: int = 0
+    tokens: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    finished: bool = False
+    revision: int = 0
+
+    def apply(self, event: SubagentReported) -> None:
+        """One ``SubagentReported`` step."""
+        step = event.step
+        if step == "started":
+            self.model = event.model
+        elif step == "text":
+            if self.steps and self.steps[-1][0] == "text":
+                self.steps[-1][1] += event.text
+            else:
+                self._add(["text", event.text])
+        elif step == "tool_call":
+            self.calls[str(event.call_id)] = len(self.steps)
+            self._add(["call", _call_line(event.name, event.input), "running…"])
+        elif step in ("tool_result", "tool_error"):
+            index = self.calls.get(str(event.call_id))
+            if index is not None and index < len(self.steps):
+                self.steps[index][2] = "failed" if event.is_error else "done"
+        elif step == "finished":
+            self.model = event.model or self.model
+            self.requests, self.tokens = event.requests, event.tokens
+            self.seconds, self.error, self.finished = event.seconds, event.error, True
+        self.revision += 1
+
+    def _add(self, step: list[str]) -> None:
+        self.steps.append(step)
+        if len(self.steps) > SUBAGENT_STEPS_KEPT:
+            del self.steps[0]
+            self.calls = {k: v - 1 for k, v in self.calls.items() if v > 0}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> SubagentRun:
+        """The run as the store kept it with the delegation's result."""
+        run = cls(str(record.get("agent") or "subagent"), str(record.get("agent_id") or ""),
+                  record.get("model"), requests=int(record.get("requests") or 0),
+                  tokens=record.get("tokens"), seconds=float(record.get("seconds") or 0.0),
+                  error=record.get("error"), finished=True)
+        for call in record.get("calls") or []:
+            run.steps.append(["call", _call_line(call.get("name"), call.get("input")),
+                              "failed" if call.get("is_error") else "done"])
+        if record.get("text"):
+            run.steps.append(["text", str(record["text"])])
+        return run
+
+
+def _call_line(name: Any, arguments: Any) -> str:
+    shown = json.dumps(arguments, ensure_ascii=False) if arguments else ""
+    if len(shown) > 120:
+        shown = shown[:117] + "…"
+    return f"{name}({shown})"
+
+
+@dataclass
+class CommandPreviewState:
+    """A command preview on its card: what it would change, and where the decision stands.
+
+    Attributes:
+        card: The session's ``PreviewCard`` (output, counts, diffs, tree).
+        status: ``waiting`` (Apply / Discard offered), ``applying``, ``conflict``
+            (files changed meanwhile: named, *Apply anyway* offered), ``applied``,
+            ``discarded`` or ``failed`` (stopped part way).
+        message: The verdict, or the conflict or failure in words.
+        deadline: ``time.monotonic()`` at which it is discarded unasked (None: never).
+    """
+
+    card: Any
+    status: str = "waiting"
+    message: str | None = None
+    deadline: float | None = None
+
+    @property
+    def deciding(self) -> bool:
+        """Whether Apply and Discard are offered."""
+        return self.status in ("waiting", "conflict")
+
+
 @dataclass
 class ToolCallPart:
     """A tool call and, once known, its result or error."""
@@ -168,6 +273,8 @@ class ToolCallPart:
     edited: bool = False  # it ran with input edited at approval (shown instead of the model's)
     stopped_line: str | None = None  # the loop guard's "Stopped: ..." that left it unrun
     settled: int = 0  # times its stored result was applied (a card shows the latest)
+    command_preview: CommandPreviewState | None = None  # a command run on an overlay
+    subagent: SubagentRun | None = None  # the run a delegation call started
 
 
 @dataclass

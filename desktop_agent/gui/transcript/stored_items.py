@@ -29,6 +29,7 @@ from desktop_agent.gui.transcript.items import (
     ErrorItem,
     LiveOutput,
     ReplyNotePart,
+    SubagentRun,
     TextRun,
     ToolCallPart,
     ToolErrorPart,
@@ -94,6 +95,20 @@ def prompt_cut_note(stored: Any) -> str | None:
             or not isinstance(stored.get("sent"), int):
         return None
     return PromptCutBlock(stored["kept"], stored["sent"], stored["kept"]).message
+
+
+def _settle_stored_call(turn: AssistantItem | None, part: ToolCallPart, message: dict[str, Any],
+                        metadata: dict[str, Any]) -> None:
+    """A stored result on its call's part, with what was shown beside it live."""
+    part.source = metadata.get("source") or part.source
+    settle_part(part, tool_call_state(message, metadata))
+    run = metadata.get("subagent")
+    if isinstance(run, dict):  # a delegation: the subagent's run, as it ended
+        part.subagent = SubagentRun.from_record(run)
+    stop_line = part.stopped_line
+    if turn is not None and stop_line and not any(
+            isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):
+        turn.parts.append(ToolErrorPart(stop_line))  # as the loop guard said it live
 
 
 def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[TranscriptItem]:
@@ -166,12 +181,7 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
                     items.append(turn)
                 turn.parts.append(ToolErrorPart(f"Result for an unknown call: {result}"))
                 continue
-            part.source = metadata.get("source") or part.source
-            settle_part(part, tool_call_state(message, metadata))
-            stop_line = part.stopped_line
-            if turn is not None and stop_line and not any(
-                    isinstance(p, ToolErrorPart) and p.text == stop_line for p in turn.parts):
-                turn.parts.append(ToolErrorPart(stop_line))  # as the loop guard said it live
+            _settle_stored_call(turn, part, message, metadata)
         else:
             continue  # system prompts and unknown roles are not shown
         if metadata.get("error"):

@@ -26,9 +26,12 @@ from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.command_preview_panel import CommandPreviewPanel
     from desktop_agent.gui.transcript.diff_view import DiffView
+    from desktop_agent.gui.transcript.items import CommandPreviewState, SubagentRun
     from desktop_agent.gui.transcript.live_output_view import LiveOutputView
     from desktop_agent.gui.transcript.picture_strip import PictureStrip
+    from desktop_agent.gui.transcript.subagent_panel import SubagentPanel
     from desktop_agent.workspace.diffs import FileDiff
 
 #: Output beyond this many characters is cut in the card (the model got all of it).
@@ -52,17 +55,23 @@ class ToolCard(CollapsibleSection):
     While a command runs, :meth:`set_live` shows its newest output under the
     header (in sight while the card is folded) with Stop; the result replaces it.
 
+    A command run on an overlay shows what it would change, with Apply and
+    Discard, under the header (:meth:`set_command_preview`).
+
     Signals:
         toggled(bool): the details were shown or hidden (from CollapsibleSection).
         approval_answered(str, str, str): tool use id, choice, deny reason.
         approval_arguments_edited(str, str): tool use id, the arguments as edited
             on the card (JSON, each time they are valid).
         stop_requested(str): tool use id: Stop was clicked on the live output.
+        preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
+            the reason for the model.
     """
 
     approval_answered = Signal(str, str, str)
     approval_arguments_edited = Signal(str, str)
     stop_requested = Signal(str)
+    preview_decided = Signal(str, str, str)
 
     def __init__(
         self,
@@ -129,6 +138,9 @@ class ToolCard(CollapsibleSection):
         self.approval_panel: ApprovalPanel | None = None
         self._expanded_before_asking = False
         self.live_view: LiveOutputView | None = None
+        self.preview_panel: CommandPreviewPanel | None = None
+        self._expanded_before_preview: bool | None = None  # set while a preview waits
+        self.subagent_view: SubagentPanel | None = None
         self._live_note = ""  # "10,001 lines · 6.2 s" once a command with live output ended
         self._set_status("running…")
 
@@ -175,6 +187,37 @@ class ToolCard(CollapsibleSection):
         assert card_layout is not None
         card_layout.addWidget(self.change_section)
 
+    def set_command_preview(self, state: CommandPreviewState | None) -> None:
+        """Show what a previewed command would change, and where the decision stands."""
+        if state is None:
+            return
+        if self.preview_panel is None:
+            # Imported by the first preview (none in an idle window).
+            from desktop_agent.gui.transcript.command_preview_panel import CommandPreviewPanel
+
+            self.preview_panel = CommandPreviewPanel(self._theme, self._scheduler, self)
+            self.preview_panel.decided.connect(
+                lambda action, reason: self.preview_decided.emit(self.tool_use_id, action,
+                                                                 reason))
+            card_layout = self.layout()
+            assert card_layout is not None
+            card_layout.addWidget(self.preview_panel)
+        self.preview_panel.show_state(state)
+        if self.live_view is not None:  # the command ended: its output is in the panel
+            self.live_view.hide()
+        if state.deciding:
+            if self._expanded_before_preview is None:
+                # Opened, as a card that asks is: the command in sight while deciding on it.
+                self._expanded_before_preview = self.expanded
+                self.set_expanded(True)
+            self.set_panel_colors(self._theme.card_background, self._theme.accent)
+            self._set_status("waiting for Apply or Discard")
+        else:
+            if self._expanded_before_preview is not None:  # decided: folds back as it was
+                self.set_expanded(self._expanded_before_preview)
+                self._expanded_before_preview = None
+            self.set_panel_colors(self._theme.card_background, self._theme.border)
+
     def show_approval(self, prompt: ApprovalPrompt | None) -> None:
         """Ask on the card (``prompt``) or stop asking (None)."""
         if prompt is None:
@@ -217,6 +260,8 @@ class ToolCard(CollapsibleSection):
         from desktop_agent.gui.transcript.live_output_view import LiveOutputView, figures_text
 
         self._live_note = figures_text(live)
+        if self.preview_panel is not None and self.output_text is None:
+            return  # the command ended and waits for Apply or Discard: no Stop to offer
         if self.output_text is not None:  # e.g. a card made again after a theme change
             self._set_status(self._status)
             return
@@ -228,6 +273,21 @@ class ToolCard(CollapsibleSection):
             assert card_layout is not None
             card_layout.addWidget(self.live_view)
         self.live_view.show_output(live)
+
+    def set_subagent(self, run: SubagentRun | None) -> None:
+        """Show the subagent a delegation call runs (live), under the header."""
+        if run is None:
+            return
+        if self.subagent_view is None:
+            # Imported by the first delegation (none in an idle window).
+            from desktop_agent.gui.transcript.subagent_panel import SubagentPanel
+
+            self.subagent_view = SubagentPanel(run, self._theme, self)
+            card_layout = self.layout()
+            assert card_layout is not None
+            card_layout.addWidget(self.subagent_view)
+            return
+        self.subagent_view.show_run(run)
 
     def set_result(self, content: str, is_error: bool = False) -> None:
         """Fill the output; an error result marks the card as failed."""

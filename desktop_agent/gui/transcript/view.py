@@ -56,6 +56,7 @@ from desktop_agent.gui.transcript.items import (
     ErrorItem,
     LiveOutput,
     ReplyNotePart,
+    SubagentRun,
     ToolCallPart,
     ToolErrorPart,
     TranscriptItem,
@@ -66,9 +67,10 @@ from desktop_agent.gui.transcript.scroll_pager import ScrollPager
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.stored_items import settle_part
 from desktop_agent.gui.transcript.theme import TranscriptTheme
-from desktop_agent.session import ToolCallState
+from desktop_agent.session import SubagentReported, ToolCallState
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.items import CommandPreviewState
     from desktop_agent.workspace.diffs import FileDiff
 
 log = logging.getLogger("desktop_agent.gui.transcript")
@@ -89,6 +91,8 @@ class TranscriptView(QScrollArea):
         approval_answered(str, str, str): tool use id, choice, reason, from a card.
         approval_arguments_edited(str, str): tool use id, arguments edited on a card (JSON).
         tool_stop_requested(str): tool use id: Stop on a running command's card.
+        preview_decided(str, str, str): tool use id, ``apply``/``apply_anyway``/``discard``,
+            the reason for the model: a command preview's buttons.
         branch_requested(str, int): message key and -1/+1: show another version of it.
         restore_requested(str, bool): message key, and whether to go back to it as well:
             put the files back as they were before that message.
@@ -100,6 +104,7 @@ class TranscriptView(QScrollArea):
     approval_answered = Signal(str, str, str)
     approval_arguments_edited = Signal(str, str)
     tool_stop_requested = Signal(str)
+    preview_decided = Signal(str, str, str)
 
     retry_requested = Signal()
     edit_requested = Signal(str, str)
@@ -228,6 +233,18 @@ class TranscriptView(QScrollArea):
         item.revision += 1
         self._book.mark_dirty(item)
 
+    def add_subagent_step(self, event: SubagentReported) -> None:
+        """A delegation's subagent did something (a ``SubagentReported``): show it on its card."""
+        found = self._book.find_tool_call(event.tool_use_id)
+        if found is None:
+            return
+        item, part = found
+        if part.subagent is None:
+            part.subagent = SubagentRun(event.agent, event.agent_id)
+        part.subagent.apply(event)
+        item.revision += 1
+        self._book.mark_dirty(item)
+
     def mark_tool_stopping(self, tool_use_id: str) -> None:
         """Say on the card that Stop was asked (until the command's result comes)."""
         found = self._book.find_tool_call(tool_use_id)
@@ -245,6 +262,10 @@ class TranscriptView(QScrollArea):
                          problem: str | None = None) -> None:
         """Show on the card what a file-changing call would do (or why it would fail)."""
         self._book.update_tool_call(tool_use_id, preview=(diff, problem))
+
+    def set_command_preview(self, tool_use_id: str, state: CommandPreviewState) -> bool:
+        """Show on a ``bash`` card what its command would change (False: no such card)."""
+        return self._book.update_tool_call(tool_use_id, command_preview=state)
 
     def set_tool_change(self, tool_use_id: str, diff: FileDiff) -> None:
         """Keep on the card (folded) the diff of what the call changed."""

@@ -552,6 +552,15 @@ class MainWindow(QMainWindow):
         self._track(asyncio.ensure_future(tell_mode()))
         wire_model_test(dialog, controller, self.store, self._track)
 
+        async def tell_previews() -> None:  # a trial preview the first time: off the GUI thread
+            from desktop_agent.session import preview_status
+
+            status = await asyncio.to_thread(preview_status, controller.settings)
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.commands_box.show_status(status)
+
+        self._track(asyncio.ensure_future(tell_previews()))
+
         async def tell_window() -> None:  # asks the model's server too
             from desktop_agent.session import context_window_for
 

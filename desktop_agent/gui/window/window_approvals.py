@@ -81,14 +81,21 @@ class ApprovalRouting:
             self._dock.hide()
 
     def on_approval_requested(self, request: ApprovalRequest) -> None:
-        """A request in the visible tab is answered on its card; elsewhere the queue shows."""
+        """A request in the visible tab is answered on its card; elsewhere the queue shows.
+
+        A subagent's call has no card of its own (its delegation card shows the run),
+        so it is asked in the dock, which says which subagent asks.
+        """
         current = self._tabs.current_controller()
-        if current is None or current.conversation_id != request.conversation_id:
+        if current is None or current.conversation_id != request.conversation_id \
+                or request.agent is not None:
             self._dock.show()
             self._dock.raise_()
+            asker = (f"The subagent “{request.agent}” of “{request.conversation_title}”"
+                     if request.agent else f"“{request.conversation_title}”")
             self._status.showMessage(
-                f"“{request.conversation_title}” asks to run {request.tool_name}: "
-                "see Approvals (Ctrl+Shift+A).", 10000)
+                f"{asker} asks to run {request.tool_name}: see Approvals (Ctrl+Shift+A).",
+                10000)
         self._notify(request.conversation_title, request.tool_name)
 
     def _back_to_typing(self) -> None:

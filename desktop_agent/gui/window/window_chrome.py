@@ -84,7 +84,10 @@ class WindowChrome:
         self._sandbox_task: asyncio.Future[None] | None = None
 
     def wire_header(self, tab: ConversationTab) -> None:
-        """Make a tab's header choices (model, folder, sandbox, network) its settings."""
+        """Make a tab's header choices (model, mode, folder, sandbox, network) its settings.
+
+        Shift+Tab in the message box steps the permission mode too (as in Claude Code).
+        """
         controller = tab.controller
         header = tab.header
         servers = self._servers
@@ -95,13 +98,26 @@ class WindowChrome:
         header.folder_chosen.connect(  # by its real path: the working-folder rule pins it
             lambda path: controller.update_settings(workdir=os.path.realpath(path)))
         header.folder_chosen.connect(self.remember_folder)
-        header.sandbox_chosen.connect(lambda level: controller.update_settings(sandbox=level))
+        header.sandbox_chosen.connect(lambda level: self._change(tab, sandbox=level))
+        header.permission_mode_chosen.connect(controller.set_permission_mode)
+        tab.composer_box.mode_cycle_requested.connect(controller.cycle_permission_mode)
         header.network_toggled.connect(lambda on: controller.update_settings(network=on))
         controller.settings_changed.connect(lambda _s: self.show_header(tab))
         # AGENTS.md may have changed during a turn: the next turn reads it again, so look again
         controller.busy_changed.connect(lambda busy: None if busy else self.show_header(tab))
         header.set_servers(self._catalog.servers)
         self.show_header(tab)
+
+    @staticmethod
+    def _change(tab: ConversationTab, **changes: Any) -> None:
+        """Change settings from the header; a refusal (a sandbox bypass needs) is told."""
+        from desktop_agent.session import SettingsError
+
+        try:
+            tab.controller.update_settings(**changes)
+        except SettingsError as exc:
+            tab.controller.notice.emit(str(exc))
+            tab.header.show_settings(tab.controller.settings, None)
 
     def show_header(self, tab: ConversationTab) -> None:
         """Show a conversation's settings in its header."""

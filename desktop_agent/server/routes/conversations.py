@@ -31,6 +31,7 @@ from desktop_agent.server.message_content import refuse_if_blind, stored_content
 from desktop_agent.session import (
     LOCAL_SERVER,
     BadWorkdirError,
+    PermissionModeError,
     SettingsError,
     UnknownToolError,
     asks_before_tools,
@@ -84,6 +85,8 @@ def check_settings(svc: AppServices, settings: dict[str, Any],
         raise ApiError(422, "unknown_tool", str(exc)) from exc
     except BadWorkdirError as exc:
         raise ApiError(422, "bad_workdir", str(exc)) from exc
+    except PermissionModeError as exc:
+        raise ApiError(422, "permission_mode", str(exc)) from exc
 
 
 def message_out(record: Any) -> MessageOut:

@@ -122,7 +122,8 @@ async def approve_call(conversation_id: str, tool_use_id: str, body: ApproveRequ
                        svc: AppServices = Depends(services)) -> ApprovalDecision:  # noqa: B008
     """Let a waiting call run, optionally with edited input."""
     runner = await runner_for(svc, conversation_id)
-    if not await runner.approve(tool_use_id, body.input if body is not None else None):
+    if not await runner.approve(tool_use_id, body.input if body is not None else None,
+                                body.preview if body is not None else False):
         raise ApiError(404, "not_found", f"No tool call {tool_use_id!r} is waiting for approval.")
     return ApprovalDecision(tool_use_id=tool_use_id, decision="approved")
 

@@ -4,7 +4,12 @@ The core settles a call by rules first (deny beats ask beats allow, the rules
 of ``config.json`` and of the conversation). What is left comes here, and the
 same policy applies whichever front end shows the question:
 
-1. A call no OS sandbox would hold is always asked, and never remembered.
+1. A call no OS sandbox would hold is always asked, and never remembered; so
+   is a plan handed in from plan mode (``exit_plan_mode``): approving it is
+   the person's to do. "Allow once" approves it and switches the conversation
+   to ``default``; "Allow for this conversation" (shown as *Approve, accept
+   edits*) to ``acceptEdits``; an approval with ``{"mode": ...}`` in the edited
+   input (REST) to that mode.
 2. With confirmation off (``confirm_tools`` false) it runs.
 3. Approvals remembered since the turn began (allowed for this conversation,
    "always allow" rules) let it run.
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.config import always_allow_rule
 from desktop_agent.core.tooling.permissions import (
+    EXIT_PLAN_TOOL,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -76,11 +82,14 @@ class ApprovalAnswer:
         choice: Which answer was given.
         reason: For a deny: why, sent to the model (may be empty).
         updated_input: Edited arguments, or None when they were not changed.
+        preview: Run the allowed command on an overlay first (*Preview*): its
+            changes wait for Apply or Discard (only where the question offers it).
     """
 
     choice: ApprovalChoice
     reason: str = ""
     updated_input: dict[str, Any] | None = None
+    preview: bool = False
 
     @property
     def allowed(self) -> bool:
@@ -100,6 +109,8 @@ class ToolCallQuestion:
         timeout: Seconds before the call is denied (None: never).
         preview: For a built-in ``write_file``/``edit_file`` call: the change it would
             make, as a diff against the file on disk when the question was asked.
+        can_preview: For a built-in ``bash`` call: it may be answered *Preview* (run
+            on an overlay, its changes shown before they reach the folder).
     """
 
     conversation_id: str
@@ -108,6 +119,7 @@ class ToolCallQuestion:
     context: ToolPermissionContext
     timeout: float | None
     preview: ChangePreview | None = None
+    can_preview: bool = False
 
     @property
     def can_remember(self) -> bool:
@@ -126,8 +138,20 @@ Previewer = Callable[[str, dict[str, Any]], Awaitable["ChangePreview | None"]]
 """Works out what a call would change in a file (None: not a file-changing call)."""
 
 
+Notify = Callable[[str, str, "str | None"], Awaitable[None]]
+"""Told ``(tool name, tool use id, subagent)`` when a person is about to be asked."""
+
+
 BeforeRun = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 """Told ``(tool use id, tool name, input that will run)`` when an asked call is allowed."""
+
+
+Previewable = Callable[[str, ToolPermissionContext], Awaitable[bool]]
+"""Whether a call may be answered *Preview* (a built-in bash call, where previews work)."""
+
+
+async def _never(_name: str, _context: ToolPermissionContext) -> bool:
+    return False
 
 
 async def _no_preview(_name: str, _input: dict[str, Any]) -> ChangePreview | None:
@@ -160,6 +184,12 @@ class ApprovalBroker:
         before_run: Awaited when a person allowed a call, with the input that will
             run (edited or not): the session reads the file the call writes again, so
             the diff it keeps follows an edited path and a file changed while asking.
+        previewable: Whether a call may be answered *Preview*.
+        run_as_preview: Told the id of a call a person allowed with *Preview*.
+        set_permission_mode: Saves the mode an approved plan switches the
+            conversation to.
+        notify: Awaited with (tool name, call id, subagent or None) when a person is
+            about to be asked: the session tells its Notification hooks.
     """
 
     def __init__(self, conversation_id: str, ask: Asker, *,
@@ -169,7 +199,11 @@ class ApprovalBroker:
                  on_settled: Callable[[str, dict[str, Any]], None] = lambda _i, _r: None,
                  on_problem: Callable[[str], None] = lambda _text: None,
                  preview: Previewer = _no_preview,
-                 before_run: BeforeRun = _nothing_before_run) -> None:
+                 before_run: BeforeRun = _nothing_before_run,
+                 previewable: Previewable = _never,
+                 run_as_preview: Callable[[str], None] = lambda _call: None,
+                 set_permission_mode: Callable[[str], None] = lambda _mode: None,
+                 notify: Notify | None = None) -> None:
         self.conversation_id = conversation_id
         self._ask = ask
         self._settings = settings
@@ -180,6 +214,10 @@ class ApprovalBroker:
         self._on_problem = on_problem
         self._preview = preview
         self._before_run = before_run
+        self._previewable = previewable
+        self._run_as_preview = run_as_preview
+        self._set_permission_mode = set_permission_mode
+        self._notify = notify
         self._decisions: dict[str, dict[str, Any]] = {}
 
     def decision_of(self, tool_use_id: str) -> dict[str, Any] | None:
@@ -199,7 +237,7 @@ class ApprovalBroker:
                        context: ToolPermissionContext) -> PermissionResult:
         """The ``can_use_tool`` callback."""
         call_id = context.tool_use_id
-        if context.unsandboxed:
+        if context.unsandboxed or tool_name == EXIT_PLAN_TOOL:
             return await self._question(tool_name, tool_input, context)
         settings = self._settings()
         if not asks_before_tools(settings):
@@ -221,9 +259,12 @@ class ApprovalBroker:
                         context: ToolPermissionContext) -> PermissionResult:
         preview = await self._preview(tool_name, tool_input) \
             if context.source in (None, "builtin") else None
+        can_preview = await self._previewable(tool_name, context)
         question = ToolCallQuestion(self.conversation_id, tool_name, dict(tool_input), context,
-                                    self.timeout, preview)
+                                    self.timeout, preview, can_preview)
         call_id = context.tool_use_id
+        if self._notify is not None:
+            await self._notify(tool_name, call_id, context.agent)
         try:
             answer = await asyncio.wait_for(self._ask(question), self.timeout)
         except TimeoutError:
@@ -246,6 +287,8 @@ class ApprovalBroker:
     def _apply(self, answer: ApprovalAnswer, question: ToolCallQuestion) -> PermissionResult:
         tool_name, call_id = question.tool_name, question.context.tool_use_id
         choice = answer.choice
+        if tool_name == EXIT_PLAN_TOOL and answer.allowed:
+            return self._plan_approved(answer, question)
         if not question.can_remember and choice in (ApprovalChoice.ALLOW_CONVERSATION,
                                                     ApprovalChoice.ALLOW_ALWAYS):
             log.info("not remembering an approval of unsandboxed %s", tool_name)
@@ -259,11 +302,16 @@ class ApprovalBroker:
             edited = None
         if answer.reason:
             extra["reason"] = answer.reason
+        previewed = answer.preview and question.can_preview and choice is not ApprovalChoice.DENY
+        if previewed:
+            extra["preview"] = True
         record = self._record(call_id, Decision(choice.value), **extra)
         if choice is ApprovalChoice.DENY:
             reason = answer.reason or "no reason given"
             return PermissionResultDeny(
                 message=f"The user denied this call to {tool_name}: {reason}")
+        if previewed:
+            self._run_as_preview(call_id)
         if choice is ApprovalChoice.ALLOW_CONVERSATION:
             self._allow_in_conversation(tool_name)
         elif choice is ApprovalChoice.ALLOW_ALWAYS:
@@ -276,3 +324,22 @@ class ApprovalBroker:
             else:
                 log.info("%s is now always allowed", tool_name)
         return PermissionResultAllow(updated_input=edited)
+
+    def _plan_approved(self, answer: ApprovalAnswer,
+                       question: ToolCallQuestion) -> PermissionResult:
+        """A plan approved: the conversation leaves plan mode for the mode chosen."""
+        asked = (answer.updated_input or {}).get("mode")
+        if answer.choice in (ApprovalChoice.ALLOW_CONVERSATION, ApprovalChoice.ALLOW_ALWAYS):
+            mode = "acceptEdits"
+        else:
+            mode = asked if asked in ("default", "acceptEdits") else "default"
+        self._record(question.context.tool_use_id, Decision.ALLOW_ONCE, permission_mode=mode)
+        try:
+            self._set_permission_mode(mode)
+        except Exception as exc:  # noqa: BLE001 - the plan still goes ahead this turn
+            log.warning("the approved plan's mode was not saved: %s", exc)
+            self._on_problem(f"The plan was approved, but the mode “{mode}” could not be "
+                             f"saved for the next turns: {exc}")
+        plan = (answer.updated_input or question.tool_input).get("plan",
+                                                                 question.tool_input.get("plan"))
+        return PermissionResultAllow(updated_input={"plan": plan, "mode": mode})

@@ -1,4 +1,4 @@
-"""Where a conversation's file checkpoints live: a path only, with no checkpoint machinery.
+"""Where a conversation's file checkpoints and command previews live: paths only.
 
 Its own module so that both the undo side
 (:mod:`~desktop_agent.session.files.folder_undo`, which asks whether a
@@ -12,8 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from desktop_agent.appdata.paths import data_dir
+from desktop_agent.session.settings.sandbox_settings import previews_root
 
 
 def checkpoints_folder(conversation_id: str) -> Path:
     """Where a conversation's checkpoints are kept (inside the data folder)."""
     return data_dir() / "checkpoints" / conversation_id
+
+
+def previews_folder(conversation_id: str) -> Path:
+    """Where a conversation's command previews keep their layers (inside the data folder)."""
+    return previews_root() / conversation_id

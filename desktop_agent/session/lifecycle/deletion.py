@@ -1,6 +1,6 @@
 """Deleting a conversation: its rows and its keyring secrets, from any front end.
 
-Its working folder's checkpoints (in the data folder) go too.
+Its working folder's checkpoints and command previews (in the data folder) go too.
 
 The REST server removed a deleted conversation's ``conv:<id>:*`` secrets and
 the window did not, so tokens outlived their conversation in the keyring.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from desktop_agent.session.files.command_previews import delete_previews
 from desktop_agent.session.files.file_checkpoints import delete_checkpoints
 from desktop_agent.session.settings import conversation_secrets
 
@@ -24,3 +25,4 @@ async def delete_conversation(store: Store, conversation_id: str) -> None:
     store.delete_conversation(conversation_id)
     await asyncio.to_thread(conversation_secrets.delete_all, conversation_id)
     await asyncio.to_thread(delete_checkpoints, conversation_id)
+    await asyncio.to_thread(delete_previews, conversation_id)

@@ -26,6 +26,7 @@ __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_t
            "checked_changes", "has_server", "invalid_keys", "stored_settings"]
 
 SandboxLevel = Literal["workdir", "read_only", "off"]
+PermissionModeSetting = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 
 WEB_ADDRESS = r"^https?://[^\s]+$"
 """What ``base_url`` must match (shown as its pattern in the REST API's schema)."""
@@ -86,6 +87,12 @@ class ConversationSettings(BaseModel):
                     "sandbox; every such call is asked and never remembered).")
     network: bool | None = Field(
         default=None, description="Whether commands may use the network (default false).")
+    command_preview: Literal["folder", "preview"] | None = Field(
+        default=None,
+        description="'folder' (default): the model's commands run on the working folder. "
+                    "'preview': each runs first on an overlay of it (the sandbox as set, the "
+                    "folder untouched) and its changes wait for Apply or Discard. Where "
+                    "overlays cannot work, commands run on the folder.")
     command_memory_mb: int | None = Field(
         default=None, ge=16, le=1 << 20,
         description="Memory (virtual, per process) each sandboxed command may use, in MiB "
@@ -127,6 +134,14 @@ class ConversationSettings(BaseModel):
         default=None, max_length=500,
         description="Skills (by name) this conversation does not offer the model; the "
                     "others' names and descriptions go into the system prompt.")
+    permission_mode: PermissionModeSetting | None = Field(
+        default=None,
+        description="claude-agent-sdk's permission modes: 'default' (rules, then ask), "
+                    "'acceptEdits' (file edits in the working folder run unasked; commands "
+                    "still ask), 'plan' (only read-only tools run; the model hands in a plan "
+                    "whose approval switches to 'default' or 'acceptEdits') or "
+                    "'bypassPermissions' (everything runs but deny rules; refused unless the "
+                    "command sandbox is active).")
     permission_rules: list[dict[str, Any]] | None = Field(
         default=None, max_length=500,
         description="This conversation's own allow/ask/deny rules (config.json holds the "

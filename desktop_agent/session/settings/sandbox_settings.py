@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from desktop_agent.appdata.workdir_rule import hidden_folders
@@ -112,3 +113,49 @@ def sandbox_status(settings: Mapping[str, Any] | None) -> SandboxStatus:
     return SandboxStatus(level, False, label,
                          "Commands would run with your account's full rights, so each one "
                          f"asks first. {advice}")
+
+
+#: The ``command_preview`` values: run on the folder (default) or preview changes first.
+PREVIEW_MODES = ("folder", "preview")
+
+
+def previews_on(settings: Mapping[str, Any] | None) -> bool:
+    """Whether the conversation's commands are previewed first (*Preview changes first*)."""
+    return (settings or {}).get("command_preview") == "preview"
+
+
+def previews_root() -> Path:
+    """Where command previews keep their upper layers: ``<data folder>/previews``."""
+    from desktop_agent.appdata.paths import data_dir
+
+    return data_dir() / "previews"
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewStatus:
+    """Whether a conversation's commands can be previewed here, in words.
+
+    Attributes:
+        chosen: The setting asks for previews (*Preview changes first*).
+        available: Previews can work for this conversation on this machine.
+        detail: What the choice means, or why previews cannot work here
+            (then commands run on the folder, as without the setting).
+    """
+
+    chosen: bool
+    available: bool
+    detail: str
+
+
+def preview_status(settings: Mapping[str, Any] | None) -> PreviewStatus:
+    """Whether the conversation's commands can be previewed here. Blocking (probes once)."""
+    from desktop_agent.core.tooling.builtin.command_preview import preview_problem
+
+    chosen = previews_on(settings)
+    problem = preview_problem(sandbox_policy(settings), previews_root())
+    if problem is None:
+        return PreviewStatus(chosen, True,
+                             "Each command runs first on a copy of the working folder (an "
+                             "overlay); you see what it would change and Apply or Discard it.")
+    return PreviewStatus(chosen, False,
+                         f"Previews cannot work here: {problem}. Commands run on the folder.")

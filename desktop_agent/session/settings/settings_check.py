@@ -3,8 +3,9 @@
 The schema (:mod:`~desktop_agent.session.settings.conversation_settings`) says
 whether a value has the right type and range; this says whether the app can
 honour it: each tool named is one the catalog has (built-in, extra, or of a
-configured MCP server, known by its prefix before the server starts), and a
-``workdir`` keeps the working-folder rule. The REST server refuses a
+configured MCP server, known by its prefix before the server starts), a
+``workdir`` keeps the working-folder rule, and ``bypassPermissions`` has an
+active sandbox. The REST server refuses a
 conversation created or changed with either, naming what is wrong; it asks
 here, so the rule is the session layer's, beside the schema, not the route's.
 """
@@ -36,6 +37,34 @@ class BadWorkdirError(SettingsError):
     """The ``workdir`` setting breaks the working-folder rule; the message says which part."""
 
 
+class PermissionModeError(SettingsError):
+    """The permission mode asked for cannot be used here; the message says why."""
+
+
+def check_permission_mode(settings: Mapping[str, Any],
+                          changed: Collection[str] | None = None) -> None:
+    """Refuse ``bypassPermissions`` without an active command sandbox, saying why.
+
+    Checked when the mode or the sandbox changes (``changed``; None: always),
+    so turning the sandbox off under a bypassing conversation is refused too.
+    Blocking the first time: the sandbox is probed once per process.
+
+    Raises:
+        PermissionModeError: With the reason, in words.
+    """
+    if changed is not None and not {"permission_mode", "sandbox"} & set(changed):
+        return
+    from desktop_agent.session.settings.permission_modes import (
+        bypass_refusal,
+        permission_mode_of,
+    )
+
+    if permission_mode_of(settings) == "bypassPermissions":
+        refusal = bypass_refusal(settings)
+        if refusal is not None:
+            raise PermissionModeError(refusal)
+
+
 def check_usable_settings(settings: Mapping[str, Any], tools: OfferedTools,
                           workdirs_root: Path | None,
                           changed: Collection[str] | None = None) -> None:
@@ -55,7 +84,9 @@ def check_usable_settings(settings: Mapping[str, Any], tools: OfferedTools,
     Raises:
         UnknownToolError: A tool name is not one the catalog knows.
         BadWorkdirError: The working folder breaks the rule.
+        PermissionModeError: ``bypassPermissions`` without an active sandbox.
     """
+    check_permission_mode(settings, changed)
     if changed is None or "tools" in changed:
         unknown = tools.unknown(settings.get("tools") or [])
         if unknown:

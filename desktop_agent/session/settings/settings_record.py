@@ -101,16 +101,20 @@ class SettingsRecord:
         """Change settings by key (None removes one); keys others wrote are kept.
 
         Raises:
-            SettingsError: A value breaks the schema (nothing is saved).
+            SettingsError: A value breaks the schema, or asks for
+                ``bypassPermissions`` without an active sandbox (nothing is saved).
         """
         # pydantic: loaded when settings are saved, not when the window paints.
         from desktop_agent.session.settings.conversation_settings import checked_changes
+        from desktop_agent.session.settings.settings_check import check_permission_mode
 
         checked_changes(changes)
         current = self._record.settings
         changes = {k: v for k, v in changes.items()
                    if (v is None and k in current) or (v is not None and current.get(k) != v)}
         if changes:
+            merged = {**current, **changes}
+            check_permission_mode({k: v for k, v in merged.items() if v is not None}, changes)
             await call(partial(self._store.patch_settings, self._record.id, changes))
             await self.reload(call)
 

@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling import config as tool_config
 from desktop_agent.core.tooling.config import (
@@ -34,6 +34,21 @@ from desktop_agent.core.tooling.config import (
 )
 from desktop_agent.core.tooling.permissions import PermissionRule
 from desktop_agent.session.settings.permission_rules import conversation_rules
+
+if TYPE_CHECKING:
+    from desktop_agent.core.tooling.agent_definitions import AgentDefinition
+    from desktop_agent.core.tooling.command_hooks import CommandHook
+
+
+def _positive(value: Any, default: int) -> int:
+    """A positive whole number from the file, or ``default`` (logged) when it is not one."""
+    if value is None:
+        return default
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    log.warning("config.json: subagents limit %r is not a positive whole number; using %d",
+                value, default)
+    return default
 
 log = logging.getLogger("desktop_agent.session.config")
 
@@ -80,6 +95,46 @@ class AppConfig:
         except ToolConfigError as exc:
             return str(exc)
         return None
+
+    def command_hooks(self) -> tuple[list[CommandHook], str | None]:
+        """The file's ``hooks`` (claude-agent-sdk's events as commands), and why not, if not.
+
+        A malformed ``hooks`` entry (or file) gives no hooks and the sentence
+        saying where; the rest of the file still counts.
+        """
+        try:
+            found = self.load().extra.get("hooks")
+            if found is None:
+                return [], None  # the usual case: the hooks' module is never loaded
+            from desktop_agent.core.tooling.command_hooks import parse_command_hooks
+
+            return parse_command_hooks(found, str(self.file)), None
+        except ToolConfigError as exc:
+            log.warning("hooks not loaded: %s", exc)
+            return [], f"The hooks in config.json are not used: {exc}"
+
+    def agent_definitions(self) -> tuple[dict[str, AgentDefinition], str | None]:
+        """The file's ``agents`` (subagent definitions), and why not, if they cannot be used."""
+        from desktop_agent.core.tooling.agent_definitions import (
+            AgentDefinitionError,
+            definitions_from_config,
+        )
+
+        try:
+            found = self.load().extra.get("agents")
+            return definitions_from_config(found, str(self.file)), None
+        except (ToolConfigError, AgentDefinitionError) as exc:
+            log.warning("subagents not loaded: %s", exc)
+            return {}, f"The subagents in config.json are not used: {exc}"
+
+    def subagent_limits(self) -> tuple[int, int]:
+        """``subagents.max_depth`` and ``subagents.max_concurrent`` of the file (1 and 2)."""
+        try:
+            limits = self.load().extra.get("subagents")
+        except ToolConfigError:
+            limits = None
+        limits = limits if isinstance(limits, Mapping) else {}
+        return (_positive(limits.get("max_depth"), 1), _positive(limits.get("max_concurrent"), 2))
 
     def global_rules(self) -> list[PermissionRule]:
         """The file's rules (none, with a warning, when the file is malformed)."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from desktop_agent.session.tools.config import AppConfig
 
 if TYPE_CHECKING:
+    from desktop_agent.core.tooling.builtin import CommandPreviews
     from desktop_agent.core.tooling.mcp import McpServerPool
     from desktop_agent.core.tooling.tools import Tool
 
@@ -159,10 +160,12 @@ class ToolCatalog:
 
     async def tools_for(self, conversation_id: str, settings: Mapping[str, Any],
                         env_secrets: Mapping[str, str] | None = None,
-                        workdir: Path | None = None) -> list[Tool]:
+                        workdir: Path | None = None,
+                        previews: CommandPreviews | None = None) -> list[Tool]:
         """The tools enabled in ``settings``, bound to the conversation's folder and secrets.
 
         ``workdir``: the folder from :meth:`builtin_workdir` (made here when not given).
+        ``previews``: the bash tool's preview mode (the conversation's previews part).
         """
         enabled = _enabled(settings)
         tools: list[Tool] = []
@@ -173,7 +176,7 @@ class ToolCatalog:
 
             tools.extend(builtin_tools(workdir or self.workdir(conversation_id, settings),
                                        include=include, env_secrets=env_secrets,
-                                       sandbox=sandbox_policy(settings)))
+                                       sandbox=sandbox_policy(settings), previews=previews))
         if self._include_builtin:
             from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, plan_tool
 

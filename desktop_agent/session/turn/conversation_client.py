@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.tooling.hooks import HOOK_NOTIFICATION
 from desktop_agent.session.events import Notice, SessionEvent
 from desktop_agent.session.settings.setting_values import runs_locally
 from desktop_agent.session.turn.local_server import (
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.probe_result import ProbeResult
     from desktop_agent.core.types import ToolUseBlock
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
+    from desktop_agent.session.files.command_previews import CommandPreviewDesk
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.mcp.conversation_mcp import ConversationMcp
@@ -53,6 +55,7 @@ class ConversationClient:
         env: What all conversations share (tools, config, hooks).
         broker: Decides the turn's tool calls.
         folder: The working folder (file-change hooks, checkpoints before tool rounds).
+        previews: The command previews (the bash tool's preview mode).
         emit: Reports session events.
         store: Where the model doctor keeps tool-call probe results.
         mcp: The MCP servers as the conversation uses them (their sampling,
@@ -61,7 +64,7 @@ class ConversationClient:
     """
 
     def __init__(self, settings: SettingsRecord, env: SessionEnvironment,
-                 broker: ApprovalBroker, folder: WorkingFolder,
+                 broker: ApprovalBroker, folder: WorkingFolder, previews: CommandPreviewDesk,
                  emit: Callable[[SessionEvent], None], store: Store,
                  mcp: ConversationMcp) -> None:
         self._store = store
@@ -71,10 +74,12 @@ class ConversationClient:
         self._env = env
         self._broker = broker
         self._folder = folder
+        self._previews = previews
         self._emit = emit
         self._client: Client | None = None
         self._stopped_calls: set[str] = set()  # commands ended by Stop on their card
         self._reported_problems: list[str] = []
+        self._notification_hooks: dict[str, list[Any]] = {HOOK_NOTIFICATION: []}
 
     @property
     def doctor(self) -> ModelDoctor:
@@ -121,10 +126,12 @@ class ConversationClient:
         model on this computer (:meth:`local_server`).
         """
         settings = self._settings.current
+        read_problems: list[str] = []
         options = await build_options(
             self._settings.conversation_id, settings, self._env, self._broker,
             self._folder.changes.hooks(self._env.hooks),
-            read=read[1] if read is not None and read[0] is settings else None, local=local)
+            read=read[1] if read is not None and read[0] is settings else None, local=local,
+            previews=self._previews.mode(settings), problems=read_problems)
         tool_named = options.tool_named
         folder = self._folder
 
@@ -137,7 +144,13 @@ class ConversationClient:
         options.elicitation_callback = mcp.questions.elicitation
         options.mcp_roots = await asyncio.to_thread(mcp.roots)
         options.refresh_tools = self._env.tools.refresher(options.tools, settings)
-        problems = self._env.tools.mcp_problems()
+        # Notification hooks hear that a *person* is asked: the broker tells them when it
+        # shows a question (the core would tell them of every approver call, asked or not).
+        self._notification_hooks = {HOOK_NOTIFICATION: list(
+            (options.hooks or {}).get(HOOK_NOTIFICATION, ()))}
+        if options.hooks:
+            options.hooks = {k: v for k, v in options.hooks.items() if k != HOOK_NOTIFICATION}
+        problems = [*self._env.tools.mcp_problems(), *read_problems]
         if problems and problems != self._reported_problems:
             self._reported_problems = problems
             self._emit(Notice(" ".join(problems)))
@@ -149,6 +162,18 @@ class ConversationClient:
         else:
             self._client.update_options(options)
         return self._client
+
+    async def notify(self, tool_name: str, tool_use_id: str, agent: str | None) -> None:
+        """A person is asked about a call: tell the Notification hooks (claude-agent-sdk's)."""
+        client = self._client
+        if client is None or not self._notification_hooks[HOOK_NOTIFICATION]:
+            return
+        from desktop_agent.core.tooling.hooks import NotificationEvent, stamped, tell_hooks
+
+        who = f"The subagent {agent!r}" if agent else "The agent"
+        await tell_hooks(self._notification_hooks, HOOK_NOTIFICATION, stamped(
+            NotificationEvent(f"{who} needs your permission to use {tool_name}",
+                              "Approval needed", tool_name, tool_use_id), client.options))
 
     def after_turn(self) -> None:
         """The turn ended well: the doctor says what it showed (once per model)."""

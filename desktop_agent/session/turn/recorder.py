@@ -160,7 +160,8 @@ class TurnRecorder:
                     name: str | None, settled_by: str | None = None,
                     ran_input: dict[str, Any] | None = None, *,
                     user_content: str | None = None,
-                    images: list[dict[str, Any]] | None = None) -> None:
+                    images: list[dict[str, Any]] | None = None,
+                    subagent: dict[str, Any] | None = None) -> None:
         """A tool ran (or was refused): its reply is complete; store the result.
 
         ``settled_by`` is the core's word for how the call was decided (``rule``,
@@ -170,12 +171,13 @@ class TurnRecorder:
         the pictures the tool returned (``images``, ``image_url`` parts), from
         which the history sent to the model is rebuilt when the conversation is
         opened again (:func:`~desktop_agent.session.branch.branch_reading.model_history`).
+        ``subagent`` is the record of the subagent a delegation ran (shown again on reopening).
         """
         self.finish_segment("complete")
         if ran_input is not None:
             self._store_ran_input(tool_use_id, ran_input)
         self._tool_message(tool_use_id, content, is_error, name, settled_by, user_content,
-                           images)
+                           images, extra={"subagent": subagent} if subagent else None)
 
     def output_reported(self, tool_use_id: str, lines: int, seconds: float) -> None:
         """A running command reported its output: keep its figures for its result.
@@ -370,8 +372,9 @@ class TurnRecorder:
                       name: str | None, settled_by: str | None = None,
                       user_content: str | None = None,
                       images: list[dict[str, Any]] | None = None,
-                      stopped: str | None = None) -> None:
-        metadata: dict[str, Any] = {"name": name, "is_error": is_error}
+                      stopped: str | None = None,
+                      extra: dict[str, Any] | None = None) -> None:
+        metadata: dict[str, Any] = {"name": name, "is_error": is_error, **(extra or {})}
         if stopped:
             metadata[STOPPED_KEY] = stopped
         output_figures = self._output_figures.get(tool_use_id)

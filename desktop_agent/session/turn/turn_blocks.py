@@ -14,6 +14,7 @@ from desktop_agent.core.types import (
     CompactionBlock,
     PromptCutBlock,
     PromptProgressBlock,
+    SubagentBlock,
     TextBlock,
     ThinkingBlock,
     ToolProgressBlock,
@@ -41,6 +42,7 @@ from desktop_agent.session.events import (
     UsageReported,
 )
 from desktop_agent.session.tools.plan import PLAN_TOOL_NAME, Plan, PlanError
+from desktop_agent.session.turn.subagent_runs import SubagentRuns, reported
 
 if TYPE_CHECKING:
     from desktop_agent.core.client import Client
@@ -63,6 +65,7 @@ class TurnBlocks:
         self._client = client
         self._emit = emit
         self._plan_inputs: dict[str, dict[str, Any]] = {}
+        self._subagents = SubagentRuns()
 
     async def handle(self, item: Any, call: StoreCalls) -> None:
         """Write one block to the store, then report it.
@@ -88,17 +91,9 @@ class TurnBlocks:
                 self._plan_inputs[item.id] = dict(item.input)
             self._emit(ToolCallStarted(item.id, item.name, dict(item.input), source))
         elif isinstance(item, ToolResultBlock):
-            recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
-                                 item.decision, item.ran_input, user_content=item.user_content,
-                                 images=item.images)
-            if item.ran_input is not None:
-                self._emit(ToolInputReplaced(item.tool_use_id, dict(item.ran_input)))
-            self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,
-                                         item.is_error,
-                                         item.tool_use_id in recorder.errors_shown,
-                                         item.user_content, len(item.images),
-                                         picture_urls(item.images)))
-            self._plan_ran(item)
+            self._result_arrived(item)
+        elif isinstance(item, SubagentBlock):
+            self._subagent_step(item)
         elif isinstance(item, ToolProgressBlock) and item.output is not None:
             recorder.output_reported(item.tool_use_id, int(item.progress), item.elapsed or 0.0)
             self._emit(ToolOutputReported(item.tool_use_id, item.name, item.output,
@@ -130,6 +125,29 @@ class TurnBlocks:
                 "prompt_cut", {"kept": item.kept, "sent": item.sent, "window": item.window},
                 call, streaming_only=True)
             self._emit(PromptCutReported(item))
+
+    def _result_arrived(self, item: ToolResultBlock) -> None:
+        """A call's result: stored (with its subagent run, for a delegation), then reported."""
+        recorder = self._recorder
+        recorder.tool_result(item.tool_use_id, item.content, item.is_error, item.name,
+                             item.decision, item.ran_input, user_content=item.user_content,
+                             images=item.images,
+                             subagent=self._subagents.record_of(item.tool_use_id))
+        if item.ran_input is not None:
+            self._emit(ToolInputReplaced(item.tool_use_id, dict(item.ran_input)))
+        self._emit(ToolResultArrived(item.tool_use_id, item.name, item.content,
+                                     item.is_error,
+                                     item.tool_use_id in recorder.errors_shown,
+                                     item.user_content, len(item.images),
+                                     picture_urls(item.images)))
+        self._plan_ran(item)
+
+    def _subagent_step(self, item: SubagentBlock) -> None:
+        """A subagent's step: noted for the delegation's record, and reported."""
+        event = reported(item)
+        if event is not None:
+            self._subagents.note(event)
+            self._emit(event)
 
     def _plan_ran(self, result: ToolResultBlock) -> None:
         """An ``update_plan`` call that ran sets the plan (with the input it ran with)."""

@@ -73,7 +73,7 @@ def describe_exit(returncode: int | None) -> str:
 
 def server_command(
     model: Path, port: int, *, context_size: int, threads: int, api_key: str | None,
-    flash_attn: str = "auto", chat_template: Path | None = TEMPLATE_PATH,
+    flash_attn: str = "auto", chat_template: Path | None = TEMPLATE_PATH, parallel: int = 1,
 ) -> list[str]:
     """The command line that starts the server (a Python process, see the launcher).
 
@@ -87,7 +87,7 @@ def server_command(
         "--port", str(port),
         *(("--chat-template-file", str(chat_template)) if chat_template else ()),
         "--ctx-size", str(context_size),
-        "--parallel", "1",
+        "--parallel", str(parallel),
         "--threads", str(threads),
         "--flash-attn", flash_attn,
         *(("--api-key", api_key) if api_key else ()),
@@ -202,6 +202,7 @@ def start_server(
     flash_attn: str = "auto",
     chat_template: Path | None = TEMPLATE_PATH,
     model_file: Path | None = None,
+    parallel: int = 1,
 ) -> LlamaServer:
     """Start the server with the test chat template and wait for ``/health``.
 
@@ -217,6 +218,8 @@ def start_server(
         flash_attn: llama.cpp's flash attention: ``auto``, ``on`` or ``off``.
         chat_template: The Jinja template file; None: the one in the model's GGUF.
         model_file: Another GGUF than SmolLM2's (``bench/bfcl.py`` runs a second model).
+        parallel: Slots: requests the server decodes at once, each with
+            ``context_size / parallel`` of the context (``bench/subagents.py`` uses 3).
 
     Raises:
         LlamaNotInstalled: A package is missing.
@@ -236,7 +239,7 @@ def start_server(
             [part.format(port=port) for part in command] if command is not None
             else server_command(model, port, context_size=context_size, threads=threads,
                                 api_key=api_key, flash_attn=flash_attn,
-                                chat_template=chat_template)
+                                chat_template=chat_template, parallel=parallel)
         )
         process = subprocess.Popen(
             argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL

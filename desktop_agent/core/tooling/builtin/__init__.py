@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING
 from desktop_agent.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from desktop_agent.core.tooling.builtin.change_set import ChangeSet, PathChange
+    from desktop_agent.core.tooling.builtin.command_preview import (
+        CommandPreview,
+        CommandPreviews,
+        PreviewUnavailableError,
+        preview_command,
+        preview_problem,
+    )
     from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
     from desktop_agent.core.tooling.builtin.sandbox import (
         SANDBOX_LEVELS,
@@ -35,6 +43,13 @@ if TYPE_CHECKING:
 # only when a name is asked for: the window paints without them.
 _LAZY = {
     "BUILTIN_SOURCE": "declare",
+    "ChangeSet": "change_set",
+    "PathChange": "change_set",
+    "CommandPreview": "command_preview",
+    "CommandPreviews": "command_preview",
+    "PreviewUnavailableError": "command_preview",
+    "preview_command": "command_preview",
+    "preview_problem": "command_preview",
     "SANDBOX_LEVELS": "sandbox",
     "UNSANDBOXED_WARNING": "sandbox",
     "SandboxPolicy": "sandbox",
@@ -58,6 +73,7 @@ def builtin_tools(
     env_secrets: Mapping[str, str] | None = None,
     include: tuple[str, ...] | None = None,
     sandbox: SandboxPolicy | None = None,
+    previews: CommandPreviews | None = None,
 ) -> list[Tool]:
     """The built-in tools bound to ``workdir``.
 
@@ -69,21 +85,26 @@ def builtin_tools(
         sandbox: Where ``bash`` may reach (default: the working folder
             read-write, no network; see :class:`SandboxPolicy`); its
             ``hidden`` folders are absent for every tool.
+        previews: Run ``bash`` commands on an overlay first and let its
+            ``decide`` apply or discard their changes (see
+            :class:`CommandPreviews`; ``desktop_agent.workspace.preview_apply``
+            applies them).
 
     Raises:
         BuiltinToolError: ``workdir`` is not a folder, or ``include`` names an
             unknown tool.
     """
+    from desktop_agent.core.tooling.builtin.bash_tool import shell_tool
     from desktop_agent.core.tooling.builtin.file_tools import file_tools
     from desktop_agent.core.tooling.builtin.search_tools import search_tools
-    from desktop_agent.core.tooling.builtin.shell_tool import shell_tool
     from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
 
     # The sandbox's hidden folders (the app's data folder) are absent for the
     # file tools too, not only for bash.
     root = workdir if isinstance(workdir, Workdir) else \
         Workdir(workdir, hidden=sandbox.hidden if sandbox else ())
-    tools = [*file_tools(root), *search_tools(root), shell_tool(root, env_secrets, sandbox)]
+    tools = [*file_tools(root), *search_tools(root),
+             shell_tool(root, env_secrets, sandbox, previews)]
     if include is None:
         return tools
     unknown = set(include) - set(BUILTIN_TOOL_NAMES)
@@ -98,9 +119,16 @@ __all__ = [
     "SANDBOX_LEVELS",
     "UNSANDBOXED_WARNING",
     "BuiltinToolError",
+    "ChangeSet",
+    "CommandPreview",
+    "CommandPreviews",
     "OutsideWorkdirError",
+    "PathChange",
+    "PreviewUnavailableError",
     "SandboxPolicy",
     "Workdir",
     "builtin_tools",
+    "preview_command",
+    "preview_problem",
     "run_command",
 ]

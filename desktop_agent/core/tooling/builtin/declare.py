@@ -14,6 +14,7 @@ BUILTIN_SOURCE = "builtin"
 def builtin_tool(
     *, read_only: bool = False, timeout: float | None = None, brief: str | None = None,
     params: Mapping[str, str] | None = None, hide: tuple[str, ...] = (),
+    edits_files: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Decorate a function as a built-in :class:`Tool` named after the function.
 
@@ -28,7 +29,8 @@ def builtin_tool(
     """
 
     def wrap(func: Callable[..., Any]) -> Tool:
-        made = tool(func.__name__, read_only=read_only, timeout=timeout)(func)
+        made = tool(func.__name__, read_only=read_only, timeout=timeout,
+                    edits_files=edits_files)(func)
         if not isinstance(made, Tool):  # pragma: no cover - tool() always builds one
             raise TypeError("tool() did not return a Tool")
         made.source = BUILTIN_SOURCE

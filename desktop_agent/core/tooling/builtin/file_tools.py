@@ -201,7 +201,7 @@ def file_tools(workdir: Workdir) -> list[Tool]:
         """
         return read_text(workdir, path, offset, limit)
 
-    @builtin_tool(brief="Create or overwrite a file.")
+    @builtin_tool(brief="Create or overwrite a file.", edits_files=True)
     def write_file(path: str, content: str) -> str:
         """Create or overwrite a file in the working directory.
 
@@ -211,7 +211,8 @@ def file_tools(workdir: Workdir) -> list[Tool]:
         """
         return write_text(workdir, path, content)
 
-    @builtin_tool(brief="Replace old_string (unique unless replace_all) with new_string.")
+    @builtin_tool(brief="Replace old_string (unique unless replace_all) with new_string.",
+                  edits_files=True)
     def edit_file(path: str, old_string: str, new_string: str, replace_all: bool = False) -> str:
         """Replace exact text in a file; old_string must occur exactly once unless replace_all.
 

@@ -287,27 +287,43 @@ def launch(policy: SandboxPolicy, workdir: Path, argv: Sequence[str], *,
     return Launch(list(argv), False)
 
 
-def _bwrap_base(*, network: bool) -> list[str]:
+def _bwrap_base(*, network: bool, run_as: tuple[int, int] | None = None) -> list[str]:
+    """The namespaces and the identity of every sandbox.
+
+    ``run_as``: the uid and gid the command gets in a user namespace of its
+    own, with every capability dropped (None: root gets :data:`SANDBOX_UID`,
+    anyone else bubblewrap's default, their own uid).
+    """
     args = ["--unshare-all", "--die-with-parent", "--new-session"]
     if network:
         args.append("--share-net")
-    if os.geteuid() == 0:
+    if run_as is None and os.geteuid() == 0:
         # Root outside stays root inside unless told otherwise: give the
         # command a user namespace of its own, a non-zero uid in it, and no
         # capabilities, so it cannot mount, chroot or trace its way out.
-        args += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        run_as = (SANDBOX_UID, SANDBOX_UID)
+    if run_as is not None:
+        args += ["--unshare-user", "--uid", str(run_as[0]), "--gid", str(run_as[1]),
                  "--cap-drop", "ALL"]
     return args
 
 
-def bwrap_arguments(policy: SandboxPolicy, workdir: Path, *, root_fd: int | None = None
-                    ) -> list[str]:
-    """The options for ``bwrap`` under ``policy`` (everything before ``--``)."""
+def bwrap_arguments(policy: SandboxPolicy, workdir: Path, *, root_fd: int | None = None,
+                    folder_source: str | None = None,
+                    run_as: tuple[int, int] | None = None) -> list[str]:
+    """The options for ``bwrap`` under ``policy`` (everything before ``--``).
+
+    ``folder_source``: what is mounted at the working folder's path instead of
+    the folder itself (a preview's overlay; always read-write).
+    ``run_as``: see :func:`_bwrap_base`.
+    """
     root = Path(workdir).resolve()
     tmp_size = policy.limits.tmp_mb << 20 if _bwrap_0_8() else None
-    args = [*_bwrap_base(network=policy.network), *_system_arguments(tmp_size)]
+    args = [*_bwrap_base(network=policy.network, run_as=run_as), *_system_arguments(tmp_size)]
     read_only = policy.level == "read_only"
-    if root_fd is not None:
+    if folder_source is not None:
+        args += ["--bind", folder_source, str(root)]
+    elif root_fd is not None:
         args += ["--ro-bind-fd" if read_only else "--bind-fd", str(root_fd), str(root)]
     else:
         args += ["--ro-bind" if read_only else "--bind", str(root), str(root)]

@@ -1,4 +1,4 @@
-"""The ``bash`` tool: one shell command in the workdir, bounded in time and output.
+"""One shell command in the workdir, sandboxed, bounded in time and output (``bash``'s engine).
 
 The command runs inside the conversation's OS sandbox (see :mod:`.sandbox`)
 and in its own session (process group), so that a timeout or an interrupted
@@ -20,22 +20,20 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from desktop_agent.core.secret_forms import longest_form, redact_text, secret_spans
-from desktop_agent.core.tooling.builtin.declare import builtin_tool
 from desktop_agent.core.tooling.builtin.live_output import LiveOutput
 from desktop_agent.core.tooling.builtin.sandbox import (
-    UNSANDBOXED_WARNING,
+    Launch,
     SandboxPolicy,
     command_environment,
     launch,
 )
 from desktop_agent.core.tooling.builtin.workdir import BuiltinToolError, Workdir
 from desktop_agent.core.tooling.progress import progress_reporter, stop_requested
-from desktop_agent.core.tooling.tools import Tool
 
 log = logging.getLogger("desktop_agent.tools.shell")
 
@@ -50,6 +48,18 @@ KILL_GRACE = 2.0
 #: Seconds to wait for the pipes to close once the group is dead.
 DRAIN_TIMEOUT = 2.0
 _CHUNK = 65_536
+
+
+class Abort(asyncio.Event):
+    """An event a watcher sets to kill a running command, with the reason it gives."""
+
+    reason: str = ""
+
+    def abort(self, reason: str) -> None:
+        """Kill the command for ``reason`` (the first reason given stands)."""
+        if not self.is_set():
+            self.reason = reason
+            self.set()
 
 
 @dataclass
@@ -90,7 +100,7 @@ def redact_secrets(text: str, secrets: Mapping[str, str]) -> str:
     return redact_text(text, marks)
 
 
-def _open_pinned(cwd: Workdir) -> int:
+def open_pinned(cwd: Workdir) -> int:
     """A descriptor of the workdir, refused unless it is still the folder pinned at the start.
 
     The sandbox mounts this descriptor, so a folder swapped for a link after
@@ -146,11 +156,15 @@ class CommandResult:
     timeout: float
     limit: str | None = None
     stopped_after: float | None = None
+    aborted: str | None = None
 
     def to_text(self) -> str:
         """The result as the model reads it (and the card shows)."""
         parts: list[str] = []
-        if self.stopped_after is not None:
+        if self.aborted is not None:
+            parts.append(f"stopped: {self.aborted}; the command and everything it started "
+                         "were killed")
+        elif self.stopped_after is not None:
             parts.append(f"stopped by the person after {self.stopped_after:.1f} s; the command "
                          "and everything it started were killed")
         elif self.timed_out:
@@ -199,6 +213,25 @@ async def run_command(
         asyncio.CancelledError: The turn was interrupted (the process group is
             killed before this propagates).
     """
+    policy = sandbox or SandboxPolicy()
+    return await run_launched(
+        command, cwd, lambda argv, fd: launch(policy, cwd.root, argv, root_fd=fd),
+        time_limit=time_limit, env_secrets=env_secrets, output_cap=output_cap)
+
+
+PlanFor = Callable[[list[str], int], Launch]
+"""Makes the launch of ``argv`` given the pinned working folder's descriptor."""
+
+
+async def run_launched(command: str, cwd: Workdir, plan_for: PlanFor, *,
+                       time_limit: float = DEFAULT_TIMEOUT,
+                       env_secrets: Mapping[str, str] | None = None,
+                       output_cap: int = OUTPUT_CAP,
+                       abort: Abort | None = None) -> CommandResult:
+    """:func:`run_command` with the launch made by ``plan_for`` (the sandbox, or a preview's).
+
+    ``abort``: set by a watcher to kill the command early (its reason goes in the result).
+    """
     if not command.strip():
         raise BuiltinToolError("the command is empty")
     if not 0 < time_limit <= MAX_TIMEOUT:
@@ -208,10 +241,9 @@ async def run_command(
         raise BuiltinToolError("bash is not installed or not on PATH")
     secrets = dict(env_secrets or {})
     env = command_environment(cwd.root, secrets)
-    root_fd = _open_pinned(cwd)
+    root_fd = open_pinned(cwd)
     try:
-        plan = launch(sandbox or SandboxPolicy(), cwd.root, [bash, "-c", command],
-                      root_fd=root_fd)
+        plan = plan_for([bash, "-c", command], root_fd)
     except BaseException:
         os.close(root_fd)
         raise
@@ -236,7 +268,7 @@ async def run_command(
     finally:
         os.close(root_fd)  # bwrap holds its own copy until it has mounted the folder
     try:
-        result = await _collect(process, out, err, time_limit, output_cap, secrets)
+        result = await _collect(process, out, err, time_limit, output_cap, secrets, abort)
         if plan.limits is not None:
             result.limit = plan.limits.explain(result.exit_code, result.stderr,
                                                pids_hit=plan.pids_hit())
@@ -248,9 +280,9 @@ async def run_command(
 
 
 async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Capture,
-                   time_limit: float, output_cap: int, secrets: Mapping[str, str]
-                   ) -> CommandResult:
-    """Wait for the command (killing its group on timeout or Stop) and drain its pipes."""
+                   time_limit: float, output_cap: int, secrets: Mapping[str, str],
+                   abort: Abort | None = None) -> CommandResult:
+    """Wait for the command (killing its group on timeout, Stop or abort) and drain its pipes."""
     # Live output only inside a tool call (someone listens); a plain run_command has none.
     live = LiveOutput() if progress_reporter() is not None else None
     stop = stop_requested()
@@ -261,8 +293,11 @@ async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Cap
     timed_out = False
     stopped_after: float | None = None
     try:
-        if await _wait_exit_or_stop(exited, stop, time_limit):
+        ended = await _wait_exit_or_stop(exited, stop, time_limit, abort)
+        if ended == "stop":
             stopped_after = live.elapsed() if live is not None else 0.0
+            await _stop(process)
+        elif ended == "abort":
             await _stop(process)
     except TimeoutError:
         timed_out = True
@@ -294,28 +329,37 @@ async def _collect(process: asyncio.subprocess.Process, out: _Capture, err: _Cap
         timed_out=timed_out,
         timeout=time_limit,
         stopped_after=stopped_after,
+        aborted=abort.reason if abort is not None and abort.is_set() else None,
     )
 
 
 async def _wait_exit_or_stop(exited: asyncio.Future[Any], stop: asyncio.Event | None,
-                             time_limit: float) -> bool:
-    """Wait for the command to exit; True when the person stopped it first.
+                             time_limit: float, abort: Abort | None = None) -> str:
+    """Wait for the command to exit: ``exit``, or ``stop`` (the person), ``abort`` (a watcher).
 
     Raises:
-        TimeoutError: Neither happened within ``time_limit``.
+        TimeoutError: None of them happened within ``time_limit``.
     """
-    if stop is None:
+    if stop is None and abort is None:
         await asyncio.wait_for(asyncio.shield(exited), time_limit)
-        return False
-    stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        return "exit"
+    waiters: dict[asyncio.Future[Any], str] = {exited: "exit"}
+    if stop is not None:
+        waiters[asyncio.ensure_future(stop.wait())] = "stop"
+    if abort is not None:
+        waiters[asyncio.ensure_future(abort.wait())] = "abort"
     try:
-        done, _ = await asyncio.wait({exited, stopping}, timeout=time_limit,
+        done, _ = await asyncio.wait(set(waiters), timeout=time_limit,
                                      return_when=asyncio.FIRST_COMPLETED)
     finally:
-        stopping.cancel()
+        for waiter in waiters:
+            if waiter is not exited:
+                waiter.cancel()
     if not done:
         raise TimeoutError
-    return exited not in done
+    if exited in done:
+        return "exit"
+    return next(waiters[w] for w in done)
 
 
 def _finish(capture: _Capture, cap: int, secrets: Mapping[str, str]) -> str:
@@ -331,41 +375,3 @@ def _finish(capture: _Capture, cap: int, secrets: Mapping[str, str]) -> str:
             if start < cut < end:
                 cut = end
     return redact_secrets(text[:cut], secrets)
-
-
-def shell_tool(workdir: Workdir, env_secrets: Mapping[str, str] | None = None,
-               sandbox: SandboxPolicy | None = None) -> Tool:
-    """The ``bash`` tool bound to ``workdir``, the conversation's secrets and its sandbox.
-
-    The tool is marked ``unsandboxed`` when no sandbox can hold it here (level
-    ``off``, or no bubblewrap): approvers must then warn the person and never
-    let a rule run it unasked.
-    """
-    secrets = dict(env_secrets or {})
-    policy = sandbox or SandboxPolicy()
-    names = ", ".join(sorted(secrets))
-    note = f" Environment variables with secrets: {names}." if names else ""
-    if policy.sandboxed:
-        reach = "read-only" if policy.level == "read_only" else "read-write"
-        note += (f" Sandboxed: working folder {reach}"
-                 + ("." if policy.network else ", no network access."))
-
-    @builtin_tool(timeout=MAX_TIMEOUT + 2 * KILL_GRACE + DRAIN_TIMEOUT + 5,
-                  brief="Run a bash command.",
-                  params={"timeout_seconds": "max 600"})
-    async def bash(command: str, timeout_seconds: float = DEFAULT_TIMEOUT) -> str:
-        """Run a bash command in the working directory; returns exit code, stdout and stderr.
-
-        Args:
-            command: The command line, run with ``bash -c``.
-            timeout_seconds: Seconds before the command and its children are killed (max 600).
-        """
-        result = await run_command(command, workdir, time_limit=timeout_seconds,
-                                   env_secrets=secrets, sandbox=policy)
-        return result.to_text()
-
-    bash.description += note
-    bash.unsandboxed = not policy.sandboxed
-    if bash.unsandboxed:
-        log.info("bash in %s: %s", workdir.root, UNSANDBOXED_WARNING)
-    return bash
