@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from desktop_agent.gui.transcript.items import TranscriptItem
 
@@ -101,6 +101,7 @@ class ItemWindow:
         """Remove one item's widget (the item stays)."""
         widget = self.widgets.pop(key, None)
         if widget is not None:
+            _let_go_of_focus(widget)
             self._layout.removeWidget(widget)
             widget.hide()
             widget.deleteLater()
@@ -117,3 +118,16 @@ class ItemWindow:
         widget = self._make_widget(item)
         self.widgets[item.key] = widget
         return widget
+
+
+def _let_go_of_focus(widget: QWidget) -> None:
+    """Clear the keyboard focus when it is inside ``widget``, before it is hidden.
+
+    Why: hiding the widget that holds the focus makes Qt pass the focus on to the
+    next widget, and the scroll area then scrolls that one into view: a dropped
+    answer the person had clicked in (Copy, a text selection) would throw the
+    view back up the conversation and stop it following the end.
+    """
+    focus = QApplication.focusWidget()
+    if focus is not None and (focus is widget or widget.isAncestorOf(focus)):
+        focus.clearFocus()

@@ -35,6 +35,9 @@ FIRST_PAGE = 6
 FILL_MARGIN = 0.5
 #: Most item widgets kept alive; beyond this, the far side of the window is dropped.
 MAX_RENDERED = 90
+#: While the view follows the end, the screens of newest items that keep their widgets
+#: (the view and some to scroll back through at once); older ones are dropped.
+FOLLOW_SCREENS = 3
 #: How close (pixels) to the end still counts as "at the end".
 END_SLACK = 4
 
@@ -88,9 +91,49 @@ class ScrollPager(QObject):
         self._earlier_source = fetch
 
     def appended(self) -> None:
-        """Keep at most ``MAX_RENDERED`` widgets after a new item was rendered at the end."""
-        if self._window.size > MAX_RENDERED and self._follows_end:
-            self._window.drop_top(self._window.size - MAX_RENDERED)
+        """Drop widgets the person cannot be looking at after an item was rendered at the end.
+
+        Why: an open conversation gains an answer every turn and an answer's widgets
+        cost far more than its text (Qt's text layouts, the highlighted code), so the
+        widgets kept must not grow with the turns. While the view follows the end only
+        the items within ``FOLLOW_SCREENS`` screens of it keep theirs; the rest come
+        back a page at a time if the person scrolls up. While the person reads further
+        up, the window keeps at most ``MAX_RENDERED`` and new items at the end lose
+        theirs first (they are rendered again on scrolling down).
+        """
+        window = self._window
+        if self._follows_end:
+            excess = window.size - self._kept_at_end()
+            if excess > 0:
+                self._adjusting = True
+                try:
+                    window.drop_top(excess)
+                finally:
+                    self._adjusting = False
+                self._set_scroll_value(self._area.verticalScrollBar().maximum())
+            return
+        excess = window.size - MAX_RENDERED
+        dropped = window.items[window.hi - excess : window.hi] if excess > 0 else []
+        if dropped and not any(item is self._book.open for item in dropped):
+            window.drop_bottom(excess)
+
+    def _kept_at_end(self) -> int:
+        """How many of the newest rendered items fill ``FOLLOW_SCREENS`` screens.
+
+        At least ``FIRST_PAGE`` and at most ``MAX_RENDERED``; heights are those laid
+        out so far (a tab never shown keeps few, and fills up once shown).
+        """
+        window = self._window
+        wanted = self._area.viewport().height() * FOLLOW_SCREENS
+        height = 0
+        kept = 0
+        for item in reversed(window.items[window.lo : window.hi]):
+            if kept >= FIRST_PAGE and height >= wanted:
+                break
+            widget = window.widgets.get(item.key)
+            height += widget.height() if widget is not None else 0
+            kept += 1
+        return min(MAX_RENDERED, kept)
 
     def scroll_to_end(self) -> None:
         """Jump to the newest message and follow the end again."""

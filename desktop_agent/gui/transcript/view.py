@@ -8,7 +8,10 @@ conversation is kept as plain data items (``items.py``), widgets are made for
 the last ``FIRST_PAGE`` items when history loads (then as many more as fill the
 view and half a screen), and more are made a page at
 a time as the person scrolls towards either edge of the window, while widgets
-beyond ``MAX_RENDERED`` on the far side are dropped (``scroll_pager.py``). The items themselves may
+beyond ``MAX_RENDERED`` on the far side are dropped (``scroll_pager.py``). While the
+view follows the end, new answers push the oldest widgets out sooner: only the items
+filling a few screens at the end keep theirs, so a conversation left open for hundreds
+of turns holds its items' text, not their widgets. The items themselves may
 be only the last page of the stored branch: above the oldest one, the view asks
 its earlier-messages source (:meth:`set_earlier_source`) for the page before.
 Opening 10,000 messages therefore builds only the widgets that fill the view, and the

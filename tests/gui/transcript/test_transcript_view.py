@@ -25,9 +25,11 @@ def at_bottom(view) -> bool:
 
 
 def test_view_follows_the_end_until_scrolled_up_and_again_at_the_end(view, qtbot):
-    fill(view, 15)
+    fill(view, 5)
     qtbot.waitUntil(lambda: view.verticalScrollBar().maximum() > 0 and at_bottom(view))
     assert view.follows_end
+    # All rendered, so scrolling to the top renders nothing above to move the page.
+    assert view.rendered_item_count() == len(view.item_keys())
 
     key = view.begin_assistant_message()
     view.append_text("Streaming line one\n\n")
