@@ -12,7 +12,7 @@ import pytest
 from agent_fixtures import llama_options
 from llama_process import LlamaServer
 
-from desktop_agent import Client, TextBlock, Usage, query
+from desktop_agent import Client, ResultMessage, TextBlock, Usage, query
 
 pytestmark = pytest.mark.e2e
 
@@ -53,6 +53,9 @@ async def _log_grows(server: LlamaServer, text: str, before: int) -> bool:
 async def test_query_streams_real_text_in_pieces(llama_server: LlamaServer) -> None:
     texts: list[str] = []
     async for message in query(PROMPT, llama_options(llama_server, max_tokens=32)):
+        if isinstance(message, ResultMessage):  # how the query ended, yielded last
+            assert not message.is_error and message.result.strip()
+            continue
         assert message.model == "smollm2"
         for block in message.content:
             assert isinstance(block, TextBlock)
