@@ -66,10 +66,6 @@ class CdnFaults:
     wrong_content: bytes | None = None
     #: Seconds to wait between body chunks.
     pace: float = 0.0
-    #: With ``hold``: after this many body bytes the body stops until ``hold`` is set (a
-    #: download caught mid-way whatever the machine's speed); the connection then goes on.
-    hold_after: int | None = None
-    hold: threading.Event | None = None
 
 
 @dataclass
@@ -278,10 +274,6 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(chunk)
             sent += len(chunk)
-            if faults.hold is not None and faults.hold_after is not None \
-                    and sent >= faults.hold_after:
-                self.wfile.flush()
-                faults.hold.wait()
             if faults.pace:
                 time.sleep(faults.pace)
 
