@@ -49,8 +49,8 @@ def resolve_model(name: str, entries: Sequence[LibraryEntry],
         raise ModelNotFoundError(name, "Name a model: a .gguf file's path, or a name "
                                        "`desktop-agent models` lists.")
     as_path = Path(text).expanduser()
-    if names_a_path(text) or as_path.is_file():
-        if as_path.is_file():
+    if names_a_path(text) or _is_file(as_path):
+        if _is_file(as_path):
             return as_path
         raise ModelNotFoundError(name, f"There is no model file at {as_path}.")
     matches = _unique([entry for entry in entries if _answers_to(entry, text.lower())])
@@ -116,7 +116,7 @@ def find_model_file(name: str, library: ModelLibrary | None = None) -> tuple[Pat
         ModelNotFoundError: As :func:`resolve_model`.
     """
     as_path = Path(name.strip()).expanduser()
-    if names_a_path(name.strip()) or as_path.is_file():
+    if names_a_path(name.strip()) or _is_file(as_path):
         found = resolve_model(name, ())
     else:
         found = resolve_model(name, (library or ModelLibrary(None)).scan())
@@ -134,3 +134,15 @@ def served_name(path: Path, display_name: str | None = None) -> str:
     if display_name and path.name.startswith("sha256-"):
         return display_name
     return path.name.removesuffix(".gguf").removesuffix(".GGUF")
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a name no file can have (too long, a NUL) is not one.
+
+    ``Path.is_file`` raises for those (``ENAMETOOLONG``, ``ValueError``): a name typed or
+    sent over REST must get "no such model", not a server error.
+    """
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

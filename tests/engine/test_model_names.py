@@ -66,3 +66,11 @@ def test_a_catalog_model_not_downloaded_says_how_to_get_it(
         resolve_model("qwen3-4b", library)
     with pytest.raises(ModelNotFoundError, match="No model called “nothing-here”"):
         resolve_model("nothing-here", library)
+
+
+@pytest.mark.parametrize("name", ["x" * 5000, "Ṱ̺̺̕o͞ ̷i̲̬͇̪͙n̝̗͕v̟̜̘̦͟o̶̙̰̠kè͚̮̺̪̹̱̤" * 60, "model\x00name"])
+def test_a_name_no_file_can_have_is_not_found_not_an_error(
+        name: str, library: list[LibraryEntry]) -> None:
+    # a REST client sent such names (the fuzz test): the answer is "no such model", not a 500
+    with pytest.raises(ModelNotFoundError):
+        resolve_model(name, library)
