@@ -358,11 +358,11 @@ class LocalEngine:
         try:
             async with self._running.in_use(engine):
                 yield self._server(engine)
-        except BaseException:
-            # A reply the engine's death cut: the crash is told to this conversation too.
-            await engine.settle_after_failure()
-            raise
         finally:
+            # A reply the engine's death cut, raised or ended as a broken stream is: the
+            # crash is told to this conversation too, before it stops listening (an
+            # engine that still listens costs one local connection attempt).
+            await engine.settle_after_failure()
             users.remove(emit)
 
     # -- inside ---------------------------------------------------------------------------
