@@ -7,9 +7,11 @@ missing the tests fail loudly (CI must install it: .ci/install_sandbox.sh).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -132,6 +134,14 @@ class _Listener:
             self.accepted += 1
             conn.close()
 
+    async def counted(self, expected: int) -> int:
+        """The count once it reaches ``expected`` (or after 30 s): the listening thread
+        counts a connection when it accepts it, which can be after the command ended."""
+        deadline = time.monotonic() + 30
+        while self.accepted < expected and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return self.accepted
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
@@ -146,7 +156,7 @@ async def test_no_network_unless_the_conversation_grants_it(tmp_path: Path) -> N
         closed = await _run(tmp_path, probe)
         assert "REFUSED" in closed and listener.accepted == 0
         opened = await _run(tmp_path, probe, SandboxPolicy(network=True))
-        assert "CONNECTED" in opened and listener.accepted == 1
+        assert "CONNECTED" in opened and await listener.counted(1) == 1
     finally:
         listener.close()
 
