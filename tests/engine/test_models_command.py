@@ -127,9 +127,12 @@ def test_ctrl_c_keeps_the_partial_file_says_how_to_resume_and_the_same_command_d
     hub.faults.pace = 0.02  # per 64 kB chunk
     env = command_env(home, tmp_path, HF_ENDPOINT=hub.endpoint)
     blobs = home / ".cache/huggingface/hub/models--unsloth--Qwen3-0.6B-GGUF/blobs"
+    # Ctrl+C as a terminal sends it: a runner that started the tests in the background
+    # (nohup, `&`) leaves SIGINT ignored, and an ignored SIGINT is inherited.
     process = subprocess.Popen([sys.executable, "-m", "desktop_agent", "models", "pull",
                                 f"{REPO}/{FILE}"], env=env, cwd=ROOT, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60 * load_factor()
     while not any(p.stat().st_size for p in blobs.glob("*.incomplete")) if blobs.is_dir() \
             else True:
