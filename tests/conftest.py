@@ -8,6 +8,7 @@ machine, bubblewrap) is defined here once; tier conftests hold only their own.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
 
 defer_type_package_inits()
+
+# A run started in the background (`nohup ... &`, as CI may) inherits SIGINT ignored, and
+# every process a test starts would inherit that too: Ctrl+C tests and the engine child's
+# stop signals then behave as in no terminal. The tests run as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: Shared fixtures: the llama.cpp server (e2e tier, window tests) and a private PostgreSQL cluster.
 pytest_plugins = ["e2e.llama.llama_fixtures", "postgres.postgres_fixtures"]
