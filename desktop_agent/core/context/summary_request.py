@@ -14,9 +14,7 @@ from typing import Any
 
 from desktop_agent.core.context.result_budget import head_within
 from desktop_agent.core.context.tokens import count_text_tokens
-from desktop_agent.core.wire.stream import StreamAggregator
-from desktop_agent.core.wire.stream_guard import IdleTimer
-from desktop_agent.core.wire.transport import open_stream
+from desktop_agent.core.wire.side_request import read_whole_reply
 from desktop_agent.core.wire.wire_settings import WireSettings
 
 #: The system prompt of a summary request (tests recognise summary requests by it).
@@ -79,23 +77,5 @@ async def summarise(http: Any, options: WireSettings, messages: Sequence[dict[st
         "max_tokens": max_tokens,
         "temperature": 0.2,
     }
-    if options.extra_body:
-        request["extra_body"] = dict(options.extra_body)
-    stream = await open_stream(http, request, base_url=options.base_url,
-                               api_key=options.api_key, retry=options.retry,
-                               extra_headers=options.extra_headers)
-    aggregator = StreamAggregator(options.text_delta_mode, "off")
-    idle = IdleTimer(options.timeout, options.base_url)
-    try:
-        chunks = stream.chunks()
-        while True:
-            try:
-                chunk = await idle.next(chunks)
-            except StopAsyncIteration:
-                break
-            aggregator.feed(chunk)
-        aggregator.finish()
-    finally:
-        idle.close()
-        await stream.close()
+    aggregator = await read_whole_reply(http, request, options)
     return aggregator.text.strip()

@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from desktop_agent.core.tooling.mcp.server_requests import SamplingReply, SamplingRequest
-from desktop_agent.core.wire.stream import StreamAggregator
-from desktop_agent.core.wire.stream_guard import IdleTimer
-from desktop_agent.core.wire.transport import open_stream
+from desktop_agent.core.wire.side_request import read_whole_reply
 from desktop_agent.core.wire.wire_settings import WireSettings
 
 
@@ -51,24 +49,7 @@ async def sample_with(http: Any, options: WireSettings, request: SamplingRequest
         body["temperature"] = chosen
     if request.stop_sequences:
         body["stop"] = list(request.stop_sequences)[:4]
-    if options.extra_body:
-        body["extra_body"] = dict(options.extra_body)
-    stream = await open_stream(http, body, base_url=options.base_url, api_key=options.api_key,
-                               retry=options.retry, extra_headers=options.extra_headers)
-    aggregator = StreamAggregator(options.text_delta_mode, "off")
-    idle = IdleTimer(options.timeout, options.base_url)
-    try:
-        chunks = stream.chunks()
-        while True:
-            try:
-                chunk = await idle.next(chunks)
-            except StopAsyncIteration:
-                break
-            aggregator.feed(chunk)
-        aggregator.finish()
-    finally:
-        idle.close()
-        await stream.close()
+    aggregator = await read_whole_reply(http, body, options)
     stop = {"length": "maxTokens", "stop": "endTurn"}.get(aggregator.finish_reason or "stop",
                                                          "endTurn")
     return SamplingReply(aggregator.text.strip(), options.model, stop)
