@@ -47,6 +47,7 @@ from desktop_agent.core.context.history_invariants import (
     tool_message,
 )
 from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
+from desktop_agent.core.lifecycle_hooks import LifecycleHooks
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.prompt_intake import user_message
 from desktop_agent.core.request_build import assistant_message, build_request
@@ -58,21 +59,6 @@ from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
     PendingApproval,
     pending_in,
-)
-from desktop_agent.core.tooling.hooks import (
-    HOOK_PRE_COMPACT,
-    HOOK_SESSION_END,
-    HOOK_SESSION_START,
-    HOOK_STOP,
-    HOOK_SUBAGENT_STOP,
-    PreCompactEvent,
-    SessionEndEvent,
-    SessionStartEvent,
-    StopEvent,
-    SubagentStopEvent,
-    run_hooks,
-    stamped,
-    tell_hooks,
 )
 from desktop_agent.core.tooling.loop_guard import LoopGuard
 from desktop_agent.core.tooling.manual_results import DONE, EarlyResults, result_message
@@ -154,11 +140,10 @@ class Client:
         self._closing: set[asyncio.Future[None]] = set()
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
-        self.context_keeper.before_compact = self._pre_compact
-        self._started = False  # SessionStart told (SessionEnd is told on close)
+        self._lifecycle = LifecycleHooks(lambda: self.options, self._stored_session_id)
+        self.context_keeper.before_compact = self._lifecycle.pre_compact
         self.last_result: ResultMessage | None = None
         self._api_seconds = 0.0  # this turn's time waiting on the server
-        self._stop_blocks = 0  # this turn's Stop hook refusals
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -177,10 +162,7 @@ class Client:
             stored = await self._session.load()
             if stored:
                 self._replace_history(stored + self._history)
-        if not self._started and self.options.agent_name is None:  # not for subagents
-            self._started = True
-            await tell_hooks(self.options.hooks, HOOK_SESSION_START, stamped(SessionStartEvent(
-                "resume" if self._history else "startup"), self._hook_settings()))
+        await self._lifecycle.start(resumed=bool(self._history))
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
@@ -190,10 +172,7 @@ class Client:
 
         A Client that started tells its SessionEnd hooks first.
         """
-        if self._started:
-            self._started = False
-            await tell_hooks(self.options.hooks, HOOK_SESSION_END,
-                             stamped(SessionEndEvent(), self._hook_settings()))
+        await self._lifecycle.end()
         if self._http is not None:
             http, self._http = self._http, None
             if self.options.connection_pool is None:
@@ -485,7 +464,7 @@ class Client:
         self.final_text = ""
         if self._structured is not None:
             self._structured.start_turn()
-        self._stop_blocks = 0
+        self._lifecycle.new_turn()
         self.turn_metadata = {"interrupted": False, "iterations": 0, "finish_reason": None,
                               "tool_decisions": {}, "requests": 0, "turn_count": self._turns,
                               "max_turns": self.options.max_turns}
@@ -607,7 +586,13 @@ class Client:
             done, self.last_output = self._structured.settle(text, self._history)
             if not done:
                 return False
-        return not await self._stop_refused(text)
+        reason = await self._lifecycle.stop_refusal(text, self.history,
+                                                    self.turn_metadata["requests"])
+        if reason is None:
+            return True
+        self._history.append({"role": "user", "content": reason})
+        self.turn_metadata.setdefault("stop_hook_reasons", []).append(reason)
+        return False
 
     async def _round(self, calls: list[ToolUseBlock], options: AgentOptions,
                      stop: list[ToolResultBlock] | None) -> AsyncIterator[StreamItem]:
@@ -771,7 +756,7 @@ class Client:
             subtype, reason = "error_during_execution", "loop"
         else:
             subtype, reason = "success", meta.get("finish_reason")
-        settings = self._hook_settings()
+        settings = self._lifecycle.settings()
         return ResultMessage(
             subtype=subtype, duration_ms=round(seconds * 1000),
             duration_api_ms=round(self._api_seconds * 1000),
@@ -780,50 +765,12 @@ class Client:
             usage=self.last_usage, result=self.final_text, stop_reason=reason,
             structured_output=self.last_output)
 
-    # -- hooks -----------------------------------------------------------------------
-    def _hook_settings(self) -> AgentOptions:
-        """The options hooks are stamped from, with the session's id when they name none."""
-        options = self.options
-        if options.session_id is None and self._session is not None:
-            stored_id = getattr(self._session.session, "conversation_id", None)
-            if isinstance(stored_id, str):
-                return dataclasses.replace(options, session_id=stored_id)
-        return options
-
-    async def _stop_refused(self, answer: str) -> bool:
-        """Run the Stop (a subagent's: SubagentStop) hooks; True when one sends the model on.
-
-        A refusal's reason goes to the model as a user message. The turn's
-        request limits still hold, and ``stop_hook_active`` tells a hook that
-        it already refused once in this turn.
-        """
-        options = self.options
-        settings = self._hook_settings()
-        active = self._stop_blocks > 0
-        if options.agent_name is not None:
-            decision = await run_hooks(options.hooks, HOOK_SUBAGENT_STOP, stamped(
-                SubagentStopEvent(options.agent_name, options.agent_id or "", active, answer,
-                                  self.history), settings))
-        else:
-            decision = await run_hooks(options.hooks, HOOK_STOP, stamped(
-                StopEvent(active, answer, self.history), settings))
-        if decision is None or decision.continue_:
-            return False
-        requests = self.turn_metadata["requests"]
-        if self._stop_blocks >= max(1, options.max_tool_iterations) or (
-                options.max_turns is not None and requests >= options.max_turns):
-            log.info("a Stop hook refused again; the turn ends at its limit")
-            return False
-        self._stop_blocks += 1
-        reason = decision.reason or "A hook asked you to continue."
-        self._history.append({"role": "user", "content": reason})
-        self.turn_metadata.setdefault("stop_hook_reasons", []).append(reason)
-        return True
-
-    async def _pre_compact(self, messages: int, tokens: int) -> None:
-        """The context keeper is about to compact: tell the PreCompact hooks."""
-        await tell_hooks(self.options.hooks, HOOK_PRE_COMPACT, stamped(PreCompactEvent(
-            "auto", None, messages, tokens), self._hook_settings()))
+    def _stored_session_id(self) -> str | None:
+        """The stored conversation's id, when this Client continues one."""
+        if self._session is None:
+            return None
+        stored_id = getattr(self._session.session, "conversation_id", None)
+        return stored_id if isinstance(stored_id, str) else None
 
     # -- helpers ---------------------------------------------------------------------
     def _refused_response_format(self, exc: errors.APIError, content_arrived: bool,
