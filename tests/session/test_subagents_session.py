@@ -113,3 +113,20 @@ async def test_a_subagent_writes_under_the_same_broker_and_undo_takes_it_back(
         assert (project / "notes.txt").read_text() == "old\n"
     finally:
         await session.close()
+
+
+@pytest.mark.parametrize("seconds", [0.049, 0.0449, 0.95, 12.3456])
+def test_the_live_card_and_the_stored_record_show_the_same_time(seconds: float) -> None:
+    # The card drew the live event's time and, reopened, the stored record's:
+    # 0.049 s showed "0.0 s" live and "0.1 s" reopened (rounded twice).
+    from desktop_agent.core.types import SubagentBlock
+    from desktop_agent.session.turn.subagent_runs import SubagentRuns, reported
+
+    event = reported(SubagentBlock("call-1", "checker", "checker-1", "finished",
+                                   model="m", requests=2, tokens=10, seconds=seconds))
+    assert event is not None
+    runs = SubagentRuns()
+    runs.note(event)
+    record = runs.record_of("call-1")
+    assert record is not None
+    assert f"{record['seconds']:.1f}" == f"{event.seconds:.1f}"

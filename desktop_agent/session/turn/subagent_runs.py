@@ -40,8 +40,9 @@ def reported(block: SubagentBlock) -> SubagentReported | None:
         return base("started", model=block.model)
     if block.event == "finished":
         return base("finished", text=block.result or "", model=block.model,
-                    requests=block.requests, tokens=block.tokens, seconds=block.seconds,
-                    error=block.error)
+                    requests=block.requests, tokens=block.tokens,
+                    # rounded here, once: the live card and the stored record show one figure
+                    seconds=round(block.seconds, 2), error=block.error)
     inner = block.block
     if isinstance(inner, TextBlock):
         return base("text", text=inner.text)
@@ -84,7 +85,7 @@ class SubagentRuns:
                     call["is_error"] = event.is_error
         elif event.step == "finished":
             run.update(requests=event.requests, tokens=event.tokens,
-                       seconds=round(event.seconds, 2), error=event.error)
+                       seconds=event.seconds, error=event.error)
 
     def record_of(self, tool_use_id: str) -> dict[str, Any] | None:
         """The run's record (for the delegation result's metadata), once it finished."""
