@@ -325,8 +325,8 @@ async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -
     await _wait_for(lambda: not third.busy and tab.files_bar.isVisible(), "the files bar")
     await _pause(0.3)
     shot("09-files-changed-bar.png")
-    tab.show_files_changed()
-    panel = tab.files_panel
+    tab.undo_actions.show_files_changed()
+    panel = tab.undo_actions.files_panel
     await _wait_for(lambda: panel.tree.topLevelItemCount() > 0, "the Files changed window")
     top = panel.tree.topLevelItem(0)
     panel.tree.setCurrentItem(next(top.child(i) for i in range(top.childCount())
@@ -334,7 +334,7 @@ async def _files_changed_shots(window: Any, server: Any, save: Any, shot: Any) -
     await _pause(0.5)
     save(panel, "10-files-changed-window.png")
     panel.close()
-    tab.undo_shown_turn()
+    tab.undo_actions.undo_shown_turn()
     await _wait_for(lambda: (work / "old_notes.txt").exists()
                     and tab.files_bar.undo_button.text() == "Undo this restore", "the undo")
     await _pause(0.3)
@@ -721,13 +721,13 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path,
 
     next(a for a in message.restore_menu.actions() if a.text() == RESTORE_FILES).trigger()
     tab = window.current_tab()
-    await _wait_for(lambda: tab.restore_question is not None
-                    and tab.restore_question.isVisible(), "the question before restoring")
+    await _wait_for(lambda: tab.undo_actions.restore_question is not None
+                    and tab.undo_actions.restore_question.isVisible(), "the question before restoring")
     await _pause(0.3)
     app.processEvents()
     asked = out / f"{prefix}-24-restore-question.png"
-    tab.restore_question.grab().save(str(asked))
-    tab.restore_question.reject()
+    tab.undo_actions.restore_question.grab().save(str(asked))
+    tab.undo_actions.restore_question.reject()
     return path, asked
 
 

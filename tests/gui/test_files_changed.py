@@ -115,7 +115,7 @@ def test_the_files_changed_window_lists_turns_with_diffs_and_restores_with_a_bra
     _turn(qtbot, window, controller, server, "echo b > b.txt")
     tab = window.current_tab()
     qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
-    panel = tab.files_panel
+    panel = tab.undo_actions.files_panel
     qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 2,
                     timeout=WAIT_MS)
 
@@ -128,10 +128,11 @@ def test_the_files_changed_window_lists_turns_with_diffs_and_restores_with_a_bra
 
     panel.branch_box.setChecked(True)
     qtbot.mouseClick(panel.restore_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: tab.restore_question is not None, timeout=WAIT_MS)
-    assert tab.restore_question.text() == ("Restore 2 files to how they were before this "
-                                           "message: b.txt and src/app.py?")
-    yes = next(b for b in tab.restore_question.buttons() if b.text() == "Restore 2 files")
+    qtbot.waitUntil(lambda: tab.undo_actions.restore_question is not None, timeout=WAIT_MS)
+    question = tab.undo_actions.restore_question
+    assert question.text() == ("Restore 2 files to how they were before this "
+                               "message: b.txt and src/app.py?")
+    yes = next(b for b in question.buttons() if b.text() == "Restore 2 files")
     qtbot.mouseClick(yes, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: (work / "src" / "app.py").read_text() == "print('hello')\n",
                     timeout=WAIT_MS)
@@ -149,7 +150,7 @@ def test_the_files_changed_window_drops_its_diffs_when_closed_and_reads_them_whe
     _turn(qtbot, window, controller, server, "echo 'print(1)' > src/app.py")
     tab = window.current_tab()
     qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
-    panel = tab.files_panel
+    panel = tab.undo_actions.files_panel
     qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 1,
                     timeout=WAIT_MS)
     assert panel.diff_view.diff() is not None
@@ -188,7 +189,7 @@ def test_a_file_that_holds_a_secret_shows_no_diff_and_says_why(
     tab = window.current_tab()
     qtbot.waitUntil(tab.files_bar.isVisible, timeout=WAIT_MS)
     qtbot.mouseClick(tab.files_bar.files_button, Qt.MouseButton.LeftButton)
-    panel = tab.files_panel
+    panel = tab.undo_actions.files_panel
     qtbot.waitUntil(lambda: panel is not None and panel.tree.topLevelItemCount() == 1,
                     timeout=WAIT_MS)
 

@@ -52,9 +52,9 @@ def _choose(qtbot: Any, message: UserMessageWidget, entry: str) -> None:
 
 def _question(qtbot: Any, tab: Any) -> QMessageBox:
     """The question asked before the restore (it comes once the plan is read)."""
-    qtbot.waitUntil(lambda: tab.restore_question is not None
-                    and tab.restore_question.isVisible(), timeout=WAIT_MS)
-    box: QMessageBox = tab.restore_question
+    qtbot.waitUntil(lambda: tab.undo_actions.restore_question is not None
+                    and tab.undo_actions.restore_question.isVisible(), timeout=WAIT_MS)
+    box: QMessageBox = tab.undo_actions.restore_question
     return box
 
 
@@ -64,7 +64,7 @@ def _answer(qtbot: Any, tab: Any, button_text: str) -> str:
     asked = f"{box.text()}\n{box.informativeText()}"
     button = next(b for b in box.buttons() if b.text() == button_text)
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: tab.restore_question is None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: tab.undo_actions.restore_question is None, timeout=WAIT_MS)
     return asked
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent, QTextCursor
-from PySide6.QtWidgets import QLabel, QMessageBox, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop_agent.gui.approvals.approval_queue import (
     ApprovalChoice,
@@ -41,25 +41,16 @@ from desktop_agent.gui.conversation.conversation_header import ConversationHeade
 from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
-from desktop_agent.gui.conversation.folder_undo_actions import RestoreOutcome, turn_summary
-from desktop_agent.gui.conversation.restore_wording import (
-    AFTER_MESSAGE,
-    EARLIER_CHANGES,
-    RestoreQuestion,
-    Undone,
-    restore_question,
-    undone_by_kind,
-)
 from desktop_agent.gui.conversation.server_notice import ServerNotice
 from desktop_agent.gui.conversation.server_question_dialog import ServerQuestionDialog
 from desktop_agent.gui.conversation.slash_menu import SlashMenu
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
 from desktop_agent.gui.conversation.tab_parts import TabParts
+from desktop_agent.gui.conversation.tab_undo import TabUndo
 from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.transcript import TranscriptView
 
 if TYPE_CHECKING:
-    from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
     from desktop_agent.gui.conversation.plan_panel import PlanPanel
     from desktop_agent.session import TurnChanges
 
@@ -120,14 +111,6 @@ class ConversationTab(QWidget):
         self._expansion: asyncio.Future[None] | None = None
         #: Open MCP server questions (sampling, forms), by id.
         self.server_questions: dict[str, ServerQuestionDialog] = {}
-        self._shown_turn: str | None = None
-        self._shown_kind = "turn"
-        self._undone: Undone = EARLIER_CHANGES  # whose changes the running restore takes back
-        self.restore_question: QMessageBox | None = None  # asked before a restore
-        self._retry_forced: Callable[[], Awaitable[RestoreOutcome]] | None = None
-        self._undo_task: asyncio.Task[None] | None = None
-        self.files_panel: FilesChangedPanel | None = None
-        self._panel_task: asyncio.Task[None] | None = None
         self.attachments: list[Attachment] = []
         self._waiting_since: float | None = None
         self._progress: tuple[int, int] | None = None
@@ -194,6 +177,12 @@ class ConversationTab(QWidget):
         return self._built_parts().files_bar
 
     @property
+    def undo_actions(self) -> TabUndo:
+        """Undo this turn, Restore files… and the Files changed window."""
+        self._built_parts()
+        return self._undo
+
+    @property
     def plan_panel(self) -> PlanPanel:
         """The model's plan."""
         return self._built_parts().plan_panel
@@ -244,9 +233,6 @@ class ConversationTab(QWidget):
         parts.notice.enter_url.connect(self.enter_url_requested)
         parts.notice.run_local.connect(self.run_local_requested)
         parts.notice.restart_engine.connect(self.restart_engine_requested)
-        parts.files_bar.undo_requested.connect(self.undo_shown_turn)
-        parts.files_bar.files_requested.connect(self.show_files_changed)
-        parts.files_bar.overwrite_requested.connect(self._overwrite)
         box = parts.composer_box
         box.send_requested.connect(self.send)
         box.stop_requested.connect(controller.stop)
@@ -269,7 +255,7 @@ class ConversationTab(QWidget):
         parts.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
         if controller.busy:
-            self._on_busy_for_undo(True)
+            self._undo.on_busy(True)
         callbacks, self._when_built = self._when_built, []
         for callback in callbacks:
             callback()
@@ -297,7 +283,7 @@ class ConversationTab(QWidget):
     def _files_changed_before_built(self, changes: TurnChanges) -> None:
         if self._parts is None:
             self.ensure_loaded()
-            self._on_files_changed(changes)
+            self.undo_actions.on_files_changed(changes)
             self.transcript.offer_restore(True)
 
     def _show_new_preview(self, request: ApprovalRequest) -> None:
@@ -405,10 +391,7 @@ class ConversationTab(QWidget):
         c.previews.preview_changed.connect(t.set_command_preview)
         t.branch_requested.connect(self.branch_requested)
         c.busy_changed.connect(lambda busy: None if busy else self._show_branches())
-        c.busy_changed.connect(self._on_busy_for_undo)
-        c.undo.files_changed.connect(self._on_files_changed)
-        c.undo.files_changed.connect(lambda _changes: t.offer_restore(True))
-        t.restore_requested.connect(self.restore_from_message)
+        self._undo = TabUndo(self, c, self.files_bar, t, self.composer)
 
     def _stop_tool_call(self, tool_use_id: str) -> None:
         """Stop on a running command's card: end that command, and say so on the card."""
@@ -600,154 +583,6 @@ class ConversationTab(QWidget):
         self._waiting_since = None
         self._waiting_timer.stop()
         self.status_line.show_waiting(None)
-
-    # -- undo, restore, files changed --------------------------------------------------
-    def _on_files_changed(self, changes: TurnChanges) -> None:
-        self._shown_turn, self._shown_kind = changes.turn, changes.kind
-        label = {"restore": "Undo this restore", "command": "Undo the command"}.get(
-            changes.kind, "Undo this turn")
-        self.files_bar.show_changes(turn_summary(changes, self._undone), label)
-        if self.files_panel is not None and self.files_panel.isVisible():
-            self.show_files_changed()
-
-    def _on_busy_for_undo(self, busy: bool) -> None:
-        if busy:
-            self.files_bar.hide()  # the new turn says what it changes when it ends
-        self.files_bar.set_running(busy)
-
-    def undo_shown_turn(self) -> None:
-        """Undo the turn the bar shows (a conflict is asked about on the bar)."""
-        turn = self._shown_turn
-        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force),
-                          undone_by_kind(self._shown_kind))
-
-    def undo_turn(self, turn: str) -> None:
-        """Undo ``turn`` (from the Files changed panel)."""
-        chosen = self.files_panel.selected_turn() if self.files_panel is not None else None
-        kind = chosen.changes.kind if chosen is not None and chosen.changes.turn == turn \
-            else "turn"
-        self._run_restore(lambda force=False: self.controller.undo.undo_turn(turn, force=force),
-                          undone_by_kind(kind))
-
-    def restore_before(self, message_id: str, branch: bool) -> None:
-        """Restore files to before ``message_id`` (from the Files changed panel), once asked."""
-        self._ask_then_restore(message_id, branch, lambda force=False: (
-            self.controller.undo.restore_before(message_id, branch=branch, force=force)))
-
-    def restore_from_message(self, message_id: str, branch: bool) -> None:
-        """A message's "Restore files…": files back to before it, maybe the conversation too.
-
-        Going back as well (``branch``) drops the message from the view, as a new
-        branch will replace it: its text goes into an empty composer, ready to
-        be edited and sent again. A conflict is asked about on the files bar, as
-        for Undo.
-        """
-        text = self.transcript.item_text(message_id)
-        undo = self.controller.undo
-
-        async def restore(force: bool = False) -> RestoreOutcome:
-            outcome = await undo.restore_before(message_id, branch=branch, force=force)
-            if branch and outcome.carried_out and text \
-                    and not self.composer.toPlainText().strip():
-                self.composer.setPlainText(text)
-            return outcome
-
-        self._ask_then_restore(message_id, branch, restore)
-
-    def _ask_then_restore(self, message_id: str, branch: bool,
-                          restore: Callable[..., Awaitable[RestoreOutcome]]) -> None:
-        """Say which files a restore would change, with their names, and restore on Yes.
-
-        Nothing to put back is not asked about (going back, if asked for, still happens).
-        """
-        undo = self.controller.undo
-
-        async def ask() -> None:
-            planned = await undo.restore_plan(message_id)
-            if planned.problem:
-                self.files_bar.show_result(planned.problem)
-            elif not planned.changes:
-                self._run_restore(restore, AFTER_MESSAGE)
-            else:
-                self._show_restore_question(restore_question(planned.changes, branch=branch),
-                                            lambda: self._run_restore(restore, AFTER_MESSAGE))
-
-        undo.start(ask())
-
-    def _show_restore_question(self, question: RestoreQuestion,
-                               restore: Callable[[], None]) -> None:
-        if self.restore_question is not None:
-            self.restore_question.close()
-        box = QMessageBox(QMessageBox.Icon.Question, "Restore files", question.text,
-                          QMessageBox.StandardButton.Cancel, self)
-        box.setInformativeText(question.details)
-        yes = box.addButton(question.button, QMessageBox.ButtonRole.AcceptRole)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)  # Enter does not overwrite
-        yes.clicked.connect(restore)
-
-        def closed() -> None:
-            if self.restore_question is box:
-                self.restore_question = None
-            box.deleteLater()
-
-        box.finished.connect(closed)
-        self.restore_question = box
-        box.open()
-
-    def _overwrite(self) -> None:
-        if self._retry_forced is not None:
-            forced = self._retry_forced
-            self._run_restore(lambda force=True: forced(), self._undone)
-
-    def _run_restore(self, action: Callable[..., Awaitable[RestoreOutcome]],
-                     undone: Undone = EARLIER_CHANGES) -> None:
-        if self._undo_task is not None and not self._undo_task.done():
-            return
-        self._undone = undone  # the bar names whose changes it took back
-        self.files_bar.set_running(True)
-
-        async def run() -> None:
-            try:
-                outcome = await action()
-            finally:
-                self.files_bar.set_running(self.controller.busy)
-            if outcome.conflicts:
-                self._retry_forced = lambda: action(force=True)
-                self.files_bar.show_conflict(outcome.sentence)
-            else:
-                self._retry_forced = None
-                if not outcome.done:  # done: the restore's own change took the bar
-                    self.files_bar.show_result(outcome.sentence)
-
-        self._undo_task = self.controller.undo.start(run())
-
-    def show_files_changed(self) -> None:
-        """Open (or refresh) the Files changed window."""
-        if self.files_panel is None:
-            from desktop_agent.gui.conversation.files_changed_panel import FilesChangedPanel
-
-            self.files_panel = FilesChangedPanel(self.controller.title, self)
-            self.files_panel.undo_requested.connect(self.undo_turn)
-            self.files_panel.restore_requested.connect(self.restore_before)
-            self.files_panel.turns_wanted.connect(self._load_files_panel)
-        panel = self.files_panel
-        if panel.isVisible():
-            self._load_files_panel()
-        else:
-            panel.show()  # it asks for its turns (it holds none while hidden)
-        panel.raise_()
-
-    def _load_files_panel(self) -> None:
-        panel = self.files_panel
-        if panel is None:
-            return
-
-        async def load() -> None:
-            panel.set_turns(await self.controller.undo.turn_files())
-
-        if self._panel_task is not None:
-            self._panel_task.cancel()  # a newer list replaces it
-        self._panel_task = self.controller.undo.start(load())
 
     def focus_composer(self) -> None:
         """Put the cursor in the message box."""
