@@ -254,8 +254,9 @@ def breakdown(window: object) -> str:
     heap = malloc_figures()
     heap_text = (f"malloc in use {heap[0]:.1f} + mmapped {heap[1]:.1f} MB, free kept "
                  f"{heap[2]:.1f} MB" if heap else "malloc figures: not glibc")
-    arenas, blocks = pymalloc_figures()
-    heap_text += f"; pymalloc arenas {arenas:.1f} MB ({blocks:.1f} MB in live blocks)"
+    if not tracemalloc.is_tracing():  # tracing hooks the allocator: pymalloc tells nothing
+        arenas, blocks = pymalloc_figures()
+        heap_text += f"; pymalloc arenas {arenas:.1f} MB ({blocks:.1f} MB in live blocks)"
     tabs = window.tabs  # type: ignore[attr-defined]
     views = []
     for index in range(tabs.count()):

@@ -38,6 +38,10 @@ MAX_RENDERED = 90
 #: While the view follows the end, the screens of newest items that keep their widgets
 #: (the view and some to scroll back through at once); older ones are dropped.
 FOLLOW_SCREENS = 3
+#: ... and at least this many items (the newest answer and the question before it):
+#: not more, as an answer of the soak's markdown and code is taller than three screens
+#: and holds ~3.6 MB of Qt's documents and layouts (``bench/soak_window.py``).
+FOLLOW_LEAST = 2
 #: While the view follows the end, items above the rendered ones kept as data (their
 #: text): a page to scroll back through before the store is read. Older ones are let
 #: go of once twice as many pile up (at a turn's start), and read back from the store
@@ -150,7 +154,7 @@ class ScrollPager(QObject):
                 self._first_message_id = item.message_id
                 return
 
-    def _kept_at_end(self, screens: int = FOLLOW_SCREENS, least: int = FIRST_PAGE) -> int:
+    def _kept_at_end(self, screens: int = FOLLOW_SCREENS, least: int = FOLLOW_LEAST) -> int:
         """How many of the newest rendered items fill ``screens`` screens.
 
         At least ``least`` and at most ``MAX_RENDERED``; heights are those laid
@@ -172,8 +176,7 @@ class ScrollPager(QObject):
         """A tab hidden for a while keeps only the widgets of the screen it shows.
 
         Why: every tab of the window but one is hidden, and each kept the widgets of
-        a few answers (an answer of markdown and code ~1.6 MB of Qt's documents and
-        layouts, ``bench/soak_window.py``). Only while it follows the end: shown again,
+        a few answers (see FOLLOW_LEAST). Only while it follows the end: shown again,
         it shows that same screen at once and fills the rest as it does when opened.
         """
         window = self._window
