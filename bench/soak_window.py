@@ -2,7 +2,8 @@
 
     python bench/soak_window.py [--turns 1000] [--minutes M] [--tabs 3] [--every 50]
 
-The real main window (offscreen), a running asyncio loop, ``--tabs`` conversations
+The real main window (offscreen), started as the app starts it (its import and
+garbage-collection measures), a running asyncio loop, ``--tabs`` conversations
 each pointed at the project's ScriptedServer (run in its own process, so its record
 of requests is not counted here). Turns go round the tabs; each one is typed into
 the tab's composer and sent with a real Enter press. A reply is ~1,500 streamed
@@ -18,7 +19,10 @@ warm-up (the first sample), the largest, and the slope over the second half of
 the samples (least squares, MB per 1,000 turns). Targets (issue 48): RSS after
 warm-up <= 200 MB, slope <= 5 MB per 1,000 turns. The exit status is 0 when both
 are met, 1 when one is over. ``--minutes`` stops at the first sample after that
-long. The latest figures are on docs/performance.md, with the machine's load.
+long. ``--breakdown`` adds where the memory is with each sample: libraries and
+anonymous memory, the C heap (glibc's mallinfo2), Python's small-object arenas,
+live widgets, and per tab its items, rendered items and text documents.
+The latest figures are on docs/performance.md, with the machine's load.
 """
 
 from __future__ import annotations
@@ -315,19 +319,32 @@ def main() -> int:
     os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(folders)
     model, url = start_model_server()
 
-    from PySide6.QtCore import QSettings
+    # Started as ``gui/app.py``'s run_app starts the window: what it does to imports
+    # (a bounded linecache, the openai SDK without its type packages) and to the
+    # collector (paused to the first paint, then the survivors frozen; full
+    # collections when idle; the warm-up's modules frozen) decides the RSS measured.
+    from desktop_agent.gui import app as gui_app
 
-    from desktop_agent.gui.app import create_application
+    gui_app.prepare_imports()
+    gui_app.pause_collector_until_first_paint()
+    gui_app.skip_httpx_command_line()
+    from PySide6.QtCore import QSettings, QTimer
+
     from desktop_agent.gui.event_loop import GuiEventLoop
+    from desktop_agent.gui.idle_collector import IdleCollector
     from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.store import Store
 
-    app = create_application([sys.argv[0]])
+    app = gui_app.create_application([sys.argv[0]])
     loop = GuiEventLoop(app)
     asyncio.set_event_loop(loop)
     store = Store.open()
     window = MainWindow(store, discover_on_start=False, window_settings=QSettings(
         str(data / "window.ini"), QSettings.Format.IniFormat))
+    collector = IdleCollector(app)
+    gui_app.warm_up_on_first_input(app, lambda: gui_app.start_warm_up(loop, collector))
+    window.first_painted.connect(gui_app.freeze_startup_objects)
+    QTimer.singleShot(gui_app.STARTUP_GC_FALLBACK_MS, gc.enable)
     window.show()
     try:
         with loop:
