@@ -169,3 +169,12 @@ def test_a_streamed_code_block_is_held_once_not_again_as_undo_history(view, qtbo
     blocks = view.item_widget(key).findChildren(CodeBlockWidget)
     assert blocks and "totals_0" in blocks[0].code_view.toPlainText()
     assert blocks[0].code_view.document().availableUndoSteps() == 0
+
+
+def test_answers_taller_than_three_screens_keep_the_newest_one_rendered(view, qtbot):
+    for index in range(8):
+        key = turn(view, qtbot, index, sections=20)
+    # The newest answer and its question fill the screens kept; older answers went.
+    assert view.rendered_item_count() <= 3
+    assert "totals_7_19" in view.item_text(key)
+    assert view.follows_end
