@@ -2,14 +2,15 @@
 
 Starts ``serve`` (its own interpreter, a temporary data folder) and the scripted
 model server, as ``bench/soak_serve.py`` does. One conversation (``bash``
-allowed, no approval asked) gets a turn whose model calls
-``yes | head -c <--gigabytes>G`` (the sandbox when ``serve`` has one), then
-answers in words. A follower keeps the SSE stream open throughout. While the
-command prints, the server's RSS is sampled every ``--every`` seconds; at the
-end the bench prints the RSS at the start, the largest and at the end, the
-stored tool result's size, and the conversation's events (their count and
-characters by type, as stored), so the live-output and result caps can be
-read off: none of them should grow with the gigabytes.
+allowed, no approval asked) gets a warm-up turn (``echo``: the code a turn needs
+is loaded), then a turn whose model calls ``yes | head -c <--gigabytes>G`` (the
+sandbox when ``serve`` has one) and answers in words. A follower keeps the SSE
+stream open throughout. From the second turn's start, the server's RSS is
+sampled every ``--every`` seconds; at the end the bench prints the RSS at the
+start, the largest and at the end, the stored tool result's size, and the
+conversation's events (their count and characters by type, as stored), so the
+live-output and result caps can be read off: none of them should grow with the
+gigabytes.
 
 The exit status is 0 when the RSS stayed within ``--rss-margin`` MB of its
 start, the stored result within twice the command tool's output cap and the
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from soak_serve import folder_mb, free_port, rss_mb, start_server
@@ -44,12 +46,13 @@ from desktop_agent.core.tooling.builtin.shell_tool import MAX_TIMEOUT, OUTPUT_CA
 _MODEL_SERVER = """
 import sys
 from desktop_agent.testing import ScriptedServer, script
-command, timeout = sys.argv[1], float(sys.argv[2])
+timeout = float(sys.argv[1])
 
 def respond(body):
     messages = body.get("messages", [])
     if messages and messages[-1].get("role") == "tool":
         return script.text("The command printed a lot.", 4)
+    command = str(messages[-1].get("content"))  # the prompt is the command to run
     return script.tool_calls([("bash", {"command": command, "timeout_seconds": timeout})])
 
 with ScriptedServer() as server:
@@ -67,7 +70,23 @@ def _events_by_type(database: Path, conversation_id: str) -> dict[str, tuple[int
         return {str(kind): (int(count), int(size)) for kind, count, size in rows}
 
 
-async def _run(base_url: str, key: str, model_url: str, pid: int,
+async def _turn(client: httpx.AsyncClient, lines: Any, cid: str, command: str,
+                seen: dict[str, int]) -> None:
+    """Run one turn whose model runs ``command``; read the stream until it ends."""
+    (await client.post(f"/conversations/{cid}/run", json={"message": command})).raise_for_status()
+    async for line in lines:
+        if not line.startswith("data:"):
+            continue
+        seen["events"] += 1
+        if '"type": "tool_output"' in line:
+            seen["tool_output"] += 1
+        if '"state": "idle"' in line:
+            if '"outcome": "complete"' not in line:
+                raise SystemExit(f"the turn failed: {line[:300]}")
+            return
+
+
+async def _run(base_url: str, key: str, model_url: str, pid: int, command: str,
                every: float) -> tuple[str, list[tuple[float, float]], dict[str, int]]:
     samples: list[tuple[float, float]] = []
     seen = {"tool_output": 0, "events": 0}
@@ -78,35 +97,26 @@ async def _run(base_url: str, key: str, model_url: str, pid: int,
                 "base_url": model_url, "model": "test-model", "tools": ["bash"],
                 "confirm_tools": False}})
         cid = str(made.raise_for_status().json()["id"])
-        began = time.monotonic()
-        samples.append((0.0, rss_mb(pid)))
+        async with client.stream("GET", f"/conversations/{cid}/events/stream",
+                                 timeout=httpx.Timeout(None, connect=60)) as response:
+            response.raise_for_status()
+            lines = response.aiter_lines()
+            await _turn(client, lines, cid, "echo warm", seen)
+            began = time.monotonic()
+            samples.append((0.0, rss_mb(pid)))
 
-        async def sample() -> None:
-            while True:
-                await asyncio.sleep(every)
-                samples.append((time.monotonic() - began, rss_mb(pid)))
-                print(f"  {samples[-1][0]:7.0f} s: RSS {samples[-1][1]:7.1f} MB, "
-                      f"{seen['tool_output']} tool_output events read", flush=True)
+            async def sample() -> None:
+                while True:
+                    await asyncio.sleep(every)
+                    samples.append((time.monotonic() - began, rss_mb(pid)))
+                    print(f"  {samples[-1][0]:7.0f} s: RSS {samples[-1][1]:7.1f} MB, "
+                          f"{seen['tool_output']} tool_output events read", flush=True)
 
-        sampler = asyncio.ensure_future(sample())
-        try:
-            async with client.stream("GET", f"/conversations/{cid}/events/stream",
-                                     timeout=httpx.Timeout(None, connect=60)) as response:
-                response.raise_for_status()
-                (await client.post(f"/conversations/{cid}/run",
-                                   json={"message": "print a lot"})).raise_for_status()
-                async for line in response.aiter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    seen["events"] += 1
-                    if '"type": "tool_output"' in line:
-                        seen["tool_output"] += 1
-                    if '"state": "idle"' in line:
-                        if '"outcome": "complete"' not in line:
-                            raise SystemExit(f"the turn failed: {line[:300]}")
-                        break
-        finally:
-            sampler.cancel()
+            sampler = asyncio.ensure_future(sample())
+            try:
+                await _turn(client, lines, cid, command, seen)
+            finally:
+                sampler.cancel()
         samples.append((time.monotonic() - began, rss_mb(pid)))
     return cid, samples, seen
 
@@ -114,7 +124,7 @@ async def _run(base_url: str, key: str, model_url: str, pid: int,
 def _stored_result(base_url: str, key: str, cid: str) -> str:
     listed = httpx.get(f"{base_url}/conversations/{cid}/messages", timeout=60,
                        headers={"Authorization": f"Bearer {key}"}).raise_for_status().json()
-    tool = [m for m in listed["messages"] if m["role"] == "tool"]
+    tool = [m for m in listed["messages"] if m["role"] == "tool"]  # the last is the long one
     if not tool:
         raise SystemExit("no tool result was stored")
     content = tool[-1]["message"]["content"]
@@ -135,7 +145,7 @@ def main() -> int:
     command = f"yes | head -c {size}; echo done"
     key = secrets.token_hex(16)
     data_dir = Path(tempfile.mkdtemp(prefix="long-output-"))
-    model = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, command, str(MAX_TIMEOUT)],
+    model = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(MAX_TIMEOUT)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert model.stdout is not None
     model_url = model.stdout.readline().strip()
@@ -145,7 +155,8 @@ def main() -> int:
     try:
         cpu_before = os.times()
         began = time.monotonic()
-        cid, samples, seen = asyncio.run(_run(base_url, key, model_url, server.pid, args.every))
+        cid, samples, seen = asyncio.run(_run(base_url, key, model_url, server.pid, command,
+                                              args.every))
         took = time.monotonic() - began
         result = _stored_result(base_url, key, cid)
         events = _events_by_type(data_dir / "conversations.sqlite3", cid)
