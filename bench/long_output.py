@@ -121,6 +121,12 @@ async def _run(base_url: str, key: str, model_url: str, pid: int, command: str,
     return cid, samples, seen
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process so far (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _stored_result(base_url: str, key: str, cid: str) -> str:
     listed = httpx.get(f"{base_url}/conversations/{cid}/messages", timeout=60,
                        headers={"Authorization": f"Bearer {key}"}).raise_for_status().json()
@@ -153,7 +159,6 @@ def main() -> int:
     server = start_server(data_dir, port, key, idle_seconds=3600)
     base_url = f"http://127.0.0.1:{port}"
     try:
-        cpu_before = os.times()
         began = time.monotonic()
         cid, samples, seen = asyncio.run(_run(base_url, key, model_url, server.pid, command,
                                               args.every))
@@ -161,7 +166,7 @@ def main() -> int:
         result = _stored_result(base_url, key, cid)
         events = _events_by_type(data_dir / "conversations.sqlite3", cid)
         folder = folder_mb(data_dir)
-        cpu_after = os.times()
+        serve_cpu = _cpu_seconds(server.pid)
     finally:
         server.terminate()
         try:
@@ -174,10 +179,8 @@ def main() -> int:
 
     start, top, end = samples[0][1], max(r for _, r in samples), samples[-1][1]
     stored_mb = sum(size for _, size in events.values()) / 2**20
-    children_cpu = (cpu_after.children_user + cpu_after.children_system
-                    - cpu_before.children_user - cpu_before.children_system)
-    print(f"`{command}` in {took:.0f} s ({children_cpu:.0f} s CPU of the children so far); "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"`{command}` and the warm-up turn in {took:.0f} s; serve's CPU {serve_cpu:.0f} s "
+          f"in all; load average {os.getloadavg()[0]:.2f}")
     print(f"RSS: start {start:.1f} MB, largest {top:.1f} MB, end {end:.1f} MB "
           f"(margin {args.rss_margin:g} MB)")
     print(f"stored tool result: {len(result):,} characters (the output cap is {OUTPUT_CAP:,}); "
