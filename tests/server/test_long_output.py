@@ -56,7 +56,7 @@ def test_a_gigabyte_of_output_is_stored_capped_and_streamed_capped(
     assert stored_chars < GIGABYTE / 20, f"{stored_chars:,} characters of events were stored"
 
     services = api.server.config.app.state.services  # type: ignore[attr-defined]
-    tail = services.events._tails.get(cid)  # noqa: SLF001 - the in-memory cap is the point
+    tail = services.events._tails.get(cid)  # the in-memory cap is the point
     assert tail is None or tail.size <= 2 * MEMORY_TAIL_BYTES
     assert "That was long." in "".join(e["data"]["text"] for e in events if e["type"] == "text")
 
