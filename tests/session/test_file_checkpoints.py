@@ -288,3 +288,18 @@ async def test_checkpoints_a_deleted_conversation_left_behind_are_removed_and_ot
     await second.undo_turn()
     assert (kept / "a.txt").read_text() == "mine\n"
     assert prune_left_behind(store) == 0
+
+
+def test_a_store_that_is_not_the_data_folders_own_removes_nothing(
+        store: Store, tmp_path: Path) -> None:
+    # serve on PostgreSQL (or any other database) beside a window on this data
+    # folder: conversations it does not know are not its to call deleted.
+    from desktop_agent.session import prune_left_behind
+
+    theirs = checkpoints_folder("0123456789abcdef0123456789abcdef")
+    theirs.mkdir(parents=True)
+    with Store.open(tmp_path / "another.sqlite3") as other:
+        assert prune_left_behind(other) == 0
+    assert theirs.is_dir()
+    assert prune_left_behind(store) == 1  # the folder's own database knows it is gone
+    assert not theirs.exists()

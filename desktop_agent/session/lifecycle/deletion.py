@@ -19,6 +19,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from desktop_agent.appdata.paths import database_path
 from desktop_agent.session.files.checkpoint_paths import checkpoints_root
 from desktop_agent.session.files.command_previews import delete_previews
 from desktop_agent.session.files.file_checkpoints import delete_checkpoints
@@ -52,9 +53,17 @@ def prune_left_behind(store: Store) -> int:
     removed: a conversation is stored before anything of its own is written
     there, so one being made by another process meanwhile is never taken.
 
+    Only for the data folder's own database: a window on this folder's SQLite
+    file and ``serve`` on PostgreSQL can share one data folder, and neither
+    store knowing a conversation then says nothing about whether it was deleted.
+
     Returns:
         How many deleted conversations had something removed.
     """
+    if not _owns_data_folder(store):
+        log.info("not removing other conversations' checkpoints: %s is not this data "
+                 "folder's own database", store.location)
+        return 0
     gone: set[str] = set()
     kinds: tuple[tuple[Path, Callable[[str], None]], ...] = (
         (checkpoints_root(), delete_checkpoints), (previews_root(), delete_previews))
@@ -72,3 +81,13 @@ def prune_left_behind(store: Store) -> int:
     if gone:
         log.info("removed the checkpoints and previews of %d deleted conversation(s)", len(gone))
     return len(gone)
+
+
+def _owns_data_folder(store: Store) -> bool:
+    """Whether ``store`` is the database of the data folder the checkpoints are in."""
+    if store.path is None:
+        return False
+    try:
+        return store.path.resolve() == database_path().resolve()
+    except OSError:
+        return False
