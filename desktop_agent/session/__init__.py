@@ -179,6 +179,11 @@ _EXPORTS: dict[str, str] = {
     'SamplingChoice': 'mcp.server_question',
     'UnknownQuestion': 'mcp.server_questions',
     'NoMcpServers': 'mcp.conversation_mcp',
+    'LOG_LEVELS': 'mcp.server_board',
+    'McpServerBoard': 'mcp.server_board',
+    'McpServerView': 'mcp.server_board',
+    'UnknownServer': 'mcp.server_board',
+    'log_line': 'mcp.server_board',
     'UnknownCommand': 'commands.conversation_commands',
 }
 
@@ -332,6 +337,11 @@ if TYPE_CHECKING:
     from desktop_agent.session.local_engine.local_engine import hub_download as hub_download
     from desktop_agent.session.local_engine.model_downloads import ModelDownload as ModelDownload
     from desktop_agent.session.mcp.conversation_mcp import NoMcpServers as NoMcpServers
+    from desktop_agent.session.mcp.server_board import LOG_LEVELS as LOG_LEVELS
+    from desktop_agent.session.mcp.server_board import McpServerBoard as McpServerBoard
+    from desktop_agent.session.mcp.server_board import McpServerView as McpServerView
+    from desktop_agent.session.mcp.server_board import UnknownServer as UnknownServer
+    from desktop_agent.session.mcp.server_board import log_line as log_line
     from desktop_agent.session.mcp.server_question import SamplingChoice as SamplingChoice
     from desktop_agent.session.mcp.server_question import ServerQuestion as ServerQuestion
     from desktop_agent.session.mcp.server_questions import UnknownQuestion as UnknownQuestion

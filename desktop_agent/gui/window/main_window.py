@@ -31,6 +31,7 @@ from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QInputDialog,
     QMainWindow,
     QStackedWidget,
@@ -220,7 +221,7 @@ class MainWindow(QMainWindow):
             stop=self.stop_current,
             regenerate=self.regenerate_current, rename=self.rename_current,
             settings=self.open_settings, choose_server=self.servers.open_server_picker,
-            models=self.local_models.open_models_window,
+            models=self.local_models.open_models_window, mcp_servers=self.open_mcp_servers,
             rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
             preferences=self.chrome.open_preferences, shortcuts=self.chrome.show_shortcuts,
             about=self.chrome.show_about),
@@ -519,6 +520,20 @@ class MainWindow(QMainWindow):
                 self, self.open_tabs, self.store, self.window_settings, self.notice,
                 open_record=self.open_record, list_changed=self.sidebar.refresh)
         return self._transfer
+
+    def open_mcp_servers(self) -> QDialog:
+        """Server → MCP servers…: the servers' states and logs (one panel, raised if open)."""
+        # Imported when first opened: an idle window has no MCP panel.
+        from desktop_agent.gui.servers.mcp_servers_panel import McpServersPanel
+        from desktop_agent.session import McpServerBoard
+
+        panel = self.findChild(McpServersPanel, "mcpServersPanel")
+        if panel is None:
+            panel = McpServersPanel(McpServerBoard(self.tools), self)
+            panel.finished.connect(panel.deleteLater)
+        panel.show()
+        panel.raise_()
+        return panel
 
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
