@@ -278,6 +278,7 @@ class McpServersPanel(QDialog):
         state = view.state + (f": {view.reason}" if view.reason else "")
         self.state.setText(state)
         self.state.setProperty("problem", view.state in ("failed", "stopped"))
+        self.state.style().polish(self.state)  # the sheet colours a problem
         self.transport.setText(view.transport)
         self.offers.setText(_offers(view) if view.state == "connected" else "—")
         self.tool_list.setText(view.tool_list or "unchanged since it started")

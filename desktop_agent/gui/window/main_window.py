@@ -584,6 +584,18 @@ class MainWindow(QMainWindow):
                 dialog.show_context_window(window)
 
         self._track(asyncio.ensure_future(tell_window()))
+
+        async def tell_skills() -> None:  # reads the skill folders and counts: off the GUI thread
+            try:
+                listing = await asyncio.to_thread(controller.session.skill_listing)
+            except OSError as exc:
+                with contextlib.suppress(RuntimeError):
+                    dialog.skills_box.show_problem(f"The skills could not be read: {exc}")
+                return
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.skills_box.show_listing(listing)
+
+        self._track(asyncio.ensure_future(tell_skills()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)
