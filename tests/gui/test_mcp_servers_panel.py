@@ -35,12 +35,12 @@ def test_the_panel_shows_each_servers_state_offers_and_log(
     assert panel is not None and panel.isVisible()
     qtbot.waitUntil(lambda: panel.servers.count() == 2, timeout=SLOW_MS)
     rows = [panel.servers.item(i).text() for i in range(panel.servers.count())]
-    assert rows == ["ev\nconnected", "broken\nfailed"]
+    assert rows == ["ev — connected", "broken — failed"]
 
     panel.servers.setCurrentRow(1)
     assert panel.state.text().startswith("failed: ")
     assert "command not found" in panel.state.text()
-    assert panel.offers.text() == "—"
+    assert panel.offers.text() == "—" and not panel.level.isEnabled()
 
     panel.servers.setCurrentRow(0)
     assert panel.state.text() == "connected"

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel, QTextCursor
 from PySide6.QtWidgets import QCompleter, QListView, QPlainTextEdit
 
@@ -84,7 +84,8 @@ class FileMentions(QObject):
         self.completer.setMaxVisibleItems(10)
         self.popup = QListView()
         self.popup.setObjectName("fileMentions")
-        self.popup.setAccessibleName("Files of the working folder")
+        self.popup.setAccessibleName("Files of the working folder and MCP resources")
+        self.popup.setIconSize(QSize(14, 14))
         self.completer.setPopup(self.popup)  # the completer owns it from here
         self.completer.activated.connect(self._choose)
         self.popup.installEventFilter(self)
@@ -162,7 +163,8 @@ class FileMentions(QObject):
         found = self._resources
         self._rows = {row: found.items[row] for row in resources} if found else {}
         self.model.clear()
-        file_items = [QStandardItem(path) for path in files]
+        file_icon = icon("file-text")
+        file_items = [QStandardItem(file_icon, path) for path in files]
         resource_items = []
         for row, item in self._rows.items():
             entry = QStandardItem(icon("server"), row)

@@ -92,6 +92,7 @@ class TemplateForm(QDialog):
         layout.addLayout(form)
         self.uri = QLabel()
         self.uri.setObjectName("templateUri")
+        self.uri.setProperty("muted", True)
         self.uri.setWordWrap(True)
         self.uri.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.uri)

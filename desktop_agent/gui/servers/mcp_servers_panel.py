@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QTextCursor
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui.icons import icon
 from desktop_agent.gui.theme import style_chrome
 
 if TYPE_CHECKING:
@@ -44,6 +45,10 @@ REFRESH_MS = 1000
 #: The states are read again every this many log reads.
 STATES_EVERY = 5
 _DEFAULT_LEVEL = "the server's default"
+#: The icon beside each state in the list of servers.
+_STATE_ICONS = {"connected": "wifi", "connecting": "hourglass", "reconnecting": "refresh-cw",
+                "failed": "triangle-alert", "stopped": "wifi-off", "disabled": "wifi-off",
+                "not started": "clock"}
 
 
 def _offers(view: McpServerView) -> str:
@@ -85,6 +90,7 @@ class McpServersPanel(QDialog):
         self.servers = QListWidget()
         self.servers.setObjectName("mcpServerList")
         self.servers.setAccessibleName("MCP servers")
+        self.servers.setSpacing(3)
         self.servers.currentItemChanged.connect(lambda *_: self._show_chosen())
         split.addWidget(self.servers)
 
@@ -127,7 +133,7 @@ class McpServersPanel(QDialog):
         self.log_view.setReadOnly(True)
         self.log_view.setAccessibleName("Log messages of the server")
         self.log_view.setPlaceholderText("No log messages yet.")
-        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         right.addWidget(self.log_view, 1)
         self.note = QLabel()
         self.note.setObjectName("mcpPanelNote")
@@ -201,9 +207,9 @@ class McpServersPanel(QDialog):
             self._shown_log = key
             bar = self.log_view.verticalScrollBar()
             at_end = bar.value() >= bar.maximum() - 2
+            kept = bar.value()
             self.log_view.setPlainText("\n".join(log_line(e) for e in entries))
-            if at_end:
-                self.log_view.moveCursor(QTextCursor.MoveOperation.End)
+            bar.setValue(bar.maximum() if at_end else kept)  # newest in sight, unless reading
 
     def _choose_level(self) -> None:
         name, level = self.chosen(), self.level.currentData()
@@ -258,7 +264,8 @@ class McpServersPanel(QDialog):
         self.servers.blockSignals(True)
         self.servers.clear()
         for view in views:
-            item = QListWidgetItem(f"{view.name}\n{view.state}")
+            item = QListWidgetItem(icon(_STATE_ICONS.get(view.state, "server")),
+                                   f"{view.name} — {view.state}")
             item.setData(Qt.ItemDataRole.UserRole, view.name)
             item.setToolTip(view.reason or view.state)
             self.servers.addItem(item)
@@ -275,13 +282,16 @@ class McpServersPanel(QDialog):
         self._set_enabled(view is not None)
         if view is None:
             return
+        self.level.setEnabled(view.state == "connected")  # only a running server hears it
         state = view.state + (f": {view.reason}" if view.reason else "")
         self.state.setText(state)
         self.state.setProperty("problem", view.state in ("failed", "stopped"))
         self.state.style().polish(self.state)  # the sheet colours a problem
         self.transport.setText(view.transport)
-        self.offers.setText(_offers(view) if view.state == "connected" else "—")
-        self.tool_list.setText(view.tool_list or "unchanged since it started")
+        connected = view.state == "connected"
+        self.offers.setText(_offers(view) if connected else "—")
+        self.tool_list.setText(view.tool_list or ("unchanged since it started" if connected
+                                                  else "—"))
         index = self.level.findData(view.log_level) if view.log_level else 0
         self.level.setCurrentIndex(max(index, 0))
         if self._shown_log is None or self._shown_log[0] != name:
