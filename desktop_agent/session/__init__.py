@@ -102,6 +102,7 @@ _EXPORTS: dict[str, str] = {
     'PromptCutReported': 'events',
     'MessageStored': 'events',
     'Notice': 'events',
+    'ResourcesChanged': 'events',
     'DoctorNotice': 'events',
     'ToolCallProbed': 'events',
     'probe_summary': 'turn.model_doctor',
@@ -241,6 +242,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
+    from desktop_agent.session.events import ResourcesChanged as ResourcesChanged
     from desktop_agent.session.events import SamplingAsked as SamplingAsked
     from desktop_agent.session.events import ServerQuestionSettled as ServerQuestionSettled
     from desktop_agent.session.events import SessionEvent as SessionEvent

@@ -115,3 +115,40 @@ def test_binary_content_is_named_and_a_picture_goes_as_a_picture() -> None:
                                   "bytes: not included, only named]")
     assert content[1] == {"type": "image_url",
                           "image_url": {"url": "data:image/png;base64,iVBO"}}
+
+
+def test_an_attached_resource_that_changed_is_read_again_and_the_reply_says_so(
+        qtbot: Any, make_window: Any, server: Any, data_dir: Path, tmp_path: Path) -> None:
+    import asyncio
+
+    from PySide6.QtWidgets import QLabel
+
+    window, controller = _window(make_window, server, data_dir, tmp_path)
+    tab = window.current_tab()
+    uri = "demo://resource/dynamic/text/1"
+    tab.resource_attaching.attach("ev", uri)  # subscribes to its changes too
+    qtbot.waitUntil(lambda: bool(tab.attachments), timeout=SLOW_MS)
+    server.enqueue(script.text("Read."), script.text("Read again."))
+    tab.composer.setPlainText("Read this")
+    tab.send()
+    wait_idle(qtbot, controller)
+
+    async def start_updates() -> Any:
+        pool = await window.tools.mcp_pool()
+        await pool.call_tool("ev", "toggle-subscriber-updates", {})
+        return pool
+
+    started = asyncio.ensure_future(start_updates())
+    qtbot.waitUntil(started.done, timeout=WAIT_MS)
+    # server-everything says a subscribed resource changed every few seconds
+    side = started.result()._connection("ev").client_side
+    qtbot.waitUntil(lambda: uri in side.updated, timeout=SLOW_MS)
+
+    tab.composer.setPlainText("And now?")
+    tab.send()
+    wait_idle(qtbot, controller)
+    sent = str(server.requests[-1]["messages"][-1]["content"])
+    assert f"[The resource {uri} (MCP server ev) changed since it was attached" in sent
+    notes = [n.text() for n in tab.transcript.findChildren(QLabel, "replyNote")]
+    assert notes == [f"⚠ Read again for this turn, as they changed since they were "
+                     f"attached: {uri} (ev)."]

@@ -351,6 +351,7 @@ class ConversationTab(QWidget):
         c.transcript_reset.connect(lambda _m: setattr(self, "_loaded", True))
         c.user_message.connect(self._on_user_message)
         c.assistant_started.connect(lambda mid: t.begin_assistant_message(message_id=mid))
+        c.resources_changed.connect(t.add_reply_note)
         c.text_delta.connect(t.append_text)
         c.thinking_delta.connect(t.append_thinking)
         c.tool_call.connect(lambda tid, name, args, source: t.add_tool_call(
