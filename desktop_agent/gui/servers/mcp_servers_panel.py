@@ -15,7 +15,7 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -91,6 +91,10 @@ class McpServersPanel(QDialog):
         self.servers.setObjectName("mcpServerList")
         self.servers.setAccessibleName("MCP servers")
         self.servers.setSpacing(3)
+        self.servers.setIconSize(QSize(18, 18))
+        self.servers.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.servers.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.servers.setMinimumWidth(200)
         self.servers.currentItemChanged.connect(lambda *_: self._show_chosen())
         split.addWidget(self.servers)
 
@@ -142,7 +146,7 @@ class McpServersPanel(QDialog):
         right.addWidget(self.note)
         split.addWidget(detail)
         split.setStretchFactor(1, 1)
-        split.setSizes([190, 560])
+        split.setSizes([230, 550])
         outer.addWidget(split, 1)
         close = QPushButton("Close")
         close.clicked.connect(self.close)
