@@ -247,7 +247,7 @@ class McpServersPanel(QDialog):
                 await self._board.restart(name)
             except (AgentError, LookupError) as exc:
                 log.info("MCP server %s did not start again: %s", name, exc)
-            await self._load(connect=False)
+            await self._load(connect=True)  # its tools may have changed
 
         self._run(again())
 

@@ -88,6 +88,7 @@ class McpServerBoard:
 
     def __init__(self, tools: ToolCatalog) -> None:
         self._tools = tools
+        self._counted: dict[str, tuple[int, int, int, int]] = {}
 
     async def _pool(self) -> McpServerPool:
         pool = await self._tools.mcp_pool()
@@ -100,17 +101,20 @@ class McpServerBoard:
         """Every configured server with its state and what it offers.
 
         ``connect``: start the enabled servers not running yet (they start when a
-        conversation first uses them otherwise), so their counts are known.
+        conversation first uses them otherwise) and ask each what it offers. Without
+        it nothing is started or asked: the counts are those last asked (a panel
+        refreshing its states sends the servers nothing).
 
         Raises:
             NoMcpServers: None is configured, or config.json cannot be read.
         """
         pool = await self._pool()
-        counts: dict[str, tuple[int, int, int, int]] = {}
-        for status in pool.status():
-            if connect or status.state == "running":
-                counts[status.name] = await self._counts(pool, status.name)
-        return [self._view(status, counts.get(status.name)) for status in pool.status()]
+        if connect:
+            names = [s.name for s in pool.status()]
+            found = await asyncio.gather(*(self._counts(pool, n) for n in names))
+            self._counted.update(zip(names, found, strict=True))
+        return [self._view(status, self._counted.get(status.name) if status.state == "running"
+                           else None) for status in pool.status()]
 
     @staticmethod
     async def _counts(pool: McpServerPool, name: str) -> tuple[int, int, int, int]:
@@ -124,7 +128,8 @@ class McpServerBoard:
     @staticmethod
     def _view(status: McpServerStatus, counts: tuple[int, int, int, int] | None,
               ) -> McpServerView:
-        tools, resources, templates, prompts = counts or (len(status.tools), 0, 0, 0)
+        _tools, resources, templates, prompts = counts or (0, 0, 0, 0)
+        tools = len(status.tools) if status.tools else _tools  # the pool's list is the newest
         reason = status.error if status.state in ("failed", "stopped", "crashed") else None
         return McpServerView(status.name, STATE_WORDS.get(status.state, status.state), reason,
                              _TRANSPORT_WORDS.get(status.transport, status.transport),
