@@ -49,6 +49,7 @@ from .routes import (
     files,
     local_models,
     mcp,
+    mcp_servers,
     previews,
     project,
     secrets,
@@ -245,8 +246,8 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, previews, context_window, mcp, slash_commands,
-                   local_models):
+                   checkpoints, project, previews, context_window, mcp, mcp_servers,
+                   slash_commands, local_models):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)

@@ -42,6 +42,7 @@ from desktop_agent.session import (
     PreviewNotFoundError,
     PromptCutReported,
     PromptProgressReported,
+    ResourcesChanged,
     RestoreConflictError,
     RestoreReport,
     SamplingAsked,
@@ -412,6 +413,11 @@ class ConversationRunner:
     def _notice(self, event: Notice) -> None:
         self.emit("notice", {"text": event.text})
 
+    def _resources_changed(self, event: ResourcesChanged) -> None:
+        self.emit("resources_changed", {
+            "resources": [{"server": s, "uri": u} for s, u in event.resources],
+            "text": event.text})
+
     def _doctor_notice(self, event: DoctorNotice) -> None:
         self.emit("doctor_notice", {"kind": event.kind, "text": event.text,
                                     "offers": [{"id": i, "text": t} for i, t in event.offers]})
@@ -511,6 +517,7 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     ApprovalAsked: ConversationRunner._approval_asked,
     ApprovalSettled: ConversationRunner._approval_settled,
     Notice: ConversationRunner._notice,
+    ResourcesChanged: ConversationRunner._resources_changed,
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
     PlanUpdated: ConversationRunner._plan_updated,

@@ -267,6 +267,7 @@ class ConversationSession:
     slash_commands = PartMethod("_commands", ConversationCommands.listed)
     expand_slash = PartMethod("_commands", ConversationCommands.expand)
     skills = PartMethod("_commands", ConversationCommands.skills)
+    skill_listing = PartMethod("_commands", ConversationCommands.skill_listing)
     custom_commands = PartMethod("_commands", ConversationCommands.custom_commands)
     server_questions = PartMethod("_questions", ServerQuestions.pending)
     answer_sampling = PartMethod("_questions", ServerQuestions.answer_sampling)

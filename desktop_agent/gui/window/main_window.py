@@ -31,6 +31,7 @@ from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QInputDialog,
     QMainWindow,
     QStackedWidget,
@@ -223,7 +224,7 @@ class MainWindow(QMainWindow):
             stop=self.stop_current,
             regenerate=self.regenerate_current, rename=self.rename_current,
             settings=self.open_settings, choose_server=self.servers.open_server_picker,
-            models=self.local_models.open_models_window,
+            models=self.local_models.open_models_window, mcp_servers=self.open_mcp_servers,
             rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
             preferences=self.chrome.open_preferences, shortcuts=self.chrome.show_shortcuts,
             about=self.chrome.show_about),
@@ -534,6 +535,20 @@ class MainWindow(QMainWindow):
                 open_record=self.open_record, list_changed=self.sidebar.refresh)
         return self._transfer
 
+    def open_mcp_servers(self) -> QDialog:
+        """Server → MCP servers…: the servers' states and logs (one panel, raised if open)."""
+        # Imported when first opened: an idle window has no MCP panel.
+        from desktop_agent.gui.servers.mcp_servers_panel import McpServersPanel
+        from desktop_agent.session import McpServerBoard
+
+        panel = self.findChild(McpServersPanel, "mcpServersPanel")
+        if panel is None:
+            panel = McpServersPanel(McpServerBoard(self.tools), self)
+            panel.finished.connect(panel.deleteLater)
+        panel.show()
+        panel.raise_()
+        return panel
+
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
         # Imported when first opened: the dialog and its boxes are not an idle window's.
@@ -583,6 +598,18 @@ class MainWindow(QMainWindow):
                 dialog.show_context_window(window)
 
         self._track(asyncio.ensure_future(tell_window()))
+
+        async def tell_skills() -> None:  # reads the skill folders and counts: off the GUI thread
+            try:
+                listing = await asyncio.to_thread(controller.session.skill_listing)
+            except OSError as exc:
+                with contextlib.suppress(RuntimeError):
+                    dialog.skills_box.show_problem(f"The skills could not be read: {exc}")
+                return
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.skills_box.show_listing(listing)
+
+        self._track(asyncio.ensure_future(tell_skills()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)
