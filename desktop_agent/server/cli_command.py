@@ -171,7 +171,6 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
                 return EXIT_ERROR
         master_key = None if args.no_auth else key
-        engine = _local_engine(store, args.model)
 
         def build() -> Any:
             """The real app (in a worker thread while /alive already answers)."""
@@ -179,7 +178,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
             return create_app(store, master_key=master_key, allowed_hosts=args.allowed_host,
                               idle_seconds=args.idle_seconds, secret_cipher=cipher,
-                              workdirs_root=workdirs, local_engine=engine)
+                              workdirs_root=workdirs,
+                              # made here, not before the port opens: its modules (the
+                              # model catalog, the library, the runner) are no part of /alive
+                              local_engine=_local_engine(store, args.model))
 
         app = StartingApp(build, master_key=master_key, allowed_hosts=args.allowed_host,
                           on_failure=lambda: setattr(server, "should_exit", True),
