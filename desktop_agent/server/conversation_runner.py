@@ -295,6 +295,10 @@ class ConversationRunner:
             data["outcome"] = event.outcome
             self.approvals.withdraw_all()
         self.emit("state", data)
+        if event.outcome is not None:
+            # Between turns the session holds no history: a conversation in use would
+            # otherwise keep every message until its idle eviction, growing with each turn.
+            self.session.release_history()
 
     def _user_message_added(self, event: UserMessageAdded) -> None:
         record = event.record

@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     'delete_conversation_secret': 'settings.conversation_secrets',
     'set_conversation_secret': 'settings.conversation_secrets',
     'delete_conversation': 'lifecycle.deletion',
+    'prune_left_behind': 'lifecycle.deletion',
     'BUSY_ELSEWHERE': 'errors',
     'busy_sentence': 'errors',
     'NotConfiguredError': 'errors',
@@ -293,6 +294,7 @@ if TYPE_CHECKING:
         project_instructions_for as project_instructions_for,
     )
     from desktop_agent.session.lifecycle.deletion import delete_conversation as delete_conversation
+    from desktop_agent.session.lifecycle.deletion import prune_left_behind as prune_left_behind
     from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.lifecycle.new_conversations import (
         create_conversation as create_conversation,

@@ -237,6 +237,8 @@ class ConversationSession:
     page_before = PartMethod("_branch", BranchPages.page_before)
     plan = PartMethod("_branch", BranchPages.plan)
 
+    release_history = PartMethod("_runner", TurnRunner.release_history)
+
     def refresh(self) -> bool:
         """Catch up with other processes' writes when idle; True when the branch changed."""
         if self.busy or self._runner.closed:

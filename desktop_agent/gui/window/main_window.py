@@ -53,6 +53,7 @@ from desktop_agent.gui.conversation.conversation_controller import (
 from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.conversation.open_tabs import OpenTabs
 from desktop_agent.gui.icons import set_icon
+from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
 from desktop_agent.gui.theme import (
     DEFAULT_FONT_PT,
@@ -79,6 +80,7 @@ from desktop_agent.session import (
     ToolCatalog,
     create_conversation,
     is_new_work_folder,
+    prune_left_behind,
     release_work_folder,
 )
 
@@ -210,6 +212,7 @@ class MainWindow(QMainWindow):
         self.store_watcher = StoreWatcher(store, self)
         self.store_watcher.changed_elsewhere.connect(self._on_store_changed_elsewhere)
         self.store_watcher.start()
+        when_loop_runs(self, lambda: self._track(asyncio.ensure_future(self._prune_left_behind())))
 
         self.menu_actions = build_actions(self, ActionSlots(
             new_conversation=self.new_conversation, close_tab=self.close_current_tab,
@@ -392,6 +395,17 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage("Conversation deleted.", 5000)
 
         self._track(asyncio.ensure_future(delete_after_close()))
+
+    async def _prune_left_behind(self) -> None:
+        """Remove what a deletion cut short left in the data folder (checkpoints, previews).
+
+        At start, off the UI thread, as ``serve`` does: a crash between deleting a
+        conversation's rows and its folders would otherwise keep them forever.
+        """
+        try:
+            await asyncio.to_thread(prune_left_behind, self.store)
+        except OSError as exc:
+            log.warning("could not remove a deleted conversation's checkpoints: %s", exc)
 
     def _track(self, task: asyncio.Future[Any]) -> None:
         """Keep a reference to a background task until it is done (shutdown awaits it)."""

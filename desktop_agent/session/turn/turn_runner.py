@@ -141,6 +141,18 @@ class TurnRunner:
         """The task running the current turn, if any."""
         return self._task
 
+    def release_history(self) -> bool:
+        """Hold no copy of the history until the next turn; False while one runs.
+
+        The branch and the client's history are read again at the next turn's
+        start (as every turn does, to start from what is on disk).
+        """
+        if self.busy or self.closed:
+            return False
+        self._branch.release()
+        self._client.release_history()
+        return True
+
     # -- the gate -------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def starting(self, call: StoreCalls, vet: Vet | None = None,
