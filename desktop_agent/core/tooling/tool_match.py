@@ -141,14 +141,27 @@ def named(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
     what it is given (a shell command, code, a query) by any instruction, since its
     job is whatever is asked ("commit my changes", "install numpy"). Questions and
     greetings ("hello", "who won the World Cup?") instruct nothing.
+
+    A request that only asks questions asks for knowledge unless it names a tool's
+    job plainly: a word of the tool's name, or two of the rest of it. One word of a
+    description is what a question shares with a tool of its field in passing
+    ("what is the mass of an electron?" and a tool whose description says
+    "electric current"); an instruction ("find...", "can you...") asks for an action
+    and one shared word names it.
     """
     wanted = stems(request)
     lines = [line for line in request.splitlines() if line.strip()]
     files = any(_FILE.search(line) for line in lines)
     instructs = any(not _asks_or_greets(line) for line in lines)
-    return [tool for tool in tools if any(overlap(wanted, tool))
+    return [tool for tool in tools if _shares_job(overlap(wanted, tool), instructs)
             or (files and _takes(tool, _FILE_ARGUMENTS))
             or (instructs and _takes(tool, _RUN_ARGUMENTS))]
+
+
+def _shares_job(shared: tuple[int, int], instructs: bool) -> bool:
+    """Whether words shared (with the name, with the rest) name the tool's job."""
+    in_name, in_rest = shared
+    return bool(in_name or in_rest) if instructs else bool(in_name or in_rest >= 2)
 
 
 def _takes(tool: _Offered, kinds: frozenset[str]) -> bool:
