@@ -112,17 +112,19 @@ async def test_a_question_names_a_tool_plainly_an_instruction_by_one_word(
         server: Any, make_options: Any) -> None:
     # "price" is one word of stock_ticker's description: asked as a question it is
     # knowledge of the same field, asked as an instruction it is the tool's job.
-    server.enqueue(*(script.text('{"answer": "ok"}') for _ in range(3)))
+    server.enqueue(*(script.text('{"answer": "ok"}') for _ in range(4)))
     for prompt in ("What is the price of gold?", "Find the price of Airbus shares.",
-                   "What is the latest stock price of Airbus?"):
+                   "What is the latest stock price of Airbus?",
+                   "Hi, could you tell me the price of Airbus shares?"):
         async with Client(make_options(tools=toolbox([]), constrained_tool_calls=True)
                           ) as client:
             await client.query(prompt)
             _ = [item async for item in client.receive_messages()]
-    question, instruction, named = (branches(r) for r in server.requests)
+    question, instruction, named, polite = (branches(r) for r in server.requests)
     assert question == ["answer"]
     assert instruction == ["answer", "stock_ticker", "bash"]
     assert named == ["answer", "stock_ticker"]
+    assert polite == instruction  # a greeting, then a polite request: an instruction
 
 
 async def test_an_instruction_may_run_a_command_a_file_name_may_open_a_file(

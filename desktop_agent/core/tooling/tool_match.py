@@ -177,11 +177,16 @@ def _takes(tool: _Offered, kinds: frozenset[str]) -> bool:
 
 
 def _asks_or_greets(line: str) -> bool:
-    """A question or a greeting, not an instruction ("can you ..." instructs)."""
+    """A question or a greeting, not an instruction.
+
+    A polite request instructs wherever it starts a clause ("can you...", "Hi,
+    could you tell me the forecast?", "I'm in Riga, can you...").
+    """
     words = re.findall(r"[a-z']+", line.lower())
     if not words:
         return True
-    if words[0] in _POLITE:
+    clauses = (re.findall(r"[a-z']+", clause) for clause in re.split(r"[,.;:!?]", line.lower()))
+    if any(clause and clause[0] in _POLITE for clause in clauses):
         return False
     return words[0] in _ASKING or line.rstrip().endswith("?")
 
