@@ -14,7 +14,11 @@ decisions of a constrained request follow (:func:`offered`):
   ``irrelevance`` cases SmolLM2-135M made a call for each of the 30 of
   ``bench/bfcl.py``'s run (8 of them unusable). A request written mostly in a script the tools'
   words do not share (Chinese asked of English tools) cannot be judged this
-  way and counts as naming every tool.
+  way and counts as naming every tool. A request that only asks questions
+  needs a word of the tool's name or two of the rest: over the BFCL cases
+  outside the bench's held-out third, that left 152 of 230 ``irrelevance``
+  requests with no tool against 132, and the right tool out of 56 of the 2,037
+  cases of the other categories against 42.
 * **Which tools.** The first reply offers only the tools named: on the BFCL
   cases tuned on, the right tool never was one sharing no word while another
   did, and the others are only wrong picks for a small model. After a tool's
