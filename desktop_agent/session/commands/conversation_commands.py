@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.commands.custom_commands import CustomCommand, find_commands
-from desktop_agent.session.commands.skills import Skill, find_skills
+from desktop_agent.session.commands.skills import (
+    Skill,
+    SkillListing,
+    find_skills,
+    skill_listing,
+)
 from desktop_agent.session.tools.tool_catalog import WorkdirError, workdir_path
 
 if TYPE_CHECKING:
@@ -104,6 +109,11 @@ class ConversationCommands:
     def skills(self) -> tuple[list[Skill], list[str]]:
         """Every skill found (on or off) and the folders skipped (blocking)."""
         return find_skills(self._workdir(), user_folder("skills"))
+
+    def skill_listing(self) -> SkillListing:
+        """Every skill, on or off, with its tokens in the system prompt (blocking)."""
+        found, skipped = self.skills()
+        return skill_listing(found, skipped, self._settings().get("skills_off") or ())
 
     async def listed(self) -> list[SlashCommand]:
         """The ``/`` menu: command files, then the servers' prompts."""

@@ -180,6 +180,17 @@ class ConversationClient:
         if self._client is not None:
             self.doctor.after_turn(self._client.options)
 
+    def release_history(self) -> None:
+        """Let the client's copy of the history go (between turns only).
+
+        Each turn gives the client the history again from the stored branch;
+        its context keeper keeps the compacted view by fingerprint, not by
+        holding the messages.
+        """
+        client = self._client
+        if client is not None and not client.is_running:
+            client.message_history = []
+
     async def test_model(self) -> ProbeResult:
         """Run the tool-call probe on the conversation's server and model (*Test this model*).
 

@@ -39,9 +39,9 @@ from desktop_agent.session.branch.branch_reading import (
 from desktop_agent.session.errors import NotConfiguredError, SessionError, TurnRunningError
 from desktop_agent.session.events import (
     MessageStored,
-    Notice,
     Outcome,
     ReplyEnded,
+    ResourcesChanged,
     SessionEvent,
     TurnFailed,
 )
@@ -140,6 +140,18 @@ class TurnRunner:
     def task(self) -> asyncio.Task[None] | None:
         """The task running the current turn, if any."""
         return self._task
+
+    def release_history(self) -> bool:
+        """Hold no copy of the history until the next turn; False while one runs.
+
+        The branch and the client's history are read again at the next turn's
+        start (as every turn does, to start from what is on disk).
+        """
+        if self.busy or self.closed:
+            return False
+        self._branch.release()
+        self._client.release_history()
+        return True
 
     # -- the gate -------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -293,8 +305,10 @@ class TurnRunner:
         updated = await self._calls(partial(self._store.update_message_metadata, record.id,
                                             {RESOURCE_CHANGES: changes}))
         self._branch.whole = [updated if r.id == record.id else r for r in self._branch.whole]
-        self._emit(Notice("Read again for this turn, as they changed since they were "
-                          "attached: " + ", ".join(c["uri"] for c in changes) + "."))
+        self._emit(ResourcesChanged(
+            tuple((str(c["server"]), str(c["uri"])) for c in changes),
+            "Read again for this turn, as they changed since they were attached: "
+            + ", ".join(f'{c["uri"]} ({c["server"]})' for c in changes) + "."))
         return with_resource_changes(prompt, changes)
 
     def _set_aside(self, record: MessageRecord) -> None:
