@@ -47,7 +47,7 @@ from desktop_agent.session.events import (
 )
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.setting_values import has_server
-from desktop_agent.session.store_calls import StoreCalls, on_the_spot, paced_step
+from desktop_agent.session.store_calls import StoreCalls, on_the_spot
 from desktop_agent.session.turn.context_check import ContextChecker
 from desktop_agent.session.turn.conversation_client import OptionsReadFor
 from desktop_agent.session.turn.recorder import TurnRecorder, stored_compaction
@@ -261,9 +261,6 @@ class TurnRunner:
                 # before sending: does it fit the window the server applies? (the keeper
                 # then sizes the requests by the window asked here)
                 check = await self._checker.check(client.options, request.base, prompt)
-                # Turns starting together share the check's question to the server, and
-                # all resume when it is answered: from here to the request sent, one at a time.
-                await paced_step(self._calls)
                 self._emit(check.event())
                 client.message_history = request.base
                 if client.context_keeper.covered == 0:  # a new client: continue the stored view
