@@ -77,6 +77,7 @@ from desktop_agent.core.tooling.second_chances import SecondChances
 from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import (
+    CompactionBlock,
     ResultMessage,
     StreamItem,
     TextBlock,
@@ -808,6 +809,24 @@ class Client:
 
         return await sample_with(self._client(), self.options, request,
                                  self.options.temperature)
+
+    async def compact(self) -> CompactionBlock | None:
+        """Compact the model's view of the history now, keeping only the last exchange.
+
+        What ``/compact`` runs: the same summary (or drop) the context keeper
+        makes when a request nears the window, asked for by a person. The
+        history itself is kept whole; the next requests see the summary.
+
+        Returns:
+            The compaction, or None when there was nothing to compact (see
+            :meth:`ContextKeeper.compact_now`).
+
+        Raises:
+            APIError: Never for a failed summary (the oldest messages are then
+                dropped instead); only what the hooks raise.
+        """
+        return await self.context_keeper.compact_now(self._build_request(), self.options,
+                                                     self._client())
 
     def _client(self) -> Any:
         if self._http is None:

@@ -56,16 +56,31 @@ class CustomCommand:
     model: str | None = None
     cut: bool = False
 
-    def expand(self, arguments: str) -> str:
-        """The message for ``/name arguments``."""
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        """The names of its ``$1`` ... ``$9`` (from ``argument-hint`` when it names as many).
+
+        Empty for a command that takes everything typed (``$ARGUMENTS``) or nothing.
+        """
+        count = max((int(n) for n in _POSITIONAL.findall(self.body)), default=0)
+        if not count:
+            return ()
+        named = [w.strip("[]<>") for w in (self.argument_hint or "").split()]
+        named = [w for w in named if w]
+        return tuple(named) if len(named) == count else \
+            tuple(f"argument {i}" for i in range(1, count + 1))
+
+    def expand(self, arguments: str, words: list[str] | None = None) -> str:
+        """The message for ``/name arguments`` (``words``: the ``$1``... given one by one)."""
         uses_all = "$ARGUMENTS" in self.body
         uses_words = _POSITIONAL.search(self.body) is not None
         text = self.body.replace("$ARGUMENTS", arguments)
         if uses_words:
-            try:
-                words = shlex.split(arguments)
-            except ValueError:  # an unclosed quote: plain words
-                words = arguments.split()
+            if words is None:
+                try:
+                    words = shlex.split(arguments)
+                except ValueError:  # an unclosed quote: plain words
+                    words = arguments.split()
             text = _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1]
                                    if int(m.group(1)) <= len(words) else "", text)
         if arguments.strip() and not uses_all and not uses_words:
