@@ -180,6 +180,7 @@ _EXPORTS: dict[str, str] = {
     'UnknownQuestion': 'mcp.server_questions',
     'NoMcpServers': 'mcp.conversation_mcp',
     'UnknownCommand': 'commands.conversation_commands',
+    'BUILTIN_COMMANDS': 'commands.builtin_commands',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -207,6 +208,9 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
+    from desktop_agent.session.commands.builtin_commands import (
+        BUILTIN_COMMANDS as BUILTIN_COMMANDS,
+    )
     from desktop_agent.session.commands.conversation_commands import (
         UnknownCommand as UnknownCommand,
     )

@@ -26,6 +26,16 @@ class BuiltinCommand:
     name: str
     description: str
 
+    @property
+    def kind(self) -> str:
+        """``builtin``, as the ``/`` menu's entries say what they are."""
+        return "builtin"
+
+    @property
+    def arguments(self) -> tuple[()]:
+        """None: a built-in takes no arguments."""
+        return ()
+
 
 BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
     BuiltinCommand("undo", "Undo the file changes of the last turn (as the Undo button)"),
