@@ -47,6 +47,7 @@ from desktop_agent.core.context.history_invariants import (
     tool_message,
 )
 from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
+from desktop_agent.core.folder_skills import expand_folder_command, with_folder_skills
 from desktop_agent.core.lifecycle_hooks import LifecycleHooks
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.prompt_intake import user_message
@@ -330,6 +331,10 @@ class Client:
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
+        if self.options.skills_dirs:  # read again each query: a skill added meanwhile counts
+            self.options = await asyncio.to_thread(with_folder_skills, self.options)
+        if isinstance(prompt, str) and self.options.commands_dirs:
+            prompt = await asyncio.to_thread(expand_folder_command, prompt, self.options)
         message = await user_message(prompt, self.options, self.history)
         self._answer_open_calls(NOT_EXECUTED_UNANSWERED)  # a new prompt drops pending calls
         self._approvals.clear()

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_agent.core.tooling.skills.commands import CustomCommand, find_commands
+from desktop_agent.core.tooling.skills.skills import Skill, find_skills
 from desktop_agent.session.commands.builtin_commands import (
     BUILTIN_COMMANDS,
     BUILTIN_NAMES,
     REST_ROUTES,
     help_text,
 )
-from desktop_agent.session.commands.custom_commands import CustomCommand, find_commands
-from desktop_agent.session.commands.skills import Skill, find_skills
 from desktop_agent.session.tools.tool_catalog import WorkdirError, workdir_path
 
 if TYPE_CHECKING:
