@@ -69,3 +69,26 @@ async def test_a_missing_skills_folder_is_named(make_options, tmp_path: Path) ->
     with pytest.raises(errors.ConfigurationError, match="nowhere is not a folder"):
         async with Client(options) as client:
             await client.query("Hi")
+
+
+def test_the_example_script_loads_the_skill_and_sends_the_command(
+        server: ScriptedServer) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    server.enqueue(script.tool_calls([("load_skill", {"name": "haiku"})], ids=["c1"]),
+                   script.text("Grey winter waves fold"))
+    env = {**os.environ, "PYTHONPATH": str(root), "DESKTOP_AGENT_BASE_URL": server.base_url,
+           "DESKTOP_AGENT_MODEL": "test-model"}
+    done = subprocess.run([sys.executable, str(root / "examples/skills_and_commands.py")],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "[load_skill] {'name': 'haiku'}" in done.stdout
+    assert "Grey winter waves fold" in done.stdout
+    first = server.requests[0]["messages"]
+    assert first[-1]["content"] == "Write a short poem about the sea."
+    assert "- haiku: Write a haiku." in first[0]["content"]
+    tool = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
+    assert "5, 7 and 5 syllables" in tool["content"]
