@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from desktop_agent.session.commands.conversation_commands import UnknownCommand
 from desktop_agent.core.tooling.skills.markdown_file import FILE_LIMIT
+from desktop_agent.session.commands.conversation_commands import UnknownCommand
 from desktop_agent.testing import ScriptedServer, script
 
 
