@@ -194,3 +194,25 @@ def test_a_prompt_s_arguments_form_offers_the_server_s_suggestions(
     qtbot.waitUntil(lambda: chosen in tab.composer.toPlainText()
                     and "Engineering" in tab.composer.toPlainText(), timeout=WAIT_MS)
     assert server.requests == []
+
+
+def test_undo_undoes_the_turn_the_files_changed_bar_shows(
+        qtbot: Any, make_window: Any, server: Any, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("mine\n")
+    window = make_window(builtin=True)
+    controller = use_server(window, server)
+    controller.update_settings(tools=["bash"], workdir=str(work), confirm_tools=False)
+    server.enqueue(script.tool_calls([("bash", {"command": "rm notes.md"})]),
+                   script.text("Removed."))
+    send(qtbot, window, "remove the notes")
+    wait_idle(qtbot, controller)
+    tab = window.current_tab()
+    qtbot.waitUntil(tab.files_bar.isVisible, timeout=WAIT_MS)
+    assert not (work / "notes.md").exists()
+    _type_command(qtbot, tab, "/undo")
+    qtbot.waitUntil(lambda: (work / "notes.md").exists(), timeout=WAIT_MS)
+    assert (work / "notes.md").read_text() == "mine\n"
+    qtbot.waitUntil(lambda: tab.files_bar.undo_button.text() == "Undo this restore",
+                    timeout=WAIT_MS)

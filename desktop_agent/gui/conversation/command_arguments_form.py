@@ -64,6 +64,13 @@ class CommandArgumentsForm(QDialog):
         self.inputs: dict[str, QLineEdit] = {}
         self.completers: dict[str, QCompleter] = {}
         layout = QVBoxLayout(self)
+        heading = QLabel(f"/{command.name}")  # the title bar may be far or absent
+        heading.setObjectName("commandArgumentsName")
+        font = heading.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        heading.setFont(font)
+        layout.addWidget(heading)
         if command.description:
             about = QLabel(command.description)
             about.setWordWrap(True)
@@ -83,6 +90,9 @@ class CommandArgumentsForm(QDialog):
         self.ok_button = self.buttons.addButton("Put in message",
                                                 QDialogButtonBox.ButtonRole.AcceptRole)
         self.ok_button.setDefault(True)
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        if cancel is not None:  # Enter in a field puts the values in, never cancels
+            cancel.setAutoDefault(False)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
@@ -172,7 +182,7 @@ class CommandArgumentsForm(QDialog):
         field = self.inputs[name]
         shown = [s for s in found if s != field.text()]
         model.setStringList(shown)
-        if shown and field.hasFocus():
+        if shown and self.isVisible() and self.focusWidget() is field:  # still typing there
             completer.complete()
         elif not shown and (popup := completer.popup()) is not None:
             popup.hide()

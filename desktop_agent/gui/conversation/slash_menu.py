@@ -73,6 +73,7 @@ class SlashMenu(QObject):
         self.popup = QListView()
         self.popup.setObjectName("slashMenu")
         self.popup.setAccessibleName("Commands")
+        self.popup.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.completer.setPopup(self.popup)
         self.completer.activated.connect(self._choose)
         self.popup.installEventFilter(self)
@@ -134,14 +135,23 @@ class SlashMenu(QObject):
         chosen.sort(key=lambda c: (not c.name.lower().startswith(wanted),
                                    _KIND_ORDER.get(c.kind, 3)))
         self._shown = [c.name for c in chosen]
-        self.model.setStringList([f"/{c.name}    {c.description}".rstrip() for c in chosen])
+        rect = self._editor.cursorRect()
+        rect.setWidth(min(640, max(360, self._editor.width() * 2 // 3)))
+        # one line each, cut with … to the list's width (no sideways scrolling)
+        metrics = self.popup.fontMetrics()
+        room = rect.width() - self.popup.verticalScrollBar().sizeHint().width() - 16
+        self.model.setStringList([
+            metrics.elidedText(f"/{c.name}    {c.description}".rstrip(),
+                               Qt.TextElideMode.ElideRight, room) for c in chosen])
         if not chosen:
             self.popup.hide()
             return
-        rect = self._editor.cursorRect()
-        rect.setWidth(min(640, max(360, self._editor.width() * 2 // 3)))
         self.completer.complete(rect)
         self.popup.setCurrentIndex(self.model.index(0, 0))
+        # whole rows only: a half row at the edge reads as a glitch
+        rows = min(len(chosen), self.completer.maxVisibleItems())
+        self.popup.resize(self.popup.width(), rows * self.popup.sizeHintForRow(0)
+                          + 2 * self.popup.frameWidth())
         top = self._editor.mapToGlobal(self._editor.cursorRect().topLeft())
         self.popup.move(top.x(), max(0, top.y() - self.popup.height() - 4))
 

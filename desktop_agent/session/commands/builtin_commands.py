@@ -38,14 +38,11 @@ class BuiltinCommand:
 
 
 BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
-    BuiltinCommand("undo", "Undo the file changes of the last turn (as the Undo button)"),
-    BuiltinCommand("compact", "Summarise the conversation so far, keeping the last exchange, "
-                              "to make room in the model's context"),
-    BuiltinCommand("plan", "Switch to plan mode: the model reads and plans, changes nothing "
-                           "until you approve its plan"),
-    BuiltinCommand("model", "Choose the server and model (as Conversation → Choose server "
-                            "and model…)"),
-    BuiltinCommand("clear", "Start a new conversation in the same working folder"),
+    BuiltinCommand("undo", "Undo the last turn's file changes"),
+    BuiltinCommand("compact", "Summarise the conversation to free the model's context"),
+    BuiltinCommand("plan", "Switch to plan mode: read and plan, change nothing"),
+    BuiltinCommand("model", "Choose the server and model"),
+    BuiltinCommand("clear", "New conversation in the same working folder"),
     BuiltinCommand("help", "List the commands, the servers' prompts and the skills"),
 )
 #: The built-ins the REST server runs, and the route that runs each.
