@@ -120,10 +120,14 @@ class TabCommands:
 
     async def _compact(self) -> None:
         from desktop_agent.core.errors import AgentError
-        from desktop_agent.session import SessionError
+        from desktop_agent.session import SessionError, busy_sentence
+        from desktop_agent.store.errors import ConversationBusyError
 
         try:
             block = await self._controller.session.compact()
+        except ConversationBusyError as exc:  # a turn runs in another process
+            self._say(f"/compact: {busy_sentence(exc.holder)}")
+            return
         except (SessionError, AgentError) as exc:
             self._say(f"/compact: {exc}")
             return
