@@ -5,7 +5,8 @@ loop deciding whether another request or tool round follows);
 :mod:`.wire.reply_reader` sends one request and streams its blocks;
 :mod:`.tooling.run_round` runs one reply's tool calls; :mod:`.request_build`
 makes requests and history entries; :mod:`.turn_control` holds the interrupt
-switch; :mod:`.prompt_intake` turns a prompt into the user message.
+switch; :mod:`.prompt_intake` turns a prompt into the user message;
+:mod:`.turn_stops` says how the loop stops (limits, loops) and how the turn reads at its end.
 Features keep their logic in their own modules (:mod:`.structured_output`,
 :mod:`.context.history_stores`, :mod:`.tooling.deferred_approvals`,
 :mod:`.tooling.manual_results`).
@@ -37,14 +38,10 @@ from desktop_agent.core.context.compaction import ContextKeeper
 from desktop_agent.core.context.content_parts import Prompt, has_images
 from desktop_agent.core.context.history_invariants import (
     NOT_EXECUTED_INTERRUPT,
-    NOT_EXECUTED_LIMIT,
-    NOT_EXECUTED_LOOP,
-    NOT_EXECUTED_MAX_TURNS,
     NOT_EXECUTED_UNANSWERED,
     answer_open_calls,
     history_call_ids,
     open_calls,
-    tool_message,
 )
 from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
 from desktop_agent.core.folder_skills import expand_folder_command, with_folder_skills
@@ -77,6 +74,12 @@ from desktop_agent.core.tooling.run_round import execute_round
 from desktop_agent.core.tooling.second_chances import SecondChances
 from desktop_agent.core.tooling.tools import Tool
 from desktop_agent.core.turn_control import TurnControl
+from desktop_agent.core.turn_stops import (
+    answer_bad_calls,
+    limit_reached,
+    streamed,
+    turn_result,
+)
 from desktop_agent.core.types import (
     CompactionBlock,
     ResultMessage,
@@ -495,7 +498,10 @@ class Client:
                                         else NOT_EXECUTED_UNANSWERED, only_if_auto=True)
             self.last_usage = usage.result()
             self.turn_metadata["usage"] = self.last_usage
-            self.last_result = self._result(time.monotonic() - started)
+            self.last_result = turn_result(
+                self.turn_metadata, seconds=time.monotonic() - started,
+                api_seconds=self._api_seconds, session_id=self._lifecycle.settings().session_id,
+                final_text=self.final_text, output=self.last_output)
             if self.options.file_checkpoints is not None:
                 try:
                     await asyncio.shield(self.options.file_checkpoints.end_turn(self._turns))
@@ -554,8 +560,9 @@ class Client:
                 continue  # told what was wrong (its output, a Stop hook): it answers again
             if not options.auto_execute_tools:
                 return
-            self._answer_bad_calls(bad_calls)
-            stop = self._limit_reached(calls, iteration, loops)
+            answer_bad_calls(self._history, bad_calls)
+            stop = limit_reached(options, self._history, self.turn_metadata, calls,
+                                 iteration, loops)
             if isinstance(stop, ToolUseError):
                 yield stop
                 return
@@ -612,7 +619,7 @@ class Client:
             await options.file_checkpoints.before_round(self._turns, calls)
         items = execute_round(calls, options, self._history, self._control,
                               self.turn_metadata["tool_decisions"]) if stop is None \
-            else _stream(stop)
+            else streamed(stop)
         async for item in items:
             if isinstance(item, ToolResultBlock) and item.tool_use_id in inputs:
                 mode = mode_after(item, inputs[item.tool_use_id])
@@ -692,84 +699,6 @@ class Client:
             del self._history[index]
             self._turns -= 1
             self.turn_metadata["turn_count"] = self._turns
-
-    def _answer_bad_calls(self, bad_calls: list[ToolUseError]) -> None:
-        """Calls with unusable arguments get their error back, so the model can correct itself."""
-        for error in bad_calls:
-            self._history.append(tool_message(error.tool_use_id or "", error.name,
-                                               f"Error: {error.error} Raw arguments: "
-                                               f"{(error.raw_data or '')[:500]}"))
-
-    def _limit_reached(self, calls: list[ToolUseBlock], iteration: int, loops: LoopGuard,
-                       ) -> ToolUseError | list[ToolResultBlock] | None:
-        """The stop notice when max_turns, the tool-round limit or a loop ends the turn.
-
-        A loop seen for the first time is answered instead: the corrective
-        results of these calls, which the model reads in place of running them.
-        """
-        options = self.options
-        max_turns = options.max_turns
-        if max_turns is not None and self.turn_metadata["requests"] >= max_turns:
-            self.turn_metadata["stop_kind"] = "max_turns"
-            return self._stop_loop(calls, NOT_EXECUTED_MAX_TURNS, (
-                f"Stopped: the limit of {max_turns} model request(s) for one query "
-                "(max_turns) was reached. Ask again to let the agent continue."))
-        if iteration >= options.max_tool_iterations:
-            self.turn_metadata["stop_kind"] = "tool_rounds"
-            return self._stop_loop(calls, NOT_EXECUTED_LIMIT, _limit_text(options))
-        return self._looping(calls, loops)
-
-    def _looping(self, calls: list[ToolUseBlock],
-                 loops: LoopGuard) -> ToolUseError | list[ToolResultBlock] | None:
-        """The loop guard's stop, or its corrective answers to these calls, or None."""
-        loop = loops.observe(calls)
-        if loop is None:
-            return None
-        if loop.stop:
-            self.turn_metadata["loop_rule"] = loop.rule
-            self.turn_metadata["stop_kind"] = "loop"
-            return self._stop_loop(calls, NOT_EXECUTED_LOOP, loop.message)
-        self.turn_metadata["loop_corrected"] = loop.rule
-        return self._answer_calls(calls, loop.correction)
-
-    def _answer_calls(self, calls: list[ToolUseBlock], text: str) -> list[ToolResultBlock]:
-        """Answer calls that do not run with ``text``: in history, and as blocks front ends show."""
-        blocks = []
-        for call in calls:
-            self._history.append(tool_message(call.id, call.name, text))
-            blocks.append(ToolResultBlock(call.id, text, is_error=True, name=call.name))
-        return blocks
-
-    def _stop_loop(self, calls: list[ToolUseBlock], result_text: str,
-                   message: str) -> ToolUseError:
-        for call in calls:
-            self._history.append(tool_message(call.id, call.name, result_text))
-        self.turn_metadata["stopped"] = message
-        return ToolUseError(message)
-
-    def _result(self, seconds: float) -> ResultMessage:
-        """The turn as claude-agent-sdk's result message (its subtypes, our stop reasons)."""
-        meta = self.turn_metadata
-        kind = meta.get("stop_kind")
-        reason: str | None
-        if meta.get("interrupted"):
-            subtype, reason = "interrupted", "interrupted"
-        elif meta.get("pending_approvals"):
-            subtype, reason = "awaiting_approval", "awaiting_approval"
-        elif kind in ("max_turns", "tool_rounds"):
-            subtype, reason = "error_max_turns", kind
-        elif kind == "loop":
-            subtype, reason = "error_during_execution", "loop"
-        else:
-            subtype, reason = "success", meta.get("finish_reason")
-        settings = self._lifecycle.settings()
-        return ResultMessage(
-            subtype=subtype, duration_ms=round(seconds * 1000),
-            duration_api_ms=round(self._api_seconds * 1000),
-            is_error=subtype not in ("success", "awaiting_approval"),
-            num_turns=int(meta.get("requests") or 0), session_id=settings.session_id,
-            usage=self.last_usage, result=self.final_text, stop_reason=reason,
-            structured_output=self.last_output)
 
     def _stored_session_id(self) -> str | None:
         """The stored conversation's id, when this Client continues one."""
@@ -867,15 +796,4 @@ class Client:
         answer_open_calls(self._history, text)
 
 
-
-def _limit_text(options: AgentOptions) -> str:
-    return (f"Stopped: the limit of {options.max_tool_iterations} tool rounds for one turn was "
-            "reached. Ask again to let the agent continue.")
-
-
 __all__ = ["Client", "TextBlock"]
-
-
-async def _stream(items: list[ToolResultBlock]) -> AsyncIterator[ToolResultBlock]:
-    for item in items:
-        yield item

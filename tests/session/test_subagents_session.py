@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -130,3 +131,50 @@ def test_the_live_card_and_the_stored_record_show_the_same_time(seconds: float) 
     record = runs.record_of("call-1")
     assert record is not None
     assert f"{record['seconds']:.1f}" == f"{event.seconds:.1f}"
+
+
+@pytest.mark.usefixtures("bubblewrap")
+async def test_a_subagents_command_runs_in_the_conversations_sandbox(
+        store: Store, data_dir: Path, model_server: ScriptedServer, asker: Any,
+        tmp_path: Path) -> None:
+    # A subagent gets the conversation's own tool objects: its bash runs in the
+    # same bubblewrap sandbox, so it can write in the working folder and nowhere else.
+    project = tmp_path / "work"
+    project.mkdir()
+    # not under /tmp: the sandbox's own /tmp is private, so a write there "works" and vanishes
+    outside = Path.home() / f".desktop-agent-subagent-{uuid.uuid4().hex}.txt"
+    (data_dir / "config.json").write_text(json.dumps({"agents": {
+        "writer": {"description": "Runs commands.", "prompt": "You are the writer.",
+                   "tools": ["bash"]}}}))
+    config = AppConfig(data_dir / "config.json")
+    env = SessionEnvironment(tools=ToolCatalog([], config=config), config=config)
+    record = store.create_conversation(title="sandboxed subagent", settings={
+        "base_url": model_server.base_url, "model": "test-model", "workdir": str(project),
+        "tools": ["bash"], "sandbox": "workdir"})
+    session = ConversationSession(store, record.id, env, asker, owner="test")
+    events: list[ev.SessionEvent] = []
+    session.subscribe(events.append)
+    router = Router()
+    model_server.responder = router
+    command = (f"echo in > inside.txt; echo out > {outside} || echo 'refused outside'; "
+               "(echo owned > /etc/desktop-agent-test) 2>/dev/null || echo 'refused etc'")
+    router.scripts["main"] += [
+        script.tool_calls([("delegate", {"agent": "writer", "prompt": "Run it"})]),
+        script.text("Done.")]
+    router.scripts["writer"] += [
+        script.tool_calls([("bash", {"command": command})]), script.text("Ran it.")]
+    asker.answers.append(ApprovalAnswer(ApprovalChoice.ALLOW_ONCE))
+    try:
+        session.send("Delegate the command")
+        await session.task
+        assert [(q.tool_name, q.context.agent) for q in asker.questions] == [("bash", "writer")]
+        assert (project / "inside.txt").read_text() == "in\n"
+        assert not outside.exists()
+        etc_file = Path("/etc") / "desktop-agent-test"
+        assert not etc_file.exists()
+        output = next(e.text for e in events if isinstance(e, ev.SubagentReported)
+                      and e.step == "tool_result" and e.name == "bash")
+        assert "refused outside" in output and "refused etc" in output
+    finally:
+        outside.unlink(missing_ok=True)
+        await session.close()
