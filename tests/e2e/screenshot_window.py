@@ -723,7 +723,8 @@ async def _restore_menu_shot(app: Any, window: Any, out: Path,
     next(a for a in message.restore_menu.actions() if a.text() == RESTORE_FILES).trigger()
     tab = window.current_tab()
     await _wait_for(lambda: tab.undo_actions.restore_question is not None
-                    and tab.undo_actions.restore_question.isVisible(), "the question before restoring")
+                    and tab.undo_actions.restore_question.isVisible(),
+                    "the question before restoring")
     await _pause(0.3)
     app.processEvents()
     asked = out / f"{prefix}-24-restore-question.png"
