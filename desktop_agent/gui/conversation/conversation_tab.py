@@ -263,7 +263,8 @@ class ConversationTab(QWidget):
                                      self._slash_menu, self._undo,
                                      self.choose_server_requested.emit,
                                      self.new_conversation_requested.emit,
-                                     self._update_empty_hint)
+                                     self._update_empty_hint,
+                                     parts.status_line.show_waiting)
         self._update_empty_hint()
         parts.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)

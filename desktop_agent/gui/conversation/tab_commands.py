@@ -45,6 +45,7 @@ class TabCommands:
         choose_server: Opens the server and model picker (``/model``).
         new_conversation: Opens a new conversation in this folder (``/clear``).
         said: Called after something was said in the transcript (the empty hint).
+        status: Shows a line in the status line while a built-in works (None clears it).
 
     Attributes:
         form: The argument form, while open.
@@ -54,7 +55,8 @@ class TabCommands:
     def __init__(self, page: QWidget, controller: ConversationController,
                  transcript: TranscriptView, composer: Composer, menu: SlashMenu,
                  undo: TabUndo, choose_server: Callable[[], None],
-                 new_conversation: Callable[[], None], said: Callable[[], None]) -> None:
+                 new_conversation: Callable[[], None], said: Callable[[], None],
+                 status: Callable[[str | None], None]) -> None:
         self._page = page
         self._controller = controller
         self._transcript = transcript
@@ -64,6 +66,7 @@ class TabCommands:
         self._choose_server = choose_server
         self._new_conversation = new_conversation
         self._said = said
+        self._status = status
         self._task: asyncio.Future[None] | None = None
         self.form: CommandArgumentsForm | None = None
         self.help: SlashHelpDialog | None = None
@@ -123,6 +126,7 @@ class TabCommands:
         from desktop_agent.session import SessionError, busy_sentence
         from desktop_agent.store.errors import ConversationBusyError
 
+        self._status("Compacting the conversation…")  # a summary may take a while
         try:
             block = await self._controller.session.compact()
         except ConversationBusyError as exc:  # a turn runs in another process
@@ -131,6 +135,9 @@ class TabCommands:
         except (SessionError, AgentError) as exc:
             self._say(f"/compact: {exc}")
             return
+        finally:
+            with contextlib.suppress(RuntimeError):  # the page may be gone
+                self._status(None)
         if block is None:
             self._say("/compact: nothing to compact — the conversation holds one exchange, "
                       "or the model's context window is not known yet (send a message first).")
