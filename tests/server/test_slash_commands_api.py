@@ -75,9 +75,11 @@ def test_builtins_are_listed_and_compact_runs_over_rest(
         refused.json()["error"]
     early = api.client.post(f"/conversations/{cid}/compact")
     assert early.status_code == 409 and early.json()["code"] == "nothing_to_answer"
+    after = 0
     for question in ("Do owls sleep?", "Do crows talk?"):
-        api.client.post(f"/conversations/{cid}/run", json={"message": question})
-        api.wait_idle(cid)
+        started = api.client.post(f"/conversations/{cid}/run", json={"message": question})
+        assert started.status_code == 202, started.text
+        after = api.wait_idle(cid, after=after)["id"]
     got = api.client.post(f"/conversations/{cid}/compact")
     assert got.status_code == 200, got.text
     assert got.json()["compacted"] and got.json()["summary"] == "Two questions about birds."
