@@ -62,6 +62,8 @@ logger = logging.getLogger("desktop_agent.engine")
 
 #: How long a stopping engine may take before it is killed (it joins its threads).
 STOP_GRACE_SECONDS = 10.0
+#: How long a request that failed waits for the engine's end before asking whether it listens.
+DYING_WAIT_SECONDS = 0.3
 _UNKNOWN_ARCHITECTURE = re.compile(r"unknown model architecture: '([^']*)'")
 _PORT_IN_USE = "couldn't bind HTTP server socket"
 
@@ -261,7 +263,15 @@ class LocalModel:
         still listens failed the request for another reason: no wait.
         """
         watcher = self._watcher
-        if watcher is None or watcher.done() or await accepts_connections(self.port):
+        if watcher is None or watcher.done():
+            return
+        # A process being killed can still accept a connection for a moment (its
+        # listening socket closes last): a short wait for its end first, so that
+        # probe does not call a dying engine alive.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(watcher), DYING_WAIT_SECONDS * load_factor())
+            return
+        if await accepts_connections(self.port):
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(watcher), STOP_GRACE_SECONDS * load_factor())
