@@ -19,7 +19,10 @@ taken once more.
 
 Prints the RSS samples, the slope over the second half of the soak (least
 squares, MB per 1,000 turns), the RSS after the idle eviction against the
-start, and the data folder's growth per 1,000 turns. The exit status is 0 when
+start, and the data folder's growth per 1,000 turns. With ``--tracemalloc`` the server
+runs with allocation tracing (slower) and the bench prints the source lines whose
+live allocations grew most between the first and the last sample (the server
+dumps a snapshot on ``SIGUSR1``). The exit status is 0 when
 both are under their targets (slope <= 5 MB per 1,000 turns; back within 10 %
 of the start), 1 when over.
 
@@ -27,6 +30,7 @@ Usage::
 
     python bench/soak_serve.py [--conversations 20] [--turns 3000] [--minutes M]
                                [--chars 7000] [--pieces 300] [--idle-seconds 10]
+                               [--tracemalloc]
 """
 
 from __future__ import annotations
@@ -37,11 +41,13 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 import httpx
@@ -81,14 +87,29 @@ with ScriptedServer() as server:
     sys.stdin.read()
 """
 
+_TRACED_SERVE = """
+import os, runpy, signal, sys, tracemalloc
+tracemalloc.start(int(sys.argv[1]))
+path = sys.argv[2]
 
-def _free_port() -> int:
+def dump(*_):
+    tracemalloc.take_snapshot().dump(path + ".part")
+    os.replace(path + ".part", path)
+
+signal.signal(signal.SIGUSR1, dump)
+sys.argv = ["desktop_agent", *sys.argv[3:]]
+runpy.run_module("desktop_agent", run_name="__main__")
+"""
+"""``serve`` with allocation tracing; each SIGUSR1 writes a snapshot to the given path."""
+
+
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def _rss_mb(pid: int) -> float:
+def rss_mb(pid: int) -> float:
     """Resident memory of a process (Linux /proc), in MB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -96,13 +117,22 @@ def _rss_mb(pid: int) -> float:
     raise SystemExit("no VmRSS in /proc: this bench needs Linux")
 
 
-def _folder_mb(folder: Path) -> float:
+def folder_mb(folder: Path) -> float:
     total = 0
     for root, _dirs, files in os.walk(folder):
         for name in files:
             with contextlib.suppress(OSError):  # removed meanwhile
                 total += (Path(root) / name).lstat().st_size
     return total / 2**20
+
+
+def _folder_parts(folder: Path) -> dict[str, float]:
+    """MB per top-level entry of the data folder (the database, checkpoints/, workdirs/...)."""
+    parts: dict[str, float] = {}
+    for entry in folder.iterdir():
+        size = folder_mb(entry) if entry.is_dir() else entry.lstat().st_size / 2**20
+        parts[entry.name] = size
+    return parts
 
 
 def _slope_per_1000(samples: list[tuple[int, float]]) -> float:
@@ -134,6 +164,8 @@ class _Soak:
         self.stop_at = float("inf")
         self.turn_limit = 0
         self.last_ids: dict[str, str] = {}  # conversation -> the last event id its stream read
+        self.snapshot_path: Path | None = None  # set with --tracemalloc
+        self.snapshots: list[tuple[int, tracemalloc.Snapshot]] = []
 
     async def create(self, client: httpx.AsyncClient, count: int) -> list[str]:
         ids = []
@@ -177,14 +209,39 @@ class _Soak:
                                 raise SystemExit(f"a turn of {cid} failed: {line}")
                             break
                 if turns is None and number % SAMPLE_EVERY == 0:
-                    self.samples.append((number, _rss_mb(self.server_pid)))
+                    self.samples.append((number, rss_mb(self.server_pid)))
                     print(f"  {number:>6} turns: RSS {self.samples[-1][1]:7.1f} MB", flush=True)
+                    if self.snapshot_path is not None:
+                        self.snapshots.append((number, await asyncio.to_thread(
+                            _snapshot, self.server_pid, self.snapshot_path)))
 
     async def round(self, ids: list[str], turns: int | None) -> None:
         async with httpx.AsyncClient(base_url=self.base_url, timeout=120,
                                      headers={"Authorization": f"Bearer {self.key}"},
                                      limits=httpx.Limits(max_connections=4 * len(ids))) as client:
             await asyncio.gather(*(self.follow_and_run(client, cid, turns) for cid in ids))
+
+
+def _snapshot(pid: int, path: Path) -> tracemalloc.Snapshot:
+    """Ask the traced server for a snapshot and read it once it is written whole (blocking)."""
+    path.unlink(missing_ok=True)
+    os.kill(pid, signal.SIGUSR1)
+    while not path.exists():  # written under another name, then renamed: whole when seen
+        time.sleep(0.5)
+    return tracemalloc.Snapshot.load(str(path))
+
+
+def print_growth(first: tuple[int, tracemalloc.Snapshot],
+                 last: tuple[int, tracemalloc.Snapshot]) -> None:
+    """The source lines whose live allocations grew most between two samples."""
+    turns = max(1, last[0] - first[0])
+    print(f"tracemalloc: growth by line from turn {first[0]} to {last[0]} (per 1,000 turns)")
+    filters = [tracemalloc.Filter(False, tracemalloc.__file__)]
+    newer, older = last[1].filter_traces(filters), first[1].filter_traces(filters)
+    for stat in newer.compare_to(older, "lineno")[:20]:
+        frame = stat.traceback[0]
+        print(f"  {stat.size_diff * 1000 / turns / 2**20:+8.2f} MB "
+              f"{stat.count_diff * 1000 / turns:+9.0f} blocks  {frame.filename}:{frame.lineno}")
 
 
 def _start_model_server(chars: int, pieces: int) -> tuple[subprocess.Popen[str], str]:
@@ -194,14 +251,16 @@ def _start_model_server(chars: int, pieces: int) -> tuple[subprocess.Popen[str],
     return process, process.stdout.readline().strip()
 
 
-def _start_server(data_dir: Path, port: int, key: str,
-                  idle_seconds: float) -> subprocess.Popen[bytes]:
+def start_server(data_dir: Path, port: int, key: str, idle_seconds: float,
+                  snapshot_path: Path | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
            "DESKTOP_AGENT_MASTER_KEY": key}
     env.pop("DESKTOP_AGENT_DATABASE_URL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "desktop_agent", "serve", "--port", str(port),
-         "--log-level", "warning", "--idle-seconds", str(idle_seconds)], env=env)
+    serve = ["serve", "--port", str(port), "--log-level", "warning",
+             "--idle-seconds", str(idle_seconds)]
+    start = ([sys.executable, "-c", _TRACED_SERVE, "1", str(snapshot_path)]
+             if snapshot_path is not None else [sys.executable, "-m", "desktop_agent"])
+    process = subprocess.Popen([*start, *serve], env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
@@ -218,7 +277,7 @@ def _start_server(data_dir: Path, port: int, key: str,
 def _after_eviction(pid: int, idle_seconds: float) -> float:
     """The RSS once the server had time to drop every idle conversation (and settle)."""
     time.sleep(idle_seconds * 2 + 2)
-    return _rss_mb(pid)
+    return rss_mb(pid)
 
 
 def main() -> int:
@@ -231,16 +290,21 @@ def main() -> int:
     parser.add_argument("--pieces", type=int, default=300, help="streamed pieces per reply")
     parser.add_argument("--idle-seconds", type=float, default=10.0,
                         help="the server's --idle-seconds (eviction of idle conversations)")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="trace the server's allocations (slower) and print the lines "
+                             "that grew most")
     args = parser.parse_args()
 
     key = secrets.token_hex(16)
     data_dir = Path(tempfile.mkdtemp(prefix="soak-serve-"))
     model, model_url = _start_model_server(args.chars, args.pieces)
-    port = _free_port()
-    server = _start_server(data_dir, port, key, args.idle_seconds)
+    port = free_port()
+    snapshot_path = data_dir.parent / f"{data_dir.name}.tracemalloc" if args.tracemalloc else None
+    server = start_server(data_dir, port, key, args.idle_seconds, snapshot_path)
     soak = _Soak(f"http://127.0.0.1:{port}", key, model_url, server.pid)
+    soak.snapshot_path = snapshot_path
     try:
-        up = _rss_mb(server.pid)
+        up = rss_mb(server.pid)
 
         async def prepare() -> list[str]:
             async with httpx.AsyncClient(base_url=soak.base_url, timeout=60, headers={
@@ -249,9 +313,10 @@ def main() -> int:
 
         ids = asyncio.run(prepare())
         asyncio.run(soak.round(ids, turns=1))
-        warm = _rss_mb(server.pid)
+        warm = rss_mb(server.pid)
         start = _after_eviction(server.pid, args.idle_seconds)
-        folder_start = _folder_mb(data_dir)
+        folder_start = folder_mb(data_dir)
+        parts_start = _folder_parts(data_dir)
         print(f"serve up: RSS {up:.1f} MB; after a turn in each of {args.conversations} "
               f"conversations {warm:.1f} MB; after the idle eviction (the start) {start:.1f} MB",
               flush=True)
@@ -264,8 +329,9 @@ def main() -> int:
             soak.stop_at = began + args.minutes * 60
         asyncio.run(soak.round(ids, turns=None))
         took = time.monotonic() - began
-        busy = _rss_mb(server.pid)
-        folder_end = _folder_mb(data_dir)
+        busy = rss_mb(server.pid)
+        folder_end = folder_mb(data_dir)
+        parts_end = _folder_parts(data_dir)
         evicted = _after_eviction(server.pid, args.idle_seconds)
     finally:
         server.terminate()
@@ -276,6 +342,8 @@ def main() -> int:
         model.stdin.close()  # type: ignore[union-attr]
         model.wait(10)
         shutil.rmtree(data_dir, ignore_errors=True)
+        if snapshot_path is not None:
+            snapshot_path.unlink(missing_ok=True)
 
     done = soak.turns
     half = [(turns, rss) for turns, rss in soak.samples if turns >= done / 2]
@@ -295,6 +363,11 @@ def main() -> int:
           f"(target <= {EVICTION_TARGET:.0%}): {'under' if back <= EVICTION_TARGET else 'OVER'}")
     print(f"data folder: {folder_start:.1f} -> {folder_end:.1f} MB, "
           f"{folder_rate:.1f} MB per 1,000 turns")
+    for name, size in sorted(parts_end.items(), key=lambda item: -item[1])[:6]:
+        grew = (size - parts_start.get(name, 0.0)) / max(done, 1) * 1000
+        print(f"  {name}: {size:.1f} MB, {grew:+.1f} MB per 1,000 turns")
+    if len(soak.snapshots) >= 2:
+        print_growth(soak.snapshots[(len(soak.snapshots) - 1) // 2], soak.snapshots[-1])
     return 0 if slope <= SLOPE_TARGET_MB and back <= EVICTION_TARGET else 1
 
 

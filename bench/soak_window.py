@@ -2,7 +2,8 @@
 
     python bench/soak_window.py [--turns 1000] [--minutes M] [--tabs 3] [--every 50]
 
-The real main window (offscreen), a running asyncio loop, ``--tabs`` conversations
+The real main window (offscreen), started as the app starts it (its import and
+garbage-collection measures), a running asyncio loop, ``--tabs`` conversations
 each pointed at the project's ScriptedServer (run in its own process, so its record
 of requests is not counted here). Turns go round the tabs; each one is typed into
 the tab's composer and sent with a real Enter press. A reply is ~1,500 streamed
@@ -18,13 +19,18 @@ warm-up (the first sample), the largest, and the slope over the second half of
 the samples (least squares, MB per 1,000 turns). Targets (issue 48): RSS after
 warm-up <= 200 MB, slope <= 5 MB per 1,000 turns. The exit status is 0 when both
 are met, 1 when one is over. ``--minutes`` stops at the first sample after that
-long. The latest figures are on docs/performance.md, with the machine's load.
+long. ``--breakdown`` adds where the memory is with each sample: libraries and
+anonymous memory, the C heap (glibc's mallinfo2), Python's small-object arenas,
+live widgets, and per tab its items, rendered items and text documents.
+The latest figures are on docs/performance.md, with the machine's load.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
+import ctypes.util
 import gc
 import os
 import shutil
@@ -180,12 +186,92 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                 snapshots.append(tracemalloc.take_snapshot())
             print(f"turn {turn:5d}: RSS {sample[1]:7.1f} MB, live objects {sample[2]:,} "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
+            if args.breakdown:
+                print(breakdown(window), flush=True)
             if args.minutes and time.monotonic() - started > args.minutes * 60:
                 break
+    if args.breakdown:
+        before = rss_mb()
+        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+        print(f"malloc_trim(0) at the end: RSS {before:.1f} -> {rss_mb():.1f} MB "
+              "(the rest is in use, or fragments the allocator cannot give back)")
+    if snapshots:
+        print(f"tracemalloc: what Python allocated since the first turn and still holds at "
+              f"turn {samples[0][0]}, by file")
+        for stat in snapshots[0].statistics("filename")[:12]:
+            print(f"  {stat.size / 2**20:8.2f} MB {stat.count:10,} blocks  "
+                  f"{stat.traceback[0].filename}")
     if len(snapshots) >= 2:
         print_growth(snapshots[0], snapshots[-1], samples[-1][0] - samples[0][0])
     print(workload_ran(window.store, [c.conversation_id for c in controllers]))  # type: ignore[attr-defined]
     return samples
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+        "uordblks", "fordblks", "keepcost")]
+
+
+def malloc_figures() -> tuple[float, float, float] | None:
+    """glibc's (in use, mapped blocks, free but kept) in MB, all arenas; None elsewhere."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.mallinfo2.restype = _MallInfo2
+    except (OSError, AttributeError, TypeError):
+        return None
+    info = libc.mallinfo2()
+    return info.uordblks / 2**20, info.hblkhd / 2**20, info.fordblks / 2**20
+
+
+def pymalloc_figures() -> tuple[float, float]:
+    """Python's small-object allocator: (MB in its arenas, MB in live blocks)."""
+    with tempfile.TemporaryFile("w+") as out:
+        saved = os.dup(2)
+        sys.stderr.flush()
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        figures = {}
+        for line in out:
+            name, _, value = line.partition("=")
+            figures.setdefault(name.strip(), value.strip().replace(",", ""))
+    arenas = int(figures.get("# arenas allocated current", 0)) * 2**20
+    return arenas / 2**20, int(figures.get("# bytes in allocated blocks", 0)) / 2**20
+
+
+def breakdown(window: object) -> str:
+    """Where the RSS is: Python's traced heap, the C heap, Qt's widgets and documents."""
+    from PySide6.QtGui import QTextDocument
+    from PySide6.QtWidgets import QApplication
+
+    status = dict(line.split(":", 1) for line in
+                  Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    anon, files = (int(status.get(k, "0 kB").split()[0]) / 1024 for k in ("RssAnon", "RssFile"))
+    traced = (f"python traced {tracemalloc.get_traced_memory()[0] / 2**20:.1f} MB "
+              f"(+{tracemalloc.get_tracemalloc_memory() / 2**20:.1f} MB tracing); "
+              if tracemalloc.is_tracing() else "")
+    heap = malloc_figures()
+    heap_text = (f"malloc in use {heap[0]:.1f} + mmapped {heap[1]:.1f} MB, free kept "
+                 f"{heap[2]:.1f} MB" if heap else "malloc figures: not glibc")
+    if not tracemalloc.is_tracing():  # tracing hooks the allocator: pymalloc tells nothing
+        arenas, blocks = pymalloc_figures()
+        heap_text += f"; pymalloc arenas {arenas:.1f} MB ({blocks:.1f} MB in live blocks)"
+    tabs = window.tabs  # type: ignore[attr-defined]
+    views = []
+    for index in range(tabs.count()):
+        view = getattr(tabs.widget(index), "transcript", None)
+        if view is not None:
+            views.append(f"{len(view.item_keys())}/{view.rendered_item_count()}/"
+                         f"{len(view.findChildren(QTextDocument))}")
+    return (f"    RSS anonymous {anon:.1f} MB, files (libraries) {files:.1f} MB; "
+            f"{traced}{heap_text}; widgets "
+            f"{len(QApplication.allWidgets()):,}; per tab items/rendered/documents "
+            f"{' '.join(views)}")
 
 
 def print_growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot, turns: int) -> None:
@@ -223,6 +309,9 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=50, help="turns between samples")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="trace allocations (slower) and print the lines that grew most")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="with each sample, where the memory is: Python's traced heap "
+                             "(tracemalloc), the C heap (mallinfo2), widgets and documents")
     args = parser.parse_args()
     data = Path(tempfile.mkdtemp(prefix="soak-window-"))
     os.environ["DESKTOP_AGENT_DATA_DIR"] = str(data)
@@ -230,19 +319,32 @@ def main() -> int:
     os.environ["DESKTOP_AGENT_WORK_ROOT"] = str(folders)
     model, url = start_model_server()
 
-    from PySide6.QtCore import QSettings
+    # Started as ``gui/app.py``'s run_app starts the window: what it does to imports
+    # (a bounded linecache, the openai SDK without its type packages) and to the
+    # collector (paused to the first paint, then the survivors frozen; full
+    # collections when idle; the warm-up's modules frozen) decides the RSS measured.
+    from desktop_agent.gui import app as gui_app
 
-    from desktop_agent.gui.app import create_application
+    gui_app.prepare_imports()
+    gui_app.pause_collector_until_first_paint()
+    gui_app.skip_httpx_command_line()
+    from PySide6.QtCore import QSettings, QTimer
+
     from desktop_agent.gui.event_loop import GuiEventLoop
+    from desktop_agent.gui.idle_collector import IdleCollector
     from desktop_agent.gui.window.main_window import MainWindow
     from desktop_agent.store import Store
 
-    app = create_application([sys.argv[0]])
+    app = gui_app.create_application([sys.argv[0]])
     loop = GuiEventLoop(app)
     asyncio.set_event_loop(loop)
     store = Store.open()
     window = MainWindow(store, discover_on_start=False, window_settings=QSettings(
         str(data / "window.ini"), QSettings.Format.IniFormat))
+    collector = IdleCollector(app)
+    gui_app.warm_up_on_first_input(app, lambda: gui_app.start_warm_up(loop, collector))
+    window.first_painted.connect(gui_app.freeze_startup_objects)
+    QTimer.singleShot(gui_app.STARTUP_GC_FALLBACK_MS, gc.enable)
     window.show()
     try:
         with loop:

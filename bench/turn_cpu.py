@@ -1,11 +1,12 @@
-"""What one turn costs a ``serve`` replica on PostgreSQL, and its database, in CPU.
+"""What one turn costs a ``serve`` replica (on PostgreSQL: and its database) in CPU.
 
 ``bench/server_load.py`` prints the server side's CPU per turn started, but read
 from the second or so in which 150 turns start while the first ones already
 stream, on a machine the load generator and the model server share: it moves by
 a millisecond or two from run to run. This runs turns alone, so a change to what
 a turn's start and end cost can be read to a few tenths of a millisecond:
-``desktop-agent serve`` (a subprocess, as in production) on the database given,
+``desktop-agent serve`` (a subprocess, as in production) on the database given
+(without ``--database``: on SQLite in a temporary data folder),
 the scripted model server answering each turn with two text pieces at once, and
 ``--turns`` conversations each run once (``POST /run``), ``--batch`` at a time,
 with no SSE reader. The replica's CPU (``/proc``) and that of its database's
@@ -15,7 +16,7 @@ does once (imports, the tool-call mode question).
 
 Usage::
 
-    python bench/turn_cpu.py --database postgresql://... [--turns 150] [--batch 50]
+    python bench/turn_cpu.py [--database postgresql://...] [--turns 150] [--batch 50]
 
 The replica runs the code of the folder it is started from (``python -m`` puts the
 working folder first on the path): to compare two trees, run it from outside both
@@ -46,18 +47,27 @@ from server_load import (
 KEY = "turn-cpu-bench-key-0123456789abcdef"
 
 
+QUIET_SECONDS = 2.0
+"""How long the replica's CPU time must stay flat for its turns to count as over.
+
+Half a second was too short: turns starting together wait in the start pacer
+(:mod:`desktop_agent.server.start_pacer`) between their steps, and on a busy
+machine a replica with only paced steps left used under 4 % of a CPU for half
+a second and the batch was taken for done."""
+
+
 async def _idle(pid: int) -> None:
     """Wait until the replica's CPU time stops growing (its turns are over)."""
     last = _cpu_seconds(pid) or 0.0
-    while True:
+    quiet = 0.0
+    while quiet < QUIET_SECONDS:
         await asyncio.sleep(0.5)
         now = _cpu_seconds(pid) or 0.0
-        if now - last < 0.02:
-            return
+        quiet = quiet + 0.5 if now - last < 0.02 else 0.0
         last = now
 
 
-async def _run(base_url: str, model_url: str, pid: int, database: str,
+async def _run(base_url: str, model_url: str, pid: int, database: str | None,
                turns: int, batch: int) -> tuple[float, float]:
     settings = {"base_url": model_url, "model": "test-model"}
     sampler = _CpuSampler([pid], database)
@@ -90,7 +100,8 @@ async def _run(base_url: str, model_url: str, pid: int, database: str,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database", required=True, help="a PostgreSQL URL (an empty database)")
+    parser.add_argument("--database", default=None,
+                        help="a PostgreSQL URL (an empty database); default: SQLite")
     parser.add_argument("--turns", type=int, default=150)
     parser.add_argument("--batch", type=int, default=50, help="turns started together")
     args = parser.parse_args()
@@ -109,10 +120,11 @@ def main() -> None:
                 server.wait(30)
     finally:
         model.communicate("", timeout=30)
-    print(f"{args.turns} turns on one replica on PostgreSQL, {args.batch} started together, "
+    where = "PostgreSQL" if args.database else "SQLite"
+    print(f"{args.turns} turns on one replica on {where}, {args.batch} started together, "
           f"each a prompt and a two-piece reply, no SSE reader "
-          f"({time.perf_counter() - began:.1f} s): CPU per turn: replica {replica * 1000:.2f} ms, "
-          f"PostgreSQL {database * 1000:.2f} ms")
+          f"({time.perf_counter() - began:.1f} s): CPU per turn: replica {replica * 1000:.2f} ms"
+          + (f", PostgreSQL {database * 1000:.2f} ms" if args.database else ""))
 
 
 if __name__ == "__main__":

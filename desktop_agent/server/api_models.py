@@ -39,6 +39,7 @@ EventType = Literal[
     "state",
     "settings",
     "notice",
+    "resources_changed",
     "doctor_notice",
     "tool_call_probe",
     "prompt_progress",

@@ -21,7 +21,13 @@ from fastapi.responses import JSONResponse
 from desktop_agent.appdata import paths
 from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.core.wire.retry import RetryPolicy
-from desktop_agent.session import AppConfig, LocalEngine, SessionEnvironment, ToolCatalog
+from desktop_agent.session import (
+    AppConfig,
+    LocalEngine,
+    SessionEnvironment,
+    ToolCatalog,
+    prune_left_behind,
+)
 from desktop_agent.store import DatabaseAccessError, DatabaseUnavailableError
 
 from .api_errors import DATABASE_UNAVAILABLE, RETRY_AFTER_SECONDS, install_error_handlers
@@ -43,6 +49,7 @@ from .routes import (
     files,
     local_models,
     mcp,
+    mcp_servers,
     previews,
     project,
     secrets,
@@ -239,8 +246,8 @@ def create_app(
 
     protected = [Depends(require_key)]
     for module in (conversations, turns, events, callbacks, files, commands, secrets, tools,
-                   checkpoints, project, previews, context_window, mcp, slash_commands,
-                   local_models):
+                   checkpoints, project, previews, context_window, mcp, mcp_servers,
+                   slash_commands, local_models):
         app.include_router(module.router, dependencies=protected)
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=protected)
@@ -264,12 +271,13 @@ async def _start_default_model(engine: LocalEngine, name: str) -> None:
 
 
 async def _prune_deleted(svc: AppServices) -> None:
-    """Drop stored events of conversations deleted while the server was down."""
+    """Drop what conversations deleted while the server was down left: events, checkpoints."""
     stored = await asyncio.to_thread(svc.events.stored_conversations)
     for conversation_id in stored:
         record = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
         if record is None:
             svc.events.forget(conversation_id)
+    await asyncio.to_thread(prune_left_behind, svc.store)
 
 
 async def _evict_idle(svc: AppServices) -> None:

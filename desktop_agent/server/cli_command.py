@@ -20,8 +20,8 @@ that key does not start (see :mod:`desktop_agent.appdata.secret_cipher`); and
 every replica is given one shared folder for working folders (``--workdirs``),
 without which it does not start either (see :mod:`.shared_workdirs`). Only the
 standard library is imported at the top; uvicorn loads when the command runs,
-and FastAPI, the routes and the turn's modules while ``/alive`` already answers
-(:mod:`.starting_app`).
+and FastAPI and the routes while ``/alive`` already answers, the turn's modules
+once the API does (:mod:`.starting_app`).
 
 uvicorn runs on uvloop and parses HTTP with httptools (both dependencies;
 uvloop not on Windows, where uvicorn falls back to asyncio's loop): with 50
@@ -171,16 +171,21 @@ def run_serve(args: argparse.Namespace) -> int:
                 print(f"desktop-agent serve: {exc}", file=sys.stderr)  # noqa: T201
                 return EXIT_ERROR
         master_key = None if args.no_auth else key
-        engine = _local_engine(store, args.model)
 
         def build() -> Any:
-            """The real app, warmed up (in a worker thread while /alive already answers)."""
-            return _built_app(store, master_key=master_key, allowed_hosts=args.allowed_host,
+            """The real app (in a worker thread while /alive already answers)."""
+            from .app import create_app
+
+            return create_app(store, master_key=master_key, allowed_hosts=args.allowed_host,
                               idle_seconds=args.idle_seconds, secret_cipher=cipher,
-                              workdirs_root=workdirs, local_engine=engine)
+                              workdirs_root=workdirs,
+                              # made here, not before the port opens: its modules (the
+                              # model catalog, the library, the runner) are no part of /alive
+                              local_engine=_local_engine(store, args.model))
 
         app = StartingApp(build, master_key=master_key, allowed_hosts=args.allowed_host,
-                          on_failure=lambda: setattr(server, "should_exit", True))
+                          on_failure=lambda: setattr(server, "should_exit", True),
+                          warm_up=_warm_up)
         config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                                 timeout_graceful_shutdown=5, server_header=False,
                                 loop="auto", http="auto")  # uvloop, httptools: see above
@@ -205,25 +210,24 @@ def _local_engine(store: Store, model: str | None) -> Any:
     return engine
 
 
-def _built_app(store: Store, **options: Any) -> Any:
-    """``create_app`` with the turn's modules loaded ahead of the first turn.
+def _warm_up() -> None:
+    """Load the turn's modules ahead of the first turn, then freeze what start-up made.
 
-    The warm-up is done before the app takes requests (but after ``/alive``
-    answers): a lazy first import would stall every open stream.
+    Run in the build's worker thread once the API answers; requests that may
+    start a turn wait for it (:class:`.starting_app.StartingApp`): a lazy first
+    import would stall every open stream.
     """
     import gc
 
     from desktop_agent.session import warm_up_turns
 
-    from .app import create_app
-
-    app = create_app(store, **options)
     warm_up_turns()
     # A full collection scanned every object alive since start-up (50 ms measured
     # mid-stream under load, freeing nothing); frozen objects are never scanned.
-    gc.collect()
+    # Frozen without collecting first: the API already serves on the loop's thread,
+    # and a collection here could run asyncio finalizers off it (start-up leaves a
+    # few dozen objects of garbage; they stay).
     gc.freeze()
-    return app
 
 
 def _workdirs_root(option: str | None, shared: bool) -> Path | None:

@@ -42,6 +42,7 @@ from desktop_agent.session import (
     PreviewNotFoundError,
     PromptCutReported,
     PromptProgressReported,
+    ResourcesChanged,
     RestoreConflictError,
     RestoreReport,
     SamplingAsked,
@@ -295,6 +296,10 @@ class ConversationRunner:
             data["outcome"] = event.outcome
             self.approvals.withdraw_all()
         self.emit("state", data)
+        if event.outcome is not None:
+            # Between turns the session holds no history: a conversation in use would
+            # otherwise keep every message until its idle eviction, growing with each turn.
+            self.session.release_history()
 
     def _user_message_added(self, event: UserMessageAdded) -> None:
         record = event.record
@@ -408,6 +413,11 @@ class ConversationRunner:
     def _notice(self, event: Notice) -> None:
         self.emit("notice", {"text": event.text})
 
+    def _resources_changed(self, event: ResourcesChanged) -> None:
+        self.emit("resources_changed", {
+            "resources": [{"server": s, "uri": u} for s, u in event.resources],
+            "text": event.text})
+
     def _doctor_notice(self, event: DoctorNotice) -> None:
         self.emit("doctor_notice", {"kind": event.kind, "text": event.text,
                                     "offers": [{"id": i, "text": t} for i, t in event.offers]})
@@ -507,6 +517,7 @@ _EVENT_HANDLERS: dict[type, Callable[[ConversationRunner, Any], None]] = {
     ApprovalAsked: ConversationRunner._approval_asked,
     ApprovalSettled: ConversationRunner._approval_settled,
     Notice: ConversationRunner._notice,
+    ResourcesChanged: ConversationRunner._resources_changed,
     FilesChanged: ConversationRunner._files_changed,
     PromptProgressReported: ConversationRunner._prompt_progress_reported,
     PlanUpdated: ConversationRunner._plan_updated,

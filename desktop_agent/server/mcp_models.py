@@ -208,8 +208,12 @@ class SkillOut(BaseModel):
     folder: str
     scope: Literal["project", "user"]
     enabled: bool = Field(description="False when the conversation's skills_off names it.")
+    tokens: int = Field(description="Tokens its name and description cost in the system "
+                                    "prompt (while it is on).")
 
 
 class SkillList(BaseModel):
     skills: list[SkillOut]
     skipped: list[str] = Field(description="Skill folders that could not be used, and why.")
+    prompt_tokens: int = Field(0, description="Tokens the skills section of the system "
+                                              "prompt costs with the skills that are on.")

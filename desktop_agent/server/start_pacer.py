@@ -122,6 +122,10 @@ class PacedCalls:
         await self._pacer.step()
         return result
 
+    async def pace(self) -> None:
+        """Return when the next step may run (a step that follows no store call)."""
+        await self._pacer.step()
+
     def close(self) -> None:
         """Stop taking calls; those running finish on their own."""
         self._calls.close()

@@ -7,9 +7,15 @@ supervisor waited 8 to 10 s for ``/alive`` and could count the replica as
 dead. Only the liveness answer is needed that early. :class:`StartingApp` is
 the ASGI app uvicorn serves from the start: it answers ``GET /alive`` itself
 (behind the same host and key checks, :class:`~.request_guard.RequestGuard`),
-builds the real app and warms up the turn's modules in a worker thread, then
-hands every request to it. A request that comes before (anything but
-``/alive``) waits for it, so nothing else changes: no turn meets a cold import.
+builds the real app in a worker thread, then hands every request to it. A
+request that comes before (anything but ``/alive`` and ``/ready``) waits for it.
+
+The turn's modules (the openai SDK, the core's client), the sandbox probe and
+the tool schemas are warmed up in that thread *after* the API opens: they were
+half of the 2.3 s before the first API answer, and a read (listing
+conversations, a page of events, a stream opened) needs none of them. Requests
+that may start a turn, anything but ``GET`` and ``HEAD``, wait for the warm-up
+too, so no turn meets a cold import on the event loop.
 
 The real app's lifespan (its start-up and shutdown work) is run here, through
 the ASGI lifespan protocol, once it is built; uvicorn's own lifespan completes
@@ -64,8 +70,11 @@ class StartingApp:
     """ASGI app: answers ``/alive`` from the start, serves the real app once it is built.
 
     Args:
-        build: Makes the real app (blocking: it imports and warms up); run in a
-            worker thread when uvicorn starts.
+        build: Makes the real app (blocking: it imports); run in a worker thread
+            when uvicorn starts.
+        warm_up: Prepares what turns use (blocking; never raises), run in the same
+            thread once the real app serves; requests other than ``GET`` and
+            ``HEAD`` wait for it.
         master_key: The bearer key (None: ``--no-auth``), for the early ``/alive``'s checks.
         allowed_hosts: The Host names answered (as the real app's guard takes them).
         on_failure: Called (on the loop) when ``build`` fails: the command stops the server.
@@ -76,8 +85,10 @@ class StartingApp:
 
     def __init__(self, build: Callable[[], AsgiApp], *, master_key: str | None,
                  allowed_hosts: Sequence[str] | None = None,
-                 on_failure: Callable[[], None] = lambda: None) -> None:
+                 on_failure: Callable[[], None] = lambda: None,
+                 warm_up: Callable[[], None] | None = None) -> None:
         self._build = build
+        self._warm_up = warm_up
         self._on_failure = on_failure
         self._early = RequestGuard(_alive, master_key=master_key, allowed_hosts=allowed_hosts,
                                    upload_limit=0)
@@ -86,6 +97,7 @@ class StartingApp:
                                          allowed_hosts=allowed_hosts, upload_limit=0)
         self._app: AsgiApp | None = None
         self._ready: asyncio.Event | None = None
+        self._warmed: asyncio.Event | None = None
         self._starting: asyncio.Task[None] | None = None
         self._lifespan: _Lifespan | None = None
         self.failed = ""
@@ -113,6 +125,10 @@ class StartingApp:
         if app is None:
             await _not_started(scope, send, self.failed or "The server is still starting.")
             return
+        warmed = self._warmed
+        if (warmed is not None and not warmed.is_set() and scope["type"] == "http"
+                and scope.get("method") not in ("GET", "HEAD")):
+            await warmed.wait()  # it may start a turn: not before the turn's modules loaded
         await app(scope, receive, send)
 
     async def _serve_lifespan(self, receive: Receive, send: Send) -> None:
@@ -121,6 +137,7 @@ class StartingApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 self._ready = asyncio.Event()
+                self._warmed = asyncio.Event()
                 self._starting = asyncio.get_running_loop().create_task(
                     self._start(), name="build-app")
                 await send({"type": "lifespan.startup.complete"})
@@ -133,7 +150,7 @@ class StartingApp:
                 return
 
     async def _start(self) -> None:
-        assert self._ready is not None
+        assert self._ready is not None and self._warmed is not None
         try:
             app = await asyncio.to_thread(self._build)
             lifespan = _Lifespan(app)
@@ -145,8 +162,17 @@ class StartingApp:
             log.exception("the REST API could not start")
             self.failed = f"The server could not start: {exc}"
             self._on_failure()
+            self._warmed.set()
+            return
         finally:
             self._ready.set()
+        try:
+            if self._warm_up is not None:
+                await asyncio.to_thread(self._warm_up)
+        except Exception:  # only time is lost: a turn does the same work when it needs it
+            log.exception("warming up the turn's modules failed")
+        finally:
+            self._warmed.set()
 
 
 class _Lifespan:

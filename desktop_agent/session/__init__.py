@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     'delete_conversation_secret': 'settings.conversation_secrets',
     'set_conversation_secret': 'settings.conversation_secrets',
     'delete_conversation': 'lifecycle.deletion',
+    'prune_left_behind': 'lifecycle.deletion',
     'BUSY_ELSEWHERE': 'errors',
     'busy_sentence': 'errors',
     'NotConfiguredError': 'errors',
@@ -102,6 +103,7 @@ _EXPORTS: dict[str, str] = {
     'PromptCutReported': 'events',
     'MessageStored': 'events',
     'Notice': 'events',
+    'ResourcesChanged': 'events',
     'DoctorNotice': 'events',
     'ToolCallProbed': 'events',
     'probe_summary': 'turn.model_doctor',
@@ -179,6 +181,11 @@ _EXPORTS: dict[str, str] = {
     'SamplingChoice': 'mcp.server_question',
     'UnknownQuestion': 'mcp.server_questions',
     'NoMcpServers': 'mcp.conversation_mcp',
+    'LOG_LEVELS': 'mcp.server_board',
+    'McpServerBoard': 'mcp.server_board',
+    'McpServerView': 'mcp.server_board',
+    'UnknownServer': 'mcp.server_board',
+    'log_line': 'mcp.server_board',
     'UnknownCommand': 'commands.conversation_commands',
     'BUILTIN_COMMANDS': 'commands.builtin_commands',
 }
@@ -240,6 +247,7 @@ if TYPE_CHECKING:
     from desktop_agent.session.events import PromptProgressReported as PromptProgressReported
     from desktop_agent.session.events import ReplyEnded as ReplyEnded
     from desktop_agent.session.events import ReplyStarted as ReplyStarted
+    from desktop_agent.session.events import ResourcesChanged as ResourcesChanged
     from desktop_agent.session.events import SamplingAsked as SamplingAsked
     from desktop_agent.session.events import ServerQuestionSettled as ServerQuestionSettled
     from desktop_agent.session.events import SessionEvent as SessionEvent
@@ -297,6 +305,7 @@ if TYPE_CHECKING:
         project_instructions_for as project_instructions_for,
     )
     from desktop_agent.session.lifecycle.deletion import delete_conversation as delete_conversation
+    from desktop_agent.session.lifecycle.deletion import prune_left_behind as prune_left_behind
     from desktop_agent.session.lifecycle.new_conversations import DEFAULT_TITLE as DEFAULT_TITLE
     from desktop_agent.session.lifecycle.new_conversations import (
         create_conversation as create_conversation,
@@ -336,6 +345,11 @@ if TYPE_CHECKING:
     from desktop_agent.session.local_engine.local_engine import hub_download as hub_download
     from desktop_agent.session.local_engine.model_downloads import ModelDownload as ModelDownload
     from desktop_agent.session.mcp.conversation_mcp import NoMcpServers as NoMcpServers
+    from desktop_agent.session.mcp.server_board import LOG_LEVELS as LOG_LEVELS
+    from desktop_agent.session.mcp.server_board import McpServerBoard as McpServerBoard
+    from desktop_agent.session.mcp.server_board import McpServerView as McpServerView
+    from desktop_agent.session.mcp.server_board import UnknownServer as UnknownServer
+    from desktop_agent.session.mcp.server_board import log_line as log_line
     from desktop_agent.session.mcp.server_question import SamplingChoice as SamplingChoice
     from desktop_agent.session.mcp.server_question import ServerQuestion as ServerQuestion
     from desktop_agent.session.mcp.server_questions import UnknownQuestion as UnknownQuestion

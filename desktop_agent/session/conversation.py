@@ -240,6 +240,8 @@ class ConversationSession:
     page_before = PartMethod("_branch", BranchPages.page_before)
     plan = PartMethod("_branch", BranchPages.plan)
 
+    release_history = PartMethod("_runner", TurnRunner.release_history)
+
     def refresh(self) -> bool:
         """Catch up with other processes' writes when idle; True when the branch changed."""
         if self.busy or self._runner.closed:
@@ -270,6 +272,7 @@ class ConversationSession:
     slash_help = PartMethod("_commands", ConversationCommands.help_text)
     expand_slash = PartMethod("_commands", ConversationCommands.expand)
     skills = PartMethod("_commands", ConversationCommands.skills)
+    skill_listing = PartMethod("_commands", ConversationCommands.skill_listing)
     custom_commands = PartMethod("_commands", ConversationCommands.custom_commands)
     server_questions = PartMethod("_questions", ServerQuestions.pending)
     answer_sampling = PartMethod("_questions", ServerQuestions.answer_sampling)

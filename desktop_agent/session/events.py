@@ -255,6 +255,19 @@ class TitleChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourcesChanged:
+    """MCP resources attached earlier changed, and were read again for this turn.
+
+    Attributes:
+        resources: ``(server, uri)`` of each.
+        text: The sentence shown on the reply (the window) and in the REST event.
+    """
+
+    resources: tuple[tuple[str, str], ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something a person should know that is not part of the transcript."""
 
@@ -414,7 +427,7 @@ SessionEvent = (StateChanged | UserMessageAdded | PathReset | ReplyStarted | Tex
                 | CompactionReported | PromptCutReported | ContextWindowChecked
                 | ToolErrorReported | UsageReported | MessageStored | ReplyEnded | TurnFailed
                 | ApprovalAsked | ApprovalSettled | SettingsChanged | TitleChanged | Notice
-                | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
+                | ResourcesChanged | FilesChanged | PlanUpdated | DoctorNotice | ToolCallProbed
                 | SamplingAsked | ElicitationAsked | ServerQuestionSettled
                 | LocalModelStarting | LocalModelCrashed
                 | CommandPreviewReady | CommandPreviewSettled | SubagentReported)

@@ -27,7 +27,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import (
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    overload,
+    runtime_checkable,
+)
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -40,6 +49,28 @@ class StoreCalls(Protocol):
     async def __call__(self, call: Callable[[], T], /) -> T:
         """The result of ``call()``, run where this runner runs store calls."""
         ...
+
+
+@runtime_checkable
+class PacedStoreCalls(StoreCalls, Protocol):
+    """Store calls that also pace a turn's start steps (``serve``: one step at a time)."""
+
+    async def pace(self) -> None:
+        """Return when the caller's next start step may run."""
+        ...
+
+
+async def paced_step(calls: StoreCalls) -> None:
+    """Wait for the next start step's turn where ``calls`` paces them; else return at once.
+
+    For a step that many starting turns reach in the same instant without a
+    store call before it: when the model server answers the question they share
+    (the window it applies), every turn waiting for it would otherwise run its
+    next step (counting the prompt, building and sending the request) in one
+    turn of the event loop, and every open stream would wait for all of them.
+    """
+    if isinstance(calls, PacedStoreCalls):
+        await calls.pace()
 
 
 async def on_the_spot(call: Callable[[], T], /) -> T:

@@ -220,6 +220,30 @@ async def test_optional_values_nobody_gave_are_left_out(server: Any, make_option
     assert ran == [{"radius": 5}, {"radius": 5, "unit": "inches", "rounded": True, "digits": 3}]
 
 
+async def test_a_value_found_only_inside_a_longer_word_was_not_given(
+        server: Any, make_options: Any) -> None:
+    # "CA" is in "California" only as letters: the county and city are the model's own.
+    ran: list[dict[str, Any]] = []
+
+    @tool("sales_tax", "Sales tax of a purchase.", {"type": "object", "properties": {
+        "amount": {"type": "number"}, "state": {"type": "string"},
+        "county": {"type": "string"}, "city": {"type": "string"}},
+        "required": ["amount", "state"]})
+    def sales_tax(args: dict[str, Any]) -> str:
+        ran.append(dict(args))
+        return "7.25 %"
+
+    server.enqueue(script.text(json.dumps({"name": "sales_tax", "arguments": {
+        "amount": 999, "state": "CA", "county": "CA", "city": "San Jose"}})),
+        script.text('{"answer": "72.43"}'))
+    options = make_options(tools=[sales_tax], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    async with Client(options) as client:
+        await client.query("The sales tax on $999 in San Jose, California?")
+        _ = [b async for b in client.receive_messages()]
+    assert ran == [{"amount": 999, "state": "CA", "city": "San Jose"}]
+
+
 async def test_a_choice_stays_when_the_person_named_it(server: Any, make_options: Any) -> None:
     ran: list[dict[str, Any]] = []
 

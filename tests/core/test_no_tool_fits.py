@@ -108,6 +108,25 @@ async def test_the_tools_most_likely_meant_are_listed_first(server: Any,
         "- get_weather:")
 
 
+async def test_a_question_names_a_tool_plainly_an_instruction_by_one_word(
+        server: Any, make_options: Any) -> None:
+    # "price" is one word of stock_ticker's description: asked as a question it is
+    # knowledge of the same field, asked as an instruction it is the tool's job.
+    server.enqueue(*(script.text('{"answer": "ok"}') for _ in range(4)))
+    for prompt in ("What is the price of gold?", "Find the price of Airbus shares.",
+                   "What is the latest stock price of Airbus?",
+                   "Hi, could you tell me the price of Airbus shares?"):
+        async with Client(make_options(tools=toolbox([]), constrained_tool_calls=True)
+                          ) as client:
+            await client.query(prompt)
+            _ = [item async for item in client.receive_messages()]
+    question, instruction, named, polite = (branches(r) for r in server.requests)
+    assert question == ["answer"]
+    assert instruction == ["answer", "stock_ticker", "bash"]
+    assert named == ["answer", "stock_ticker"]
+    assert polite == instruction  # a greeting, then a polite request: an instruction
+
+
 async def test_an_instruction_may_run_a_command_a_file_name_may_open_a_file(
         server: Any, make_options: Any) -> None:
     ran: list[dict[str, Any]] = []
@@ -153,6 +172,45 @@ async def test_a_call_of_placeholders_is_not_run_and_the_person_gets_an_answer(
     first, again = server.requests
     assert "stock_ticker" in branches(first)
     assert branches(again) == ["answer"]
+
+
+async def test_a_call_of_words_nobody_wrote_is_not_run_and_the_person_gets_an_answer(
+        server: Any, make_options: Any) -> None:
+    # The stock-price tool shares "stock" with the question, so it is offered; the
+    # model fills the company in with a name of its own, which no word of the
+    # question gave: the call is the model's, not the person's.
+    made_up = json.dumps({"name": "stock_ticker", "arguments": {"company_name": "Apple"}})
+    ran, items = await ask(server, make_options, ["Is a stock market a good place for "
+                                                  "beginners?"], made_up,
+                           '{"answer": "It can be, with care."}')
+    assert ran == []
+    assert text_of(items) == "It can be, with care."
+    assert branches(server.requests[1]) == ["answer"]
+
+
+async def test_a_value_written_in_another_form_makes_the_call_meant(
+        server: Any, make_options: Any) -> None:
+    # Abbreviations, initials and plurals are how people and models write the same thing.
+    ran, _ = await ask(server, make_options, ["Stock price of International Business "
+                                              "Machines?", "And stock prices of Alphabet's "
+                                              "companies?"],
+                       json.dumps({"name": "stock_ticker",
+                                   "arguments": {"company_name": "IBM"}}),
+                       '{"answer": "150."}',
+                       json.dumps({"name": "stock_ticker",
+                                   "arguments": {"company_name": "Alphabet company"}}),
+                       '{"answer": "170."}')
+    assert ran == [{"stock_ticker": {"company_name": "IBM"}},
+                   {"stock_ticker": {"company_name": "Alphabet company"}}]
+
+
+async def test_a_command_derived_from_the_request_is_run(server: Any,
+                                                         make_options: Any) -> None:
+    # "list my files" is `ls`: a command, a path or a query is the model's own words.
+    call = json.dumps({"name": "bash", "arguments": {"command": "ls -la"}})
+    ran, _ = await ask(server, make_options, ["Show me what is in this folder"], call,
+                       '{"answer": "Three files."}')
+    assert ran == [{"bash": {"command": "ls -la"}}]
 
 
 async def test_numbers_nobody_wrote_are_placeholders_numbers_written_in_words_are_not(

@@ -92,6 +92,8 @@ NOT_AT_IDLE = (
     "desktop_agent.gui.conversation.files_changed_panel",
     "desktop_agent.gui.conversation.plan_panel",
     "desktop_agent.gui.window.preferences_dialog",
+    "desktop_agent.gui.conversation.template_form",
+    "desktop_agent.gui.servers.mcp_servers_panel",
     # Import, export, serve and try-model (~0.2 MB): the window opened without a command
     # registers no subcommand, and File → Import / Export is made when first used.
     "desktop_agent.cli.transfer",

@@ -106,3 +106,33 @@ def test_sampling_and_a_form_are_answered_over_rest(
     settled = [e["data"] for e in api.events(cid, types="server_question_resolved")]
     assert settled == [{"id": sampling["id"], "outcome": "allow_once"},
                        {"id": form["id"], "outcome": "accept"}]
+
+
+def test_the_servers_state_log_and_level(api: RunningApi, everything: None) -> None:
+    import time
+
+    listed = api.client.get("/mcp/servers", timeout=SLOW)
+    assert listed.status_code == 200, listed.text
+    [ev] = listed.json()["servers"]
+    assert (ev["name"], ev["state"], ev["transport"]) == ("ev", "connected", "stdio")
+    assert ev["resources"] == 7 and ev["templates"] == 2 and ev["prompts"] == 4
+    level = api.client.put("/mcp/servers/ev/log-level", json={"level": "debug"})
+    assert level.json() == {"server": "ev", "level": "debug", "logs": True}
+    bad = api.client.put("/mcp/servers/ev/log-level", json={"level": "loud"})
+    assert bad.status_code == 422
+    assert api.client.get("/mcp/servers/nope/log").status_code == 404
+    # setting the level makes server-everything log it (at debug): kept, listed here
+    deadline = time.monotonic() + SLOW
+    while not (entries := api.client.get("/mcp/servers/ev/log").json()["entries"]):
+        assert time.monotonic() < deadline, "no log message kept"
+        time.sleep(0.1)
+    assert {"time", "level", "logger", "text"} <= set(entries[0])
+    assert api.client.get("/mcp/servers", params={"connect": False}).json()[
+        "servers"][0]["log_level"] == "debug"
+    again = api.client.post("/mcp/servers/ev/restart", timeout=SLOW)
+    assert again.status_code == 200 and again.json()["state"] == "connected"
+
+
+def test_no_server_configured_has_no_servers_to_list(api: RunningApi) -> None:
+    listed = api.client.get("/mcp/servers")
+    assert listed.status_code == 404 and listed.json()["code"] == "no_mcp_servers"

@@ -42,9 +42,12 @@ def test_skills_are_listed_switched_off_and_offered(
     patched = api.client.patch(f"/conversations/{cid}",
                                json={"settings": {"skills_off": ["two"]}})
     assert patched.status_code == 200, patched.text
-    skills = api.client.get(f"/conversations/{cid}/skills").json()["skills"]
+    listed = api.client.get(f"/conversations/{cid}/skills").json()
+    skills = listed["skills"]
     assert [(s["name"], s["enabled"], s["scope"]) for s in skills] == [
         ("one", True, "project"), ("two", False, "project")]
+    assert all(s["tokens"] > 0 for s in skills)
+    assert listed["prompt_tokens"] > skills[0]["tokens"]  # the heading, and "one" alone
     model_server.enqueue(script.text("Ok."))
     api.client.post(f"/conversations/{cid}/run", json={"message": "Hi"})
     api.wait_idle(cid)

@@ -132,3 +132,39 @@ async def test_a_step_cancelled_as_its_turn_came_hands_the_turn_on() -> None:
     chosen.cancel()
     await asyncio.wait_for(after, timeout=60)  # generous: only a hang fails this
     assert ran == ["holder", "after"]
+
+
+async def test_turns_resumed_together_by_a_shared_answer_take_the_pacer_in_turn() -> None:
+    # Turns waiting for one question to the model server (the window it applies) all
+    # resume when it is answered; their next step goes through the pacer (paced_step),
+    # so each runs in its own iteration of the loop, not all in one.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from desktop_agent.server.start_pacer import PacedCalls
+    from desktop_agent.session import ExecutorCalls
+    from desktop_agent.session.store_calls import on_the_spot, paced_step
+
+    pacer = StartPacer(stream_share=0)
+    executor = ThreadPoolExecutor(1)
+    calls = PacedCalls(ExecutorCalls(executor), pacer)
+    answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    counter = _IterationCounter()
+    counter.start()
+    ran: list[tuple[int, int]] = []
+
+    async def turn(number: int) -> None:
+        await answer
+        await paced_step(calls)
+        ran.append((number, counter.count))
+
+    turns = [asyncio.create_task(turn(n)) for n in range(5)]
+    await asyncio.sleep(0)
+    answer.set_result(None)
+    await asyncio.gather(*turns)
+    counter.stop()
+    calls.close()
+
+    iterations = [iteration for _, iteration in ran]
+    assert len(set(iterations)) == 5  # one per iteration, not five in the same one
+    assert pacer.waiting == 0
+    await asyncio.wait_for(paced_step(on_the_spot), 1)  # the window's calls pace nothing

@@ -119,6 +119,55 @@ def test_alive_answers_while_the_app_is_built_and_other_routes_wait_for_it(
     assert served.client.head("/alive").status_code == 200
 
 
+def test_reads_answer_before_the_warm_up_and_requests_that_may_start_a_turn_wait_for_it(
+        tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "conversations.sqlite3")
+    warmed = threading.Event()
+
+    def build() -> Any:
+        return create_app(store, master_key=MASTER_KEY, workdirs_root=tmp_path / "workdirs")
+
+    served = Served(StartingApp(build, master_key=MASTER_KEY,
+                                warm_up=lambda: warmed.wait(WAIT) and None))
+    try:
+        store.create_conversation(title="Listed before the warm-up")
+        listed = served.client.get("/conversations")  # a read: the API answers it already
+        assert listed.status_code == 200
+        assert [c["title"] for c in listed.json()["conversations"]] == [
+            "Listed before the warm-up"]
+        creating, answers = _in_thread(lambda: served.client.post(
+            "/conversations", json={"title": "Made after the warm-up"}))
+        creating.join(0.5)
+        assert creating.is_alive() and not answers  # held until the turn's modules are loaded
+        warmed.set()
+        creating.join(WAIT)
+        assert answers and answers[0].status_code == 201
+        assert answers[0].json()["title"] == "Made after the warm-up"
+    finally:
+        warmed.set()
+        served.stop()
+        store.close()
+
+
+def test_a_failed_warm_up_only_costs_time(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "conversations.sqlite3")
+
+    def build() -> Any:
+        return create_app(store, master_key=MASTER_KEY, workdirs_root=tmp_path / "workdirs")
+
+    def warm_up() -> None:
+        raise ImportError("a module of the turn is missing")
+
+    served = Served(StartingApp(build, master_key=MASTER_KEY, warm_up=warm_up))
+    try:
+        made = served.client.post("/conversations", json={"title": "Still served"})
+        assert made.status_code == 201 and made.json()["title"] == "Still served"
+        assert not served.app.failed
+    finally:
+        served.stop()
+        store.close()
+
+
 def test_the_early_alive_keeps_the_host_check_of_a_server_without_a_key(
         tmp_path: Path) -> None:
     release = threading.Event()

@@ -100,6 +100,14 @@ async def test_skills_are_named_in_the_prompt_and_loaded_on_use(
     found, problems = await asyncio.to_thread(session.skills)
     assert {s.name for s in found} == {"pdf-forms", "release-notes", "huge"}
     assert any("no-front" in p and "no front matter" in p for p in problems)
+    listing = await asyncio.to_thread(session.skill_listing)
+    assert listing.off == {"release-notes"} and len(listing.skipped) == len(problems)
+    from desktop_agent.core.context.tokens import count_text_tokens
+
+    assert listing.tokens["pdf-forms"] == count_text_tokens(
+        "- pdf-forms: Fill PDF forms. Use when a PDF form is mentioned.")
+    all_on = listing.prompt_tokens(frozenset())
+    assert all_on - listing.prompt_tokens() == listing.tokens["release-notes"]
     session.send("Fill the form in a.pdf")
     await finished(session)
     system = model_server.requests[0]["messages"][0]

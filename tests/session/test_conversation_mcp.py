@@ -198,3 +198,31 @@ async def test_a_servers_prompt_is_a_slash_command(mcp_session: Any) -> None:
     assert (got.kind, got.message) == ("prompt", "What's weather in Paris?")
     with pytest.raises(ValueError, match="name=value"):
         await session.expand_slash("/ev:args-prompt Paris France")
+
+
+async def test_the_board_says_each_servers_state_and_keeps_its_log_from_the_model(
+        data_dir: Path, tmp_path: Path, model_server: ScriptedServer) -> None:
+    from desktop_agent.session import McpServerBoard, UnknownServer
+
+    (data_dir / "config.json").write_text(json.dumps({"mcpServers": {
+        "ev": {"command": _everything()},
+        "gone": {"command": str(tmp_path / "no-such-program")}}}), encoding="utf-8")
+    catalog = ToolCatalog(include_builtin=False, config=AppConfig(data_dir / "config.json"))
+    board = McpServerBoard(catalog)
+    try:
+        before = await board.overview(connect=False)
+        assert [(v.name, v.state) for v in before] == [("ev", "not started"),
+                                                        ("gone", "not started")]
+        ev, gone = await board.overview()
+        assert (ev.state, ev.reason, ev.transport) == ("connected", None, "stdio")
+        assert (ev.resources, ev.templates, ev.prompts) == (7, 2, 4) and ev.tools > 5
+        assert gone.state == "failed" and "command not found" in (gone.reason or "")
+        with pytest.raises(ValueError, match="not a log level"):
+            await board.set_log_level("ev", "loud")
+        with pytest.raises(UnknownServer, match="the servers are ev, gone"):
+            await board.log("nope")
+        assert await board.set_log_level("ev", "debug")
+        [again, _] = await board.overview(connect=False)
+        assert again.log_level == "debug" and again.resources == 7  # counted before
+    finally:
+        await catalog.aclose()

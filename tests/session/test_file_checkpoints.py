@@ -232,3 +232,74 @@ async def test_a_folder_that_cannot_be_recorded_is_said_and_the_turn_still_runs(
     [notice] = [e for e in events if isinstance(e, ev.Notice)]
     assert "undo cannot bring back" in notice.text
     await session.close()
+
+
+async def test_checkpoints_past_the_latest_50_turns_go_and_the_kept_ones_still_undo(
+        sessions: Sessions, model_server: ScriptedServer, tmp_path: Path) -> None:
+    from desktop_agent.session import CheckpointError
+    from desktop_agent.workspace.checkpoints import KEEP_TURNS, CheckpointStore
+
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    session = sessions.new(workdir)
+    # Old data: 70 turns recorded before pruning held (an older version, say).
+    old = CheckpointStore(checkpoints_folder(session.conversation_id))
+    for n in range(70):
+        old.checkpoint(workdir, kind="tool_round", turn=f"old-{n}")
+        (workdir / "log.txt").write_text(f"old turn {n}\n")
+        old.close_turn(workdir, f"old-{n}")
+
+    await turn(session, model_server, "once more", "echo new > log.txt && echo b > b.txt")
+
+    kept = [t.turn for t in CheckpointStore(checkpoints_folder(session.conversation_id)).turns()]
+    assert len(kept) == KEEP_TURNS
+    assert "old-0" not in kept and "old-20" not in kept and "old-69" in kept
+    with pytest.raises(CheckpointError):
+        await session.undo_turn("old-5")
+    await session.undo_turn()  # the newest turn, kept
+    assert (workdir / "log.txt").read_text() == "old turn 69\n"
+    assert not (workdir / "b.txt").exists()
+    await session.undo_turn("old-69")  # and an old one within the 50
+    assert (workdir / "log.txt").read_text() == "old turn 68\n"
+
+
+async def test_checkpoints_a_deleted_conversation_left_behind_are_removed_and_others_kept(
+        sessions: Sessions, model_server: ScriptedServer, tmp_path: Path,
+        store: Store) -> None:
+    from desktop_agent.session import prune_left_behind
+
+    gone, kept = tmp_path / "gone", tmp_path / "kept"
+    gone.mkdir()
+    kept.mkdir()
+    (kept / "a.txt").write_text("mine\n")
+    first, second = sessions.new(gone), sessions.new(kept)
+    await turn(first, model_server, "write", "echo x > x.txt")
+    await turn(second, model_server, "write", "echo agent > a.txt")
+    # The rows went but not the folders (the process stopped in between, say).
+    store.delete_conversation(first.conversation_id)
+    await first.close()
+    unrelated = checkpoints_folder(first.conversation_id).parent / "not-a-conversation"
+    unrelated.mkdir()
+
+    assert prune_left_behind(store) == 1
+
+    assert not checkpoints_folder(first.conversation_id).exists()
+    assert checkpoints_folder(second.conversation_id).is_dir() and unrelated.is_dir()
+    await second.undo_turn()
+    assert (kept / "a.txt").read_text() == "mine\n"
+    assert prune_left_behind(store) == 0
+
+
+def test_a_store_that_is_not_the_data_folders_own_removes_nothing(
+        store: Store, tmp_path: Path) -> None:
+    # serve on PostgreSQL (or any other database) beside a window on this data
+    # folder: conversations it does not know are not its to call deleted.
+    from desktop_agent.session import prune_left_behind
+
+    theirs = checkpoints_folder("0123456789abcdef0123456789abcdef")
+    theirs.mkdir(parents=True)
+    with Store.open(tmp_path / "another.sqlite3") as other:
+        assert prune_left_behind(other) == 0
+    assert theirs.is_dir()
+    assert prune_left_behind(store) == 1  # the folder's own database knows it is gone
+    assert not theirs.exists()

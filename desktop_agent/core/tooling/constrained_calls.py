@@ -62,11 +62,13 @@ written, not from the cases (``bench/bfcl.py`` holds a third of each category
 out of tuning):
 
 * a conversation that names no tool's job (shares no word with any tool, and
-  names no file for a tool taking one nor instructs a tool that runs commands)
-  is held to an answer (``answer_only``), and otherwise the first reply may call
-  only the tools named (:func:`~desktop_agent.core.tooling.tool_match.offered`);
+  names no file for a tool taking one nor instructs a tool that runs commands;
+  a request that only asks questions needs a word of a tool's name or two of the
+  rest) is held to an answer (``answer_only``), and otherwise the first reply may
+  call only the tools named (:func:`~desktop_agent.core.tooling.tool_match.offered`);
 * a call that holds nothing the person gave (blanks, numbers nobody wrote, the
-  tool's own names) is not run and the request goes again held to an answer
+  tool's own names, words nobody wrote in any form) is not run and the request
+  goes again held to an answer
   (:func:`~desktop_agent.core.wire.call_lists.placeholder`,
   :mod:`.second_chances`);
 * the calls the grammar allows are the tools named, most likely meant first

@@ -45,7 +45,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
@@ -68,6 +68,17 @@ _NUMBER_WORDS: dict[str, float] = {
     "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12,
     "half": 0.5, "twice": 2, "double": 2, "triple": 3}
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
+#: Letters two words must share at their start to count as one ("restaurants", "restaurant").
+_STEM = 5
+#: Words that join others: sharing them says nothing of what a value is about.
+_JOINING_WORDS = ("a an the of in on at to for and or by with from is are be as it its this "
+                  "that de la le el")
+_JOINING = frozenset(_JOINING_WORDS.split())
+#: Arguments whose value the model may rightly derive from a request in other words:
+#: a command for "list my files", a path, a URL, a query or an expression.
+_DERIVED = frozenset({"command", "cmd", "code", "script", "shell", "program", "sql", "query",
+                      "expression", "path", "file", "filename", "filepath", "folder",
+                      "directory", "dir", "url", "uri", "link", "pattern", "regex", "q"})
 _MONTHS = tuple(frozenset({name, name[:3]}) for name in (
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december"))
@@ -145,13 +156,60 @@ class Said:
         if isinstance(value, str):
             wanted = value.strip().lower()
             words = _WORD.findall(wanted)
-            return not wanted or wanted in self.text or (
+            return not wanted or self._written_whole(wanted) or (
                 bool(words) and all(w in self.words for w in words))
         if isinstance(value, list):
             return all(self.holds(v) for v in value)
         if isinstance(value, dict):
             return all(self.holds(v) for v in value.values())
         return True
+
+    def _written_whole(self, wanted: str) -> bool:
+        """Whether ``wanted`` was written as it is, starting and ending where words do.
+
+        "CA" is not in "California": a value found only inside a longer word was not
+        written (the model filling ``county: "CA"`` nobody gave).
+        """
+        edge_start = r"(?<!\w)" if wanted[:1].isalnum() else ""
+        edge_end = r"(?!\w)" if wanted[-1:].isalnum() else ""
+        return re.search(edge_start + re.escape(wanted) + edge_end, self.text) is not None
+
+    @functools.cached_property
+    def _stems(self) -> set[str]:
+        return {word[:_STEM] for word in self.words if len(word) >= _STEM}
+
+    @functools.cached_property
+    def _initials(self) -> set[str]:
+        """The first letters of each run of two to four words said ("usd", "ny")."""
+        words = [w for w in _WORD.findall(self.text) if not w.isdigit()]
+        return {"".join(w[0] for w in words[i:i + n]) for n in (2, 3, 4)
+                for i in range(len(words) - n + 1)}
+
+    def wrote_any(self, value: str) -> bool:
+        """Whether the person wrote any word of ``value``, in some form.
+
+        A word counts as written as it is, by its first :data:`_STEM` letters
+        ("restaurants" for "restaurant"), as an abbreviation of one written word or
+        the initials of several ("CA" for California, "USD" for "United States
+        dollar"), and a word with digits by its numbers ("5kg"). Words that join
+        others ("the", "of") say nothing of what was meant and do not count.
+        """
+        for word in _WORD.findall(value.lower()):
+            if word in _JOINING:
+                continue
+            digits = _DIGITS.findall(word)
+            if digits and all(float(d) in self.numbers for d in digits):
+                return True
+            if word in self.words or (len(word) >= _STEM and word[:_STEM] in self._stems):
+                return True
+            if word.isalpha() and 2 <= len(word) <= 4 and (word in self._initials or any(
+                    said.startswith(word) for said in self.words)):
+                return True
+        return False
+
+    def choices(self, name: str) -> set[str]:
+        """The arguments of tool ``name`` (nested ones too) whose schema lists the values."""
+        return set(_choice_names(self._schemas.get(name)))
 
     def names(self, argument: str) -> bool:
         """Whether the person named the flag ``argument``: a word of its name, or its stem.
@@ -269,34 +327,69 @@ def placeholder(name: str, arguments: Any, said: Said | None) -> bool:
 
     Held to a tool's schema, a small model asked something no offered tool does still
     writes a call, and fills it with what the grammar allows when nothing fits: ``""``,
-    numbers of its own, or the tool's and arguments' own names
+    numbers of its own, the tool's and arguments' own names
     (``stock_ticker(company_name="stock_ticker")`` for "who won the World Cup in
     2010?", ``calculate_current(voltage=100, resistance=100)`` for "what's the mass of
-    an electron?"). A call the person meant carries at least one value they gave: a
-    number they wrote, or a string other than the names (a string the model made up,
-    a command or a path, counts as given: it may be derived from the request). Flags
-    are choices, not values, and a call with no values at all (a tool without
-    arguments) is not judged.
+    an electron?"), or words of its own (``sculpture_create(design="sustainability")``
+    for "what rock suits a garden sculpture?"). A call the person meant carries at
+    least one value they gave: a number they wrote, or a string sharing a word with
+    what they wrote, in some form (:meth:`Said.wrote_any`). Some values are rightly
+    the model's own words and count as given: a command, a path, a URL or a query
+    derived from the request ("list my files" is ``ls``), and a choice among the
+    values the tool's schema lists. Flags are choices, not values, and a call with
+    no values at all (a tool without arguments) is not judged.
     """
     if not isinstance(arguments, dict):
         return False
     copied = {part.lower() for word in (name, *_keys(arguments))
               for part in _NAME_PART.findall(word)}
-    values = _scalars(arguments)
+    values = _keyed_scalars(arguments)
     if not values:
         return not _has_flag(arguments) and bool(arguments)  # only empty lists and objects
-    return all(_blank(value, copied, said) for value in values)
+    choices = said.choices(name) if said is not None else set()
+    return all(_blank(key, value, copied, said, choices) for key, value in values)
 
 
-def _blank(value: Any, copied: set[str], said: Said | None) -> bool:
+def _blank(key: str, value: Any, copied: set[str], said: Said | None,
+           choices: set[str]) -> bool:
     if isinstance(value, str):  # "", or only words of the tool's and arguments' names
         parts = _NAME_PART.findall(value)
-        return "".join(parts) == re.sub(r"[\W_]+", "", value) and all(
-            part.lower() in copied for part in parts)
+        if "".join(parts) == re.sub(r"[\W_]+", "", value) and all(
+                part.lower() in copied for part in parts):
+            return True
+        return said is not None and key not in choices and not _derived(key) \
+            and not said.wrote_any(value)
     if said is None:
         return bool(value == 0)
     return not said.holds(value) and not any(
         _NUMBER_WORDS.get(word) == value for word in said.words)
+
+
+def _derived(key: str) -> bool:
+    """Whether an argument of this name takes a command, a path, a URL or a query."""
+    return any(part.lower() in _DERIVED for part in _NAME_PART.findall(key))
+
+
+def _keyed_scalars(value: Any, key: str = "") -> list[tuple[str, Any]]:
+    """The strings and numbers inside a JSON value, each with the name it was given under."""
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _keyed_scalars(v, str(k))]
+    if isinstance(value, list):
+        return [pair for v in value for pair in _keyed_scalars(v, key)]
+    return [(key, scalar) for scalar in _scalars(value)]
+
+
+def _choice_names(schema: Any) -> Iterator[str]:
+    if not isinstance(schema, dict):
+        return
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for key, value in properties.items():
+            if isinstance(value, dict) and ("enum" in value or "const" in value or (
+                    isinstance(value.get("items"), dict) and "enum" in value["items"])):
+                yield str(key)
+            yield from _choice_names(value)
+    yield from _choice_names(schema.get("items"))
 
 
 def _keys(value: Any) -> list[str]:

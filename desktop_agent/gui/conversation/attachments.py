@@ -1,4 +1,4 @@
-"""Files attached to a message: pictures become image parts, text files are inlined.
+"""Files and MCP resources attached to a message: pictures become image parts, text is inlined.
 
 Why here and not in the composer: what a file becomes in the request is a
 rule (image kinds, a size cap for inlined text), not a widget's business; the
@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_agent.image_data import ImageDataError, check_image, data_uri, sniff_mime
+
+if TYPE_CHECKING:
+    from desktop_agent.core.tooling.mcp.mcp_items import ResourceContent
 
 #: Text files longer than this are cut (the model's context is not a file store).
 TEXT_LIMIT = 100_000
@@ -24,19 +27,42 @@ class AttachmentError(ValueError):
 
 @dataclass(frozen=True)
 class Attachment:
-    """One attached file.
+    """One attached file or MCP resource.
 
     Attributes:
         name: The file name shown on its chip.
         image_url: A ``data:`` URI for a picture (None for text).
         text: The inlined text for a text file (None for a picture).
         cut: Whether the text was cut at :data:`TEXT_LIMIT`.
+        source: Where a resource came from (its URI), named with its text; None for a file.
+        about: What stands for content that is neither text nor a picture (binary data:
+            the model reads its name, type and size only).
     """
 
     name: str
     image_url: str | None = None
     text: str | None = None
     cut: bool = False
+    source: str | None = None
+    about: str | None = None
+
+
+def resource_attachment(server: str, content: ResourceContent,
+                        label: str | None = None) -> Attachment:
+    """An MCP resource's content as the paperclip would attach it.
+
+    Text is inlined and named by its URI, a picture goes as a picture, and binary
+    data is named only (with its type and size), as no model reads raw bytes.
+    ``label``: the chip's name instead of the content's (a template's name and values).
+    """
+    name = f"{server}:{label or content.name}"
+    if content.image_url is not None:
+        return Attachment(name, image_url=content.image_url, source=content.uri)
+    if content.text is not None:
+        return Attachment(name, text=content.text, cut=content.cut, source=content.uri)
+    kind = content.mime_type or "binary data"
+    return Attachment(name, source=content.uri,
+                      about=f"[{kind}, {content.size:,} bytes: not included, only named]")
 
 
 def read_attachment(path: str | Path) -> Attachment:
@@ -70,9 +96,12 @@ def message_text(text: str, attachments: list[Attachment]) -> str:
     """The typed text followed by every attached text file, fenced and named."""
     blocks = [text.strip()] if text.strip() else []
     for item in attachments:
+        title = f"{item.name} ({item.source})" if item.source else item.name
         if item.text is not None:
             note = f"\n[cut at {TEXT_LIMIT:,} characters]" if item.cut else ""
-            blocks.append(f"{item.name}:\n```\n{item.text}\n```{note}")
+            blocks.append(f"{title}:\n```\n{item.text}\n```{note}")
+        elif item.about is not None:
+            blocks.append(f"{title}: {item.about}")
     return "\n\n".join(blocks)
 
 

@@ -51,6 +51,7 @@ from desktop_agent.session import (
     PromptProgressReported,
     ReplyEnded,
     ReplyStarted,
+    ResourcesChanged,
     SamplingAsked,
     ServerQuestionSettled,
     SessionEnvironment,
@@ -155,6 +156,8 @@ class ConversationController(QObject):
             window the server applies, and when the conversation outgrows it the
             warning and its fix.
         prompt_cut(str): The server cut the prompt of the reply being shown (the mark).
+        resources_changed(str): MCP resources attached earlier changed and were read
+            again for the reply being shown (its mark, given once the reply began).
         window_fixed(object, object): The one-click fix ended: the model now used (None
             when it failed) and the problem in words (None when it worked).
         local_model(object): The model this computer runs for the conversation is
@@ -192,6 +195,7 @@ class ConversationController(QObject):
     plan_changed = Signal(object)
     window_checked = Signal(object)
     prompt_cut = Signal(str)
+    resources_changed = Signal(str)
     window_fixed = Signal(object, object)
     server_question = Signal(object)
     server_question_settled = Signal(str)
@@ -215,6 +219,7 @@ class ConversationController(QObject):
         self.undo = FolderUndoActions(self.session, store, self)
         self.previews = CommandPreviewActions(self.session, approval_timeout, self)
         self._transcript_open = False
+        self._resource_note: str | None = None  # said on the reply once it begins
         self._busy_shown = False
         self._shown_next: str | None = None
         settings = self.session.settings
@@ -557,6 +562,8 @@ class ConversationController(QObject):
             self.tool_call_probed.emit(event)
         elif isinstance(event, LocalModelStarting | LocalModelCrashed):
             self.local_model.emit(event)
+        elif isinstance(event, ResourcesChanged):
+            self._resource_note = event.text
         else:
             self._on_reply_event(event)
 
@@ -567,6 +574,9 @@ class ConversationController(QObject):
             if not self._transcript_open:  # the transcript shows one reply per turn
                 self._transcript_open = True
                 self.assistant_started.emit(event.message_id)
+            if self._resource_note is not None:
+                note, self._resource_note = self._resource_note, None
+                self.resources_changed.emit(note)
         elif isinstance(event, TextDelta):
             self.text_delta.emit(event.text)
             self._streamed_piece()

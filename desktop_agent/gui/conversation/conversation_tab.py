@@ -41,6 +41,7 @@ from desktop_agent.gui.conversation.conversation_header import ConversationHeade
 from desktop_agent.gui.conversation.doctor_banner import DoctorBanner
 from desktop_agent.gui.conversation.file_mentions import FileMentions
 from desktop_agent.gui.conversation.files_changed_bar import FilesChangedBar
+from desktop_agent.gui.conversation.resource_mentions import ResourceAttaching
 from desktop_agent.gui.conversation.server_notice import ServerNotice
 from desktop_agent.gui.conversation.server_question_dialog import ServerQuestionDialog
 from desktop_agent.gui.conversation.slash_menu import SlashMenu
@@ -246,8 +247,12 @@ class ConversationTab(QWidget):
         box.stop_requested.connect(controller.stop)
         box.files_added.connect(self.attach_files)
         box.attachment_removed.connect(self._remove_attachment)
-        self._file_mentions = FileMentions(box.text, controller.work_folder)
+        self._file_mentions = FileMentions(box.text, controller.work_folder,
+                                           controller.session.mcp_resources)
         self._file_mentions.file_chosen.connect(lambda path: self.attach_files([path]))
+        self.resource_attaching = ResourceAttaching(self, controller.session,
+                                                    self.add_attachments, self._say_problem)
+        self._file_mentions.resource_chosen.connect(self.resource_attaching.choose)
         self._slash_menu = SlashMenu(box.text, controller.session.slash_commands)
         controller.server_question.connect(self._show_server_question)
         controller.server_question_settled.connect(self._server_question_settled)
@@ -360,6 +365,7 @@ class ConversationTab(QWidget):
         c.transcript_reset.connect(lambda _m: setattr(self, "_loaded", True))
         c.user_message.connect(self._on_user_message)
         c.assistant_started.connect(lambda mid: t.begin_assistant_message(message_id=mid))
+        c.resources_changed.connect(t.add_reply_note)
         c.text_delta.connect(t.append_text)
         c.thinking_delta.connect(t.append_thinking)
         c.tool_call.connect(lambda tid, name, args, source: t.add_tool_call(
@@ -502,16 +508,25 @@ class ConversationTab(QWidget):
     def attach_files(self, paths: list[str]) -> None:
         """Attach files (paperclip or drop); a file that cannot be attached is said so."""
         problems = []
+        read = []
         for path in paths:
             try:
-                self.attachments.append(read_attachment(path))
+                read.append(read_attachment(path))
             except (AttachmentError, OSError) as exc:
                 problems.append(str(exc))
-        self.composer_box.show_attachments([a.name for a in self.attachments])
+        self.add_attachments(read)
         if problems:
-            self.transcript.add_error(" ".join(problems), retry=False)
-            self._update_empty_hint()
+            self._say_problem(" ".join(problems))
+
+    def add_attachments(self, attachments: list[Attachment]) -> None:
+        """Attach what was read (files, or an MCP resource's contents) and show their chips."""
+        self.attachments.extend(attachments)
+        self.composer_box.show_attachments([a.name for a in self.attachments])
         self.focus_composer()
+
+    def _say_problem(self, sentence: str) -> None:
+        self.transcript.add_error(sentence, retry=False)
+        self._update_empty_hint()
 
     def _remove_attachment(self, index: int) -> None:
         if 0 <= index < len(self.attachments):

@@ -36,6 +36,7 @@ from desktop_agent.gui.conversation.command_limits_box import CommandLimitsBox
 from desktop_agent.gui.conversation.command_preview_box import CommandPreviewBox
 from desktop_agent.gui.conversation.context_settings import ContextSettingsBox
 from desktop_agent.gui.conversation.hooks_box import HooksBox
+from desktop_agent.gui.conversation.skills_box import SkillsBox
 from desktop_agent.gui.theme import style_chrome
 from desktop_agent.session import (
     RULES_KEY,
@@ -177,6 +178,8 @@ class ConversationSettingsDialog(QDialog):
         self.context_box = ContextSettingsBox(settings, schema_costs,
                                               instructions=instructions)
         layout.addWidget(self.context_box)
+        self.skills_box = SkillsBox()
+        layout.addWidget(self.skills_box)
         self.hooks_box = HooksBox()
         layout.addWidget(self.hooks_box)
 
@@ -292,6 +295,7 @@ class ConversationSettingsDialog(QDialog):
             "project_instructions": self.context_box.instructions_setting(),
             **self.limits_box.changes(),
             **self.commands_box.changes(),
+            **self.skills_box.changes(),
         }
 
     def show_context_window(self, window: Any) -> None:

@@ -152,6 +152,7 @@ class CommandPreviewPanel(QWidget):
         self.output = QPlainTextEdit(self.details)
         self.output.setObjectName("previewOutput")
         self.output.setReadOnly(True)
+        self.output.document().setUndoRedoEnabled(False)
         self.output.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.output.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         line = self.output.fontMetrics().lineSpacing()

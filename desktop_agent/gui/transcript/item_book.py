@@ -67,6 +67,10 @@ class ItemBook:
         self._keys_in_use |= {item.key for item in items}
         return items
 
+    def forget(self, items: list[TranscriptItem]) -> None:
+        """Free the keys of items let go of (read back from the store, they get them again)."""
+        self._keys_in_use -= {item.key for item in items}
+
     # -- repainting ---------------------------------------------------------------
 
     def mark_dirty(self, item: AssistantItem | None) -> None:

@@ -63,6 +63,14 @@ class ItemWindow:
         self.lo += len(items)
         self.hi += len(items)
 
+    def forget_before(self, index: int) -> list[TranscriptItem]:
+        """Let go of the unrendered items before ``index`` (the store keeps them); returns them."""
+        index = min(index, self.lo)
+        forgotten, self.items = self.items[:index], self.items[index:]
+        self.lo -= index
+        self.hi -= index
+        return forgotten
+
     def append(self, item: TranscriptItem) -> bool:
         """Add a new item; it gets a widget only if the window reaches the end."""
         at_end = self.includes_end

@@ -31,6 +31,7 @@ class UserItem:
     branch: tuple[int, int] | None = None  # (position, alternatives) when edited
     branch_known: bool = False  # whether ``branch`` was looked up
     pictures: list[str] = field(default_factory=list)  # data: URIs sent with the text
+    message_id: str | None = None  # the store's id: where reading back older pages starts
 
 
 @dataclass

@@ -50,6 +50,7 @@ class LiveOutputView(QWidget):
         panel.set_panel_colors(theme.code_background, radius=6)
         self.text_view = QPlainTextEdit(panel)
         self.text_view.setReadOnly(True)
+        self.text_view.document().setUndoRedoEnabled(False)  # else a copy of all it printed
         # Not setMaximumBlockCount: it trims on every insert (~15 ms for 100 lines).
         # The view starts again from the item's tail instead once it holds LIVE_LINES.
         self.text_view.setFrameShape(QPlainTextEdit.Shape.NoFrame)

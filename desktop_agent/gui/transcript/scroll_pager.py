@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 from desktop_agent.gui.transcript.item_book import ItemBook
 from desktop_agent.gui.transcript.item_window import ItemWindow
-from desktop_agent.gui.transcript.items import TranscriptItem
+from desktop_agent.gui.transcript.items import TranscriptItem, UserItem
 
 #: Items rendered at once when the person scrolls to a window edge.
 PAGE_SIZE = 30
@@ -38,6 +38,20 @@ MAX_RENDERED = 90
 #: While the view follows the end, the screens of newest items that keep their widgets
 #: (the view and some to scroll back through at once); older ones are dropped.
 FOLLOW_SCREENS = 3
+#: ... and at least this many items (the newest answer and the question before it):
+#: not more, as an answer of the soak's markdown and code is taller than three screens
+#: and holds ~3.6 MB of Qt's documents and layouts (``bench/soak_window.py``).
+FOLLOW_LEAST = 2
+#: While the view follows the end, items above the rendered ones kept as data (their
+#: text): a page to scroll back through before the store is read. Older ones are let
+#: go of once twice as many pile up (at a turn's start), and read back from the store
+#: a page at a time on scrolling up, as when the conversation was opened: a
+#: conversation kept open for thousands of turns holds a few pages, not every turn's
+#: answer and tool results (``bench/soak_window.py``).
+KEPT_ABOVE = PAGE_SIZE
+#: A view hidden this long (another tab shown) lets go of the widgets off its screen;
+#: not at once, so flipping between two tabs does not render the same items again.
+HIDDEN_RELEASE_MS = 2_000
 #: How close (pixels) to the end still counts as "at the end".
 END_SLACK = 4
 
@@ -67,6 +81,10 @@ class ScrollPager(QObject):
         bar = area.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
         bar.valueChanged.connect(self._on_value_changed)
+        self._release_timer = QTimer(self)
+        self._release_timer.setSingleShot(True)
+        self._release_timer.setInterval(HIDDEN_RELEASE_MS)
+        self._release_timer.timeout.connect(self._release_hidden)
         area.viewport().installEventFilter(self)  # a taller view may need more items
 
     @property
@@ -111,29 +129,66 @@ class ScrollPager(QObject):
                 finally:
                     self._adjusting = False
                 self._set_scroll_value(self._area.verticalScrollBar().maximum())
+            self._forget_old_items()
+            if not self._area.isVisible():
+                self._release_timer.start()  # a turn ran in a tab in the background
             return
         excess = window.size - MAX_RENDERED
         dropped = window.items[window.hi - excess : window.hi] if excess > 0 else []
         if dropped and not any(item is self._book.open for item in dropped):
             window.drop_bottom(excess)
 
-    def _kept_at_end(self) -> int:
-        """How many of the newest rendered items fill ``FOLLOW_SCREENS`` screens.
+    def _forget_old_items(self) -> None:
+        """Let go of items far above the rendered ones when the store can give them back.
 
-        At least ``FIRST_PAGE`` and at most ``MAX_RENDERED``; heights are those laid
+        Cut at a stored user message, as the store's pages start: the oldest item
+        kept is where the page before it is read from.
+        """
+        window = self._window
+        if self._earlier_source is None or window.lo <= 2 * KEPT_ABOVE:
+            return
+        for index in range(window.lo - KEPT_ABOVE, 0, -1):
+            item = window.items[index]
+            if isinstance(item, UserItem) and item.message_id is not None:
+                self._book.forget(window.forget_before(index))
+                self._first_message_id = item.message_id
+                return
+
+    def _kept_at_end(self, screens: int = FOLLOW_SCREENS, least: int = FOLLOW_LEAST) -> int:
+        """How many of the newest rendered items fill ``screens`` screens.
+
+        At least ``least`` and at most ``MAX_RENDERED``; heights are those laid
         out so far (a tab never shown keeps few, and fills up once shown).
         """
         window = self._window
-        wanted = self._area.viewport().height() * FOLLOW_SCREENS
+        wanted = self._area.viewport().height() * screens
         height = 0
         kept = 0
         for item in reversed(window.items[window.lo : window.hi]):
-            if kept >= FIRST_PAGE and height >= wanted:
+            if kept >= least and height >= wanted:
                 break
             widget = window.widgets.get(item.key)
             height += widget.height() if widget is not None else 0
             kept += 1
         return min(MAX_RENDERED, kept)
+
+    def _release_hidden(self) -> None:
+        """A tab hidden for a while keeps only the widgets of the screen it shows.
+
+        Why: every tab of the window but one is hidden, and each kept the widgets of
+        a few answers (see FOLLOW_LEAST). Only while it follows the end: shown again,
+        it shows that same screen at once and fills the rest as it does when opened.
+        """
+        window = self._window
+        if self._area.isVisible() or not self._follows_end or not window.includes_end:
+            return
+        excess = window.size - self._kept_at_end(screens=1, least=1)
+        if excess > 0:
+            self._adjusting = True
+            try:
+                window.drop_top(excess)
+            finally:
+                self._adjusting = False
 
     def scroll_to_end(self) -> None:
         """Jump to the newest message and follow the end again."""
@@ -223,9 +278,15 @@ class ScrollPager(QObject):
             self._fill_if_short()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        """A resized viewport (shown, or the window made taller) may need more items."""
-        if event.type() == QEvent.Type.Resize:
+        """A resized or shown viewport may need more items; a hidden one fewer, later."""
+        kind = event.type()
+        if kind == QEvent.Type.Resize:
             self._fill_if_short()
+        elif kind == QEvent.Type.Hide:
+            self._release_timer.start()
+        elif kind == QEvent.Type.Show:
+            self._release_timer.stop()
+            QTimer.singleShot(0, self._fill_if_short)
         return False
 
     def _missing_height(self) -> int:

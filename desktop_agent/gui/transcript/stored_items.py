@@ -129,7 +129,7 @@ def items_from_messages(entries: Iterable[Any], new_key: Any) -> list[Transcript
             pictures = list(picture_urls(content))
             # the pictures are shown as pictures, not as "[image]" in the text
             text = stored_content_text(content) if pictures else content_text(content)
-            items.append(UserItem(key, text, pictures=pictures))
+            items.append(UserItem(key, text, pictures=pictures, message_id=message_id))
         elif role == "assistant":
             compaction = metadata.get("compaction")
             if isinstance(compaction, dict) and isinstance(compaction.get("messages"), int):

@@ -83,6 +83,8 @@ class FittedPlainText(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setReadOnly(True)
+        # Read-only, yet QPlainTextEdit records every insert for undo: a copy of the code.
+        self.document().setUndoRedoEnabled(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse

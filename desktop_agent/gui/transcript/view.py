@@ -155,7 +155,8 @@ class TranscriptView(QScrollArea):
     def add_user_message(self, text: str, message_id: str | None = None,
                          pictures: Sequence[str] = ()) -> str:
         """Show a sent message; returns its item key (``message_id`` if given)."""
-        item = UserItem(self._book.key(message_id), text, pictures=list(pictures))
+        item = UserItem(self._book.key(message_id), text, pictures=list(pictures),
+                        message_id=message_id)
         self._append_item(item)
         return item.key
 

@@ -31,6 +31,7 @@ from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QDialog,
     QInputDialog,
     QMainWindow,
     QStackedWidget,
@@ -53,6 +54,7 @@ from desktop_agent.gui.conversation.conversation_controller import (
 from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.conversation.open_tabs import OpenTabs
 from desktop_agent.gui.icons import set_icon
+from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
 from desktop_agent.gui.theme import (
     DEFAULT_FONT_PT,
@@ -79,6 +81,7 @@ from desktop_agent.session import (
     ToolCatalog,
     create_conversation,
     is_new_work_folder,
+    prune_left_behind,
     release_work_folder,
 )
 
@@ -210,6 +213,7 @@ class MainWindow(QMainWindow):
         self.store_watcher = StoreWatcher(store, self)
         self.store_watcher.changed_elsewhere.connect(self._on_store_changed_elsewhere)
         self.store_watcher.start()
+        when_loop_runs(self, lambda: self._track(asyncio.ensure_future(self._prune_left_behind())))
 
         self.menu_actions = build_actions(self, ActionSlots(
             new_conversation=self.new_conversation, close_tab=self.close_current_tab,
@@ -220,7 +224,7 @@ class MainWindow(QMainWindow):
             stop=self.stop_current,
             regenerate=self.regenerate_current, rename=self.rename_current,
             settings=self.open_settings, choose_server=self.servers.open_server_picker,
-            models=self.local_models.open_models_window,
+            models=self.local_models.open_models_window, mcp_servers=self.open_mcp_servers,
             rediscover=self.catalog.refresh, focus_approvals=self.approval_view.focus_approvals,
             preferences=self.chrome.open_preferences, shortcuts=self.chrome.show_shortcuts,
             about=self.chrome.show_about),
@@ -400,6 +404,17 @@ class MainWindow(QMainWindow):
 
         self._track(asyncio.ensure_future(delete_after_close()))
 
+    async def _prune_left_behind(self) -> None:
+        """Remove what a deletion cut short left in the data folder (checkpoints, previews).
+
+        At start, off the UI thread, as ``serve`` does: a crash between deleting a
+        conversation's rows and its folders would otherwise keep them forever.
+        """
+        try:
+            await asyncio.to_thread(prune_left_behind, self.store)
+        except OSError as exc:
+            log.warning("could not remove a deleted conversation's checkpoints: %s", exc)
+
     def _track(self, task: asyncio.Future[Any]) -> None:
         """Keep a reference to a background task until it is done (shutdown awaits it)."""
         self._closing_tasks.add(task)
@@ -527,6 +542,20 @@ class MainWindow(QMainWindow):
                 open_record=self.open_record, list_changed=self.sidebar.refresh)
         return self._transfer
 
+    def open_mcp_servers(self) -> QDialog:
+        """Server → MCP servers…: the servers' states and logs (one panel, raised if open)."""
+        # Imported when first opened: an idle window has no MCP panel.
+        from desktop_agent.gui.servers.mcp_servers_panel import McpServersPanel
+        from desktop_agent.session import McpServerBoard
+
+        panel = self.findChild(McpServersPanel, "mcpServersPanel")
+        if panel is None:
+            panel = McpServersPanel(McpServerBoard(self.tools), self)
+            panel.finished.connect(panel.deleteLater)
+        panel.show()
+        panel.raise_()
+        return panel
+
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
         # Imported when first opened: the dialog and its boxes are not an idle window's.
@@ -576,6 +605,18 @@ class MainWindow(QMainWindow):
                 dialog.show_context_window(window)
 
         self._track(asyncio.ensure_future(tell_window()))
+
+        async def tell_skills() -> None:  # reads the skill folders and counts: off the GUI thread
+            try:
+                listing = await asyncio.to_thread(controller.session.skill_listing)
+            except OSError as exc:
+                with contextlib.suppress(RuntimeError):
+                    dialog.skills_box.show_problem(f"The skills could not be read: {exc}")
+                return
+            with contextlib.suppress(RuntimeError):  # the dialog may be gone
+                dialog.skills_box.show_listing(listing)
+
+        self._track(asyncio.ensure_future(tell_skills()))
         dialog.applied.connect(lambda changes: controller.update_settings(**changes))
         dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
         dialog.finished.connect(dialog.deleteLater)

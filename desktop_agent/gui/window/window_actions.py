@@ -38,6 +38,7 @@ class ActionSlots:
     settings: Slot
     choose_server: Slot
     models: Slot
+    mcp_servers: Slot
     rediscover: Slot
     focus_approvals: Slot
     preferences: Slot
@@ -62,6 +63,7 @@ class WindowActions:
     settings_action: QAction
     server_action: QAction
     models_action: QAction
+    mcp_servers_action: QAction
     rediscover_action: QAction
     focus_approvals_action: QAction
     preferences_action: QAction
@@ -122,6 +124,8 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
     server = _action(w, "Choose &server and model…", s.choose_server, "Ctrl+L", "server")
     models = _action(w, "&Models…", s.models, "Ctrl+Shift+M", "download",
                      "Models on this computer: run one, or download one")
+    mcp_servers = _action(w, "M&CP servers…", s.mcp_servers, None, None,
+                          "The MCP servers of config.json: state, what they offer, their log")
     rediscover = _action(w, "Search for servers again", s.rediscover, None, "refresh-cw")
     focus_approvals = _action(w, "Go to &approvals", s.focus_approvals, "Ctrl+Shift+A")
     preferences = _action(w, "&Preferences…", s.preferences, "Ctrl+,", "settings-2")
@@ -134,7 +138,7 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
     _fill(menu.addMenu("&File"), [new, close, None, import_, export, export_md, export_all,
                                   None, preferences, None, quit_])
     _fill(menu.addMenu("&Conversation"), [stop, regenerate, None, rename, settings])
-    _fill(menu.addMenu("&Server"), [server, models, None, rediscover])
+    _fill(menu.addMenu("&Server"), [server, models, mcp_servers, None, rediscover])
     _fill(menu.addMenu("&View"), [*dock_toggles, focus_approvals])
     _fill(menu.addMenu("&Help"), [shortcuts, None, about])
 
@@ -153,6 +157,6 @@ def build_actions(window: QMainWindow, slots: ActionSlots,
         export_md_action=export_md, export_all_action=export_all, quit_action=quit_,
         stop_action=stop, regenerate_action=regenerate, rename_action=rename,
         settings_action=settings, server_action=server, models_action=models,
-        rediscover_action=rediscover,
+        mcp_servers_action=mcp_servers, rediscover_action=rediscover,
         focus_approvals_action=focus_approvals, preferences_action=preferences,
         shortcuts_action=shortcuts, about_action=about, toolbar=toolbar)

@@ -66,10 +66,9 @@ async def list_skills(conversation_id: str,
                       svc: AppServices = Depends(services)) -> SkillList:  # noqa: B008
     """The skills found for the conversation (its folder's and the user's), on or off."""
     session = svc.runner(await asyncio.to_thread(svc.conversation, conversation_id)).session
-    found, skipped = await asyncio.to_thread(session.skills)
-    off = set(session.settings.get("skills_off") or ())
-    return SkillList(skills=[SkillOut(**s.to_dict(), enabled=s.name not in off)
-                             for s in found], skipped=skipped)
+    listing = await asyncio.to_thread(session.skill_listing)
+    return SkillList(skills=[SkillOut(**s) for s in listing.to_dicts()],
+                     skipped=list(listing.skipped), prompt_tokens=listing.prompt_tokens())
 
 
 @router.post("/conversations/{conversation_id}/compact", response_model=CompactionOut,

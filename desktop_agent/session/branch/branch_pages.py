@@ -3,7 +3,9 @@
 One part of :class:`~desktop_agent.session.conversation.ConversationSession`.
 Opening a long conversation reads just the page the window shows; the whole
 branch is read only when something needs it (a turn, a refresh that found the
-page moved), and then kept: the running turn appends what it stores to it.
+page moved), and then kept: the running turn appends what it stores to it. A
+front end that holds many conversations (``serve``) lets it go between turns
+(:meth:`BranchPages.release`): every turn reads it again at its start anyway.
 Catching up with other processes' writes compares what was read before with
 what the store holds now, and tells listeners (:class:`PathReset`) only when
 it moved.
@@ -54,6 +56,16 @@ class BranchPages:
     @whole.setter
     def whole(self, path: list[MessageRecord]) -> None:
         self._loaded = path
+
+    def release(self) -> None:
+        """Let the whole branch go; the next use reads it from the store again.
+
+        Why: a conversation's history grows with every turn, and a server keeps
+        the sessions of conversations in use between their turns; holding each
+        one's whole branch there made its memory grow with every turn of every
+        conversation it served.
+        """
+        self._loaded = None
 
     @property
     def path(self) -> list[MessageRecord]:

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.skills.commands import CustomCommand, find_commands
-from desktop_agent.core.tooling.skills.skills import Skill, find_skills
+from desktop_agent.core.tooling.skills.skills import (
+    Skill,
+    SkillListing,
+    find_skills,
+    skill_listing,
+)
 from desktop_agent.session.commands.builtin_commands import (
     BUILTIN_COMMANDS,
     BUILTIN_NAMES,
@@ -139,6 +144,11 @@ class ConversationCommands:
     def skills(self) -> tuple[list[Skill], list[str]]:
         """Every skill found (on or off) and the folders skipped (blocking)."""
         return find_skills(self._workdir(), user_folder("skills"))
+
+    def skill_listing(self) -> SkillListing:
+        """Every skill, on or off, with its tokens in the system prompt (blocking)."""
+        found, skipped = self.skills()
+        return skill_listing(found, skipped, self._settings().get("skills_off") or ())
 
     async def listed(self, front: str = "window") -> list[SlashCommand]:
         """The ``/`` menu: the built-ins, the command files, then the servers' prompts.

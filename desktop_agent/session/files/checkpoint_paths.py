@@ -15,9 +15,14 @@ from desktop_agent.appdata.paths import data_dir
 from desktop_agent.session.settings.sandbox_settings import previews_root
 
 
+def checkpoints_root() -> Path:
+    """Where every conversation's checkpoints are kept: ``<data folder>/checkpoints``."""
+    return data_dir() / "checkpoints"
+
+
 def checkpoints_folder(conversation_id: str) -> Path:
     """Where a conversation's checkpoints are kept (inside the data folder)."""
-    return data_dir() / "checkpoints" / conversation_id
+    return checkpoints_root() / conversation_id
 
 
 def previews_folder(conversation_id: str) -> Path:

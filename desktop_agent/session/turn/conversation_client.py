@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling.hooks import HOOK_NOTIFICATION
@@ -142,7 +143,11 @@ class ConversationClient:
         mcp = self.mcp
         options.sampling_callback = mcp.sampling
         options.elicitation_callback = mcp.questions.elicitation
-        options.mcp_roots = await asyncio.to_thread(mcp.roots)
+        # The working folder was read (and checked) off the loop with the options: a
+        # second hand-off to a thread per turn, only to read it again, is left to turns
+        # without one (no built-in tool, no hook).
+        options.mcp_roots = ((Path(options.cwd),) if options.cwd is not None
+                             else await asyncio.to_thread(mcp.roots))
         options.refresh_tools = self._env.tools.refresher(options.tools, settings)
         # Notification hooks hear that a *person* is asked: the broker tells them when it
         # shows a question (the core would tell them of every approver call, asked or not).
@@ -179,6 +184,17 @@ class ConversationClient:
         """The turn ended well: the doctor says what it showed (once per model)."""
         if self._client is not None:
             self.doctor.after_turn(self._client.options)
+
+    def release_history(self) -> None:
+        """Let the client's copy of the history go (between turns only).
+
+        Each turn gives the client the history again from the stored branch;
+        its context keeper keeps the compacted view by fingerprint, not by
+        holding the messages.
+        """
+        client = self._client
+        if client is not None and not client.is_running:
+            client.message_history = []
 
     async def test_model(self) -> ProbeResult:
         """Run the tool-call probe on the conversation's server and model (*Test this model*).

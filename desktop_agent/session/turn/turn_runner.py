@@ -39,15 +39,15 @@ from desktop_agent.session.branch.branch_reading import (
 from desktop_agent.session.errors import NotConfiguredError, SessionError, TurnRunningError
 from desktop_agent.session.events import (
     MessageStored,
-    Notice,
     Outcome,
     ReplyEnded,
+    ResourcesChanged,
     SessionEvent,
     TurnFailed,
 )
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.setting_values import has_server
-from desktop_agent.session.store_calls import StoreCalls, on_the_spot
+from desktop_agent.session.store_calls import StoreCalls, on_the_spot, paced_step
 from desktop_agent.session.turn.context_check import ContextChecker
 from desktop_agent.session.turn.conversation_client import OptionsReadFor
 from desktop_agent.session.turn.recorder import TurnRecorder, stored_compaction
@@ -140,6 +140,18 @@ class TurnRunner:
     def task(self) -> asyncio.Task[None] | None:
         """The task running the current turn, if any."""
         return self._task
+
+    def release_history(self) -> bool:
+        """Hold no copy of the history until the next turn; False while one runs.
+
+        The branch and the client's history are read again at the next turn's
+        start (as every turn does, to start from what is on disk).
+        """
+        if self.busy or self.closed:
+            return False
+        self._branch.release()
+        self._client.release_history()
+        return True
 
     # -- the gate -------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -249,6 +261,9 @@ class TurnRunner:
                 # before sending: does it fit the window the server applies? (the keeper
                 # then sizes the requests by the window asked here)
                 check = await self._checker.check(client.options, request.base, prompt)
+                # Turns starting together share the check's question to the server, and
+                # all resume when it is answered: from here to the request sent, one at a time.
+                await paced_step(self._calls)
                 self._emit(check.event())
                 client.message_history = request.base
                 if client.context_keeper.covered == 0:  # a new client: continue the stored view
@@ -293,8 +308,10 @@ class TurnRunner:
         updated = await self._calls(partial(self._store.update_message_metadata, record.id,
                                             {RESOURCE_CHANGES: changes}))
         self._branch.whole = [updated if r.id == record.id else r for r in self._branch.whole]
-        self._emit(Notice("Read again for this turn, as they changed since they were "
-                          "attached: " + ", ".join(c["uri"] for c in changes) + "."))
+        self._emit(ResourcesChanged(
+            tuple((str(c["server"]), str(c["uri"])) for c in changes),
+            "Read again for this turn, as they changed since they were attached: "
+            + ", ".join(f'{c["uri"]} ({c["server"]})' for c in changes) + "."))
         return with_resource_changes(prompt, changes)
 
     def _set_aside(self, record: MessageRecord) -> None:

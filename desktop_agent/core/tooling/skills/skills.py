@@ -119,14 +119,62 @@ def _read_skill(folder: Path, scope: str) -> Skill:
     return Skill(name, description, folder, scope)
 
 
+def _prompt_line(skill: Skill) -> str:
+    return f"- {skill.name}: {skill.description}"
+
+
 def skills_prompt(skills: Sequence[Skill]) -> str:
     """What the system prompt says of the skills: their names and descriptions only."""
-    lines = "\n".join(f"- {s.name}: {s.description}" for s in skills)
+    lines = "\n".join(_prompt_line(s) for s in skills)
     return ("# Skills\n"
             f"Skills are instructions for particular tasks. When one applies, call "
             f"{SKILL_TOOL_NAME} with its name and follow what it says before doing the "
             f"task; call {SKILL_TOOL_NAME} with its name and a file to read one of the "
             f"files it mentions.\n{lines}")
+
+
+@dataclass(frozen=True, slots=True)
+class SkillListing:
+    """The skills of a conversation with what each costs in its system prompt.
+
+    Counted with the context meter's counter (:func:`~desktop_agent.core.context.tokens.
+    count_text_tokens`), so the figures add up with the prompt size the window shows.
+
+    Attributes:
+        skills: Every skill found, on or off.
+        tokens: Tokens of each skill's line (``- name: description``), by name.
+        header_tokens: Tokens of the section's heading and instructions, paid once
+            when any skill is on.
+        off: The names the ``skills_off`` setting turns off.
+        skipped: Skill folders that could not be used, and why.
+    """
+
+    skills: tuple[Skill, ...]
+    tokens: dict[str, int]
+    header_tokens: int
+    off: frozenset[str]
+    skipped: tuple[str, ...]
+
+    def prompt_tokens(self, off: frozenset[str] | None = None) -> int:
+        """What the skills section costs with the skills ``off`` (default: the setting's)."""
+        off = self.off if off is None else off
+        on = [self.tokens[s.name] for s in self.skills if s.name not in off]
+        return self.header_tokens + sum(on) if on else 0
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """Each skill as the REST API lists it: with ``enabled`` and ``tokens``."""
+        return [{**s.to_dict(), "enabled": s.name not in self.off,
+                 "tokens": self.tokens[s.name]} for s in self.skills]
+
+
+def skill_listing(found: Sequence[Skill], skipped: Sequence[str],
+                  off: Sequence[str] = ()) -> SkillListing:
+    """Count what each skill costs in the system prompt (blocking: the tokenizer may load)."""
+    from desktop_agent.core.context.tokens import count_text_tokens
+
+    return SkillListing(tuple(found), {s.name: count_text_tokens(_prompt_line(s))
+                                       for s in found},
+                        count_text_tokens(skills_prompt(())), frozenset(off), tuple(skipped))
 
 
 def load_skill(skills: Sequence[Skill], name: str, file: str | None = None) -> str:
