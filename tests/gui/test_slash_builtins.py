@@ -23,7 +23,10 @@ def _type_command(qtbot: Any, tab: Any, text: str) -> None:
     tab.composer.setFocus()
     tab.composer.clear()
     qtbot.keyClicks(tab.composer, text)
-    qtbot.keyClick(tab.composer, Qt.Key.Key_Return)
+    menu = tab.slash_menu
+    # Enter goes where the keyboard is: the open list (which has the focus) or the message
+    qtbot.keyClick(menu.completer.popup() if menu.is_open() else tab.composer,
+                   Qt.Key.Key_Return)
 
 
 def _page_text(tab: Any) -> str:
