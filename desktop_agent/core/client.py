@@ -44,6 +44,7 @@ from desktop_agent.core.context.history_invariants import (
     open_calls,
 )
 from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
+from desktop_agent.core.folder_skills import expand_folder_command, with_folder_skills
 from desktop_agent.core.lifecycle_hooks import LifecycleHooks
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.prompt_intake import user_message
@@ -80,6 +81,7 @@ from desktop_agent.core.turn_stops import (
     turn_result,
 )
 from desktop_agent.core.types import (
+    CompactionBlock,
     ResultMessage,
     StreamItem,
     TextBlock,
@@ -332,6 +334,10 @@ class Client:
         if not prompt and self._history and self._history[-1].get("role") == "tool":
             self._pending = True
             return
+        if self.options.skills_dirs:  # read again each query: a skill added meanwhile counts
+            self.options = await asyncio.to_thread(with_folder_skills, self.options)
+        if isinstance(prompt, str) and self.options.commands_dirs:
+            prompt = await asyncio.to_thread(expand_folder_command, prompt, self.options)
         message = await user_message(prompt, self.options, self.history)
         self._answer_open_calls(NOT_EXECUTED_UNANSWERED)  # a new prompt drops pending calls
         self._approvals.clear()
@@ -737,6 +743,24 @@ class Client:
 
         return await sample_with(self._client(), self.options, request,
                                  self.options.temperature)
+
+    async def compact(self) -> CompactionBlock | None:
+        """Compact the model's view of the history now, keeping only the last exchange.
+
+        What ``/compact`` runs: the same summary (or drop) the context keeper
+        makes when a request nears the window, asked for by a person. The
+        history itself is kept whole; the next requests see the summary.
+
+        Returns:
+            The compaction, or None when there was nothing to compact (see
+            :meth:`ContextKeeper.compact_now`).
+
+        Raises:
+            APIError: Never for a failed summary (the oldest messages are then
+                dropped instead); only what the hooks raise.
+        """
+        return await self.context_keeper.compact_now(self._build_request(), self.options,
+                                                     self._client())
 
     def _client(self) -> Any:
         if self._http is None:

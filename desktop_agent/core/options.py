@@ -166,6 +166,14 @@ class AgentOptions:
         subagent_timeout: Seconds one delegation may take.
         subagent_depth: The depth these options run at (0: the main agent; set
             for subagents by the delegation).
+        skills_dirs: Folders of skills (each skill a folder with a ``SKILL.md``, the
+            format the app reads; first found wins): their names and descriptions
+            go into the system prompt and the model loads one with the
+            ``load_skill`` tool (allowed unasked: it only reads the skill's files).
+            Read again at each query, so a skill added meanwhile is offered.
+        commands_dirs: Folders of slash commands (``review.md`` is ``/review``,
+            the app's format: ``$ARGUMENTS``, ``$1``...): a string prompt starting
+            with ``/name`` of one of them is sent as the command's text.
         file_checkpoints: Checkpoints of the agent's folder, taken before each
             tool round so ``Client.rewind_files(turn)`` can undo what turns
             changed (claude-agent-sdk's ``enable_file_checkpointing``; give it
@@ -211,6 +219,8 @@ class AgentOptions:
     elicitation_callback: ElicitationCallback | None = field(default=None, repr=False,
                                                              compare=False)
     mcp_roots: Sequence[Path] = field(default=())
+    skills_dirs: Sequence[str | Path] = field(default=())
+    commands_dirs: Sequence[str | Path] = field(default=())
     sampling_limit: int = DEFAULT_SAMPLING_LIMIT
     refresh_tools: RefreshTools | None = field(default=None, repr=False, compare=False)
     permission_mode: PermissionMode = "default"
@@ -280,6 +290,12 @@ class AgentOptions:
 
     def _check_tools(self) -> None:
         self.mcp_roots = tuple(Path(p) for p in self.mcp_roots)
+        if isinstance(self.skills_dirs, (str, Path)) or \
+                isinstance(self.commands_dirs, (str, Path)):
+            raise ConfigurationError("skills_dirs and commands_dirs are lists of folders "
+                                     "(skills_dirs=['skills'], not skills_dirs='skills')")
+        self.skills_dirs = tuple(Path(p) for p in self.skills_dirs)
+        self.commands_dirs = tuple(Path(p) for p in self.commands_dirs)
         self.tools = tools_for_mode(list(self.tools), self.permission_mode)
         seen: set[str] = set()
         for t in self.tools:

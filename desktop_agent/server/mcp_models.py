@@ -151,12 +151,22 @@ def question_out(body: dict[str, Any]) -> ServerQuestionOut:
     return ServerQuestionOut(**head, details={k: v for k, v in body.items() if k not in head})
 
 
+class SlashArgumentOut(BaseModel):
+    name: str
+    description: str
+    required: bool
+
+
 class SlashCommandOut(BaseModel):
     name: str = Field(description="What follows '/'.")
-    kind: Literal["command", "prompt"] = Field(
-        description="command: a Markdown file; prompt: an MCP server's prompt.")
+    kind: Literal["builtin", "command", "prompt"] = Field(
+        description="builtin: run by its own route (/compact: POST .../compact; /help: "
+                    "this list); command: a Markdown file; prompt: an MCP server's prompt.")
     description: str
     argument_hint: str | None
+    arguments: list[SlashArgumentOut] = Field(
+        description="Named arguments (required ones first): give them as 'values' to "
+                    ".../slash-commands/expand.")
 
 
 class SlashCommandList(BaseModel):
@@ -169,6 +179,19 @@ class ExpandRequest(BaseModel):
 
     text: str = Field(min_length=2, max_length=100_000, pattern=r"^/",
                       description="What was typed: '/name arguments'.")
+    values: dict[str, str] | None = Field(
+        default=None, description="The arguments by name (instead of typing them after "
+                                  "the name), as the command's 'arguments' list them.")
+
+
+class CompactionOut(BaseModel):
+    compacted: bool = Field(description="False: nothing to compact (one exchange only, or "
+                                        "the model's window is not known yet).")
+    messages: int = Field(default=0, description="Messages the summary now stands in for.")
+    mode: Literal["summarise", "drop_oldest"] | None = None
+    summary: str | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
 
 
 class ExpansionOut(BaseModel):

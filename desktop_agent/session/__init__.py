@@ -187,6 +187,7 @@ _EXPORTS: dict[str, str] = {
     'UnknownServer': 'mcp.server_board',
     'log_line': 'mcp.server_board',
     'UnknownCommand': 'commands.conversation_commands',
+    'BUILTIN_COMMANDS': 'commands.builtin_commands',
 }
 
 __all__ = sorted(_EXPORTS)
@@ -214,6 +215,9 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
+    from desktop_agent.session.commands.builtin_commands import (
+        BUILTIN_COMMANDS as BUILTIN_COMMANDS,
+    )
     from desktop_agent.session.commands.conversation_commands import (
         UnknownCommand as UnknownCommand,
     )

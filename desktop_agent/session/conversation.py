@@ -78,6 +78,7 @@ from desktop_agent.session.store_calls import (
     finish_now,
     on_the_spot,
 )
+from desktop_agent.session.turn.compact_now import CompactNow
 from desktop_agent.session.turn.conversation_client import ConversationClient
 from desktop_agent.session.turn.larger_window import LargerWindow
 from desktop_agent.session.turn.options import SessionEnvironment
@@ -155,6 +156,8 @@ class ConversationSession:
         self._runner = TurnRunner(store, owner, self._settings, self._branch, self._folder,
                                   self.broker, self._client, self._status, emit)
         self._starts = TurnStarts(store, env, self._settings, self._branch, self._runner, emit)
+        self._compact_now = CompactNow(store, self._settings, self._branch, self._runner,
+                                       self._client, emit)
         self._window = LargerWindow(self._settings, env)
 
     # -- listening ---------------------------------------------------------------------
@@ -254,6 +257,7 @@ class ConversationSession:
     regenerate = AtOnce("_starts", TurnStarts.regenerate)
     retry = AtOnce("_starts", TurnStarts.regenerate)
     edit = AtOnce("_starts", TurnStarts.edit)
+    compact = PartMethod("_compact_now", CompactNow.compact)
     stop_tool_call = PartMethod("_client", ConversationClient.stop_tool_call)
     make_larger_window = PartMethod("_window", LargerWindow.make_larger_window)
     test_model = PartMethod("_client", ConversationClient.test_model)
@@ -265,6 +269,7 @@ class ConversationSession:
     complete_argument = PartMethod("_mcp", ConversationMcp.complete)
     attach_resource = PartMethod("_mcp", ConversationMcp.attach)
     slash_commands = PartMethod("_commands", ConversationCommands.listed)
+    slash_help = PartMethod("_commands", ConversationCommands.help_text)
     expand_slash = PartMethod("_commands", ConversationCommands.expand)
     skills = PartMethod("_commands", ConversationCommands.skills)
     skill_listing = PartMethod("_commands", ConversationCommands.skill_listing)

@@ -64,6 +64,7 @@ def test_every_sdk_snippet_runs(capsys: pytest.CaptureFixture[str],
     assert "You said: What's the weather in Paris?" in out
     assert "You said: Name three uses of a paperclip." in out
     assert "Paris 2" in out
+    assert "You said: Write a short poem about the sea." in out  # a command from a folder
     with Store.open() as store:  # the window's own database, in this test's data folder
         (conversation,) = store.list_conversations()
         texts = [r.message["content"] for r in store.active_path(conversation.id)]

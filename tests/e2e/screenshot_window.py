@@ -7,6 +7,7 @@ Usage::
     SCREENSHOT_ONLY=command-preview python tests/e2e/screenshot_window.py ...  # previews only
     SCREENSHOT_ONLY=subagents python tests/e2e/screenshot_window.py ...  # likewise
     SCREENSHOT_ONLY=context-window python tests/e2e/screenshot_window.py ...  # the window doctor
+    SCREENSHOT_ONLY=slash python tests/e2e/screenshot_window.py ...  # the / menu and its form
 
 Starts a virtual X display (``Xvfb``; ``apt-get install -y xvfb``) unless
 ``DISPLAY`` is already set, opens the real main window with the xcb platform
@@ -915,7 +916,12 @@ def _one(out: Path, theme: str, size: tuple[int, int]) -> int:
         with loop, finalize_async_generators_on(loop):
             # "approval-diff", "command-preview" or "context-window": just that window
             only = os.environ.get("SCREENSHOT_ONLY")
-            if only == "context-window":
+            if only == "slash":
+                from screenshot_slash import play_slash
+
+                saved = loop.run_until_complete(
+                    asyncio.wait_for(play_slash(app, out, prefix, size), 180))
+            elif only == "context-window":
                 from screenshot_context_window import play_context_window
 
                 saved = loop.run_until_complete(

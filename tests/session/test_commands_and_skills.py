@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from desktop_agent.core.tooling.skills.markdown_file import FILE_LIMIT
 from desktop_agent.session.commands.conversation_commands import UnknownCommand
-from desktop_agent.session.commands.markdown_file import FILE_LIMIT
 from desktop_agent.testing import ScriptedServer, script
 
 
@@ -136,3 +136,32 @@ async def test_no_skills_no_tool_and_no_section(make_session: Any, project: Path
     sent = model_server.requests[0]
     assert "load_skill" not in json.dumps(sent.get("tools", []))
     assert "# Skills" not in json.dumps(sent["messages"])
+
+
+async def test_builtins_come_first_help_lists_everything_and_values_fill_arguments(
+        make_session: Any, project: Path) -> None:
+    write(project / ".agents/commands/compare.md",
+          "---\nargument-hint: old new\n---\nCompare $1 with $2.")
+    write(project / ".agents/commands/undo.md", "A file cannot replace a built-in.")
+    write(project / ".agents/skills/tidy/SKILL.md",
+          "---\nname: tidy\ndescription: Tidy a module.\n---\nDo it.")
+    write(project / ".agents/skills/old/SKILL.md",
+          "---\nname: old\ndescription: Turned off.\n---\nNo.")
+    session = make_session(workdir=str(project), skills_off=["old"])
+    listed = await session.slash_commands()
+    assert [c.name for c in listed if c.kind == "builtin"] == [
+        "undo", "compact", "plan", "model", "clear", "help"]
+    assert [c.name for c in listed].count("undo") == 1
+    compare = next(c for c in listed if c.name == "compare")
+    assert [(a.name, a.required) for a in compare.arguments] == [("old", False),
+                                                                 ("new", False)]
+    rest = await session.slash_commands(front="rest")
+    assert [c.name for c in rest if c.kind == "builtin"] == ["compact", "help"]
+    helped = await session.slash_help()
+    assert "`/compact`" in helped and "`/compare`" in helped and "tidy" in helped
+    assert "Turned off" not in helped
+    got = await session.expand_slash("/compare", {"old": "a b.txt", "new": "c.txt"})
+    assert got.message == "Compare a b.txt with c.txt."
+    with pytest.raises(ValueError, match="built-in command"):
+        await session.expand_slash("/undo")
+    await session.close()

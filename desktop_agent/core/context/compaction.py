@@ -148,6 +148,48 @@ class ContextKeeper:
                      self.last_ms)
             yield block
 
+    async def compact_now(self, request: dict[str, Any], options: ContextSettings,
+                          http: Any) -> CompactionBlock | None:
+        """Compact the history now, as far as it goes (``/compact``, asked by a person).
+
+        Unlike :meth:`fit` it does not wait for the threshold, and it keeps only
+        the last exchange (the user's request that started it stays in): a person
+        who asks for a compaction wants the room now, not half of it.
+
+        Returns:
+            The compaction, or None when nothing could be compacted (compaction
+            is off, the window is unknown, or there is one exchange only).
+        """
+        messages = request["messages"]
+        system = messages[0] if messages and messages[0].get("role") == "system" else None
+        history = messages[1:] if system is not None else list(messages)
+        self._system = system
+        self._check_state(history)
+        context = self._context(options)
+        if context is None or options.compaction == "off" or len(history) - self.covered < 2:
+            return None
+        budget = result_budget(context, options.tool_result_budget)
+        fixed = tools_tokens(request.get("tools") or ())
+        reserve = _reserve(options, context)
+        before = self._counter.messages(self._view(history, options, budget)) + fixed + reserve
+        if self.before_compact is not None:
+            await self.before_compact(len(history), before)
+        started = time.perf_counter()
+        block = await self._compact(history, options, http, context, reserve, fixed, budget,
+                                    share=0.0)
+        self.last_ms = (time.perf_counter() - started) * 1000
+        self._whole = None
+        if block is None:
+            return None
+        block.tokens_before = before
+        block.tokens_after = (self._counter.messages(self._view(history, options, budget))
+                              + fixed + reserve)
+        self.last = block
+        log.info("compacted %d messages on request (%s): %d -> %d tokens in %.0f ms",
+                 block.messages, block.mode, block.tokens_before, block.tokens_after,
+                 self.last_ms)
+        return block
+
     def restore(self, block: CompactionBlock, history: Sequence[dict[str, Any]]) -> bool:
         """Continue from a compaction made earlier (by another Client) over ``history``.
 
@@ -318,10 +360,10 @@ class ContextKeeper:
     # -- compacting ------------------------------------------------------------------
     async def _compact(self, history: Sequence[dict[str, Any]], options: ContextSettings,
                        http: Any, context: int, reserve: int, fixed: int,
-                       budget: int) -> CompactionBlock | None:
+                       budget: int, share: float = TARGET_SHARE) -> CompactionBlock | None:
         summary_tokens = min(512, max(64, context // 16))
         system = self._counter.messages([self._system]) if self._system is not None else 0
-        target = int(context * TARGET_SHARE) - reserve - fixed - system - summary_tokens
+        target = int(context * share) - reserve - fixed - system - summary_tokens
         split = self._split(history, max(0, target), budget)
         if split is None:
             return None

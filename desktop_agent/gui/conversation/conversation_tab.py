@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent, QTextCursor
+from PySide6.QtGui import QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import QLabel, QToolButton, QVBoxLayout, QWidget
 
 from desktop_agent.gui.approvals.approval_queue import (
@@ -46,6 +46,7 @@ from desktop_agent.gui.conversation.server_notice import ServerNotice
 from desktop_agent.gui.conversation.server_question_dialog import ServerQuestionDialog
 from desktop_agent.gui.conversation.slash_menu import SlashMenu
 from desktop_agent.gui.conversation.status_line import StatusLine, waiting_text
+from desktop_agent.gui.conversation.tab_commands import TabCommands
 from desktop_agent.gui.conversation.tab_parts import TabParts
 from desktop_agent.gui.conversation.tab_undo import TabUndo
 from desktop_agent.gui.loop_work import when_loop_runs
@@ -71,6 +72,7 @@ class ConversationTab(QWidget):
         run_local_requested(): The person wants to run a model on this computer.
         restart_engine_requested(): Run the stopped model of this computer again.
         branch_requested(str, int): Show another version of this message (key, -1/+1).
+        new_conversation_requested(): ``/clear``: a new conversation in this folder.
     """
 
     branch_requested = Signal(str, int)
@@ -79,6 +81,7 @@ class ConversationTab(QWidget):
     enter_url_requested = Signal()
     run_local_requested = Signal()
     restart_engine_requested = Signal()
+    new_conversation_requested = Signal()
 
     def __init__(self, controller: ConversationController,
                  approvals: ApprovalQueue | None = None, parent: QWidget | None = None, *,
@@ -109,7 +112,6 @@ class ConversationTab(QWidget):
         self._layout.setSpacing(0)
         self._parts: TabParts | None = None
         self._when_built: list[Callable[[], None]] = []
-        self._expansion: asyncio.Future[None] | None = None
         #: Open MCP server questions (sampling, forms), by id.
         self.server_questions: dict[str, ServerQuestionDialog] = {}
         self.attachments: list[Attachment] = []
@@ -225,6 +227,12 @@ class ConversationTab(QWidget):
         self._built_parts()
         return self._slash_menu
 
+    @property
+    def slash_commands(self) -> TabCommands:
+        """What a "/command" sent does: built-ins, the argument form, the expansion."""
+        self._built_parts()
+        return self._commands
+
     def _build(self) -> None:
         """Make the widgets, wire them to the controller and show its state now."""
         controller = self.controller
@@ -256,6 +264,12 @@ class ConversationTab(QWidget):
         self._waiting_timer.setInterval(250)
         self._waiting_timer.timeout.connect(self._show_waiting)
         self._connect(controller)
+        self._commands = TabCommands(self, controller, self.transcript, box.text,
+                                     self._slash_menu, self._undo,
+                                     self.choose_server_requested.emit,
+                                     self.new_conversation_requested.emit,
+                                     self._update_empty_hint,
+                                     parts.status_line.show_waiting)
         self._update_empty_hint()
         parts.status_line.show_figures(controller.figures)
         self._on_busy(controller.busy)
@@ -465,8 +479,7 @@ class ConversationTab(QWidget):
         self.ensure_loaded()
         text = self.composer.toPlainText()
         attached = list(self.attachments)
-        if self._slash_menu.command_in(text) is not None:
-            self._expansion = asyncio.ensure_future(self._expand_command(text))
+        if self._commands.take(text):
             return
         if not attached:
             taken = self.controller.send(text)
@@ -491,29 +504,6 @@ class ConversationTab(QWidget):
         dialog = self.server_questions.pop(question_id, None)
         if dialog is not None:
             dialog.settled()
-
-    async def _expand_command(self, text: str) -> None:
-        """Put what ``/name arguments`` becomes in the composer, to read before sending."""
-        from desktop_agent.core.errors import AgentError
-        from desktop_agent.session import NoMcpServers
-
-        try:
-            expanded = await self.controller.session.expand_slash(text)
-        except (NoMcpServers, ValueError, AgentError) as exc:  # UnknownCommand is a ValueError
-            self.transcript.add_error(f"{text.split()[0]}: {exc}", retry=False)
-            self._update_empty_hint()
-            return
-        if self.composer.toPlainText() != text:
-            return  # the person typed on meanwhile: their text wins
-        self.composer.setPlainText(expanded.message)
-        self.composer.moveCursor(QTextCursor.MoveOperation.End)
-        for note in expanded.notes:
-            self.transcript.add_error(note, retry=False)
-        if expanded.images:
-            self.transcript.add_error(f"{text.split()[0]} holds {len(expanded.images)} "
-                                      "picture(s); only its text is put in the message.",
-                                      retry=False)
-        self.focus_composer()
 
     def attach_files(self, paths: list[str]) -> None:
         """Attach files (paperclip or drop); a file that cannot be attached is said so."""

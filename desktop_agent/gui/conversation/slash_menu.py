@@ -1,9 +1,12 @@
 """``/`` in the composer: list the conversation's commands and expand the one sent.
 
-Typing ``/`` at the start of a message lists the custom command files and the
-MCP servers' prompts (``/server:prompt``) whose names hold the letters typed,
-each with its description; Up/Down choose, Enter or Tab put ``/name `` in the
-message to type its arguments after, Esc closes the list. Sending a message
+Typing ``/`` at the start of a message lists the built-in commands (``/undo``,
+``/compact``, ``/plan``, ``/model``, ``/clear``, ``/help``), the custom command
+files and the MCP servers' prompts (``/server:prompt``) whose names hold the
+letters typed, each with its description; Up/Down choose, Enter or Tab put
+``/name `` in the message to type its arguments after (a built-in runs at once,
+and named arguments are asked in a form: ``tab_commands.py``), Esc closes the
+list. Sending a message
 that starts with a listed command does not send it: the command's text (or the
 prompt's result) replaces the message, so the person reads it, and Enter then
 sends it. A message starting with ``/`` and no listed command (a path, say) is
@@ -27,12 +30,15 @@ from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QCompleter, QListView, QPlainTextEdit
 
+from desktop_agent.session import BUILTIN_COMMANDS
+
 log = logging.getLogger("desktop_agent.gui.slash_menu")
 
 #: A kept list older than this is asked for again (in the background) on the next ``/``.
 REFRESH_SECONDS = 10.0
 #: ``/`` at the very start of the message, then the name typed so far, up to the cursor.
 _COMMAND = re.compile(r"^/([^\s/]*)$")
+_KIND_ORDER = {"builtin": 0, "command": 1, "prompt": 2}
 
 
 class SlashMenu(QObject):
@@ -44,9 +50,11 @@ class SlashMenu(QObject):
 
     Signals:
         listed(): A fresh list arrived (tests wait for it).
+        chosen(str): A command was chosen in the list and put in the message.
     """
 
     listed = Signal()
+    chosen = Signal(str)
 
     def __init__(self, editor: QPlainTextEdit,
                  load: Callable[[], Awaitable[list[Any]]]) -> None:
@@ -65,6 +73,7 @@ class SlashMenu(QObject):
         self.popup = QListView()
         self.popup.setObjectName("slashMenu")
         self.popup.setAccessibleName("Commands")
+        self.popup.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.completer.setPopup(self.popup)
         self.completer.activated.connect(self._choose)
         self.popup.installEventFilter(self)
@@ -87,11 +96,22 @@ class SlashMenu(QObject):
         return list(self._shown)
 
     def command_in(self, text: str) -> str | None:
-        """The listed command a message starts with (None: send it as it is)."""
+        """The listed command a message starts with (None: send it as it is).
+
+        The built-ins are known before the list arrives: ``/undo`` typed fast
+        must never reach the model as a message.
+        """
         if not text.startswith("/"):
             return None
         name = text[1:].split(None, 1)[0] if text[1:].strip() else ""
-        return name if any(c.name == name for c in self._commands) else None
+        return name if self.entry(name) is not None else None
+
+    def entry(self, name: str) -> Any:
+        """The listed command ``name`` (a built-in even before the list came), or None."""
+        found = next((c for c in self._commands if c.name == name), None)
+        if found is None:
+            found = next((c for c in BUILTIN_COMMANDS if c.name == name), None)
+        return found
 
     def _typed(self) -> str | None:
         cursor = self._editor.textCursor()
@@ -110,16 +130,28 @@ class SlashMenu(QObject):
             self._refresh()
         wanted = typed.lower()
         chosen = [c for c in self._commands if wanted in c.name.lower()]
-        chosen.sort(key=lambda c: (not c.name.lower().startswith(wanted), c.name))
+        # names that start with what was typed first; then built-ins, command files and
+        # prompts, each in the session's order (built-ins as /help lists them)
+        chosen.sort(key=lambda c: (not c.name.lower().startswith(wanted),
+                                   _KIND_ORDER.get(c.kind, 3)))
         self._shown = [c.name for c in chosen]
-        self.model.setStringList([f"/{c.name}    {c.description}".rstrip() for c in chosen])
+        rect = self._editor.cursorRect()
+        rect.setWidth(min(640, max(360, self._editor.width() * 2 // 3)))
+        # one line each, cut with … to the list's width (no sideways scrolling)
+        metrics = self.popup.fontMetrics()
+        room = rect.width() - self.popup.verticalScrollBar().sizeHint().width() - 16
+        self.model.setStringList([
+            metrics.elidedText(f"/{c.name}    {c.description}".rstrip(),
+                               Qt.TextElideMode.ElideRight, room) for c in chosen])
         if not chosen:
             self.popup.hide()
             return
-        rect = self._editor.cursorRect()
-        rect.setWidth(min(640, max(360, self._editor.width() * 2 // 3)))
         self.completer.complete(rect)
         self.popup.setCurrentIndex(self.model.index(0, 0))
+        # whole rows only: a half row at the edge reads as a glitch
+        rows = min(len(chosen), self.completer.maxVisibleItems())
+        self.popup.resize(self.popup.width(), rows * self.popup.sizeHintForRow(0)
+                          + 2 * self.popup.frameWidth())
         top = self._editor.mapToGlobal(self._editor.cursorRect().topLeft())
         self.popup.move(top.x(), max(0, top.y() - self.popup.height() - 4))
 
@@ -157,3 +189,4 @@ class SlashMenu(QObject):
         cursor.insertText(f"/{self._shown[row]} ")
         self._editor.setTextCursor(cursor)
         self.popup.hide()
+        self.chosen.emit(self._shown[row])

@@ -81,6 +81,10 @@ class TabUndo:
             self._files_bar.hide()
         self._files_bar.set_running(busy)
 
+    def can_undo(self) -> bool:
+        """Whether the bar shows a turn's changes to undo (what ``/undo`` undoes)."""
+        return self._shown_turn is not None
+
     def undo_shown_turn(self) -> None:
         """Undo the turn the bar shows (a conflict is asked about on the bar)."""
         turn = self._shown_turn

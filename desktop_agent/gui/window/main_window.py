@@ -274,8 +274,12 @@ class MainWindow(QMainWindow):
         """The tab showing a conversation, if it is open."""
         return self.open_tabs.tab_for(conversation_id)
 
-    def new_conversation(self) -> ConversationController:
-        """Create a conversation (with the last used server and model) and show it."""
+    def new_conversation(self, *, same_folder: bool = False) -> ConversationController:
+        """Create a conversation (with the last used server and model) and show it.
+
+        ``same_folder``: in the visible conversation's working folder, even one the
+        app made for it (``/clear``: the person goes on with the same files).
+        """
         settings: dict[str, Any] = {}
         last = self.store.get_setting(LAST_SERVER_KEY) or {}
         pre = self.catalog.preselection
@@ -285,22 +289,24 @@ class MainWindow(QMainWindow):
                 (last.get("base_url") or last.get("server")):  # a server, or this computer
             settings = {k: v for k, v in last.items() if v is not None}
         record = create_conversation(self.store, self.chrome.preferences.work_root(),
-                                     settings={**settings, **self._folder_to_carry_on()})
+                                     settings={**settings,
+                                               **self._folder_to_carry_on(same_folder)})
         controller = self.open_record(record)
         self.sidebar.refresh()
         return controller
 
-    def _folder_to_carry_on(self) -> dict[str, Any]:
+    def _folder_to_carry_on(self, always: bool = False) -> dict[str, Any]:
         """The visible tab's working folder, when the person chose it (for a new conversation).
 
         Why: a person working on one project picked its folder again for every
         new conversation. A folder the app made for one conversation
-        (``Chat <date>``) is not carried on: a new conversation gets its own.
+        (``Chat <date>``) is not carried on: a new conversation gets its own,
+        unless ``always`` (``/clear`` goes on in the same folder, whoever made it).
         """
         shown = self.current_controller()
         workdir = shown.settings.get("workdir") if shown is not None else None
-        if not isinstance(workdir, str) or not workdir \
-                or is_new_work_folder(workdir, self.chrome.preferences.work_root()):
+        if not isinstance(workdir, str) or not workdir or (
+                not always and is_new_work_folder(workdir, self.chrome.preferences.work_root())):
             return {}
         return {"workdir": workdir}
 
@@ -339,6 +345,7 @@ class MainWindow(QMainWindow):
         tab.enter_url_requested.connect(lambda: self.servers.open_server_picker(focus_url=True))
         tab.run_local_requested.connect(self.local_models.run_on_this_computer)
         tab.restart_engine_requested.connect(self.local_models.restart)
+        tab.new_conversation_requested.connect(lambda: self.new_conversation(same_folder=True))
         tab.when_built(lambda: self._wire_parts(tab))
         tab.branch_requested.connect(
             lambda key, offset, c=controller: self.switch_branch(c, key, offset))

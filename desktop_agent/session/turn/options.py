@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from desktop_agent.core.tooling.command_hooks import CommandHook
     from desktop_agent.core.tooling.hooks import Hooks
     from desktop_agent.core.tooling.permissions import CanUseTool, PermissionMode, PermissionRule
+    from desktop_agent.core.tooling.skills.skills import Skill
     from desktop_agent.core.tooling.tools import Tool
     from desktop_agent.core.wire.connection_pool import ConnectionPool
-    from desktop_agent.session.commands.skills import Skill
     from desktop_agent.session.turn.local_server import LocalServerFacts, LocalServers
 
 
@@ -176,8 +176,8 @@ def offered_skills(conversation_id: str, settings: Mapping[str, Any],
     """
     if settings.get("tools") == []:
         return []
+    from desktop_agent.core.tooling.skills.skills import find_skills
     from desktop_agent.session.commands.conversation_commands import user_folder
-    from desktop_agent.session.commands.skills import find_skills
 
     try:
         workdir: Path | None = workdir_path(conversation_id, settings, workdirs_root)
@@ -266,7 +266,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
     tools = await env.tools.tools_for(conversation_id, settings, secrets, workdir, previews)
     system_prompt = with_instructions(settings.get("system_prompt") or None, instructions)
     if read.skills:
-        from desktop_agent.session.commands.skills import skill_rule, skill_tool, skills_prompt
+        from desktop_agent.core.tooling.skills.skills import skill_rule, skill_tool, skills_prompt
 
         tools = [*tools, skill_tool(read.skills)]
         rules = [*rules, skill_rule()]

@@ -240,10 +240,7 @@ class TurnRecorder:
         session continues from the same view instead of summarising again
         (:func:`stored_compaction`).
         """
-        self._compaction = {"messages": block.messages, "summary": block.summary,
-                            "mode": block.mode, "dropped": block.dropped,
-                            "anchor": block.anchor, "tokens_before": block.tokens_before,
-                            "tokens_after": block.tokens_after}
+        self._compaction = compaction_metadata(block)
 
     async def usage(self, figures: dict[str, Any], call: StoreCalls) -> None:
         """Keep the turn's figures in the last reply's metadata (stored through ``call``)."""
@@ -424,6 +421,13 @@ class TurnRecorder:
             if old.id == record.id:
                 self._path[i] = record
                 return
+
+
+def compaction_metadata(block: CompactionBlock) -> dict[str, Any]:
+    """A compaction as a reply's metadata keeps it (read back by :func:`stored_compaction`)."""
+    return {"messages": block.messages, "summary": block.summary, "mode": block.mode,
+            "dropped": block.dropped, "anchor": block.anchor,
+            "tokens_before": block.tokens_before, "tokens_after": block.tokens_after}
 
 
 def stored_compaction(path: list[MessageRecord]) -> CompactionBlock | None:

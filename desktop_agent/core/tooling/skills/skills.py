@@ -2,9 +2,10 @@
 
 The format is the one Anthropic published (and goose and Codex read): YAML front
 matter with ``name`` and ``description``, then Markdown instructions; other files
-of the folder (scripts, templates, references) may be read too. Found in the
-working folder's ``.agents/skills/`` (and ``.claude/skills/``), then the user's
-``skills/`` in the data folder; first found wins. Only names and descriptions go
+of the folder (scripts, templates, references) may be read too. The app finds
+them in the working folder's ``.agents/skills/`` (and ``.claude/skills/``), then
+the user's ``skills/`` in the data folder; a script names its own folders
+(``AgentOptions(skills_dirs=[...])``); first found wins. Only names and descriptions go
 into the system prompt (:func:`skills_prompt`); the model reads a skill's body,
 or one of its files, with the ``load_skill`` tool (:func:`skill_tool`), and the
 call's card shows which skill it loaded. The ``skills_off`` setting turns single
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.session.commands.markdown_file import (
+from desktop_agent.core.tooling.skills.markdown_file import (
     UnreadableFile,
     read_markdown,
     read_text,
@@ -53,7 +54,7 @@ class Skill:
         name: Its front matter's name.
         description: When to use it (what the model reads in the system prompt).
         folder: The folder holding ``SKILL.md``.
-        scope: ``project`` or ``user``.
+        scope: ``project`` or ``user`` (the app's folders), ``folder`` (a script's).
     """
 
     name: str
@@ -77,6 +78,14 @@ def find_skills(workdir: Path | None, user_folder: Path | None,
         places += [(workdir / sub, "project") for sub in PROJECT_FOLDERS]
     if user_folder is not None:
         places.append((user_folder, "user"))
+    return skills_in(places)
+
+
+def skills_in(places: Sequence[tuple[Path, str]]) -> tuple[list[Skill], list[str]]:
+    """The skills in these folders (each with its scope), first found wins, and those skipped.
+
+    Each place holds skill folders (``place/<skill>/SKILL.md``). Blocking (reads files).
+    """
     found: dict[str, Skill] = {}
     problems: list[str] = []
     for place, scope in places:

@@ -1,12 +1,13 @@
 """Custom slash commands: Markdown files whose text becomes the message.
 
-Where they are found, first found wins: the working folder's
+In the app they are found here, first found wins: the working folder's
 ``.agents/commands/`` and ``.claude/commands/`` (as Claude Code users have
 them), then the user's own ``commands/`` in the data folder. ``review.md``
 is ``/review``; ``frontend/review.md`` is ``/frontend:review``. The body may
 use ``$ARGUMENTS`` (everything typed after the command) and ``$1`` ... ``$9``
 (the words, quotes kept together); when it uses neither, what was typed is
-added after it. Front matter may give ``description``, ``argument-hint``,
+added after it. A script names its own folders
+(``AgentOptions(commands_dirs=[...])``). Front matter may give ``description``, ``argument-hint``,
 ``allowed-tools`` and ``model`` (shown; the conversation's own settings still
 decide). A command's text is expanded once and never read for commands
 again, so a command that names itself cannot loop.
@@ -16,11 +17,16 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop_agent.session.commands.markdown_file import UnreadableFile, read_markdown, text_value
+from desktop_agent.core.tooling.skills.markdown_file import (
+    UnreadableFile,
+    read_markdown,
+    text_value,
+)
 
 #: Where a working folder keeps its commands, in the order they are looked up.
 PROJECT_FOLDERS = (".agents/commands", ".claude/commands")
@@ -56,16 +62,31 @@ class CustomCommand:
     model: str | None = None
     cut: bool = False
 
-    def expand(self, arguments: str) -> str:
-        """The message for ``/name arguments``."""
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        """The names of its ``$1`` ... ``$9`` (from ``argument-hint`` when it names as many).
+
+        Empty for a command that takes everything typed (``$ARGUMENTS``) or nothing.
+        """
+        count = max((int(n) for n in _POSITIONAL.findall(self.body)), default=0)
+        if not count:
+            return ()
+        named = [w.strip("[]<>") for w in (self.argument_hint or "").split()]
+        named = [w for w in named if w]
+        return tuple(named) if len(named) == count else \
+            tuple(f"argument {i}" for i in range(1, count + 1))
+
+    def expand(self, arguments: str, words: list[str] | None = None) -> str:
+        """The message for ``/name arguments`` (``words``: the ``$1``... given one by one)."""
         uses_all = "$ARGUMENTS" in self.body
         uses_words = _POSITIONAL.search(self.body) is not None
         text = self.body.replace("$ARGUMENTS", arguments)
         if uses_words:
-            try:
-                words = shlex.split(arguments)
-            except ValueError:  # an unclosed quote: plain words
-                words = arguments.split()
+            if words is None:
+                try:
+                    words = shlex.split(arguments)
+                except ValueError:  # an unclosed quote: plain words
+                    words = arguments.split()
             text = _POSITIONAL.sub(lambda m: words[int(m.group(1)) - 1]
                                    if int(m.group(1)) <= len(words) else "", text)
         if arguments.strip() and not uses_all and not uses_words:
@@ -89,6 +110,15 @@ def find_commands(workdir: Path | None, user_folder: Path | None,
         folders += [(workdir / sub, "project") for sub in PROJECT_FOLDERS]
     if user_folder is not None:
         folders.append((user_folder, "user"))
+    return commands_in(folders)
+
+
+def commands_in(folders: Sequence[tuple[Path, str]],
+                ) -> tuple[list[CustomCommand], list[str]]:
+    """The commands of these folders (each with its scope), first found wins, and those skipped.
+
+    Blocking (reads files): call it in a worker thread.
+    """
     found: dict[str, CustomCommand] = {}
     problems: list[str] = []
     for folder, scope in folders:
