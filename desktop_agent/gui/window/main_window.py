@@ -54,7 +54,6 @@ from desktop_agent.gui.conversation.conversation_controller import (
 from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.conversation.open_tabs import OpenTabs
 from desktop_agent.gui.icons import set_icon
-from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
 from desktop_agent.gui.theme import (
     DEFAULT_FONT_PT,
@@ -81,7 +80,6 @@ from desktop_agent.session import (
     ToolCatalog,
     create_conversation,
     is_new_work_folder,
-    prune_left_behind,
     release_work_folder,
 )
 
@@ -213,7 +211,6 @@ class MainWindow(QMainWindow):
         self.store_watcher = StoreWatcher(store, self)
         self.store_watcher.changed_elsewhere.connect(self._on_store_changed_elsewhere)
         self.store_watcher.start()
-        when_loop_runs(self, lambda: self._track(asyncio.ensure_future(self._prune_left_behind())))
 
         self.menu_actions = build_actions(self, ActionSlots(
             new_conversation=self.new_conversation, close_tab=self.close_current_tab,
@@ -407,12 +404,16 @@ class MainWindow(QMainWindow):
     async def _prune_left_behind(self) -> None:
         """Remove what a deletion cut short left in the data folder (checkpoints, previews).
 
-        At start, off the UI thread, as ``serve`` does: a crash between deleting a
-        conversation's rows and its folders would otherwise keep them forever.
+        When the window closes, off the UI thread (``serve`` does it at start): a crash
+        between deleting a conversation's rows and its folders would otherwise keep
+        them for ever. Not at start: an idle window loads nothing it does not show
+        (the checkpoint modules), and closing already waits on the app's own work.
         """
+        from desktop_agent.session import prune_left_behind
+
         try:
             await asyncio.to_thread(prune_left_behind, self.store)
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - closing must go on (a full disk, a closed store)
             log.warning("could not remove a deleted conversation's checkpoints: %s", exc)
 
     def _track(self, task: asyncio.Future[Any]) -> None:
@@ -663,6 +664,7 @@ class MainWindow(QMainWindow):
         others = [t for t in self._closing_tasks if t is not asyncio.current_task()]
         if others:
             await asyncio.gather(*others, return_exceptions=True)
+        await self._prune_left_behind()  # every deletion this window started is done
         await self.connection_pool.aclose()
         try:
             await self.tools.aclose()

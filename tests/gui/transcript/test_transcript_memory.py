@@ -144,7 +144,8 @@ def test_an_open_conversation_keeps_the_text_of_its_newest_turns_and_reads_back_
 def test_a_hidden_tab_keeps_only_the_screen_it_shows_and_shows_it_again(view, qtbot):
     for index in range(12):
         key = turn(view, qtbot, index, sections=6)  # an answer taller than the view
-    assert view.rendered_item_count() >= 6
+    # shown, it keeps the screens around the end (how many items that is depends on fonts)
+    assert view.rendered_item_count() >= 3
     view.hide()  # another tab is shown
     qtbot.waitUntil(lambda: view.rendered_item_count() <= 2, timeout=15_000)
     assert len(view.item_keys()) == 24  # the items stay; only their widgets went
