@@ -143,7 +143,8 @@ class Client:
         self._picture_prompt: int | None = None  # index of a new prompt holding a picture
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
-        self._lifecycle = LifecycleHooks(lambda: self.options, self._stored_session_id)
+        stored_id = self._session.stored_id if self._session is not None else lambda: None
+        self._lifecycle = LifecycleHooks(lambda: self.options, stored_id)
         self.context_keeper.before_compact = self._lifecycle.pre_compact
         self.last_result: ResultMessage | None = None
         self._replies = ModelReplies(lambda: self.options, lambda: self._structured,
@@ -595,13 +596,6 @@ class Client:
                     self.set_permission_mode(mode)
                     self.turn_metadata["permission_mode"] = mode
             yield item
-
-    def _stored_session_id(self) -> str | None:
-        """The stored conversation's id, when this Client continues one."""
-        if self._session is None:
-            return None
-        stored_id = getattr(self._session.session, "conversation_id", None)
-        return stored_id if isinstance(stored_id, str) else None
 
     # -- helpers ---------------------------------------------------------------------
     async def _refresh_tools(self) -> None:
