@@ -39,8 +39,8 @@ def test_the_window_icon_has_the_small_sizes_only(qapp: object) -> None:
 
 #: Runs the real window (``desktop_agent.cli.main``) and, once it is shown and its
 #: event loop has had nothing to do for half a second (the server search, the
-#: restored tabs' context estimates and files check all done), prints the
-#: ``desktop_agent`` modules it holds.
+#: restored tabs' context estimates and files check all done), prints the modules it
+#: holds and the model its current conversation was given.
 IDLE_WINDOW_MODULES = r"""
 import asyncio, json, os, sys
 from PySide6.QtCore import QTimer
@@ -61,7 +61,9 @@ def poll() -> None:
     shown = any(isinstance(w, QMainWindow) and w.isVisible() for w in app.topLevelWidgets())
     quiet = quiet + 1 if shown and not busy() else 0
     if quiet >= 5:
-        print(json.dumps(sorted(m for m in sys.modules if m.startswith("desktop_agent"))),
+        window = next(w for w in app.topLevelWidgets() if isinstance(w, QMainWindow))
+        print(json.dumps({"modules": sorted(sys.modules),
+                          "model": window.current_controller().settings.get("model")}),
               flush=True)
         os._exit(0)
 
@@ -109,6 +111,13 @@ NOT_AT_IDLE = (
     # The PostgreSQL engine is serve's: the one binary leaves it out (build.spec), so a
     # window that imported it would not start.
     "desktop_agent.store.postgres",
+    # The openai SDK stack (~17 MB): the search lists a local server's models without it
+    # (core/servers/local_json.py); the first key pressed loads it for the first turn.
+    "openai",
+    "httpx2",
+    "httpcore2",
+    "anyio",
+    "aiohttp",
 )
 
 
@@ -136,7 +145,9 @@ def test_an_idle_window_with_restored_tabs_loads_nothing_it_does_not_show(
         result = subprocess.run([sys.executable, "-c", IDLE_WINDOW_MODULES], cwd=REPO, env=env,
                                 capture_output=True, text=True, timeout=180, check=False)
     assert result.returncode == 0, result.stderr
-    loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    idle = json.loads(result.stdout.strip().splitlines()[-1])
+    loaded = set(idle["modules"])
+    assert idle["model"] == "idle-model"  # the search found the server and listed its model
     assert "desktop_agent.gui.transcript.view" in loaded  # the test sees the shown tab
     assert "desktop_agent.session.conversation" in loaded
     assert sorted(loaded.intersection(NOT_AT_IDLE)) == []
