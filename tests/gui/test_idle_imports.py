@@ -118,6 +118,10 @@ NOT_AT_IDLE = (
     "httpcore2",
     "anyio",
     "aiohttp",
+    # pydantic and the settings schema (~10 MB): the server and model a search found are
+    # saved through the schema's limits without it (session/settings/plain_settings.py).
+    "pydantic",
+    "desktop_agent.session.settings.conversation_settings",
 )
 
 
