@@ -100,3 +100,16 @@ def test_listing_a_local_server_loads_no_sdk() -> None:
                                 env={**os.environ, "URL": server.base_url,
                                      "PYTHONPATH": str(REPO)})
     assert result.stdout.strip() == "['fresh-model'] []"
+
+
+async def test_an_error_names_the_address_without_its_query_or_user() -> None:
+    from desktop_agent.core.servers.local_json import LocalStatusError
+
+    with ScriptedServer() as server:
+        server.api_key = "sk-right"
+        url = server.base_url.replace("http://", "http://me:sk-pass@") + "/models?key=sk-query"
+        with pytest.raises(LocalStatusError) as refused:
+            await LocalJsonClient("sk-wrong").get_json(url, timeout=5)
+    assert refused.value.status_code == 401
+    assert "sk-" not in str(refused.value) and "me:" not in str(refused.value)
+    assert f"{server.base_url}/models" in str(refused.value)

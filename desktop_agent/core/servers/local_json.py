@@ -79,9 +79,9 @@ class LocalJsonClient:
         try:
             status, payload = await self._exchange(url, timeout, body)
         except (OSError, ValueError, h11.ProtocolError) as exc:  # TimeoutError is an OSError
-            raise LocalRequestError(f"{url}: {type(exc).__name__}") from exc
+            raise LocalRequestError(f"{_shown(url)}: {type(exc).__name__}") from exc
         if status >= 400:
-            raise LocalStatusError(status, url)
+            raise LocalStatusError(status, _shown(url))
         return json.loads(payload)
 
     async def _exchange(self, url: str, timeout: float | None,
@@ -94,7 +94,7 @@ class LocalJsonClient:
         port = parts.port or (443 if secure else 80)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         data = json.dumps(body).encode() if body is not None else b""
-        headers = [("Host", parts.netloc), ("Accept", "application/json"),
+        headers = [("Host", parts.netloc.rpartition("@")[2]), ("Accept", "application/json"),
                    ("Connection", "close")]
         if self.api_key:
             headers.append(("Authorization", f"Bearer {self.api_key}"))
@@ -139,3 +139,9 @@ class LocalJsonClient:
 async def _within(timeout: float | None, step: Awaitable[_T]) -> _T:
     async with asyncio.timeout(timeout):
         return await step
+
+
+def _shown(url: str) -> str:
+    """``url`` as an error may name it: no user name, password or query (they may hold keys)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
