@@ -23,7 +23,15 @@ _PROMPT_FRAME = 3
 
 
 class TokenCounter:
-    """Counts messages and tool schemas, remembering what it has counted."""
+    """Counts messages and tool schemas, remembering what it has counted.
+
+    Remembered by the text's hash and length, not the text: a counter lives as
+    long as its conversation's client (a tab kept open), and keys holding the
+    texts kept every message of the conversation in memory after the
+    conversation had let its history go between turns. Two different texts
+    with the same hash and length (about one chance in 2**64) would only share
+    an estimate.
+    """
 
     def __init__(self, limit: int = 4096) -> None:
         self._cache: dict[tuple[Any, ...], int] = {}
@@ -33,8 +41,9 @@ class TokenCounter:
         """Tokens of one message, framing included."""
         content = message.get("content")
         calls = message.get("tool_calls")
-        key = (message.get("role"), content if isinstance(content, str | None) else repr(content),
-               repr(calls) if calls else None, message.get("name"))
+        key = (message.get("role"),
+               text_key(content if isinstance(content, str | None) else repr(content)),
+               text_key(repr(calls)) if calls else None, message.get("name"))
         found = self._cache.get(key)
         if found is None:
             if len(self._cache) >= self._limit:
@@ -52,6 +61,11 @@ class TokenCounter:
     def request(self, messages: Sequence[dict[str, Any]], tools: Sequence[Any] = ()) -> int:
         """Tokens of a request: its messages and the tool schemas sent with it."""
         return self.messages(messages) + tools_tokens(tools)
+
+
+def text_key(text: str | None) -> tuple[int, int] | None:
+    """A text's stand-in as a cache key: its hash and length, without holding the text."""
+    return None if text is None else (hash(text), len(text))
 
 
 def tools_tokens(tools: Sequence[Any]) -> int:

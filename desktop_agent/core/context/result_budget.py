@@ -13,8 +13,9 @@ and the server's prompt cache keeps matching.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from desktop_agent.core.context.tokens import count_text_tokens
@@ -46,15 +47,38 @@ def cut_result(content: str, budget: int, name: str | None = None,
         arguments: The call's arguments (``read_file``'s offset).
     """
     offset = arguments.get("offset") if arguments else None
-    return _cut(content, budget, name, offset if isinstance(offset, int) else None)
+    key = (hash(content), len(content), budget, name,
+           offset if isinstance(offset, int) else None)
+    with _CUTS_LOCK:
+        known = key in _CUTS
+        cut = _CUTS.get(key)
+        if known:
+            _CUTS.move_to_end(key)
+    if not known:
+        cut = _cut(content, budget, name, key[4])
+        with _CUTS_LOCK:
+            _CUTS[key] = cut
+            if len(_CUTS) > _CUTS_KEPT:
+                _CUTS.popitem(last=False)
+    return content if cut is None else cut
 
 
-@lru_cache(maxsize=256)
-def _cut(content: str, budget: int, name: str | None, offset: int | None) -> str:
-    """Cached: the same big result is cut again for every request of a conversation."""
+#: Cuts remembered: the same big result is cut again for every request of a
+#: conversation. Keyed by the result's hash and length, and a result that fits is
+#: remembered as None: a cache holding the results themselves kept the last 256
+#: big outputs of every conversation in memory (a 2,000-line build log each), long
+#: after their conversations had let them go. A collision (about one chance in
+#: 2**64 for texts of the same length) would send another result's cut.
+_CUTS: OrderedDict[tuple[int, int, int, str | None, int | None], str | None] = OrderedDict()
+_CUTS_KEPT = 256
+_CUTS_LOCK = threading.Lock()  # requests may be built on several threads at once
+
+
+def _cut(content: str, budget: int, name: str | None, offset: int | None) -> str | None:
+    """The head of ``content`` within ``budget`` and a note; None when it fits whole."""
     total = count_text_tokens(content)
     if total <= budget:
-        return content
+        return None
     keep_tokens = max(16, budget - 60)  # room for the note
     head = head_within(content, keep_tokens)
     shown_lines = head.count("\n")
