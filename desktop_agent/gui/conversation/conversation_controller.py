@@ -521,9 +521,6 @@ class ConversationController(QObject):
                     # transcript shows its widgets; the next turn reads the branch again):
                     # a tab kept open would otherwise grow with every turn.
                     self.session.release_history()
-                    from desktop_agent.gui.heap_trim import heap_trimmer
-
-                    heap_trimmer.trim_soon()  # what the turn freed goes back to the system
             elif not self._busy_shown:
                 self._busy_shown = True
                 self.busy_changed.emit(True)
