@@ -279,7 +279,7 @@ class ConversationController(QObject):
         A page starts at a user message, so a turn is never cut from its tool
         results; :meth:`earlier_messages` brings the pages before it.
         """
-        records = self.session.path if limit is None else self.session.latest_page(limit)
+        records = self.session.read_branch() if limit is None else self.session.latest_page(limit)
         return [view_dict(r) for r in records]
 
     def earlier_messages(self, before: str, limit: int = HISTORY_PAGE) -> list[dict[str, Any]]:
@@ -479,6 +479,11 @@ class ConversationController(QObject):
                 if self._busy_shown:
                     self._busy_shown = False
                     self.busy_changed.emit(False)
+                if event.outcome is not None:
+                    # Between turns the conversation holds no copy of its history (the
+                    # transcript shows its widgets; the next turn reads the branch again):
+                    # a tab kept open would otherwise grow with every turn.
+                    self.session.release_history()
             elif not self._busy_shown:
                 self._busy_shown = True
                 self.busy_changed.emit(True)
