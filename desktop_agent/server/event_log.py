@@ -106,6 +106,11 @@ def _json_string(text: str) -> str:
     return json.dumps(text)
 
 
+def _starts_a_turn(event: Event) -> bool:
+    """A ``state: running`` event: where the turn's replica prunes the live output before it."""
+    return event.type == "state" and event.data.get("state") == "running"
+
+
 class Event:
     """One entry of a conversation's log.
 
@@ -480,7 +485,10 @@ class EventLog:
         tail = self._tails.get(cid)
         if tail is None:
             tail = self._tails[cid] = _Tail(event.id)
-        elif tail.end != event.id:  # another process wrote in between: start afresh
+        elif tail.end != event.id or _starts_a_turn(event):
+            # Another process wrote in between, or a turn starts: the log before it was
+            # pruned (the retention rule), wherever the turn runs, so the memory here
+            # must not go on serving the pieces the store no longer has.
             tail.restart(event.id)
         tail.add(event)  # the oldest it drops are on disk already
         tail.touched = time.monotonic()
