@@ -28,7 +28,10 @@ Prints:
   and split in time: the events appended while turns were still starting
   (until the last turn streamed its first piece: the server is then also
   doing 50 turns' start-up work) and those after, once every turn streams;
-- the server process's CPU time per event (less sensitive to a busy machine);
+- the server process's CPU time per event (less sensitive to a busy machine),
+  counted once the server takes requests that may start a turn: ``serve``
+  answers as soon as its API is built and warms the turn's modules up after
+  that, and the load waits for it as a client's first turn would;
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
   HTTP, store writes, event log, SSE);
@@ -202,7 +205,7 @@ async def _one_conversation(client: httpx.AsyncClient, model_url: str, key: str,
                f"\r\nAuthorization: Bearer {key}\r\nAccept: text/event-stream\r\n\r\n")
     loop = asyncio.get_running_loop()
     transport, recorder = await loop.create_connection(
-        lambda: _StreamRecorder(request.encode()), url.host, url.port)
+        lambda: _StreamRecorder(request.encode()), url.host, url.port or 80)
     try:
         await asyncio.wait_for(recorder.opened, 60)
         recorders.append(recorder)
@@ -437,6 +440,22 @@ async def _sequential(base_url: str, key: str, model_url: str, count: int,
 _RUN_SECRET_KEY = new_secret_key()
 
 
+def _wait_warm(url: str, key: str) -> float:
+    """Seconds until the server takes a request that may start a turn (its warm-up done).
+
+    ``serve`` answers ``GET`` as soon as its API is built and warms the turn's
+    modules up after that; requests that may start a turn wait for it. The load
+    starts once it is done, so the figures are the event path's, not start-up's
+    (the CPU time counted from here on).
+    """
+    began = time.perf_counter()
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"},
+                      timeout=120) as client:
+        made = client.post("/conversations", json={"title": "warm"}).raise_for_status()
+        client.delete(f"/conversations/{made.json()['id']}").raise_for_status()
+    return time.perf_counter() - began
+
+
 def _start_server(data_dir: Path, port: int, key: str,
                   idle_seconds: float = 300.0, database: str | None = None,
                   ) -> subprocess.Popen[bytes]:
@@ -505,6 +524,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             server = _start_server(Path(tmp), port, key)
+            warm = _wait_warm(f"http://127.0.0.1:{port}", key)
             cpu_before = _cpu_seconds(server.pid)
             try:
                 wall, streams, server_turns = asyncio.run(_through_server(
@@ -546,6 +566,8 @@ def main() -> None:
         cpu = cpu_after - cpu_before
         print(f"server CPU time: {cpu:.2f} s in total, {cpu / events * 1e6:.0f} µs per event "
               f"(includes creating the conversations and the model streams it reads)")
+    print(f"the server took requests that may start a turn {warm:.2f} s after its first answer "
+          f"(its warm-up); the load started then")
     print(f"added latency per event (log append -> client read): {_summary(samples)}")
     print(f"  of which streamed text: {_summary([s for s in samples if s.is_text])}")
     print(f"  the rest (the turns' starts and ends: message, state, usage; all "

@@ -10,6 +10,12 @@ target: at most 1.5; 3.0 would mean no overlap at all).
 
 Runs alternate (alone, together) so drift on a busy machine hits both alike.
 
+Then the same three requests are sent straight to ``llama-server`` (no SDK,
+no delegation: one HTTP request each, the same prompt and token count), alone
+and at once, and the server's own ratio is printed beside the delegation's. It
+is the floor no client can go under on this machine: on a CPU build a batch of
+three sequences costs close to three times one once the cores are busy.
+
 Needs the packages of ``.ci/install_llama.sh``::
 
     python bench/subagents.py [--runs 3] [--tokens 96] [--threads 1]
@@ -23,6 +29,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e" / "llama"))
 
@@ -84,6 +92,7 @@ async def measure(runs: int, tokens: int, threads: int) -> None:
                     else:
                         for name in TOPICS:
                             alone[name].append((await delegate(server, opts, [name]))[0])
+        floor = await server_floor(llama.base_url, tokens, runs)
     finally:
         llama.stop()
     medians = {name: statistics.median(times) for name, times in alone.items()}
@@ -97,6 +106,43 @@ async def measure(runs: int, tokens: int, threads: int) -> None:
     last = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in sorted(overlap[-1].items()))
     print(f"  each subagent's own time at once (last run): {last}")
     print(f"ratio at once / longest alone: {both / longest:.2f}  (target <= 1.5)")
+    print(f"llama-server alone (no SDK): longest {floor[0]:.2f} s, three at once {floor[1]:.2f} s,"
+          f" ratio {floor[1] / floor[0]:.2f}  (the floor on this machine)")
+    print(f"  decode time reported by the server: {floor[2]:.0f} ms for one sequence alone,"
+          f" {floor[3]:.0f} ms for three at once")
+
+
+async def server_floor(base_url: str, tokens: int, runs: int) -> tuple[float, float, float, float]:
+    """The same three requests straight to llama-server: alone and at once.
+
+    Returns the medians of: the longest request alone, the three at once (wall),
+    the server's decode time (``timings.predicted_ms``) of one alone and of the
+    slowest of three at once.
+    """
+    async with httpx.AsyncClient(timeout=600) as http:
+        async def one(name: str) -> tuple[float, float]:
+            body = {"model": MODEL_ALIAS, "temperature": 0, "max_tokens": tokens, "seed": 1,
+                    "ignore_eos": True, "cache_prompt": False,
+                    "messages": [{"role": "system", "content": "You write short stories."},
+                                 {"role": "user", "content": f"Write about {TOPICS[name]}."}]}
+            started = time.perf_counter()
+            reply = (await http.post(f"{base_url}/chat/completions", json=body)).json()
+            return time.perf_counter() - started, float(reply["timings"]["predicted_ms"])
+
+        alone: list[float] = []
+        together: list[float] = []
+        decode_alone: list[float] = []
+        decode_together: list[float] = []
+        for _run in range(runs):
+            each = [await one(name) for name in TOPICS]
+            alone.append(max(wall for wall, _ in each))
+            decode_alone.append(max(ms for _, ms in each))
+            started = time.perf_counter()
+            each = await asyncio.gather(*(one(name) for name in TOPICS))
+            together.append(time.perf_counter() - started)
+            decode_together.append(max(ms for _, ms in each))
+    return (statistics.median(alone), statistics.median(together),
+            statistics.median(decode_alone), statistics.median(decode_together))
 
 
 def main() -> int:

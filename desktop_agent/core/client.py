@@ -1,15 +1,16 @@
 """``Client``: turns, history, the tool loop, interrupt (``query()`` is in :mod:`.query_run`).
 
 Split by job: this module holds the public ``Client`` (history, turns, the
-loop deciding whether another request or tool round follows);
-:mod:`.wire.reply_reader` sends one request and streams its blocks;
-:mod:`.tooling.run_round` runs one reply's tool calls; :mod:`.request_build`
-makes requests and history entries; :mod:`.turn_control` holds the interrupt
-switch; :mod:`.prompt_intake` turns a prompt into the user message;
-:mod:`.turn_stops` says how the loop stops (limits, loops) and how the turn reads at its end.
-Features keep their logic in their own modules (:mod:`.structured_output`,
-:mod:`.context.history_stores`, :mod:`.tooling.deferred_approvals`,
-:mod:`.tooling.manual_results`).
+loop deciding whether another request or tool round follows), composed of
+parts: :mod:`.model_replies` builds each request and reads the replies until
+one is kept; :mod:`.received_turn` ends a turn from inside the loop reading
+it; :mod:`.wire.model_connection` holds the connection to the server;
+:mod:`.tooling.run_round` runs one reply's tool calls; :mod:`.turn_control`
+holds the interrupt switch; :mod:`.prompt_intake` turns a prompt into the user
+message; :mod:`.turn_stops` says how the loop stops and how the turn reads at
+its end. Features keep their logic in their own modules
+(:mod:`.structured_output`, :mod:`.context.history_stores`,
+:mod:`.tooling.deferred_approvals`, :mod:`.tooling.manual_results`).
 
 A *turn* is one user prompt and everything it triggers: the streamed reply
 and, in auto mode, rounds of tool execution with the model continuing after
@@ -31,6 +32,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
+from contextlib import aclosing
 from typing import Any
 
 from desktop_agent.core import errors
@@ -40,19 +42,20 @@ from desktop_agent.core.context.history_invariants import (
     NOT_EXECUTED_INTERRUPT,
     NOT_EXECUTED_UNANSWERED,
     answer_open_calls,
-    history_call_ids,
     open_calls,
 )
 from desktop_agent.core.context.history_stores import HistoryStore, SessionLink
 from desktop_agent.core.folder_skills import expand_folder_command, with_folder_skills
 from desktop_agent.core.lifecycle_hooks import LifecycleHooks
+from desktop_agent.core.model_replies import ModelReplies
 from desktop_agent.core.options import AgentOptions
-from desktop_agent.core.prompt_intake import user_message
-from desktop_agent.core.request_build import assistant_message, build_request
+from desktop_agent.core.prompt_intake import take_back_refused, user_message
+from desktop_agent.core.received_turn import ReceivedTurn
+from desktop_agent.core.request_build import append_reply
 from desktop_agent.core.servers import prompt_speed
 from desktop_agent.core.structured_output import structured_output_for
 from desktop_agent.core.subagents import DELEGATE_TOOL, Delegation
-from desktop_agent.core.tooling import constrained_calls, tool_call_mode
+from desktop_agent.core.tooling import tool_call_mode
 from desktop_agent.core.tooling.deferred_approvals import (
     ApprovalLedger,
     PendingApproval,
@@ -71,8 +74,7 @@ from desktop_agent.core.tooling.permissions import (
 from desktop_agent.core.tooling.plan_mode import mode_after
 from desktop_agent.core.tooling.redaction import scrub_error, secret_values
 from desktop_agent.core.tooling.run_round import execute_round
-from desktop_agent.core.tooling.second_chances import SecondChances
-from desktop_agent.core.tooling.tools import Tool
+from desktop_agent.core.tooling.tools import one_a_name
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.turn_stops import (
     answer_bad_calls,
@@ -90,9 +92,9 @@ from desktop_agent.core.types import (
     ToolUseError,
     Usage,
 )
-from desktop_agent.core.wire.call_lists import Said
+from desktop_agent.core.wire.model_connection import ModelConnection
 from desktop_agent.core.wire.stream import StreamAggregator
-from desktop_agent.core.wire.transport import make_model_http
+from desktop_agent.core.wire.transport import ModelHttp
 from desktop_agent.core.wire.usage import UsageTotals
 
 log = logging.getLogger("desktop_agent.client")
@@ -126,7 +128,6 @@ class Client:
         self.last_usage: Usage | None = None
         self.turn_metadata: dict[str, Any] = {"turn_count": 0, "max_turns": options.max_turns}
         self._early = EarlyResults()
-        self._chances = SecondChances()  # a cut or prose reply asked again, once each
         self.last_output: Any = None
         self.final_text = ""
         self._structured = structured_output_for(options)
@@ -136,19 +137,19 @@ class Client:
         self._turns = 0
         self._pending = False  # a prompt or tool results wait for receive_messages()
         self._running = False
-        self._http: Any = None
+        self._connection = ModelConnection()
         self._control = TurnControl()
-        self._open_turn: AsyncGenerator[StreamItem, None] | None = None  # being received
-        self._paused_at_yield = False  # the reader is in its loop body, not in the turn
-        self._turn_ended = asyncio.Event()
+        self._received = ReceivedTurn(self._control)
         self._picture_prompt: int | None = None  # index of a new prompt holding a picture
-        self._closing: set[asyncio.Future[None]] = set()
         #: Keeps each request within options.context_length (a view; history is whole).
         self.context_keeper = ContextKeeper()
-        self._lifecycle = LifecycleHooks(lambda: self.options, self._stored_session_id)
+        stored_id = self._session.stored_id if self._session is not None else lambda: None
+        self._lifecycle = LifecycleHooks(lambda: self.options, stored_id)
         self.context_keeper.before_compact = self._lifecycle.pre_compact
         self.last_result: ResultMessage | None = None
-        self._api_seconds = 0.0  # this turn's time waiting on the server
+        self._replies = ModelReplies(lambda: self.options, lambda: self._structured,
+                                     self._client, lambda: self.context_keeper,
+                                     self._control, self._early)
 
     # -- lifecycle -------------------------------------------------------------------
     async def __aenter__(self) -> Client:
@@ -178,24 +179,13 @@ class Client:
         A Client that started tells its SessionEnd hooks first.
         """
         await self._lifecycle.end()
-        if self._http is not None:
-            http, self._http = self._http, None
-            if self.options.connection_pool is None:
-                await http.close()
+        await self._connection.close(self.options)
 
     def update_options(self, options: AgentOptions) -> None:
         """Switch settings (model, server, tools...) between turns; history is kept."""
         if self._running:
             raise errors.TurnInProgressError("cannot change options while a turn runs")
-        if self._http is not None and (options.base_url != self.options.base_url
-                                       or options.api_key != self.options.api_key
-                                       or options.timeout != self.options.timeout
-                                       or options.connection_pool
-                                       is not self.options.connection_pool):
-            if self.options.connection_pool is None:  # a shared pool stays open
-                self._closing.add(asyncio.ensure_future(self._http.close()))
-                self._closing = {t for t in self._closing if not t.done()}
-            self._http = None
+        self._connection.switch(self.options, options)
         self.options = self._with_delegation(options)
         self._structured = structured_output_for(options)
 
@@ -360,33 +350,19 @@ class Client:
         Raises:
             TurnInProgressError: the turn is still running and neither applies.
         """
+        received = self._received
         if self._control.interrupt_requested:
-            if self._paused_here():
-                await self._finish_open_turn()
+            if received.paused_here():
+                await received.finish()
             else:
-                await self._turn_ended.wait()
+                await received.ended.wait()
         elif continuing and not self.options.auto_execute_tools and self._early.streamed \
-                and self._paused_here():
-            await self._finish_open_turn()
+                and received.paused_here():
+            await received.finish()
             # Calls of that reply the script had not seen yet stay unanswerable: say so.
             self._answer_open_calls(NOT_EXECUTED_UNANSWERED)
         if self._running:
             raise errors.TurnInProgressError("the previous turn is still running")
-
-    def _paused_here(self) -> bool:
-        """The turn's reader is this task, paused at a block it yielded (in the loop body)."""
-        return (self._open_turn is not None and self._paused_at_yield
-                and self._control.reader_task is asyncio.current_task())
-
-    async def _finish_open_turn(self) -> None:
-        """Run the paused turn to its end (quickly when interrupted); its items are dropped.
-
-        The ``receive_messages()`` loop that was reading it ends when it resumes.
-        """
-        turn, self._open_turn = self._open_turn, None
-        if turn is not None:
-            async for _ in turn:
-                pass
 
     def add_tool_result(self, tool_call_id: str, content: Any,
                         name: str | None = None, *, is_error: bool = False) -> Awaitable[None]:
@@ -417,8 +393,8 @@ class Client:
         if not self._running:
             return
         self._control.interrupt()
-        if self._paused_here():
-            await self._finish_open_turn()
+        if self._received.paused_here():
+            await self._received.finish()
 
     def stop_tool_call(self, tool_use_id: str) -> bool:
         """End just one running tool call (a command), letting the turn go on.
@@ -439,21 +415,9 @@ class Client:
         await self.load_session()
         if not self._pending:
             return
-        turn = self._turn_items()
-        self._open_turn = turn
-        try:
-            async for item in turn:
-                self._paused_at_yield = True
-                try:
-                    yield item
-                finally:
-                    self._paused_at_yield = False
-                if self._open_turn is not turn:
-                    return  # finished from inside the loop by query("") or interrupt()
-        finally:
-            if self._open_turn is turn:
-                self._open_turn = None
-                await turn.aclose()
+        async with aclosing(self._received.read(self._turn_items())) as items:
+            async for item in items:
+                yield item
 
     async def _turn_items(self) -> AsyncGenerator[StreamItem, None]:
         """The turn itself: state, the lease, the loop and the record on every exit."""
@@ -465,7 +429,7 @@ class Client:
             await guard.__aenter__()  # e.g. the store's turn lease: busy elsewhere raises here
         self._pending = False
         self._running = True
-        self._turn_ended = asyncio.Event()
+        self._received.ended = asyncio.Event()
         self._control.start()
         self._early.reset(new_turn=True)
         self._deferred_stop = False
@@ -479,13 +443,15 @@ class Client:
                               "max_turns": self.options.max_turns}
         usage = UsageTotals()
         started = time.monotonic()
-        self._api_seconds = 0.0
+        self._replies.api_seconds = 0.0
         try:
             async for item in self._run_turn(usage, resume):
                 yield item
         except errors.AgentError as exc:
-            if isinstance(exc, errors.VisionNotSupportedError):
-                self._drop_refused_prompt()
+            if isinstance(exc, errors.VisionNotSupportedError) \
+                    and take_back_refused(self._history, self._picture_prompt):
+                self._turns -= 1  # as if never sent
+                self.turn_metadata["turn_count"] = self._turns
             scrub_error(exc, secret_values(self.options))  # a server may echo the key
             raise
         finally:
@@ -500,7 +466,8 @@ class Client:
             self.turn_metadata["usage"] = self.last_usage
             self.last_result = turn_result(
                 self.turn_metadata, seconds=time.monotonic() - started,
-                api_seconds=self._api_seconds, session_id=self._lifecycle.settings().session_id,
+                api_seconds=self._replies.api_seconds,
+                session_id=self._lifecycle.settings().session_id,
                 final_text=self.final_text, output=self.last_output)
             if self.options.file_checkpoints is not None:
                 try:
@@ -519,7 +486,7 @@ class Client:
                     if guard is not None:
                         await asyncio.shield(guard.__aexit__(None, None, None))
                 finally:
-                    self._turn_ended.set()  # a query() waiting after interrupt() goes on
+                    self._received.ended.set()  # a query() waiting after interrupt() goes on
         yield self.last_usage
 
     async def _run_turn(self, usage: UsageTotals,
@@ -536,18 +503,20 @@ class Client:
             if control.interrupt_requested:
                 self.turn_metadata["interrupted"] = True
                 return
-        self._chances.new_turn()
+        self._replies.chances.new_turn()
         await self._before_first_request(options)
         while True:
             await self._refresh_tools()
             options = self.options  # set_permission_mode() may have switched it
             kept: list[StreamAggregator] = []
-            async for block in self._kept_reply(usage, kept):
+            async for block in self._replies.kept(self._history, self.turn_metadata, usage,
+                                                  kept):
                 yield block
             aggregator = kept[0]
             calls = aggregator.tool_blocks
             bad_calls = [e for e in aggregator.tool_errors if e.name]
-            self._append_assistant(aggregator, calls, bad_calls)
+            append_reply(self._history, aggregator, calls, bad_calls,
+                         self.options.auto_execute_tools)
             self._early.release(self._history)
             self.turn_metadata["finish_reason"] = aggregator.finish_reason
             self.final_text = aggregator.text
@@ -628,110 +597,13 @@ class Client:
                     self.turn_metadata["permission_mode"] = mode
             yield item
 
-    async def _kept_reply(self, usage: UsageTotals,
-                          kept: list[StreamAggregator]) -> AsyncIterator[StreamItem]:
-        """The reply the loop goes on with, in ``kept``; its blocks as they stream.
-
-        The request goes again when the server refused ``response_format``, and
-        once for each of :mod:`.tooling.second_chances` (a constrained reply cut
-        mid-call, prose naming a tool); the replies asked again are not kept.
-        """
-        options = self.options
-        chances = self._chances
-        while True:
-            constrained = chances.calls_only or constrained_calls.applies(options)
-            aggregator = StreamAggregator(
-                options.text_delta_mode, options.text_tool_calls, constrained=constrained,
-                string_cap=constrained_calls.string_cap(chances.max_tokens or options.max_tokens),
-                said=Said(self._history, options.tools) if constrained else None)
-            aggregator.taken_ids = history_call_ids(self._history)
-            self._early.reset()
-            ask_again: list[bool] = []
-            async for block in self._stream_reply(aggregator, usage, ask_again):
-                yield block
-            if ask_again:
-                continue
-            after_tools = bool(self._history) and self._history[-1].get("role") == "tool"
-            again = None if self._control.interrupt_requested else chances.after_reply(
-                options, aggregator, after_tools=after_tools, history=self._history)
-            if again is None:
-                kept.append(aggregator)
-                return
-            self.turn_metadata.setdefault("asked_again", []).append(again)
-
-    async def _stream_reply(self, aggregator: StreamAggregator, usage: UsageTotals,
-                            ask_again: list[bool]) -> AsyncIterator[StreamItem]:
-        """One reply of the model, as it streams.
-
-        A failure mid-reply (a dropped connection, an ``error`` event as LiteLLM
-        sends) keeps the partial reply in history and is raised; a server that
-        refuses constrained output is remembered and ``ask_again`` gets a True.
-        """
-        asked = time.monotonic()
-        try:
-            async for block in self.context_keeper.read_reply(
-                    self._client(), self.options, self._build_request(), aggregator, usage,
-                    self._control, self.turn_metadata, self._history):
-                if isinstance(block, ToolUseBlock):
-                    self._early.streamed[block.id] = block.name
-                yield block
-        except errors.APIError as exc:
-            if self._refused_response_format(exc, bool(aggregator.content_chunks),
-                                             aggregator.constrained):
-                ask_again.append(True)
-                return
-            if aggregator.text or aggregator.tool_blocks:
-                self._append_assistant(aggregator, [], [])
-                self.turn_metadata["dropped"] = True
-            raise
-        finally:
-            self._api_seconds += time.monotonic() - asked
-
-    def _drop_refused_prompt(self) -> None:
-        """Take back the new prompt whose picture the server refused, as if never sent.
-
-        Only when the refusal answered that prompt itself (nothing came after
-        it): kept, it would make every later request refused too, plain text
-        included, and the advice "send it again without the picture" useless.
-        """
-        index = self._picture_prompt
-        if index is not None and index == len(self._history) - 1:
-            del self._history[index]
-            self._turns -= 1
-            self.turn_metadata["turn_count"] = self._turns
-
-    def _stored_session_id(self) -> str | None:
-        """The stored conversation's id, when this Client continues one."""
-        if self._session is None:
-            return None
-        stored_id = getattr(self._session.session, "conversation_id", None)
-        return stored_id if isinstance(stored_id, str) else None
-
     # -- helpers ---------------------------------------------------------------------
-    def _refused_response_format(self, exc: errors.APIError, content_arrived: bool,
-                                 constrained: bool) -> bool:
-        """The server refused ``response_format``: True when the request goes again without."""
-        if self._structured is not None and self._structured.refused_natively(
-                exc, content_arrived):
-            log.info("the server refused response_format; asking in the prompt instead")
-            return True
-        if constrained_calls.refused(exc, self.options, content_arrived, constrained):
-            self._chances.calls_only = False
-            return True
-        return False
-
     async def _refresh_tools(self) -> None:
         """Offer a changed tool list from this request on (``AgentOptions.refresh_tools``)."""
         refresh = self.options.refresh_tools
-        if refresh is None:
-            return
-        fresh = await refresh()
-        if fresh is None:
-            return
-        tools: dict[str, Tool] = {}
-        for tool in fresh:
-            tools.setdefault(tool.name, tool)  # never two tools under one name
-        self.options.tools = list(tools.values())
+        fresh = await refresh() if refresh is not None else None
+        if fresh is not None:
+            self.options.tools = one_a_name(fresh)  # never two tools under one name
 
     async def sample(self, request: SamplingRequest) -> SamplingReply:
         """Answer an MCP server's sampling request with this agent's model (no tools).
@@ -759,35 +631,12 @@ class Client:
             APIError: Never for a failed summary (the oldest messages are then
                 dropped instead); only what the hooks raise.
         """
-        return await self.context_keeper.compact_now(self._build_request(), self.options,
+        return await self.context_keeper.compact_now(self._replies.request(self._history),
+                                                     self.options,
                                                      self._client())
 
-    def _client(self) -> Any:
-        if self._http is None:
-            o = self.options
-            pool = o.connection_pool
-            shared = pool.client(o.base_url, o.api_key) if pool is not None else None
-            self._http = make_model_http(o.base_url, o.api_key, o.timeout, client=shared)
-        return self._http
-
-    def _build_request(self) -> dict[str, Any]:
-        """The request for the whole history; the context keeper fits it to the window.
-
-        Built here and handed down as data: the layers below send it (again,
-        after a dropped connection or a harder compaction) without calling up.
-        """
-        chances = self._chances
-        request = build_request(self.options, self._history, calls_only=chances.calls_only,
-                                answer_only=chances.answer_only, max_tokens=chances.max_tokens)
-        if self._structured is not None:
-            self._structured.apply(request)
-        return request
-
-    def _append_assistant(self, aggregator: StreamAggregator, calls: list[ToolUseBlock],
-                          bad_calls: list[ToolUseError]) -> None:
-        message = assistant_message(aggregator, calls, bad_calls, self.options.auto_execute_tools)
-        if message is not None:
-            self._history.append(message)
+    def _client(self) -> ModelHttp:
+        return self._connection.http(self.options)
 
     def _answer_open_calls(self, text: str, only_if_auto: bool = False) -> None:
         if only_if_auto and not self.options.auto_execute_tools and \

@@ -59,3 +59,19 @@ async def user_message(prompt: Prompt | None, options: AgentOptions,
         raise errors.ConfigurationError("the prompt is empty")
     check_vision([{"role": "user", "content": content}], options.vision, options.model)
     return {"role": "user", "content": content}
+
+
+def take_back_refused(history: list[dict[str, Any]], picture_prompt: int | None) -> bool:
+    """Take back the new prompt whose picture the server refused, as if never sent.
+
+    Only when the refusal answered that prompt itself (``picture_prompt`` is the
+    history's last entry): kept, it would make every later request refused too,
+    plain text included, and the advice "send it again without the picture" useless.
+
+    Returns:
+        True when the prompt was taken back.
+    """
+    if picture_prompt is None or picture_prompt != len(history) - 1:
+        return False
+    del history[picture_prompt]
+    return True

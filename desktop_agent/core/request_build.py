@@ -103,3 +103,12 @@ def assistant_message(aggregator: StreamAggregator, calls: list[ToolUseBlock],
     if tool_calls:
         message["tool_calls"] = tool_calls
     return message
+
+
+def append_reply(history: list[dict[str, Any]], aggregator: StreamAggregator,
+                 calls: list[ToolUseBlock], bad_calls: list[ToolUseError],
+                 auto_execute_tools: bool) -> None:
+    """Add the reply's history entry to ``history``, unless it said and called nothing."""
+    message = assistant_message(aggregator, calls, bad_calls, auto_execute_tools)
+    if message is not None:
+        history.append(message)

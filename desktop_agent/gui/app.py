@@ -149,12 +149,15 @@ def warm_up() -> None:
     (``session.warm_up``) a second or more, and a diff can be opened before any
     turn has run (a restored conversation's "what changed").
     """
+    import importlib
+
     from desktop_agent.gui.transcript.code_highlight import warm_up_highlighting
     from desktop_agent.gui.transcript.theme import DARK_CODE_STYLE, LIGHT_CODE_STYLE
     from desktop_agent.session import warm_up_turns
 
     warm_up_highlighting((LIGHT_CODE_STYLE, DARK_CODE_STYLE))
     warm_up_turns()
+    importlib.import_module("markdown_it")  # the first reply's rendering (~50 ms)
 
 
 def start_warm_up(loop: asyncio.AbstractEventLoop, collector: IdleCollector) -> None:

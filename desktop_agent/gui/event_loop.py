@@ -23,6 +23,13 @@ landed on several of them, each keeping its own allocator arena. Python's pool
 starts a thread only when no idle one can take the job, up to the same ten:
 five restored tabs with a model server answering idle 0.5 MiB smaller
 (117.4 -> 116.9 MiB RSS from source, ``bench/startup.py``).
+
+A callback cancelled before it comes due (every timeout that did not fire: a
+network read's, a command's time limit, ``asyncio.wait_for``) has its Qt timer
+killed and its handle let go at once. qasync kept both until the delay ran
+out, and the handle its context (the tool call's progress channel, the
+turn's MCP caller...): with timeouts of minutes, a window driven turn after
+turn held thousands of them.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ class _CallbackTimer(QObject):
         super().__init__()
         self._loop = loop
         self._handles: dict[int, asyncio.Handle] = {}
+        self._timer_of: dict[int, int] = {}  # id(handle) -> its Qt timer, while pending
         self._deferred: list[asyncio.Handle] = []
         self._depth = 0
         self._stopped = False
@@ -59,12 +67,23 @@ class _CallbackTimer(QObject):
         """Run ``handle`` after ``delay`` seconds (qasync's interface)."""
         timer_id = self.startTimer(int(max(0.0, delay) * 1000))
         self._handles[timer_id] = handle
+        if isinstance(handle, asyncio.TimerHandle):  # one that may be cancelled before due
+            self._timer_of[id(handle)] = timer_id
         return handle
+
+    def cancelled(self, handle: asyncio.Handle) -> None:
+        """``handle`` will never run: stop its timer and let it go now, not when due."""
+        timer_id = self._timer_of.pop(id(handle), None)
+        if timer_id is not None and self._handles.get(timer_id) is handle:
+            self.killTimer(timer_id)
+            del self._handles[timer_id]
 
     def timerEvent(self, event: QTimerEvent) -> None:
         timer_id = event.timerId()
         self.killTimer(timer_id)
         handle = self._handles.pop(timer_id, None)
+        if handle is not None:
+            self._timer_of.pop(id(handle), None)
         if handle is None or handle.cancelled() or self._stopped:
             return
         if self._depth and asyncio.current_task(self._loop) is not None:
@@ -102,6 +121,7 @@ class _CallbackTimer(QObject):
         for timer_id in list(self._handles):
             self.killTimer(timer_id)
         self._handles.clear()
+        self._timer_of.clear()
         self._deferred.clear()
 
     def set_debug(self, enabled: bool) -> None:
@@ -119,3 +139,31 @@ class GuiEventLoop(qasync.QEventLoop):  # type: ignore[misc]
         # loop shuts the pool down, as it did qasync's.
         self.set_default_executor(ThreadPoolExecutor(
             max_workers=DEFAULT_EXECUTOR_THREADS, thread_name_prefix="loop-worker"))
+
+    def call_later(self, delay: float, callback: Any, *args: Any,
+                   context: Any = None) -> asyncio.Handle:
+        """Run ``callback`` after ``delay`` seconds; cancelling the handle stops its timer.
+
+        A delayed callback gets an :class:`asyncio.TimerHandle` (qasync gives a
+        plain ``Handle``), whose ``cancel()`` tells the loop
+        (:meth:`_timer_handle_cancelled`); one due now (``call_soon``, every
+        task step) stays a plain ``Handle``, as cheap as qasync made it.
+        """
+        if delay <= 0:
+            due: asyncio.Handle = super().call_later(delay, callback, *args, context=context)
+            return due
+        if asyncio.iscoroutinefunction(callback):
+            raise TypeError("coroutines cannot be used with call_later")
+        if not callable(callback):
+            raise TypeError(f"callback must be callable: {type(callback).__name__}")
+        handle = asyncio.TimerHandle(self.time() + delay, callback, args, self, context=context)
+        self._timer.add_callback(handle, delay)
+        return handle
+
+    def call_at(self, when: float, callback: Any, *args: Any,
+                context: Any = None) -> asyncio.Handle:
+        """Run ``callback`` at loop time ``when`` (see :meth:`call_later`)."""
+        return self.call_later(when - self.time(), callback, *args, context=context)
+
+    def _timer_handle_cancelled(self, handle: asyncio.TimerHandle) -> None:
+        self._timer.cancelled(handle)

@@ -143,6 +143,7 @@ class ConversationRunner:
         self.session = ConversationSession(services.store, conversation_id, services.session,
                                            self.approvals, owner="server", record=record)
         self._ran_inputs: dict[str, dict[str, Any]] = {}
+        self._in_turn = False
         self.last_context_check: dict[str, Any] | None = None
         self.session.subscribe(self._on_event)
 
@@ -292,6 +293,11 @@ class ConversationRunner:
 
     def _state_changed(self, event: StateChanged) -> None:
         data: dict[str, Any] = {"state": event.state}
+        if event.state != "idle" and not self._in_turn:
+            # A turn starts, so the ones before it have ended: their live output may go
+            # (the events' retention rule); the latest turn's stays until this point.
+            self._services.events.prune_live_output(self.conversation_id)
+        self._in_turn = event.state != "idle"
         if event.outcome is not None:
             data["outcome"] = event.outcome
             self.approvals.withdraw_all()

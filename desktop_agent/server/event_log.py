@@ -37,7 +37,8 @@ with 50 streams per replica, measured with ``bench/server_load.py
 milliseconds.) On SQLite, and as a safety net on PostgreSQL, a follower
 waiting for news polls the table now and then, so a stream served by one
 process also shows what another process appended. Idle conversations' tails
-are dropped (:meth:`EventLog.evict_idle`).
+are dropped (:meth:`EventLog.evict_idle`), and a conversation's tail when its
+next turn starts (:meth:`EventLog.prune_live_output`, the retention rule).
 
 All methods except the writer's internals run on the server's event loop.
 """
@@ -62,7 +63,7 @@ from desktop_agent.store import (
     StoredEvent,
 )
 
-from .event_writer import EventWriter, Forget, Pending
+from .event_writer import EventWriter, Forget, Pending, PruneLiveOutput, Queued
 
 log = logging.getLogger("desktop_agent.server.events")
 
@@ -235,7 +236,7 @@ def _settle(future: asyncio.Future[bool], woken_by_commit: bool) -> None:
         future.set_result(woken_by_commit)
 
 
-def _joined(entry: Pending | Forget, texts: list[str]) -> Pending | Forget:
+def _joined(entry: Queued, texts: list[str]) -> Queued:
     """``entry`` (a text or thinking delta) carrying all of ``texts`` as one delta."""
     if not isinstance(entry, Pending):
         return entry
@@ -263,7 +264,7 @@ class EventLog:
         self._progress: dict[str, _Progress] = {}
         self._writer: EventWriter | None = None
         # Appended during this loop iteration, handed to the writer at its end.
-        self._outbox: list[Pending | Forget] = []
+        self._outbox: list[Queued] = []
         # Per conversation: its newest outbox entry, when that is a text or thinking
         # delta that later deltas of the same type may still join (index, texts);
         # and every such group of this loop turn, open or closed.
@@ -408,7 +409,7 @@ class EventLog:
             texts.append(delta)
             return True
 
-    def _send(self, item: Pending | Forget, joinable: str | None = None) -> None:
+    def _send(self, item: Queued, joinable: str | None = None) -> None:
         """Queue ``item`` for the writer at the end of this loop iteration.
 
         ``joinable``: the item is a text/thinking delta with this text, which
@@ -430,7 +431,7 @@ class EventLog:
             self._hand_over_scheduled = True
             asyncio.get_running_loop().call_soon(self._hand_over)
 
-    def _take_outbox(self) -> list[Pending | Forget]:
+    def _take_outbox(self) -> list[Queued]:
         """Everything queued so far, with joined deltas made into one event each."""
         with self._outbox_lock:
             items, self._outbox = self._outbox, []
@@ -659,6 +660,25 @@ class EventLog:
             self._send(Forget(conversation_id))
         else:
             self._store.delete_events(conversation_id)
+
+    def prune_live_output(self, conversation_id: str) -> None:
+        """The events' retention rule: the conversation's live output so far goes.
+
+        Called when a turn starts: the turns before it have ended, and what their
+        deltas and command output said is in their ``message`` and ``tool_result``
+        events (see :func:`desktop_agent.store.event_table.prune_live_output`). The
+        tail held in memory is dropped as well, so from now on every reader reads
+        the pruned log, not the whole one for the same ids in one place and the
+        pruned one in another; it also holds no more than the turn under way.
+        """
+        if self._closed:
+            return
+        tail = self._tails.get(conversation_id)
+        if tail is not None:
+            tail.restart(tail.end)
+        # Counted like an event, so a reader waits until the rows are gone.
+        self._progress.setdefault(conversation_id, _Progress()).queued += 1
+        self._send(PruneLiveOutput(conversation_id))
 
     def evict_idle(self, idle_seconds: float) -> int:
         """Drop the memory of conversations untouched for ``idle_seconds``; returns how many.

@@ -61,10 +61,24 @@ class Forget:
     conversation_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class PruneLiveOutput:
+    """Delete a conversation's live output so far (ordered with the inserts queued before it).
+
+    The events table's retention rule (see
+    :func:`desktop_agent.store.event_table.prune_live_output`).
+    """
+
+    conversation_id: str
+
+
+Queued = Pending | Forget | PruneLiveOutput
+"""What the event loop hands this thread."""
+
 Committed = Callable[[list[tuple[StoredEvent, dict[str, Any]]], list[str]], None]
 """``on_committed(written, others)``: runs on the loop after each batch; ``others``
-names the conversation of each queued item that wrote no event (a deletion, or an
-event dropped after the disk failed), so waiters can count them done."""
+names the conversation of each queued item that wrote no event (a deletion, a
+pruning, or an event dropped after the disk failed), so waiters can count them done."""
 
 
 class EventWriter(threading.Thread):
@@ -76,13 +90,13 @@ class EventWriter(threading.Thread):
         self._store = store
         self._loop = loop
         self._on_committed = on_committed
-        self.queue: queue.SimpleQueue[list[Pending | Forget] | None] = queue.SimpleQueue()
+        self.queue: queue.SimpleQueue[list[Queued] | None] = queue.SimpleQueue()
 
     def run(self) -> None:
         defer_to_event_loop()  # see thread_scheduling
         stop = False
         while not stop:
-            batch: list[Pending | Forget] = []
+            batch: list[Queued] = []
             items = self.queue.get()
             while items is not None:
                 batch += items
@@ -96,7 +110,7 @@ class EventWriter(threading.Thread):
             if batch:
                 self._write(batch)
 
-    def _write(self, batch: list[Pending | Forget]) -> None:
+    def _write(self, batch: list[Queued]) -> None:
         written: list[tuple[StoredEvent, dict[str, Any]]] = []
         others: list[str] = []
         run: list[Pending] = []
@@ -113,6 +127,10 @@ class EventWriter(threading.Thread):
                 run = []
             if isinstance(item, Forget):
                 self._retrying(functools.partial(self._store.delete_events,
+                                                 item.conversation_id))
+                others.append(item.conversation_id)
+            elif isinstance(item, PruneLiveOutput):
+                self._retrying(functools.partial(self._store.prune_live_output,
                                                  item.conversation_id))
                 others.append(item.conversation_id)
         # RuntimeError: the loop closed first (shutdown), so nobody is reading.

@@ -9,14 +9,24 @@ process's memory: two ``serve`` processes on one data folder, or replicas on
 one PostgreSQL database, then interleave their events gaplessly instead of
 overwriting each other's, and an id, once read, always names the same event.
 So the ids committed in a conversation are always 1..N, with no hole a reader
-could skip. On PostgreSQL the commit also NOTIFYs other replicas (see
-:data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`).
+could skip (until the retention rule below removes some: readers page by
+``event_id > after`` and never count on every id being there). On PostgreSQL
+the commit also NOTIFYs other replicas (see :data:`~desktop_agent.store.dialects.EVENTS_CHANNEL`).
 
 Callers insert many events per transaction (:func:`append_events` takes a
 batch), because a commit, not a row, is what costs; a batch costs the same few
 statements however many conversations it holds, and a replica that hears of
 other replicas' commits reads the new events of all of them in one query
 (:func:`read_events_after`).
+
+Retention: a conversation's live output (:data:`LIVE_OUTPUT_TYPES`: streamed text
+and reasoning deltas, a running command's output, progress reports) is only
+needed while its turn is followed; once the turn ended, the ``message`` and
+``tool_result`` events (and the stored messages) hold the same content, capped
+as stored. :func:`prune_live_output` deletes it, and the REST server calls it
+when the conversation's next turn starts, so the latest turn's live output stays
+whole for whoever reads it after the fact. Without it the events table kept every
+message a second time in pieces, and an hour of a command's output (~350 MB).
 """
 
 from __future__ import annotations
@@ -29,6 +39,10 @@ from desktop_agent.store.event_records import NewEvent, StoredEvent
 from desktop_agent.store.sql_connection import SqlConnection
 
 _BATCH_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+LIVE_OUTPUT_TYPES = ("text", "thinking", "tool_output", "tool_progress", "prompt_progress")
+"""Event types that repeat, in pieces, what a finished turn stores whole (see the retention
+rule in the module docstring)."""
 
 MAX_CONVERSATIONS_PER_QUERY = 200
 """Conversations one query names at most (SQLite's limit on parameters is far above)."""
@@ -131,6 +145,21 @@ def read_events(
     ]
 
 
+def prune_live_output(conn: SqlConnection, conversation_id: str) -> int:
+    """Delete the conversation's live-output events; returns how many went.
+
+    Its newest event always stays, whatever its type: ids are handed out as
+    ``max(event_id) + 1``, and an id once read must never name another event.
+    """
+    marks = ", ".join("?" * len(LIVE_OUTPUT_TYPES))
+    cursor = conn.execute(
+        f"DELETE FROM events WHERE conversation_id = ? AND type IN ({marks})"
+        " AND event_id < (SELECT max(event_id) FROM events WHERE conversation_id = ?)",
+        (conversation_id, *LIVE_OUTPUT_TYPES, conversation_id),
+    )
+    return max(0, int(cursor.rowcount))
+
+
 def event_conversations(conn: SqlConnection) -> list[str]:
     """Conversations that have events (to prune those whose conversation is gone)."""
     rows = conn.execute("SELECT DISTINCT conversation_id FROM events").fetchall()
@@ -203,3 +232,8 @@ class EventTable:
         """Forget a conversation's events."""
         with self._db.writing() as conn:
             delete_events(conn, conversation_id)
+
+    def prune_live_output(self, conversation_id: str) -> int:
+        """Delete the conversation's live output (the retention rule); returns how many went."""
+        with self._db.writing_beside({f"events/{conversation_id}"}) as conn:
+            return prune_live_output(conn, conversation_id)

@@ -259,6 +259,7 @@ class Store:
     last_event_id = PartMethod("_events", EventTable.last_event_id)
     event_conversations = PartMethod("_events", EventTable.event_conversations)
     delete_events = PartMethod("_events", EventTable.delete_events)
+    prune_live_output = PartMethod("_events", EventTable.prune_live_output)
     # -- sealed_secrets (PostgreSQL only) --------------------------------------------------
     sealed_secret = PartMethod("_sealed", SealedSecrets.sealed_secret)
     put_sealed_secret = PartMethod("_sealed", SealedSecrets.put_sealed_secret)

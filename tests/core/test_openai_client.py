@@ -1,7 +1,8 @@
 """Every request to a model server goes through that server's one ``AsyncOpenAI``.
 
-Discovery, the server's detail endpoints and the chats all use the client a
-``ConnectionPool`` holds for the server; the SDK's retry rules
+Discovery (of a server it does not reach directly on this machine, see
+``core/servers/local_json.py``), the server's detail endpoints and the chats all
+use the client a ``ConnectionPool`` holds for the server; the SDK's retry rules
 (``x-should-retry``, ``retry-after-ms``), request ids and Azure's auth reach
 the person as the core's typed errors and working chats.
 """
@@ -47,6 +48,10 @@ def _record_requests(client: openai.AsyncOpenAI, monkeypatch: pytest.MonkeyPatch
 
 async def test_discovery_details_and_chat_share_the_servers_one_client(
         server: ScriptedServer, make_options, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A proxy named in the environment (bypassed for this address) leaves discovery to
+    # the SDK: a local server reached directly is listed without it (test_local_json.py).
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     server.models = ["gemma-3-4b"]
     server.routes[("GET", "/props")] = (200, {
         "default_generation_settings": {"n_ctx": 8192}, "modalities": {"vision": True}})
@@ -90,6 +95,8 @@ async def test_a_probe_without_a_pool_closes_the_client_it_made(
         return made[-1]
 
     monkeypatch.setattr("desktop_agent.core.servers.discovery.new_openai_client", spy)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # the SDK asks (bypassed below)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     server.models = ["m"]
     info = await probe_server(server.base_url, timeout=2.0)
     assert info.up and [m.id for m in info.models] == ["m"]
@@ -105,7 +112,8 @@ def _closed_port() -> int:
 def test_a_search_where_nothing_listens_does_not_load_the_sdk() -> None:
     # A window opened with no model server running searches six local ports; a
     # refused connection says "not running" without the SDK stack (~25 MB of an
-    # idle window). The first port that answers is asked through the SDK.
+    # idle window). A local port that answers is listed without it too
+    # (core/servers/local_json.py): the first turn loads it.
     code = textwrap.dedent(f"""
         import asyncio, sys
         from desktop_agent.core.servers.discovery import discover_servers
@@ -128,7 +136,7 @@ def test_a_search_where_nothing_listens_does_not_load_the_sdk() -> None:
     assert result.stdout.splitlines() == [
         "[('llama.cpp', False, 'not running'), ('vLLM', False, 'not running')]",
         "openai loaded: False False",
-        "True ['qwen3-4b'] openai loaded: True",
+        "True ['qwen3-4b'] openai loaded: False",
     ]
 
 

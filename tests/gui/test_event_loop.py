@@ -89,3 +89,34 @@ def test_work_handed_to_threads_starts_only_the_threads_it_needs(
     assert len(set(ran_on)) == 1 and threading.current_thread().name not in ran_on
     assert ran_on[0].startswith("loop-worker")  # the loop's own pool, not one of its own
     assert len(_loop_workers() - before) <= 1
+
+
+def test_a_timeout_that_did_not_fire_lets_go_of_its_call_at_once(
+        qtbot: Any, qasync_loop: asyncio.AbstractEventLoop) -> None:
+    """A network read's or a command's time limit: what the call held is freed when it ends.
+
+    qasync kept a cancelled timer's handle, and with it the call's context, until
+    the time limit would have run out (minutes), turn after turn.
+    """
+    import contextvars
+    import gc
+    import weakref
+
+    class Output:  # what a tool call holds in its context, e.g. its progress channel
+        pass
+
+    held: contextvars.ContextVar[Output] = contextvars.ContextVar("held")
+    output = Output()
+    gone = weakref.ref(output)
+
+    async def call(payload: Output) -> None:
+        held.set(payload)
+        await asyncio.wait_for(asyncio.sleep(0.001), timeout=600)
+
+    task = qasync_loop.create_task(call(output))
+    del output
+    qtbot.waitUntil(task.done, timeout=WAIT_MS)
+    task.result()
+    del task
+    gc.collect()
+    assert gone() is None, "the call's context lives on in its cancelled 600 s timeout"

@@ -39,8 +39,8 @@ def test_the_window_icon_has_the_small_sizes_only(qapp: object) -> None:
 
 #: Runs the real window (``desktop_agent.cli.main``) and, once it is shown and its
 #: event loop has had nothing to do for half a second (the server search, the
-#: restored tabs' context estimates and files check all done), prints the
-#: ``desktop_agent`` modules it holds.
+#: restored tabs' context estimates and files check all done), prints the modules it
+#: holds and the model its current conversation was given.
 IDLE_WINDOW_MODULES = r"""
 import asyncio, json, os, sys
 from PySide6.QtCore import QTimer
@@ -61,7 +61,9 @@ def poll() -> None:
     shown = any(isinstance(w, QMainWindow) and w.isVisible() for w in app.topLevelWidgets())
     quiet = quiet + 1 if shown and not busy() else 0
     if quiet >= 5:
-        print(json.dumps(sorted(m for m in sys.modules if m.startswith("desktop_agent"))),
+        window = next(w for w in app.topLevelWidgets() if isinstance(w, QMainWindow))
+        print(json.dumps({"modules": sorted(sys.modules),
+                          "model": window.current_controller().settings.get("model")}),
               flush=True)
         os._exit(0)
 
@@ -109,6 +111,17 @@ NOT_AT_IDLE = (
     # The PostgreSQL engine is serve's: the one binary leaves it out (build.spec), so a
     # window that imported it would not start.
     "desktop_agent.store.postgres",
+    # The openai SDK stack (~17 MB): the search lists a local server's models without it
+    # (core/servers/local_json.py); the first key pressed loads it for the first turn.
+    "openai",
+    "httpx2",
+    "httpcore2",
+    "anyio",
+    "aiohttp",
+    # pydantic and the settings schema (~10 MB): the server and model a search found are
+    # saved through the schema's limits without it (session/settings/plain_settings.py).
+    "pydantic",
+    "desktop_agent.session.settings.conversation_settings",
 )
 
 
@@ -136,7 +149,94 @@ def test_an_idle_window_with_restored_tabs_loads_nothing_it_does_not_show(
         result = subprocess.run([sys.executable, "-c", IDLE_WINDOW_MODULES], cwd=REPO, env=env,
                                 capture_output=True, text=True, timeout=180, check=False)
     assert result.returncode == 0, result.stderr
-    loaded = set(json.loads(result.stdout.strip().splitlines()[-1]))
+    idle = json.loads(result.stdout.strip().splitlines()[-1])
+    loaded = set(idle["modules"])
+    assert idle["model"] == "idle-model"  # the search found the server and listed its model
     assert "desktop_agent.gui.transcript.view" in loaded  # the test sees the shown tab
     assert "desktop_agent.session.conversation" in loaded
     assert sorted(loaded.intersection(NOT_AT_IDLE)) == []
+
+
+#: The idle window of :data:`IDLE_WINDOW_MODULES` with a server answering; then the
+#: person types (the warm-up starts on the first key) and, once the warm-up has
+#: loaded what the first turn needs, presses Enter. Prints the modules the send itself
+#: imported (on the event loop, while the person waits) and the reply shown.
+FIRST_SEND_AFTER_TYPING = r"""
+import asyncio, json, os, sys
+from PySide6.QtCore import QTimer, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+import desktop_agent.gui.app as app_module
+
+app = QApplication([sys.argv[0]])
+state = {"phase": "idle", "quiet": 0}
+warm_up = app_module.warm_up
+
+def recorded_warm_up() -> None:
+    warm_up()
+    state["warm"] = True
+
+app_module.warm_up = recorded_warm_up  # what the first key press starts
+
+def busy() -> bool:
+    try:
+        tasks = asyncio.all_tasks(asyncio.get_event_loop())
+    except RuntimeError:
+        return True
+    return any("until_closed" not in t.get_coro().__qualname__ for t in tasks)
+
+def poll() -> None:
+    window = next((w for w in app.topLevelWidgets()
+                   if isinstance(w, QMainWindow) and w.isVisible()), None)
+    state["quiet"] = state["quiet"] + 1 if window is not None and not busy() else 0
+    if state["phase"] == "idle" and state["quiet"] >= 5:
+        state["idle"] = sorted(m for m in ("openai", "markdown_it") if m in sys.modules)
+        window.current_tab().composer.setFocus()
+        QTest.keyClicks(window.current_tab().composer, "Hello there")
+        state["phase"] = "typing"
+    elif state["phase"] == "typing" and state.get("warm") and state["quiet"] >= 5:
+        state["before"] = set(sys.modules)  # the warm-up is done
+        QTest.keyClick(window.current_tab().composer, Qt.Key.Key_Return)
+        state["phase"] = "sent"
+        state["quiet"] = 0
+    elif state["phase"] == "sent" and state["quiet"] >= 5:
+        controller = window.current_controller()
+        replies = [m["message"]["content"] for m in controller.stored_messages()
+                   if m["role"] == "assistant"]
+        print(json.dumps({"idle": state["idle"], "replies": replies,
+                          "send_imported": sorted(set(sys.modules) - state["before"])}),
+              flush=True)
+        os._exit(0)
+
+timer = QTimer()
+timer.timeout.connect(poll)
+timer.start(100)
+from desktop_agent.cli.main import main
+main([])
+"""
+
+#: Packages the first turn needs that the warm-up loads ahead (not on the loop).
+WARMED_UP = ("openai", "httpx2", "httpcore2", "anyio", "aiohttp", "pydantic", "markdown_it",
+             "pygments")
+
+
+def test_the_first_key_press_loads_what_the_first_turn_needs_and_the_turn_runs(
+        tmp_path: Path) -> None:
+    from desktop_agent.testing import ScriptedServer, script
+
+    with ScriptedServer() as server:
+        server.models = ["typed-model"]
+        server.enqueue(script.text("Hello, person."))
+        env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(tmp_path),
+               "QT_QPA_PLATFORM": "offscreen", "DESKTOP_AGENT_BASE_URL": server.base_url,
+               "PYTHONPATH": str(REPO)}
+        result = subprocess.run([sys.executable, "-c", FIRST_SEND_AFTER_TYPING], cwd=REPO,
+                                env=env, capture_output=True, text=True, timeout=300,
+                                check=False)
+    assert result.returncode == 0, result.stderr
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    assert run["idle"] == []  # neither the SDK nor the markdown parser while idle
+    assert run["replies"] == ["Hello, person."]
+    loaded_by_the_send = {m.split(".")[0] for m in run["send_imported"]}
+    assert sorted(loaded_by_the_send.intersection(WARMED_UP)) == []

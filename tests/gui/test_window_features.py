@@ -118,6 +118,22 @@ def test_environment_preselects_server_and_model(qtbot: Any, make_window: Any, s
     assert again.new_conversation().settings["model"] == "wanted-model"
 
 
+def test_a_server_the_search_found_answers_the_first_message(qtbot: Any, make_window: Any,
+                                                             server: Any,
+                                                             monkeypatch: Any) -> None:
+    """The search lists a local server without the SDK; the first turn loads it and runs."""
+    server.models = ["found-model"]
+    monkeypatch.setenv("DESKTOP_AGENT_BASE_URL", server.base_url)
+    window = make_window(discover=True)
+    controller = window.current_controller()
+    qtbot.waitUntil(lambda: controller.has_server, timeout=WAIT_MS)
+    server.enqueue(script.text("Found and answering."))
+    send(qtbot, window, "Are you there?")
+    wait_idle(qtbot, controller)
+    assert "Found and answering." in last_assistant_text(window)
+    assert server.requests[-1]["model"] == "found-model"
+
+
 def test_nothing_running_offers_retry_and_url(qtbot: Any, make_window: Any, server: Any) -> None:
     window = make_window(discover=True)
     tab = window.current_tab()

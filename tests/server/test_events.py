@@ -9,6 +9,7 @@ from server_harness import MASTER_KEY, RunningApi, SseReader, start_api
 
 from desktop_agent.server.routes import events as events_route
 from desktop_agent.store import Store
+from desktop_agent.store.event_table import LIVE_OUTPUT_TYPES
 from desktop_agent.testing import script
 
 
@@ -71,7 +72,10 @@ def test_sse_resume_with_last_event_id_loses_and_repeats_nothing(api: RunningApi
     ids = [e["id"] for e in seen + caught_up + live]
     assert ids == list(range(1, ids[-1] + 1)), "ids must be contiguous: no loss, no duplicates"
     assert "".join(e["data"]["text"] for e in live if e["type"] == "text") == "live one two three"
-    assert [e["id"] for e in api.events(cid)] == ids
+    # The retention rule: the first turn's live output went when the second started.
+    kept = [e["id"] for e in seen + caught_up + live
+            if e["id"] > first_idle["id"] or e["type"] not in LIVE_OUTPUT_TYPES]
+    assert [e["id"] for e in api.events(cid)] == kept
 
     with _stream(api, cid) as response:
         pass
@@ -100,8 +104,12 @@ def test_events_survive_a_restart_and_ids_continue(tmp_path, data_dir, model_ser
         assert again.events(cid) == before
         _one_turn(again, model_server, cid, "after it", after=idle["id"])
         after = again.events(cid)
-        assert [e["id"] for e in after] == list(range(1, len(after) + 1))
-        assert after[:len(before)] == before
+        # Of the first turn only its live output went, when the second started (the
+        # retention rule); the second turn's ids continue right after the first's.
+        kept = [e for e in before if e["type"] not in LIVE_OUTPUT_TYPES]
+        assert after[:len(kept)] == kept
+        second = [e["id"] for e in after[len(kept):]]
+        assert second == list(range(idle["id"] + 1, idle["id"] + 1 + len(second)))
     finally:
         again.stop()
         again.store.close()

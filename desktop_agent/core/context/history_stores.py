@@ -108,6 +108,11 @@ class SessionLink:
             return entered
         return contextlib.nullcontext()
 
+    def stored_id(self) -> str | None:
+        """The stored conversation's id, when the session is one a store holds."""
+        stored_id = getattr(self.session, "conversation_id", None)
+        return stored_id if isinstance(stored_id, str) else None
+
     def rebase(self, history_length: int) -> None:
         """The history was replaced: count it as saved (the store keeps the full one)."""
         self._saved = history_length

@@ -22,8 +22,20 @@ from desktop_agent.core.context.tokens import (
 _PROMPT_FRAME = 3
 
 
+def _fingerprint(text: str | None) -> tuple[int, int] | None:
+    """``text`` told apart by its length and hash, without holding on to it."""
+    return None if text is None else (len(text), hash(text))
+
+
 class TokenCounter:
-    """Counts messages and tool schemas, remembering what it has counted."""
+    """Counts messages and tool schemas, remembering what it has counted.
+
+    The cache is keyed by each message's fingerprint, not its text: a counter
+    lives as long as its conversation's client, and keys holding the texts kept
+    every message of the conversation in memory between turns (up to the limit),
+    after the history itself was let go. Two texts of one length with one hash
+    would share a count: an estimate off, never a message changed.
+    """
 
     def __init__(self, limit: int = 4096) -> None:
         self._cache: dict[tuple[Any, ...], int] = {}
@@ -33,8 +45,9 @@ class TokenCounter:
         """Tokens of one message, framing included."""
         content = message.get("content")
         calls = message.get("tool_calls")
-        key = (message.get("role"), content if isinstance(content, str | None) else repr(content),
-               repr(calls) if calls else None, message.get("name"))
+        key = (message.get("role"),
+               _fingerprint(content if isinstance(content, str | None) else repr(content)),
+               _fingerprint(repr(calls)) if calls else None, message.get("name"))
         found = self._cache.get(key)
         if found is None:
             if len(self._cache) >= self._limit:

@@ -13,8 +13,9 @@ and the server's prompt cache keeps matching.
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from desktop_agent.core.context.tokens import count_text_tokens
@@ -24,6 +25,8 @@ DEFAULT_RESULT_BUDGET = 4000
 #: A quarter of the context window when it is known.
 CONTEXT_SHARE = 4
 _MIN_BUDGET = 64
+#: Cuts remembered (the newest): one per big result in the conversations under way.
+_CUTS_KEPT = 256
 
 
 def result_budget(context_length: int | None, configured: int | None = None) -> int:
@@ -49,9 +52,43 @@ def cut_result(content: str, budget: int, name: str | None = None,
     return _cut(content, budget, name, offset if isinstance(offset, int) else None)
 
 
-@lru_cache(maxsize=256)
+class _Cuts:
+    """The cuts made lately: the same big result is cut again for every request.
+
+    Keyed by the result's length and hash rather than its text, and a result
+    kept whole is remembered as such: a cache holding the texts kept the last
+    results of every conversation (command outputs of up to 30,000 characters)
+    in memory long after their turns had let the history go.
+    """
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._cuts: OrderedDict[tuple[Any, ...], str | None] = OrderedDict()
+        self._lock = threading.Lock()  # requests are built on worker threads too
+
+    def get(self, content: str, budget: int, name: str | None, offset: int | None) -> str:
+        key = (len(content), hash(content), budget, name, offset)
+        with self._lock:
+            if key in self._cuts:
+                self._cuts.move_to_end(key)
+                cut = self._cuts[key]
+                return content if cut is None else cut
+        cut = _cut_now(content, budget, name, offset)
+        with self._lock:
+            self._cuts[key] = None if cut is content else cut
+            while len(self._cuts) > self._kept:
+                self._cuts.popitem(last=False)
+        return cut
+
+
+_CUTS = _Cuts(_CUTS_KEPT)
+
+
 def _cut(content: str, budget: int, name: str | None, offset: int | None) -> str:
-    """Cached: the same big result is cut again for every request of a conversation."""
+    return _CUTS.get(content, budget, name, offset)
+
+
+def _cut_now(content: str, budget: int, name: str | None, offset: int | None) -> str:
     total = count_text_tokens(content)
     if total <= budget:
         return content

@@ -34,7 +34,7 @@ from desktop_agent.core.servers.context_window import (
     lmstudio_window,
     ollama_window,
 )
-from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json, get_or_none
+from desktop_agent.core.servers.model_details import get_json, get_or_none, request_errors
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -214,7 +214,7 @@ async def _listed(http: openai.AsyncOpenAI, root: str, model: str,
 
 #: In order of trust: a server's own endpoint before a figure in ``/v1/models``.
 _READERS: tuple[Reader, ...] = (_llamacpp, _ollama, _lmstudio, _litellm, _listed)
-_FAILURES: tuple[type[BaseException], ...] = (*REQUEST_ERRORS, AttributeError, OSError)
+_FAILURES: tuple[type[BaseException], ...] = (*request_errors(), AttributeError, OSError)
 
 
 async def _ask(base_url: str, model: str, api_key: str | None, timeout: float,

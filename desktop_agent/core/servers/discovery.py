@@ -16,13 +16,15 @@ its ``/alive`` answer and left out: it serves conversations, not a model.
 Server-reported types come first (:mod:`.model_details`); a model's name is
 only a fallback guess.
 
-Every request goes through the server's ``AsyncOpenAI``: the one in the
-``pool`` given (the same client the server's chats use), or one made for the
-probe and closed after it. A local address where nothing listens is told by a
-refused TCP connection before any of that (:mod:`.port_check`), so a window
-started with no server running does not load the SDK stack for the search
-(about 25 MB of an idle window); this module imports the SDK, in a worker
-thread, only when some address accepts a connection.
+A local address where nothing listens is told by a refused TCP connection
+(:mod:`.port_check`), and a server that does listen on a loopback address with
+no proxy in between is asked with :class:`~.local_json.LocalJsonClient`: so the
+search never loads the SDK stack for the servers on this machine (about 17 MB
+of an idle window, which the SDK's first turn loads anyway once the person
+writes). Any other server's requests go through its ``AsyncOpenAI``: the one in
+the ``pool`` given (the same client the server's chats use), or one made for
+the probe and closed after it; this module imports the SDK, in a worker thread,
+only then.
 
 ``DESKTOP_AGENT_BASE_URL`` adds a server to probe; ``DESKTOP_AGENT_MODEL``
 names the preferred model (see :func:`preferred_server_and_model`).
@@ -37,14 +39,15 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from desktop_agent.core.servers.port_check import refuses_connections
+from desktop_agent.core.servers.local_json import LocalJsonClient
+from desktop_agent.core.servers.port_check import reached_directly, refuses_connections
 from desktop_agent.core.wire import http_backend
 from desktop_agent.core.wire.model_client import cause_chain, load_sdk, new_openai_client
 
 if TYPE_CHECKING:
     import openai
 
-    from desktop_agent.core.servers.model_details import ModelKind
+    from desktop_agent.core.servers.model_details import ModelKind, ServerHttp
     from desktop_agent.core.wire.connection_pool import ConnectionPool
 
 #: What ``desktop-agent serve`` answers on ``GET /alive`` (``service``).
@@ -139,7 +142,19 @@ async def list_models(base_url: str, api_key: str | None = None, *, kind: str = 
         return await _list_models(http, base_url.rstrip("/"), kind, timeout)
 
 
-async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
+@contextlib.asynccontextmanager
+async def probe_client(base_url: str, api_key: str | None,
+                       pool: ConnectionPool | None) -> AsyncIterator[ServerHttp]:
+    """Who asks a server found on a probe: the light client for a local one, else the SDK's."""
+    if reached_directly(base_url):
+        yield LocalJsonClient(api_key)
+        return
+    await load_sdk()  # in a worker thread: about a second of CPU the first time
+    async with server_client(base_url, api_key, pool) as http:
+        yield http
+
+
+async def _list_models(http: ServerHttp, base_url: str, kind: str,
                        timeout: float) -> list[ModelInfo]:
     from desktop_agent.core.servers.context_window import listed_window
     from desktop_agent.core.servers.model_details import (
@@ -179,13 +194,13 @@ async def _list_models(http: openai.AsyncOpenAI, base_url: str, kind: str,
     return models
 
 
-async def _is_own_server(http: openai.AsyncOpenAI, base_url: str, timeout: float) -> bool:
+async def _is_own_server(http: ServerHttp, base_url: str, timeout: float) -> bool:
     """Whether ``desktop-agent serve`` answers at this address (its ``/alive``)."""
-    from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
+    from desktop_agent.core.servers.model_details import get_json, request_errors
 
     try:
         answer = await get_json(http, f"{_root(base_url)}/alive", timeout)
-    except REQUEST_ERRORS:
+    except request_errors():
         return False
     return isinstance(answer, dict) and answer.get("service") == OWN_SERVICE
 
@@ -214,26 +229,36 @@ async def probe_server(base_url: str, *, kind: str = "openai", name: str | None 
     if await refuses_connections(info.base_url, timeout):
         info.error = "not running"
         return info
-    await load_sdk()  # in a worker thread: about a second of CPU the first time
-    import openai
+    from desktop_agent.core.servers.model_details import request_errors, status_errors
 
-    async with server_client(info.base_url, api_key, pool) as http:
+    async with probe_client(info.base_url, api_key, pool) as http:
+        # after the client: the SDK's errors are among them once it is loaded for one
+        failures: tuple[type[BaseException], ...] = (*request_errors(), OSError)
         try:
             info.models = await _list_models(http, info.base_url, kind, timeout)
             info.up = True
-        except openai.APIStatusError as exc:
+        except status_errors() as exc:
             if await _is_own_server(http, info.base_url, timeout):
                 info.own = True
                 info.error = "this app's own REST server (desktop-agent serve), not a model server"
                 return info
             info.up = True  # it answered; the key may be wrong
-            status = exc.status_code
+            status = getattr(exc, "status_code", 0)
             info.error = ("needs an API key" if status in (401, 403)
                           else f"answered {status} to /v1/models")
-        except (openai.APIError, ValueError, OSError) as exc:
+        except failures as exc:
             info.error = "not running" if _refused(exc) else \
-                f"no answer ({type(exc).__name__})"
+                f"no answer ({_failure_name(exc)})"
     return info
+
+
+def _failure_name(exc: BaseException) -> str:
+    """The name of what went wrong: the light client's cause (its own error says nothing)."""
+    from desktop_agent.core.servers.local_json import LocalRequestError
+
+    if type(exc) is LocalRequestError and exc.__cause__ is not None:
+        return type(exc.__cause__).__name__
+    return type(exc).__name__
 
 
 async def discover_servers(timeout: float = 0.6, api_key: str | None = None,

@@ -19,17 +19,18 @@ The context figure is always the window the server applies (read by
 Every reader returns ``{model id: ModelDetail}`` and never raises: a server
 without the endpoint gives ``{}``. Each takes the server's ``AsyncOpenAI``
 (the one its chats use, see :mod:`~desktop_agent.core.wire.model_client`) and
-sends through it with retries off and the prober's short timeout.
+sends through it with retries off and the prober's short timeout, or, for a
+server on this machine, a :class:`~.local_json.LocalJsonClient`: discovery
+then lists it without loading the SDK (which this module therefore imports
+only when a request goes through it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import httpx2
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from desktop_agent.core.servers.context_window import (
     ContextWindow,
@@ -38,6 +39,17 @@ from desktop_agent.core.servers.context_window import (
     lmstudio_window,
     ollama_window,
 )
+from desktop_agent.core.servers.local_json import (
+    LocalJsonClient,
+    LocalRequestError,
+    LocalStatusError,
+)
+
+if TYPE_CHECKING:
+    import openai
+
+    ServerHttp = openai.AsyncOpenAI | LocalJsonClient
+    """Who carries a request: the server's SDK client, or the light one for a local server."""
 
 ModelKind = Literal["chat", "embedding", "image", "unknown"]
 
@@ -80,19 +92,44 @@ def kind_from_name(model_id: str) -> ModelKind:
     return "embedding" if any(h in lowered for h in _EMBEDDING_HINTS) else "chat"
 
 
-REQUEST_ERRORS: tuple[type[Exception], ...] = (openai.APIError, ValueError)
-"""What a request to a server may raise: the SDK's status and connection errors, bad JSON."""
+def request_errors() -> tuple[type[Exception], ...]:
+    """What a request to a server may raise: status and connection errors, bad JSON.
+
+    The SDK's errors are among them once the SDK is imported; before that no
+    request has gone through it (a local server is asked with
+    :class:`~.local_json.LocalJsonClient`, whose errors are always among them).
+    """
+    openai = sys.modules.get("openai")
+    sdk_error = getattr(openai, "APIError", None)  # None: not imported (or still importing)
+    sdk = (sdk_error,) if isinstance(sdk_error, type) else ()
+    return (*sdk, LocalRequestError, ValueError)
 
 
-async def get_json(http: openai.AsyncOpenAI, url: str, timeout: float | None = None,
+def status_errors() -> tuple[type[Exception], ...]:
+    """The errors of :func:`request_errors` that mean the server answered an error status.
+
+    Each has ``status_code``.
+    """
+    openai = sys.modules.get("openai")
+    sdk_error = getattr(openai, "APIStatusError", None)
+    return (*((sdk_error,) if isinstance(sdk_error, type) else ()), LocalStatusError)
+
+
+async def get_json(http: ServerHttp, url: str, timeout: float | None = None,
                    body: Any = None) -> Any:
     """GET ``url`` (POST ``body`` when given) through the server's client; the decoded JSON.
 
     Raises:
-        openai.APIStatusError: The server answered an error status.
-        openai.APIConnectionError: It could not be reached or did not answer in time.
+        openai.APIStatusError: The server answered an error status (the SDK's client);
+            LocalStatusError through a ``LocalJsonClient``.
+        openai.APIConnectionError: It could not be reached or did not answer in time;
+            LocalRequestError through a ``LocalJsonClient``.
         ValueError: The answer was not JSON.
     """
+    if isinstance(http, LocalJsonClient):
+        return await http.get_json(url, timeout, body)
+    import httpx2
+
     options: Any = {"max_retries": 0}
     if timeout is not None:
         options["timeout"] = httpx2.Timeout(timeout)
@@ -104,11 +141,11 @@ async def get_json(http: openai.AsyncOpenAI, url: str, timeout: float | None = N
     return response.json()
 
 
-async def lmstudio_details(http: openai.AsyncOpenAI, root: str,
+async def lmstudio_details(http: ServerHttp, root: str,
                            timeout: float | None = None) -> dict[str, ModelDetail]:
     try:
         data = await get_json(http, f"{root}/api/v0/models", timeout)
-    except REQUEST_ERRORS:
+    except request_errors():
         return {}
     details: dict[str, ModelDetail] = {}
     for entry in data.get("data", []) if isinstance(data, dict) else []:
@@ -123,12 +160,12 @@ async def lmstudio_details(http: openai.AsyncOpenAI, root: str,
     return details
 
 
-async def ollama_details(http: openai.AsyncOpenAI, root: str,
+async def ollama_details(http: ServerHttp, root: str,
                          timeout: float | None = None) -> dict[str, ModelDetail]:
     """Ollama's models: ``/api/tags``, ``/api/show`` for each, ``/api/ps`` and ``/api/version``."""
     try:
         data = await get_json(http, f"{root}/api/tags", timeout)
-    except REQUEST_ERRORS:
+    except request_errors():
         return {}
     names = [str(m.get("name") or m.get("model")) for m in data.get("models", [])
              if isinstance(m, dict)] if isinstance(data, dict) else []
@@ -138,7 +175,7 @@ async def ollama_details(http: openai.AsyncOpenAI, root: str,
     async def show(name: str) -> tuple[str, ModelDetail]:
         try:
             info = await get_json(http, f"{root}/api/show", timeout, body={"model": name})
-        except REQUEST_ERRORS:
+        except request_errors():
             return name, ModelDetail()
         window = ollama_window(name, info, running, version)
         capabilities = info.get("capabilities") if isinstance(info, dict) else None
@@ -151,16 +188,16 @@ async def ollama_details(http: openai.AsyncOpenAI, root: str,
     return dict(await asyncio.gather(*(show(n) for n in names)))
 
 
-async def get_or_none(http: openai.AsyncOpenAI, url: str, timeout: float | None = None,
+async def get_or_none(http: ServerHttp, url: str, timeout: float | None = None,
                       body: Any = None) -> Any:
     """:func:`get_json`, or None when the server does not answer it."""
     try:
         return await get_json(http, url, timeout, body)
-    except REQUEST_ERRORS:
+    except request_errors():
         return None
 
 
-async def llamacpp_props(http: openai.AsyncOpenAI, root: str,
+async def llamacpp_props(http: ServerHttp, root: str,
                          timeout: float | None = None, models: Any = None) -> ModelDetail | None:
     """The one model a llama.cpp server runs: its per-slot context size and whether it sees.
 
@@ -181,12 +218,12 @@ async def llamacpp_props(http: openai.AsyncOpenAI, root: str,
                                    vision if isinstance(vision, bool) else None)
 
 
-async def litellm_details(http: openai.AsyncOpenAI, root: str,
+async def litellm_details(http: ServerHttp, root: str,
                           timeout: float | None = None) -> dict[str, ModelDetail]:
     """LiteLLM's ``/v1/model/info``: one entry per deployment, keyed by ``model_name``."""
     try:
         data = await get_json(http, f"{root}/v1/model/info", timeout)
-    except REQUEST_ERRORS:
+    except request_errors():
         return {}
     details: dict[str, ModelDetail] = {}
     for entry in data.get("data", []) if isinstance(data, dict) else []:

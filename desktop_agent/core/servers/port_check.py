@@ -47,6 +47,21 @@ def _proxy_named() -> bool:
                for name in _PROXY_VARIABLES)
 
 
+def reached_directly(base_url: str) -> bool:
+    """Whether ``base_url`` names a loopback address that no proxy stands in front of.
+
+    Such an address is this machine's own server, spoken to as it is
+    (:mod:`.local_json` lists its models without the SDK); anything else may
+    need what the SDK's client adds (a proxy from the environment, Azure's
+    headers).
+    """
+    try:
+        host = urlsplit(base_url).hostname or ""
+    except ValueError:
+        return False
+    return _loopback(host) and not _proxy_named()
+
+
 async def refuses_connections(base_url: str, timeout: float) -> bool:
     """Whether ``base_url`` is a local address where nothing listens (connection refused).
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
+from desktop_agent.core.servers.model_details import get_json, request_errors
 
 if TYPE_CHECKING:
     from desktop_agent.core.wire.connection_pool import ConnectionPool
@@ -34,7 +34,7 @@ _TOOL = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                    "required": ["city"]}}}
 
-_FAILURES: tuple[type[BaseException], ...] = (*REQUEST_ERRORS, OSError)
+_FAILURES: tuple[type[BaseException], ...] = (*request_errors(), OSError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ async def _rendered(http: openai.AsyncOpenAI, root: str, timeout: float) -> bool
                               body={"messages": _MESSAGES})
         tooled = await get_json(http, f"{root}/apply-template", timeout,
                                 body={"messages": _MESSAGES, "tools": [_TOOL]})
-    except REQUEST_ERRORS:
+    except request_errors():
         return None
     prompts = [p.get("prompt") if isinstance(p, dict) else None for p in (bare, tooled)]
     if not all(isinstance(p, str) for p in prompts):
@@ -105,7 +105,7 @@ async def template_tools(base_url: str, api_key: str | None = None, *, timeout: 
         async with server_client(base_url, api_key, pool) as http:
             try:
                 props = await get_json(http, f"{root}/props", timeout)
-            except REQUEST_ERRORS:
+            except request_errors():
                 return TemplateTools(None)
             if not isinstance(props, dict) or "default_generation_settings" not in props:
                 return TemplateTools(None)  # not llama.cpp

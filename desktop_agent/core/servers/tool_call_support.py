@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import openai
 
-from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
+from desktop_agent.core.servers.model_details import get_json, request_errors
 from desktop_agent.core.servers.template_tools import template_ignores_tools
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ async def _vllm(http: openai.AsyncOpenAI, root: str, model: str, timeout: float,
 
 Reader = Callable[["openai.AsyncOpenAI", str, str, float], Awaitable[ToolCallSupport | None]]
 _READERS: tuple[Reader, ...] = (_llamacpp, _ollama, _lmstudio, _litellm, _vllm)
-_FAILURES: tuple[type[BaseException], ...] = (*REQUEST_ERRORS, AttributeError, OSError)
+_FAILURES: tuple[type[BaseException], ...] = (*request_errors(), AttributeError, OSError)
 
 
 async def tool_call_support(base_url: str, model: str, api_key: str | None = None,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from desktop_agent.core.servers.model_details import REQUEST_ERRORS, get_json
+from desktop_agent.core.servers.model_details import get_json, request_errors
 from desktop_agent.core.servers.template_tools import template_tools
 from desktop_agent.core.tooling import constrained_calls
 from desktop_agent.core.tooling.probe_result import ProbeResult
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("desktop_agent.core.tool_calls")
 
-_FAILURES: tuple[type[BaseException], ...] = (*REQUEST_ERRORS, OSError)
+_FAILURES: tuple[type[BaseException], ...] = (*request_errors(), OSError)
 
 #: Tokens a probe reply may take: a call or a short answer fits.
 PROBE_MAX_TOKENS = 96

@@ -441,3 +441,11 @@ def tool_result_text(result: Any) -> str:
         return json.dumps(result, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(result)
+
+
+def one_a_name(tools: Iterable[Tool]) -> list[Tool]:
+    """``tools`` in their order, each name once (the first tool of a name is offered)."""
+    named: dict[str, Tool] = {}
+    for each in tools:
+        named.setdefault(each.name, each)
+    return list(named.values())

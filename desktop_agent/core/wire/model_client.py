@@ -81,9 +81,18 @@ _RETRY_POLICY: contextvars.ContextVar[RetryPolicy | None] = contextvars.ContextV
 """The retry policy of the request being sent (a client is shared by Clients of one server)."""
 
 
+HTTPX2_ASYNCIO_MODULES = ("httpcore2._backends.anyio", "anyio._backends._asyncio")
+"""What httpx2 imports on its first connection from asyncio (~20 modules, tens of ms)."""
+
+
 def sdk_modules(*, streams: bool = False) -> list[str]:
-    """The modules a request needs imported; ``streams``: a streamed one (a chat reply)."""
-    names = ["openai"]
+    """The modules a request needs imported; ``streams``: a streamed one (a chat reply).
+
+    httpx2's connection backend is among them: it carries the requests around
+    a chat (the server's details) and otherwise loads on the first one, on the
+    event loop.
+    """
+    names = ["openai", *HTTPX2_ASYNCIO_MODULES]
     if streams and http_backend.use_aiohttp():
         names.append(split_transport.AIOHTTP_TRANSPORT_MODULE)  # aiohttp itself
     return names

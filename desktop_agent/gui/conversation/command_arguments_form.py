@@ -13,13 +13,10 @@ whose result is put in the composer to read before sending.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from PySide6.QtCore import QStringListModel, Qt, QTimer
+from PySide6.QtCore import QStringListModel
 from PySide6.QtWidgets import (
     QCompleter,
     QDialog,
@@ -31,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-log = logging.getLogger("desktop_agent.gui.command_arguments")
+from desktop_agent.gui.conversation.suggesting_field import SuggestingField
 
 Suggest = Callable[[str, str, Mapping[str, str]], Awaitable[list[str]]]
 """Suggestions for (argument, value typed, the other values): the session's completion."""
@@ -60,9 +57,9 @@ class CommandArgumentsForm(QDialog):
         self.command_name: str = command.name
         self._suggest = suggest
         self._required = [a.name for a in command.arguments if a.required]
-        self._task: asyncio.Task[None] | None = None
         self.inputs: dict[str, QLineEdit] = {}
         self.completers: dict[str, QCompleter] = {}
+        self._suggesting: list[SuggestingField] = []
         layout = QVBoxLayout(self)
         heading = QLabel(f"/{command.name}")  # the title bar may be far or absent
         heading.setObjectName("commandArgumentsName")
@@ -96,11 +93,6 @@ class CommandArgumentsForm(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(SUGGEST_DELAY_MS)
-        self._timer.timeout.connect(self._ask_suggestions)
-        self._asking: str | None = None
         self.setMinimumWidth(420)
         self._update_ok()
         self.finished.connect(lambda _result: self._stop())
@@ -124,14 +116,17 @@ class CommandArgumentsForm(QDialog):
         field.setToolTip(argument.description or "")
         field.textChanged.connect(self._update_ok)
         self.inputs[argument.name] = field
-        if self._suggest is not None:
-            completer = QCompleter(QStringListModel(self), self)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
+        suggest = self._suggest
+        if suggest is not None:
+            name = argument.name
+            suggesting = SuggestingField(
+                field, lambda _text: self._ask(suggest, name),
+                lambda found: self._show_suggestions(name, found), delay_ms=SUGGEST_DELAY_MS)
+            completer = suggesting.completer
             completer.setWidget(field)
             completer.activated.connect(field.setText)
-            self.completers[argument.name] = completer
-            field.textEdited.connect(lambda _text, name=argument.name: self._typed(name))
+            self.completers[name] = completer
+            self._suggesting.append(suggesting)
         return field
 
     def values(self) -> dict[str, str]:
@@ -148,32 +143,11 @@ class CommandArgumentsForm(QDialog):
         values = self.values()
         self.ok_button.setEnabled(all(values[name] for name in self._required))
 
-    def _typed(self, name: str) -> None:
-        self._asking = name
-        self._timer.start()
-
-    def _ask_suggestions(self) -> None:
-        name, suggest = self._asking, self._suggest
-        if name is None or suggest is None:
-            return
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+    def _ask(self, suggest: Suggest, name: str) -> Awaitable[list[str]]:
+        """Suggestions for ``name`` as it reads now, the other values filled given as context."""
         values = self.values()
         typed = values.pop(name)
-        others = {k: v for k, v in values.items() if v}
-
-        async def ask() -> None:
-            try:
-                found = await suggest(name, typed, others)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - suggestions must never break the form
-                log.info("no suggestions for %s: %s", name, exc)
-                return
-            with contextlib.suppress(RuntimeError):  # the form may be gone
-                self._show_suggestions(name, found)
-
-        self._task = asyncio.ensure_future(ask())
+        return suggest(name, typed, {k: v for k, v in values.items() if v})
 
     def _show_suggestions(self, name: str, found: list[str]) -> None:
         completer = self.completers[name]
@@ -188,6 +162,5 @@ class CommandArgumentsForm(QDialog):
             popup.hide()
 
     def _stop(self) -> None:
-        self._timer.stop()
-        if self._task is not None:
-            self._task.cancel()
+        for suggesting in self._suggesting:
+            suggesting.cancel()

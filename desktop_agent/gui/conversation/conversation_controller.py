@@ -6,8 +6,9 @@ approval broker, the recorder, the turn lease) is the session layer's
 one the REST server drives. This controller is the window's adapter, by
 composition: it subscribes to the session's events and re-emits them as Qt
 signals for the tab's widgets, shows approval questions in the shared dock
-(:class:`DockAsker`), keeps the status-line figures and maps the session's
-typed refusals to sentences.
+(:class:`DockAsker`) and maps the session's typed refusals to sentences. Its
+parts: the status line's figures (:mod:`.context_meter`), the plan
+(:mod:`.branch_plan`), undo and restore, command previews.
 
 The core is imported lazily (inside the first turn) so the window paints
 before the openai SDK loads.
@@ -16,7 +17,6 @@ before the openai SDK loads.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,10 +25,12 @@ from PySide6.QtCore import QObject, Signal
 
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue, ApprovalRequest
 from desktop_agent.gui.approvals.dock_asker import DockAsker
+from desktop_agent.gui.conversation.branch_plan import BranchPlan
 from desktop_agent.gui.conversation.command_preview_actions import CommandPreviewActions
+from desktop_agent.gui.conversation.context_meter import ContextMeter
 from desktop_agent.gui.conversation.error_messages import describe_error
 from desktop_agent.gui.conversation.folder_undo_actions import FolderUndoActions
-from desktop_agent.gui.conversation.turn_figures import LiveRate, TurnFigures
+from desktop_agent.gui.conversation.turn_figures import TurnFigures
 from desktop_agent.session import (
     BUSY_ELSEWHERE,
     DEFAULT_TITLE,
@@ -75,8 +77,6 @@ from desktop_agent.session import (
     UsageReported,
     UserMessageAdded,
     WorkdirError,
-    context_after_reply,
-    context_when_opened,
     conversation_allowed_tools,
     next_permission_mode,
     permission_mode_of,
@@ -222,14 +222,9 @@ class ConversationController(QObject):
         self._resource_note: str | None = None  # said on the reply once it begins
         self._busy_shown = False
         self._shown_next: str | None = None
-        settings = self.session.settings
-        self._plan_task: asyncio.Future[None] | None = None
-        self._fix_task: asyncio.Future[None] | None = None
-        self._applied: tuple[str, int | None, str] | None = None  # (model, window, source)
-        self._cut_sent: int | None = None  # this turn's prompt was cut: about this many sent
-        self._live_rate = LiveRate()
-        self._figures = TurnFigures(model=str(settings.get("model") or ""),
-                                    context_length=settings.get("context_length"))
+        self._plan = BranchPlan(self.session, HISTORY_PAGE, self.plan_changed.emit)
+        self.meter = ContextMeter(self.session, self.figures_changed.emit,
+                                  self.window_fixed.emit)
         approvals.pending_count_changed.connect(self._on_pending_count)
         approvals.preview_changed.connect(self._on_preview_changed)
 
@@ -263,7 +258,7 @@ class ConversationController(QObject):
     @property
     def figures(self) -> TurnFigures:
         """The latest status-line figures."""
-        return self._figures
+        return self.meter.figures
 
     @property
     def has_server(self) -> bool:
@@ -284,7 +279,7 @@ class ConversationController(QObject):
         A page starts at a user message, so a turn is never cut from its tool
         results; :meth:`earlier_messages` brings the pages before it.
         """
-        records = self.session.path if limit is None else self.session.latest_page(limit)
+        records = self.session.read_branch() if limit is None else self.session.latest_page(limit)
         return [view_dict(r) for r in records]
 
     def earlier_messages(self, before: str, limit: int = HISTORY_PAGE) -> list[dict[str, Any]]:
@@ -309,19 +304,7 @@ class ConversationController(QObject):
         A long conversation whose plan was set before that page gets it from
         the whole branch, read in a worker thread; :attr:`plan_changed` brings it.
         """
-        page = self.session.latest_page(HISTORY_PAGE)
-        found = plan_of(page)
-        if found is None and page and page[0].parent_id is not None:
-            with contextlib.suppress(RuntimeError):  # no running loop: the page must do
-                asyncio.get_running_loop()
-                if self._plan_task is None or self._plan_task.done():
-                    self._plan_task = asyncio.ensure_future(self._plan_from_branch())
-        return found
-
-    async def _plan_from_branch(self) -> None:
-        found = plan_of(await asyncio.to_thread(self.session.read_branch))
-        if found is not None:
-            self.plan_changed.emit(found)
+        return self._plan.current()
 
     def project_instructions(self) -> ProjectInstructions | None:
         """The working folder's ``AGENTS.md`` as the next turn sends it (a stat, a small read)."""
@@ -387,30 +370,11 @@ class ConversationController(QObject):
 
     def make_larger_window(self, tokens: int) -> None:
         """Run Ollama's one-click fix (a copy of the model with ``tokens``): ``window_fixed``."""
-        if self._fix_task is None or self._fix_task.done():
-            self._fix_task = asyncio.ensure_future(self._make_larger_window(tokens))
+        self.meter.make_larger_window(tokens)
 
-    async def _make_larger_window(self, tokens: int) -> None:
-        from desktop_agent.core.errors import AgentError
-
-        try:
-            made = await self.session.make_larger_window(tokens)
-        except (SessionError, AgentError) as exc:
-            self.window_fixed.emit(None, str(exc))
-            return
-        self.window_fixed.emit(made, None)
-        await self._show_window_of(made)
-
-    async def _show_window_of(self, model: str) -> None:
-        """Size the meter by the window Ollama now applies to ``model`` (asked, not assumed)."""
-        from desktop_agent.session import context_window_for
-
-        window = await context_window_for(self.session.settings)
-        if window is None or window.applied is None or self._figures.model != model:
-            return
-        self._applied = (model, window.applied, window.source)
-        self._show_window(self.session.settings.get("context_length"))
-        self.figures_changed.emit(self._figures)
+    async def estimate_context(self) -> None:
+        """Fill in "context used" for a conversation opened from the store (see the meter)."""
+        await self.meter.estimate()
 
     def revoke_conversation_approval(self, tool_name: str) -> None:
         """Stop allowing a tool without asking in this conversation."""
@@ -493,9 +457,8 @@ class ConversationController(QObject):
     async def close(self) -> None:
         """Deny pending approvals, cancel the turn and any undo, release the client."""
         self._approvals.cancel_conversation(self.conversation_id)
-        for task in (self._plan_task, self._fix_task):
-            if task is not None:
-                task.cancel()
+        self._plan.cancel()
+        self.meter.cancel()
         await self.undo.cancel_all()
         await self.previews.cancel_all()
         await self.session.close()
@@ -516,6 +479,11 @@ class ConversationController(QObject):
                 if self._busy_shown:
                     self._busy_shown = False
                     self.busy_changed.emit(False)
+                if event.outcome is not None:
+                    # Between turns the conversation holds no copy of its history (the
+                    # transcript shows its widgets; the next turn reads the branch again):
+                    # a tab kept open would otherwise grow with every turn.
+                    self.session.release_history()
             elif not self._busy_shown:
                 self._busy_shown = True
                 self.busy_changed.emit(True)
@@ -534,16 +502,11 @@ class ConversationController(QObject):
             description = describe_error(event.error)
             self.error.emit(description.sentence, description.can_retry)
         elif isinstance(event, SettingsChanged):
-            self._figures.model = str(event.settings.get("model") or "")
-            self._show_window(event.settings.get("context_length"))
+            self.meter.settings_changed(event.settings)
             self.settings_changed.emit(dict(event.settings))
-            self.figures_changed.emit(self._figures)
         elif isinstance(event, ContextWindowChecked):
-            window = event.window
-            self._applied = (event.model, window.applied, window.source)
-            self._show_window(self.session.settings.get("context_length"))
+            self.meter.window_checked(event)
             self.window_checked.emit(event)
-            self.figures_changed.emit(self._figures)
         elif isinstance(event, TitleChanged):
             self.title_changed.emit(event.title)
         elif isinstance(event, ApprovalSettled):
@@ -570,7 +533,7 @@ class ConversationController(QObject):
     def _on_reply_event(self, event: SessionEvent) -> None:
         """The reply's pieces: one signal each, in the order they streamed."""
         if isinstance(event, ReplyStarted):
-            self._live_rate.reset()  # time spent running tools is not the model's speed
+            self.meter.reply_started()
             if not self._transcript_open:  # the transcript shows one reply per turn
                 self._transcript_open = True
                 self.assistant_started.emit(event.message_id)
@@ -579,25 +542,21 @@ class ConversationController(QObject):
                 self.resources_changed.emit(note)
         elif isinstance(event, TextDelta):
             self.text_delta.emit(event.text)
-            self._streamed_piece()
+            self.meter.streamed_piece()
         elif isinstance(event, ThinkingDelta):
             self.thinking_delta.emit(event.text)
-            self._streamed_piece()
+            self.meter.streamed_piece()
         elif isinstance(event, MessageStored):
             self._on_stored(event.record)
         elif isinstance(event, UsageReported):
-            self._on_usage(event)
+            self.meter.usage(event)
         elif isinstance(event, PromptProgressReported):
             self.prompt_progress.emit(event.processed, event.total)
         elif isinstance(event, CompactionReported):
             self.compacted.emit(event.block.messages, event.block.summary)
         elif isinstance(event, PromptCutReported):
             self.prompt_cut.emit(event.block.message)
-            self._cut_sent = event.block.sent
-            # the meter shows the window learned from it at once, not at the next check
-            self._applied = (self._figures.model, event.block.window, "learned from a cut prompt")
-            self._show_window(self.session.settings.get("context_length"))
-            self.figures_changed.emit(self._figures)
+            self.meter.prompt_cut(event.block)
         elif isinstance(event, ReplyEnded):
             self._end_transcript_message(event.interrupted)
         else:
@@ -649,51 +608,6 @@ class ConversationController(QObject):
     def _on_pending_count(self, conversation_id: str, count: int) -> None:
         if conversation_id == self.conversation_id:
             self.pending_approvals_changed.emit(count)
-
-    # -- figures ---------------------------------------------------------------
-
-    def _show_window(self, setting: int | None) -> None:
-        """The meter's window: what the server applies to the model in use, else the setting."""
-        applied = self._applied
-        if applied is None or applied[0] != self._figures.model or applied[1] is None:
-            self._figures.context_length, self._figures.context_source = setting, None
-            return
-        length = applied[1] if setting is None else min(setting, applied[1])
-        self._figures.context_length, self._figures.context_source = length, applied[2]
-
-    def _streamed_piece(self) -> None:
-        """Show the speed of the reply as it streams (a few times a second)."""
-        rate = self._live_rate.piece()
-        if rate is not None:
-            self._figures.tokens_per_second = rate
-            self._figures.live = True
-            self.figures_changed.emit(self._figures)
-
-    def _on_usage(self, event: UsageReported) -> None:
-        usage = event.usage
-        self._figures.live = False
-        self._figures.tokens_per_second = usage.tokens_per_second
-        self._figures.time_to_first_token = usage.time_to_first_token
-        self._figures.context_used = context_after_reply(self.session, usage)
-        if self._cut_sent is not None:
-            # the server's count is of what it kept: the conversation takes what was sent
-            self._figures.context_used = self._cut_sent + (usage.completion_tokens or 0)
-            self._cut_sent = None
-        self.figures_changed.emit(self._figures)
-
-    async def estimate_context(self) -> None:
-        """Fill in "context used" for a conversation opened from the store.
-
-        The session counts (:mod:`desktop_agent.session.branch.context_estimate`), in a
-        worker thread after the window has painted; a turn's own figures win if
-        one ends meanwhile.
-        """
-        if self._figures.context_used is not None or self.is_empty():
-            return
-        used = await context_when_opened(self.session)
-        if used is not None and self._figures.context_used is None:
-            self._figures.context_used = used
-            self.figures_changed.emit(self._figures)
 
 
 def progress_text(progress: ToolProgressReported) -> str:

@@ -136,6 +136,7 @@ class TabCommands:
             self._say(f"/compact: {exc}")
             return
         finally:
+            self._controller.session.release_history()  # as after a turn: read again at the next
             with contextlib.suppress(RuntimeError):  # the page may be gone
                 self._status(None)
         if block is None:

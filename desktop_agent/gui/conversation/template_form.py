@@ -10,15 +10,12 @@ a ``../`` stays one segment of the server's URI, and nothing here reads a file.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -28,12 +25,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop_agent.gui.conversation.suggesting_field import SuggestingField
 from desktop_agent.gui.theme import style_chrome
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.mcp.mcp_items import McpResourceTemplate
 
-log = logging.getLogger("desktop_agent.gui.template_form")
+def _no_suggestions() -> tuple[type[Exception], ...]:
+    """The failures that only mean the server has none (imported late: the window paints first)."""
+    from desktop_agent.core.errors import AgentError
+    from desktop_agent.session import NoMcpServers
+
+    return (NoMcpServers, AgentError)
+
 
 Complete = Callable[[str, tuple[str, str], str, str, Mapping[str, str] | None],
                     Awaitable[list[str]]]
@@ -66,7 +70,7 @@ class TemplateForm(QDialog):
         self.setWindowTitle(f"{template.server}: {template.title or template.name}")
         self._template = template
         self._complete = complete
-        self._asking: dict[str, asyncio.Task[None]] = {}
+        self._suggesting: dict[str, SuggestingField] = {}
         layout = QVBoxLayout(self)
         if template.description:
             about = QLabel(template.description)
@@ -79,15 +83,14 @@ class TemplateForm(QDialog):
             line = QLineEdit()
             line.setObjectName(f"templateField_{name}")
             line.setPlaceholderText("type for suggestions from the server")
-            model = QStringListModel(self)
-            completer = QCompleter(model, line)
-            completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-            completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
-            line.setCompleter(completer)
-            line.textEdited.connect(lambda text, n=name: self._suggest(n, text))
+            suggesting = SuggestingField(line, partial(self._ask, name),
+                                         partial(self._show_suggestions, name),
+                                         quiet=_no_suggestions)
+            line.setCompleter(suggesting.completer)
             line.textChanged.connect(lambda _t: self._show_uri())
             self.fields[name] = line
-            self.suggestions[name] = model
+            self.suggestions[name] = suggesting.model
+            self._suggesting[name] = suggesting
             form.addRow(name, line)
         layout.addLayout(form)
         self.uri = QLabel()
@@ -116,31 +119,17 @@ class TemplateForm(QDialog):
         ok.setEnabled(all(values.values()))
         self.uri.setText(f"Reads {self._template.expand(values)}")
 
-    def _suggest(self, name: str, text: str) -> None:
-        """Ask the server for suggestions (the newest question wins)."""
-        asking = self._asking.get(name)
-        if asking is not None:
-            asking.cancel()
+    def _ask(self, name: str, text: str) -> Awaitable[list[str]]:
+        """The server's suggestions for ``name``, the other values filled given as context."""
         context = {k: v for k, v in self.values().items() if v and k != name}
+        return self._complete(self._template.server, ("template", self._template.uri_template),
+                              name, text, context or None)
 
-        async def ask() -> None:
-            from desktop_agent.core.errors import AgentError
-            from desktop_agent.session import NoMcpServers
-
-            try:
-                found = await self._complete(self._template.server,
-                                             ("template", self._template.uri_template),
-                                             name, text, context or None)
-            except (NoMcpServers, AgentError) as exc:  # suggestions are a help, not a must
-                log.info("no suggestions for %s: %s", name, exc)
-                return
-            with contextlib.suppress(RuntimeError):  # the form may be closed meanwhile
-                self.suggestions[name].setStringList(found)
-                line = self.fields[name]
-                if found and line.hasFocus():
-                    line.completer().complete()
-
-        self._asking[name] = asyncio.ensure_future(ask())
+    def _show_suggestions(self, name: str, found: list[str]) -> None:
+        self.suggestions[name].setStringList(found)
+        line = self.fields[name]
+        if found and line.hasFocus():
+            line.completer().complete()
 
     def _accept(self) -> None:
         values = self.values()
@@ -151,6 +140,6 @@ class TemplateForm(QDialog):
 
     def done(self, result: int) -> None:
         """Stop asking for suggestions when the form closes."""
-        for task in self._asking.values():
-            task.cancel()
+        for suggesting in self._suggesting.values():
+            suggesting.cancel()
         super().done(result)

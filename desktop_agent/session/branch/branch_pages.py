@@ -64,7 +64,17 @@ class BranchPages:
         the sessions of conversations in use between their turns; holding each
         one's whole branch there made its memory grow with every turn of every
         conversation it served.
+
+        A window that shows a page of the branch keeps that page's ids as the
+        last page of what it let go: its listeners heard of every message the
+        turn stored, so the next catch-up compares against that page and says
+        the branch moved only when another process changed it meanwhile.
         """
+        loaded, shown = self._loaded, self._shown_page
+        if loaded is not None and shown is not None:
+            limit = shown[0]
+            self._shown_page = (limit, [(r.id, r.status)
+                                        for r in _from_turn_start(loaded[-limit:], limit)])
         self._loaded = None
 
     @property

@@ -14,12 +14,13 @@ store (an older or newer app may have written them); the API refuses them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from desktop_agent.session.settings.plain_settings import WEB_ADDRESS
+from desktop_agent.session.settings.plain_settings import WEB_ADDRESS_RE as _WEB_ADDRESS
 from desktop_agent.session.settings.setting_values import asks_before_tools, has_server
 
 __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_tools",
@@ -28,9 +29,6 @@ __all__ = ["KNOWN_KEYS", "ConversationSettings", "SettingsError", "asks_before_t
 SandboxLevel = Literal["workdir", "read_only", "off"]
 PermissionModeSetting = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 
-WEB_ADDRESS = r"^https?://[^\s]+$"
-"""What ``base_url`` must match (shown as its pattern in the REST API's schema)."""
-_WEB_ADDRESS = re.compile(WEB_ADDRESS)
 
 
 class SettingsError(ValueError):

@@ -25,6 +25,7 @@ from desktop_agent.session.settings.permission_rules import (
     conversation_allowed_tools,
     revoke_in_conversation,
 )
+from desktop_agent.session.settings.plain_settings import plainly_valid
 
 if TYPE_CHECKING:
     from desktop_agent.session.store_calls import StoreCalls
@@ -104,17 +105,20 @@ class SettingsRecord:
             SettingsError: A value breaks the schema, or asks for
                 ``bypassPermissions`` without an active sandbox (nothing is saved).
         """
-        # pydantic: loaded when settings are saved, not when the window paints.
-        from desktop_agent.session.settings.conversation_settings import checked_changes
-        from desktop_agent.session.settings.settings_check import check_permission_mode
+        if not plainly_valid(changes):  # the server and model a search found: no pydantic
+            from desktop_agent.session.settings.conversation_settings import checked_changes
 
-        checked_changes(changes)
+            checked_changes(changes)
         current = self._record.settings
         changes = {k: v for k, v in changes.items()
                    if (v is None and k in current) or (v is not None and current.get(k) != v)}
         if changes:
-            merged = {**current, **changes}
-            check_permission_mode({k: v for k, v in merged.items() if v is not None}, changes)
+            if {"permission_mode", "sandbox"} & changes.keys():
+                from desktop_agent.session.settings.settings_check import check_permission_mode
+
+                merged = {**current, **changes}
+                check_permission_mode({k: v for k, v in merged.items() if v is not None},
+                                      changes)
             await call(partial(self._store.patch_settings, self._record.id, changes))
             await self.reload(call)
 

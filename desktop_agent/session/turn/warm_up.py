@@ -28,6 +28,7 @@ TURN_MODULES = (
     "desktop_agent.core.tooling.ran_inputs",
     "desktop_agent.core.tooling.output",
     "desktop_agent.core.tooling.builtin",
+    "desktop_agent.core.tooling.mcp.server_usage",
     "desktop_agent.session.settings.sandbox_settings",
     "desktop_agent.session.turn.recorder",
     "desktop_agent.session.turn.turn_blocks",
