@@ -15,6 +15,7 @@ from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode, tool_match
 from desktop_agent.core.tooling.plan_mode import PLAN_MODE_NOTE
 from desktop_agent.core.types import ToolUseBlock, ToolUseError
+from desktop_agent.core.wire.call_lists import Said
 from desktop_agent.core.wire.stream import StreamAggregator
 
 
@@ -60,7 +61,8 @@ def build_request(options: AgentOptions, history: list[dict[str, Any]], *,
     }
     if constrained:
         request["response_format"] = constrained_calls.response_format(
-            tools, calls_only=calls_only, answer_only=answer_only, max_tokens=limit)
+            tools, calls_only=calls_only, answer_only=answer_only, max_tokens=limit,
+            digits=constrained_calls.digit_cap(Said(history).written))
     elif o.tools:
         request["tools"] = [t.to_openai_format() for t in o.tools]
     if limit is not None:

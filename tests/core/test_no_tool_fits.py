@@ -240,3 +240,37 @@ async def test_an_answer_naming_a_tool_is_not_asked_again_when_no_tool_was_meant
     assert ran == []
     assert len(server.requests) == 1
     assert text_of(items) == "Hi! I can use get_weather or bash."
+
+
+async def test_a_call_cut_in_a_loop_of_nothing_said_gets_an_answer_not_more_room(
+        server: Any, make_options: Any) -> None:
+    # SmolLM2-135M, offered a concert tool for a question about classes, repeated one
+    # piece until the token limit; a greedy reply asked again with more room only
+    # repeats it longer, so the person gets an answer instead.
+    ran: list[dict[str, Any]] = []
+    concerts = recording_tool("concert_availability",
+                              "Check the availability of concerts by artist and location.",
+                              {"artist": {"type": "string"}, "location": {"type": "string"}},
+                              ran)
+    looped = '{\n  "name": "concert_availability",\n  "arguments": {\n    "artist": "' + \
+        "cronite_" * 30 + "cro"
+    in_sydney = '{"name": "concert_availability", "arguments": {"location": "Sydney", ' \
+        '"artist": "' + "The " * 40
+    server.enqueue(script.text(looped, finish_reason="length"),
+                   script.text('{"answer": "I cannot tell."}'),
+                   script.text(in_sydney, finish_reason="length"),
+                   script.text('{"answer": "Checking."}'))
+    options = make_options(tools=[concerts], auto_execute_tools=True,
+                           constrained_tool_calls=True, max_tokens=64)
+    async with Client(options) as client:
+        await client.query("Is there any concert at the University in Sydney in May?")
+        items = [item async for item in client.receive_messages()]
+        await client.query("Is there any concert in Sydney in May?")
+        _ = [item async for item in client.receive_messages()]
+    assert ran == []
+    assert text_of(items) == "I cannot tell."
+    first, again, second, more_room = server.requests
+    assert branches(again) == ["answer"]
+    # a loop after a value the person gave may be a long value: more room, as before
+    assert "concert_availability" in branches(more_room)
+    assert (second["max_tokens"], more_room["max_tokens"]) == (64, 128)

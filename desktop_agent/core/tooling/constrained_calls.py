@@ -97,6 +97,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.core.tooling import tool_call_mode
@@ -115,6 +116,11 @@ MAX_CALLS = 4
 #: Measured on llama.cpp: a cap up to 4,000 costs nothing noticeable per token.
 STRING_CAP = 4000
 _STRING_FLOOR = 64
+#: Fewest digits an integer argument may have when the person wrote no longer number
+#: (:func:`digit_cap`): room for a year, a count, a price, an id of a few digits.
+DIGIT_FLOOR = 6
+_DIGIT_RUN = re.compile(r"\d+")
+_THOUSANDS = re.compile(r"(?<=\d)[,_'\u00a0\u202f](?=\d{3}(?!\d))")
 #: Shown after the shapes: without it a small model almost never opened the list
 #: (see the module docstring for what it changed). Its tool is made up, and the first
 #: whose name no offered tool has is shown: a small model copies an example it can
@@ -150,8 +156,23 @@ def string_cap(max_tokens: int | None) -> int:
     return max(_STRING_FLOOR, min(STRING_CAP, 2 * max_tokens))
 
 
+def digit_cap(written: str) -> int:
+    """The most digits an integer argument may have, given what the person and tools wrote.
+
+    Held to a schema, a small model sometimes runs on inside a number until the
+    grammar's own limit (llama.cpp allows 16 digits): SmolLM2-135M asked to start
+    an air conditioner "in 1 hour and 30 minutes" wrote ``relativeMinuteToStart:
+    1000000000000000``, and the run-on took the tokens the other arguments needed.
+    An integer has at most as many digits as the longest number written (thousands
+    separators left out: "20,000") and at least :data:`DIGIT_FLOOR`, so values the
+    model rightly derives (minutes from hours, a year) still fit.
+    """
+    runs = _DIGIT_RUN.findall(_THOUSANDS.sub("", written))
+    return max([DIGIT_FLOOR, *(len(run.lstrip("0") or "0") for run in runs)])
+
+
 def reply_schema(tools: list[Any], *, calls_only: bool = False, answer_only: bool = False,
-                 max_tokens: int | None = None) -> dict[str, Any]:
+                 max_tokens: int | None = None, digits: int | None = None) -> dict[str, Any]:
     """The JSON schema of a reply: an answer, or a call of one of these tools.
 
     Each tool's call is its own branch, ``name`` first (a ``const``), so the
@@ -165,6 +186,8 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False, answer_only: boo
         answer_only: Leave the calls out: the person named no tool's job
             (:func:`~desktop_agent.core.tooling.tool_match.names_a_job`).
         max_tokens: The reply's limit, which bounds string arguments.
+        digits: The most digits an integer argument may have (:func:`digit_cap`);
+            None leaves integers to the server's own limit.
     """
     answer = {"type": "object", "properties": {ANSWER_KEY: {"type": "string"}},
               "required": [ANSWER_KEY], "additionalProperties": False}
@@ -173,7 +196,7 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False, answer_only: boo
     cap = string_cap(max_tokens)
     calls: list[dict[str, Any]] = []
     for t in tools:
-        arguments = tightened(t.input_schema, cap)
+        arguments = tightened(t.input_schema, cap, digits)
         calls.append({"type": "object",
                       "properties": {NAME_KEY: {"const": t.name},
                                      ARGUMENTS_KEY: {"anyOf": [arguments, {
@@ -185,11 +208,15 @@ def reply_schema(tools: list[Any], *, calls_only: bool = False, answer_only: boo
     return {"anyOf": [answer, *calls]}
 
 
-def tightened(schema: Any, cap: int) -> Any:
+def tightened(schema: Any, cap: int, digits: int | None = None) -> Any:
     """A copy of a tool's schema with what the run showed small models abuse ruled out.
 
     Required arrays get ``minItems: 1`` (an empty list satisfied a required
-    argument that needs content) and free strings a ``maxLength`` of ``cap``.
+    argument that needs content), free strings a ``maxLength`` of ``cap`` and,
+    with ``digits``, integers without a bound of their own at most that many
+    digits either way (:func:`digit_cap`; llama.cpp turns integer bounds into
+    its grammar, other servers may only check them). Numbers with a fraction
+    keep the server's limit: JSON Schema has no bound on their digits alone.
     """
     if not isinstance(schema, dict):
         return schema
@@ -198,17 +225,25 @@ def tightened(schema: Any, cap: int) -> Any:
     if kind == "string" and not any(k in out for k in ("maxLength", "enum", "const",
                                                         "pattern", "format")):
         out["maxLength"] = cap
+    if kind == "integer" and digits is not None and "enum" not in out and "const" not in out:
+        largest = 10 ** digits - 1
+        low, high = out.get("minimum"), out.get("maximum")
+        if high is None:  # never below a minimum of the schema's own
+            out["maximum"] = max(largest, low) if isinstance(low, int | float) else largest
+        if low is None:
+            out["minimum"] = min(-largest, high) if isinstance(high, int | float) else -largest
     properties = out.get("properties")
     if isinstance(properties, dict):
         listed = out.get("required")
         required: list[Any] = listed if isinstance(listed, list) else []
-        out["properties"] = {name: _required_array(tightened(value, cap), name in required)
+        out["properties"] = {name: _required_array(tightened(value, cap, digits),
+                                                     name in required)
                              for name, value in properties.items()}
     if isinstance(out.get("items"), dict):
-        out["items"] = tightened(out["items"], cap)
+        out["items"] = tightened(out["items"], cap, digits)
     for combiner in ("anyOf", "oneOf", "allOf"):
         if isinstance(out.get(combiner), list):
-            out[combiner] = [tightened(part, cap) for part in out[combiner]]
+            out[combiner] = [tightened(part, cap, digits) for part in out[combiner]]
     return out
 
 
@@ -220,13 +255,15 @@ def _required_array(schema: Any, required: bool) -> Any:
 
 
 def response_format(tools: list[Any], *, calls_only: bool = False, answer_only: bool = False,
-                    max_tokens: int | None = None) -> dict[str, Any]:
+                    max_tokens: int | None = None, digits: int | None = None
+                    ) -> dict[str, Any]:
     """The request's ``response_format`` field for :func:`reply_schema`."""
     return {"type": "json_schema",
             "json_schema": {"name": "reply", "strict": True,
                             "schema": reply_schema(tools, calls_only=calls_only,
                                                    answer_only=answer_only,
-                                                   max_tokens=max_tokens)}}
+                                                   max_tokens=max_tokens,
+                                                   digits=digits)}}
 
 
 def instructions(tools: Any) -> str:

@@ -35,6 +35,8 @@ CALLS_KEY = "tool_calls"
 NAME_KEY = "name"
 ARGUMENTS_KEY = "arguments"
 
+#: One piece of 2 to 40 characters written at least four times in a row, to the end.
+_LOOP = re.compile(r"(.{2,40}?)\1{3,}(?=.{0,40}\Z)", re.DOTALL)
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
             "t": "\t"}
 
@@ -88,6 +90,11 @@ class ConstrainedReplyParser:
             if whole is not None:  # the calls closed before the cut are what was meant
                 self.complete = True
                 self._add_calls(_call_items(whole, self._said) or [])
+                return ""
+            looped = _looped_call(self._buffer)
+            if looped is not None and self._said is not None and placeholder(
+                    looped[NAME_KEY], looped.get(ARGUMENTS_KEY), self._said):
+                self.placeholder_call = True  # a loop of nothing the person gave
                 return ""
         value, error = parse_arguments(self._buffer)
         items = _call_items(value, self._said)
@@ -236,6 +243,30 @@ def _pruned(name: str, arguments: Any, said: Said | None) -> Any:
     if said is None or placeholder(name, arguments, said):
         return arguments
     return said.without_unsaid_options(name, arguments)
+
+
+def _looped_call(buffer: str) -> dict[str, Any] | None:
+    """The call a reply cut inside a repetition loop holds, the loop cut back to one piece.
+
+    A small model writing a string it has nothing for can repeat one piece until
+    the token limit (SmolLM2-135M asked "is there any class at University in
+    Sydney in May?" of a concert tool: ``"artist": "cronite_cronite_cronite_...``).
+    Asking again with more room only lengthens the loop, since a greedy reply
+    starts the same; so the call is judged by what it holds with the loop written
+    once (:func:`.call_lists.placeholder`). None when the reply does not end in a
+    loop or is no call.
+    """
+    loop = _LOOP.search(buffer)
+    if loop is None:
+        return None
+    piece = loop.group(1)
+    if not piece.startswith(buffer[loop.end():]):
+        return None  # the loop stopped before the cut: a long value, not a loop
+    for closing in ('"', ""):  # cut inside a string, or elsewhere
+        value, error = parse_arguments(buffer[:loop.start()] + piece + closing)
+        if error is None and isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
+            return value
+    return None
 
 
 def _whole_calls_of_cut_list(buffer: str) -> dict[str, Any] | None:
