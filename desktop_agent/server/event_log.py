@@ -325,7 +325,7 @@ class EventLog:
             cid = stored.conversation_id
             if stored.id == self._last_ids.get(cid, 0) + 1 and (
                     cid in self._waiters or cid in self._last_ids):
-                self._remember(Event.from_stored(stored))
+                self._remember_from_elsewhere(Event.from_stored(stored))
                 moved.add(cid)
         for conversation_id, event_id in newest.items():
             if conversation_id not in self._waiters and conversation_id not in self._last_ids:
@@ -357,7 +357,7 @@ class EventLog:
                 for cid, event_id in heard.items():
                     for stored in found.get(cid, ()):
                         if stored.id > self._last_ids.get(cid, 0):
-                            self._remember(Event.from_stored(stored))
+                            self._remember_from_elsewhere(Event.from_stored(stored))
                     if event_id > self._last_ids.get(cid, 0):
                         self._last_ids[cid] = event_id
                     self._wake(cid)
@@ -472,6 +472,19 @@ class EventLog:
             counts[cid] = counts.get(cid, 0) + 1
         for cid, count in counts.items():
             self._advance(cid, count)
+
+    def _remember_from_elsewhere(self, event: Event) -> None:
+        """Hold an event another process committed, as :meth:`_remember` does.
+
+        A turn that starts there has pruned the conversation's live output first
+        (:meth:`prune_live_output`, committed before this event): the tail held
+        here starts afresh too, so this process's readers see what the table says.
+        """
+        if event.type == "state" and event.data.get("state") == "running":
+            tail = self._tails.get(event.conversation_id)
+            if tail is not None:
+                tail.restart(event.id)
+        self._remember(event)
 
     def _remember(self, event: Event) -> None:
         cid = event.conversation_id
