@@ -106,11 +106,6 @@ def _json_string(text: str) -> str:
     return json.dumps(text)
 
 
-def _starts_a_turn(event: Event) -> bool:
-    """A ``state: running`` event: where the turn's replica prunes the live output before it."""
-    return event.type == "state" and event.data.get("state") == "running"
-
-
 class Event:
     """One entry of a conversation's log.
 
@@ -330,7 +325,7 @@ class EventLog:
             cid = stored.conversation_id
             if stored.id == self._last_ids.get(cid, 0) + 1 and (
                     cid in self._waiters or cid in self._last_ids):
-                self._remember(Event.from_stored(stored))
+                self._remember_from_elsewhere(Event.from_stored(stored))
                 moved.add(cid)
         for conversation_id, event_id in newest.items():
             if conversation_id not in self._waiters and conversation_id not in self._last_ids:
@@ -362,7 +357,7 @@ class EventLog:
                 for cid, event_id in heard.items():
                     for stored in found.get(cid, ()):
                         if stored.id > self._last_ids.get(cid, 0):
-                            self._remember(Event.from_stored(stored))
+                            self._remember_from_elsewhere(Event.from_stored(stored))
                     if event_id > self._last_ids.get(cid, 0):
                         self._last_ids[cid] = event_id
                     self._wake(cid)
@@ -478,6 +473,19 @@ class EventLog:
         for cid, count in counts.items():
             self._advance(cid, count)
 
+    def _remember_from_elsewhere(self, event: Event) -> None:
+        """Hold an event another process committed, as :meth:`_remember` does.
+
+        A turn that starts there has pruned the conversation's live output first
+        (:meth:`prune_live_output`, committed before this event): the tail held
+        here starts afresh too, so this process's readers see what the table says.
+        """
+        if event.type == "state" and event.data.get("state") == "running":
+            tail = self._tails.get(event.conversation_id)
+            if tail is not None:
+                tail.restart(event.id)
+        self._remember(event)
+
     def _remember(self, event: Event) -> None:
         cid = event.conversation_id
         if event.id > self._last_ids.get(cid, 0):
@@ -485,10 +493,7 @@ class EventLog:
         tail = self._tails.get(cid)
         if tail is None:
             tail = self._tails[cid] = _Tail(event.id)
-        elif tail.end != event.id or _starts_a_turn(event):
-            # Another process wrote in between, or a turn starts: the log before it was
-            # pruned (the retention rule), wherever the turn runs, so the memory here
-            # must not go on serving the pieces the store no longer has.
+        elif tail.end != event.id:  # another process wrote in between: start afresh
             tail.restart(event.id)
         tail.add(event)  # the oldest it drops are on disk already
         tail.touched = time.monotonic()
