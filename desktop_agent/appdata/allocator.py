@@ -18,8 +18,8 @@ nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
+import sys
 
 log = logging.getLogger("desktop_agent.appdata.allocator")
 
@@ -35,12 +35,13 @@ def hold_mmap_threshold(threshold: int = MMAP_THRESHOLD_BYTES) -> bool:
 
     Call it first thing in the process: blocks already moved to the heap stay there.
     """
-    name = ctypes.util.find_library("c")
-    if name is None:
+    if not sys.platform.startswith("linux"):
         return False
     try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError):
+        # The process's own symbols: the C library it runs on, found without
+        # ctypes.util.find_library (which runs ldconfig in a subprocess at start).
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
