@@ -187,15 +187,19 @@ def skip_httpx_command_line() -> None:
 def prepare_imports() -> None:
     """Make what the window imports cost less resident memory (before it imports anything).
 
-    Two measures, each explained and measured in its module: ``linecache`` keeps
+    Three measures, each explained and measured in its module: glibc's mmap
+    threshold held at its start value (``appdata/allocator.py``: the allocator's
+    free memory grew with every turn), and ``linecache`` keeps
     the source lines PySide6 reads of every imported module for a few files only
     (``source_line_cache.py``: up to 25 MB in a window run from source), and the
     openai SDK is imported without the ~500 modules of API types it re-exports and
     the core does not use (``core/wire/sdk_type_packages.py``: ~12 MB).
     """
+    from desktop_agent.appdata.allocator import hold_mmap_threshold
     from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
     from desktop_agent.gui.source_line_cache import bound_source_line_cache
 
+    hold_mmap_threshold()  # first: big blocks freed later go back to the system
     bound_source_line_cache()  # before PySide6 starts reading every import's source
     defer_type_package_inits()  # before discovery's worker thread imports openai
 
