@@ -41,6 +41,15 @@ def test_the_window_icon_has_the_small_sizes_only(qapp: object) -> None:
 #: event loop has had nothing to do for half a second (the server search, the
 #: restored tabs' context estimates and files check all done), prints the modules it
 #: holds and the model its current conversation was given.
+START_WINDOW_POLLING = r"""
+timer = QTimer()
+timer.timeout.connect(poll)
+timer.start(100)
+from desktop_agent.cli.main import main
+main([])
+"""
+"""The end of each probe below: ``poll`` every 100 ms while the app's own main runs."""
+
 IDLE_WINDOW_MODULES = r"""
 import asyncio, json, os, sys
 from PySide6.QtCore import QTimer
@@ -67,12 +76,7 @@ def poll() -> None:
               flush=True)
         os._exit(0)
 
-timer = QTimer()
-timer.timeout.connect(poll)
-timer.start(100)
-from desktop_agent.cli.main import main
-main([])
-"""
+""" + START_WINDOW_POLLING
 
 #: What an idle window with restored tabs must not hold: each is loaded when first
 #: needed (a turn, an undo, a diff, ``@`` in the composer, a dialog opened).
@@ -209,12 +213,7 @@ def poll() -> None:
               flush=True)
         os._exit(0)
 
-timer = QTimer()
-timer.timeout.connect(poll)
-timer.start(100)
-from desktop_agent.cli.main import main
-main([])
-"""
+""" + START_WINDOW_POLLING
 
 #: Packages the first turn needs that the warm-up loads ahead (not on the loop).
 WARMED_UP = ("openai", "httpx2", "httpcore2", "anyio", "aiohttp", "pydantic", "markdown_it",

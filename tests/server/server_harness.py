@@ -6,6 +6,7 @@ the API is driven with httpx over real HTTP.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -14,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,25 @@ class RunningApi:
     def wait_idle(self, conversation_id: str, after: int = 0) -> dict[str, Any]:
         return self.wait_for_event(conversation_id, lambda e: e["id"] > after
                                    and e["type"] == "state" and e["data"]["state"] == "idle")
+
+
+@contextlib.contextmanager
+def api_on_engine(engine: str, request: Any, tmp_path: Path,
+                  add_routes: Callable[[Any], None] | None = None) -> Iterator[RunningApi]:
+    """The app on SQLite (``"sqlite"``) or on a fresh PostgreSQL database.
+
+    ``request`` is the fixture's ``pytest.FixtureRequest``: its ``postgres_url``
+    fixture gives the database, asked for only when PostgreSQL is wanted.
+    """
+    store = None
+    if engine == "postgresql":
+        store = Store.open(request.getfixturevalue("postgres_url"))
+    running = start_api(tmp_path, store, add_routes=add_routes)
+    try:
+        yield running
+    finally:
+        running.stop()
+        running.store.close()
 
 
 def start_api(tmp_path: Path, store: Store | None = None,

@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_harness import OneConnection, RunningApi, start_api
-
-from desktop_agent.store import Store
+from server_harness import OneConnection, RunningApi, api_on_engine
 
 
 def _boom(app: Any) -> None:
@@ -30,15 +28,8 @@ def _boom(app: Any) -> None:
 def engine_api(request: pytest.FixtureRequest, tmp_path: Path,
                data_dir: Path) -> Iterator[RunningApi]:
     """The app on SQLite, then on a fresh PostgreSQL database."""
-    store = None
-    if request.param == "postgresql":
-        store = Store.open(request.getfixturevalue("postgres_url"))
-    running = start_api(tmp_path, store, add_routes=_boom)
-    try:
+    with api_on_engine(request.param, request, tmp_path, add_routes=_boom) as running:
         yield running
-    finally:
-        running.stop()
-        running.store.close()
 
 
 @pytest.fixture

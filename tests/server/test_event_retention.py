@@ -15,9 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from server_harness import MASTER_KEY, RunningApi, SseReader, start_api
+from server_harness import MASTER_KEY, RunningApi, SseReader, api_on_engine
 
-from desktop_agent.store import Store
 from desktop_agent.store.event_table import LIVE_OUTPUT_TYPES
 from desktop_agent.testing import ScriptedServer, script
 
@@ -30,15 +29,8 @@ COMMAND = "seq 1 3000 | sed 's/^/output line /'"
 def engine_api(request: pytest.FixtureRequest, tmp_path: Path,
                data_dir: Path) -> Iterator[RunningApi]:
     """The app on SQLite, then on a fresh PostgreSQL database."""
-    store = None
-    if request.param == "postgresql":
-        store = Store.open(request.getfixturevalue("postgres_url"))
-    running = start_api(tmp_path, store)
-    try:
+    with api_on_engine(request.param, request, tmp_path) as running:
         yield running
-    finally:
-        running.stop()
-        running.store.close()
 
 
 def _events_held(api: RunningApi, cid: str) -> tuple[int, int]:
