@@ -36,7 +36,7 @@ import httpx
 from desktop_agent.core.wire.retry import RetryPolicy
 from desktop_agent.store import StoreError
 
-from .event_log import Event
+from .event_record import Event
 from .shared_callbacks import SharedCallback, SharedCallbacks
 
 log = logging.getLogger("desktop_agent.server.callbacks")

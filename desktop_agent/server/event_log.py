@@ -46,7 +46,6 @@ All methods except the writer's internals run on the server's event loop.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import threading
@@ -63,20 +62,11 @@ from desktop_agent.store import (
     StoredEvent,
 )
 
+from .event_record import Event
+from .event_tail import EventTail
 from .event_writer import EventWriter, Forget, Pending, PruneLiveOutput, Queued
 
 log = logging.getLogger("desktop_agent.server.events")
-
-MEMORY_TAIL = 2000
-"""Events per conversation kept in memory (at most twice this before trimming)."""
-
-MEMORY_TAIL_BYTES = 256 * 1024
-"""Characters of event data per conversation kept in memory (at most twice this).
-
-The count alone let a conversation keep megabytes: 2,000 events of a long
-``bash`` output or a large diff each. A follower that asks for older events
-reads them from the store, as it does for events beyond :data:`MEMORY_TAIL`.
-"""
 
 DECODED_KEPT_BELOW = 4096
 """Events whose JSON is longer keep only the JSON once the listeners had them:
@@ -98,125 +88,6 @@ PUSHED_POLL_SECONDS = 5.0
 _DATA_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 """What ``json.dumps(data, ensure_ascii=False, default=str)`` does, without making an
 encoder per call (``json.dumps`` makes one whenever an argument is not the default)."""
-
-
-@functools.lru_cache(maxsize=4096)
-def _json_string(text: str) -> str:
-    """``text`` as a JSON string: the conversation ids and types every SSE frame repeats."""
-    return json.dumps(text)
-
-
-class Event:
-    """One entry of a conversation's log.
-
-    ``data`` is decoded from ``data_json`` when first asked for: an event another
-    replica committed, heard whole in its notification, is only ever sent on as
-    JSON text by the SSE streams here, and decoding each one cost a ``json.loads``
-    per event on the streaming replica for nothing.
-
-    Attributes:
-        data_json: ``data`` as JSON text, encoded once and reused for disk and SSE.
-    """
-
-    __slots__ = ("_data", "conversation_id", "created_at", "data_json", "id", "type")
-
-    def __init__(self, id: int, conversation_id: str, type: str,
-                 data: dict[str, Any] | None, created_at: float, data_json: str) -> None:
-        self.id = id
-        self.conversation_id = conversation_id
-        self.type = type
-        self._data = data
-        self.created_at = created_at
-        self.data_json = data_json
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """The event's data (decoded from :attr:`data_json` on first use)."""
-        if self._data is None:
-            self._data = json.loads(self.data_json)
-        return self._data
-
-    def drop_decoded(self) -> None:
-        """Forget the decoded :attr:`data` (read again from :attr:`data_json` if asked).
-
-        A long tool result held in the tail would otherwise cost its text twice.
-        """
-        self._data = None
-
-    @classmethod
-    def from_stored(cls, stored: StoredEvent, data: dict[str, Any] | None = None) -> Event:
-        """The event read back from the store (``data`` decoded when first used, unless given)."""
-        return cls(stored.id, stored.conversation_id, stored.type, data, stored.created_at,
-                   stored.data_json)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Event):
-            return NotImplemented
-        return (self.id, self.conversation_id, self.type, self.created_at, self.data_json) == (
-            other.id, other.conversation_id, other.type, other.created_at, other.data_json)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable cache inside; compared by value
-
-    def __repr__(self) -> str:
-        return (f"Event(id={self.id!r}, conversation_id={self.conversation_id!r}, "
-                f"type={self.type!r}, data_json={self.data_json!r})")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape used by the events route, SSE and callbacks."""
-        return {"id": self.id, "conversation_id": self.conversation_id, "type": self.type,
-                "data": self.data, "created_at": self.created_at}
-
-    def to_json(self) -> str:
-        """:meth:`to_dict` as JSON text, without encoding ``data`` again."""
-        return (f'{{"id": {self.id}, "conversation_id": {_json_string(self.conversation_id)}, '
-                f'"type": {_json_string(self.type)}, "data": {self.data_json}, '
-                f'"created_at": {self.created_at!r}}}')
-
-    def sse_frame(self) -> bytes:
-        """The event as one Server-Sent Events frame with its id."""
-        return (f"id: {self.id}\nevent: {self.type}\ndata: {self.to_json()}\n\n").encode()
-
-
-class _Tail:
-    """The in-memory end of one conversation's log: events ``base`` .. ``base+len-1``."""
-
-    __slots__ = ("base", "events", "size", "touched")
-
-    def __init__(self, base: int) -> None:
-        self.base = base
-        self.events: list[Event] = []
-        self.size = 0  # characters of data_json held
-        self.touched = time.monotonic()
-
-    def add(self, event: Event) -> None:
-        """Append the next event; trim the oldest once over twice a cap (count or size).
-
-        Trimming at twice the cap, down to the cap, keeps the cost of cutting the
-        list's head to once per cap's worth of events.
-        """
-        self.events.append(event)
-        self.size += len(event.data_json)
-        if len(self.events) <= 2 * MEMORY_TAIL and self.size <= 2 * MEMORY_TAIL_BYTES:
-            return
-        cut = max(0, len(self.events) - MEMORY_TAIL)
-        size = self.size - sum(len(old.data_json) for old in self.events[:cut])
-        while size > MEMORY_TAIL_BYTES and cut < len(self.events):
-            size -= len(self.events[cut].data_json)
-            cut += 1
-        del self.events[:cut]
-        self.base += cut
-        self.size = size
-
-    def restart(self, base: int) -> None:
-        """Hold nothing, the next event being ``base`` (another process wrote in between)."""
-        self.events.clear()
-        self.size = 0
-        self.base = base
-
-    @property
-    def end(self) -> int:
-        """One past the newest id held."""
-        return self.base + len(self.events)
 
 
 @dataclass
@@ -257,7 +128,7 @@ class EventLog:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._last_ids: dict[str, int] = {}
-        self._tails: dict[str, _Tail] = {}
+        self._tails: dict[str, EventTail] = {}
         # Per conversation: followers waiting in wait_beyond, each with its own future
         # (True: woken by a commit; False: its poll timer ran out).
         self._waiters: dict[str, list[asyncio.Future[bool]]] = {}
@@ -492,7 +363,7 @@ class EventLog:
             self._last_ids[cid] = event.id
         tail = self._tails.get(cid)
         if tail is None:
-            tail = self._tails[cid] = _Tail(event.id)
+            tail = self._tails[cid] = EventTail(event.id)
         elif tail.end != event.id:  # another process wrote in between: start afresh
             tail.restart(event.id)
         tail.add(event)  # the oldest it drops are on disk already

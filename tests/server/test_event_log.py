@@ -10,13 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from desktop_agent.server import event_log
+from desktop_agent.server import event_log, event_tail
 from desktop_agent.server.event_log import EventLog
 from desktop_agent.store import NewEvent, Store
 
 
 async def test_pages_span_disk_and_memory_without_gaps(tmp_path, monkeypatch):
-    monkeypatch.setattr(event_log, "MEMORY_TAIL", 10)
+    monkeypatch.setattr(event_tail, "MEMORY_TAIL", 10)
     store = Store.open(tmp_path / "db.sqlite3")
     log = EventLog(store)
     try:
@@ -299,7 +299,7 @@ async def test_on_postgresql_small_events_arrive_with_the_news_and_large_ones_ar
 
 async def _tail_capped_in_bytes(store: Store, monkeypatch) -> None:
     """Long events leave memory by size; every event still pages back, from disk or tail."""
-    monkeypatch.setattr(event_log, "MEMORY_TAIL_BYTES", 20_000)
+    monkeypatch.setattr(event_tail, "MEMORY_TAIL_BYTES", 20_000)
     log = EventLog(store)
     cid = store.create_conversation().id
     big = "line of bash output\n" * 250  # ~5 KB per event, like a long tool result

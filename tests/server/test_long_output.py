@@ -17,7 +17,7 @@ from server_harness import WAIT, RunningApi
 
 from desktop_agent.core.tooling.builtin.live_output import TAIL_BYTES
 from desktop_agent.core.tooling.builtin.shell_tool import MAX_TIMEOUT, OUTPUT_CAP
-from desktop_agent.server.event_log import MEMORY_TAIL_BYTES
+from desktop_agent.server.event_tail import MEMORY_TAIL_BYTES
 from desktop_agent.testing import ScriptedServer, script
 
 GIGABYTE = 2**30
