@@ -39,7 +39,9 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
+from xml.etree import ElementTree
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -156,6 +158,7 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                                    confirm_tools=False, compaction="drop_oldest")
         controllers.append(controller)
     samples: list[tuple[int, float, int]] = []
+    kinds: list[Counter[str]] = []
     snapshots: list[tracemalloc.Snapshot] = []
     if args.tracemalloc:
         tracemalloc.start()
@@ -180,7 +183,11 @@ async def drive(window: object, url: str, args: argparse.Namespace,
         if turn % args.every == 0:
             await asyncio.sleep(0.2)  # let the last frames and deferred work run
             gc.collect()
-            sample = (turn, rss_mb(), len(gc.get_objects()))
+            live = gc.get_objects()
+            sample = (turn, rss_mb(), len(live))
+            if args.breakdown:
+                kinds.append(Counter(type(o).__qualname__ for o in live))
+            del live
             samples.append(sample)
             if args.tracemalloc:
                 snapshots.append(tracemalloc.take_snapshot())
@@ -195,6 +202,10 @@ async def drive(window: object, url: str, args: argparse.Namespace,
         ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
         print(f"malloc_trim(0) at the end: RSS {before:.1f} -> {rss_mb():.1f} MB "
               "(the rest is in use, or fragments the allocator cannot give back)")
+    if len(kinds) >= 2:
+        grown = (kinds[-1] - kinds[0]).most_common(8)
+        print(f"live objects grown since turn {samples[0][0]}, by type: "
+              + ", ".join(f"{name} +{count:,}" for name, count in grown))
     if snapshots:
         print(f"tracemalloc: what Python allocated since the first turn and still holds at "
               f"turn {samples[0][0]}, by file")
@@ -224,6 +235,33 @@ def malloc_figures() -> tuple[float, float, float] | None:
     return info.uordblks / 2**20, info.hblkhd / 2**20, info.fordblks / 2**20
 
 
+def arena_figures() -> list[tuple[float, float]] | None:
+    """Each glibc arena's (MB taken from the system, MB of it free), the main one first."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.fopen.restype = ctypes.c_void_p
+        libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        libc.fclose.argtypes = [ctypes.c_void_p]
+        libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".xml") as out:
+        stream = libc.fopen(out.name.encode(), b"w")
+        if not stream:
+            return None
+        libc.malloc_info(0, stream)
+        libc.fclose(stream)
+        root = ElementTree.parse(out.name).getroot()
+    arenas = []
+    for heap in root.findall("heap"):
+        taken = sum(int(s.get("size", 0)) for s in heap.findall("system")
+                    if s.get("type") == "current")
+        free = sum(int(t.get("size", 0)) for t in heap.findall("total")
+                   if t.get("type") in ("fast", "rest"))
+        arenas.append((taken / 2**20, free / 2**20))
+    return arenas
+
+
 def pymalloc_figures() -> tuple[float, float]:
     """Python's small-object allocator: (MB in its arenas, MB in live blocks)."""
     with tempfile.TemporaryFile("w+") as out:
@@ -246,8 +284,7 @@ def pymalloc_figures() -> tuple[float, float]:
 
 def breakdown(window: object) -> str:
     """Where the RSS is: Python's traced heap, the C heap, Qt's widgets and documents."""
-    from PySide6.QtGui import QTextDocument
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit
 
     status = dict(line.split(":", 1) for line in
                   Path("/proc/self/status").read_text().splitlines() if ":" in line)
@@ -258,6 +295,10 @@ def breakdown(window: object) -> str:
     heap = malloc_figures()
     heap_text = (f"malloc in use {heap[0]:.1f} + mmapped {heap[1]:.1f} MB, free kept "
                  f"{heap[2]:.1f} MB" if heap else "malloc figures: not glibc")
+    arenas = arena_figures()
+    if arenas:  # each thread that allocates can get an arena of its own, with its own free memory
+        heap_text += (f" in {len(arenas)} arenas (taken/free MB: "
+                      f"{' '.join(f'{t:.1f}/{f:.1f}' for t, f in arenas if t >= 0.5)})")
     if not tracemalloc.is_tracing():  # tracing hooks the allocator: pymalloc tells nothing
         arenas, blocks = pymalloc_figures()
         heap_text += f"; pymalloc arenas {arenas:.1f} MB ({blocks:.1f} MB in live blocks)"
@@ -266,8 +307,12 @@ def breakdown(window: object) -> str:
     for index in range(tabs.count()):
         view = getattr(tabs.widget(index), "transcript", None)
         if view is not None:
-            views.append(f"{len(view.item_keys())}/{view.rendered_item_count()}/"
-                         f"{len(view.findChildren(QTextDocument))}")
+            # One document per text view. Asked for the documents themselves, PySide
+            # makes wrappers owned by each view's text control, which Python never
+            # sees deleted: they outlived their widgets, ~200 a sample.
+            documents = (len(view.findChildren(QTextEdit))
+                         + len(view.findChildren(QPlainTextEdit)))
+            views.append(f"{len(view.item_keys())}/{view.rendered_item_count()}/{documents}")
     return (f"    RSS anonymous {anon:.1f} MB, files (libraries) {files:.1f} MB; "
             f"{traced}{heap_text}; widgets "
             f"{len(QApplication.allWidgets()):,}; per tab items/rendered/documents "
