@@ -202,6 +202,12 @@ async def drive(window: object, url: str, args: argparse.Namespace,
         ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
         print(f"malloc_trim(0) at the end: RSS {before:.1f} -> {rss_mb():.1f} MB "
               "(the rest is in use, or fragments the allocator cannot give back)")
+        from PySide6.QtGui import QPixmapCache
+
+        before = rss_mb()
+        QPixmapCache.clear()  # the style's cached pixmaps (up to its limit, 10 MB)
+        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+        print(f"QPixmapCache.clear() then malloc_trim(0): RSS {before:.1f} -> {rss_mb():.1f} MB")
     if len(kinds) >= 2:
         grown = (kinds[-1] - kinds[0]).most_common(8)
         print(f"live objects grown since turn {samples[0][0]}, by type: "

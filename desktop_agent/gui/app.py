@@ -188,18 +188,20 @@ def prepare_imports() -> None:
     """Make what the window imports cost less resident memory (before it imports anything).
 
     Three measures, each explained and measured in its module: glibc's mmap
-    threshold held at its start value (``appdata/allocator.py``: the allocator's
-    free memory grew with every turn), and ``linecache`` keeps
+    threshold held at its start value and one arena for all threads
+    (``appdata/allocator.py``: the allocator's free memory grew with every turn,
+    and a worker thread's arena kept what the warm-up freed), and ``linecache`` keeps
     the source lines PySide6 reads of every imported module for a few files only
     (``source_line_cache.py``: up to 25 MB in a window run from source), and the
     openai SDK is imported without the ~500 modules of API types it re-exports and
     the core does not use (``core/wire/sdk_type_packages.py``: ~12 MB).
     """
-    from desktop_agent.appdata.allocator import hold_mmap_threshold
+    from desktop_agent.appdata.allocator import hold_mmap_threshold, share_one_arena
     from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
     from desktop_agent.gui.source_line_cache import bound_source_line_cache
 
     hold_mmap_threshold()  # first: big blocks freed later go back to the system
+    share_one_arena()  # before any thread starts: a thread keeps the arena it got
     bound_source_line_cache()  # before PySide6 starts reading every import's source
     defer_type_package_inits()  # before discovery's worker thread imports openai
 
