@@ -41,12 +41,6 @@ The policy, in :class:`IdleCollector`:
   live as long as the process, and frozen objects are never walked again.
   Whatever else is alive at that moment is frozen too, a one-time, bounded
   cost: if it later becomes cyclic garbage it is not freed.
-- After each full collection, the heap's free whole pages go back to the system
-  (:func:`~desktop_agent.appdata.allocator.return_free_pages`). What a turn
-  drops (its request, the widgets of answers that scrolled away) is freed in
-  small blocks between live ones, which glibc keeps resident: over hundreds
-  of turns that free memory grew without end (``bench/soak_window.py
-  --breakdown``, "free kept").
 - Input is watched (an application event filter) only while a collection is
   wanted and no frames run: a Python filter on every event of the application
   halved the events Qt could deliver per second (about 6 µs each), which a
@@ -62,7 +56,6 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 
-from desktop_agent.appdata.allocator import return_free_pages
 from desktop_agent.gui.transcript.frame_scheduler import last_frame_at
 
 log = logging.getLogger("desktop_agent.gui.idle_collector")
@@ -95,18 +88,13 @@ class IdleCollector(QObject):
     def __init__(self, parent: QObject, *, idle_seconds: float = IDLE_SECONDS,
                  max_interval_seconds: float = MAX_INTERVAL_SECONDS,
                  check_interval_ms: int = CHECK_INTERVAL_MS,
-                 clock: Callable[[], float] = time.monotonic,
-                 release_pages: Callable[[], object] = return_free_pages) -> None:
-        """Collect for ``parent`` (the QApplication: its event filter sees all input).
-
-        ``release_pages`` runs after each full collection (the heap's free pages).
-        """
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """Collect for ``parent`` (the QApplication: its event filter sees all input)."""
         super().__init__(parent)
         self._app = parent
         self._idle_seconds = idle_seconds
         self._max_interval = max_interval_seconds
         self._clock = clock
-        self._release_pages = release_pages
         self._previous_threshold = gc.get_threshold()
         young, middle, _full = self._previous_threshold
         gc.set_threshold(young, middle, FULL_THRESHOLD)
@@ -162,13 +150,12 @@ class IdleCollector(QObject):
         if freeze:
             gc.freeze()
             self._freeze_next = False
-        self._release_pages()
         spent = time.perf_counter() - started
         self._last_full = self._clock()
         self._watch(False)
         self.collections += 1
         self.longest_seconds = max(self.longest_seconds, spent)
-        log.debug("full garbage collection and free pages returned in %.1f ms%s", spent * 1000,
+        log.debug("full garbage collection in %.1f ms%s", spent * 1000,
                   " (survivors frozen)" if freeze else "")
 
     def _watch(self, on: bool) -> None:

@@ -8,11 +8,9 @@ widget, seen by the collector's real application event filter.
 from __future__ import annotations
 
 import gc
-import sys
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,27 +148,3 @@ def test_survivors_are_frozen_once_after_the_warm_up(
     collector.collect()  # later collections do not freeze again
     assert gc.get_freeze_count() == frozen
     assert any(thing is later for thing in gc.get_objects())
-
-
-def _resident_anonymous_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no RssAnon in /proc/self/status")
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
-def test_an_idle_collection_gives_the_pages_a_turn_freed_back_to_the_system(
-        make_collector: Callable[..., IdleCollector]) -> None:
-    """What a turn drops is freed in small blocks between live ones; glibc keeps those pages."""
-    clock = HandClock()
-    collector = make_collector(clock=clock)
-    dropped = [bytes(1000) for _ in range(40_000)]  # 40 MB in blocks malloc serves itself
-    kept_above = bytes(1000)  # a live block after them: free() cannot shrink the heap's top
-    del dropped
-    before = _resident_anonymous_mb()
-    clock.advance(61.0)
-    collector.check()  # overdue: a full collection, then the free pages go back
-    assert collector.collections == 1
-    assert before - _resident_anonymous_mb() >= 20.0
-    del kept_above
