@@ -14,8 +14,9 @@ off: big blocks keep their own mappings and go back when freed.
 Each thread that allocates while another holds an arena's lock gets an arena
 of its own (up to eight per core), and a thread's arena keeps what it freed for
 that thread: the first-input warm-up imports the turn stack on a worker thread,
-whose arena then held ~10 MB free that the UI thread never reused (in two soak
-runs of three: RSS at turn 50 215.8 MB against 198.4 with one arena).
+whose arena then held ~10 MB free that the UI thread never reused (in three
+soak runs of five: RSS at the first sample 213.9–215.8 MB, against 197.8–199.3
+in the other two; with one arena 197.8 and 198.4 MB).
 :func:`share_one_arena` makes every thread allocate from the main arena; the
 window's other threads (the loop's workers, Qt's pool) allocate little and
 seldom while the UI thread does, so the shared lock is rarely contended.
