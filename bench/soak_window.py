@@ -1,6 +1,7 @@
 """The window over hundreds of turns: resident memory and live objects, and their slope.
 
     python bench/soak_window.py [--turns 1000] [--minutes M] [--tabs 3] [--every 50]
+                                [--new-conversation-every TURNS] [--breakdown]
 
 The real main window (offscreen), started as the app starts it (its import and
 garbage-collection measures), a running asyncio loop, ``--tabs`` conversations
@@ -22,6 +23,9 @@ are met, 1 when one is over. ``--minutes`` stops at the first sample after that
 long. ``--breakdown`` adds where the memory is with each sample: libraries and
 anonymous memory, the C heap (glibc's mallinfo2), Python's small-object arenas,
 live widgets, and per tab its items, rendered items and text documents.
+``--new-conversation-every N`` closes each tab every N turns and opens a new
+conversation in its place: what grows with a conversation's length, against
+what grows with the number of turns.
 The latest figures are on docs/performance.md, with the machine's load.
 """
 
@@ -41,6 +45,7 @@ import time
 import tracemalloc
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -147,16 +152,18 @@ async def drive(window: object, url: str, args: argparse.Namespace,
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    controllers = []
-    for index in range(args.tabs):
+    def open_conversation(name: str) -> Any:
         controller = window.new_conversation()  # type: ignore[attr-defined]
         window.servers.use_server(controller, url, "soak-model", None,  # type: ignore[attr-defined]
                                   CONTEXT_TOKENS)
-        folder = work_root / f"tab{index}"
+        folder = work_root / name
         folder.mkdir(parents=True)
         controller.update_settings(tools=["write_file", "bash"], workdir=str(folder),
                                    confirm_tools=False, compaction="drop_oldest")
-        controllers.append(controller)
+        return controller
+
+    controllers = [open_conversation(f"tab{index}") for index in range(args.tabs)]
+    conversation_ids = [c.conversation_id for c in controllers]
     samples: list[tuple[int, float, int]] = []
     kinds: list[Counter[str]] = []
     snapshots: list[tracemalloc.Snapshot] = []
@@ -164,6 +171,14 @@ async def drive(window: object, url: str, args: argparse.Namespace,
         tracemalloc.start()
     started = time.monotonic()
     for turn in range(1, args.turns + 1):
+        if args.new_conversation_every and turn > 1 and turn % args.new_conversation_every == 1:
+            for index, old in enumerate(controllers):  # close each tab, open a new one
+                closing = window.close_tab(  # type: ignore[attr-defined]
+                    window.tabs.indexOf(window.tab_for(old.conversation_id)))  # type: ignore[attr-defined]
+                if closing is not None:
+                    await closing
+                controllers[index] = open_conversation(f"tab{index}-{turn}")
+                conversation_ids.append(controllers[index].conversation_id)
         controller = controllers[turn % args.tabs]
         tab = window.tab_for(controller.conversation_id)  # type: ignore[attr-defined]
         window.tabs.setCurrentWidget(tab)  # type: ignore[attr-defined]
@@ -197,7 +212,15 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                 print(breakdown(window), flush=True)
             if args.minutes and time.monotonic() - started > args.minutes * 60:
                 break
-    if args.breakdown:
+    print_findings(samples, kinds, snapshots, trim=args.breakdown)
+    print(workload_ran(window.store, conversation_ids))  # type: ignore[attr-defined]
+    return samples
+
+
+def print_findings(samples: list[tuple[int, float, int]], kinds: list[Counter[str]],
+                   snapshots: list[tracemalloc.Snapshot], *, trim: bool) -> None:
+    """What the run found besides the samples: what a trim gives back, what grew."""
+    if trim:
         before = rss_mb()
         ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
         print(f"malloc_trim(0) at the end: RSS {before:.1f} -> {rss_mb():.1f} MB "
@@ -220,8 +243,6 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                   f"{stat.traceback[0].filename}")
     if len(snapshots) >= 2:
         print_growth(snapshots[0], snapshots[-1], samples[-1][0] - samples[0][0])
-    print(workload_ran(window.store, [c.conversation_id for c in controllers]))  # type: ignore[attr-defined]
-    return samples
 
 
 class _MallInfo2(ctypes.Structure):
@@ -358,6 +379,9 @@ def main() -> int:
                         help="stop at the first sample after this long (0: run every turn)")
     parser.add_argument("--tabs", type=int, default=3)
     parser.add_argument("--every", type=int, default=50, help="turns between samples")
+    parser.add_argument("--new-conversation-every", type=int, default=0, metavar="TURNS",
+                        help="close each tab and open a new conversation every TURNS turns "
+                             "(0: the conversations grow for the whole run)")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="trace allocations (slower) and print the lines that grew most")
     parser.add_argument("--breakdown", action="store_true",
