@@ -417,7 +417,8 @@ def main() -> int:
     window = MainWindow(store, discover_on_start=False, window_settings=QSettings(
         str(data / "window.ini"), QSettings.Format.IniFormat))
     collector = IdleCollector(app)
-    gui_app.warm_up_on_first_input(app, lambda: gui_app.start_warm_up(loop, collector))
+    window.first_painted.connect(lambda: gui_app.warm_up_on_first_input(
+        app, lambda: gui_app.start_warm_up(loop, collector)))
     window.first_painted.connect(gui_app.freeze_startup_objects)
     QTimer.singleShot(gui_app.STARTUP_GC_FALLBACK_MS, gc.enable)
     window.show()
