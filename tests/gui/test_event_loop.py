@@ -70,7 +70,12 @@ def _loop_workers() -> set[Any]:
 
 def test_work_handed_to_threads_starts_only_the_threads_it_needs(
         qtbot: Any, qasync_loop: asyncio.AbstractEventLoop) -> None:
-    """One job after another runs on one worker thread (qasync started ten for the first)."""
+    """Jobs one after another start one worker thread, not ten as qasync did for the first.
+
+    At most two: the standard pool counts a worker idle only after the job's result
+    is handed back, so on a busy machine the next job may come before that and get a
+    second thread.
+    """
     import threading
 
     before = _loop_workers()
@@ -86,9 +91,9 @@ def test_work_handed_to_threads_starts_only_the_threads_it_needs(
     task = qasync_loop.create_task(jobs())
     qtbot.waitUntil(task.done, timeout=WAIT_MS)
     assert task.result() == [0, 1, 4]
-    assert len(set(ran_on)) == 1 and threading.current_thread().name not in ran_on
-    assert ran_on[0].startswith("loop-worker")  # the loop's own pool, not one of its own
-    assert len(_loop_workers() - before) <= 1
+    assert len(set(ran_on)) <= 2 and threading.current_thread().name not in ran_on
+    assert all(name.startswith("loop-worker") for name in ran_on)  # the loop's own pool
+    assert len(_loop_workers() - before) <= 2
 
 
 def test_a_timeout_that_did_not_fire_lets_go_of_its_call_at_once(

@@ -81,9 +81,15 @@ def settle_part(part: ToolCallPart, state: ToolCallState) -> None:
     part.pictures = list(state.pictures)
     part.change = state.change
     part.stopped_line = state.stopped
-    if part.live is None and state.output_lines is not None:
-        # "20 lines · 10.2 s" as the card said while the command ran (kept with its result)
-        part.live = LiveOutput(lines=state.output_lines, elapsed=state.output_seconds or 0.0)
+    if state.output_lines is not None:
+        # "20 lines · 10.2 s" as the card said while the command ran (kept with its result).
+        # A card that watched it run takes the kept figures too: its last report on screen
+        # may be older than the last one the result was stored with, and the card must
+        # read the same when the conversation is opened again.
+        if part.live is None:
+            part.live = LiveOutput()
+        part.live.lines = state.output_lines
+        part.live.elapsed = state.output_seconds or 0.0
     part.settled += 1
 
 

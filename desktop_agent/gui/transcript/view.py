@@ -226,6 +226,8 @@ class TranscriptView(QScrollArea):
         if found is None:
             return
         item, part = found
+        if part.settled:
+            return  # a report that came after the result: the card shows the kept figures
         if part.live is None:
             part.live = LiveOutput()
         part.live.append(text, lines, elapsed, stoppable)

@@ -299,3 +299,26 @@ def test_a_conversation_opens_with_the_view_filled_and_older_messages_a_scroll_a
     qtbot.waitUntil(at_the_top, timeout=5000)
     texts = [view.item_text(key).strip() for key in keys]
     assert texts == [f"{kind} {n}" for n in range(20) for kind in ("question", "answer")]
+
+
+def test_a_command_card_ends_with_the_figures_kept_with_its_result(view, qtbot):
+    """Live and reopened alike: the card says what was stored, not its last report on screen."""
+    from desktop_agent.session import ToolCallState
+
+    view.add_user_message("build it")
+    key = view.begin_assistant_message()
+    view.add_tool_call("c1", "bash", {"command": "make"}, "builtin")
+    view.add_tool_output("c1", "compiling\n", 1, 0.1, True)
+    view.flush()
+    view.settle_tool_call("c1", ToolCallState("stopped by the person", False, "stopped",
+                                              output_lines=3, output_seconds=0.24))
+    view.add_tool_output("c1", "", 4, 0.3, True)  # a report that came after the result
+    view.flush()
+
+    def card() -> ToolCard | None:
+        widget = view.item_widget(key)
+        cards = [w for w in widget.body_widgets() if isinstance(w, ToolCard)] if widget else []
+        return cards[0] if cards else None
+
+    qtbot.waitUntil(lambda: card() is not None and card().output_text is not None)
+    assert card().detail_label.text() == "builtin · stopped · 3 lines · 0.2 s"
