@@ -8,7 +8,9 @@ asked) and keep its SSE stream open for the whole run, as a follower does,
 while they run turns one after another. Each reply streams about ``--chars``
 characters of markdown with a code block in ``--pieces`` pieces; every third
 turn the model first calls ``write_file`` (a 2 KB file) and ``bash`` printing
-2,000 lines, run for real (in the sandbox when ``serve`` has one).
+2,000 lines, run for real (in the sandbox when ``serve`` has one). Compaction is
+on, as in the window's soak: ``drop_oldest`` at a ``--context-tokens`` window
+(8,192 by default; 0 states none, so every turn carries its whole history).
 
 First a warm-up: one turn per conversation, then the streams close and the
 bench waits for the server's idle eviction (``--idle-seconds``). The RSS then is
@@ -29,8 +31,8 @@ of the start), 1 when over.
 Usage::
 
     python bench/soak_serve.py [--conversations 20] [--turns 3000] [--minutes M]
-                               [--chars 7000] [--pieces 300] [--idle-seconds 10]
-                               [--tracemalloc]
+                               [--chars 7000] [--pieces 300] [--context-tokens 8192]
+                               [--idle-seconds 10] [--tracemalloc]
 """
 
 from __future__ import annotations
@@ -151,8 +153,10 @@ def _slope_per_1000(samples: list[tuple[int, float]]) -> float:
 class _Soak:
     """The clients: one per conversation, each with its SSE stream open while it runs turns."""
 
-    def __init__(self, base_url: str, key: str, model_url: str, server_pid: int) -> None:
+    def __init__(self, base_url: str, key: str, model_url: str, server_pid: int,
+                 context_tokens: int) -> None:
         self.base_url = base_url
+        self.context_tokens = context_tokens
         self.key = key
         self.model_url = model_url
         self.server_pid = server_pid
@@ -170,10 +174,13 @@ class _Soak:
     async def create(self, client: httpx.AsyncClient, count: int) -> list[str]:
         ids = []
         for n in range(count):
+            settings: dict[str, object] = {
+                "base_url": self.model_url, "model": "test-model",
+                "tools": ["bash", "write_file"], "confirm_tools": False}
+            if self.context_tokens:
+                settings |= {"context_length": self.context_tokens, "compaction": "drop_oldest"}
             made = await client.post("/conversations", json={
-                "title": f"soak {n}", "settings": {
-                    "base_url": self.model_url, "model": "test-model",
-                    "tools": ["bash", "write_file"], "confirm_tools": False}})
+                "title": f"soak {n}", "settings": settings})
             ids.append(made.raise_for_status().json()["id"])
         return ids
 
@@ -288,6 +295,9 @@ def main() -> int:
                         help="stop the soak after this long even if --turns are not done")
     parser.add_argument("--chars", type=int, default=7000, help="characters per reply")
     parser.add_argument("--pieces", type=int, default=300, help="streamed pieces per reply")
+    parser.add_argument("--context-tokens", type=int, default=8192,
+                        help="the conversations' context window, compacted by dropping the "
+                             "oldest messages (0: none stated, nothing compacted)")
     parser.add_argument("--idle-seconds", type=float, default=10.0,
                         help="the server's --idle-seconds (eviction of idle conversations)")
     parser.add_argument("--tracemalloc", action="store_true",
@@ -301,7 +311,7 @@ def main() -> int:
     port = free_port()
     snapshot_path = data_dir.parent / f"{data_dir.name}.tracemalloc" if args.tracemalloc else None
     server = start_server(data_dir, port, key, args.idle_seconds, snapshot_path)
-    soak = _Soak(f"http://127.0.0.1:{port}", key, model_url, server.pid)
+    soak = _Soak(f"http://127.0.0.1:{port}", key, model_url, server.pid, args.context_tokens)
     soak.snapshot_path = snapshot_path
     try:
         up = rss_mb(server.pid)

@@ -1,6 +1,7 @@
 """The window over hundreds of turns: resident memory and live objects, and their slope.
 
     python bench/soak_window.py [--turns 1000] [--minutes M] [--tabs 3] [--every 50]
+                                [--new-conversation-every TURNS] [--breakdown]
 
 The real main window (offscreen), started as the app starts it (its import and
 garbage-collection measures), a running asyncio loop, ``--tabs`` conversations
@@ -22,6 +23,9 @@ are met, 1 when one is over. ``--minutes`` stops at the first sample after that
 long. ``--breakdown`` adds where the memory is with each sample: libraries and
 anonymous memory, the C heap (glibc's mallinfo2), Python's small-object arenas,
 live widgets, and per tab its items, rendered items and text documents.
+``--new-conversation-every N`` closes each tab every N turns and opens a new
+conversation in its place: what grows with a conversation's length, against
+what grows with the number of turns.
 The latest figures are on docs/performance.md, with the machine's load.
 """
 
@@ -39,7 +43,10 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections import Counter
 from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -145,22 +152,33 @@ async def drive(window: object, url: str, args: argparse.Namespace,
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    controllers = []
-    for index in range(args.tabs):
+    def open_conversation(name: str) -> Any:
         controller = window.new_conversation()  # type: ignore[attr-defined]
         window.servers.use_server(controller, url, "soak-model", None,  # type: ignore[attr-defined]
                                   CONTEXT_TOKENS)
-        folder = work_root / f"tab{index}"
+        folder = work_root / name
         folder.mkdir(parents=True)
         controller.update_settings(tools=["write_file", "bash"], workdir=str(folder),
                                    confirm_tools=False, compaction="drop_oldest")
-        controllers.append(controller)
+        return controller
+
+    controllers = [open_conversation(f"tab{index}") for index in range(args.tabs)]
+    conversation_ids = [c.conversation_id for c in controllers]
     samples: list[tuple[int, float, int]] = []
+    kinds: list[Counter[str]] = []
     snapshots: list[tracemalloc.Snapshot] = []
     if args.tracemalloc:
         tracemalloc.start()
     started = time.monotonic()
     for turn in range(1, args.turns + 1):
+        if args.new_conversation_every and turn > 1 and turn % args.new_conversation_every == 1:
+            for index, old in enumerate(controllers):  # close each tab, open a new one
+                closing = window.close_tab(  # type: ignore[attr-defined]
+                    window.tabs.indexOf(window.tab_for(old.conversation_id)))  # type: ignore[attr-defined]
+                if closing is not None:
+                    await closing
+                controllers[index] = open_conversation(f"tab{index}-{turn}")
+                conversation_ids.append(controllers[index].conversation_id)
         controller = controllers[turn % args.tabs]
         tab = window.tab_for(controller.conversation_id)  # type: ignore[attr-defined]
         window.tabs.setCurrentWidget(tab)  # type: ignore[attr-defined]
@@ -180,7 +198,11 @@ async def drive(window: object, url: str, args: argparse.Namespace,
         if turn % args.every == 0:
             await asyncio.sleep(0.2)  # let the last frames and deferred work run
             gc.collect()
-            sample = (turn, rss_mb(), len(gc.get_objects()))
+            live = gc.get_objects()
+            sample = (turn, rss_mb(), len(live))
+            if args.breakdown:
+                kinds.append(Counter(type(o).__qualname__ for o in live))
+            del live
             samples.append(sample)
             if args.tracemalloc:
                 snapshots.append(tracemalloc.take_snapshot())
@@ -190,11 +212,29 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                 print(breakdown(window), flush=True)
             if args.minutes and time.monotonic() - started > args.minutes * 60:
                 break
-    if args.breakdown:
+    print_findings(samples, kinds, snapshots, trim=args.breakdown)
+    print(workload_ran(window.store, conversation_ids))  # type: ignore[attr-defined]
+    return samples
+
+
+def print_findings(samples: list[tuple[int, float, int]], kinds: list[Counter[str]],
+                   snapshots: list[tracemalloc.Snapshot], *, trim: bool) -> None:
+    """What the run found besides the samples: what a trim gives back, what grew."""
+    if trim:
         before = rss_mb()
         ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
         print(f"malloc_trim(0) at the end: RSS {before:.1f} -> {rss_mb():.1f} MB "
               "(the rest is in use, or fragments the allocator cannot give back)")
+        from PySide6.QtGui import QPixmapCache
+
+        before = rss_mb()
+        QPixmapCache.clear()  # the style's cached pixmaps (up to its limit, 10 MB)
+        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+        print(f"QPixmapCache.clear() then malloc_trim(0): RSS {before:.1f} -> {rss_mb():.1f} MB")
+    if len(kinds) >= 2:
+        grown = (kinds[-1] - kinds[0]).most_common(8)
+        print(f"live objects grown since turn {samples[0][0]}, by type: "
+              + ", ".join(f"{name} +{count:,}" for name, count in grown))
     if snapshots:
         print(f"tracemalloc: what Python allocated since the first turn and still holds at "
               f"turn {samples[0][0]}, by file")
@@ -203,8 +243,6 @@ async def drive(window: object, url: str, args: argparse.Namespace,
                   f"{stat.traceback[0].filename}")
     if len(snapshots) >= 2:
         print_growth(snapshots[0], snapshots[-1], samples[-1][0] - samples[0][0])
-    print(workload_ran(window.store, [c.conversation_id for c in controllers]))  # type: ignore[attr-defined]
-    return samples
 
 
 class _MallInfo2(ctypes.Structure):
@@ -222,6 +260,33 @@ def malloc_figures() -> tuple[float, float, float] | None:
         return None
     info = libc.mallinfo2()
     return info.uordblks / 2**20, info.hblkhd / 2**20, info.fordblks / 2**20
+
+
+def arena_figures() -> list[tuple[float, float]] | None:
+    """Each glibc arena's (MB taken from the system, MB of it free), the main one first."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        libc.fopen.restype = ctypes.c_void_p
+        libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        libc.fclose.argtypes = [ctypes.c_void_p]
+        libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    except (OSError, AttributeError):
+        return None
+    with tempfile.NamedTemporaryFile(suffix=".xml") as out:
+        stream = libc.fopen(out.name.encode(), b"w")
+        if not stream:
+            return None
+        libc.malloc_info(0, stream)
+        libc.fclose(stream)
+        root = ElementTree.parse(out.name).getroot()
+    arenas = []
+    for heap in root.findall("heap"):
+        taken = sum(int(s.get("size", 0)) for s in heap.findall("system")
+                    if s.get("type") == "current")
+        free = sum(int(t.get("size", 0)) for t in heap.findall("total")
+                   if t.get("type") in ("fast", "rest"))
+        arenas.append((taken / 2**20, free / 2**20))
+    return arenas
 
 
 def pymalloc_figures() -> tuple[float, float]:
@@ -246,8 +311,7 @@ def pymalloc_figures() -> tuple[float, float]:
 
 def breakdown(window: object) -> str:
     """Where the RSS is: Python's traced heap, the C heap, Qt's widgets and documents."""
-    from PySide6.QtGui import QTextDocument
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit
 
     status = dict(line.split(":", 1) for line in
                   Path("/proc/self/status").read_text().splitlines() if ":" in line)
@@ -258,6 +322,10 @@ def breakdown(window: object) -> str:
     heap = malloc_figures()
     heap_text = (f"malloc in use {heap[0]:.1f} + mmapped {heap[1]:.1f} MB, free kept "
                  f"{heap[2]:.1f} MB" if heap else "malloc figures: not glibc")
+    arenas = arena_figures()
+    if arenas:  # each thread that allocates can get an arena of its own, with its own free memory
+        heap_text += (f" in {len(arenas)} arenas (taken/free MB: "
+                      f"{' '.join(f'{t:.1f}/{f:.1f}' for t, f in arenas if t >= 0.5)})")
     if not tracemalloc.is_tracing():  # tracing hooks the allocator: pymalloc tells nothing
         arenas, blocks = pymalloc_figures()
         heap_text += f"; pymalloc arenas {arenas:.1f} MB ({blocks:.1f} MB in live blocks)"
@@ -266,8 +334,12 @@ def breakdown(window: object) -> str:
     for index in range(tabs.count()):
         view = getattr(tabs.widget(index), "transcript", None)
         if view is not None:
-            views.append(f"{len(view.item_keys())}/{view.rendered_item_count()}/"
-                         f"{len(view.findChildren(QTextDocument))}")
+            # One document per text view. Asked for the documents themselves, PySide
+            # makes wrappers owned by each view's text control, which Python never
+            # sees deleted: they outlived their widgets, ~200 a sample.
+            documents = (len(view.findChildren(QTextEdit))
+                         + len(view.findChildren(QPlainTextEdit)))
+            views.append(f"{len(view.item_keys())}/{view.rendered_item_count()}/{documents}")
     return (f"    RSS anonymous {anon:.1f} MB, files (libraries) {files:.1f} MB; "
             f"{traced}{heap_text}; widgets "
             f"{len(QApplication.allWidgets()):,}; per tab items/rendered/documents "
@@ -307,6 +379,9 @@ def main() -> int:
                         help="stop at the first sample after this long (0: run every turn)")
     parser.add_argument("--tabs", type=int, default=3)
     parser.add_argument("--every", type=int, default=50, help="turns between samples")
+    parser.add_argument("--new-conversation-every", type=int, default=0, metavar="TURNS",
+                        help="close each tab and open a new conversation every TURNS turns "
+                             "(0: the conversations grow for the whole run)")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="trace allocations (slower) and print the lines that grew most")
     parser.add_argument("--breakdown", action="store_true",
@@ -342,7 +417,8 @@ def main() -> int:
     window = MainWindow(store, discover_on_start=False, window_settings=QSettings(
         str(data / "window.ini"), QSettings.Format.IniFormat))
     collector = IdleCollector(app)
-    gui_app.warm_up_on_first_input(app, lambda: gui_app.start_warm_up(loop, collector))
+    window.first_painted.connect(lambda: gui_app.warm_up_on_first_input(
+        app, lambda: gui_app.start_warm_up(loop, collector)))
     window.first_painted.connect(gui_app.freeze_startup_objects)
     QTimer.singleShot(gui_app.STARTUP_GC_FALLBACK_MS, gc.enable)
     window.show()

@@ -235,11 +235,10 @@ def _run_window(qt_args: list[str]) -> int:
         from desktop_agent.gui.app import prepare_imports, run_app
 
         prepare_imports()  # before PySide6 and the openai SDK are imported: see there
+        probe = None
         if os.environ.get(EXIT_AFTER_PAINT_ENV) or os.environ.get(REPORT_PAINT_ENV):
-            _install_first_paint_probe(
-                [sys.argv[0], *qt_args], exit_after=bool(os.environ.get(EXIT_AFTER_PAINT_ENV))
-            )
-        return int(run_app([sys.argv[0], *qt_args]) or 0)
+            probe = _first_paint_probe(exit_after=bool(os.environ.get(EXIT_AFTER_PAINT_ENV)))
+        return int(run_app([sys.argv[0], *qt_args], on_window=probe) or 0)
     except ModuleNotFoundError as exc:
         if exc.name and "desktop_agent.gui.app".startswith(exc.name):
             print(f"{PROG}: the window is not available in this build ({exc}).", file=sys.stderr)
@@ -254,49 +253,47 @@ def _run_window(qt_args: list[str]) -> int:
 _paint_probe: object | None = None  # Kept alive for the life of the app.
 
 
-def _install_first_paint_probe(qt_argv: list[str], *, exit_after: bool) -> None:
+def _first_paint_probe(*, exit_after: bool) -> Callable[[Any], None]:
     """Print when the main window first paints (and optionally exit) for the start-up bench.
 
-    The probe is an application-wide event filter, so it needs the QApplication before
-    ``run_app`` runs; ``run_app`` reuses an existing instance. It removes itself after
-    the first paint so the app runs at full speed afterwards.
+    ``run_app`` hands the probe its main window before showing it. The probe filters
+    that window's own events only: an application-wide filter written in Python would
+    cost the start-up it measures (see ``gui/app.py``'s ``warm_up_on_first_input``).
+    It is installed last, so it sees the first paint before the window's own
+    ``first_painted`` handlers are queued, and removes itself after that paint.
     """
-    global _paint_probe
     import time
 
     from PySide6.QtCore import QEvent, QObject, QTimer
-    from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
-    app = QApplication.instance() or QApplication(qt_argv)
+    def watch(window: Any) -> None:
+        global _paint_probe
 
-    class FirstPaintProbe(QObject):
-        def __init__(self) -> None:
-            super().__init__()
-            self._seen = False
+        class FirstPaintProbe(QObject):
+            def __init__(self) -> None:
+                super().__init__()
+                self._seen = False
 
-        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-            if (
-                not self._seen
-                and event.type() == QEvent.Type.Paint
-                and isinstance(watched, QWidget)
-                and isinstance(watched.window(), QMainWindow)
-            ):
-                self._seen = True
-                # Report once this paint pass is done and the frame is on screen.
-                QTimer.singleShot(0, self._report)
-            return False
+            def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+                if not self._seen and event.type() == QEvent.Type.Paint:
+                    self._seen = True
+                    # Report once this paint pass is done and the frame is on screen.
+                    QTimer.singleShot(0, self._report)
+                return False
 
-        def _report(self) -> None:
-            app.removeEventFilter(self)
-            loaded = sorted(name for name in HEAVY_MODULES if name in sys.modules)
-            print(f"first-paint {time.time():.6f}", flush=True)
-            print(f"heavy-modules-at-paint {','.join(loaded) or '-'}", flush=True)
-            if exit_after:
-                sys.stderr.flush()
-                os._exit(0)
+            def _report(self) -> None:
+                window.removeEventFilter(self)
+                loaded = sorted(name for name in HEAVY_MODULES if name in sys.modules)
+                print(f"first-paint {time.time():.6f}", flush=True)
+                print(f"heavy-modules-at-paint {','.join(loaded) or '-'}", flush=True)
+                if exit_after:
+                    sys.stderr.flush()
+                    os._exit(0)
 
-    _paint_probe = FirstPaintProbe()
-    app.installEventFilter(_paint_probe)
+        _paint_probe = FirstPaintProbe()
+        window.installEventFilter(_paint_probe)
+
+    return watch
 
 
 def _report_crash(command: str) -> int:

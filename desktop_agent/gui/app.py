@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QMainWindow
 
     from desktop_agent.gui.idle_collector import IdleCollector
 
@@ -129,6 +129,12 @@ def warm_up_on_first_input(app: QApplication, warm_up: Callable[[], object]) -> 
     start at once, but costs memory: doing it when the person starts to type
     keeps an idle window small and still finishes long before Enter.
     The filter is parented to the app, which keeps it alive.
+
+    :func:`run_app` installs it once the window has painted, not before: an
+    application-wide filter written in Python sees Qt's private objects (the
+    animation timer, the widgets' native windows), and wrapping the first of them
+    makes shiboken create every lazily loaded class of QtCore, QtGui and
+    QtWidgets with their enums (~250 classes, ~40 ms of CPU).
     """
     from PySide6.QtCore import QEvent, QObject
 
@@ -188,24 +194,31 @@ def prepare_imports() -> None:
     """Make what the window imports cost less resident memory (before it imports anything).
 
     Three measures, each explained and measured in its module: glibc's mmap
-    threshold held at its start value (``appdata/allocator.py``: the allocator's
-    free memory grew with every turn), and ``linecache`` keeps
+    threshold held at its start value and one arena for all threads
+    (``appdata/allocator.py``: the allocator's free memory grew with every turn,
+    and a worker thread's arena kept what the warm-up freed), and ``linecache`` keeps
     the source lines PySide6 reads of every imported module for a few files only
     (``source_line_cache.py``: up to 25 MB in a window run from source), and the
     openai SDK is imported without the ~500 modules of API types it re-exports and
     the core does not use (``core/wire/sdk_type_packages.py``: ~12 MB).
     """
-    from desktop_agent.appdata.allocator import hold_mmap_threshold
+    from desktop_agent.appdata.allocator import hold_mmap_threshold, share_one_arena
     from desktop_agent.core.wire.sdk_type_packages import defer_type_package_inits
     from desktop_agent.gui.source_line_cache import bound_source_line_cache
 
     hold_mmap_threshold()  # first: big blocks freed later go back to the system
+    share_one_arena()  # before any thread starts: a thread keeps the arena it got
     bound_source_line_cache()  # before PySide6 starts reading every import's source
     defer_type_package_inits()  # before discovery's worker thread imports openai
 
 
-def run_app(argv: Sequence[str]) -> int:
-    """Open the main window and run until it closes; returns the exit status."""
+def run_app(argv: Sequence[str],
+            on_window: Callable[[QMainWindow], object] | None = None) -> int:
+    """Open the main window and run until it closes; returns the exit status.
+
+    ``on_window`` is called with the main window before it is shown (the start-up
+    bench's first-paint probe watches it).
+    """
     prepare_imports()
     pause_collector_until_first_paint()
     skip_httpx_command_line()
@@ -247,9 +260,12 @@ def run_app(argv: Sequence[str]) -> int:
     instance.activation_requested.connect(lambda: bring_forward(window))
     sink.reported.connect(window.show_error_notice)
     collector = IdleCollector(app)
-    warm_up_on_first_input(app, lambda: start_warm_up(loop, collector))
+    window.first_painted.connect(
+        lambda: warm_up_on_first_input(app, lambda: start_warm_up(loop, collector)))
     window.first_painted.connect(freeze_startup_objects)
     QTimer.singleShot(STARTUP_GC_FALLBACK_MS, gc.enable)
+    if on_window is not None:
+        on_window(window)
     window.show()
 
     async def until_closed() -> None:

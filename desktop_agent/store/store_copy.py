@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from desktop_agent.store.engine import Engine
 from desktop_agent.store.errors import StoreError
+from desktop_agent.store.event_table import event_data
 
 # Parents before children: a message's parent was always written first (lower seq).
 _TABLES: tuple[tuple[str, str, str], ...] = (
@@ -69,11 +70,12 @@ def copy_rows(source: Engine, target: Engine) -> CopyCounts:
                 rows = conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
             marks = ", ".join("?" for _ in columns.split(","))
             keep = target.dialect.keep_identity if table == "messages" else ""
-            if rows:
+            copied = [tuple(row) for row in rows]
+            if table == "events":  # SQLite keeps large payloads compressed; the target, text
+                copied = [(*row[:3], event_data(row[3]), *row[4:]) for row in copied]
+            if copied:
                 out.executemany(
-                    f"INSERT INTO {table}({columns}){keep} VALUES ({marks})",
-                    [tuple(row) for row in rows],
-                )
+                    f"INSERT INTO {table}({columns}){keep} VALUES ({marks})", copied)
             counts[table] = len(rows)
         target.dialect.rows_copied(out)
     return CopyCounts(counts["conversations"], counts["messages"], counts["events"],

@@ -239,3 +239,53 @@ def test_the_first_key_press_loads_what_the_first_turn_needs_and_the_turn_runs(
     assert run["replies"] == ["Hello, person."]
     loaded_by_the_send = {m.split(".")[0] for m in run["send_imported"]}
     assert sorted(loaded_by_the_send.intersection(WARMED_UP)) == []
+
+
+#: Runs the app's own entry point with the start-up bench's probe and, when the
+#: probe reports the window's first paint, prints what the process holds then.
+AT_FIRST_PAINT = r"""
+import importlib, json, os, sys
+os.environ["DESKTOP_AGENT_EXIT_AFTER_PAINT"] = "1"
+exit_now = os._exit
+
+def at_first_paint(code: int) -> None:
+    import PySide6.QtCore
+    print(json.dumps({"modules": sorted(sys.modules),
+                      "qt_classes": sorted(vars(PySide6.QtCore))}), flush=True)
+    exit_now(code)
+
+os._exit = at_first_paint  # the probe exits right after the first paint
+importlib.import_module("desktop_agent.cli.main").main([])
+"""
+
+#: What a new conversation's window does not need before its first paint: the
+#: widgets of answers, messages and compaction markers (made with the first one).
+NOT_BEFORE_FIRST_PAINT = (
+    "desktop_agent.gui.transcript.assistant_message",
+    "desktop_agent.gui.transcript.message_bubbles",
+    "desktop_agent.gui.transcript.compaction_marker",
+    "desktop_agent.gui.transcript.tool_card",
+    "desktop_agent.gui.transcript.code_block",
+    "desktop_agent.gui.transcript.markdown_html",
+)
+
+#: QtCore classes the window never uses. PySide6 creates a class (and its enums)
+#: when it is first named; an application-wide event filter in Python before the
+#: paint would create all QObject subclasses (it is handed Qt's private objects,
+#: whose type PySide6 looks for among them): ~100 more classes, ~40 ms of CPU.
+NEVER_USED_QT_CLASSES = ("QProcess", "QSharedMemory", "QTranslator", "QTimeLine")
+
+
+def test_the_first_paint_of_a_new_conversation_waits_for_nothing_it_does_not_show(
+        tmp_path: Path) -> None:
+    env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(tmp_path),
+           "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPO)}
+    env.pop("DESKTOP_AGENT_BASE_URL", None)
+    result = subprocess.run([sys.executable, "-c", AT_FIRST_PAINT], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert result.returncode == 0, result.stderr
+    painted = json.loads(result.stdout.strip().splitlines()[-1])
+    loaded = set(painted["modules"])
+    assert "desktop_agent.gui.transcript.view" in loaded  # the tab's transcript is there
+    assert sorted(loaded.intersection(NOT_BEFORE_FIRST_PAINT)) == []
+    assert sorted(set(painted["qt_classes"]).intersection(NEVER_USED_QT_CLASSES)) == []

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from server_harness import MASTER_KEY, RunningApi, SseReader, api_on_engine
 
-from desktop_agent.store.event_table import LIVE_OUTPUT_TYPES
+from desktop_agent.store.event_table import LIVE_OUTPUT_TYPES, event_data
 from desktop_agent.testing import ScriptedServer, script
 
 LINE = "Some *markdown* with `code` in it, streamed one small piece at a time. "
@@ -36,9 +36,9 @@ def engine_api(request: pytest.FixtureRequest, tmp_path: Path,
 def _events_held(api: RunningApi, cid: str) -> tuple[int, int]:
     """Rows and characters of event data the database holds for the conversation."""
     with api.store._reading() as conn:
-        row = conn.execute("SELECT count(*), coalesce(sum(length(data)), 0) FROM events"
-                           " WHERE conversation_id = ?", (cid,)).fetchone()
-    return int(row[0]), int(row[1])
+        rows = conn.execute("SELECT data FROM events WHERE conversation_id = ?",
+                            (cid,)).fetchall()
+    return len(rows), sum(len(event_data(row[0])) for row in rows)
 
 
 def _pages_in_use(api: RunningApi) -> int | None:

@@ -94,3 +94,19 @@ def test_offered_only_where_tools_are_on_and_its_schema_is_counted() -> None:
     assert none == []
     picked = asyncio.run(catalog.tools_for("c", {"tools": ["update_plan"]}, workdir=Path("/")))
     assert [t.name for t in picked] == [PLAN_TOOL_NAME]
+
+
+async def test_the_plan_tool_is_declared_once_and_still_checks_each_call() -> None:
+    from desktop_agent.core.errors import ToolInputError
+    from desktop_agent.session.tools.plan import plan_tool
+
+    first, second = plan_tool(), plan_tool()
+    assert first is not second and first.input_schema is second.input_schema
+    assert await second.execute({"plan": [{"step": "Read", "status": "pending"}]}) \
+        == "Plan updated"
+    try:
+        second.validate({"plan": "not a list"})
+    except ToolInputError as exc:
+        assert "plan" in str(exc)
+    else:  # pragma: no cover - the schema must refuse it
+        raise AssertionError("a plan that is not a list was accepted")

@@ -151,3 +151,31 @@ async def test_closing_the_registry_closes_every_session(sessions: Sessions) -> 
     for session in held:
         with pytest.raises(SessionError, match="closed"):
             session.send("Hello?")
+
+
+class _Holder:
+    """A holder that counts how often the registry asks whether it may be closed."""
+
+    asked = 0
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.last_used = 0.0
+        self.closed = False
+
+    def can_evict(self) -> bool:
+        _Holder.asked += 1
+        return True
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_holders_are_not_looked_over_while_fewer_than_the_idle_limit() -> None:
+    _Holder.asked = 0
+    registry: SessionRegistry[_Holder] = SessionRegistry(lambda cid: _Holder(), max_idle=3)
+    held = [registry.get(f"c{i}") for i in range(4)]  # at most 3 others idle each time
+    assert _Holder.asked == 0  # a turn's start on a new conversation skipped the scan
+    registry.get("c4")  # 4 others idle now: one too many
+    await asyncio.sleep(0)
+    assert _Holder.asked == 4 and held[0].closed and registry.peek("c0") is None

@@ -34,7 +34,10 @@ def filled_sqlite(tmp_path: Path) -> Path:
         store.add_message(chat.id, {"role": "assistant", "content": "Second answer"},
                           parent_id=question.id)
         store.append_events([NewEvent(chat.id, "text", f'"piece {n}"', time.time())
-                             for n in range(5)])
+                             for n in range(4)])
+        output = "\\n".join(f"line {n}" for n in range(2000))  # kept compressed on SQLite
+        store.append_events([NewEvent(chat.id, "tool_result", f'{{"output": "{output}"}}',
+                                      time.time())])
         other = store.create_conversation("Cooking")
         store.add_message(other.id, {"role": "user", "content": "Boil an egg"})
         store.set_setting("open_tabs", [chat.id, other.id])

@@ -71,8 +71,46 @@ def tools_tokens(tools: Sequence[Any]) -> int:
     """Tokens of the tool schemas (``Tool`` objects or OpenAI dicts) as sent."""
     if not tools:
         return 0
-    schemas = [t.to_openai_format() if hasattr(t, "to_openai_format") else t for t in tools]
-    return sum(_schema_tokens(schema_json(s)) for s in schemas)
+    return sum(_tool_tokens(t) for t in tools)
+
+
+_TOOL_TOKENS: dict[tuple[str, str, int], tuple[Any, int]] = {}
+"""Tokens of a tool by its name, description and schema object (kept, so its id stays its own).
+
+A turn's start counts its tools several times (the context check, the doctor,
+compaction before the request), each time serializing every schema again; the
+schemas are shared between the turns of every conversation (built-in tools keep
+theirs, MCP tools are listed once), so each is serialized once. A schema is
+read-only once made: one changed in place would keep its old count (an
+estimate off, nothing sent changed)."""
+
+
+def _tool_tokens(tool: Any) -> int:
+    if hasattr(tool, "to_openai_format"):
+        name, description, schema = tool.name, tool.description, tool.input_schema
+        as_sent = tool.to_openai_format
+    else:
+        function = tool.get("function") if isinstance(tool, dict) and \
+            tool.keys() == {"type", "function"} else None
+        if not isinstance(function, dict) or \
+                function.keys() != {"name", "description", "parameters"}:
+            return _schema_tokens(schema_json(tool))
+        name, description, schema = (function["name"], function["description"],
+                                     function["parameters"])
+
+        def as_sent() -> Any:
+            return tool
+    if not isinstance(name, str) or not isinstance(description, str):
+        return _schema_tokens(schema_json(as_sent()))
+    key = (name, description, id(schema))
+    known = _TOOL_TOKENS.get(key)
+    if known is not None and known[0] is schema:
+        return known[1]
+    count = _schema_tokens(schema_json(as_sent()))
+    if len(_TOOL_TOKENS) >= 1024:
+        _TOOL_TOKENS.clear()
+    _TOOL_TOKENS[key] = (schema, count)
+    return count
 
 
 @lru_cache(maxsize=1024)

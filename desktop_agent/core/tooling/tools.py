@@ -8,6 +8,7 @@ slow tool never blocks the event loop that also drives the window.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import json
@@ -330,6 +331,18 @@ class Tool:
         # The schema is checked now; the validator is made when a call is first
         # checked (a turn builds every tool it offers, the model calls few).
         self._validator = _checked_validator_class(self.name, self.input_schema)
+
+    def with_handler(self, handler: Callable[..., Any]) -> Tool:
+        """This tool calling ``handler`` instead, its schema shared and not checked again.
+
+        The built-in tools are made anew for each turn from the same code (closures
+        over the conversation's folder): only the handler differs, so the schema,
+        its meta-schema check and its validator are reused. The schema is shared
+        with this tool: treat it as read-only (as MCP tools' schemas already are).
+        """
+        made = copy.copy(self)
+        made.handler = handler
+        return made
 
     def to_openai_format(self) -> dict[str, Any]:
         """The tool as an entry of the Chat Completions ``tools`` list."""

@@ -11,14 +11,13 @@ names on the card with *Apply anyway*, as undo's conflicts do.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from desktop_agent.gui.loop_work import OwnedTasks
 from desktop_agent.gui.transcript.items import CommandPreviewState
 from desktop_agent.session import (
     CommandPreviewReady,
@@ -52,7 +51,7 @@ class CommandPreviewActions(QObject):
         self._session = session
         self._timeout = timeout
         self._states: dict[str, CommandPreviewState] = {}  # by tool use id
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = OwnedTasks()
         session.subscribe(self._on_event)
 
     def state(self, tool_use_id: str) -> CommandPreviewState | None:
@@ -88,9 +87,7 @@ class CommandPreviewActions(QObject):
             work = self._discard(tool_use_id, state, reason)
         else:
             work = self._apply(tool_use_id, state, force=action == "apply_anyway")
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(work)
 
     async def _apply(self, tool_use_id: str, state: CommandPreviewState, *,
                      force: bool) -> None:
@@ -119,6 +116,4 @@ class CommandPreviewActions(QObject):
 
     async def cancel_all(self) -> None:
         """Wait for an apply under way (the conversation closes; discarding comes after)."""
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._tasks.wait()

@@ -10,7 +10,6 @@ for the widgets, and the session's ``FilesChanged`` events into a signal.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from desktop_agent.gui.conversation.restore_wording import (
     restore_summary,
     shown_files,
 )
+from desktop_agent.gui.loop_work import OwnedTasks
 from desktop_agent.session import BUSY_ELSEWHERE, FilesChanged, SessionError, SessionEvent
 from desktop_agent.store.errors import ConversationBusyError
 
@@ -117,7 +117,7 @@ class FolderUndoActions(QObject):
         super().__init__(parent)
         self._session = session
         self._store = store
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = OwnedTasks()
         session.subscribe(self._on_event)
 
     def start(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -126,19 +126,11 @@ class FolderUndoActions(QObject):
         Why owned here: the conversation's close cancels them (:meth:`cancel_all`),
         so none reads the store after the window shut it.
         """
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self._tasks.start(work)
 
     async def cancel_all(self) -> None:
         """Cancel the running undo or panel load (the conversation closes)."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._tasks.cancel_and_wait()
 
     def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, FilesChanged):

@@ -10,7 +10,6 @@ a template first asks for its parameters (:class:`~.template_form.TemplateForm`)
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -22,6 +21,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
 from desktop_agent.gui.conversation.attachments import Attachment, resource_attachment
+from desktop_agent.gui.loop_work import OwnedTasks
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.mcp.mcp_items import McpResource, McpResourceTemplate
@@ -92,17 +92,15 @@ class ResourceAttaching(QObject):
         self._session = session
         self._attach = attach
         self._problem = problem
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks()
         self.form: Any = None  # the open template form, if any
 
     def _run(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(work)
 
     def busy(self) -> bool:
         """Whether a resource is being read."""
-        return any(not t.done() for t in self._tasks)
+        return self._tasks.busy()
 
     def choose(self, item: object) -> None:
         """A row of the ``@`` list was chosen: read a resource, or ask a template's values."""
@@ -148,5 +146,4 @@ class ResourceAttaching(QObject):
 
     def cancel(self) -> None:
         """Stop reading (the page closes)."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from desktop_agent.gui.loop_work import OwnedTasks
 from desktop_agent.gui.models.run_state import resolved
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ class LocalModelsBridge(QObject):
         self._run_after: set[tuple[str, str]] = set()  # (repo, file) to run once downloaded
         self._asked: set[Path] = set()  # model files the window asked to run
         self._rss: int | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks()
         self._unsubscribe = engine.subscribe(self._on_engine_event)
         self._figures = QTimer(self)
         self._figures.setInterval(FIGURES_INTERVAL_MS)
@@ -311,8 +312,7 @@ class LocalModelsBridge(QObject):
         self._figures.stop()
         self._unsubscribe()
         await self.engine.close()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
 
     # -- the engine's events ----------------------------------------------------------
 
@@ -391,7 +391,5 @@ class LocalModelsBridge(QObject):
         self.models_changed.emit()
 
     def _track(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task: asyncio.Task[Any] = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task: asyncio.Task[Any] = self._tasks.start(coroutine)
         return task

@@ -9,7 +9,6 @@ often, for the states. The log is the person's: nothing here reaches a model.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine
@@ -33,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_agent.gui.icons import icon
+from desktop_agent.gui.loop_work import OwnedTasks
 from desktop_agent.gui.theme import style_chrome
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class McpServersPanel(QDialog):
         self.setWindowTitle("MCP servers")
         self._board = board
         self._views: dict[str, McpServerView] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks()
         self._shown_log: tuple[str, int, float] | None = None
         self._ticks = 0
         self.problem: str | None = None
@@ -166,13 +166,11 @@ class McpServersPanel(QDialog):
 
     # -- talking to the board -------------------------------------------------------------
     def _run(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(work)
 
     def busy(self) -> bool:
         """Whether an answer of the board is awaited (tests wait for it)."""
-        return any(not t.done() for t in self._tasks)
+        return self._tasks.busy()
 
     async def _load(self, connect: bool) -> None:
         from desktop_agent.session import NoMcpServers
@@ -322,6 +320,5 @@ class McpServersPanel(QDialog):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop asking the board when the panel closes."""
         self._timer.stop()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         super().closeEvent(event)

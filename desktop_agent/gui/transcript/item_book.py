@@ -13,8 +13,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
+from desktop_agent.gui.transcript.item_widgets import answer_widget
 from desktop_agent.gui.transcript.item_window import ItemWindow
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
@@ -87,8 +87,8 @@ class ItemBook:
         """Bring every answer that changed since the last frame up to date."""
         dirty, self._dirty = self._dirty, set()
         for key in dirty:
-            widget = self._window.widgets.get(key)
-            if isinstance(widget, AssistantMessageWidget):
+            widget = answer_widget(self._window.widgets.get(key))
+            if widget is not None:
                 widget.sync()
 
     # -- tool calls -----------------------------------------------------------------
@@ -136,8 +136,8 @@ class ItemBook:
         if last == self._regenerate_key:
             return
         for key, visible in ((self._regenerate_key, False), (last, True)):
-            widget = self._window.widgets.get(key) if key else None
-            if isinstance(widget, AssistantMessageWidget):
+            widget = answer_widget(self._window.widgets.get(key)) if key else None
+            if widget is not None:
                 widget.set_regenerate_visible(visible)
         self._regenerate_key = last
 

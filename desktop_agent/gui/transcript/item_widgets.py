@@ -4,23 +4,51 @@ Why a class of its own: the rendered window makes and drops widgets a page at
 a time, and a palette change rebuilds them all; both need the same factory,
 holding the theme and the Markdown renderer made for it, and wiring each
 widget's clicks to the view's signals.
+
+The widget modules (answers with their code blocks, tool cards and Markdown,
+message bubbles, compaction markers) are imported when the first widget of
+their kind is made: a new conversation shows none, and the window paints sooner
+without them (about 40 ms of CPU from source, most of it Qt classes and enums
+created at import). :func:`answer_widget` and :func:`user_widget` tell the
+kinds apart without importing them.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+import sys
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QWidget
 
-from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
-from desktop_agent.gui.transcript.compaction_marker import CompactionMarker
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.items import CompactionItem, ErrorItem, TranscriptItem, UserItem
-from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
-from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget, UserMessageWidget
 from desktop_agent.gui.transcript.theme import TranscriptTheme
+
+if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+    from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
+    from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
+
+_ANSWERS = "desktop_agent.gui.transcript.assistant_message"
+_BUBBLES = "desktop_agent.gui.transcript.message_bubbles"
+
+
+def answer_widget(widget: object) -> AssistantMessageWidget | None:
+    """``widget`` if it shows an answer, else None (no answer shown yet: no import)."""
+    module = sys.modules.get(_ANSWERS)
+    if module is None:
+        return None
+    return widget if isinstance(widget, module.AssistantMessageWidget) else None
+
+
+def user_widget(widget: object) -> UserMessageWidget | None:
+    """``widget`` if it shows a person's message, else None (none shown yet: no import)."""
+    module = sys.modules.get(_BUBBLES)
+    if module is None:
+        return None
+    return widget if isinstance(widget, module.UserMessageWidget) else None
 
 
 class ItemSignals(Protocol):
@@ -86,8 +114,17 @@ class ItemWidgets:
         self._column = column
         self._scheduler = scheduler
         self.theme = TranscriptTheme.from_palette(palette)
-        self._renderer = MarkdownRenderer(self.theme)
+        self._made_renderer: MarkdownRenderer | None = None  # made with the first answer
         self.restore_offered = False
+
+    @property
+    def _renderer(self) -> MarkdownRenderer:
+        """The Markdown renderer for the current theme (made when first needed)."""
+        if self._made_renderer is None:
+            from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
+
+            self._made_renderer = MarkdownRenderer(self.theme)
+        return self._made_renderer
 
     def retheme(self, palette: QPalette) -> bool:
         """Take the colours of ``palette``; True when they changed (rebuild the widgets)."""
@@ -95,13 +132,15 @@ class ItemWidgets:
         if theme == self.theme:
             return False
         self.theme = theme
-        self._renderer = MarkdownRenderer(theme)
+        self._made_renderer = None
         return True
 
     def make(self, item: TranscriptItem, regenerate: bool) -> QWidget:
         """The widget for ``item``; ``regenerate``: an answer offers Regenerate."""
         view = self._view
         if isinstance(item, UserItem):
+            from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
+
             user = UserMessageWidget(item, self.theme, self._column)
             user.edit_requested.connect(view.edit_requested.emit)
             user.copy_requested.connect(view.copy_requested.emit)
@@ -110,11 +149,17 @@ class ItemWidgets:
             user.offer_restore(self.restore_offered)
             return user
         if isinstance(item, CompactionItem):
+            from desktop_agent.gui.transcript.compaction_marker import CompactionMarker
+
             return CompactionMarker(item, self.theme, self._column)
         if isinstance(item, ErrorItem):
+            from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget
+
             error = ErrorNoticeWidget(item, self.theme, self._column)
             error.retry_requested.connect(view.retry_requested.emit)
             return error
+        from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
+
         answer = AssistantMessageWidget(
             item, self.theme, self._renderer, self._scheduler, self._column
         )

@@ -45,10 +45,9 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
 from desktop_agent.gui.none_refcount_guard import guard_none_refcount
-from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.frame_scheduler import FrameScheduler
 from desktop_agent.gui.transcript.item_book import ItemBook
-from desktop_agent.gui.transcript.item_widgets import ItemWidgets
+from desktop_agent.gui.transcript.item_widgets import ItemWidgets, answer_widget, user_widget
 from desktop_agent.gui.transcript.item_window import ItemWindow
 from desktop_agent.gui.transcript.items import (
     AssistantItem,
@@ -62,7 +61,6 @@ from desktop_agent.gui.transcript.items import (
     TranscriptItem,
     UserItem,
 )
-from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
 from desktop_agent.gui.transcript.scroll_pager import ScrollPager
 from desktop_agent.gui.transcript.slim_scroll_bar import SlimScrollBar
 from desktop_agent.gui.transcript.stored_items import settle_part
@@ -294,8 +292,8 @@ class TranscriptView(QScrollArea):
         item.close(interrupted=interrupted)
         self._book.open = None
         self._book.forget_dirty(item)
-        widget = self._window.widgets.get(item.key)
-        if isinstance(widget, AssistantMessageWidget):
+        widget = answer_widget(self._window.widgets.get(item.key))
+        if widget is not None:
             widget.sync()
         self._book.update_regenerate()
 
@@ -347,15 +345,17 @@ class TranscriptView(QScrollArea):
             item = getattr(widget, "item", None)
             if isinstance(item, UserItem | AssistantItem):
                 self._book.look_up_branch(item, again=True)
-                if isinstance(widget, UserMessageWidget | AssistantMessageWidget):
-                    widget.set_branch(item.branch)
+                shown = user_widget(widget) or answer_widget(widget)
+                if shown is not None:
+                    shown.set_branch(item.branch)
 
     def offer_restore(self, offered: bool) -> None:
         """Show (or hide) "Restore files…" on every user message, rendered now or later."""
         self._widgets.restore_offered = offered
         for widget in self._window.widgets.values():
-            if isinstance(widget, UserMessageWidget):
-                widget.offer_restore(offered)
+            user = user_widget(widget)
+            if user is not None:
+                user.offer_restore(offered)
 
     @property
     def restore_offered(self) -> bool:

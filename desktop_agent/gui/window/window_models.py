@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
+
+from desktop_agent.gui.loop_work import OwnedTasks
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar, QWidget
@@ -65,7 +67,7 @@ class WindowModels:
         self._new_conversation = new_conversation
         self._bridge: LocalModelsBridge | None = None
         self._preparing: asyncio.Future[None] | None = None
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self._tasks = OwnedTasks()
         self.models_window: ModelsWindow | None = None
         self._crash_shown: ModelCrashed | None = None
         servers.stopped_engine = self.stopped_engine
@@ -181,8 +183,7 @@ class WindowModels:
 
     async def close(self) -> None:
         """Stop every model and cancel every download (the window is closing)."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         if self._preparing is not None:
             with contextlib.suppress(BaseException):
                 await self._preparing  # a worker thread's import cannot be cancelled
@@ -230,10 +231,8 @@ class WindowModels:
             self._crash_shown = crash
             self._servers.refresh_notices()
 
-    def _soon(self, coroutine: Any) -> None:
-        task = asyncio.ensure_future(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _soon(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        self._tasks.start(coroutine)
 
     def _forget_window(self, window: ModelsWindow) -> None:
         if self.models_window is window:

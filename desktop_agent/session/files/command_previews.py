@@ -43,7 +43,11 @@ from desktop_agent.session.events import (
     SessionEvent,
 )
 from desktop_agent.session.files.preview_cards import PreviewCard, preview_card
-from desktop_agent.session.settings.sandbox_settings import previews_on, sandbox_policy
+from desktop_agent.session.settings.sandbox_settings import (
+    previews_on,
+    sandbox_level,
+    sandbox_policy,
+)
 
 if TYPE_CHECKING:
     from desktop_agent.core.tooling.builtin.command_preview import (
@@ -119,7 +123,7 @@ class CommandPreviewDesk:
         *Preview* on one call works with the setting off; which calls preview
         is :meth:`wanted`'s answer at each call.
         """
-        if sandbox_policy(settings).level != "workdir":
+        if sandbox_level(settings) != "workdir":
             return None
         from desktop_agent.core.tooling.builtin.command_preview import CommandPreviews
 
@@ -153,7 +157,7 @@ class CommandPreviewDesk:
         if tool_name != "bash" or context.source not in (None, BUILTIN_SOURCE):
             return False
         settings = self._settings()
-        if previews_on(settings) or sandbox_policy(settings).level != "workdir":
+        if previews_on(settings) or sandbox_level(settings) != "workdir":
             return False
         self._start_probe()
         assert self._probe is not None

@@ -78,6 +78,8 @@ class SessionRegistry(Generic[T]):
         return held
 
     def _evict_idle(self, keep: str) -> None:
+        if len(self._held) - 1 <= self._max_idle:  # not even every other one idle is too many
+            return
         idle = sorted(((cid, h) for cid, h in self._held.items()
                        if cid != keep and h.can_evict()), key=lambda item: item[1].last_used)
         for conversation_id, held in idle[:max(0, len(idle) - self._max_idle)]:

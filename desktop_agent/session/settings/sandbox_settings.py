@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from desktop_agent.appdata.workdir_rule import hidden_folders
 from desktop_agent.core.tooling.builtin.command_limits import CommandLimits
@@ -20,6 +20,7 @@ from desktop_agent.core.tooling.builtin.sandbox import (
     INSTALL_BWRAP,
     NO_BWRAP,
     SANDBOX_LEVELS,
+    SandboxLevel,
     SandboxPolicy,
     processes_capped,
     sandbox_problem,
@@ -46,12 +47,20 @@ def command_limits(settings: Mapping[str, Any]) -> CommandLimits:
     return CommandLimits(**chosen)
 
 
+def sandbox_level(settings: Mapping[str, Any] | None) -> SandboxLevel:
+    """The sandbox level a conversation's commands run at; unknown values give the safe default.
+
+    What :func:`sandbox_policy` decides first, without the rest (the data folder's
+    real path is read for that): a turn's start asks only this of it once.
+    """
+    level = (settings or {}).get("sandbox", DEFAULT_SANDBOX)
+    return cast("SandboxLevel", level if level in SANDBOX_LEVELS else DEFAULT_SANDBOX)
+
+
 def sandbox_policy(settings: Mapping[str, Any] | None) -> SandboxPolicy:
     """The policy for a conversation's commands; unknown values fall back to the safe default."""
     settings = settings or {}
-    level = settings.get("sandbox", DEFAULT_SANDBOX)
-    if level not in SANDBOX_LEVELS:
-        level = DEFAULT_SANDBOX
+    level = sandbox_level(settings)
     return SandboxPolicy(level=level, network=settings.get("network") is True,
                          hidden=hidden_folders(), limits=command_limits(settings))
 

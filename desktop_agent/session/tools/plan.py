@@ -17,6 +17,7 @@ the REST server emits it as a ``plan`` event.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -122,16 +123,26 @@ class Plan:
 
 
 def plan_tool() -> Tool:
-    """The ``update_plan`` tool (it checks the plan; the session shows and keeps it)."""
+    """The ``update_plan`` tool (it checks the plan; the session shows and keeps it).
+
+    Declared once per process: its schema and the schema's check are the same for
+    every turn (a turn's tools are made at its start, on the event loop).
+    """
+    return _declared_plan_tool().with_handler(_update_plan)
+
+
+@functools.cache
+def _declared_plan_tool() -> Tool:
     from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
     from desktop_agent.core.tooling.tools import Tool
 
-    async def update_plan(args: dict[str, Any]) -> str:
-        Plan.from_input(args)  # a PlanError becomes the call's error, in words
-        return PLAN_UPDATED
-
-    return Tool(PLAN_TOOL_NAME, PLAN_TOOL_DESCRIPTION, PLAN_TOOL_SCHEMA, update_plan,
+    return Tool(PLAN_TOOL_NAME, PLAN_TOOL_DESCRIPTION, PLAN_TOOL_SCHEMA, _update_plan,
                 read_only=True, source=BUILTIN_SOURCE)
+
+
+async def _update_plan(args: dict[str, Any]) -> str:
+    Plan.from_input(args)  # a PlanError becomes the call's error, in words
+    return PLAN_UPDATED
 
 
 def plan_rule() -> PermissionRule:

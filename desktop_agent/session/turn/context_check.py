@@ -129,13 +129,14 @@ class ContextChecker:
                                     "the context length in the conversation's settings")
         system: list[dict[str, Any]] = [{"role": "system", "content": options.system_prompt}] \
             if options.system_prompt else []
-        fixed = self._counter.messages(system) + tools_tokens(options.tools)
+        schemas = tools_tokens(options.tools)
+        fixed = self._counter.messages(system) + schemas
         messages = [*system, *history] + ([{"role": "user", "content": prompt}] if prompt
                                            else [])
         reserve = options.max_tokens or REPLY_RESERVE
         if window.applied is not None:  # as the core keeps it: at most a quarter
             reserve = min(reserve, window.applied // 4)
-        needed = self._counter.messages(messages) + tools_tokens(options.tools) + reserve
+        needed = self._counter.messages(messages) + schemas + reserve
         check = ContextCheck(options.model, window, needed, fixed, options.compaction,
                              reply=reserve)
         if check.short:
