@@ -7,6 +7,8 @@ category, accuracy and median latency for:
 
 * ``raw``: ``AsyncOpenAI`` with ``tools=`` and the model's native calls;
 * ``sdk-default``: ``Client`` with default options (``constrained_tool_calls="auto"``);
+* ``decide``: the default with ``tool_decision=True`` (the model is asked first whether
+  a tool fits: ``desktop_agent/core/tooling/tool_decision.py``);
 * ``native``: ``Client`` with ``constrained_tool_calls=False``;
 * ``constrained``: ``Client`` with ``constrained_tool_calls=True``.
 
@@ -117,7 +119,7 @@ DEFAULT_COUNTS = {"simple": 80, "multiple": 79, "parallel": 39,  # the issue's r
 #: while tuning (``--slice tune`` leaves it out); ``--slice held-out`` runs it alone.
 HELD_OUT_EVERY = 3
 SLICES = ("all", "tune", "held-out")
-MODES = ("raw", "sdk-default", "native", "constrained")
+MODES = ("raw", "sdk-default", "native", "constrained", "decide")
 MODEL_NAME = "desktop-agent-bench"
 #: The second small model: Gemma 3 270M (base, Q4_K_M), shipped in chunks on PyPI; its
 #: GGUF has no chat template, so it is served with the e2e tier's Hermes tool template.
@@ -282,10 +284,12 @@ async def sdk_calls(base_url: str, model: str, case: dict[str, Any], tools: list
     run (a reply asked again, cut or in prose, is still asked again first).
     """
     system, user = messages_of(case)
-    setting: bool | str = {"sdk-default": "auto", "native": False, "constrained": True}[mode]
+    setting: bool | str = {"sdk-default": "auto", "native": False, "constrained": True,
+                           "decide": "auto"}[mode]
     options = AgentOptions(model=model, base_url=base_url, system_prompt=system, tools=tools,
                            temperature=0.0, max_tokens=max_tokens, timeout=600.0,
                            constrained_tool_calls=setting,  # type: ignore[arg-type]
+                           tool_decision=mode == "decide",
                            retry=RetryPolicy(max_retries=0), extra_body=dict(FRESH),
                            max_turns=1)
     calls: list[dict[str, Any]] = []

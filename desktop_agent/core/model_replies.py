@@ -20,9 +20,10 @@ from desktop_agent.core import errors
 from desktop_agent.core.context.history_invariants import history_call_ids
 from desktop_agent.core.options import AgentOptions
 from desktop_agent.core.request_build import append_reply, build_request
-from desktop_agent.core.tooling import constrained_calls
+from desktop_agent.core.tooling import constrained_calls, tool_match
 from desktop_agent.core.tooling.manual_results import EarlyResults
 from desktop_agent.core.tooling.second_chances import SecondChances
+from desktop_agent.core.tooling.tool_decision import ToolDecision
 from desktop_agent.core.turn_control import TurnControl
 from desktop_agent.core.types import StreamItem, ToolUseBlock
 from desktop_agent.core.wire.call_lists import Said
@@ -62,6 +63,7 @@ class ModelReplies:
         self._early = early
         self.chances = SecondChances()  # a cut or prose reply asked again, once each
         self.api_seconds = 0.0
+        self._decision = ToolDecision()
 
     def request(self, history: list[dict[str, Any]]) -> dict[str, Any]:
         """The request for the whole history; the context keeper fits it to the window.
@@ -88,6 +90,8 @@ class ModelReplies:
         """
         options = self._options()
         chances = self.chances
+        if options.tool_decision and not chances.used and constrained_calls.applies(options):
+            await self._decide(history, options)
         while True:
             constrained = chances.calls_only or constrained_calls.applies(options)
             aggregator = StreamAggregator(
@@ -108,6 +112,26 @@ class ModelReplies:
                 kept.append(aggregator)
                 return
             metadata.setdefault("asked_again", []).append(again)
+
+    async def _decide(self, history: list[dict[str, Any]], options: AgentOptions) -> None:
+        """Hold this reply to an answer when the model decides no tool fits the request.
+
+        See :mod:`.tooling.tool_decision`; a server that cannot answer the decision
+        leaves the reply as it would be without it.
+        """
+        tools = self._decision.applies(history, options.tools, options, options.model)
+        if not tools:
+            return
+        asked = time.monotonic()
+        try:
+            if await self._decision.no_tool_fits(
+                    self._http(), options, self.request(history), options.system_prompt,
+                    tools, tool_match.last_request(history)):
+                log.info("the model decided no offered tool fits; holding the reply to an "
+                         "answer")
+                self.chances.hold_to_answer()
+        finally:
+            self.api_seconds += time.monotonic() - asked
 
     async def _stream(self, history: list[dict[str, Any]], metadata: dict[str, Any],
                       aggregator: StreamAggregator, usage: UsageTotals,

@@ -92,6 +92,14 @@ class AgentOptions:
             once per model); True always, False never. A server that refuses
             the field is asked without it, and that is remembered for the
             model (see :mod:`~desktop_agent.core.tooling.tool_call_mode`).
+        tool_decision: Under constrained calls, ask the model first, in a short
+            request of its own, whether one of the tools it could call does what
+            the person asks, and hold the reply to an answer when it says no (the
+            model's habit of saying yes or no is measured on an empty request and
+            taken out). One more request of one token per message of the person
+            that names a tool's job, plus one per set of tools; a server that
+            gives no ``logprobs`` is not asked again. See
+            :mod:`~desktop_agent.core.tooling.tool_decision`.
         extra_body: Extra request fields (``top_p``, ``seed``, ``stop``...).
         extra_headers: Extra HTTP headers.
         context_length: The model's context window, when known. With it, each
@@ -203,6 +211,7 @@ class AgentOptions:
     text_delta_mode: TextDeltaMode = "auto"
     text_tool_calls: TextToolCalls = "auto"
     constrained_tool_calls: ConstrainedCalls = "auto"
+    tool_decision: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     context_length: int | None = None
@@ -286,6 +295,8 @@ class AgentOptions:
                 (isinstance(self.constrained_tool_calls, int | float) and \
                 not isinstance(self.constrained_tool_calls, bool)):
             raise ConfigurationError("constrained_tool_calls must be True, False or 'auto'")
+        if not isinstance(self.tool_decision, bool):
+            raise ConfigurationError("tool_decision must be True or False")
         _check_compaction(self.compaction, self.compaction_threshold)
 
     def _check_tools(self) -> None:

@@ -68,6 +68,15 @@ class SecondChances:
         self.answer_only = False
         self.max_tokens = None
 
+    def hold_to_answer(self) -> None:
+        """Hold the next request to an answer, and its prose is not asked again for calls.
+
+        The model decided no tool fits (:mod:`.tool_decision`): an answer that names
+        a tool in passing is still the answer.
+        """
+        self.answer_only = True
+        self.used.add(CALLS_ONLY)
+
     def after_reply(self, options: ToolingSettings, aggregator: StreamAggregator, *,
                     after_tools: bool = False,
                     history: list[dict[str, Any]] | None = None) -> str | None:

@@ -41,3 +41,49 @@ async def read_whole_reply(http: Any, body: dict[str, Any],
         idle.close()
         await stream.close()
     return aggregator
+
+
+async def first_token_logprobs(http: Any, body: dict[str, Any],
+                               options: WireSettings) -> dict[str, float] | None:
+    """Send ``body`` as it is and return the log-probabilities of its first token's options.
+
+    ``body`` (a turn's request made over, its ``extra_body`` already in it) asks for
+    ``logprobs`` and ``top_logprobs`` (OpenAI's fields; llama.cpp, vLLM and recent
+    Ollama answer them); the reply's text is not wanted. None when the server sent
+    none (it ignores the fields). The token strings are the server's own, spaces
+    included. Raises what the turn's own requests raise.
+    """
+    stream = await open_stream(http, body, base_url=options.base_url, api_key=options.api_key,
+                               retry=options.retry, extra_headers=options.extra_headers)
+    idle = IdleTimer(options.timeout, options.base_url)
+    found: dict[str, float] | None = None
+    try:
+        chunks = stream.chunks()
+        while True:
+            try:
+                chunk = await idle.next(chunks)
+            except StopAsyncIteration:
+                break
+            if found is None:
+                found = _top_logprobs(chunk)
+    finally:
+        idle.close()
+        await stream.close()
+    return found
+
+
+def _top_logprobs(chunk: dict[str, Any]) -> dict[str, float] | None:
+    """The first token's ``top_logprobs`` in a chunk, as token -> log-probability."""
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    logprobs = choices[0].get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not isinstance(content, list) or not content or not isinstance(content[0], dict):
+        return None
+    top = content[0].get("top_logprobs")
+    if not isinstance(top, list):
+        return None
+    return {entry["token"]: float(entry["logprob"]) for entry in top
+            if isinstance(entry, dict) and isinstance(entry.get("token"), str)
+            and isinstance(entry.get("logprob"), int | float)}
