@@ -8,6 +8,8 @@ the way.
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 
 from desktop_agent.core.wire.stream import StreamAggregator
@@ -24,22 +26,11 @@ async def read_whole_reply(http: Any, body: dict[str, Any],
     """
     if options.extra_body:
         body = {**body, "extra_body": dict(options.extra_body)}
-    stream = await open_stream(http, body, base_url=options.base_url, api_key=options.api_key,
-                               retry=options.retry, extra_headers=options.extra_headers)
     aggregator = StreamAggregator(options.text_delta_mode, "off")
-    idle = IdleTimer(options.timeout, options.base_url)
-    try:
-        chunks = stream.chunks()
-        while True:
-            try:
-                chunk = await idle.next(chunks)
-            except StopAsyncIteration:
-                break
+    async with aclosing(_chunks(http, body, options)) as chunks:
+        async for chunk in chunks:
             aggregator.feed(chunk)
-        aggregator.finish()
-    finally:
-        idle.close()
-        await stream.close()
+    aggregator.finish()
     return aggregator
 
 
@@ -53,23 +44,34 @@ async def first_token_logprobs(http: Any, body: dict[str, Any],
     none (it ignores the fields). The token strings are the server's own, spaces
     included. Raises what the turn's own requests raise.
     """
+    found: dict[str, float] | None = None
+    async with aclosing(_chunks(http, body, options)) as chunks:
+        async for chunk in chunks:
+            if found is None:
+                found = _top_logprobs(chunk)
+    return found
+
+
+async def _chunks(http: Any, body: dict[str, Any],
+                  options: WireSettings) -> AsyncGenerator[dict[str, Any], None]:
+    """The reply's chunks to its end, each within the idle limit; the stream closed after.
+
+    Callers hold it in ``aclosing`` so the stream closes when they stop early too.
+    """
     stream = await open_stream(http, body, base_url=options.base_url, api_key=options.api_key,
                                retry=options.retry, extra_headers=options.extra_headers)
     idle = IdleTimer(options.timeout, options.base_url)
-    found: dict[str, float] | None = None
     try:
         chunks = stream.chunks()
         while True:
             try:
                 chunk = await idle.next(chunks)
             except StopAsyncIteration:
-                break
-            if found is None:
-                found = _top_logprobs(chunk)
+                return
+            yield chunk
     finally:
         idle.close()
         await stream.close()
-    return found
 
 
 def _top_logprobs(chunk: dict[str, Any]) -> dict[str, float] | None:
