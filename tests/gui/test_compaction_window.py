@@ -161,8 +161,10 @@ def test_constrained_tool_calls_are_switched_on_in_settings(qtbot: Any, make_win
     qtbot.waitUntil(lambda: "Native tool calls" in dialog.tool_call_mode.text())
     assert "did not say it can constrain" in dialog.tool_call_mode.text()
     dialog.constrained.setCurrentIndex(dialog.constrained.findData(True))
+    assert not dialog.tool_decision.isChecked()  # the model is not asked first by default
     dialog._apply()
     assert controller.settings["constrained_tool_calls"] is True
+    assert "tool_decision" not in controller.settings
     send(qtbot, window, "Weather?")
     wait_idle(qtbot, controller)
     request = server.requests[-1]
@@ -172,6 +174,21 @@ def test_constrained_tool_calls_are_switched_on_in_settings(qtbot: Any, make_win
     shown = [view.item_text(k) for k in view.item_keys()]
     assert any("It is sunny." in text for text in shown)
     assert not any('"answer"' in text for text in shown)
+
+
+def test_asking_the_model_first_is_a_setting_of_its_own(qtbot: Any, make_window: Any,
+                                                        server: Any) -> None:
+    window = make_window()
+    controller = use_server(window, server)
+    dialog = window.open_settings()
+    dialog.tool_decision.setChecked(True)
+    dialog._apply()
+    assert controller.settings["tool_decision"] is True
+    again = window.open_settings()
+    assert again.tool_decision.isChecked()  # the dialog shows what is saved
+    again.tool_decision.setChecked(False)
+    again._apply()
+    assert "tool_decision" not in controller.settings
 
 
 def test_settings_say_constrained_calls_are_in_use_on_llamacpp(qtbot: Any, make_window: Any,

@@ -43,6 +43,10 @@ async def test_one_set_of_defaults(data_dir: Path) -> None:
     assert options.approval_timeout == defaults.DEFAULT_APPROVAL_TIMEOUT + 30
     none = await build_options("c1", {**BASE, "tools": []}, environment(data_dir), None)
     assert none.tools == []
+    assert options.tool_decision is False  # the model is not asked first unless chosen
+    asked = await build_options("c1", {**BASE, "tool_decision": True}, environment(data_dir),
+                                None)
+    assert asked.tool_decision is True
 
 
 async def test_extra_body_rules_and_secrets_reach_the_options(data_dir: Path) -> None:
@@ -112,6 +116,8 @@ def test_the_store_refuses_what_the_settings_schema_refuses(store: Any) -> None:
         store.patch_settings(record.id, {"temperature": 7})
     with pytest.raises(ValueError, match="constrained_tool_calls"):
         store.patch_settings(record.id, {"constrained_tool_calls": "sometimes"})
+    with pytest.raises(ValueError, match="tool_decision"):
+        store.patch_settings(record.id, {"tool_decision": "sometimes"})
     with pytest.raises(ValueError, match="max_tool_iterations"):
         store.create_conversation(title="Bad", settings={"max_tool_iterations": 1000})
     assert store.get_conversation(record.id).settings == {"temperature": 0.5}

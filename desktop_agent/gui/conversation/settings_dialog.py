@@ -170,6 +170,15 @@ class ConversationSettingsDialog(QDialog):
         self.test_model_button.clicked.connect(self.test_model_requested)
         probe_row.addWidget(self.test_model_button)
         tools_layout.addLayout(probe_row)
+        self.tool_decision = QCheckBox("Ask the model first whether a tool fits")
+        self.tool_decision.setObjectName("toolDecision")
+        self.tool_decision.setChecked(settings.get("tool_decision") is True)
+        self.tool_decision.setToolTip(
+            "With constrained calls: before a reply that could call a tool, two one-token "
+            "requests ask the model whether one of the tools does what the message asks, and "
+            "a 'no' gets an answer instead of a call. Fewer unwanted calls; a small model may "
+            "also miss right ones. Needs a server that returns logprobs (llama.cpp does).")
+        tools_layout.addWidget(self.tool_decision)
         layout.addWidget(tools)
         self.commands_box = CommandPreviewBox(settings)
         layout.addWidget(self.commands_box)
@@ -292,6 +301,7 @@ class ConversationSettingsDialog(QDialog):
             "auto_execute": None,
             "compaction": self.context_box.chosen_compaction(),
             "constrained_tool_calls": self.constrained.currentData(),
+            "tool_decision": True if self.tool_decision.isChecked() else None,
             "project_instructions": self.context_box.instructions_setting(),
             **self.limits_box.changes(),
             **self.commands_box.changes(),

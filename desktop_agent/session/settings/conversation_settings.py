@@ -116,6 +116,12 @@ class ConversationSettings(BaseModel):
                                   "calls); null (default): automatic, used where the server "
                                   "supports it and the model is not known to call tools "
                                   "natively.")
+    tool_decision: bool | None = Field(
+        default=None, description="With constrained calls, ask the model first whether one "
+                                  "of the offered tools does what the message asks (two "
+                                  "one-token requests read through the server's logprobs); "
+                                  "'no' holds the reply to an answer. Fewer unwanted calls, "
+                                  "but a small model may also miss right ones. Default off.")
     extra_body: dict[str, Any] | None = Field(
         default=None, description="Extra request fields for the model server (e.g. "
                                   "llama.cpp's cache_prompt, top_p, seed).")

@@ -305,6 +305,7 @@ async def build_options(conversation_id: str, settings: Mapping[str, Any],
         # unset: the SDK decides per server and model (core/tooling/tool_call_mode.py)
         constrained_tool_calls=constrained if isinstance(
             constrained := s.get("constrained_tool_calls"), bool) else "auto",
+        tool_decision=s.get("tool_decision") is True,
         # per-conversation override of what discovery found (None: unknown)
         vision=s.get("vision") if isinstance(s.get("vision"), bool) else None,
         extra_body=dict(s.get("extra_body") or {}),
