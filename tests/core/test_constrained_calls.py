@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from constrained_replies import text_of
 
 from desktop_agent import Client, TextBlock, ToolUseBlock, tool
 from desktop_agent.core.tooling import constrained_calls, tool_call_mode
@@ -31,10 +32,6 @@ def weather_tool(calls: list[dict[str, Any]]) -> Any:
 async def turn(client: Client, prompt: str) -> list[Any]:
     await client.query(prompt)
     return [item async for item in client.receive_messages()]
-
-
-def text_of(items: list[Any]) -> str:
-    return "".join(i.text for i in items if isinstance(i, TextBlock))
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,9 @@ import json
 from typing import Any
 
 import pytest
+from constrained_replies import branches, text_of
 
-from desktop_agent import Client, TextBlock, ToolUseBlock, tool
+from desktop_agent import Client, ToolUseBlock, tool
 from desktop_agent.core.tooling import tool_call_mode
 from desktop_agent.testing import script
 
@@ -58,19 +59,6 @@ async def ask(server: Any, make_options: Any, prompts: list[str], *replies: str
             await client.query(prompt)
             items += [item async for item in client.receive_messages()]
     return ran, items
-
-
-def branches(request: dict[str, Any]) -> list[str]:
-    """What a constrained request lets the model reply: "answer" and the tools' names."""
-    out = []
-    for branch in request["response_format"]["json_schema"]["schema"]["anyOf"]:
-        name = branch["properties"].get("name")
-        out.append(name["const"] if name else "answer")
-    return out
-
-
-def text_of(items: list[Any]) -> str:
-    return "".join(i.text for i in items if isinstance(i, TextBlock))
 
 
 async def test_a_greeting_gets_an_answer_and_runs_nothing(server: Any,

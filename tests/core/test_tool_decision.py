@@ -12,8 +12,9 @@ import json
 from typing import Any
 
 import pytest
+from constrained_replies import branches, text_of
 
-from desktop_agent import Client, TextBlock, ToolUseError, tool
+from desktop_agent import Client, ToolUseError, tool
 from desktop_agent.core.tooling import tool_call_mode
 from desktop_agent.testing import script
 
@@ -55,15 +56,6 @@ def leaning(yes: float, no: float) -> script.Script:
                      "finish_reason": "length"}]}])
 
 
-def branches(request: dict[str, Any]) -> list[str]:
-    """What a constrained request lets the model reply: "answer" and the tools' names."""
-    out = []
-    for branch in request["response_format"]["json_schema"]["schema"]["anyOf"]:
-        name = branch["properties"].get("name")
-        out.append(name["const"] if name else "answer")
-    return out
-
-
 async def converse(server: Any, make_options: Any, prompts: list[str]
                    ) -> tuple[list[dict[str, Any]], list[Any]]:
     ran: list[dict[str, Any]] = []
@@ -76,10 +68,6 @@ async def converse(server: Any, make_options: Any, prompts: list[str]
             await client.query(prompt)
             items += [item async for item in client.receive_messages()]
     return ran, items
-
-
-def text_of(items: list[Any]) -> str:
-    return "".join(i.text for i in items if isinstance(i, TextBlock))
 
 
 async def test_the_decision_is_two_one_token_requests_about_the_tools_named(
