@@ -10,6 +10,7 @@ branch of a conversation that grew for hours.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from desktop_agent.store.engine import Engine, require_conversation
 from desktop_agent.store.errors import NotFoundError
@@ -91,6 +92,20 @@ class MessageTree:
                 return record, self._ancestors_until(conn, record.active_leaf_id, enough, page)
             return record, self._ancestors(conn, record.active_leaf_id, None)
 
+    def newest_rows(self, conversation_id: str, limit: int) -> list[tuple[str, str, str]]:
+        """The active branch's newest ``limit`` messages as (id, status, role), root first.
+
+        Why apart from :meth:`active_path`: a front end that shows a page of the
+        branch compares it with the store's at each turn's start, to learn
+        whether another process moved it; the comparison needs no message's
+        text, and parsing a page of long replies for it cost more than the turn's
+        own read.
+        """
+        with self._db.reading() as conn:
+            record = require_conversation(conn, conversation_id)
+            rows = self._walk(conn, record.active_leaf_id, limit, "m.id, m.status, m.role")
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
+
     def path_to(self, message_id: str, limit: int | None = None) -> list[MessageRecord]:
         """The branch from the root down to ``message_id`` (the last ``limit`` of it)."""
         with self._db.reading() as conn:
@@ -111,9 +126,14 @@ class MessageTree:
     def _ancestors(
         self, conn: SqlConnection, start: str | None, limit: int | None
     ) -> list[MessageRecord]:
+        return [message_from_row(r) for r in self._walk(conn, start, limit, MESSAGE_COLUMNS)]
+
+    def _walk(self, conn: SqlConnection, start: str | None, limit: int | None,
+              columns: str) -> list[Any]:
+        """``columns`` of ``start`` and its ancestors (the newest ``limit``), root first."""
         if start is None or (limit is not None and limit <= 0):
             return []
-        rows = conn.execute(
+        return conn.execute(
             f"""
             WITH RECURSIVE walk(seq, parent_id, n) AS (
                 SELECT seq, parent_id, 1 FROM messages WHERE id = ?
@@ -122,12 +142,11 @@ class MessageTree:
                 JOIN messages p ON p.id = walk.parent_id
                 WHERE ? < 0 OR walk.n < ?
             )
-            SELECT {MESSAGE_COLUMNS} FROM walk JOIN messages m ON m.seq = walk.seq
+            SELECT {columns} FROM walk JOIN messages m ON m.seq = walk.seq
             ORDER BY walk.n DESC
             """,
             (start, -1 if limit is None else limit, -1 if limit is None else limit),
         ).fetchall()
-        return [message_from_row(r) for r in rows]
 
     def children(
         self, message_id: str | None, conversation_id: str | None = None

@@ -210,8 +210,7 @@ class BranchPages:
                 return False  # nothing was read yet: the next read is fresh anyway
             # Only a page was read: compare the same page, read the whole branch if it moved.
             limit, shown = self._shown_page
-            page = await call(partial(self._store.active_path, conversation_id, limit))
-            if _rows(page) == shown:
+            if await call(partial(self._store.newest_rows, conversation_id, limit)) == shown:
                 return False
         path = await call(partial(self._store.active_path, conversation_id))
         loaded = self._loaded
