@@ -258,7 +258,7 @@ def test_markdown_shows_the_active_branch_with_tools_thinking_and_approvals(stor
     assert "1 message(s) on other branches" in text
 
 
-# NUL is refused with a sentence (tests/server/test_error_answers.py); every other character survives
+# NUL is refused with a sentence (tests/server/test_error_answers.py); all else survives
 _text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
                 max_size=40)
 _tree_shapes = st.lists(
