@@ -22,9 +22,9 @@ The price is the burst's own pace: its last turns start later.
 A turn's steps after its request is sent are not paced (:class:`PacedCalls`):
 they are its reply's. Paced, the reply's first write waited behind every start
 queued before it (up to 2 s with 50 turns asked for at once), its pieces piled
-up unread meanwhile, and the step that finally ran drained them whole: most
-REST clients saw their reply's first text after 1.6 s and then all of it in one
-event, and that step (3-4 ms) was the loop's longest.
+up unread meanwhile, and the step that finally ran drained them whole: the
+median REST client saw its reply's first text 1.2-2.2 s after asking, much of
+it in one event, and those steps (3-11 ms) were the loop's longest.
 
 Measured with ``bench/server_load.py --database ... --replicas 3
 --conversations 50 --delay 0.05`` (150 turns asked for in the same instant;
