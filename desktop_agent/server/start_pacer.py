@@ -54,11 +54,11 @@ class StartPacer:
     """Lets one start step run at a time, spaced so that other work keeps most of the loop.
 
     Args:
-        stream_share: See :data:`STREAM_SHARE`.
+        stream_share: See :data:`STREAM_SHARE` (its value when the pacer is made, if None).
     """
 
-    def __init__(self, stream_share: float = STREAM_SHARE) -> None:
-        self._stream_share = stream_share
+    def __init__(self, stream_share: float | None = None) -> None:
+        self._stream_share = STREAM_SHARE if stream_share is None else stream_share
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._busy = False  # a step was let through and its successor not yet chosen
         self._step_began = 0.0
