@@ -151,6 +151,9 @@ class CompactionBlock:
         dropped: Of ``messages``, how many were left out without a summary.
         anchor: The index of a user message kept although before ``messages``
             (the start of a long agent turn the cut fell into), or None.
+        covered_tokens: Estimated tokens of the ``messages`` the request replaces:
+            with the rest of the history, what the conversation needs whole, for a
+            front end that holds only the history after them.
 
     ``messages``, ``summary``, ``dropped`` and ``anchor`` are the whole state
     of the model's view: stored with the reply, they let a Client made later
@@ -166,6 +169,7 @@ class CompactionBlock:
     tokens_after: int = 0
     dropped: int = 0
     anchor: int | None = None
+    covered_tokens: int = 0
     type: Literal["compaction"] = "compaction"
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from PySide6.QtCore import QByteArray, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap, QPixmapCache
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QAbstractButton, QWidget
 
@@ -64,12 +64,23 @@ class TintedSvgEngine(QIconEngine):
         _renderer(self._name, self._colour_for(mode)).render(painter, rect)
 
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
-        """A transparent pixmap with the icon drawn at ``size``."""
+        """A transparent pixmap with the icon drawn at ``size``, drawn once per tint and size.
+
+        Why kept in Qt's pixmap cache: Qt asks an engine for its pixmap at every
+        paint of a button, and the same few icons (copy, retry, edit...) sit on every
+        message: opening a conversation drew ~50 of them from their SVG each time.
+        """
+        colour = self._colour_for(mode)
+        key = f"lucide:{self._name}:{colour}:{size.width()}x{size.height()}"
+        kept = QPixmap()
+        if QPixmapCache.find(key, kept):
+            return kept
         pixmap = QPixmap(size)
         pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pixmap)
-        self.paint(painter, QRect(QPoint(0, 0), size), mode, state)
+        _renderer(self._name, colour).render(painter, QRectF(0, 0, size.width(), size.height()))
         painter.end()
+        QPixmapCache.insert(key, pixmap)
         return pixmap
 
     def clone(self) -> QIconEngine:

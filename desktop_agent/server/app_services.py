@@ -36,7 +36,8 @@ class TurnStartRead(NamedTuple):
 
     Attributes:
         record: The conversation (the session does not read it again).
-        path: Its active branch (nor this).
+        path: Its active branch back to what a turn needs (nor this; see
+            :func:`~desktop_agent.session.tail_enough`).
         callbacks: Its stored callbacks, shared between replicas (None on one server):
             see :meth:`~.callbacks.CallbackDispatcher.took_for_turn`.
     """
@@ -114,7 +115,10 @@ class AppServices:
         Raises:
             ApiError: 404 when the conversation does not exist.
         """
-        found = self.store.conversation_with_path(conversation_id)
+        from desktop_agent.session import tail_enough
+
+        # the branch back to its newest compaction's end: what the turn's request needs
+        found = self.store.conversation_with_path(conversation_id, enough=tail_enough)
         if found is None:
             raise not_found("conversation", conversation_id)
         return TurnStartRead(*found, self.callbacks.stored_for_turn(conversation_id))

@@ -143,6 +143,7 @@ _EXPORTS: dict[str, str] = {
     'Plan': 'tools.plan',
     'PlanStep': 'tools.plan',
     'plan_of': 'tools.plan',
+    'tail_enough': 'branch.turn_tail',
     'drop_invalid_settings': 'settings.imported_settings',
     'SessionEnvironment': 'turn.options',
     'MAX_INSTRUCTION_BYTES': 'files.project_instructions',
@@ -215,6 +216,7 @@ if TYPE_CHECKING:
     )
     from desktop_agent.session.branch.context_estimate import estimated_context as estimated_context
     from desktop_agent.session.branch.context_estimate import reported_context as reported_context
+    from desktop_agent.session.branch.turn_tail import tail_enough as tail_enough
     from desktop_agent.session.commands.builtin_commands import (
         BUILTIN_COMMANDS as BUILTIN_COMMANDS,
     )

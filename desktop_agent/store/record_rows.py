@@ -8,7 +8,6 @@ order the converter reads them.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from desktop_agent.store.records import ConversationRecord, MessageRecord
@@ -25,6 +24,14 @@ def dumps(value: Any) -> str:
 
 
 def new_id() -> str:
+    """A new random id (a UUID4 in hex).
+
+    ``uuid`` is imported here, not with the module: it imports ``platform``
+    (~3 ms together), which the window would otherwise load before its first
+    paint for ids it makes only when something is written.
+    """
+    import uuid
+
     return uuid.uuid4().hex
 
 

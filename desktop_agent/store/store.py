@@ -232,6 +232,7 @@ class Store:
     get_message = PartMethod("_tree", MessageTree.get_message)
     active_path = PartMethod("_tree", MessageTree.active_path)
     conversation_with_path = PartMethod("_tree", MessageTree.conversation_with_path)
+    newest_rows = PartMethod("_tree", MessageTree.newest_rows)
     path_to = PartMethod("_tree", MessageTree.path_to)
     children = PartMethod("_tree", MessageTree.children)
     siblings = PartMethod("_tree", MessageTree.siblings)

@@ -25,7 +25,6 @@ import contextlib
 import json
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from types import TracebackType
@@ -34,7 +33,7 @@ from typing import Any, Self, TypeVar
 from desktop_agent.store.engine import reindex
 from desktop_agent.store.errors import ConversationBusyError, NotFoundError
 from desktop_agent.store.process_liveness import current_writer, writer_alive
-from desktop_agent.store.record_rows import dumps
+from desktop_agent.store.record_rows import dumps, new_id
 from desktop_agent.store.sql_connection import SqlConnection, SqlCursor
 
 logger = logging.getLogger("desktop_agent.store.turn_lease")
@@ -117,7 +116,7 @@ class TurnLease:
         self.conversation_id = conversation_id
         self.owner = owner
         self.seconds = seconds
-        self._token = uuid.uuid4().hex
+        self._token = new_id()
         self.held = False
         self.lost = False
         self._renewer: asyncio.Task[None] | None = None

@@ -70,6 +70,9 @@ class ContextKeeper:
 
     Attributes:
         covered: History messages the request replaces (by the summary or a note).
+        covered_tokens: Their estimated tokens (counted as they were covered, or
+            as restored): what the history before ``covered`` weighs without
+            holding it.
         summary: The current summary, None when nothing was summarised.
         last: The last compaction, for front ends that ask after the turn.
         last_ms: How long the last compaction took, in milliseconds.
@@ -80,6 +83,7 @@ class ContextKeeper:
     def __init__(self) -> None:
         self.before_compact: Callable[[int, int], Awaitable[None]] | None = None
         self.covered = 0
+        self.covered_tokens = 0
         self.summary: str | None = None
         self.last: CompactionBlock | None = None
         self.last_ms = 0.0
@@ -197,11 +201,18 @@ class ContextKeeper:
         request past the threshold would summarise the same messages again
         (a slow extra request, and a different prompt prefix). Ignored, and
         False, when ``history`` is shorter than what the block covers.
+
+        ``history`` may stand in for the covered messages with anything (a
+        front end that read only what follows them): they are never sent, only
+        compared with the next requests' history, and their tokens come from
+        the block's ``covered_tokens`` when it has them.
         """
         if block.messages <= 0 or block.messages > len(history) or (
                 block.anchor is not None and not 0 <= block.anchor < block.messages):
             return False
         self.covered = block.messages
+        self.covered_tokens = block.covered_tokens or self._counter.messages(
+            history[:block.messages])
         self.summary = block.summary
         self._dropped = min(block.dropped, block.messages)
         self._anchor = block.anchor
@@ -347,6 +358,7 @@ class ContextKeeper:
         if self.covered and (len(history) < self.covered
                              or _fingerprint(history[:self.covered]) != self._fingerprint):
             self.covered, self.summary, self._anchor, self._dropped = 0, None, None, 0
+            self.covered_tokens = 0
             self._whole = None
 
     def _context(self, options: ContextSettings) -> int | None:
@@ -386,12 +398,13 @@ class ContextKeeper:
             self._dropped += split - old
             summary = self.summary  # an earlier summary still holds for what it covered
         self.summary = summary
+        self.covered_tokens += self._counter.messages(history[old:split])
         self.covered = split
         self._anchor = anchor if anchor is not None and anchor < split else None
         self._fingerprint = _fingerprint(history[:split])
         return CompactionBlock(messages=split, summary=self.summary if mode == "summarise"
                                else None, mode=mode, dropped=self._dropped,
-                               anchor=self._anchor)
+                               anchor=self._anchor, covered_tokens=self.covered_tokens)
 
     def _split(self, history: Sequence[dict[str, Any]], target: int,
                budget: int) -> int | None:

@@ -17,6 +17,7 @@ from desktop_agent.session import plan_of
 
 if TYPE_CHECKING:
     from desktop_agent.session import ConversationSession, Plan
+    from desktop_agent.store import MessageRecord
 
 
 class BranchPlan:
@@ -24,20 +25,22 @@ class BranchPlan:
 
     Args:
         session: The conversation's session.
-        page: How many messages the transcript's last page holds.
         found: Called with the plan read from the whole branch, when there is one.
     """
 
-    def __init__(self, session: ConversationSession, page: int,
-                 found: Callable[[Plan], None]) -> None:
+    def __init__(self, session: ConversationSession, found: Callable[[Plan], None]) -> None:
         self._session = session
-        self._page = page
         self._found = found
         self._task: asyncio.Future[None] | None = None
 
-    def current(self) -> Plan | None:
-        """The plan on the page shown (None: none there; the whole branch is read then)."""
-        page = self._session.latest_page(self._page)
+    def on_page(self, page: list[MessageRecord]) -> Plan | None:
+        """The plan on ``page``, the one the transcript shows (None: none there).
+
+        The page is the one the transcript read, not read again: on a long
+        conversation each read of it is a walk up the tree and ~200 rows decoded.
+        When the page holds no plan and starts after the root, the whole branch is
+        read for it in a worker thread.
+        """
         found = plan_of(page)
         if found is None and page and page[0].parent_id is not None:
             with contextlib.suppress(RuntimeError):  # no running loop: the page must do

@@ -222,7 +222,7 @@ class ConversationController(QObject):
         self._resource_note: str | None = None  # said on the reply once it begins
         self._busy_shown = False
         self._shown_next: str | None = None
-        self._plan = BranchPlan(self.session, HISTORY_PAGE, self.plan_changed.emit)
+        self._plan = BranchPlan(self.session, self.plan_changed.emit)
         self.meter = ContextMeter(self.session, self.figures_changed.emit,
                                   self.window_fixed.emit)
         approvals.pending_count_changed.connect(self._on_pending_count)
@@ -298,13 +298,14 @@ class ConversationController(QObject):
         except WorkdirError:
             return None
 
-    def current_plan(self) -> Plan | None:
-        """The model's plan, from the page of the branch shown.
+    def shown_page(self) -> tuple[list[dict[str, Any]], Plan | None]:
+        """The transcript's last page and the model's plan on it, from one read.
 
         A long conversation whose plan was set before that page gets it from
         the whole branch, read in a worker thread; :attr:`plan_changed` brings it.
         """
-        return self._plan.current()
+        records = self.session.latest_page(HISTORY_PAGE)
+        return [view_dict(r) for r in records], self._plan.on_page(records)
 
     def project_instructions(self) -> ProjectInstructions | None:
         """The working folder's ``AGENTS.md`` as the next turn sends it (a stat, a small read)."""

@@ -34,7 +34,6 @@ from desktop_agent.gui.conversation.card_edits import CardEdits, card_prompt
 from desktop_agent.gui.conversation.composer import Composer, ComposerBox
 from desktop_agent.gui.conversation.context_window_banner import ContextWindowBanner
 from desktop_agent.gui.conversation.conversation_controller import (
-    HISTORY_PAGE,
     ConversationController,
 )
 from desktop_agent.gui.conversation.conversation_header import ConversationHeader
@@ -430,8 +429,9 @@ class ConversationTab(QWidget):
         self._built_parts()
         self._loaded = True
         self.transcript.set_earlier_source(self.controller.earlier_messages)
-        self.transcript.load_messages(self.controller.stored_messages(HISTORY_PAGE))
-        self._built_parts().show_plan(self.controller.current_plan())
+        page, plan = self.controller.shown_page()
+        self.transcript.load_messages(page)
+        self._built_parts().show_plan(plan)
         self._update_empty_hint()
         self._offer_restore_if_changed()
 

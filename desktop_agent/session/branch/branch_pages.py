@@ -1,10 +1,11 @@
-"""The active branch as the session holds it: a page for the transcript, whole for a turn.
+"""The active branch as the session holds it: a page for the transcript, a tail for a turn.
 
 One part of :class:`~desktop_agent.session.conversation.ConversationSession`.
-Opening a long conversation reads just the page the window shows; the whole
-branch is read only when something needs it (a turn, a refresh that found the
-page moved), and then kept: the running turn appends what it stores to it. A
-front end that holds many conversations (``serve``) lets it go between turns
+Opening a long conversation reads just the page the window shows; a turn reads
+what its request needs (:meth:`BranchPages.read_for_turn`): the branch after
+its newest compaction (:mod:`~desktop_agent.session.branch.turn_tail`), or the
+whole branch when it has none; the running turn appends what it stores to it
+(:attr:`BranchPages.turn_path`). Front ends let it go between turns
 (:meth:`BranchPages.release`): every turn reads it again at its start anyway.
 Catching up with other processes' writes compares what was read before with
 what the store holds now, and tells listeners (:class:`PathReset`) only when
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from desktop_agent.session.branch.turn_tail import tail_enough
 from desktop_agent.session.events import PathReset, SessionEvent
 from desktop_agent.session.tools.plan import Plan, plan_of
 
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     from desktop_agent.session.settings.settings_record import SettingsRecord
     from desktop_agent.session.store_calls import StoreCalls
     from desktop_agent.store import ConversationRecord, MessageRecord, Store
+
+Row = tuple[str, str, str]
+"""A message as a page of the branch is compared: id, status, role."""
 
 
 class BranchPages:
@@ -41,21 +46,65 @@ class BranchPages:
         self._settings = settings
         self._emit = emit
         self._loaded: list[MessageRecord] | None = None
-        self._shown_page: tuple[int, list[tuple[str, str]]] | None = None  # (limit, ids)
+        self._tail: list[MessageRecord] | None = None  # the newest part, read for a turn
+        # the newest ``limit`` messages when a page was last shown, as rows
+        self._shown_page: tuple[int, list[Row]] | None = None
 
     @property
     def whole(self) -> list[MessageRecord]:
-        """The active branch as held, root first; read whole on first use.
+        """The active branch, root first; read whole on first use.
 
-        The list itself, not a copy: the running turn appends what it stores.
+        Held and kept (the list itself: the running turn appends what it stores)
+        unless a turn holds only the branch's tail: then read anew each time.
         """
         if self._loaded is None:
-            self._loaded = self._store.active_path(self._settings.conversation_id)
+            path = self._store.active_path(self._settings.conversation_id)
+            if self._tail is not None:
+                return path
+            self._loaded = path
         return self._loaded
 
-    @whole.setter
-    def whole(self, path: list[MessageRecord]) -> None:
-        self._loaded = path
+    @property
+    def turn_path(self) -> list[MessageRecord]:
+        """What the running turn holds of the branch: whole, or its tail.
+
+        The list itself: the turn's recorder appends what it stores to it.
+        """
+        if self._loaded is not None:
+            return self._loaded
+        return self._tail if self._tail is not None else self.whole
+
+    async def read_for_turn(self, call: StoreCalls, whole: bool = False) -> None:
+        """Read what a turn needs of the branch, unless it is held: its tail, or ``whole``.
+
+        The tail reaches back to the newest compaction's end (a page at a time,
+        :func:`~desktop_agent.session.branch.turn_tail.tail_enough`); a branch
+        with none is read whole.
+        """
+        if self._loaded is not None or (self._tail is not None and not whole):
+            return
+        conversation_id = self._settings.conversation_id
+        if whole:
+            self._loaded, self._tail = await call(partial(self._store.active_path,
+                                                          conversation_id)), None
+            return
+        self._hold(await call(partial(self._store.active_path, conversation_id,
+                                      enough=tail_enough)))
+
+    def replace_record(self, record: MessageRecord) -> None:
+        """Hold ``record`` (updated in the store) in place of its older self."""
+        held = self._loaded if self._loaded is not None else self._tail
+        for i, old in enumerate(held or ()):
+            if old.id == record.id:
+                held[i] = record  # type: ignore[index]  # held is not None here
+                return
+
+    def _hold(self, records: list[MessageRecord]) -> None:
+        """Keep ``records`` read from the leaf back: the whole branch, or its tail."""
+        if not records or records[0].parent_id is None:
+            self._loaded, self._tail = records, None
+        else:
+            self._loaded, self._tail = None, records
 
     def release(self) -> None:
         """Let the whole branch go; the next use reads it from the store again.
@@ -70,12 +119,13 @@ class BranchPages:
         turn stored, so the next catch-up compares against that page and says
         the branch moved only when another process changed it meanwhile.
         """
-        loaded, shown = self._loaded, self._shown_page
+        loaded, tail, shown = self._loaded, self._tail, self._shown_page
         if loaded is not None and shown is not None:
             limit = shown[0]
-            self._shown_page = (limit, [(r.id, r.status)
-                                        for r in _from_turn_start(loaded[-limit:], limit)])
-        self._loaded = None
+            self._shown_page = (limit, _rows(loaded[-limit:]))
+        elif tail is not None and shown is not None:
+            self._shown_page = _extended(shown, tail)
+        self._loaded = self._tail = None
 
     @property
     def path(self) -> list[MessageRecord]:
@@ -94,14 +144,14 @@ class BranchPages:
             page = self._loaded[-limit:]
         else:
             page = self._store.active_path(self._settings.conversation_id, limit)
-        page = _from_turn_start(page, limit)
-        self._shown_page = (limit, [(r.id, r.status) for r in page])
-        return page
+        self._shown_page = (limit, _rows(page))
+        return _from_turn_start(page, limit)
 
     def last_message(self) -> MessageRecord | None:
         """The newest message of the active branch (one row read, not the branch)."""
-        if self._loaded is not None:
-            return self._loaded[-1] if self._loaded else None
+        held = self._loaded if self._loaded is not None else self._tail
+        if held is not None:
+            return held[-1] if held else None
         page = self._store.active_path(self._settings.conversation_id, 1)
         return page[-1] if page else None
 
@@ -128,16 +178,9 @@ class BranchPages:
         """
         return plan_of(self.read_branch())
 
-    async def read_whole(self, call: StoreCalls) -> list[MessageRecord]:
-        """The whole branch, read through ``call`` when only a page was read (a turn's start)."""
-        if self._loaded is None:
-            self._loaded = await call(partial(self._store.active_path,
-                                              self._settings.conversation_id))
-        return self._loaded
-
     def moved_to(self, path: list[MessageRecord]) -> None:
         """Hold ``path`` as the active branch (just written) and tell the listeners."""
-        self._loaded = path
+        self._loaded, self._tail = path, None
         self._emit(PathReset(tuple(path)))
 
     async def move_leaf(self, call: StoreCalls, leaf_id: str | None,
@@ -158,23 +201,35 @@ class BranchPages:
         await self._settings.reload(call, read)
         conversation_id = self._settings.conversation_id
         if path is not None and read is not None and read.id == conversation_id:
-            return self._took_path(path)
+            if not path or path[0].parent_id is None or not self._moved(path):
+                return self._took_path(path)
+            path = None  # a tail that moved: the listeners get the whole branch
+        self._tail = None  # a turn reads its tail afresh
         if self._loaded is None:
             if self._shown_page is None:
                 return False  # nothing was read yet: the next read is fresh anyway
             # Only a page was read: compare the same page, read the whole branch if it moved.
             limit, shown = self._shown_page
-            page = _from_turn_start(
-                await call(partial(self._store.active_path, conversation_id, limit)), limit)
-            if [(r.id, r.status) for r in page] == shown:
+            if await call(partial(self._store.newest_rows, conversation_id, limit)) == shown:
                 return False
         path = await call(partial(self._store.active_path, conversation_id))
         loaded = self._loaded
-        if loaded is not None and (
-                [(r.id, r.status) for r in path] == [(r.id, r.status) for r in loaded]):
+        if loaded is not None and _rows(path) == _rows(loaded):
             return False
         self.moved_to(path)
         return True
+
+    def _moved(self, newest: list[MessageRecord]) -> bool:
+        """Whether the branch's newest messages differ from what was held or shown."""
+        loaded, shown = self._loaded, self._shown_page
+        if loaded is not None:
+            return _rows(newest) != _rows(loaded[-len(newest):])
+        if shown is not None:
+            limit, rows = shown
+            if len(newest) >= limit:
+                return _rows(newest[-limit:]) != rows
+            return _rows(newest) != rows[-len(newest):]
+        return False
 
     def _took_path(self, path: list[MessageRecord]) -> bool:
         """Keep ``path``, read by the caller with the record; True when it moved.
@@ -183,12 +238,16 @@ class BranchPages:
         that differs from the one read before, or from the page they show.
         """
         loaded, shown = self._loaded, self._shown_page
-        self._loaded = path
+        if path and path[0].parent_id is not None:  # a tail, not moved (see catch_up)
+            if loaded is None:
+                self._tail = path
+            return False
+        self._loaded, self._tail = path, None
         if loaded is not None:
-            moved = [(r.id, r.status) for r in path] != [(r.id, r.status) for r in loaded]
+            moved = _rows(path) != _rows(loaded)
         elif shown is not None:
-            limit, ids = shown
-            moved = [(r.id, r.status) for r in _from_turn_start(path[-limit:], limit)] != ids
+            limit, rows = shown
+            moved = _rows(path[-limit:]) != rows
         else:
             return False  # nothing was read before
         if moved:
@@ -202,3 +261,28 @@ def _from_turn_start(page: list[MessageRecord], limit: int) -> list[MessageRecor
         return page  # it reaches the root
     start = next((i for i, r in enumerate(page) if r.role == "user"), 0)
     return page[start:]
+
+
+def _rows(records: list[MessageRecord]) -> list[Row]:
+    """``records`` as a page of the branch is compared."""
+    return [(r.id, r.status, r.role) for r in records]
+
+
+def _extended(shown: tuple[int, list[Row]],
+              tail: list[MessageRecord]) -> tuple[int, list[Row]] | None:
+    """The newest page after a turn that held ``tail``: the shown rows, then the tail's.
+
+    None when the tail does not join the shown page (it cannot: a turn's tail
+    reaches back at least to the leaf it started from), so the next catch-up
+    finds nothing to compare with rather than a wrong page.
+    """
+    limit, rows = shown
+    if len(tail) >= limit:
+        return limit, _rows(tail[-limit:])
+    position = {row[0]: i for i, row in enumerate(rows)}
+    joins = tail[0].id in position or (tail[0].parent_id in position
+                                       and position[tail[0].parent_id] == len(rows) - 1)
+    if not joins:
+        return None
+    start = position.get(tail[0].id, len(rows))
+    return limit, (rows[:start] + _rows(tail))[-limit:]

@@ -28,7 +28,17 @@ TITLE_LENGTH = 48
 
 def model_history(path: list[MessageRecord],
                   vision: bool | None = None) -> list[dict[str, Any]]:
-    """What the model sees: the stored messages, with some left out.
+    """What the model sees of ``path`` (:func:`history_with_ids` without the ids)."""
+    return history_with_ids(path, vision)[0]
+
+
+def history_with_ids(path: list[MessageRecord], vision: bool | None = None
+                     ) -> tuple[list[dict[str, Any]], list[str | None]]:
+    """What the model sees: the stored messages, with some left out; and whose each is.
+
+    The ids run beside the messages: the stored message each one is, None for
+    a pictures message (made of the tool results before it). A compaction
+    names where it ends by them, so a later turn reads the branch from there.
 
     Left out: failed empty partial replies, and prompts whose picture the
     server refused (:data:`REFUSED_PICTURE`).
@@ -39,6 +49,7 @@ def model_history(path: list[MessageRecord],
     so a reopened conversation sends what the live one sent.
     """
     history: list[dict[str, Any]] = []
+    ids: list[str | None] = []
     pictures: list[dict[str, Any]] = []
     for record in path:
         if record.status == "error" and not (record.message.get("content") or
@@ -47,7 +58,7 @@ def model_history(path: list[MessageRecord],
         if record.role == "user" and record.metadata.get(REFUSED_PICTURE):
             continue
         if record.role != "tool":
-            _add_pictures(history, pictures, vision)
+            _add_pictures(history, ids, pictures, vision)
         elif isinstance(stored := record.metadata.get("images"), list):
             pictures += [part for part in stored if isinstance(part, dict)]
         message = dict(record.message)
@@ -55,8 +66,9 @@ def model_history(path: list[MessageRecord],
             message["content"] = with_resource_changes(message.get("content") or "",
                                                        record.metadata[RESOURCE_CHANGES])
         history.append(message)
-    _add_pictures(history, pictures, vision)
-    return history
+        ids.append(record.id)
+    _add_pictures(history, ids, pictures, vision)
+    return history, ids
 
 
 def with_resource_changes(content: Any, changes: list[dict[str, Any]]) -> Any:
@@ -71,14 +83,15 @@ def with_resource_changes(content: Any, changes: list[dict[str, Any]]) -> Any:
     return f"{content}\n\n{note}" if content else note
 
 
-def _add_pictures(history: list[dict[str, Any]], pictures: list[dict[str, Any]],
-                  vision: bool | None) -> None:
+def _add_pictures(history: list[dict[str, Any]], ids: list[str | None],
+                  pictures: list[dict[str, Any]], vision: bool | None) -> None:
     """Append the pictures message for the round just ended (and forget its pictures)."""
     from desktop_agent.core.tooling.output import pictures_message
 
     message = pictures_message(pictures, vision)
     if message is not None:
         history.append(message)
+        ids.append(None)
     pictures.clear()
 
 

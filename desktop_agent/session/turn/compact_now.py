@@ -16,11 +16,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from desktop_agent.session.branch.branch_reading import model_history
+from desktop_agent.session.branch.branch_reading import history_with_ids
+from desktop_agent.session.branch.compaction_record import compaction_metadata, stored_compaction
 from desktop_agent.session.errors import NothingToAnswerError
 from desktop_agent.session.events import CompactionReported, SessionEvent
 from desktop_agent.session.store_calls import StoreCalls, in_a_thread
-from desktop_agent.session.turn.recorder import compaction_metadata, stored_compaction
 
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
@@ -72,26 +72,25 @@ class CompactNow:
         if self._settings.current.get("compaction") == "off":
             raise SessionError("Compaction is off in this conversation's settings; turn it "
                                "on there to compact.")
-        async with self._runner.starting(call):
+        async with self._runner.starting(call, whole=True):
             path = self._branch.whole
             last = next((r for r in reversed(path) if r.role == "assistant"), None)
             if last is None:
                 raise NothingToAnswerError("There is nothing to compact yet: the model has "
                                            "not answered.")
-            base = model_history(path, self._settings.vision())
+            base, ids = history_with_ids(path, self._settings.vision())
             async with self._client.local_server() as local:
                 client = await self._client.ready(TurnMark(message=None), None, local)
                 client.message_history = base
-                if client.context_keeper.covered == 0:
-                    stored = stored_compaction(path)
-                    if stored is not None:
-                        client.context_keeper.restore(stored, base)
+                stored = stored_compaction(path)
+                if stored is not None:  # continue the stored view
+                    client.context_keeper.restore(stored, base)
                 block = await client.compact()
             if block is None:
                 return None
             record = await call(partial(
                 self._store.update_message_metadata, last.id,
-                {"compaction": compaction_metadata(block)},
+                {"compaction": compaction_metadata(block, ids)},
                 conversation_id=self._settings.conversation_id))
             for i, old in enumerate(path):
                 if old.id == record.id:

@@ -115,8 +115,13 @@ class ContextChecker:
         self._counter = TokenCounter()
 
     async def check(self, options: AgentOptions, history: Sequence[dict[str, Any]],
-                    prompt: Any) -> ContextCheck:
-        """The check for the request a turn with ``options`` is about to send; never raises."""
+                    prompt: Any, earlier: int = 0) -> ContextCheck:
+        """The check for the request a turn with ``options`` is about to send; never raises.
+
+        ``earlier``: the estimated tokens of messages before ``history`` that the
+        turn did not read (a compaction covers them), so the figure is still
+        what the conversation needs whole.
+        """
         # the asking module loads the openai SDK: not before the window has painted
         from desktop_agent.core.servers.applied_context import applied_context
 
@@ -136,7 +141,7 @@ class ContextChecker:
         reserve = options.max_tokens or REPLY_RESERVE
         if window.applied is not None:  # as the core keeps it: at most a quarter
             reserve = min(reserve, window.applied // 4)
-        needed = self._counter.messages(messages) + schemas + reserve
+        needed = self._counter.messages(messages) + schemas + reserve + earlier
         check = ContextCheck(options.model, window, needed, fixed, options.compaction,
                              reply=reserve)
         if check.short:

@@ -35,6 +35,7 @@ from desktop_agent.session.approvals.call_states import (
     STOPPED_BY_PERSON_KEY,
     STOPPED_KEY,
 )
+from desktop_agent.session.branch.compaction_record import compaction_metadata
 from desktop_agent.session.files.file_changes import FILE_CHANGE_KEY
 from desktop_agent.session.store_calls import finish_now, on_the_spot
 from desktop_agent.store import StreamingReplyWriter
@@ -86,6 +87,10 @@ class TurnRecorder:
             (kept in the result's metadata so the card shows it after a restart).
         stopped_by_person: Whether Stop on the call's card ended it (kept as
             ``stopped_by_person`` in its result's metadata).
+
+    Attributes:
+        history_ids: The stored message each entry of the client's history is
+            at the turn's start (None where it is none), its prompt included.
     """
 
     def __init__(self, store: Store, conversation_id: str, path: list[MessageRecord],
@@ -109,6 +114,7 @@ class TurnRecorder:
         self.written: list[str] = []
         self.errors_shown: set[str] = set()
         self._output_figures: dict[str, tuple[int, float]] = {}  # lines, seconds per command
+        self.history_ids: list[str | None] = []
 
     # -- blocks -----------------------------------------------------------------
 
@@ -238,9 +244,12 @@ class TurnRecorder:
         Stored in that reply's metadata (``compaction``), so the transcript
         shows the marker again when the conversation is opened later, and the
         session continues from the same view instead of summarising again
-        (:func:`stored_compaction`).
+        (:func:`~desktop_agent.session.branch.compaction_record.stored_compaction`).
+        Its end is named by the stored message there (``history_ids``: the ids of
+        the client's history at the turn's start, its prompt included), so the
+        next turn reads the branch from there on.
         """
-        self._compaction = compaction_metadata(block)
+        self._compaction = compaction_metadata(block, self.history_ids)
 
     async def usage(self, figures: dict[str, Any], call: StoreCalls) -> None:
         """Keep the turn's figures in the last reply's metadata (stored through ``call``)."""
@@ -421,31 +430,3 @@ class TurnRecorder:
             if old.id == record.id:
                 self._path[i] = record
                 return
-
-
-def compaction_metadata(block: CompactionBlock) -> dict[str, Any]:
-    """A compaction as a reply's metadata keeps it (read back by :func:`stored_compaction`)."""
-    return {"messages": block.messages, "summary": block.summary, "mode": block.mode,
-            "dropped": block.dropped, "anchor": block.anchor,
-            "tokens_before": block.tokens_before, "tokens_after": block.tokens_after}
-
-
-def stored_compaction(path: list[MessageRecord]) -> CompactionBlock | None:
-    """The newest compaction kept with a reply on this branch, as the core's block."""
-    from desktop_agent.core.types import CompactionBlock
-
-    for record in reversed(path):
-        data = record.metadata.get("compaction") if record.role == "assistant" else None
-        if not isinstance(data, dict):
-            continue
-        messages, anchor = data.get("messages"), data.get("anchor")
-        if not isinstance(messages, int) or not (anchor is None or isinstance(anchor, int)):
-            return None
-        summary = data.get("summary")
-        dropped = data.get("dropped")
-        return CompactionBlock(messages=messages,
-                               summary=summary if isinstance(summary, str) else None,
-                               mode="summarise" if data.get("mode") == "summarise"
-                               else "drop_oldest",
-                               dropped=dropped if isinstance(dropped, int) else 0, anchor=anchor)
-    return None

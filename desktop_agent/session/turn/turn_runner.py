@@ -50,13 +50,14 @@ from desktop_agent.session.settings.setting_values import has_server
 from desktop_agent.session.store_calls import StoreCalls, on_the_spot, reply_calls
 from desktop_agent.session.turn.context_check import ContextChecker
 from desktop_agent.session.turn.conversation_client import OptionsReadFor
-from desktop_agent.session.turn.recorder import TurnRecorder, stored_compaction
+from desktop_agent.session.turn.recorder import TurnRecorder
 from desktop_agent.session.turn.turn_blocks import TurnBlocks
 from desktop_agent.store.errors import ConversationBusyError
 
 if TYPE_CHECKING:
     from desktop_agent.session.approvals.approval_broker import ApprovalBroker
     from desktop_agent.session.branch.branch_pages import BranchPages
+    from desktop_agent.session.branch.turn_tail import TurnHistory
     from desktop_agent.session.files.file_checkpoints import TurnMark
     from desktop_agent.session.files.working_folder import WorkingFolder
     from desktop_agent.session.settings.settings_record import SettingsRecord
@@ -78,15 +79,21 @@ class TurnRequest:
 
     Attributes:
         prompt: The user message answered ("" when the turn answers tool results).
-        base: The history sent before it.
+        history: The history before it, whose each entry is, and the compaction
+            the client continues from.
         base_length: Where the turn's own messages start in the client's history.
         options: What the start read for the turn's options, if it read them.
     """
 
     prompt: Content
-    base: list[dict[str, Any]]
+    history: TurnHistory
     base_length: int
     options: OptionsReadFor | None = None
+
+    @property
+    def base(self) -> list[dict[str, Any]]:
+        """The history sent before the prompt."""
+        return self.history.base
 
 
 class TurnRunner:
@@ -158,7 +165,8 @@ class TurnRunner:
     async def starting(self, call: StoreCalls, vet: Vet | None = None,
                        read: ConversationRecord | None = None,
                        path: list[MessageRecord] | None = None, *,
-                       with_first_write: bool = False) -> AsyncIterator[TurnLease]:
+                       with_first_write: bool = False,
+                       whole: bool = False) -> AsyncIterator[TurnLease]:
         """Check a turn may start and take its lease now, before anything is written.
 
         Taken here, not when the turn's task first runs, so two processes (two
@@ -176,6 +184,8 @@ class TurnRunner:
             with_first_write: The lease is not taken here but by the block's first
                 store write, in its transaction (a prompt stored with
                 ``add_message(lease=...)``); the block gets the lease.
+            whole: The block needs the whole branch (an edit, a regenerate, a
+                compaction), not only what the next request sends.
         """
         if self.closed:
             raise SessionError("The conversation was closed.")
@@ -188,7 +198,7 @@ class TurnRunner:
                 raise NotConfiguredError("Pick a server and a model first.")
             # Whether another process runs a turn here is not read first: taking the
             # lease refuses then, naming the holder, in the same calls.
-            await self._branch.read_whole(call)  # the turn needs the whole branch
+            await self._branch.read_for_turn(call, whole)
             if vet is not None:
                 vet(self._settings.record.settings)
             lease = self._store.turn_lease(self._settings.conversation_id, self._owner)
@@ -230,7 +240,7 @@ class TurnRunner:
                 self._folder.changes.forget()
                 from desktop_agent.session.files.file_checkpoints import TurnMark
 
-                path = self._branch.whole
+                path = self._branch.turn_path
                 answered = last_user_index(path)
                 mark = TurnMark(message=path[answered].id if answered is not None else None)
                 try:
@@ -245,7 +255,7 @@ class TurnRunner:
             self._status.ended(outcome, report=not self.closed)
 
     async def _stream(self, request: TurnRequest, mark: TurnMark) -> Outcome:
-        path = self._branch.whole
+        path = self._branch.turn_path
         recorder = TurnRecorder(self._store, self._settings.conversation_id, path,
                                 str(self._settings.current.get("model") or ""),
                                 self._broker.decision_of,
@@ -254,19 +264,24 @@ class TurnRunner:
                                 stopped_by_person=self._client.stopped_by_person)
         started = False
         prompt_record = path[-1] if path and path[-1].role == "user" else None
+        recorder.history_ids = [*request.history.ids,
+                                *([prompt_record.id] if prompt_record is not None else [])]
         try:
             async with self._client.local_server() as local:  # None: not on this computer
                 client = await self._client.ready(mark, request.options, local)
                 prompt = await self._with_resource_changes(request.prompt, prompt_record)
+                client.message_history = request.base
+                keeper, history = client.context_keeper, request.history
+                if history.compaction is not None:  # continue the stored view
+                    keeper.restore(history.compaction, request.base)
                 # before sending: does it fit the window the server applies? (the keeper
                 # then sizes the requests by the window asked here)
-                check = await self._checker.check(client.options, request.base, prompt)
+                if history.stand_ins:  # not read: what the compaction covers
+                    check = await self._checker.check(client.options, request.base[keeper.covered:],
+                                                      prompt, keeper.covered_tokens)
+                else:
+                    check = await self._checker.check(client.options, request.base, prompt)
                 self._emit(check.event())
-                client.message_history = request.base
-                if client.context_keeper.covered == 0:  # a new client: continue the stored view
-                    stored = stored_compaction(path)
-                    if stored is not None:
-                        client.context_keeper.restore(stored, request.base)
                 await client.query(prompt)
                 blocks = TurnBlocks(recorder, client, self._emit)
                 started = True
@@ -304,7 +319,7 @@ class TurnRunner:
             return prompt
         updated = await self._calls(partial(self._store.update_message_metadata, record.id,
                                             {RESOURCE_CHANGES: changes}))
-        self._branch.whole = [updated if r.id == record.id else r for r in self._branch.whole]
+        self._branch.replace_record(updated)
         self._emit(ResourcesChanged(
             tuple((str(c["server"]), str(c["uri"])) for c in changes),
             "Read again for this turn, as they changed since they were attached: "
@@ -314,7 +329,7 @@ class TurnRunner:
     def _set_aside(self, record: MessageRecord) -> None:
         """Keep a prompt whose picture was refused out of every later request."""
         updated = self._store.update_message_metadata(record.id, {REFUSED_PICTURE: True})
-        self._branch.whole = [updated if r.id == record.id else r for r in self._branch.whole]
+        self._branch.replace_record(updated)
 
     # -- ending from outside --------------------------------------------------------------
     def stop(self) -> None:

@@ -21,9 +21,9 @@ from desktop_agent.core.context.content_parts import prompt_text
 from desktop_agent.session.branch.branch_reading import (
     DEFAULT_TITLE,
     last_user_index,
-    model_history,
     title_from,
 )
+from desktop_agent.session.branch.turn_tail import TurnHistory, turn_history, whole_history
 from desktop_agent.session.errors import NothingToAnswerError
 from desktop_agent.session.events import SessionEvent, UserMessageAdded
 from desktop_agent.session.store_calls import StoreCalls, in_a_thread, on_the_spot
@@ -85,10 +85,10 @@ class TurnStarts:
         """
         # The lease is taken in the prompt's transaction: one write per start, not two.
         async with self._runner.starting(call, vet, read, path, with_first_write=True) as lease:
-            base = model_history(self._branch.whole, self._settings.vision())
+            history = await self._history(call, 0)
             options: list[OptionsReadFor] = []
             record = await self._stored_prompt(call, content, lease, options)
-            self._runner.start(TurnRequest(content, base, len(base),
+            self._runner.start(TurnRequest(content, history, len(history.base),
                                            options[0] if options else None))
             return record
 
@@ -102,34 +102,35 @@ class TurnStarts:
             NothingToAnswerError: The branch ends with an answer already.
         """
         async with self._runner.starting(call, read=read, path=path):
-            branch = self._branch.whole
+            branch = self._branch.turn_path
             if not branch or branch[-1].role not in ("user", "tool"):
                 raise NothingToAnswerError(
                     "The conversation has no new user message to answer; send one first.")
             last = branch[-1]
             if last.role == "user":
-                base = model_history(branch[:-1], self._settings.vision())
-                self._runner.start(TurnRequest(last.message.get("content") or "", base,
-                                               len(base)))
+                history = await self._history(call, 1)
+                self._runner.start(TurnRequest(last.message.get("content") or "", history,
+                                               len(history.base)))
             else:
-                base = model_history(branch, self._settings.vision())
-                self._runner.start(TurnRequest("", base, len(base) - 1))
+                history = await self._history(call, 0)
+                self._runner.start(TurnRequest("", history, len(history.base) - 1))
 
     async def regenerate(self, call: StoreCalls) -> None:
         """Answer the last user message again; the old answer stays as a sibling branch."""
-        async with self._runner.starting(call):
+        async with self._runner.starting(call, whole=True):
             path = self._branch.whole
             index = last_user_index(path)
             if index is None:
                 raise NothingToAnswerError("There is no user message to answer again.")
             user = path[index]
             await self._branch.move_leaf(call, user.id, path[:index + 1])
-            base = model_history(path[:index], self._settings.vision())
-            self._runner.start(TurnRequest(user.message.get("content") or "", base, len(base)))
+            history = whole_history(path[:index], self._settings.vision())
+            self._runner.start(TurnRequest(user.message.get("content") or "", history,
+                                           len(history.base)))
 
     async def edit(self, call: StoreCalls, message_id: str, text: str) -> None:
         """Replace a user message with ``text`` (a sibling branch) and answer it."""
-        async with self._runner.starting(call):
+        async with self._runner.starting(call, whole=True):
             path = self._branch.whole
             index = next((i for i, r in enumerate(path) if r.id == message_id), None)
             if index is None or path[index].role != "user":
@@ -141,8 +142,8 @@ class TurnStarts:
                 {"role": "user", "content": text},
                 parent_id=old.parent_id, new_root=old.parent_id is None))
             self._branch.moved_to([*prefix, record])
-            base = model_history(prefix, self._settings.vision())
-            self._runner.start(TurnRequest(text, base, len(base)))
+            history = whole_history(prefix, self._settings.vision())
+            self._runner.start(TurnRequest(text, history, len(history.base)))
 
     async def _stored_prompt(self, call: StoreCalls, content: Content,
                              lease: TurnLease | None = None,
@@ -155,7 +156,7 @@ class TurnStarts:
         to a thread per turn started instead of two. Only off the loop: on the spot
         (the window) the keyring and the folder must not block the loop.
         """
-        path = self._branch.whole
+        path = self._branch.turn_path
         leaf = path[-1].id if path else None
         conversation_id = self._settings.conversation_id
         store_prompt = partial(
@@ -175,8 +176,23 @@ class TurnStarts:
 
             record, read = await call(stored_and_read)
             options.append(read)
-        self._branch.whole.append(record)
+        path.append(record)
         self._emit(UserMessageAdded(record))
         if self._settings.record.title == DEFAULT_TITLE:
             await self._settings.rename(call, title_from(prompt_text(content) or "Attachment"))
         return record
+
+    async def _history(self, call: StoreCalls, answered: int) -> TurnHistory:
+        """The history of the branch held for the turn, but its last ``answered`` messages.
+
+        Built from the tail the start read; where the tail cannot serve (its
+        compaction's end is not among what was read) the branch is read whole.
+        """
+        vision = self._settings.vision()
+        path = self._branch.turn_path
+        history = turn_history(path, len(path) - answered, vision)
+        if history is None:
+            await self._branch.read_for_turn(call, whole=True)
+            path = self._branch.turn_path
+            history = whole_history(path[:len(path) - answered], vision)
+        return history

@@ -32,7 +32,6 @@ import os
 import shutil
 import signal
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,7 +121,7 @@ class PidsGroup:
     def make(cls, processes: int) -> PidsGroup | None:
         """A new group limited to ``processes``, or None where none can be made."""
         for parent in _pids_parents():
-            folder = parent / f"desktop-agent-{uuid.uuid4().hex[:12]}"
+            folder = parent / f"desktop-agent-{os.urandom(6).hex()}"
             try:
                 folder.mkdir()
             except OSError:
