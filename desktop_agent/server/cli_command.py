@@ -101,6 +101,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def run_serve(args: argparse.Namespace) -> int:
     """Check the key and host, open the store, and serve until stopped."""
+    from desktop_agent.appdata.allocator import hold_mmap_threshold, share_one_arena
+
+    # As the window does, before any thread starts: big blocks freed go back to the
+    # system, and the store's worker threads allocate from the main arena instead of
+    # one each, where what a thread freed stayed for that thread
+    # (bench/soak_serve.py, docs/performance.md).
+    hold_mmap_threshold()
+    share_one_arena()
     from .shared_workdirs import WorkdirsRefused, check_shared
     from .startup_checks import StartupRefused, check_startup, master_key_from_env
 
