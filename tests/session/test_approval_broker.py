@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from turn_waits import finished
 
 from desktop_agent.core.tooling.permissions import (
     PermissionResultAllow,
@@ -253,13 +254,6 @@ async def test_a_cancelled_turn_records_its_open_question_as_cancelled(
 
 # -- inside a session -----------------------------------------------------------------
 
-
-async def finished(session: Any) -> None:
-    for _ in range(3000):
-        if not session.busy:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the turn did not end")
 
 
 def _tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:

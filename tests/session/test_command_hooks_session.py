@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from turn_waits import finished
 
 from desktop_agent.session import events as ev
 from desktop_agent.session.approvals.approval_broker import ApprovalAnswer, ApprovalChoice
@@ -15,13 +15,6 @@ from desktop_agent.testing import ScriptedServer, script
 
 pytestmark = pytest.mark.timeout(90)
 
-
-async def finished(session: Any) -> None:
-    for _ in range(3000):
-        if not session.busy:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the turn did not end")
 
 
 def write_hooks(data_dir: Path, hooks: dict[str, Any]) -> None:

@@ -7,24 +7,16 @@ session opened later) sends the summary instead of the old messages.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
+from turn_waits import finished
 
 from desktop_agent.core.context.summary_request import SUMMARY_INSTRUCTIONS
 from desktop_agent.session import events as ev
 from desktop_agent.session.errors import NothingToAnswerError, SessionError
 from desktop_agent.store import Store
 from desktop_agent.testing import ScriptedServer, script
-
-
-async def finished(session: Any) -> None:
-    for _ in range(1000):
-        if not session.busy:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the turn did not end")
 
 
 def is_summary(body: dict[str, Any]) -> bool:

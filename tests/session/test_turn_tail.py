@@ -10,9 +10,10 @@ model's view continues from, and the start reads a small part of the branch.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
+
+from turn_waits import finished
 
 from desktop_agent.core.context.summary_request import SUMMARY_INSTRUCTIONS
 from desktop_agent.session import ConversationSession, SessionEnvironment
@@ -24,13 +25,6 @@ from desktop_agent.testing import ScriptedServer, script
 
 LONG_ANSWER = " ".join(f"word{i}" for i in range(180))
 
-
-async def finished(session: Any) -> None:
-    for _ in range(3000):
-        if not session.busy:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the turn did not end")
 
 
 def is_summary(body: dict[str, Any]) -> bool:
