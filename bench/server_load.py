@@ -32,6 +32,11 @@ Prints:
   counted once the server takes requests that may start a turn: ``serve``
   answers as soon as its API is built and warms the turn's modules up after
   that, and the load waits for it as a client's first turn would;
+- when each turn's first text piece reached the client, from the moment every
+  turn was asked for, through the server and with the core ``Client`` directly
+  (p50, p90, max): the added latency per event counts from the event's append,
+  so a reply the server holds back unread (as the start pacer once did with a
+  reply's first write) adds nothing to it; this figure shows the holding;
 - turn time through the server versus the same turns run directly with the
   core ``Client`` in-process, and their ratio (the server's whole overhead:
   HTTP, store writes, event log, SSE);
@@ -82,7 +87,7 @@ from urllib.parse import urlsplit
 import h11
 import httpx
 
-from desktop_agent import AgentOptions, Client
+from desktop_agent import AgentOptions, Client, TextBlock
 from desktop_agent.appdata.secret_cipher import SECRET_KEY_VARIABLE, new_secret_key
 
 
@@ -291,9 +296,13 @@ they started them. Written this way, the requests go out in a few milliseconds."
 
 async def _through_server(base_urls: list[str], key: str, model_url: str,
                           conversations: int,
-                          ) -> tuple[float, list[list[Sample]], list[float]]:
+                          ) -> tuple[float, list[list[Sample]], list[float], float]:
     """Run ``conversations`` turns at once; with several replicas, each conversation is
-    created and run on one and streamed from the next, so every event crosses replicas."""
+    created and run on one and streamed from the next, so every event crosses replicas.
+
+    Returns the wall time, each stream's events, each turn's time and when
+    (``time.time()``) the turns were asked for.
+    """
     recorders: list[_StreamRecorder] = []
     turn_times: list[float] = []
     ids: list[str] = []
@@ -323,6 +332,7 @@ async def _through_server(base_urls: list[str], key: str, model_url: str,
             raise SystemExit("the turn starter could not connect")
         await asyncio.sleep(1.0)  # let the server settle after the connections
         began = time.perf_counter()
+        asked = time.time()
         start.set()
         starter.stdin.write(b"go\n")
         await starter.stdin.drain()
@@ -332,31 +342,50 @@ async def _through_server(base_urls: list[str], key: str, model_url: str,
         if outcome != "ok":
             raise SystemExit(f"starting the turns: {outcome}")
     streams = [_parse_stream(recorder.blocks) for recorder in recorders]
-    return wall, streams, turn_times
+    return wall, streams, turn_times, asked
 
 
-async def _direct(model_url: str, conversations: int) -> tuple[float, list[float]]:
+def _first_texts(streams: list[list[Sample]], asked: float) -> list[float]:
+    """Per stream, seconds from ``asked`` to the arrival of its first text piece."""
+    return [min(s.created_at + s.latency for s in stream if s.is_text) - asked
+            for stream in streams if any(s.is_text for s in stream)]
+
+
+def _spread(seconds: list[float]) -> str:
+    """p50, p90 and max of ``seconds``, in milliseconds."""
+    ms = [value * 1000 for value in seconds]
+    return (f"p50 {statistics.median(ms):.0f} ms, p90 {_percentile(ms, 0.9):.0f} ms, "
+            f"max {max(ms):.0f} ms")
+
+
+async def _direct(model_url: str, conversations: int,
+                  ) -> tuple[float, list[float], list[float]]:
     """The same turns with the core alone; Clients are built before the clock starts
-    (as the server keeps one warm Client per conversation)."""
+    (as the server keeps one warm Client per conversation). Returns the wall time,
+    each turn's time and each turn's time to its first text piece."""
     turn_times: list[float] = []
+    first_texts: list[float] = []
     clients = [Client(AgentOptions(model="test-model", base_url=model_url))
                for _ in range(conversations)]
     for client in clients:
         client._client()  # build the SDK client (TLS setup) outside the measurement
 
     async def one(client: Client) -> None:
-        began = time.perf_counter()
         await client.query("go")
-        async for _ in client.receive_messages():
-            pass
+        first = None
+        async for item in client.receive_messages():
+            if first is None and isinstance(item, TextBlock):
+                first = time.perf_counter() - began
         turn_times.append(time.perf_counter() - began)
+        if first is not None:
+            first_texts.append(first)
 
     began = time.perf_counter()
     await asyncio.gather(*(one(c) for c in clients))
     wall = time.perf_counter() - began
     for client in clients:
         await client.close()
-    return wall, turn_times
+    return wall, turn_times, first_texts
 
 
 _MODEL_SERVER = """
@@ -527,13 +556,14 @@ def main() -> None:
             warm = _wait_warm(f"http://127.0.0.1:{port}", key)
             cpu_before = _cpu_seconds(server.pid)
             try:
-                wall, streams, server_turns = asyncio.run(_through_server(
+                wall, streams, server_turns, asked = asyncio.run(_through_server(
                     [f"http://127.0.0.1:{port}"], key, model_url, args.conversations))
                 cpu_after = _cpu_seconds(server.pid)
             finally:
                 server.terminate()
                 server.wait(30)
-        direct_wall, direct_turns = asyncio.run(_direct(model_url, args.conversations))
+        direct_wall, direct_turns, direct_firsts = asyncio.run(
+            _direct(model_url, args.conversations))
         sequential: list[str] = []
         if args.sequential:
             model.communicate("", timeout=30)
@@ -574,6 +604,9 @@ def main() -> None:
           f"{args.conversations} turns start at once): "
           f"{_summary([s for s in samples if not s.is_text])}")
     _print_split(streams)
+    print(f"each turn's first text piece at the client, from the moment all were asked for: "
+          f"through the server {_spread(_first_texts(streams, asked))}; "
+          f"direct Client {_spread(direct_firsts)}")
     server_mean = statistics.mean(server_turns)
     direct_mean = statistics.mean(direct_turns)
     print(f"turn time, mean: through the server {server_mean:.3f} s, "
@@ -663,7 +696,7 @@ def _replicas_run(args: argparse.Namespace, key: str, model_url: str, replicas: 
         sampler = _CpuSampler([server.pid for server in servers], database)
         sampler.start()
         try:
-            wall, streams, _ = asyncio.run(_through_server(
+            wall, streams, _, _ = asyncio.run(_through_server(
                 [f"http://127.0.0.1:{port}" for port in ports], key, model_url,
                 args.conversations * replicas))
         finally:

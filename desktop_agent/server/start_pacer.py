@@ -3,7 +3,7 @@
 A turn's start is a few milliseconds of the event loop's time in several
 steps: the request's routing and checks, then the steps between its store
 calls (the conversation read, the lease and the prompt, the options, the
-request to the model server, the reply's first write). When fifty turns are
+request to the model server). When fifty turns are
 asked for at once, each of those steps is ready together, and one iteration
 of the loop runs all fifty before it next reads a socket: the replies already
 streaming wait behind them, and so does every event on its way to an SSE
@@ -18,6 +18,13 @@ else: a burst of starts gets about a ``1 / (1 + STREAM_SHARE)`` share of the
 loop, and the streams, approvals and reads the rest. A turn starting alone
 never waits (nothing queues behind its steps, which are store calls apart).
 The price is the burst's own pace: its last turns start later.
+
+A turn's steps after its request is sent are not paced (:class:`PacedCalls`):
+they are its reply's. Paced, the reply's first write waited behind every start
+queued before it (up to 2 s with 50 turns asked for at once), its pieces piled
+up unread meanwhile, and the step that finally ran drained them whole: the
+median REST client saw its reply's first text 1.2-2.2 s after asking, much of
+it in one event, and those steps (3-11 ms) were the loop's longest.
 
 Measured with ``bench/server_load.py --database ... --replicas 3
 --conversations 50 --delay 0.05`` (150 turns asked for in the same instant;
@@ -47,11 +54,11 @@ class StartPacer:
     """Lets one start step run at a time, spaced so that other work keeps most of the loop.
 
     Args:
-        stream_share: See :data:`STREAM_SHARE`.
+        stream_share: See :data:`STREAM_SHARE` (its value when the pacer is made, if None).
     """
 
-    def __init__(self, stream_share: float = STREAM_SHARE) -> None:
-        self._stream_share = stream_share
+    def __init__(self, stream_share: float | None = None) -> None:
+        self._stream_share = STREAM_SHARE if stream_share is None else stream_share
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._busy = False  # a step was let through and its successor not yet chosen
         self._step_began = 0.0
@@ -104,8 +111,10 @@ class StartPacer:
 class PacedCalls:
     """Store calls whose caller resumes on the loop only when the pacer lets it.
 
-    The turn's start and end steps are the code between its store calls, so the
-    wait comes after each call, before the next step runs.
+    The turn's start steps are the code between its store calls, so the wait
+    comes after each call, before the next step runs. Once the turn's request
+    is sent its steps are its reply's and go through :attr:`for_reply`, unpaced
+    (:class:`~desktop_agent.session.store_calls.PacedStoreCalls` says why).
 
     Args:
         calls: Where the store calls run (an executor's threads).
@@ -121,6 +130,11 @@ class PacedCalls:
         result = await self._calls(call)
         await self._pacer.step()
         return result
+
+    @property
+    def for_reply(self) -> ExecutorCalls:
+        """The same executor's calls, not paced: for a turn whose request is sent."""
+        return self._calls
 
     def close(self) -> None:
         """Stop taking calls; those running finish on their own."""

@@ -27,7 +27,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Executor
-from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import (
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    overload,
+    runtime_checkable,
+)
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -40,6 +49,27 @@ class StoreCalls(Protocol):
     async def __call__(self, call: Callable[[], T], /) -> T:
         """The result of ``call()``, run where this runner runs store calls."""
         ...
+
+
+@runtime_checkable
+class PacedStoreCalls(StoreCalls, Protocol):
+    """Store calls that hold a turn's start back while other turns start (``serve``'s).
+
+    A turn's steps once its request is sent are its reply's (the reply's first
+    and last writes, its tool calls): held back like a start, the reply piles up
+    unread until the held step drains it whole, so they run through
+    :attr:`for_reply` instead.
+    """
+
+    @property
+    def for_reply(self) -> StoreCalls:
+        """The same calls, unpaced: for the steps of a turn whose request is sent."""
+        ...
+
+
+def reply_calls(calls: StoreCalls) -> StoreCalls:
+    """The calls a turn uses once its request is sent: ``calls`` unless they are paced."""
+    return calls.for_reply if isinstance(calls, PacedStoreCalls) else calls
 
 
 async def on_the_spot(call: Callable[[], T], /) -> T:

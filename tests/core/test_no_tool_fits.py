@@ -115,6 +115,46 @@ async def test_a_question_names_a_tool_plainly_an_instruction_by_one_word(
     assert polite == instruction  # a greeting, then a polite request: an instruction
 
 
+async def test_another_kind_of_the_tools_thing_and_what_a_thing_is_get_an_answer(
+        server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+    tools = [recording_tool("grocery_store_locate_nearby", "Find grocery stores nearby a "
+                            "location.", {"location": {"type": "string"}}, ran),
+             recording_tool("search_holy_books", "Search content, chapters or authors of "
+                            "holy books.", {"book": {"type": "string"}}, ran)]
+    prompts = ("Find a pet store near Lyon.", "Find a grocery store near Lyon.",
+               "Find the nearest grocery near Lyon.", "Find the two closest grocery stores "
+               "near Lyon.", "Find the grocery store by the pet store in Lyon.",
+               "What is a holy book?", "Search the holy books for the flood.")
+    server.enqueue(*(script.text('{"answer": "ok"}') for _ in prompts))
+    for prompt in prompts:
+        async with Client(make_options(tools=tools, constrained_tool_calls=True)) as client:
+            await client.query(prompt)
+            _ = [item async for item in client.receive_messages()]
+    pet, grocery, nearest, closest, both, what, search = (branches(r)
+                                                          for r in server.requests)
+    # a pet store is not the tool's grocery store: the person gets an answer
+    assert pet == ["answer"]
+    # the tool's own thing, alone or counted, is its job
+    assert grocery == nearest == closest == both == ["answer", "grocery_store_locate_nearby"]
+    # what a holy book is: a definition, which searching holy books does not give
+    assert what == ["answer"]
+    assert search == ["answer", "search_holy_books"]
+    assert ran == []
+
+
+async def test_of_sibling_tools_the_one_of_the_kind_named_is_offered(
+        server: Any, make_options: Any) -> None:
+    tools = [recording_tool(f"basketball_{kind}_stats_get", f"Get {kind} stats of a "
+                            "basketball game.", {"name": {"type": "string"}}, [])
+             for kind in ("game", "player")]
+    server.enqueue(script.text('{"answer": "ok"}'))
+    async with Client(make_options(tools=tools, constrained_tool_calls=True)) as client:
+        await client.query("Get the player stats of LeBron James.")
+        _ = [item async for item in client.receive_messages()]
+    assert branches(server.requests[0]) == ["answer", "basketball_player_stats_get"]
+
+
 async def test_an_instruction_may_run_a_command_a_file_name_may_open_a_file(
         server: Any, make_options: Any) -> None:
     ran: list[dict[str, Any]] = []

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
 
-from desktop_agent.server.start_pacer import StartPacer
+from desktop_agent.server.start_pacer import PacedCalls, StartPacer
+from desktop_agent.session import ExecutorCalls
+from desktop_agent.session.store_calls import on_the_spot, reply_calls
 
 
 def _spin(seconds: float) -> None:
@@ -132,3 +135,34 @@ async def test_a_step_cancelled_as_its_turn_came_hands_the_turn_on() -> None:
     chosen.cancel()
     await asyncio.wait_for(after, timeout=60)  # generous: only a hang fails this
     assert ran == ["holder", "after"]
+
+
+async def test_a_streaming_replys_store_calls_do_not_wait_behind_queued_starts() -> None:
+    # Any paced wait would be 10,000 times a step of 2 ms: the reply's call must pass them.
+    pacer = StartPacer(stream_share=10_000)
+    executor = ThreadPoolExecutor(1)
+    calls = PacedCalls(ExecutorCalls(executor), pacer)
+    ran: list[str] = []
+
+    async def start(name: str) -> None:
+        await pacer.step()
+        ran.append(name)
+        _spin(0.002)  # the start step's own work
+
+    starts = [asyncio.create_task(start(f"start {n}")) for n in range(3)]
+    await asyncio.sleep(0)  # the first start runs its step; the other two wait behind it
+    assert pacer.waiting == 2
+
+    # A turn whose request is sent writes its reply's first message meanwhile.
+    ran.append(await reply_calls(calls)(lambda: "the reply's first write"))
+
+    assert ran == ["start 0", "the reply's first write"]
+    assert pacer.waiting == 2  # the starts still wait their turn
+    for task in starts:
+        task.cancel()
+    await asyncio.gather(*starts, return_exceptions=True)
+    executor.shutdown()
+
+
+def test_calls_that_pace_nothing_are_their_own_reply_calls() -> None:
+    assert reply_calls(on_the_spot) is on_the_spot

@@ -18,7 +18,10 @@ decisions of a constrained request follow (:func:`offered`):
   needs a word of the tool's name or two of the rest: over the BFCL cases
   outside the bench's held-out third, that left 152 of 230 ``irrelevance``
   requests with no tool against 132, and the right tool out of 56 of the 2,037
-  cases of the other categories against 42.
+  cases of the other categories against 42. A shared word qualified as another
+  kind of thing ("a pet store" offered a grocery-store finder) and a question of
+  what a kind of thing is ("what is a holy book?") name no tool: 157 of those
+  230 with no tool, for the right tool out of 3 more of the 2,037.
 * **Which tools.** The first reply offers only the tools named: on the BFCL
   cases tuned on, the right tool never was one sharing no word while another
   did, and the others are only wrong picks for a small model. After a tool's
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from typing import Any, Protocol, TypeVar
 
 #: Letters two words must share at their start to count as one (5: "calcu", "tempe").
@@ -73,6 +77,19 @@ _ASKING = frozenset({"who", "whom", "whose", "what", "what's", "when", "where", 
                      "which", "is", "are", "was", "were", "am", "do", "does", "did", "hello",
                      "hi", "hey", "thanks", "thank", "good", "yes", "no", "ok", "okay"})
 _POLITE = frozenset({"can", "could", "would", "will", "please", "let's", "lets"})
+#: Words that qualify a thing by amount, order or rank, not by kind: "the total area"
+#: and "four different DNA sequences" still ask for an area and a DNA sequence.
+_AMOUNT_WORDS = """
+first second third fourth fifth last next previous latest recent top best worst major minor
+total combined average overall another different same similar other following full whole
+new old own single double three four five six seven eight nine ten several few many all
+both each every any no some
+"""
+_AMOUNT = frozenset(_AMOUNT_WORDS.split())
+#: "What is a holy book?": a question of what a kind of thing is (a definition), the
+#: kind in at most three words and nothing more.
+_WHAT_A_KIND_IS = re.compile(r"\s*(?:what|who)(?:'s|\s+is|\s+are)\s+(?:a|an)\s+"
+                             r"[^\W\d_]+(?:[\s-][^\W\d_]+){0,2}\s*\?\s*$", re.IGNORECASE)
 
 
 class _Offered(Protocol):
@@ -152,12 +169,22 @@ def named(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
     ("what is the mass of an electron?" and a tool whose description says
     "electric current"); an instruction ("find...", "can you...") asks for an action
     and one shared word names it.
+
+    A question of what a kind of thing is ("what is a holy book?") asks for a
+    definition, which no tool's job is: it names no tool by the words of that kind
+    (a tool searching holy books finds passages, it does not say what they are).
+
+    A word shared as the head of another compound names another thing: "a pet store"
+    is not the "grocery store" of ``grocery_store_locate_nearby``, and "the external
+    rate of return" is not the internal one (:func:`_names_another_kind`).
     """
-    wanted = stems(request)
     lines = [line for line in request.splitlines() if line.strip()]
+    wanted = set() if lines and all(_WHAT_A_KIND_IS.match(line) for line in lines) \
+        else stems(request)
     files = any(_FILE.search(line) for line in lines)
     instructs = any(not _asks_or_greets(line) for line in lines)
-    return [tool for tool in tools if _shares_job(overlap(wanted, tool), instructs)
+    return [tool for tool in tools if (_shares_job(overlap(wanted, tool), instructs)
+                                       and not _names_another_kind(request, tool))
             or (files and _takes(tool, _FILE_ARGUMENTS))
             or (instructs and _takes(tool, _RUN_ARGUMENTS))]
 
@@ -166,6 +193,44 @@ def _shares_job(shared: tuple[int, int], instructs: bool) -> bool:
     """Whether words shared (with the name, with the rest) name the tool's job."""
     in_name, in_rest = shared
     return bool(in_name or in_rest) if instructs else bool(in_name or in_rest >= 2)
+
+
+def _names_another_kind(request: str, tool: _Offered) -> bool:
+    """Whether the request qualifies a word of the tool's name as another kind of thing.
+
+    The tool's name holds a compound its description repeats word for word
+    ("grocery store" in ``grocery_store_locate_nearby``, "Find grocery stores
+    nearby"), so its first word says which kind; the request writes the same head
+    after another word ("a pet store") that the tool's words nowhere hold, and not
+    the tool's compound itself ("the grocery store next to the pet store"). Words of
+    amount or rank ("the total area"), names ("the Hilton hotel") and the tool's
+    word abbreviated ("application" for "app") qualify no kind. A verb before the
+    name's word ("close_project") is not a compound: the description then says
+    "close a project", not "close project".
+    """
+    name = [part.lower() for part in _NAME_PART.findall(tool.name)]
+    described = [word.lower()[:STEM] for word in _WORD.findall(tool.description or "")]
+    compounds = {(first[:STEM], head[:STEM]) for first, head in pairwise(name)
+                 if first not in _VAGUE and first not in _AMOUNT and head not in _VAGUE
+                 and first[:STEM] != head[:STEM]}
+    compounds &= set(pairwise(described))
+    if not compounds:
+        return False
+    tool_words = stems(" ".join([_name_words(tool.name), tool.description or "",
+                                 *_argument_texts(tool.input_schema)]))
+    words = _WORD.findall(request)
+    if compounds & {(a.lower()[:STEM], b.lower()[:STEM]) for a, b in pairwise(words)}:
+        return False  # the tool's own compound is written too
+    for position, (before, head) in enumerate(pairwise(words)):
+        qualifier = before.lower()
+        if before.isupper() or (before[0].isupper() and position > 0) or \
+                len(qualifier) < 3 or qualifier in _VAGUE or qualifier in _AMOUNT:
+            continue
+        for first, tool_head in compounds:
+            if head.lower()[:STEM] == tool_head and qualifier[:STEM] != first and \
+                    not qualifier.startswith(first) and qualifier[:STEM] not in tool_words:
+                return True
+    return False
 
 
 def _takes(tool: _Offered, kinds: frozenset[str]) -> bool:

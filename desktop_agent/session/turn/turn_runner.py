@@ -47,7 +47,7 @@ from desktop_agent.session.events import (
 )
 from desktop_agent.session.settings import defaults
 from desktop_agent.session.settings.setting_values import has_server
-from desktop_agent.session.store_calls import StoreCalls, on_the_spot
+from desktop_agent.session.store_calls import StoreCalls, on_the_spot, reply_calls
 from desktop_agent.session.turn.context_check import ContextChecker
 from desktop_agent.session.turn.conversation_client import OptionsReadFor
 from desktop_agent.session.turn.recorder import TurnRecorder
@@ -285,7 +285,7 @@ class TurnRunner:
                 await client.query(prompt)
                 blocks = TurnBlocks(recorder, client, self._emit)
                 started = True
-                call = self._calls
+                call = reply_calls(self._calls)  # the reply's steps: not held like a start
                 async for item in client.receive_messages():
                     await blocks.handle(item, call)
             interrupted = bool(client.turn_metadata.get("interrupted"))
