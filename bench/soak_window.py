@@ -205,6 +205,7 @@ async def drive(window: object, url: str, args: argparse.Namespace,
             del live
             samples.append(sample)
             if args.tracemalloc:
+                del snapshots[1:]  # the first and the latest: each holds every trace
                 snapshots.append(tracemalloc.take_snapshot())
             print(f"turn {turn:5d}: RSS {sample[1]:7.1f} MB, live objects {sample[2]:,} "
                   f"({time.monotonic() - started:.0f} s)", flush=True)
@@ -289,6 +290,16 @@ def arena_figures() -> list[tuple[float, float]] | None:
     return arenas
 
 
+def sqlite_memory_mb() -> float | None:
+    """What SQLite holds (its page caches, statements, schema), in MB; None without the library."""
+    try:
+        library = ctypes.CDLL(ctypes.util.find_library("sqlite3") or "libsqlite3.so.0")
+        library.sqlite3_memory_used.restype = ctypes.c_int64
+    except (OSError, AttributeError):
+        return None
+    return int(library.sqlite3_memory_used()) / 2**20
+
+
 def pymalloc_figures() -> tuple[float, float]:
     """Python's small-object allocator: (MB in its arenas, MB in live blocks)."""
     with tempfile.TemporaryFile("w+") as out:
@@ -329,6 +340,9 @@ def breakdown(window: object) -> str:
     if not tracemalloc.is_tracing():  # tracing hooks the allocator: pymalloc tells nothing
         arenas, blocks = pymalloc_figures()
         heap_text += f"; pymalloc arenas {arenas:.1f} MB ({blocks:.1f} MB in live blocks)"
+    held_by_sqlite = sqlite_memory_mb()
+    if held_by_sqlite is not None:  # part of the C heap in use
+        heap_text += f"; SQLite {held_by_sqlite:.1f} MB"
     tabs = window.tabs  # type: ignore[attr-defined]
     views = []
     for index in range(tabs.count()):
@@ -349,7 +363,7 @@ def breakdown(window: object) -> str:
 def print_growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot, turns: int) -> None:
     """The source lines whose live allocations grew most between two samples."""
     print(f"tracemalloc: growth by line over the last {turns} turns (per 1,000 turns)")
-    for stat in last.compare_to(first, "lineno")[:15]:
+    for stat in last.compare_to(first, "lineno")[:30]:
         frame = stat.traceback[0]
         print(f"  {stat.size_diff * 1000 / turns / 2**20:+8.2f} MB "
               f"{stat.count_diff * 1000 / turns:+10,.0f} objects  {frame.filename}:{frame.lineno}")

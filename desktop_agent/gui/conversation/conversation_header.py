@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QAction, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -48,6 +48,10 @@ SANDBOX_TIPS = {
 
 
 #: The icon beside each permission mode in the selector.
+# What the model menu's last two actions carry as their data (a model's is its
+# (server URL, model id, context length)).
+_ADD_SERVER = "add-server"
+_REDISCOVER = "rediscover"
 _MODE_ICONS = {"default": "shield", "acceptEdits": "pencil", "plan": "search",
                "bypassPermissions": "shield-alert"}
 
@@ -153,6 +157,10 @@ class ConversationHeader(QWidget):
         set_icon(self.model_button, "bot")
         self.model_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.model_menu = QMenu(self.model_button)
+        # One connection for the menu's actions, which say what they do in their data:
+        # the menu is filled again after every turn, and PySide keeps a little of each
+        # Python callable connected to an action after the action is gone.
+        self.model_menu.triggered.connect(self._model_action_triggered)
         self.model_button.setMenu(self.model_menu)
         layout.addWidget(self.model_button)
 
@@ -316,16 +324,22 @@ class ConversationHeader(QWidget):
                 action = menu.addAction(model.id)
                 action.setCheckable(True)
                 action.setChecked((server.base_url, model.id) == self._current)
-                action.triggered.connect(
-                    lambda _c=False, u=server.base_url, m=model.id, n=model.context_length:
-                    self.model_chosen.emit(u, m, n))
+                action.setData((server.base_url, model.id, model.context_length))
         if not self._servers:
             empty = menu.addAction("No running server found")
             empty.setEnabled(False)
         menu.addSeparator()
-        menu.addAction(icon("plus"), "Add server…", self.add_server_requested.emit)
-        menu.addAction(icon("refresh-cw"), "Search for servers again",
-                       self.rediscover_requested.emit)
+        menu.addAction(icon("plus"), "Add server…").setData(_ADD_SERVER)
+        menu.addAction(icon("refresh-cw"), "Search for servers again").setData(_REDISCOVER)
+
+    def _model_action_triggered(self, action: QAction) -> None:
+        chosen = action.data()
+        if chosen == _ADD_SERVER:
+            self.add_server_requested.emit()
+        elif chosen == _REDISCOVER:
+            self.rediscover_requested.emit()
+        elif isinstance(chosen, tuple) and len(chosen) == 3:
+            self.model_chosen.emit(*chosen)
 
     def model_names(self) -> list[str]:
         """The models offered in the menu (tests and accessibility checks)."""
@@ -361,6 +375,6 @@ class ConversationHeader(QWidget):
         dialog = QFileDialog(self, "Choose the working folder", str(self._folder))
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-        dialog.fileSelected.connect(self.folder_chosen.emit)
+        dialog.fileSelected.connect(self.folder_chosen)
         dialog.finished.connect(dialog.deleteLater)
         dialog.open()

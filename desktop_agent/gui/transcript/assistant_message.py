@@ -292,7 +292,7 @@ class AssistantMessageWidget(QWidget):
             elif isinstance(event, CodeOpened):
                 self._chunk = None
                 self._code = CodeBlockWidget(event.language, self._theme, self._scheduler, self)
-                self._code.copied.connect(self.copy_requested.emit)
+                self._code.copied.connect(self.copy_requested)
                 self._insert(self._code)
             elif isinstance(event, CodeText) and self._code is not None:
                 self._code.append(event.text)
@@ -356,11 +356,11 @@ class AssistantMessageWidget(QWidget):
             scheduler=self._scheduler,
             parent=self,
         )
-        card.arguments_view.copied.connect(self.copy_requested.emit)
-        card.approval_answered.connect(self.approval_answered.emit)
-        card.approval_arguments_edited.connect(self.approval_arguments_edited.emit)
-        card.stop_requested.connect(self.tool_stop_requested.emit)
-        card.preview_decided.connect(self.preview_decided.emit)
+        card.arguments_view.copied.connect(self.copy_requested)
+        card.approval_answered.connect(self.approval_answered)
+        card.approval_arguments_edited.connect(self.approval_arguments_edited)
+        card.stop_requested.connect(self.tool_stop_requested)
+        card.preview_decided.connect(self.preview_decided)
         self._cards[part.tool_use_id] = card
         self._card_parts.append((part, card))
         card.settled_seen = part.settled

@@ -142,10 +142,10 @@ class ItemWidgets:
             from desktop_agent.gui.transcript.message_bubbles import UserMessageWidget
 
             user = UserMessageWidget(item, self.theme, self._column)
-            user.edit_requested.connect(view.edit_requested.emit)
-            user.copy_requested.connect(view.copy_requested.emit)
-            user.branch_requested.connect(view.branch_requested.emit)
-            user.restore_requested.connect(view.restore_requested.emit)
+            user.edit_requested.connect(view.edit_requested)
+            user.copy_requested.connect(view.copy_requested)
+            user.branch_requested.connect(view.branch_requested)
+            user.restore_requested.connect(view.restore_requested)
             user.offer_restore(self.restore_offered)
             return user
         if isinstance(item, CompactionItem):
@@ -156,19 +156,19 @@ class ItemWidgets:
             from desktop_agent.gui.transcript.message_bubbles import ErrorNoticeWidget
 
             error = ErrorNoticeWidget(item, self.theme, self._column)
-            error.retry_requested.connect(view.retry_requested.emit)
+            error.retry_requested.connect(view.retry_requested)
             return error
         from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 
         answer = AssistantMessageWidget(
             item, self.theme, self._renderer, self._scheduler, self._column
         )
-        answer.copy_requested.connect(view.copy_requested.emit)
-        answer.regenerate_requested.connect(view.regenerate_requested.emit)
-        answer.approval_answered.connect(view.approval_answered.emit)
-        answer.approval_arguments_edited.connect(view.approval_arguments_edited.emit)
-        answer.tool_stop_requested.connect(view.tool_stop_requested.emit)
-        answer.preview_decided.connect(view.preview_decided.emit)
-        answer.branch_requested.connect(view.branch_requested.emit)
+        answer.copy_requested.connect(view.copy_requested)
+        answer.regenerate_requested.connect(view.regenerate_requested)
+        answer.approval_answered.connect(view.approval_answered)
+        answer.approval_arguments_edited.connect(view.approval_arguments_edited)
+        answer.tool_stop_requested.connect(view.tool_stop_requested)
+        answer.preview_decided.connect(view.preview_decided)
+        answer.branch_requested.connect(view.branch_requested)
         answer.set_regenerate_visible(regenerate)
         return answer

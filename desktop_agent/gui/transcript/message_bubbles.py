@@ -246,7 +246,7 @@ class ErrorNoticeWidget(PaintedPanel):
         self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.retry_button = QPushButton("Retry", self)
         self.retry_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.retry_button.clicked.connect(self.retry_requested.emit)
+        self.retry_button.clicked.connect(self.retry_requested)
         self.retry_button.setVisible(item.retry)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
