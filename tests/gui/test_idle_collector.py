@@ -146,5 +146,6 @@ def test_survivors_are_frozen_once_after_the_warm_up(
     frozen = gc.get_freeze_count()
     later = Node()
     collector.collect()  # later collections do not freeze again
-    assert gc.get_freeze_count() == frozen
+    # (frozen objects that die leave the count, so it may fall meanwhile; never rise)
+    assert gc.get_freeze_count() <= frozen
     assert any(thing is later for thing in gc.get_objects())
