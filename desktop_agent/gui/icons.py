@@ -14,7 +14,7 @@ from functools import cache
 from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap, QPixmapCache
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QAbstractButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QComboBox, QWidget
 
 from desktop_agent.appdata.resource_files import resource_path
 from desktop_agent.gui.palette import Palette, palette_for
@@ -121,6 +121,21 @@ def set_icon(target: QAbstractButton, name: str, role: str | None = None) -> Non
     target.setIcon(icon(name, getattr(_current, role) if role else None))
 
 
+ICON_NAME_ROLE = Qt.ItemDataRole.UserRole + 17
+"""The item data role a combo box item keeps its Lucide icon's name under."""
+
+
+def set_item_icon(box: QComboBox, index: int, name: str) -> None:
+    """Give a combo box item a Lucide icon and remember which, so :func:`retint` redraws it.
+
+    Why remembered: an icon is tinted when made, and a combo box keeps its items'
+    icons; after a live switch to the dark theme the permission mode's shield
+    stayed in the light theme's dark ink on the dark header.
+    """
+    box.setItemData(index, name, ICON_NAME_ROLE)
+    box.setItemIcon(index, icon(name))
+
+
 def retint(root: QWidget) -> None:
     """Redraw every remembered icon under ``root`` in the current theme's colours."""
     for button in root.findChildren(QAbstractButton):
@@ -128,6 +143,11 @@ def retint(root: QWidget) -> None:
         if isinstance(name, str) and name:
             role = button.property("lucideRole")
             set_icon(button, name, role if isinstance(role, str) and role else None)
+    for box in root.findChildren(QComboBox):
+        for index in range(box.count()):
+            name = box.itemData(index, ICON_NAME_ROLE)
+            if isinstance(name, str) and name:
+                box.setItemIcon(index, icon(name))
 
 
 def current_palette() -> Palette:

@@ -52,3 +52,23 @@ def test_a_disabled_icon_is_muted_and_the_enabled_one_beside_it_stays_in_body_in
 
     assert disabled == {QColor(palette_for(False).muted).name()}
     assert enabled == {QColor(palette_for(False).text).name()}
+
+
+@pytest.mark.usefixtures("light_then_back")
+def test_the_headers_choices_take_the_dark_ink_when_the_theme_switches_live(
+        qtbot: Any) -> None:
+    from desktop_agent.gui.conversation.conversation_header import ConversationHeader
+
+    header = ConversationHeader()
+    qtbot.addWidget(header)
+    size = QSize(48, 48)
+    boxes = (header.mode_box, header.sandbox_box)
+    light = {QColor(palette_for(False).text).name()}
+    assert all(_inks(box.itemIcon(0).pixmap(size).toImage()) == light for box in boxes)
+
+    icons.set_icon_palette(palette_for(True))
+    icons.retint(header)  # what the window does on a live theme switch
+    dark = {QColor(palette_for(True).text).name()}
+    for box in boxes:
+        assert all(_inks(box.itemIcon(i).pixmap(size).toImage()) == dark
+                   for i in range(box.count())), box.objectName()

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.gui.icons import icon, set_icon
+from desktop_agent.gui.icons import icon, set_icon, set_item_icon
 from desktop_agent.session import PERMISSION_MODE_DETAILS, PERMISSION_MODE_LABELS
 
 #: Sandbox levels (the settings' ``sandbox`` values) and how the header names them.
@@ -168,7 +168,8 @@ class ConversationHeader(QWidget):
         self.mode_box.setObjectName("permissionMode")
         self.mode_box.setAccessibleName("Permission mode")
         for mode, label in PERMISSION_MODE_LABELS.items():
-            self.mode_box.addItem(icon(_MODE_ICONS[mode]), label, mode)
+            self.mode_box.addItem(label, mode)
+            set_item_icon(self.mode_box, self.mode_box.count() - 1, _MODE_ICONS[mode])
             self.mode_box.setItemData(self.mode_box.count() - 1, PERMISSION_MODE_DETAILS[mode],
                                       Qt.ItemDataRole.ToolTipRole)
         self.mode_box.activated.connect(
@@ -201,8 +202,9 @@ class ConversationHeader(QWidget):
         self.sandbox_box.setObjectName("sandboxLevel")
         self.sandbox_box.setAccessibleName("Sandbox level")
         for level, label in SANDBOX_LABELS.items():
-            self.sandbox_box.addItem(icon("shield-alert" if level == "off" else "shield-check"),
-                                     label, level)
+            self.sandbox_box.addItem(label, level)
+            set_item_icon(self.sandbox_box, self.sandbox_box.count() - 1,
+                          "shield-alert" if level == "off" else "shield-check")
             self.sandbox_box.setItemData(self.sandbox_box.count() - 1, SANDBOX_TIPS[level],
                                          Qt.ItemDataRole.ToolTipRole)
         self.sandbox_box.activated.connect(
@@ -307,8 +309,7 @@ class ConversationHeader(QWidget):
         if index < 0:
             return
         self.sandbox_box.setItemText(index, label)
-        self.sandbox_box.setItemIcon(
-            index, icon("shield-check" if sandboxed else "shield-alert"))
+        set_item_icon(self.sandbox_box, index, "shield-check" if sandboxed else "shield-alert")
         self.sandbox_box.setToolTip(detail)
         self.sandbox_box.setProperty("unsandboxed", not sandboxed)
 
