@@ -201,3 +201,27 @@ def test_a_tail_with_a_kept_user_message_lines_up_with_the_whole_branch() -> Non
     assert tail.compaction.anchor == 2 and tail.compaction.covered_tokens == 40
     # a tail that does not reach the kept user message cannot serve
     assert turn_history(branch[3:], len(branch) - 3, None) is None
+
+
+async def test_a_window_page_shown_and_a_tail_turn_find_nothing_moved_at_the_next_start(
+        store: Store, data_dir: Path, asker: Any, model_server: ScriptedServer) -> None:
+    from desktop_agent.session import PathReset
+
+    conversation_id = await long_conversation(store, data_dir, asker, model_server,
+                                              "drop_oldest", 70)
+    session = open_session(store, data_dir, asker, conversation_id)
+    events: list[Any] = []
+    session.subscribe(events.append)
+    session.latest_page(200)  # as a tab shows the conversation
+    for n in range(70, 74):  # each turn reads a tail shorter than the shown page
+        session.send(f"Question {n}: more words")
+        await finished(session)
+        session.release_history()  # as the window does after each turn
+    assert not [e for e in events if isinstance(e, PathReset)], \
+        "the window would have drawn the transcript again after a turn of its own"
+    store.add_message(conversation_id, {"role": "user", "content": "From another process"},
+                      parent_id=store.active_path(conversation_id, 1)[0].id)
+    session.send("Question 74: and now?")  # another process wrote meanwhile: it is seen
+    await finished(session)
+    assert [e for e in events if isinstance(e, PathReset)]
+    await session.close()
