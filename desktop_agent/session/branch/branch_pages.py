@@ -70,9 +70,13 @@ class BranchPages:
 
         The list itself: the turn's recorder appends what it stores to it.
         """
-        if self._loaded is not None:
-            return self._loaded
-        return self._tail if self._tail is not None else self.whole
+        held = self._held
+        return held if held is not None else self.whole
+
+    @property
+    def _held(self) -> list[MessageRecord] | None:
+        """The branch as read and kept: whole, or a turn's tail; None when let go."""
+        return self._loaded if self._loaded is not None else self._tail
 
     async def read_for_turn(self, call: StoreCalls, whole: bool = False) -> None:
         """Read what a turn needs of the branch, unless it is held: its tail, or ``whole``.
@@ -93,10 +97,12 @@ class BranchPages:
 
     def replace_record(self, record: MessageRecord) -> None:
         """Hold ``record`` (updated in the store) in place of its older self."""
-        held = self._loaded if self._loaded is not None else self._tail
-        for i, old in enumerate(held or ()):
+        held = self._held
+        if held is None:
+            return
+        for i, old in enumerate(held):
             if old.id == record.id:
-                held[i] = record  # type: ignore[index]  # held is not None here
+                held[i] = record
                 return
 
     def _hold(self, records: list[MessageRecord]) -> None:
@@ -149,7 +155,7 @@ class BranchPages:
 
     def last_message(self) -> MessageRecord | None:
         """The newest message of the active branch (one row read, not the branch)."""
-        held = self._loaded if self._loaded is not None else self._tail
+        held = self._held
         if held is not None:
             return held[-1] if held else None
         page = self._store.active_path(self._settings.conversation_id, 1)

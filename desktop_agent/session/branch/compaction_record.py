@@ -41,24 +41,34 @@ def compaction_metadata(block: CompactionBlock,
     return data
 
 
-def stored_compaction(path: Sequence[MessageRecord]) -> CompactionBlock | None:
-    """The newest compaction kept with a reply on this branch, as the core's block."""
-    from desktop_agent.core.types import CompactionBlock
-
+def newest_compaction(path: Sequence[MessageRecord]) -> dict[str, Any] | None:
+    """The newest compaction's metadata kept with a reply on this branch, as stored."""
     for record in reversed(path):
         data = record.metadata.get("compaction") if record.role == "assistant" else None
-        if not isinstance(data, dict):
-            continue
-        messages, anchor = data.get("messages"), data.get("anchor")
-        if not isinstance(messages, int) or not (anchor is None or isinstance(anchor, int)):
-            return None
-        summary = data.get("summary")
-        dropped = data.get("dropped")
-        covered = data.get("covered_tokens")
-        return CompactionBlock(messages=messages,
-                               summary=summary if isinstance(summary, str) else None,
-                               mode="summarise" if data.get("mode") == "summarise"
-                               else "drop_oldest",
-                               dropped=dropped if isinstance(dropped, int) else 0, anchor=anchor,
-                               covered_tokens=covered if isinstance(covered, int) else 0)
+        if isinstance(data, dict):
+            return data
     return None
+
+
+def stored_compaction(path: Sequence[MessageRecord]) -> CompactionBlock | None:
+    """The newest compaction kept with a reply on this branch, as the core's block."""
+    data = newest_compaction(path)
+    return compaction_block(data) if data is not None else None
+
+
+def compaction_block(data: dict[str, Any]) -> CompactionBlock | None:
+    """A compaction's stored metadata as the core's block; None when it is malformed."""
+    from desktop_agent.core.types import CompactionBlock
+
+    messages, anchor = data.get("messages"), data.get("anchor")
+    if not isinstance(messages, int) or not (anchor is None or isinstance(anchor, int)):
+        return None
+    summary = data.get("summary")
+    dropped = data.get("dropped")
+    covered = data.get("covered_tokens")
+    return CompactionBlock(messages=messages,
+                           summary=summary if isinstance(summary, str) else None,
+                           mode="summarise" if data.get("mode") == "summarise"
+                           else "drop_oldest",
+                           dropped=dropped if isinstance(dropped, int) else 0, anchor=anchor,
+                           covered_tokens=covered if isinstance(covered, int) else 0)

@@ -24,7 +24,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from desktop_agent.session.branch.branch_reading import history_with_ids
-from desktop_agent.session.branch.compaction_record import stored_compaction
+from desktop_agent.session.branch.compaction_record import (
+    compaction_block,
+    newest_compaction,
+    stored_compaction,
+)
 
 if TYPE_CHECKING:
     from desktop_agent.core.types import CompactionBlock
@@ -63,7 +67,7 @@ def tail_enough(records: list[MessageRecord]) -> bool | None:
     its kept user message) are among them, False to read one more page, None to
     read the whole branch (no usable compaction).
     """
-    found = _newest_compaction(records)
+    found = newest_compaction(records)
     if found is None:
         return None if len(records) >= MOST_READ_BACK else False
     needed = _needed_ids(found)
@@ -82,10 +86,10 @@ def turn_history(records: list[MessageRecord], end: int, vision: bool | None
     """
     if not records or records[0].parent_id is None:
         return whole_history(records[:end], vision, records)
-    compaction = stored_compaction(records)
-    found = _newest_compaction(records)
+    found = newest_compaction(records)
     needed = _needed_ids(found) if found is not None else None
-    if compaction is None or found is None or not needed:
+    compaction = compaction_block(found) if found is not None else None
+    if found is None or compaction is None or not needed:
         return None
     places = {record.id: i for i, record in enumerate(records)}
     if any(record_id not in places for record_id in needed):
@@ -113,15 +117,6 @@ def whole_history(path: list[MessageRecord], vision: bool | None,
     """
     base, ids = history_with_ids(path, vision)
     return TurnHistory(base, ids, stored_compaction(path if branch is None else branch))
-
-
-def _newest_compaction(records: list[MessageRecord]) -> dict[str, Any] | None:
-    """The newest compaction's metadata on ``records`` (as :func:`stored_compaction` finds it)."""
-    for record in reversed(records):
-        data = record.metadata.get("compaction") if record.role == "assistant" else None
-        if isinstance(data, dict):
-            return data
-    return None
 
 
 def _needed_ids(data: dict[str, Any]) -> list[str] | None:

@@ -87,8 +87,6 @@ class TurnRecorder:
             (kept in the result's metadata so the card shows it after a restart).
         stopped_by_person: Whether Stop on the call's card ended it (kept as
             ``stopped_by_person`` in its result's metadata).
-
-    Attributes:
         history_ids: The stored message each entry of the client's history is
             at the turn's start (None where it is none), its prompt included.
     """
@@ -97,7 +95,8 @@ class TurnRecorder:
                  model: str, decision_of: Callable[[str], dict[str, Any] | None],
                  on_stored: Callable[[MessageRecord], None] = lambda _record: None,
                  change_of: Callable[[str], dict[str, Any] | None] = lambda _id: None,
-                 stopped_by_person: Callable[[str], bool] = lambda _id: False) -> None:
+                 stopped_by_person: Callable[[str], bool] = lambda _id: False,
+                 history_ids: list[str | None] | None = None) -> None:
         self._store = store
         self._conversation_id = conversation_id
         self._path = path
@@ -114,7 +113,7 @@ class TurnRecorder:
         self.written: list[str] = []
         self.errors_shown: set[str] = set()
         self._output_figures: dict[str, tuple[int, float]] = {}  # lines, seconds per command
-        self.history_ids: list[str | None] = []
+        self._history_ids = history_ids or []
 
     # -- blocks -----------------------------------------------------------------
 
@@ -245,11 +244,10 @@ class TurnRecorder:
         shows the marker again when the conversation is opened later, and the
         session continues from the same view instead of summarising again
         (:func:`~desktop_agent.session.branch.compaction_record.stored_compaction`).
-        Its end is named by the stored message there (``history_ids``: the ids of
-        the client's history at the turn's start, its prompt included), so the
+        Its end is named by the stored message there (``history_ids``), so the
         next turn reads the branch from there on.
         """
-        self._compaction = compaction_metadata(block, self.history_ids)
+        self._compaction = compaction_metadata(block, self._history_ids)
 
     async def usage(self, figures: dict[str, Any], call: StoreCalls) -> None:
         """Keep the turn's figures in the last reply's metadata (stored through ``call``)."""

@@ -256,16 +256,16 @@ class TurnRunner:
 
     async def _stream(self, request: TurnRequest, mark: TurnMark) -> Outcome:
         path = self._branch.turn_path
+        prompt_record = path[-1] if path and path[-1].role == "user" else None
         recorder = TurnRecorder(self._store, self._settings.conversation_id, path,
                                 str(self._settings.current.get("model") or ""),
                                 self._broker.decision_of,
                                 on_stored=lambda record: self._emit(MessageStored(record)),
                                 change_of=self._folder.changes.change_of,
-                                stopped_by_person=self._client.stopped_by_person)
+                                stopped_by_person=self._client.stopped_by_person,
+                                history_ids=[*request.history.ids, *(
+                                    [prompt_record.id] if prompt_record is not None else [])])
         started = False
-        prompt_record = path[-1] if path and path[-1].role == "user" else None
-        recorder.history_ids = [*request.history.ids,
-                                *([prompt_record.id] if prompt_record is not None else [])]
         try:
             async with self._client.local_server() as local:  # None: not on this computer
                 client = await self._client.ready(mark, request.options, local)
