@@ -95,6 +95,7 @@ NOT_AT_IDLE = (
     "desktop_agent.gui.transcript.message_editor",
     "desktop_agent.gui.transcript.picture_strip",
     "desktop_agent.gui.conversation.settings_dialog",
+    "desktop_agent.gui.window.settings_opener",
     "desktop_agent.gui.conversation.files_changed_panel",
     "desktop_agent.gui.conversation.plan_panel",
     "desktop_agent.gui.window.preferences_dialog",

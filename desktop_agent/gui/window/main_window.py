@@ -605,70 +605,13 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
-        # Imported when first opened: the dialog and its boxes are not an idle window's.
-        from desktop_agent.gui.conversation.model_test import wire_model_test
-        from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
-
         controller = self.current_controller()
         if controller is None:
             return None
-        instructions = controller.project_instructions()
-        dialog = ConversationSettingsDialog(controller.title, controller.settings,
-                                            self.tools.tool_names(), self,
-                                            schema_costs=self.tools.schema_costs(),
-                                            instructions=instructions)
-        if instructions is not None:  # the tokenizer may load: off the GUI thread
-            async def count() -> None:
-                tokens = await asyncio.to_thread(instructions.tokens)
-                with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                    dialog.context_box.show_instruction_tokens(tokens)
+        # Imported when first opened: the dialog and its boxes are not an idle window's.
+        from desktop_agent.gui.window.settings_opener import open_conversation_settings
 
-            self._track(asyncio.ensure_future(count()))
-
-        async def tell_mode() -> None:  # may ask the model's server: off the dialog's path
-            from desktop_agent.session import tool_call_mode_for
-
-            mode = await tool_call_mode_for(controller.settings, self.store)
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.show_tool_call_mode(mode)
-
-        self._track(asyncio.ensure_future(tell_mode()))
-        wire_model_test(dialog, controller, self.store, self._track)
-
-        async def tell_previews() -> None:  # a trial preview the first time: off the GUI thread
-            from desktop_agent.session import preview_status
-
-            status = await asyncio.to_thread(preview_status, controller.settings)
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.commands_box.show_status(status)
-
-        self._track(asyncio.ensure_future(tell_previews()))
-
-        async def tell_window() -> None:  # asks the model's server too
-            from desktop_agent.session import context_window_for
-
-            window = await context_window_for(controller.settings)
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.show_context_window(window)
-
-        self._track(asyncio.ensure_future(tell_window()))
-
-        async def tell_skills() -> None:  # reads the skill folders and counts: off the GUI thread
-            try:
-                listing = await asyncio.to_thread(controller.session.skill_listing)
-            except OSError as exc:
-                with contextlib.suppress(RuntimeError):
-                    dialog.skills_box.show_problem(f"The skills could not be read: {exc}")
-                return
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.skills_box.show_listing(listing)
-
-        self._track(asyncio.ensure_future(tell_skills()))
-        dialog.applied.connect(lambda changes: controller.update_settings(**changes))
-        dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
-        dialog.finished.connect(dialog.deleteLater)
-        dialog.open()
-        return dialog
+        return open_conversation_settings(self, controller, self.tools, self.store, self._track)
 
     def _on_store_changed_elsewhere(self) -> None:
         """Another process wrote: list new conversations, show idle open ones again."""
