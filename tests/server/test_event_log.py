@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from desktop_agent.server import event_log, event_tail
@@ -205,6 +206,48 @@ async def test_deltas_ready_together_become_one_event_and_keep_the_text(tmp_path
         assert [e.data for e in events] == [{"text": "unsaved at close"}]
     finally:
         reopened.close()
+        store.close()
+
+
+async def test_deltas_appended_while_a_commit_is_under_way_join_and_count_from_the_first(
+        tmp_path):
+    """A loop that falls behind the writer sends fewer, longer deltas: pieces appended
+    in later loop turns, while the writer is still committing, become one event whose
+    ``created_at`` is its first piece's (a piece that waited for the others is never
+    counted as younger than it is); once the writer waits again, a lone piece goes alone."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
+    other = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    try:
+        log.append("c7", "message", {"text": "asked"})
+        await log.page("c7", 0, 100)  # committed: the writer waits for work
+        other.execute("BEGIN IMMEDIATE")  # the next commit cannot finish yet
+        log.append("c7", "state", {"state": "running"})
+        await asyncio.sleep(0.02)  # handed over: the writer is inside its commit
+        appended_by: list[float] = []
+        for piece in ("The ", "reply ", "streams ", "on."):
+            log.append("c7", "text", {"text": piece})
+            appended_by.append(time.time())
+            await asyncio.sleep(0.01)  # each piece in a loop turn of its own
+        log.append("c8", "text", {"text": "another conversation"})
+        other.execute("COMMIT")
+        events, _, _ = await asyncio.wait_for(log.page("c7", 0, 100), 30)
+        assert [(e.type, e.data) for e in events] == [
+            ("message", {"text": "asked"}),
+            ("state", {"state": "running"}),
+            ("text", {"text": "The reply streams on."}),
+        ]
+        assert events[2].created_at <= appended_by[0]
+        assert [e.data for e in (await log.page("c8"))[0]] == [{"text": "another conversation"}]
+
+        log.append("c7", "text", {"text": " Alone"})
+        await asyncio.sleep(0)  # the writer waited: this loop turn's piece went on its own
+        log.append("c7", "text", {"text": " and apart."})
+        events, _, _ = await log.page("c7", 3, 100)
+        assert [e.data["text"] for e in events] == [" Alone", " and apart."]
+    finally:
+        other.close()
+        log.close()
         store.close()
 
 
