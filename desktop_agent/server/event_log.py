@@ -257,10 +257,9 @@ class EventLog:
             asyncio.get_running_loop().call_soon(self._hand_over)
 
     def _hand_over(self) -> None:
-        """End of a loop iteration: wake the waiting writer with what this iteration queued."""
-        items = self._outbox.take_hand_over()
-        if items and self._writer is not None:
-            self._writer.queue.put(items)
+        """End of a loop iteration: hand a waiting writer what was queued (see the outbox)."""
+        if self._outbox.iteration_ended() and self._writer is not None:
+            self._writer.queue.put([])  # wake up: the writer takes the events itself
 
     def _committed(self, written: list[tuple[StoredEvent, dict[str, Any]]],
                    others: list[str]) -> None:

@@ -3,8 +3,11 @@
 The event log (:mod:`desktop_agent.server.event_log`) appends here on the
 event loop; the writer thread (:mod:`desktop_agent.server.event_writer`)
 takes what is here. While the writer waits, the loop hands it what one loop
-iteration appended, at the iteration's end; while it commits, the outbox
-fills, and the writer takes all of it once its commit is done.
+iteration appended, at the iteration's end; while it commits (or has not
+woken yet), the outbox fills, and the writer then takes what the loop
+iterations finished meanwhile appended, in one commit (not the part of an
+iteration still under way: taking that too made more, smaller commits, each a
+transaction and a wake-up of the streams' followers).
 
 A text or thinking delta of a conversation joins that conversation's newest
 entry when it is a delta of the same type still here: pieces ready together
@@ -61,6 +64,8 @@ class EventOutbox:
         self._groups: list[_Group] = []
         self._writer_waits = True
         self._hand_over_due = False
+        # How many leading entries finished loop iterations appended (the writer's share).
+        self._finished = 0
 
     def join(self, conversation_id: str, event_type: str, delta: str) -> bool:
         """Join ``delta`` to the conversation's newest entry; False when none fits.
@@ -79,8 +84,10 @@ class EventOutbox:
             return True
 
     def add(self, item: Queued, conversation_id: str, joinable: str | None) -> bool:
-        """Queue ``item``; True when the caller must schedule :meth:`take_hand_over`.
+        """Queue ``item``; True when the caller must schedule :meth:`iteration_ended`.
 
+        That is once per loop iteration that appends, whether the writer waits or
+        not: a busy writer takes only what finished iterations appended.
         ``joinable``: the item is a text/thinking delta with this text, which
         later deltas of the same type may join.
         """
@@ -92,39 +99,52 @@ class EventOutbox:
                 group = (len(self._items) - 1, [joinable])
                 self._joinable[conversation_id] = group
                 self._groups.append(group)
-            # A busy writer takes the outbox itself after its commit: nothing to schedule.
-            due = self._writer_waits and not self._hand_over_due
-            self._hand_over_due |= due
+            due = not self._hand_over_due
+            self._hand_over_due = True
             return due
 
-    def take_hand_over(self) -> list[Queued]:
-        """At a loop iteration's end: everything queued, for a waiting writer; else []."""
+    def iteration_ended(self) -> bool:
+        """At a loop iteration's end: what is queued is the writer's; True: wake it."""
         with self._lock:
             self._hand_over_due = False
+            self._finished = len(self._items)
             if not self._writer_waits or not self._items:
-                return []  # a busy writer takes the outbox itself after its commit
+                return False  # a busy writer takes it after its commit
             self._writer_waits = False
-            items, groups = self._take()
-        return _with_joined(items, groups)
+            return True
 
     def take_for_writer(self) -> list[Queued]:
-        """The writer thread, its commit done: what was queued meanwhile; [] and it waits."""
+        """The writer thread, woken or its commit done: what finished iterations queued.
+
+        [] when that is nothing: the writer then waits to be woken. A writer woken
+        late takes every iteration finished meanwhile in one commit.
+        """
         with self._lock:
-            items, groups = self._take()
-            self._writer_waits = not items
+            if not self._finished:
+                self._writer_waits = True
+                return []
+            items, groups = self._take(self._finished)
         return _with_joined(items, groups)
 
     def take_all(self) -> list[Queued]:
         """Everything queued (closing: the writer's queue gets it whether it waits or not)."""
         with self._lock:
-            items, groups = self._take()
+            items, groups = self._take(len(self._items))
         return _with_joined(items, groups)
 
-    def _take(self) -> tuple[list[Queued], list[_Group]]:
-        items, self._items = self._items, []
-        groups, self._groups = self._groups, []
-        self._joinable.clear()
-        return items, groups
+    def _take(self, count: int) -> tuple[list[Queued], list[_Group]]:
+        """The first ``count`` entries and their delta groups; the lock is held.
+
+        Their groups stop taking deltas; the rest keep theirs, renumbered.
+        """
+        items, self._items = self._items[:count], self._items[count:]
+        taken = [group for group in self._groups if group[0] < count]
+        self._groups = [(index - count, texts) for index, texts in self._groups
+                        if index >= count]
+        self._joinable = {cid: (index - count, texts)
+                          for cid, (index, texts) in self._joinable.items() if index >= count}
+        self._finished = max(0, self._finished - count)
+        return items, taken
 
 
 def _with_joined(items: list[Queued], groups: list[_Group]) -> list[Queued]:

@@ -2,11 +2,11 @@
 
 A commit, not a row, is what an SQLite write costs, so this one thread
 inserts many events in one transaction (:meth:`Store.append_events`), where
-the database gives each event its id. While it waits, the event loop hands
-over the events appended during one loop iteration as one list at the
-iteration's end (one wake-up per iteration, not per text delta); once a
-commit is done, the thread takes whatever the loop appended meanwhile itself
-(``take_more``) and waits again only when that was nothing. Under load the
+the database gives each event its id. While it waits, the event loop wakes
+it at the end of an iteration that appended events (one wake-up per
+iteration, not per text delta); woken, and again once each commit is done,
+the thread takes what the loop iterations finished by then appended itself
+(``take_more``), and waits again only when that was nothing. Under load the
 batches grow by themselves, and text deltas appended during a commit can
 still join (see :mod:`desktop_agent.server.event_log`); when idle a single
 event is written at once, so no timer adds latency.
@@ -94,6 +94,7 @@ class EventWriter(threading.Thread):
         self._on_committed = on_committed
         self._take_more = take_more
         self.queue: queue.SimpleQueue[list[Queued] | None] = queue.SimpleQueue()
+        """Wake-ups: [] (take the outbox), events to write as they are (closing), None: stop."""
 
     def run(self) -> None:
         defer_to_event_loop()  # see thread_scheduling
@@ -110,6 +111,8 @@ class EventWriter(threading.Thread):
                 except queue.Empty:
                     break
             stop = items is None
+            if not stop:  # woken by a hand-over: the events are the outbox's
+                batch += self._take_more()
             while batch:
                 self._write(batch)
                 batch = [] if stop else self._take_more()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from desktop_agent.server import event_log, event_tail
 from desktop_agent.server.event_log import EventLog
+from desktop_agent.server.event_outbox import EventOutbox
+from desktop_agent.server.event_writer import Pending
 from desktop_agent.store import NewEvent, Store
 
 
@@ -184,7 +186,7 @@ async def test_deltas_ready_together_become_one_event_and_keep_the_text(tmp_path
         log.append("c5", "tool_call", {"id": "t1", "name": "x", "input": {}})
         log.append("c5", "text", {"text": "after"})  # nothing to join: the call came between
         log.append("c6", "text", {"text": "other conversation"})
-        await asyncio.sleep(0)  # the next loop turn: a delta that arrives later stays apart
+        await log.page("c5", 0, 1)  # written: a delta that arrives later stays apart
         log.append("c5", "text", {"text": " later"})
         events, _, _ = await log.page("c5", 0, 100)
         assert [(e.type, e.data) for e in events] == [
@@ -241,7 +243,7 @@ async def test_deltas_appended_while_a_commit_is_under_way_join_and_count_from_t
         assert [e.data for e in (await log.page("c8"))[0]] == [{"text": "another conversation"}]
 
         log.append("c7", "text", {"text": " Alone"})
-        await asyncio.sleep(0)  # the writer waited: this loop turn's piece went on its own
+        await log.page("c7", 3, 1)  # written on its own: no later piece was waited for
         log.append("c7", "text", {"text": " and apart."})
         events, _, _ = await log.page("c7", 3, 100)
         assert [e.data["text"] for e in events] == [" Alone", " and apart."]
@@ -249,6 +251,46 @@ async def test_deltas_appended_while_a_commit_is_under_way_join_and_count_from_t
         other.close()
         log.close()
         store.close()
+
+
+def test_a_writer_takes_what_finished_loop_turns_appended_and_their_deltas_join():
+    """The outbox on its own, turn by turn: the writer takes what loop turns that ended
+    appended, all of it in one go however late it comes, never a loop turn still under
+    way, and deltas join an entry until the writer takes it."""
+    outbox = EventOutbox()
+
+    def delta(cid: str, text: str, kind: str = "text") -> None:
+        if not outbox.join(cid, kind, text):
+            outbox.add(Pending(NewEvent(cid, kind, json.dumps({"text": text}), 1.0),
+                               {"text": text}), cid, text)
+
+    def other(cid: str, kind: str) -> None:
+        outbox.add(Pending(NewEvent(cid, kind, "{}", 1.0), {}), cid, None)
+
+    def texts(items: list) -> list:
+        return [(item.new.conversation_id, item.new.type, item.data.get("text"))
+                for item in items]
+
+    delta("c1", "a")
+    assert outbox.take_for_writer() == []  # the loop turn goes on: the writer waits
+    assert outbox.iteration_ended() is True  # it ended: wake the writer
+    assert texts(outbox.take_for_writer()) == [("c1", "text", "a")]  # a lone piece, alone
+    delta("c1", "b")  # the writer commits "a" meanwhile
+    delta("c1", "c")
+    assert outbox.iteration_ended() is False  # a busy writer needs no wake-up...
+    delta("c1", "d")  # ...and what it will take still joins
+    other("c2", "state")  # a loop turn under way: not the writer's yet
+    assert texts(outbox.take_for_writer()) == [("c1", "text", "bcd")]
+    delta("c2", "e")
+    delta("c1", "f")  # "bcd" is gone: a delta of its own
+    assert outbox.take_for_writer() == []  # no loop turn ended since: the writer waits
+    assert outbox.iteration_ended() is True
+    delta("c1", "g")  # the writer has not woken yet: one more loop turn ends
+    assert outbox.iteration_ended() is False
+    assert texts(outbox.take_for_writer()) == [
+        ("c2", "state", None), ("c2", "text", "e"), ("c1", "text", "fg")]
+    delta("c1", "h", "thinking")
+    assert texts(outbox.take_all()) == [("c1", "thinking", "h")]
 
 
 async def test_a_database_locked_by_another_process_never_stalls_the_loop(tmp_path):
