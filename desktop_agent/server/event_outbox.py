@@ -2,19 +2,19 @@
 
 The event log (:mod:`desktop_agent.server.event_log`) appends here on the
 event loop; the writer thread (:mod:`desktop_agent.server.event_writer`)
-takes what is here. While the writer waits, the loop hands it what one loop
-iteration appended, at the iteration's end; while it commits (or has not
-woken yet), the outbox fills, and the writer then takes what the loop
-iterations finished meanwhile appended, in one commit (not the part of an
+takes what is here. A waiting writer is woken at the end of a loop iteration
+that appended; woken, and after each commit, it takes everything the loop
+iterations finished by then appended, in one commit (not the part of an
 iteration still under way: taking that too made more, smaller commits, each a
 transaction and a wake-up of the streams' followers).
 
 A text or thinking delta of a conversation joins that conversation's newest
 entry when it is a delta of the same type still here: pieces ready together
-(one socket read) or appended while a commit was under way become one event,
-so a loop that falls behind sends fewer, longer deltas instead of more rows,
-frames and parses. Nothing is held back by a timer: a waiting writer takes
-each loop turn's events at once, so a lone piece goes out alone. A joined
+(one socket read), or appended before the writer woke or while it committed,
+become one event, so a loop that falls behind sends fewer, longer deltas
+instead of more rows, frames and parses. Nothing is held back by a timer: a
+waiting writer is woken at the end of each loop turn that appended, so a lone
+piece goes out alone. A joined
 event keeps the ``created_at`` of its first piece, so any latency measured
 from it counts the time that piece waited for the others.
 """
