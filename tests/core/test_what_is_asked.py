@@ -103,12 +103,13 @@ async def test_a_calculator_is_named_by_the_quantity_it_works_out(
     bmi = a_tool("determine_body_mass_index",
                  "Calculate body mass index given weight and height.",
                  weight="Weight in kilograms.", height="Height in meters.")
-    area, index, result = await offered(server, make_options, [bmi], [
+    area, needed, index, result = await offered(server, make_options, [bmi], [
         "Calculate the area of a triangle whose base is 10 and height is 5.",
+        "What is the area needed for a weight of 70 and a height of 1.75?",
         "Calculate the body mass index of a person of 70 kg and height 1.75 m.",
         "Calculate the result of a weight of 70 and a height of 1.75."])
     # the height is the tool's input, the area is not what it works out
-    assert area == ["answer"]
+    assert area == needed == ["answer"]
     assert index == ["answer", "determine_body_mass_index"]
     assert result == ["answer", "determine_body_mass_index"]  # "result" says no quantity
 

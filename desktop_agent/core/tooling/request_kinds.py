@@ -52,10 +52,12 @@ hardest safest busiest
 """
 _RANKS = frozenset(_RANK_WORDS.split())
 _RANK_ASKED = re.compile(r"\bthe\s+([^\W\d_]+)", re.IGNORECASE)
-#: "Calculate the area of...", "what is the rate of...": the quantity asked for is
-#: the word between "the" and "of".
-_QUANTITY = re.compile(r"\b(?:calculate|compute|find|determine|get|what\s+is|what's)\s+"
-                       r"the\s+([^\W\d_]+)\s+of\b", re.IGNORECASE)
+#: "Calculate the area of...", "what is the acceleration a ball...", "what will be the
+#: energy needed...": the quantity asked for is the one word after "the" that ends
+#: its phrase (a preposition, an article or "needed" follows).
+_QUANTITY = re.compile(r"\b(?:calculate|compute|find|determine|get|what\s+is|what's|"
+                       r"what\s+will\s+be)\s+the\s+([^\W\d_]+)\s+(?:of|at|for|in|on|to|"
+                       r"from|with|by|between|a|an|needed|required)\b", re.IGNORECASE)
 _WHO = re.compile(r"\s*(?:who|whom|whose|who's)\b", re.IGNORECASE)
 
 

@@ -21,7 +21,12 @@ decisions of a constrained request follow (:func:`offered`):
   cases of the other categories against 42. A shared word qualified as another
   kind of thing ("a pet store" offered a grocery-store finder) and a question of
   what a kind of thing is ("what is a holy book?") name no tool: 157 of those
-  230 with no tool, for the right tool out of 3 more of the 2,037.
+  230 with no tool, for the right tool out of 3 more of the 2,037. Questions
+  whose wording asks for what a tool of their words does not give (advice, the
+  first of a ranking, a person of a calculator, another quantity than the one a
+  calculator works out: :mod:`.request_kinds`) name none either: 177 of the 230,
+  the right tool out of one more case and back in one
+  (``bench/no_tool_counts.py`` counts them).
 * **Which tools.** The first reply offers only the tools named: on the BFCL
   cases tuned on, the right tool never was one sharing no word while another
   did, and the others are only wrong picks for a small model. After a tool's
@@ -35,7 +40,8 @@ decisions of a constrained request follow (:func:`offered`):
 
 Words are compared by their first :data:`STEM` letters, so "restaurants" meets
 "restaurant" and "temperatura" meets "temperature"; words that name no job
-("get", "calculate", "the", "specific") are left out (:data:`_VAGUE`). A
+("get", "calculate", "the", "specific", "within") and the endings of ordinal
+numbers ("19th") are left out (:data:`_VAGUE`). A
 request for an agent's generic tools that names neither a word, a file nor an
 instruction ("why does the test fail?") gets an answer: the limit of judging
 by words.
@@ -54,7 +60,8 @@ from desktop_agent.core.tooling import request_kinds
 STEM = 5
 _WORD = re.compile(r"[^\W\d_]+")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-#: Words that say how, not what: any tool's name or description may hold them.
+#: Words that say how, not what: any tool's name or description may hold them (the
+#: prepositions among them too; "if" stays: "tell me if it rains" asks for a check).
 _VAGUE_WORDS = """
 a an the and or of to in on at by for from with into as is are be been was it its this that
 these those what which who whom how when where there here some any all each every my your our
