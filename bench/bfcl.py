@@ -26,7 +26,10 @@ The cases (``--categories``):
 **Held-out slice**: of the cases picked in each category, every third (the 3rd, 6th,
 9th...: position ``% 3 == 2``) is held out. Rules are tuned with ``--slice tune`` (the
 other two thirds) and only confirmed on ``--slice held-out``; a run of ``--slice all``
-prints the held-out part of each figure in brackets.
+prints the held-out part of each figure in brackets. ``bench/no_tool_counts.py`` counts,
+without a model, what the word rules of ``core/tooling/tool_match.py`` do over BFCL's
+whole files outside the held-out picks: the ``irrelevance`` requests held to an answer
+and the right tools left out elsewhere.
 
 Each case is scored on the one reply the SDK keeps, as BFCL scores one reply: the turn
 stops before its calls run (``max_turns=1``; a reply asked again, cut or in prose, is

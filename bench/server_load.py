@@ -22,7 +22,13 @@ Prints:
 - events per second delivered over SSE (all conversations together);
 - added latency per event, p50/p99: the time from the server appending an
   event to its log to the client reading it from the stream (same machine,
-  same clock), i.e. what the event log + SSE path adds per event; then the
+  same clock), i.e. what the event log + SSE path adds per event. The log
+  joins a reply's text pieces that wait for its writer together into one
+  event, which keeps the append time of its first piece: the figure counts
+  such an event once per piece it carries (the reply's words tell them
+  apart), each with the first piece's latency, so a piece held back to join
+  others is never counted as younger than it is, nor a slow stretch whose
+  pieces were joined as fewer samples; then the
   same split into the streamed text and the rest (the events of the turns'
   starts and ends, which fall together because every turn starts at once),
   and split in time: the events appended while turns were still starting
@@ -104,13 +110,16 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 def _summary(samples: list[Sample]) -> str:
-    """p50, p99 and max latency of ``samples`` in milliseconds, and how many."""
+    """p50, p99 and max latency in milliseconds, each text piece counted (see the docstring)."""
     if not samples:
         return "no events"
-    ms = [sample.latency * 1000 for sample in samples]
+    ms = [sample.latency * 1000 for sample in samples for _ in range(sample.pieces)]
     return (f"p50 {statistics.median(ms):.2f} ms, p99 {_percentile(ms, 0.99):.2f} ms, "
-            f"max {max(ms):.2f} ms ({len(ms)} events)")
+            f"max {max(ms):.2f} ms ({len(samples)} events, {len(ms)} counted)")
 
+
+PIECE_MARK = "w"
+"""The letter each of the model server's words (``w0 w1 ...``, a piece each) holds once."""
 
 IDLE_MARK = b'"data": {"state": "idle"'
 """Bytes of the frame that ends a turn (the ``state`` event saying ``idle``)."""
@@ -166,7 +175,14 @@ class Sample:
     latency: float
     """From ``created_at`` to the arrival of the bytes that completed its frame."""
     is_text: bool
-    """A streamed text piece (the rest: the turn's start and end)."""
+    """Streamed text (the rest: the turn's start and end)."""
+    pieces: int = 1
+    """The reply's pieces this event carries (text the log joined: more than one)."""
+
+
+def _pieces(text: str) -> int:
+    """How many of the model server's pieces a text event carries: one word each."""
+    return max(1, text.count(PIECE_MARK))
 
 
 def _parse_stream(blocks: list[tuple[float, bytes]]) -> list[Sample]:
@@ -191,8 +207,9 @@ def _parse_stream(blocks: list[tuple[float, bytes]]) -> list[Sample]:
                 if data is None:
                     continue  # a keep-alive comment
                 event = json.loads(data)
+                is_text = event["type"] == "text"
                 samples.append(Sample(event["created_at"], arrived - event["created_at"],
-                                      event["type"] == "text"))
+                                      is_text, _pieces(event["data"]["text"]) if is_text else 1))
                 if event["type"] == "state" and event["data"].get("state") == "idle":
                     return samples
     raise SystemExit("a stream ended before its turn did")
@@ -392,7 +409,7 @@ _MODEL_SERVER = """
 import sys
 from desktop_agent.testing import ScriptedServer, script
 tokens, delay = int(sys.argv[1]), float(sys.argv[2])
-words = " ".join(f"w{n}" for n in range(tokens))
+words = " ".join(f"w{n}" for n in range(tokens))  # one piece each, one PIECE_MARK each
 with ScriptedServer() as server:
     server.responder = lambda _body: script.text(words, delay=delay)
     print(server.base_url, flush=True)
@@ -590,7 +607,9 @@ def main() -> None:
     print(f"CPUs: {os.cpu_count()}; " + (
         f"server pinned to CPU {sorted(_SERVER_CPUS)}, load generator on the others"
         if _SERVER_CPUS is not None else "server and load generator share every CPU"))
-    print(f"events delivered over SSE: {events} ({events / args.conversations:.0f} per turn)")
+    texts = [s for s in samples if s.is_text]
+    print(f"events delivered over SSE: {events} ({events / args.conversations:.0f} per turn; "
+          f"{sum(s.pieces for s in texts) / max(1, len(texts)):.2f} text pieces per text event)")
     print(f"events per second (all streams): {events / wall:,.0f}")
     if cpu_before is not None and cpu_after is not None:
         cpu = cpu_after - cpu_before

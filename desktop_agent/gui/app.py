@@ -26,15 +26,26 @@ log = logging.getLogger("desktop_agent.gui.app")
 
 APP_NAME = "Desktop Agent"
 
+#: Qt's pixmap cache, in KB (Qt's default is 10,240). Why smaller: the Fusion style
+#: keeps there a pixmap of each control it drew at each size (a button panel of
+#: every width it was given), and over a day of turns the transcript's controls
+#: take sizes seen once, so the cache filled towards its cap: the window's soak
+#: grew by ~2.4 MB of C heap over 1,000 turns for it (``bench/soak_window.py``;
+#: with 1 MB it still grew within the run). A quarter of a megabyte keeps the
+#: few controls drawn again and again; icons keep their own table.
+STYLE_PIXMAP_CACHE_KB = 256
+
 
 def create_application(argv: Sequence[str]) -> QApplication:
     """The QApplication (created once), themed to follow the system."""
+    from PySide6.QtGui import QPixmapCache
     from PySide6.QtWidgets import QApplication
 
     from desktop_agent.gui.none_refcount_guard import guard_none_refcount
     from desktop_agent.gui.theme import follow_system_theme
 
     guard_none_refcount()  # before any widget: PySide6 6.12.0 leaks references to None
+    QPixmapCache.setCacheLimit(STYLE_PIXMAP_CACHE_KB)
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv))
     app.setApplicationName(APP_NAME)

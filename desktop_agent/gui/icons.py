@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 
 from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap, QPixmapCache
+from PySide6.QtGui import QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QWidget
 
@@ -20,6 +20,9 @@ from desktop_agent.appdata.resource_files import resource_path
 from desktop_agent.gui.palette import Palette, palette_for
 
 _current: Palette = palette_for(False)
+
+#: Every icon pixmap drawn, by name, tint and size: a few hundred small pixmaps at most.
+_drawn: dict[tuple[str, str, int, int], QPixmap] = {}
 
 
 def set_icon_palette(palette: Palette) -> None:
@@ -66,21 +69,24 @@ class TintedSvgEngine(QIconEngine):
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
         """A transparent pixmap with the icon drawn at ``size``, drawn once per tint and size.
 
-        Why kept in Qt's pixmap cache: Qt asks an engine for its pixmap at every
-        paint of a button, and the same few icons (copy, retry, edit...) sit on every
-        message: opening a conversation drew ~50 of them from their SVG each time.
+        Why kept: Qt asks an engine for its pixmap at every paint of a button, and
+        the same few icons (copy, retry, edit...) sit on every message: opening a
+        conversation drew ~50 of them from their SVG each time. Why in a table of
+        their own rather than Qt's pixmap cache: that cache is kept small (see
+        ``gui.app.STYLE_PIXMAP_CACHE_KB``) and churns with the style's pixmaps, and
+        the icons are a bounded set (names x tints x sizes) worth keeping whole.
         """
         colour = self._colour_for(mode)
-        key = f"lucide:{self._name}:{colour}:{size.width()}x{size.height()}"
-        kept = QPixmap()
-        if QPixmapCache.find(key, kept):
+        key = (self._name, colour, size.width(), size.height())
+        kept = _drawn.get(key)
+        if kept is not None:
             return kept
         pixmap = QPixmap(size)
         pixmap.fill(Qt.GlobalColor.transparent)
         painter = QPainter(pixmap)
         _renderer(self._name, colour).render(painter, QRectF(0, 0, size.width(), size.height()))
         painter.end()
-        QPixmapCache.insert(key, pixmap)
+        _drawn[key] = pixmap
         return pixmap
 
     def clone(self) -> QIconEngine:

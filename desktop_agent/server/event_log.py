@@ -15,14 +15,15 @@ processes on one data folder interleave their events and lose none. An event
 becomes readable once committed, normally within a millisecond; a reader that
 pages a conversation first waits for the events queued before it asked.
 
-Text and reasoning deltas of one conversation that are appended in the same
-turn of the event loop, with nothing else between them, become one event
-(their texts joined). Streamed pieces that reach the server together, as they
-do when it is busy, then cost one row, one SSE frame and one parse for the
-client instead of one each: under load the log sends fewer, longer deltas
-rather than falling behind. An idle server sees one piece per loop turn and
-sends one event per piece, as before. Concatenating the ``text`` of the
-``text`` events gives the same reply either way.
+Text and reasoning deltas of one conversation appended one after another,
+with nothing else of that conversation between them, become one event (their
+texts joined) when they wait for the writer together: appended in the same
+turn of the event loop, or while the writer was still committing what came
+before (:mod:`desktop_agent.server.event_outbox`). Under load the log then
+sends fewer, longer deltas rather than falling behind; no timer holds a piece
+back, and a joined event keeps its first piece's ``created_at``.
+Concatenating the ``text`` of the ``text`` events gives the same reply either
+way.
 
 Memory keeps the recent tail of each conversation read or written lately;
 older events, and events another process wrote, are read from the store. On
@@ -46,9 +47,7 @@ All methods except the writer's internals run on the server's event loop.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -62,6 +61,7 @@ from desktop_agent.store import (
     StoredEvent,
 )
 
+from .event_outbox import DATA_ENCODER, EventOutbox
 from .event_record import Event
 from .event_tail import EventTail
 from .event_writer import EventWriter, Forget, Pending, PruneLiveOutput, Queued
@@ -85,11 +85,6 @@ PUSHED_POLL_SECONDS = 5.0
 """The same check when the store pushes other processes' commits: only a safety net."""
 
 
-_DATA_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
-"""What ``json.dumps(data, ensure_ascii=False, default=str)`` does, without making an
-encoder per call (``json.dumps`` makes one whenever an argument is not the default)."""
-
-
 @dataclass
 class _Progress:
     """Events of one conversation queued for the writer and not yet committed."""
@@ -105,16 +100,6 @@ Listener = Callable[[Event], None]
 def _settle(future: asyncio.Future[bool], woken_by_commit: bool) -> None:
     if not future.done():
         future.set_result(woken_by_commit)
-
-
-def _joined(entry: Queued, texts: list[str]) -> Queued:
-    """``entry`` (a text or thinking delta) carrying all of ``texts`` as one delta."""
-    if not isinstance(entry, Pending):
-        return entry
-    data = {"text": "".join(texts)}
-    new = entry.new
-    return Pending(NewEvent(new.conversation_id, new.type,
-                            _DATA_ENCODER.encode(data), new.created_at), data)
 
 
 class EventLog:
@@ -134,15 +119,8 @@ class EventLog:
         self._waiters: dict[str, list[asyncio.Future[bool]]] = {}
         self._progress: dict[str, _Progress] = {}
         self._writer: EventWriter | None = None
-        # Appended during this loop iteration, handed to the writer at its end.
-        self._outbox: list[Queued] = []
-        # Per conversation: its newest outbox entry, when that is a text or thinking
-        # delta that later deltas of the same type may still join (index, texts);
-        # and every such group of this loop turn, open or closed.
-        self._joinable: dict[str, tuple[int, list[str]]] = {}
-        self._joined: list[tuple[int, list[str]]] = []
-        self._outbox_lock = threading.Lock()  # close() runs in a worker thread
-        self._hand_over_scheduled = False
+        # Appended and not yet taken by the writer (text deltas joined there).
+        self._outbox = EventOutbox()
         self._closed = False
         self._stop_watching: Callable[[], None] | None = None
         # Other processes' commits heard and not yet read: conversation -> newest id;
@@ -254,9 +232,9 @@ class EventLog:
         if self._closed:
             raise RuntimeError("event log is closed")
         delta = data.get("text") if event_type in MERGED_TYPES and len(data) == 1 else None
-        if isinstance(delta, str) and self._join(conversation_id, event_type, delta):
+        if isinstance(delta, str) and self._outbox.join(conversation_id, event_type, delta):
             return
-        data_json = _DATA_ENCODER.encode(data)
+        data_json = DATA_ENCODER.encode(data)
         progress = self._progress.get(conversation_id)
         if progress is None:
             progress = self._progress[conversation_id] = _Progress()
@@ -264,60 +242,24 @@ class EventLog:
         self._send(Pending(NewEvent(conversation_id, event_type, data_json, time.time()), data),
                    joinable=delta if isinstance(delta, str) else None)
 
-    def _join(self, conversation_id: str, event_type: str, delta: str) -> bool:
-        """Join ``delta`` to this conversation's newest outbox entry; False if none fits.
-
-        It fits when it is a delta of the same type queued in this loop turn.
-        """
-        with self._outbox_lock:
-            joinable = self._joinable.get(conversation_id)
-            if joinable is None:
-                return False
-            index, texts = joinable
-            entry = self._outbox[index]
-            if not isinstance(entry, Pending) or entry.new.type != event_type:
-                return False
-            texts.append(delta)
-            return True
-
     def _send(self, item: Queued, joinable: str | None = None) -> None:
-        """Queue ``item`` for the writer at the end of this loop iteration.
+        """Queue ``item`` for the writer (see :mod:`desktop_agent.server.event_outbox`).
 
         ``joinable``: the item is a text/thinking delta with this text, which
         deltas of the same type appended right after it may join.
         """
         if self._writer is None:
-            self._writer = EventWriter(self._store, asyncio.get_running_loop(), self._committed)
+            self._writer = EventWriter(self._store, asyncio.get_running_loop(), self._committed,
+                                       self._outbox.take_for_writer)
             self._writer.start()
         cid = item.new.conversation_id if isinstance(item, Pending) else item.conversation_id
-        with self._outbox_lock:
-            self._outbox.append(item)
-            if joinable is None:
-                self._joinable.pop(cid, None)
-            else:
-                group = (len(self._outbox) - 1, [joinable])
-                self._joinable[cid] = group
-                self._joined.append(group)
-        if not self._hand_over_scheduled:
-            self._hand_over_scheduled = True
+        if self._outbox.add(item, cid, joinable):
             asyncio.get_running_loop().call_soon(self._hand_over)
 
-    def _take_outbox(self) -> list[Queued]:
-        """Everything queued so far, with joined deltas made into one event each."""
-        with self._outbox_lock:
-            items, self._outbox = self._outbox, []
-            joined, self._joined = self._joined, []
-            self._joinable.clear()
-        for index, texts in joined:
-            if len(texts) > 1:
-                items[index] = _joined(items[index], texts)
-        return items
-
     def _hand_over(self) -> None:
-        self._hand_over_scheduled = False
-        items = self._take_outbox()
-        if items and self._writer is not None:
-            self._writer.queue.put(items)
+        """End of a loop iteration: hand a waiting writer what was queued (see the outbox)."""
+        if self._outbox.iteration_ended() and self._writer is not None:
+            self._writer.queue.put([])  # wake up: the writer takes the events itself
 
     def _committed(self, written: list[tuple[StoredEvent, dict[str, Any]]],
                    others: list[str]) -> None:
@@ -589,7 +531,7 @@ class EventLog:
         if self._stop_watching is not None:
             self._stop_watching()
         if self._writer is not None:
-            items = self._take_outbox()
+            items = self._outbox.take_all()
             if items:
                 self._writer.queue.put(items)
             self._writer.queue.put(None)

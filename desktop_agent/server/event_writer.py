@@ -1,13 +1,15 @@
 """The thread that writes the event log to the store, many events per transaction.
 
-A commit, not a row, is what an SQLite write costs, so the event loop hands
-over the events appended during one loop iteration as one list, and this one
-thread takes every list queued at once and inserts them in one transaction
-(:meth:`Store.append_events`), where the database gives each event its id.
-Under load the batches grow by themselves; when idle a single event is
-written at once, so no timer adds latency. Handing over per iteration rather
-than per event also wakes this thread (and makes it compete for the GIL) once
-per iteration instead of once per text delta.
+A commit, not a row, is what an SQLite write costs, so this one thread
+inserts many events in one transaction (:meth:`Store.append_events`), where
+the database gives each event its id. While it waits, the event loop wakes
+it at the end of an iteration that appended events (one wake-up per
+iteration, not per text delta); woken, and again once each commit is done,
+the thread takes what the loop iterations finished by then appended itself
+(``take_more``), and waits again only when that was nothing. Under load the
+batches grow by themselves, and text deltas appended during a commit can
+still join (see :mod:`desktop_agent.server.event_log`); when idle a single
+event is written at once, so no timer adds latency.
 
 What was committed goes back to the event loop through ``on_committed`` (run
 with ``loop.call_soon_threadsafe``), which makes the events readable there.
@@ -85,12 +87,14 @@ class EventWriter(threading.Thread):
     """Drains the queue into the store in batches; see the module docstring."""
 
     def __init__(self, store: Store, loop: asyncio.AbstractEventLoop,
-                 on_committed: Committed) -> None:
+                 on_committed: Committed, take_more: Callable[[], list[Queued]]) -> None:
         super().__init__(name="event-log-writer", daemon=True)
         self._store = store
         self._loop = loop
         self._on_committed = on_committed
+        self._take_more = take_more
         self.queue: queue.SimpleQueue[list[Queued] | None] = queue.SimpleQueue()
+        """Wake-ups: [] (take the outbox), events to write as they are (closing), None: stop."""
 
     def run(self) -> None:
         defer_to_event_loop()  # see thread_scheduling
@@ -107,8 +111,11 @@ class EventWriter(threading.Thread):
                 except queue.Empty:
                     break
             stop = items is None
-            if batch:
+            if not stop:  # woken by a hand-over: the events are the outbox's
+                batch += self._take_more()
+            while batch:
                 self._write(batch)
+                batch = [] if stop else self._take_more()
 
     def _write(self, batch: list[Queued]) -> None:
         written: list[tuple[StoredEvent, dict[str, Any]]] = []

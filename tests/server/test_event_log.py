@@ -8,10 +8,13 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from desktop_agent.server import event_log, event_tail
 from desktop_agent.server.event_log import EventLog
+from desktop_agent.server.event_outbox import EventOutbox
+from desktop_agent.server.event_writer import Pending
 from desktop_agent.store import NewEvent, Store
 
 
@@ -183,7 +186,7 @@ async def test_deltas_ready_together_become_one_event_and_keep_the_text(tmp_path
         log.append("c5", "tool_call", {"id": "t1", "name": "x", "input": {}})
         log.append("c5", "text", {"text": "after"})  # nothing to join: the call came between
         log.append("c6", "text", {"text": "other conversation"})
-        await asyncio.sleep(0)  # the next loop turn: a delta that arrives later stays apart
+        await log.page("c5", 0, 1)  # written: a delta that arrives later stays apart
         log.append("c5", "text", {"text": " later"})
         events, _, _ = await log.page("c5", 0, 100)
         assert [(e.type, e.data) for e in events] == [
@@ -206,6 +209,88 @@ async def test_deltas_ready_together_become_one_event_and_keep_the_text(tmp_path
     finally:
         reopened.close()
         store.close()
+
+
+async def test_deltas_appended_while_a_commit_is_under_way_join_and_count_from_the_first(
+        tmp_path):
+    """A loop that falls behind the writer sends fewer, longer deltas: pieces appended
+    in later loop turns, while the writer is still committing, become one event whose
+    ``created_at`` is its first piece's (a piece that waited for the others is never
+    counted as younger than it is); once the writer waits again, a lone piece goes alone."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    log = EventLog(store)
+    other = sqlite3.connect(tmp_path / "db.sqlite3", isolation_level=None)
+    try:
+        log.append("c7", "message", {"text": "asked"})
+        await log.page("c7", 0, 100)  # committed: the writer waits for work
+        other.execute("BEGIN IMMEDIATE")  # the next commit cannot finish yet
+        log.append("c7", "state", {"state": "running"})
+        await asyncio.sleep(0.02)  # handed over: the writer is inside its commit
+        appended_by: list[float] = []
+        for piece in ("The ", "reply ", "streams ", "on."):
+            log.append("c7", "text", {"text": piece})
+            appended_by.append(time.time())
+            await asyncio.sleep(0.01)  # each piece in a loop turn of its own
+        log.append("c8", "text", {"text": "another conversation"})
+        other.execute("COMMIT")
+        events, _, _ = await asyncio.wait_for(log.page("c7", 0, 100), 30)
+        assert [(e.type, e.data) for e in events] == [
+            ("message", {"text": "asked"}),
+            ("state", {"state": "running"}),
+            ("text", {"text": "The reply streams on."}),
+        ]
+        assert events[2].created_at <= appended_by[0]
+        assert [e.data for e in (await log.page("c8"))[0]] == [{"text": "another conversation"}]
+
+        log.append("c7", "text", {"text": " Alone"})
+        await log.page("c7", 3, 1)  # written on its own: no later piece was waited for
+        log.append("c7", "text", {"text": " and apart."})
+        events, _, _ = await log.page("c7", 3, 100)
+        assert [e.data["text"] for e in events] == [" Alone", " and apart."]
+    finally:
+        other.close()
+        log.close()
+        store.close()
+
+
+def test_a_writer_takes_what_finished_loop_turns_appended_and_their_deltas_join():
+    """The outbox on its own, turn by turn: the writer takes what loop turns that ended
+    appended, all of it in one go however late it comes, never a loop turn still under
+    way, and deltas join an entry until the writer takes it."""
+    outbox = EventOutbox()
+
+    def delta(cid: str, text: str, kind: str = "text") -> None:
+        if not outbox.join(cid, kind, text):
+            outbox.add(Pending(NewEvent(cid, kind, json.dumps({"text": text}), 1.0),
+                               {"text": text}), cid, text)
+
+    def other(cid: str, kind: str) -> None:
+        outbox.add(Pending(NewEvent(cid, kind, "{}", 1.0), {}), cid, None)
+
+    def texts(items: list) -> list:
+        return [(item.new.conversation_id, item.new.type, item.data.get("text"))
+                for item in items]
+
+    delta("c1", "a")
+    assert outbox.take_for_writer() == []  # the loop turn goes on: the writer waits
+    assert outbox.iteration_ended() is True  # it ended: wake the writer
+    assert texts(outbox.take_for_writer()) == [("c1", "text", "a")]  # a lone piece, alone
+    delta("c1", "b")  # the writer commits "a" meanwhile
+    delta("c1", "c")
+    assert outbox.iteration_ended() is False  # a busy writer needs no wake-up...
+    delta("c1", "d")  # ...and what it will take still joins
+    other("c2", "state")  # a loop turn under way: not the writer's yet
+    assert texts(outbox.take_for_writer()) == [("c1", "text", "bcd")]
+    delta("c2", "e")
+    delta("c1", "f")  # "bcd" is gone: a delta of its own
+    assert outbox.take_for_writer() == []  # no loop turn ended since: the writer waits
+    assert outbox.iteration_ended() is True
+    delta("c1", "g")  # the writer has not woken yet: one more loop turn ends
+    assert outbox.iteration_ended() is False
+    assert texts(outbox.take_for_writer()) == [
+        ("c2", "state", None), ("c2", "text", "e"), ("c1", "text", "fg")]
+    delta("c1", "h", "thinking")
+    assert texts(outbox.take_all()) == [("c1", "thinking", "h")]
 
 
 async def test_a_database_locked_by_another_process_never_stalls_the_loop(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 
 import httpx
@@ -11,6 +13,9 @@ from desktop_agent.server.routes import events as events_route
 from desktop_agent.store import Store
 from desktop_agent.store.event_table import LIVE_OUTPUT_TYPES
 from desktop_agent.testing import script
+
+WAIT_FOR_TEST = 60.0
+"""How long the scripted server holds a gate at most, so a failing test ends."""
 
 
 def _stream(api: RunningApi, cid: str, **headers: str):
@@ -137,3 +142,39 @@ def test_an_idle_stream_gets_keep_alive_comments_and_ends_when_the_client_leaves
     while cid in services.events._waiters and time.monotonic() < deadline:
         time.sleep(0.05)
     assert cid not in services.events._waiters, "the follower outlived its client"
+
+
+def test_pieces_read_together_reach_sse_as_fewer_events_and_a_lone_piece_alone(
+        api: RunningApi, model_server):
+    """A busy server reads many of a reply's pieces in one socket read: they go out as
+    fewer, longer text events, every consumer still gets the same text in the same
+    order, and a piece that arrives alone is never held back to wait for others."""
+    words = [f"w{n} " for n in range(120)]
+    f = script.ChunkFactory()
+    burst = b"".join(b"data: " + json.dumps(f.delta({"content": word}).data).encode() + b"\n\n"
+                     for word in words)
+    lone_may_come = threading.Event()
+    model_server.enqueue(script.Script([
+        f.delta({"role": "assistant", "content": ""}),
+        script.Raw(burst),  # one write: the pieces reach the server's socket together
+        script.Gate(lone_may_come, timeout=WAIT_FOR_TEST),
+        f.delta({"content": "end."}),
+        f.finish("stop"), f.usage(None, len(words) + 1), script.DONE]))
+    cid = api.create(base_url=model_server.base_url, model="test-model")["id"]
+    with _stream(api, cid) as response:
+        reader = SseReader(response)
+        assert api.client.post(f"/conversations/{cid}/run", json={"message": "go"}).status_code \
+            == 202
+        before_gate = reader.read_until(
+            lambda e: e["type"] == "text" and e["data"]["text"].endswith("w119 "))
+        lone_may_come.set()
+        after_gate = reader.read_until(
+            lambda e: e["type"] == "state" and e["data"]["state"] == "idle")
+    burst_texts = [e["data"]["text"] for e in before_gate if e["type"] == "text"]
+    assert "".join(burst_texts) == "".join(words)
+    assert len(burst_texts) < len(words)
+    assert [e["data"]["text"] for e in after_gate if e["type"] == "text"] == ["end."]
+    reply = "".join(words) + "end."
+    assert "".join(e["data"]["text"] for e in api.events(cid, types="text")) == reply
+    stored = api.client.get(f"/conversations/{cid}/messages").json()["messages"]
+    assert [m["message"]["content"] for m in stored if m["role"] == "assistant"] == [reply]

@@ -21,7 +21,12 @@ decisions of a constrained request follow (:func:`offered`):
   cases of the other categories against 42. A shared word qualified as another
   kind of thing ("a pet store" offered a grocery-store finder) and a question of
   what a kind of thing is ("what is a holy book?") name no tool: 157 of those
-  230 with no tool, for the right tool out of 3 more of the 2,037.
+  230 with no tool, for the right tool out of 3 more of the 2,037. Questions
+  whose wording asks for what a tool of their words does not give (advice, the
+  first of a ranking, a person of a calculator, another quantity than the one a
+  calculator works out: :mod:`.request_kinds`) name none either: 177 of the 230,
+  the right tool out of one more case and back in one
+  (``bench/no_tool_counts.py`` counts them).
 * **Which tools.** The first reply offers only the tools named: on the BFCL
   cases tuned on, the right tool never was one sharing no word while another
   did, and the others are only wrong picks for a small model. After a tool's
@@ -35,7 +40,8 @@ decisions of a constrained request follow (:func:`offered`):
 
 Words are compared by their first :data:`STEM` letters, so "restaurants" meets
 "restaurant" and "temperatura" meets "temperature"; words that name no job
-("get", "calculate", "the", "specific") are left out (:data:`_VAGUE`). A
+("get", "calculate", "the", "specific", "within") and the endings of ordinal
+numbers ("19th") are left out (:data:`_VAGUE`). A
 request for an agent's generic tools that names neither a word, a file nor an
 instruction ("why does the test fail?") gets an answer: the limit of judging
 by words.
@@ -48,11 +54,14 @@ from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any, Protocol, TypeVar
 
+from desktop_agent.core.tooling import request_kinds
+
 #: Letters two words must share at their start to count as one (5: "calcu", "tempe").
 STEM = 5
 _WORD = re.compile(r"[^\W\d_]+")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-#: Words that say how, not what: any tool's name or description may hold them.
+#: Words that say how, not what: any tool's name or description may hold them (the
+#: prepositions among them too; "if" stays: "tell me if it rains" asks for a check).
 _VAGUE_WORDS = """
 a an the and or of to in on at by for from with into as is are be been was it its this that
 these those what which who whom how when where there here some any all each every my your our
@@ -63,6 +72,8 @@ check checks list lists search searches look use uses using used based given spe
 specified provided certain particular new current info information detail details data value
 values result results number function tool method request response api call perform performs
 about also than then such other only more most much many one two type types name names
+has have had under after before within against between without through over per via vs
+versus upon onto across toward towards during beyond behind beneath below above
 """
 _VAGUE = frozenset(_VAGUE_WORDS.split())
 #: A file name or path as people write one: ``notes.txt``, ``src/app.py``, ``~/x``.
@@ -72,11 +83,6 @@ _FILE_ARGUMENTS = frozenset({"path", "file", "filename", "filepath", "folder", "
                              "dir"})
 _RUN_ARGUMENTS = frozenset({"command", "cmd", "code", "script", "shell", "program", "sql",
                             "query", "expression"})
-#: How questions and greetings start; and requests that instruct though they end in "?".
-_ASKING = frozenset({"who", "whom", "whose", "what", "what's", "when", "where", "why", "how",
-                     "which", "is", "are", "was", "were", "am", "do", "does", "did", "hello",
-                     "hi", "hey", "thanks", "thank", "good", "yes", "no", "ok", "okay"})
-_POLITE = frozenset({"can", "could", "would", "will", "please", "let's", "lets"})
 #: Words that qualify a thing by amount, order or rank, not by kind: "the total area"
 #: and "four different DNA sequences" still ask for an area and a DNA sequence.
 _AMOUNT_WORDS = """
@@ -86,10 +92,10 @@ new old own single double three four five six seven eight nine ten several few m
 both each every any no some
 """
 _AMOUNT = frozenset(_AMOUNT_WORDS.split())
-#: "What is a holy book?": a question of what a kind of thing is (a definition), the
-#: kind in at most three words and nothing more.
-_WHAT_A_KIND_IS = re.compile(r"\s*(?:what|who)(?:'s|\s+is|\s+are)\s+(?:a|an)\s+"
-                             r"[^\W\d_]+(?:[\s-][^\W\d_]+){0,2}\s*\?\s*$", re.IGNORECASE)
+#: The ending of an ordinal number ("the 19th century"): not a word.
+_ORDINAL_ENDING = re.compile(r"(?<=\d)(?:st|nd|rd|th)\b", re.IGNORECASE)
+#: The verbs a tool that works a quantity out is named or first described by.
+_CALCULATING = frozenset({"calculate", "calculates", "calc", "compute", "computes"})
 
 
 class _Offered(Protocol):
@@ -108,8 +114,8 @@ ToolT = TypeVar("ToolT", bound=_Offered)
 
 def stems(text: str) -> set[str]:
     """The words of ``text`` that may name a job, cut to their first :data:`STEM` letters."""
-    return {word[:STEM] for word in (w.lower() for w in _WORD.findall(text))
-            if len(word) > 1 and word not in _VAGUE}
+    return {word[:STEM] for word in (w.lower() for w in _WORD.findall(
+        _ORDINAL_ENDING.sub(" ", text))) if len(word) > 1 and word not in _VAGUE}
 
 
 def _name_words(name: str) -> str:
@@ -170,23 +176,66 @@ def named(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
     "electric current"); an instruction ("find...", "can you...") asks for an action
     and one shared word names it.
 
-    A question of what a kind of thing is ("what is a holy book?") asks for a
-    definition, which no tool's job is: it names no tool by the words of that kind
-    (a tool searching holy books finds passages, it does not say what they are).
+    Some questions ask for what no tool gives by running, whatever words they share
+    with it (:mod:`.request_kinds`): what a kind of thing is ("what is a holy
+    book?": a tool searching holy books finds passages, it does not say what they
+    are) and how the person could do something ("how can I sell my guitar?": a
+    guitar-tuning tool tunes, it does not advise) name no tool by their words. A
+    question for the one that ranks first ("the highest grossing movie", "the best
+    month to visit") names a tool only if the tool says that rank itself (a
+    top-scorer tool "with most goals"), and a question of who names no tool that
+    calculates (a person is not a quantity). A tool that calculates works out what
+    its name or description says: asked for another quantity ("calculate the area
+    of a triangle" of a body-mass-index calculator), the words they share are only
+    its inputs (a height), and it is not named (:func:`_works_out`).
 
     A word shared as the head of another compound names another thing: "a pet store"
     is not the "grocery store" of ``grocery_store_locate_nearby``, and "the external
     rate of return" is not the internal one (:func:`_names_another_kind`).
     """
     lines = [line for line in request.splitlines() if line.strip()]
-    wanted = set() if lines and all(_WHAT_A_KIND_IS.match(line) for line in lines) \
-        else stems(request)
+    wanted = set() if request_kinds.asks_what_a_kind_is(request) or \
+        request_kinds.asks_for_a_method(request) else stems(request)
     files = any(_FILE.search(line) for line in lines)
-    instructs = any(not _asks_or_greets(line) for line in lines)
+    instructs = any(not request_kinds.asks_or_greets(line) for line in lines)
+    ranks = request_kinds.ranks_asked(request)
+    who = request_kinds.asks_who(request)
+    quantities = {word[:STEM] for word in request_kinds.quantities_asked(request)
+                  if word not in _VAGUE and word.rstrip("s") not in _VAGUE
+                  and word not in _AMOUNT}
     return [tool for tool in tools if (_shares_job(overlap(wanted, tool), instructs)
-                                       and not _names_another_kind(request, tool))
+                                       and not _names_another_kind(request, tool)
+                                       and (not ranks or _says_rank(tool, ranks))
+                                       and not (who and _calculates(tool))
+                                       and _works_out(tool, quantities))
             or (files and _takes(tool, _FILE_ARGUMENTS))
             or (instructs and _takes(tool, _RUN_ARGUMENTS))]
+
+
+def _says_rank(tool: _Offered, ranks: set[str]) -> bool:
+    """Whether the tool's name, description or arguments say one of ``ranks`` itself."""
+    text = " ".join([_name_words(tool.name), tool.description or "",
+                     *_argument_texts(tool.input_schema)])
+    return bool(ranks & {word.lower() for word in _WORD.findall(text)})
+
+
+def _works_out(tool: _Offered, quantities: set[str]) -> bool:
+    """Whether a tool that calculates says it works out one of the ``quantities`` asked.
+
+    A tool that does not calculate, or a request that asks for no quantity (or for
+    one in vague words: "the result of"), is not judged by it.
+    """
+    if not quantities or not _calculates(tool):
+        return True
+    return bool(quantities & stems(" ".join([_name_words(tool.name),
+                                             tool.description or ""])))
+
+
+def _calculates(tool: _Offered) -> bool:
+    """Whether the tool works a quantity out: its name or first word says it calculates."""
+    first = _WORD.findall(tool.description or "")[:1]
+    return bool({part.lower() for part in _NAME_PART.findall(tool.name)} & _CALCULATING) \
+        or bool(first and first[0].lower() in _CALCULATING)
 
 
 def _shares_job(shared: tuple[int, int], instructs: bool) -> bool:
@@ -243,21 +292,6 @@ def _takes(tool: _Offered, kinds: frozenset[str]) -> bool:
                and "enum" not in value
                and any(part.lower() in kinds for part in _NAME_PART.findall(str(name)))
                for name, value in properties.items())
-
-
-def _asks_or_greets(line: str) -> bool:
-    """A question or a greeting, not an instruction.
-
-    A polite request instructs wherever it starts a clause ("can you...", "Hi,
-    could you tell me the forecast?", "I'm in Riga, can you...").
-    """
-    words = re.findall(r"[a-z']+", line.lower())
-    if not words:
-        return True
-    clauses = (re.findall(r"[a-z']+", clause) for clause in re.split(r"[,.;:!?]", line.lower()))
-    if any(clause and clause[0] in _POLITE for clause in clauses):
-        return False
-    return words[0] in _ASKING or line.rstrip().endswith("?")
 
 
 def person_text(history: list[dict[str, Any]]) -> str:
