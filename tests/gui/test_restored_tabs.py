@@ -82,17 +82,20 @@ def test_the_apps_window_paints_before_its_tabs_and_opens_them_right_after(
     store.set_setting(OPEN_TABS_KEY, {"ids": ids, "current": ids[-1]})
 
     window = make_window(tabs_after_paint=True)
-    # Before the first paint: no conversation yet, a message box that takes no typing.
+    # Before the first paint: no conversation yet, a message box that already takes typing.
     assert window.current_tab() is None
     waiting = window.findChild(QPlainTextEdit, "openingComposer")
-    assert waiting is not None and waiting.isVisibleTo(window) and not waiting.isEnabled()
+    assert waiting is not None and waiting.isVisibleTo(window) and waiting.isEnabled()
     assert not window.conversations_ready
+    assert window.focusWidget() is waiting  # not the Conversations list's search field
+    waiting.insertPlainText("Typed at once")
     with qtbot.waitSignal(window.conversations_shown, timeout=WAIT_MS):
         pass  # the first paint happens, and the tabs open in the turn after it
     shown = window.current_tab()
     assert shown is not None and shown.controller.conversation_id == ids[-1]
     assert shown.transcript.item_text(shown.transcript.item_keys()[-1]).strip() == "Answer of 1"
     assert shown.composer.isEnabled()
+    assert shown.composer.toPlainText() == "Typed at once"  # what was typed moved over
     qtbot.waitUntil(lambda: window.findChild(QPlainTextEdit, "openingComposer") is None,
                     timeout=WAIT_MS)  # the page held the conversation's place, and went
     assert not window.tab_for(ids[0]).built  # background tabs still wait to be shown

@@ -250,6 +250,7 @@ class MainWindow(QMainWindow):
         self.installEventFilter(self)
         if self.opening_page is not None:
             self._stack.setCurrentWidget(self.opening_page)
+            self.opening_page.composer.setFocus()
             self._update_actions()
             # Connected first: the server search and the context estimates use the tabs.
             self.first_painted.connect(self._open_saved_tabs)
@@ -280,10 +281,13 @@ class MainWindow(QMainWindow):
         """
         if self._closed:
             return  # closed before its first paint was handled: nothing to show
+        typed = self.opening_page.composer.toPlainText() if self.opening_page else ""
         self.persistence.restore_tabs()
         if (shown := self.current_tab()) is not None:
             shown.ensure_loaded()  # the current tab of last time was not among them
             shown.focus_composer()
+            if typed:
+                shown.composer.insertPlainText(typed)
         self.conversations_ready = True
         if self.opening_page is not None:
             self._stack.removeWidget(self.opening_page)

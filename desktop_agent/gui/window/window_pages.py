@@ -84,7 +84,9 @@ class OpeningPage(QWidget):
     first and reopens the saved conversations in the next turn of the event loop:
     their modules (the transcript, the session) cost more CPU than the rest of the
     window. Meanwhile this page shows an empty conversation area and a message box
-    that takes no typing yet, and says so.
+    that already takes typing (what is typed moves into the conversation's own box
+    when it opens), so keys pressed that soon after a launch are not lost or sent
+    to the Conversations list's search field, which would otherwise have the focus.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -95,6 +97,6 @@ class OpeningPage(QWidget):
         self.composer = QPlainTextEdit()
         self.composer.setObjectName("openingComposer")
         self.composer.setPlaceholderText("Opening the conversation\u2026")
-        self.composer.setEnabled(False)
+        self.composer.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.composer.setMaximumHeight(self.composer.fontMetrics().lineSpacing() * 4)
         layout.addWidget(self.composer)
