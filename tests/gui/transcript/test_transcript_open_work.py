@@ -3,18 +3,22 @@
 Why: opening a long conversation must paint quickly (issue 48's 60 ms), and the
 answers shown on open were doing part of their work more than once: the first
 blocks of each prose chunk parsed and laid out again with each block after them,
-and each tab built its own Markdown parser.
+each tab built its own Markdown parser, and code relaid out once per coloured token.
 """
 
 from __future__ import annotations
 
+from pygments.token import Keyword
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
 
 from desktop_agent.gui.transcript import TranscriptView
 from desktop_agent.gui.transcript.assistant_message import AssistantMessageWidget
 from desktop_agent.gui.transcript.code_block import CodeBlockWidget
+from desktop_agent.gui.transcript.code_highlight import TOKENS_PER_STEP, lexer_for, token_formats
 from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer, renderer_for
 from desktop_agent.gui.transcript.text_views import FittedTextBrowser
+from desktop_agent.gui.transcript.theme import TranscriptTheme
 
 ANSWER = """## Step {n}
 
@@ -106,3 +110,34 @@ def test_tabs_of_one_theme_share_one_markdown_parser(qtbot, monkeypatch):
         views.append(tab)
         assert "Step 1" in tab.item_text(tab.item_keys()[-1])
     assert len(builds) == 1
+
+
+def test_code_is_coloured_in_steps_laid_out_once_a_step(qtbot):
+    """Every token keeps its colour, and the document relays out once a step, not a token."""
+    theme = TranscriptTheme.from_palette(QGuiApplication.palette())
+    block = CodeBlockWidget("python", theme)
+    qtbot.addWidget(block)
+    lines = [f"def total_{n}(rows):\n    return sum(float(r['a']) for r in rows)\n"
+             for n in range(20)]
+    block.append("".join(lines))
+    document = block.code_view.document()
+    changes: list[int] = []
+    document.contentsChange.connect(lambda *_args: changes.append(1))
+    block.finish()  # no scheduler: every step at once
+    assert block.highlighted
+    keyword = token_formats(theme.code_style)
+    keyword_colour = keyword[Keyword].foreground().color().name()
+    defs = 0
+    text_block = document.begin()
+    while text_block.isValid():
+        iterator = text_block.begin()
+        while not iterator.atEnd():
+            fragment = iterator.fragment()
+            if fragment.text().startswith("def"):
+                assert fragment.charFormat().foreground().color().name() == keyword_colour
+                defs += 1
+            iterator += 1
+        text_block = text_block.next()
+    assert defs == 20
+    tokens = len(list(lexer_for("python").get_tokens_unprocessed(block.code())))
+    assert len(changes) <= -(-tokens // TOKENS_PER_STEP)  # a change a step, not a token
