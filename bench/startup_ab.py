@@ -10,9 +10,12 @@ turns, run by run, and each run prints three figures, as medians per command:
 
 * time from launch to the main window's first paint (the app reports it:
   ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1``, as ``bench/startup.py`` uses);
-* CPU time of the process and everything it started, to that paint (user + system of
-  the reaped children, so the one file's launcher counts too): less noisy than the
-  wall clock under load;
+* CPU time to that paint: the app's own, as it reports it at the paint (its stub
+  included); for a build that reports none, which exits at its paint, the process
+  and everything it started (user + system of the reaped children): less noisy than
+  the wall clock under load;
+* time and CPU to "ready" (the conversation shown and taking typing, just after the
+  first paint), for builds that report it;
 * bytes read from the disk meanwhile (``/proc/diskstats``, the whole machine's: other
   processes add to it, so compare medians), after the page cache is dropped (as root;
   ``--warm`` keeps it, the output says which).
@@ -35,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from startup import Display, drop_page_cache, launch_env
+from startup import Display, Launch, drop_page_cache, launch_env, median_or_none
 
 
 def disk_read_bytes() -> int:
@@ -50,19 +53,24 @@ def disk_read_bytes() -> int:
     return total
 
 
-def one_run(command: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """(seconds to first paint, CPU seconds, bytes read) of one launch."""
+Run = tuple[float, float, int, float | None, float | None]
+
+
+def one_run(command: list[str], env: dict[str, str]) -> Run:
+    """(seconds to first paint, CPU seconds to it, bytes read, seconds and CPU to ready)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     read_before = disk_read_bytes()
     launched = time.time()
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     read = disk_read_bytes() - read_before
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    for line in result.stdout.splitlines():
-        if line.startswith("first-paint "):
-            return float(line.split()[1]) - launched, cpu, read
-    raise RuntimeError(f"no first paint reported by {command}: {result.stderr[-2000:]}")
+    report = Launch(result.stdout, launched)
+    if report.paint is None:
+        raise RuntimeError(f"no first paint reported by {command}: {result.stderr[-2000:]}")
+    cpu = report.paint_cpu
+    if cpu is None:  # a build that exits at its paint and does not say
+        cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return report.paint, cpu, read, report.ready, report.ready_cpu
 
 
 def main() -> int:
@@ -94,7 +102,7 @@ def main() -> int:
             # From source, a run that may not write bytecode compiles every module again.
             envs[label].pop("PYTHONDONTWRITEBYTECODE", None)
             one_run(command, envs[label])  # unpacks, creates the data folder: not counted
-        figures: dict[str, list[tuple[float, float, int]]] = {label: [] for label in commands}
+        figures: dict[str, list[Run]] = {label: [] for label in commands}
         for _ in range(args.runs):
             for label, command in commands.items():
                 if dropped:
@@ -105,8 +113,12 @@ def main() -> int:
         cpu = statistics.median(run[1] for run in runs)
         read = statistics.median(run[2] for run in runs) / 1e6
         shown = ", ".join(f"{run[0]:.2f}" for run in runs)
+        ready = median_or_none([run[3] for run in runs])
+        ready_cpu = median_or_none([run[4] for run in runs])
+        then = (f"; ready median {ready:.2f} s, CPU {ready_cpu:.3f} s"
+                if ready is not None and ready_cpu is not None else "; ready not reported")
         print(f"{label}: first paint median {paint:.2f} s ({shown}); CPU median {cpu:.3f} s; "
-              f"read median {read:.0f} MB  over {args.runs} runs")
+              f"read median {read:.0f} MB{then}  over {args.runs} runs")
     load = os.getloadavg()
     print(f"load at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     return 0

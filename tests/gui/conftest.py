@@ -115,12 +115,14 @@ def make_window(qtbot: Any, qasync_loop: Any, store: Any, data_dir: Path,
     windows: list[Any] = []
 
     def make(approval_timeout: float | None = 60.0, discover: bool = False,
-             the_store: Any = None, tools: Any = None, builtin: bool = False) -> Any:
+             the_store: Any = None, tools: Any = None, builtin: bool = False,
+             tabs_after_paint: bool = False) -> Any:
         window = MainWindow(
             the_store or store,
             tools=ToolCatalog(tools or [weather.build()], include_builtin=builtin),
             approval_timeout=approval_timeout, discover_on_start=discover,
-            window_settings=QSettings(str(data_dir / "window.ini"), QSettings.Format.IniFormat))
+            window_settings=QSettings(str(data_dir / "window.ini"), QSettings.Format.IniFormat),
+            tabs_after_paint=tabs_after_paint)
         # Not qtbot.addWidget: pytest-qt would delete the window before this
         # fixture's teardown has shut its conversations down.
         window.show()

@@ -95,6 +95,7 @@ NOT_AT_IDLE = (
     "desktop_agent.gui.transcript.message_editor",
     "desktop_agent.gui.transcript.picture_strip",
     "desktop_agent.gui.conversation.settings_dialog",
+    "desktop_agent.gui.window.settings_opener",
     "desktop_agent.gui.conversation.files_changed_panel",
     "desktop_agent.gui.conversation.plan_panel",
     "desktop_agent.gui.window.preferences_dialog",
@@ -241,22 +242,52 @@ def test_the_first_key_press_loads_what_the_first_turn_needs_and_the_turn_runs(
     assert sorted(loaded_by_the_send.intersection(WARMED_UP)) == []
 
 
-#: Runs the app's own entry point with the start-up bench's probe and, when the
-#: probe reports the window's first paint, prints what the process holds then.
+#: Runs the app's own entry point with the start-up bench's probe, which exits once the
+#: window's conversation is shown (``ready``), and prints what the process held at the
+#: window's first paint and at that exit.
 AT_FIRST_PAINT = r"""
 import importlib, json, os, sys
 os.environ["DESKTOP_AGENT_EXIT_AFTER_PAINT"] = "1"
-exit_now = os._exit
+from PySide6.QtCore import QEvent, QObject
+import desktop_agent.gui.app as app_module
 
-def at_first_paint(code: int) -> None:
-    import PySide6.QtCore
-    print(json.dumps({"modules": sorted(sys.modules),
-                      "qt_classes": sorted(vars(PySide6.QtCore))}), flush=True)
+exit_now = os._exit
+at_paint = {}
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and not at_paint:
+            import PySide6.QtCore
+            at_paint["modules"] = sorted(sys.modules)
+            at_paint["qt_classes"] = sorted(vars(PySide6.QtCore))
+        return False
+
+run_app = app_module.run_app
+
+def run_watched(argv, on_window=None):
+    def watch(window):
+        window.installEventFilter(FirstPaint(window))  # the window's own events only
+        if on_window is not None:
+            on_window(window)
+    return run_app(argv, on_window=watch)
+
+def at_ready(code: int) -> None:
+    print(json.dumps({"at_paint": at_paint, "modules": sorted(sys.modules)}), flush=True)
     exit_now(code)
 
-os._exit = at_first_paint  # the probe exits right after the first paint
+app_module.run_app = run_watched
+os._exit = at_ready  # the probe exits once the conversation is shown
 importlib.import_module("desktop_agent.cli.main").main([])
 """
+
+#: What the window paints without: the conversation, built in the loop turn after the
+#: first paint (the transcript and the session, about a third of the CPU to the paint).
+CONVERSATION_AFTER_FIRST_PAINT = (
+    "desktop_agent.gui.transcript.view",
+    "desktop_agent.gui.conversation.conversation_tab",
+    "desktop_agent.gui.conversation.conversation_controller",
+    "desktop_agent.session.conversation",
+)
 
 #: What a new conversation's window does not need before its first paint: the
 #: widgets of answers, messages and compaction markers (made with the first one).
@@ -284,8 +315,10 @@ def test_the_first_paint_of_a_new_conversation_waits_for_nothing_it_does_not_sho
     result = subprocess.run([sys.executable, "-c", AT_FIRST_PAINT], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=180, check=False)
     assert result.returncode == 0, result.stderr
-    painted = json.loads(result.stdout.strip().splitlines()[-1])
-    loaded = set(painted["modules"])
-    assert "desktop_agent.gui.transcript.view" in loaded  # the tab's transcript is there
-    assert sorted(loaded.intersection(NOT_BEFORE_FIRST_PAINT)) == []
-    assert sorted(set(painted["qt_classes"]).intersection(NEVER_USED_QT_CLASSES)) == []
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    at_paint, at_ready = set(run["at_paint"]["modules"]), set(run["modules"])
+    assert sorted(at_paint.intersection(CONVERSATION_AFTER_FIRST_PAINT)) == []
+    assert "desktop_agent.gui.transcript.view" in at_ready  # then the tab's transcript
+    assert "desktop_agent.session.conversation" in at_ready
+    assert sorted(at_ready.intersection(NOT_BEFORE_FIRST_PAINT)) == []
+    assert sorted(set(run["at_paint"]["qt_classes"]).intersection(NEVER_USED_QT_CLASSES)) == []

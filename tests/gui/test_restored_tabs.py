@@ -71,3 +71,42 @@ def test_a_background_tab_never_shown_streams_a_turn_and_shows_it_when_opened(
         "Question of 0", "Answer of 0", "Another question", "Streamed while hidden."]
     assert background.header.isVisible() and background.composer.isVisible()
     assert background.notice.isHidden()  # it has a server: no "choose a server" banner
+
+
+def test_the_apps_window_paints_before_its_tabs_and_opens_them_right_after(
+        qtbot: Any, make_window: Any, store: Any) -> None:
+    """The app's window (``tabs_after_paint``) shows its chrome first, then the conversation."""
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    ids = seed_tabs(store, 2)
+    store.set_setting(OPEN_TABS_KEY, {"ids": ids, "current": ids[-1]})
+
+    window = make_window(tabs_after_paint=True)
+    # Before the first paint: no conversation yet, a message box that takes no typing.
+    assert window.current_tab() is None
+    waiting = window.findChild(QPlainTextEdit, "openingComposer")
+    assert waiting is not None and waiting.isVisibleTo(window) and not waiting.isEnabled()
+    assert not window.conversations_ready
+    with qtbot.waitSignal(window.conversations_shown, timeout=WAIT_MS):
+        pass  # the first paint happens, and the tabs open in the turn after it
+    shown = window.current_tab()
+    assert shown is not None and shown.controller.conversation_id == ids[-1]
+    assert shown.transcript.item_text(shown.transcript.item_keys()[-1]).strip() == "Answer of 1"
+    assert shown.composer.isEnabled()
+    qtbot.waitUntil(lambda: window.findChild(QPlainTextEdit, "openingComposer") is None,
+                    timeout=WAIT_MS)  # the page held the conversation's place, and went
+    assert not window.tab_for(ids[0]).built  # background tabs still wait to be shown
+    assert store.get_setting(OPEN_TABS_KEY) == {"ids": ids, "current": ids[-1]}
+
+
+def test_a_window_closed_before_its_tabs_opened_keeps_them_for_the_next_start(
+        qtbot: Any, make_window: Any, store: Any) -> None:
+    ids = seed_tabs(store, 2)
+    store.set_setting(OPEN_TABS_KEY, {"ids": ids, "current": ids[0]})
+    window = make_window(tabs_after_paint=True)
+    window.close()  # before the event loop ran: the tabs were never reopened
+    qtbot.wait(50)
+    assert window.current_tab() is None
+    assert store.get_setting(OPEN_TABS_KEY) == {"ids": ids, "current": ids[0]}
+    again = make_window()
+    assert again.current_tab().controller.conversation_id == ids[0]

@@ -457,11 +457,14 @@ class ConversationTab(QWidget):
         """Make the widgets and load the transcript before the tab is first shown.
 
         Before, not in the show event: widgets made then would be shown a moment
-        after the page, which would paint once without them. Only in a window on
-        screen: a tab widget also "shows" the first tab added to it while the window
-        is still hidden (restoring tabs), and that tab may never be looked at.
+        after the page, which would paint once without them. Only where it is seen
+        (its tab widget on screen): a tab widget also "shows" the first tab added to
+        it while the window, or the tab widget itself, is still hidden (restoring
+        tabs, before or just after the window's first paint), and that tab may never
+        be looked at.
         """
-        if visible and self.window().isVisible():
+        shelf = self.parentWidget()
+        if visible and shelf is not None and shelf.isVisible():
             self.ensure_loaded()
         super().setVisible(visible)
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from desktop_agent.gui.conversation.conversation_tab import ConversationTab
-
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QTabWidget
 
     from desktop_agent.gui.conversation.conversation_controller import ConversationController
+    from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 
 
 class OpenTabs:
     """The conversation tabs of one window and their controllers.
+
+    The tab's module (the transcript, the session behind it) is imported only when
+    there is a tab to look at: the window asks which tab shows before its first paint,
+    when it has none yet (``gui/window/deferred_tabs.py``).
 
     Attributes:
         widget: The tab widget the conversations are shown in.
@@ -34,12 +37,20 @@ class OpenTabs:
 
     def all(self) -> list[ConversationTab]:
         """The conversation tabs, in the order shown."""
+        if self.widget.count() == 0:
+            return []
+        from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+
         tabs = (self.widget.widget(i) for i in range(self.widget.count()))
         return [tab for tab in tabs if isinstance(tab, ConversationTab)]
 
     def current(self) -> ConversationTab | None:
         """The visible tab."""
         tab = self.widget.currentWidget()
+        if tab is None:
+            return None
+        from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+
         return tab if isinstance(tab, ConversationTab) else None
 
     def current_controller(self) -> ConversationController | None:

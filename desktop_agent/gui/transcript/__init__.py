@@ -16,8 +16,22 @@ The window embeds :class:`TranscriptView` and drives it with::
 
 Signals: ``retry_requested()``, ``edit_requested(key, new_text)``,
 ``regenerate_requested()``, ``copy_requested(text)``, ``follows_end_changed(bool)``.
+
+The view loads on first use (PEP 562): the window imports the frame scheduler, the
+transcript's theme and the approval panel's argument parser from this package before
+its first paint, and the view (with the stored-items reader and the session behind it)
+is built only after that paint (``gui/window/deferred_tabs.py``).
 """
 
-from desktop_agent.gui.transcript.view import TranscriptView
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from desktop_agent.lazy_exports import lazy_exports
 
 __all__ = ["TranscriptView"]
+
+if TYPE_CHECKING:
+    from desktop_agent.gui.transcript.view import TranscriptView
+
+__getattr__ = lazy_exports(__name__, {"TranscriptView": "view"})

@@ -47,11 +47,6 @@ from desktop_agent.core.wire.connection_pool import ConnectionPool
 from desktop_agent.gui.approvals.approval_dock import ApprovalDock
 from desktop_agent.gui.approvals.approval_queue import ApprovalQueue
 from desktop_agent.gui.conversation.branches import switch_branch
-from desktop_agent.gui.conversation.conversation_controller import (
-    DEFAULT_TITLE,
-    ConversationController,
-)
-from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.conversation.open_tabs import OpenTabs
 from desktop_agent.gui.icons import set_icon
 from desktop_agent.gui.servers.server_catalog import ServerCatalog
@@ -69,7 +64,7 @@ from desktop_agent.gui.window.window_actions import ActionSlots, WindowActions, 
 from desktop_agent.gui.window.window_approvals import ApprovalRouting
 from desktop_agent.gui.window.window_chrome import WindowChrome
 from desktop_agent.gui.window.window_models import WindowModels
-from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar
+from desktop_agent.gui.window.window_pages import EmptyStatePage, NoticeBar, OpeningPage
 from desktop_agent.gui.window.window_servers import LAST_SERVER_KEY, ServerChoice
 from desktop_agent.gui.window.window_state import (
     OPEN_TABS_KEY,
@@ -77,6 +72,7 @@ from desktop_agent.gui.window.window_state import (
     default_window_settings,
 )
 from desktop_agent.session import (
+    DEFAULT_TITLE,
     ToolCatalog,
     create_conversation,
     is_new_work_folder,
@@ -84,6 +80,8 @@ from desktop_agent.session import (
 )
 
 if TYPE_CHECKING:
+    from desktop_agent.gui.conversation.conversation_controller import ConversationController
+    from desktop_agent.gui.conversation.conversation_tab import ConversationTab
     from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
     from desktop_agent.gui.window.window_transfer import WindowTransfer
     from desktop_agent.store import Store
@@ -104,22 +102,28 @@ class MainWindow(QMainWindow):
         discover_on_start: Search for local servers when the window opens.
         window_settings: Where geometry and dock layout are kept (default: an ini
             file in the data folder).
+        tabs_after_paint: Reopen the saved conversations in the loop turn after the
+            first paint, not before it (the app's window; see :meth:`_open_saved_tabs`).
 
     Signals:
         tab_opened(str): A conversation id got a tab.
         closed(): The window closed and every conversation was shut down.
         first_painted(): The window has painted once; heavy work may start now.
+        conversations_shown(): The saved conversations are open and the current one
+            takes typing (at once, or after the first paint with ``tabs_after_paint``).
     """
 
     tab_opened = Signal(str)
     closed = Signal()
     first_painted = Signal()
+    conversations_shown = Signal()
 
     menu_actions: WindowActions
 
     def __init__(self, store: Store, *, tools: ToolCatalog | None = None,
                  approval_timeout: float | None = 300.0, discover_on_start: bool = True,
-                 window_settings: QSettings | None = None) -> None:
+                 window_settings: QSettings | None = None,
+                 tabs_after_paint: bool = False) -> None:
         super().__init__()
         self.setWindowTitle("Desktop Agent")
         self.setObjectName("mainWindow")
@@ -175,6 +179,11 @@ class MainWindow(QMainWindow):
         self.empty_page.new_requested.connect(lambda: self.new_conversation())
         self._stack.addWidget(self.empty_page)
         self._stack.addWidget(self.tabs)
+        self.conversations_ready = False  # see _open_saved_tabs
+        self.opening_page: OpeningPage | None = None
+        if tabs_after_paint:
+            self.opening_page = OpeningPage()
+            self._stack.addWidget(self.opening_page)
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -237,13 +246,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready")
         self.persistence.restore_layout()
         self.approval_view.hide_idle_approvals()
-        self.persistence.restore_tabs()
-        if (shown := self.current_tab()) is not None:
-            shown.ensure_loaded()  # the current tab of last time was not among them
-            shown.focus_composer()
-        self._update_empty_state()
         self._painted = False
         self.installEventFilter(self)
+        if self.opening_page is not None:
+            self._stack.setCurrentWidget(self.opening_page)
+            self._update_actions()
+            # Connected first: the server search and the context estimates use the tabs.
+            self.first_painted.connect(self._open_saved_tabs)
+        else:
+            self._open_saved_tabs()
         if discover_on_start:
             # Discovery imports the openai SDK and the provider code: only after the first paint.
             self.first_painted.connect(self.catalog.refresh)
@@ -256,6 +267,30 @@ class MainWindow(QMainWindow):
             self.removeEventFilter(self)
             QTimer.singleShot(0, self.first_painted.emit)
         return super().eventFilter(watched, event)
+
+    def _open_saved_tabs(self) -> None:
+        """Reopen last time's tabs (or one new conversation) and show the current one.
+
+        With ``tabs_after_paint`` this runs in the loop turn after the first paint:
+        importing the transcript and the session for the first tab and building it
+        took about a third of the CPU to the window's first paint, which now shows
+        the menus, the toolbar and the Conversations list without waiting for them.
+        Until then the saved tabs are not saved over (closing the window that soon
+        keeps them: ``WindowPersistence.save_open_tabs``).
+        """
+        if self._closed:
+            return  # closed before its first paint was handled: nothing to show
+        self.persistence.restore_tabs()
+        if (shown := self.current_tab()) is not None:
+            shown.ensure_loaded()  # the current tab of last time was not among them
+            shown.focus_composer()
+        self.conversations_ready = True
+        if self.opening_page is not None:
+            self._stack.removeWidget(self.opening_page)
+            self.opening_page.deleteLater()
+            self.opening_page = None
+        self._update_empty_state()
+        self.conversations_shown.emit()
 
     # -- tabs -------------------------------------------------------------------
 
@@ -329,6 +364,11 @@ class MainWindow(QMainWindow):
         self.approval_timeout = prefs.timeout()
 
     def open_record(self, record: Any, *, make_current: bool = True) -> ConversationController:
+        from desktop_agent.gui.conversation.conversation_controller import (
+            ConversationController,
+        )
+        from desktop_agent.gui.conversation.conversation_tab import ConversationTab
+
         controller = ConversationController(self.store, record, self.approvals, self.tools,
                                             approval_timeout=self.approval_timeout,
                                             connection_pool=self.connection_pool,
@@ -431,8 +471,8 @@ class MainWindow(QMainWindow):
 
         Returns the task that shuts the conversation down.
         """
-        tab = self.tabs.widget(index)
-        if not isinstance(tab, ConversationTab):
+        tab = self._tab_at(index)
+        if tab is None:
             return None
         controller = tab.controller
         self.tabs.removeTab(index)
@@ -472,7 +512,8 @@ class MainWindow(QMainWindow):
             tab.focus_composer()
 
     def _update_empty_state(self) -> None:
-        self._stack.setCurrentIndex(1 if self.tabs.count() else 0)
+        if self.conversations_ready:  # while they reopen, no tab is shown (nor built)
+            self._stack.setCurrentIndex(1 if self.tabs.count() else 0)
         self._update_actions()
 
     def _update_actions(self) -> None:
@@ -516,9 +557,14 @@ class MainWindow(QMainWindow):
         """Ask for a new title for the visible conversation."""
         self._rename_tab_at(self.tabs.currentIndex())
 
+    def _tab_at(self, index: int) -> ConversationTab | None:
+        """The conversation tab at ``index`` of the tab bar, if there is one."""
+        widget = self.tabs.widget(index)
+        return next((tab for tab in self.open_tabs.all() if tab is widget), None)
+
     def _rename_tab_at(self, index: int) -> None:
-        tab = self.tabs.widget(index)
-        if not isinstance(tab, ConversationTab):
+        tab = self._tab_at(index)
+        if tab is None:
             return
         dialog = QInputDialog(self)
         dialog.setWindowTitle("Rename conversation")
@@ -559,70 +605,13 @@ class MainWindow(QMainWindow):
 
     def open_settings(self) -> ConversationSettingsDialog | None:
         """Open the visible conversation's settings (non-modal)."""
-        # Imported when first opened: the dialog and its boxes are not an idle window's.
-        from desktop_agent.gui.conversation.model_test import wire_model_test
-        from desktop_agent.gui.conversation.settings_dialog import ConversationSettingsDialog
-
         controller = self.current_controller()
         if controller is None:
             return None
-        instructions = controller.project_instructions()
-        dialog = ConversationSettingsDialog(controller.title, controller.settings,
-                                            self.tools.tool_names(), self,
-                                            schema_costs=self.tools.schema_costs(),
-                                            instructions=instructions)
-        if instructions is not None:  # the tokenizer may load: off the GUI thread
-            async def count() -> None:
-                tokens = await asyncio.to_thread(instructions.tokens)
-                with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                    dialog.context_box.show_instruction_tokens(tokens)
+        # Imported when first opened: the dialog and its boxes are not an idle window's.
+        from desktop_agent.gui.window.settings_opener import open_conversation_settings
 
-            self._track(asyncio.ensure_future(count()))
-
-        async def tell_mode() -> None:  # may ask the model's server: off the dialog's path
-            from desktop_agent.session import tool_call_mode_for
-
-            mode = await tool_call_mode_for(controller.settings, self.store)
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.show_tool_call_mode(mode)
-
-        self._track(asyncio.ensure_future(tell_mode()))
-        wire_model_test(dialog, controller, self.store, self._track)
-
-        async def tell_previews() -> None:  # a trial preview the first time: off the GUI thread
-            from desktop_agent.session import preview_status
-
-            status = await asyncio.to_thread(preview_status, controller.settings)
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.commands_box.show_status(status)
-
-        self._track(asyncio.ensure_future(tell_previews()))
-
-        async def tell_window() -> None:  # asks the model's server too
-            from desktop_agent.session import context_window_for
-
-            window = await context_window_for(controller.settings)
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.show_context_window(window)
-
-        self._track(asyncio.ensure_future(tell_window()))
-
-        async def tell_skills() -> None:  # reads the skill folders and counts: off the GUI thread
-            try:
-                listing = await asyncio.to_thread(controller.session.skill_listing)
-            except OSError as exc:
-                with contextlib.suppress(RuntimeError):
-                    dialog.skills_box.show_problem(f"The skills could not be read: {exc}")
-                return
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                dialog.skills_box.show_listing(listing)
-
-        self._track(asyncio.ensure_future(tell_skills()))
-        dialog.applied.connect(lambda changes: controller.update_settings(**changes))
-        dialog.conversation_approval_revoked.connect(controller.revoke_conversation_approval)
-        dialog.finished.connect(dialog.deleteLater)
-        dialog.open()
-        return dialog
+        return open_conversation_settings(self, controller, self.tools, self.store, self._track)
 
     def _on_store_changed_elsewhere(self) -> None:
         """Another process wrote: list new conversations, show idle open ones again."""

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QApplication
 
-from desktop_agent.gui.conversation.conversation_tab import ConversationTab
 from desktop_agent.gui.icons import icon, retint
 from desktop_agent.gui.loop_work import when_loop_runs
 from desktop_agent.gui.theme import set_preferences
@@ -26,6 +25,7 @@ from desktop_agent.gui.window.recent_folders import RecentFolders
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
+    from desktop_agent.gui.conversation.conversation_tab import ConversationTab
     from desktop_agent.gui.conversation.open_tabs import OpenTabs
     from desktop_agent.gui.servers.server_catalog import ServerCatalog
     from desktop_agent.gui.window.preferences_dialog import PreferencesDialog

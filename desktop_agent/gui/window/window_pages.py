@@ -1,4 +1,4 @@
-"""Small pages of the main window: the error notice bar and the no-tabs page."""
+"""Small pages of the main window: the error notice bar, the no-tabs page, the opening page."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QStyle,
     QToolButton,
@@ -74,3 +75,26 @@ class EmptyStatePage(QWidget):
         layout.addWidget(hint)
         layout.addLayout(row)
         layout.addStretch(2)
+
+
+class OpeningPage(QWidget):
+    """The conversation's place for the moment between the window's first paint and its tabs.
+
+    The window started by the app paints its menus, toolbar and Conversations list
+    first and reopens the saved conversations in the next turn of the event loop:
+    their modules (the transcript, the session) cost more CPU than the rest of the
+    window. Meanwhile this page shows an empty conversation area and a message box
+    that takes no typing yet, and says so.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("openingPage")
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        self.composer = QPlainTextEdit()
+        self.composer.setObjectName("openingComposer")
+        self.composer.setPlaceholderText("Opening the conversation\u2026")
+        self.composer.setEnabled(False)
+        self.composer.setMaximumHeight(self.composer.fontMetrics().lineSpacing() * 4)
+        layout.addWidget(self.composer)

@@ -45,6 +45,7 @@ class WindowPersistence:
         self._new_conversation = new_conversation
         self._final_saved = False
         self._restoring = False
+        self._restored = False
 
     @property
     def restoring(self) -> bool:
@@ -71,14 +72,20 @@ class WindowPersistence:
                     self._reopen(record, conversation_id == current)
         finally:
             self._restoring = False
+            self._restored = True
         if ids:
             self.save_open_tabs()  # without the conversations deleted meanwhile
         if not self._tabs.widget.count() and not saved:
             self._new_conversation()
 
     def save_open_tabs(self) -> None:
-        """Remember the open tabs (until the window's last save, when closing)."""
-        if self._final_saved or self._restoring:
+        """Remember the open tabs (until the window's last save, when closing).
+
+        Not before :meth:`restore_tabs` has run: a window closed (or a tab opened)
+        before its saved tabs were reopened, after its first paint, would save over
+        them.
+        """
+        if self._final_saved or self._restoring or not self._restored:
             return  # tabs closed while the window shuts down stay in the saved list
         ids = [t.controller.conversation_id for t in self._tabs.all()]
         current = self._tabs.current_controller()
