@@ -115,6 +115,7 @@ class AssistantMessageWidget(QWidget):
         self._chunk: FittedTextBrowser | None = None
         self._chunk_html: list[str] = []
         self._chunk_chars = 0
+        self._chunk_stale = False  # blocks added to the chunk since its HTML was set
         self._tail: FittedTextBrowser | None = None
         self._tail_text = ""
         self._pages: list[QVBoxLayout] = []
@@ -290,6 +291,7 @@ class AssistantMessageWidget(QWidget):
             if isinstance(event, ProseClosed):
                 self._add_prose(event.text)
             elif isinstance(event, CodeOpened):
+                self._show_chunk()
                 self._chunk = None
                 self._code = CodeBlockWidget(event.language, self._theme, self._scheduler, self)
                 self._code.copied.connect(self.copy_requested)
@@ -299,17 +301,30 @@ class AssistantMessageWidget(QWidget):
             elif isinstance(event, CodeClosed) and self._code is not None:
                 self._code.finish()
                 self._code = None
+        self._show_chunk()
 
     def _add_prose(self, markdown: str) -> None:
+        """Add a finished block's HTML to the open chunk; shown by :meth:`_show_chunk`."""
         html = self._renderer.render(markdown)
         if self._chunk is None or self._chunk_chars >= CHUNK_CHARS:
+            self._show_chunk()
             self._chunk = prose_view(self)
             self._chunk_html = []
             self._chunk_chars = 0
             self._insert(self._chunk)
         self._chunk_html.append(html)
         self._chunk_chars += len(markdown)
-        self._chunk.setHtml("".join(self._chunk_html))
+        self._chunk_stale = True
+
+    def _show_chunk(self) -> None:
+        """Give the open chunk the HTML of its blocks, once for all the blocks just added.
+
+        Why not at each block: a stored answer arrives whole, and setting the chunk's
+        HTML per block parsed and laid out its first blocks again with each one after.
+        """
+        if self._chunk is not None and self._chunk_stale:
+            self._chunk.setHtml("".join(self._chunk_html))
+        self._chunk_stale = False
 
     def _update_tail(self) -> None:
         tail = self._splitter.prose_tail() if self._splitter is not None else ""

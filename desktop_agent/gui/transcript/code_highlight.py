@@ -105,6 +105,9 @@ def highlight_job(
         return  # the block left the screen (its widget was deleted) before its turn
     position = 0
     in_step = 0
+    # One edit block a step: the document lays out the step's changes once, at its
+    # end, instead of once per coloured token.
+    cursor.beginEditBlock()
     for _index, token_type, value in lexer.get_tokens_unprocessed(code):
         length = _utf16_length(value)
         fmt = None
@@ -120,9 +123,12 @@ def highlight_job(
         in_step += 1
         if in_step >= TOKENS_PER_STEP:
             in_step = 0
+            cursor.endEditBlock()
             yield None
             if cursor.isNull():
                 return  # the document was deleted while waiting for the next frame
+            cursor.beginEditBlock()
+    cursor.endEditBlock()
 
 
 def _build_file_lexer(path: str) -> Lexer:

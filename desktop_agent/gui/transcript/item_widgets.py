@@ -121,9 +121,9 @@ class ItemWidgets:
     def _renderer(self) -> MarkdownRenderer:
         """The Markdown renderer for the current theme (made when first needed)."""
         if self._made_renderer is None:
-            from desktop_agent.gui.transcript.markdown_html import MarkdownRenderer
+            from desktop_agent.gui.transcript.markdown_html import renderer_for
 
-            self._made_renderer = MarkdownRenderer(self.theme)
+            self._made_renderer = renderer_for(self.theme)
         return self._made_renderer
 
     def retheme(self, palette: QPalette) -> bool:

@@ -9,6 +9,7 @@ a reply is shown as text, never interpreted, so a model cannot inject markup.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -111,6 +112,17 @@ class MarkdownRenderer:
 
     def _hr(self, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
         return f'<hr style="background-color: {self._theme.border};"/>'
+
+
+@functools.lru_cache(maxsize=4)
+def renderer_for(theme: TranscriptTheme) -> MarkdownRenderer:
+    """The one renderer of ``theme``, shared by every transcript.
+
+    Why: building markdown-it's parser (its rule chains) cost about as much as
+    rendering an answer's blocks, and each opened tab built its own; the renderer
+    keeps no state between renders, so the tabs of one theme can share it.
+    """
+    return MarkdownRenderer(theme)
 
 
 def _escape_attribute(value: str) -> str:
