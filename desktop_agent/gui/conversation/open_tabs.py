@@ -22,7 +22,7 @@ class OpenTabs:
 
     The tab's module (the transcript, the session behind it) is imported only when
     there is a tab to look at: the window asks which tab shows before its first paint,
-    when it has none yet (``gui/window/deferred_tabs.py``).
+    when it has none yet (``MainWindow(tabs_after_paint=True)``).
 
     Attributes:
         widget: The tab widget the conversations are shown in.

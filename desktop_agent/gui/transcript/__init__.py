@@ -20,7 +20,7 @@ Signals: ``retry_requested()``, ``edit_requested(key, new_text)``,
 The view loads on first use (PEP 562): the window imports the frame scheduler, the
 transcript's theme and the approval panel's argument parser from this package before
 its first paint, and the view (with the stored-items reader and the session behind it)
-is built only after that paint (``gui/window/deferred_tabs.py``).
+is built only after that paint (``MainWindow(tabs_after_paint=True)``).
 """
 
 from __future__ import annotations

@@ -97,6 +97,5 @@ class OpeningPage(QWidget):
         self.composer = QPlainTextEdit()
         self.composer.setObjectName("openingComposer")
         self.composer.setPlaceholderText("Opening the conversation\u2026")
-        self.composer.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.composer.setMaximumHeight(self.composer.fontMetrics().lineSpacing() * 4)
         layout.addWidget(self.composer)
