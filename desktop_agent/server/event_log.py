@@ -65,6 +65,7 @@ from .event_outbox import DATA_ENCODER, EventOutbox
 from .event_record import Event
 from .event_tail import EventTail
 from .event_writer import EventWriter, Forget, Pending, PruneLiveOutput, Queued
+from .live_stream import LiveFollower
 
 log = logging.getLogger("desktop_agent.server.events")
 
@@ -118,6 +119,8 @@ class EventLog:
         # (True: woken by a commit; False: its poll timer ran out).
         self._waiters: dict[str, list[asyncio.Future[bool]]] = {}
         self._progress: dict[str, _Progress] = {}
+        # Per conversation: the SSE streams the commit writes to itself (see live_stream).
+        self._live: dict[str, list[LiveFollower]] = {}
         self._writer: EventWriter | None = None
         # Appended and not yet taken by the writer (text deltas joined there).
         self._outbox = EventOutbox()
@@ -277,7 +280,8 @@ class EventLog:
             if len(event.data_json) > DECODED_KEPT_BELOW:
                 event.drop_decoded()
         for cid in woken:
-            self._wake(cid)
+            self._push(cid)
+            self._wake(cid, live=False)
         counts: dict[str, int] = {}
         for stored, _ in written:
             counts[stored.conversation_id] = counts.get(stored.conversation_id, 0) + 1
@@ -285,6 +289,29 @@ class EventLog:
             counts[cid] = counts.get(cid, 0) + 1
         for cid, count in counts.items():
             self._advance(cid, count)
+
+    def _push(self, conversation_id: str) -> None:
+        """Write the new events to the conversation's waiting SSE streams; wake the rest.
+
+        A stream is written to only while its task waits, nothing it sent is
+        still on its way, and the tail holds every event after its cursor.
+        """
+        for follower in self._live.get(conversation_id, ()):
+            if not follower.waiting or follower.sending is not None:
+                follower.wake()
+                continue
+            events = self._held_after(conversation_id, follower.cursor)
+            if events is None or not follower.push(events) or (
+                    follower.cursor < self._last_ids.get(conversation_id, 0)):
+                follower.wake()
+
+    def _held_after(self, conversation_id: str, after: int) -> list[Event] | None:
+        """The committed events after ``after`` held in memory; None when the tail lacks some."""
+        tail = self._tails.get(conversation_id)
+        if tail is None or not tail.base <= after + 1 <= tail.end:
+            return None
+        start = after + 1 - tail.base
+        return tail.events[start:start + FETCH_LIMIT]
 
     def _remember_from_elsewhere(self, event: Event) -> None:
         """Hold an event another process committed, as :meth:`_remember` does.
@@ -469,10 +496,58 @@ class EventLog:
             if not by_commit:
                 await self._newest(conversation_id, refresh=True)
 
-    def _wake(self, conversation_id: str) -> None:
-        """Wake every follower of the conversation."""
+    def _wake(self, conversation_id: str, live: bool = True) -> None:
+        """Wake every follower of the conversation (``live``: the SSE streams' tasks too)."""
         for woken in self._waiters.pop(conversation_id, ()):
             _settle(woken, True)
+        if live:
+            for follower in self._live.get(conversation_id, ()):
+                follower.wake()
+
+    def follow_live(self, follower: LiveFollower) -> None:
+        """Let commits write to ``follower``'s stream while its task waits in :meth:`wait_live`."""
+        self._live.setdefault(follower.conversation_id, []).append(follower)
+
+    def unfollow_live(self, follower: LiveFollower) -> None:
+        """The stream ended."""
+        followers = self._live.get(follower.conversation_id)
+        if followers is not None and follower in followers:
+            followers.remove(follower)
+            if not followers:
+                del self._live[follower.conversation_id]
+
+    async def wait_live(self, follower: LiveFollower, timeout: float) -> bool:
+        """:meth:`wait_beyond` for a stream that commits may write to meanwhile.
+
+        Returns True when the stream's task must look again (events it was not
+        given, a write of the commit's that waits or failed); False after
+        ``timeout`` without any event written to it (time for a keep-alive).
+        While commits write to it, the poll for other processes' events is
+        not needed and does not run.
+        """
+        loop = asyncio.get_running_loop()
+        cid = follower.conversation_id
+        deadline = time.monotonic() + timeout
+        while True:
+            if (follower.sending is not None or follower.failed is not None
+                    or self.last_id(cid) > follower.cursor):
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            cursor = follower.cursor
+            woken: asyncio.Future[bool] = loop.create_future()
+            follower.woken, follower.waiting = woken, True
+            timer = loop.call_later(min(remaining, self.poll_seconds), _settle, woken, False)
+            try:
+                by_commit = await woken
+            finally:
+                timer.cancel()
+                follower.woken, follower.waiting = None, False
+            if follower.cursor > cursor:  # commits wrote to it: no poll, no keep-alive due
+                deadline = time.monotonic() + timeout
+            elif not by_commit:
+                await self._newest(cid, refresh=True)
 
     # -- forgetting ------------------------------------------------------------------------
     def forget(self, conversation_id: str) -> None:
