@@ -66,6 +66,7 @@ from .event_record import Event
 from .event_tail import EventTail
 from .event_writer import EventWriter, Forget, Pending, PruneLiveOutput, Queued
 from .live_stream import LiveFollower
+from .thread_scheduling import let_woken_thread_run
 
 log = logging.getLogger("desktop_agent.server.events")
 
@@ -81,6 +82,15 @@ FETCH_LIMIT = 5000
 
 POLL_SECONDS = 0.5
 """How often a waiting follower checks the table for events another process wrote."""
+
+HAND_OVER_AFTER = 0.001
+"""A loop iteration that has been appending this long (seconds) hands the writer
+what it appended so far without waiting for its end.
+
+Under load an iteration runs the steps of many replies whose pieces arrived
+together (tens of milliseconds' worth with 50 streams while turns start);
+the events of its first steps would otherwise wait for all of them before
+their commit even began. Shorter makes more, smaller commits."""
 
 PUSHED_POLL_SECONDS = 5.0
 """The same check when the store pushes other processes' commits: only a safety net."""
@@ -125,6 +135,7 @@ class EventLog:
         # Appended and not yet taken by the writer (text deltas joined there).
         self._outbox = EventOutbox()
         self._closed = False
+        self._first_unhanded = 0.0
         self._stop_watching: Callable[[], None] | None = None
         # Other processes' commits heard and not yet read: conversation -> newest id;
         # and the task reading them (one at a time, so commits heard meanwhile
@@ -256,13 +267,21 @@ class EventLog:
                                        self._outbox.take_for_writer)
             self._writer.start()
         cid = item.new.conversation_id if isinstance(item, Pending) else item.conversation_id
-        if self._outbox.add(item, cid, joinable):
+        if self._outbox.add(item, cid, joinable):  # the first since the last hand-over
+            self._first_unhanded = time.monotonic()
             asyncio.get_running_loop().call_soon(self._hand_over)
+        elif time.monotonic() - self._first_unhanded > HAND_OVER_AFTER:
+            self._hand_over()  # a long burst: the writer need not wait for its end
 
     def _hand_over(self) -> None:
-        """End of a loop iteration: hand a waiting writer what was queued (see the outbox)."""
+        """Hand a waiting writer what was queued (see the outbox), and the CPU with it.
+
+        Runs at the end of a loop iteration that appended, or sooner in one
+        that has appended for :data:`HAND_OVER_AFTER`.
+        """
         if self._outbox.iteration_ended() and self._writer is not None:
             self._writer.queue.put([])  # wake up: the writer takes the events itself
+            let_woken_thread_run()
 
     def _committed(self, written: list[tuple[StoredEvent, dict[str, Any]]],
                    others: list[str]) -> None:
