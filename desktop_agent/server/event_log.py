@@ -266,6 +266,8 @@ class EventLog:
             self._writer = EventWriter(self._store, asyncio.get_running_loop(), self._committed,
                                        self._outbox.take_for_writer)
             self._writer.start()
+        elif self._writer.has_committed:  # between two steps: the commit need not queue
+            self._writer.deliver()
         cid = item.new.conversation_id if isinstance(item, Pending) else item.conversation_id
         if self._outbox.add(item, cid, joinable):  # the first since the last hand-over
             self._first_unhanded = time.monotonic()
