@@ -13,7 +13,12 @@ inserts everything queued in one transaction, where the database gives each
 event its id (:mod:`desktop_agent.server.event_writer`): two ``serve``
 processes on one data folder interleave their events and lose none. An event
 becomes readable once committed, normally within a millisecond; a reader that
-pages a conversation first waits for the events queued before it asked.
+pages a conversation first waits for the events queued before it asked. The
+commit's callback writes the new events to the SSE streams waiting for them
+itself (:mod:`desktop_agent.server.live_stream`), and runs at the loop's next
+append when one comes before its scheduled turn: under load an event's time
+in the server was mostly its waits behind the loop's queue of reply steps,
+first for the writer, then for the callback, then for the stream's own step.
 
 Text and reasoning deltas of one conversation appended one after another,
 with nothing else of that conversation between them, become one event (their
@@ -47,6 +52,7 @@ All methods except the writer's internals run on the server's event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -65,7 +71,7 @@ from .event_outbox import DATA_ENCODER, EventOutbox
 from .event_record import Event
 from .event_tail import EventTail
 from .event_writer import EventWriter, Forget, Pending, PruneLiveOutput, Queued
-from .live_stream import LiveFollower
+from .live_stream import LiveFollower, LiveFollowers
 from .thread_scheduling import let_woken_thread_run
 
 log = logging.getLogger("desktop_agent.server.events")
@@ -119,6 +125,9 @@ class EventLog:
     Attributes:
         listeners: Called with every committed event, on the loop; used by the
             callback dispatcher. Must not block.
+        live: The SSE streams each commit writes its events to (see
+            :mod:`desktop_agent.server.live_stream`); a stream's task adds its
+            follower here and waits in :meth:`wait_live`.
     """
 
     def __init__(self, store: Store) -> None:
@@ -129,8 +138,6 @@ class EventLog:
         # (True: woken by a commit; False: its poll timer ran out).
         self._waiters: dict[str, list[asyncio.Future[bool]]] = {}
         self._progress: dict[str, _Progress] = {}
-        # Per conversation: the SSE streams the commit writes to itself (see live_stream).
-        self._live: dict[str, list[LiveFollower]] = {}
         self._writer: EventWriter | None = None
         # Appended and not yet taken by the writer (text deltas joined there).
         self._outbox = EventOutbox()
@@ -144,6 +151,7 @@ class EventLog:
         self._fetching: asyncio.Task[None] | None = None
         self.poll_seconds = POLL_SECONDS
         self.listeners: list[Listener] = []
+        self.live = LiveFollowers()
 
     async def watch_other_processes(self) -> None:
         """Wake followers as soon as another process commits events, where the store can tell.
@@ -161,9 +169,9 @@ class EventLog:
             # each hears concerns streams served elsewhere). The same test as
             # committed_elsewhere's, made early: a follower that starts meanwhile
             # reads the store first, and its poll is the safety net either way.
-            waiters, held = self._waiters, self._last_ids
+            waiters, live, held = self._waiters, self.live, self._last_ids
             wanted = {cid: event_id for cid, event_id in newest.items()
-                      if cid in waiters or cid in held}
+                      if cid in waiters or cid in live or cid in held}
             if not wanted:
                 return
             if len(wanted) < len(newest):
@@ -187,11 +195,11 @@ class EventLog:
         for stored in carried:
             cid = stored.conversation_id
             if stored.id == self._last_ids.get(cid, 0) + 1 and (
-                    cid in self._waiters or cid in self._last_ids):
+                    self._followed(cid) or cid in self._last_ids):
                 self._remember_from_elsewhere(Event.from_stored(stored))
                 moved.add(cid)
         for conversation_id, event_id in newest.items():
-            if conversation_id not in self._waiters and conversation_id not in self._last_ids:
+            if not self._followed(conversation_id) and conversation_id not in self._last_ids:
                 continue  # nobody here follows it; a later reader reads the store
             if event_id > max(self._last_ids.get(conversation_id, 0),
                               self._heard.get(conversation_id, 0)):
@@ -301,7 +309,8 @@ class EventLog:
             if len(event.data_json) > DECODED_KEPT_BELOW:
                 event.drop_decoded()
         for cid in woken:
-            self._push(cid)
+            self.live.push(cid, self._last_ids.get(cid, 0),
+                           functools.partial(self._held_after, cid))
             self._wake(cid, live=False)
         counts: dict[str, int] = {}
         for stored, _ in written:
@@ -310,21 +319,6 @@ class EventLog:
             counts[cid] = counts.get(cid, 0) + 1
         for cid, count in counts.items():
             self._advance(cid, count)
-
-    def _push(self, conversation_id: str) -> None:
-        """Write the new events to the conversation's waiting SSE streams; wake the rest.
-
-        A stream is written to only while its task waits, nothing it sent is
-        still on its way, and the tail holds every event after its cursor.
-        """
-        for follower in self._live.get(conversation_id, ()):
-            if not follower.waiting or follower.sending is not None:
-                follower.wake()
-                continue
-            events = self._held_after(conversation_id, follower.cursor)
-            if events is None or not follower.push(events) or (
-                    follower.cursor < self._last_ids.get(conversation_id, 0)):
-                follower.wake()
 
     def _held_after(self, conversation_id: str, after: int) -> list[Event] | None:
         """The committed events after ``after`` held in memory; None when the tail lacks some."""
@@ -517,25 +511,16 @@ class EventLog:
             if not by_commit:
                 await self._newest(conversation_id, refresh=True)
 
+    def _followed(self, conversation_id: str) -> bool:
+        """A reader here waits for the conversation's news (a stream or a waiter)."""
+        return conversation_id in self._waiters or conversation_id in self.live
+
     def _wake(self, conversation_id: str, live: bool = True) -> None:
         """Wake every follower of the conversation (``live``: the SSE streams' tasks too)."""
         for woken in self._waiters.pop(conversation_id, ()):
             _settle(woken, True)
         if live:
-            for follower in self._live.get(conversation_id, ()):
-                follower.wake()
-
-    def follow_live(self, follower: LiveFollower) -> None:
-        """Let commits write to ``follower``'s stream while its task waits in :meth:`wait_live`."""
-        self._live.setdefault(follower.conversation_id, []).append(follower)
-
-    def unfollow_live(self, follower: LiveFollower) -> None:
-        """The stream ended."""
-        followers = self._live.get(follower.conversation_id)
-        if followers is not None and follower in followers:
-            followers.remove(follower)
-            if not followers:
-                del self._live[follower.conversation_id]
+            self.live.wake(conversation_id)
 
     async def wait_live(self, follower: LiveFollower, timeout: float) -> bool:
         """:meth:`wait_beyond` for a stream that commits may write to meanwhile.
@@ -609,13 +594,13 @@ class EventLog:
         """
         cutoff = time.monotonic() - idle_seconds
         idle = [cid for cid, tail in self._tails.items()
-                if tail.touched < cutoff and cid not in self._waiters
+                if tail.touched < cutoff and not self._followed(cid)
                 and cid not in self._progress]
         for cid in idle:
             del self._tails[cid]
             self._last_ids.pop(cid, None)
         for cid in [c for c in self._last_ids if c not in self._tails
-                    and c not in self._waiters and c not in self._progress]:
+                    and not self._followed(c) and c not in self._progress]:
             del self._last_ids[cid]
         return len(idle)
 

@@ -142,6 +142,51 @@ class LiveFollower:
             await self._send({"type": BODY, "body": body, "more_body": True})
 
 
+class LiveFollowers:
+    """The streams of each conversation that commits write to."""
+
+    def __init__(self) -> None:
+        self._followers: dict[str, list[LiveFollower]] = {}
+
+    def __contains__(self, conversation_id: object) -> bool:
+        """A stream follows the conversation (read by the store's thread too: one lookup)."""
+        return conversation_id in self._followers
+
+    def add(self, follower: LiveFollower) -> None:
+        """Let commits write to ``follower``'s stream while its task waits."""
+        self._followers.setdefault(follower.conversation_id, []).append(follower)
+
+    def remove(self, follower: LiveFollower) -> None:
+        """The stream ended."""
+        followers = self._followers.get(follower.conversation_id)
+        if followers is not None and follower in followers:
+            followers.remove(follower)
+            if not followers:
+                del self._followers[follower.conversation_id]
+
+    def wake(self, conversation_id: str) -> None:
+        """Let every stream's task of the conversation look again."""
+        for follower in self._followers.get(conversation_id, ()):
+            follower.wake()
+
+    def push(self, conversation_id: str, newest: int,
+             held_after: Callable[[int], list[Event] | None]) -> None:
+        """A commit: write its events to the conversation's waiting streams; wake the rest.
+
+        ``held_after(cursor)``: the committed events after ``cursor`` held in
+        memory (None when some are not); ``newest``: the conversation's newest id.
+        A stream is written to only while its task waits and nothing it sent
+        is still on its way.
+        """
+        for follower in self._followers.get(conversation_id, ()):
+            if not follower.waiting or follower.sending is not None:
+                follower.wake()
+                continue
+            events = held_after(follower.cursor)
+            if events is None or not follower.push(events) or follower.cursor < newest:
+                follower.wake()
+
+
 Follow = Callable[[Send], Awaitable[None]]
 
 

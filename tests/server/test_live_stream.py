@@ -34,7 +34,7 @@ class _Client:
 
 async def _follow(log: EventLog, follower: LiveFollower) -> None:
     """What the stream route does with its follower (routes/events.py)."""
-    log.follow_live(follower)
+    log.live.add(follower)
     try:
         while True:
             events, _, _ = await log.page(follower.conversation_id, follower.cursor, 500,
@@ -42,7 +42,7 @@ async def _follow(log: EventLog, follower: LiveFollower) -> None:
             await follower.send(follower.frames(events))
             await log.wait_live(follower, 10)
     finally:
-        log.unfollow_live(follower)
+        log.live.remove(follower)
 
 
 async def _until(condition, what: str) -> None:

@@ -97,7 +97,7 @@ async def stream_events(
 
     async def follow(send: Send) -> None:
         follower = LiveFollower(conversation_id, start or 0, wanted, send)
-        svc.events.follow_live(follower)
+        svc.events.live.add(follower)
         try:
             while True:
                 # No refresh from disk per page: wait_live polls for other processes' events.
@@ -113,6 +113,6 @@ async def stream_events(
                         return
                     await follower.send(KEEPALIVE_FRAME)
         finally:
-            svc.events.unfollow_live(follower)
+            svc.events.live.remove(follower)
 
     return EventStream(follow, headers=SSE_HEADERS)
