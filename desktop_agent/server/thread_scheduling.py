@@ -41,8 +41,9 @@ def let_woken_thread_run() -> None:
     from the commit (:mod:`desktop_agent.server.live_stream`), so a commit
     made early in a burst reaches the clients early too. ``sched_yield``
     releases the GIL while it yields, so the writer can take its batch; where
-    the writer has a CPU of its own, it returns at once. Measured with
-    ``bench/server_load.py --pin-server`` (docs/performance.md).
+    the writer has a CPU of its own it returns at once (unless another
+    process waits for this CPU, which then runs first for a moment). Measured
+    with ``bench/server_load.py --pin-server`` (docs/performance.md).
     """
     yield_cpu = getattr(os, "sched_yield", None)
     if yield_cpu is not None:
