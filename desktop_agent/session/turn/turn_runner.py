@@ -282,6 +282,10 @@ class TurnRunner:
                 else:
                     check = await self._checker.check(client.options, request.base, prompt)
                 self._emit(check.event())
+                # The options and the request's build and send are one long step of the
+                # loop's otherwise: a turn of its own between them lets the replies
+                # already streaming be read while turns start.
+                await asyncio.sleep(0)
                 await client.query(prompt)
                 blocks = TurnBlocks(recorder, client, self._emit)
                 started = True
