@@ -15,9 +15,10 @@ to write in ``DESKTOP_AGENT_STARTUP_FILES`` when its unpacked folder has none (o
 build), and the window writes it once its conversations are shown, with what this
 process has touched by then: the pages of each mapped file it has in its page tables
 (``/proc/self/pagemap``; a library is mapped whole but only a part is read, ICU's
-32 MB data file a few hundred KB) and the modules it imported, in the order they
-were first needed. The platform plugin, the fonts and the system libraries this
-machine's window uses are in it; a build-time list could only guess them.
+32 MB data file a few pages), Qt's plugins (which Qt reads and lets go of) and
+the modules it imported, in about the order they were first needed. The platform
+plugin, the fonts and the system libraries this machine's window uses are in it; a
+build-time list could only guess them.
 
 One line per range: ``<offset> <length> <path>``, decimal bytes, length 0 for the
 whole file. Paths holding a newline are left out; a file gone since is skipped by the
@@ -131,8 +132,29 @@ def imported_files(modules: Iterable[object]) -> Iterator[str]:
                 yield origin
 
 
+def qt_plugin_files() -> list[str]:
+    """Every file in Qt's plugin folders, which Qt reads at the start without keeping them.
+
+    To pick a platform, a theme, an input method and image formats, Qt maps each plugin
+    of those folders for a moment to read its metadata, and unmaps the ones it does not
+    load: gone from ``/proc/self/maps`` by the time the list is written, they were each
+    one synchronous read of a cold start (a dozen of them). The folders hold ~2 MB.
+    """
+    from PySide6.QtCore import QLibraryInfo
+
+    root = QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)
+    found: list[str] = []
+    for folder, _dirs, names in os.walk(root):
+        found.extend(os.path.join(folder, name) for name in sorted(names))
+    return sorted(found)
+
+
 def startup_lines() -> list[str]:
-    """The list's lines for this process as it is now (the touched pages, then modules)."""
+    """The list's lines for this process as it is now.
+
+    The touched pages of mapped files first (the libraries are mapped first), then Qt's
+    plugins (read as the application is made), then the imported modules.
+    """
     with open("/proc/self/maps", encoding="utf-8", errors="surrogateescape") as handle:
         regions = read_maps(handle.read())
     fd = os.open("/proc/self/pagemap", os.O_RDONLY)
@@ -142,7 +164,7 @@ def startup_lines() -> list[str]:
         os.close(fd)
     lines = [f"{offset} {length} {path}" for path, offset, length in ranges]
     seen = {path for path, _offset, _length in ranges}
-    for path in imported_files(list(sys.modules.values())):
+    for path in [*qt_plugin_files(), *imported_files(list(sys.modules.values()))]:
         if path not in seen and os.path.isfile(path):
             seen.add(path)
             lines.append(f"0 0 {path}")

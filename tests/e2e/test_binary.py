@@ -52,6 +52,7 @@ class TestFrozenBinary(EntryPointChecks):
         names = {path.name for path in paths}
         assert {"libQt6Core.so.6", "libQt6Widgets.so.6", "QtWidgets.abi3.so"} <= names
         assert any(name.startswith("libpython3") for name in names)
+        assert "libqminimal.so" in names  # a plugin Qt reads to choose one, and lets go of
         modules = [path for path in paths if path.suffix == ".pyc"]
         assert modules and all(path.is_relative_to(folder) for path in modules)
         assert any(path.name == "main_window.pyc" for path in modules)

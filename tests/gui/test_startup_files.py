@@ -49,6 +49,8 @@ def test_the_window_lists_the_qt_libraries_and_modules_its_start_read_once_shown
     whole = {path for _offset, length, path in rows if length == 0}
     main_window = sys.modules["desktop_agent.gui.window.main_window"].__spec__
     assert main_window.cached in whole or main_window.origin in whole  # the modules it imported
+    plugins = {Path(path).name for path in whole if "/plugins/platforms/" in path}
+    assert "libqminimal.so" in plugins  # read by Qt to choose a platform, never loaded
     assert not list(tmp_path.glob("*.part"))
 
     target.unlink()
