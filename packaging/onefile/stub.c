@@ -236,12 +236,11 @@ int main(int argc, char **argv) {
         if (access(target, X_OK) != 0) fail(target, "missing after unpacking");
     }
     fclose(file);
-    char *list = join(root, "/", name);
-    list = join(list, "/", STARTUP_FILES);
-    if (access(list, R_OK) == 0) {
-        unsetenv(STARTUP_FILES_ENV);
-        read_ahead(list);
-    } else setenv(STARTUP_FILES_ENV, list, 1);  /* the app writes it (once per build) */
+    /* Only for the window (no arguments): a command (`serve`...) reads other files. */
+    char *list = join(join(root, "/", name), "/", STARTUP_FILES);
+    unsetenv(STARTUP_FILES_ENV);
+    if (argc == 1 && access(list, R_OK) == 0) read_ahead(list);
+    else if (argc == 1) setenv(STARTUP_FILES_ENV, list, 1);  /* written once per build */
     argv[0] = target;
     execv(target, argv);
     fail(target, strerror(errno));

@@ -314,9 +314,11 @@ def test_the_stub_asks_the_app_for_its_start_files_then_reads_them_ahead_on_late
             "not a line of the list\n"
             f"0 0 relative/path.pyc\n")
 
-        again = run_stub(one_file, cache, "--help")
+        command = run_stub(one_file, cache, "serve")  # a command: neither asked nor read
+        assert "args: serve" in command.stdout and "startup files: unset" in command.stdout
+        again = run_stub(one_file, cache)
         assert again.returncode == 0, again.stderr
-        assert "args: --help" in again.stdout
+        assert "args: \n" in again.stdout
         assert "startup files: unset" in again.stdout  # written once per build, not again
 
         deadline = time.monotonic() + 120  # the read-ahead runs on after the app started
