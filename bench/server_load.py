@@ -90,6 +90,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import event_stages
 import h11
 import httpx
 
@@ -504,9 +505,17 @@ def _wait_warm(url: str, key: str) -> float:
 
 def _start_server(data_dir: Path, port: int, key: str,
                   idle_seconds: float = 300.0, database: str | None = None,
-                  ) -> subprocess.Popen[bytes]:
+                  stages: Path | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "DESKTOP_AGENT_DATA_DIR": str(data_dir),
            "DESKTOP_AGENT_MASTER_KEY": key}
+    if stages is not None:  # event_stages.py, loaded by a sitecustomize of the run's own
+        hook = data_dir / "stages-hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(
+            f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+            "import event_stages\nevent_stages.install()\n", encoding="utf-8")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hook), env.get("PYTHONPATH")]))
+        env["DESKTOP_AGENT_STAGES_FILE"] = str(stages)
     env.pop("DESKTOP_AGENT_DATABASE_URL", None)
     if database is not None:
         env["DESKTOP_AGENT_DATABASE_URL"] = database
@@ -546,6 +555,10 @@ def main() -> None:
     parser.add_argument("--pin-server", action="store_true",
                         help="Linux: the server alone on the last CPU, the load generator "
                              "on the others (see the module docstring)")
+    parser.add_argument("--stages", action="store_true",
+                        help="also time each event inside the server: when the writer took "
+                             "it, the loop took its commit in, its SSE frame was built "
+                             "(bench/event_stages.py; costs the server a little CPU)")
     parser.add_argument("--replicas", type=int, default=3,
                         help="with --database: replicas on PostgreSQL, each carrying "
                              "--conversations streams (default 3)")
@@ -567,9 +580,11 @@ def main() -> None:
         return
     port = _free_port()
     model, model_url = _start_model_server(args.tokens, args.delay)
+    stages: list[str] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            server = _start_server(Path(tmp), port, key)
+            stages_file = Path(tmp) / "stages.json" if args.stages else None
+            server = _start_server(Path(tmp), port, key, stages=stages_file)
             warm = _wait_warm(f"http://127.0.0.1:{port}", key)
             cpu_before = _cpu_seconds(server.pid)
             try:
@@ -579,6 +594,8 @@ def main() -> None:
             finally:
                 server.terminate()
                 server.wait(30)
+            if stages_file is not None:
+                stages = event_stages.read(str(stages_file))
         direct_wall, direct_turns, direct_firsts = asyncio.run(
             _direct(model_url, args.conversations))
         sequential: list[str] = []
@@ -623,6 +640,10 @@ def main() -> None:
           f"{args.conversations} turns start at once): "
           f"{_summary([s for s in samples if not s.is_text])}")
     _print_split(streams)
+    if stages:
+        print("inside the server, each event's age from its append when (bench/event_stages.py):")
+        for line in stages:
+            print(line)
     print(f"each turn's first text piece at the client, from the moment all were asked for: "
           f"through the server {_spread(_first_texts(streams, asked))}; "
           f"direct Client {_spread(direct_firsts)}")

@@ -3,10 +3,11 @@
 The event log (:mod:`desktop_agent.server.event_log`) appends here on the
 event loop; the writer thread (:mod:`desktop_agent.server.event_writer`)
 takes what is here. A waiting writer is woken at the end of a loop iteration
-that appended; woken, and after each commit, it takes everything the loop
-iterations finished by then appended, in one commit (not the part of an
-iteration still under way: taking that too made more, smaller commits, each a
-transaction and a wake-up of the streams' followers).
+that appended (or sooner in an iteration that has appended for a while, see
+:data:`desktop_agent.server.event_log.HAND_OVER_AFTER`); woken, and after each
+commit, it takes everything handed over by then, in one commit (not the part of
+an iteration still under way: taking that too made more, smaller commits, each
+a transaction and a wake-up of the streams' followers).
 
 A text or thinking delta of a conversation joins that conversation's newest
 entry when it is a delta of the same type still here: pieces ready together

@@ -11,8 +11,13 @@ batches grow by themselves, and text deltas appended during a commit can
 still join (see :mod:`desktop_agent.server.event_log`); when idle a single
 event is written at once, so no timer adds latency.
 
-What was committed goes back to the event loop through ``on_committed`` (run
-with ``loop.call_soon_threadsafe``), which makes the events readable there.
+What was committed goes back to the event loop through ``on_committed``,
+which makes the events readable there and writes them to the streams
+waiting for them: :meth:`EventWriter.deliver` runs it, scheduled with
+``loop.call_soon_threadsafe`` after each commit, or sooner when the loop
+calls it itself between two steps (the event log does at each append: a
+commit that waited for the callback's turn behind a burst of the replies'
+steps waited with every event in it).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -78,7 +84,7 @@ Queued = Pending | Forget | PruneLiveOutput
 """What the event loop hands this thread."""
 
 Committed = Callable[[list[tuple[StoredEvent, dict[str, Any]]], list[str]], None]
-"""``on_committed(written, others)``: runs on the loop after each batch; ``others``
+"""``on_committed(written, others)``: runs on the loop after each batch, in order; ``others``
 names the conversation of each queued item that wrote no event (a deletion, a
 pruning, or an event dropped after the disk failed), so waiters can count them done."""
 
@@ -95,6 +101,19 @@ class EventWriter(threading.Thread):
         self._take_more = take_more
         self.queue: queue.SimpleQueue[list[Queued] | None] = queue.SimpleQueue()
         """Wake-ups: [] (take the outbox), events to write as they are (closing), None: stop."""
+        self._done: deque[tuple[list[tuple[StoredEvent, dict[str, Any]]], list[str]]] = deque()
+
+    @property
+    def has_committed(self) -> bool:
+        """A commit is done whose ``on_committed`` has not run yet (read on the loop)."""
+        return bool(self._done)
+
+    def deliver(self) -> None:
+        """On the loop: run ``on_committed`` for every commit done so far, oldest first."""
+        done = self._done
+        while done:
+            written, others = done.popleft()
+            self._on_committed(written, others)
 
     def run(self) -> None:
         defer_to_event_loop()  # see thread_scheduling
@@ -140,9 +159,10 @@ class EventWriter(threading.Thread):
                 self._retrying(functools.partial(self._store.prune_live_output,
                                                  item.conversation_id))
                 others.append(item.conversation_id)
+        self._done.append((written, others))
         # RuntimeError: the loop closed first (shutdown), so nobody is reading.
         with contextlib.suppress(RuntimeError):
-            self._loop.call_soon_threadsafe(self._on_committed, written, others)
+            self._loop.call_soon_threadsafe(self.deliver)
 
     def _insert(self, run: list[Pending]) -> list[StoredEvent] | None:
         events = [p.new for p in run]

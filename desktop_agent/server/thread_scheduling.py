@@ -31,6 +31,25 @@ def defer_to_event_loop() -> None:
         os.sched_setscheduler(threading.get_native_id(), policy, os.sched_param(0))
 
 
+def let_woken_thread_run() -> None:
+    """Give the CPU to a thread the loop just woke, before the loop's next step (Linux).
+
+    For the event-log writer: deferring to the loop, it otherwise starts its
+    commit only when the loop next waits for the network, after the whole
+    burst of steps the loop is working through (50 replies' pieces tend to
+    arrive together), and the events wait with it; followers are written to
+    from the commit (:mod:`desktop_agent.server.live_stream`), so a commit
+    made early in a burst reaches the clients early too. ``sched_yield``
+    releases the GIL while it yields, so the writer can take its batch; where
+    the writer has a CPU of its own it returns at once (unless another
+    process waits for this CPU, which then runs first for a moment). Measured
+    with ``bench/server_load.py --pin-server`` (docs/performance.md).
+    """
+    yield_cpu = getattr(os, "sched_yield", None)
+    if yield_cpu is not None:
+        yield_cpu()
+
+
 def deferring_executor() -> ThreadPoolExecutor:
     """An executor for the loop's ``to_thread`` calls whose threads defer to the loop."""
     return ThreadPoolExecutor(thread_name_prefix="server-io", initializer=defer_to_event_loop)

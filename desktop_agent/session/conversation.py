@@ -123,7 +123,9 @@ class ConversationSession:
             if record is None:
                 raise NotFoundError(f"no conversation {conversation_id}")
         self._ask = ask  # read at each question: a front end may put another in its place
-        self._listeners: list[Listener] = []
+        # A tuple, replaced on subscribe: each event is reported to those subscribed when
+        # it was emitted, without copying the list per event (one event per streamed piece).
+        self._listeners: tuple[Listener, ...] = ()
         emit = self._emit
         self._settings = SettingsRecord(store, record, emit)
         self._branch = BranchPages(store, self._settings, emit)
@@ -163,10 +165,10 @@ class ConversationSession:
     # -- listening ---------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
         """Report every event to ``listener`` (called on the loop, in order)."""
-        self._listeners.append(listener)
+        self._listeners = (*self._listeners, listener)
 
     def _emit(self, event: SessionEvent) -> None:
-        for listener in list(self._listeners):
+        for listener in self._listeners:
             try:
                 listener(event)
             except Exception:  # a front end's bug must not end the turn

@@ -42,6 +42,34 @@ async def test_a_turn_reports_events_in_order_and_stores_the_reply(
     await session.close()
 
 
+
+async def test_each_reply_is_announced_once_before_its_reasoning_and_answer_pieces(
+        make_session: Any, model_server: ScriptedServer, store: Store) -> None:
+    model_server.enqueue(script.thinking("Look it up first.", "Checking."),
+                         script.text("Sunny in Paris, as asked."))
+    session = make_session(tools=[])
+    session.send("Weather?")
+    await finished(session)
+    session.send("And now?")
+    await finished(session)
+    pieces = [e for e in session.events
+              if isinstance(e, ev.ReplyStarted | ev.ThinkingDelta | ev.TextDelta)]
+    started = [i for i, e in enumerate(pieces) if isinstance(e, ev.ReplyStarted)]
+    assert started[0] == 0 and len(started) == 2
+    first, second = pieces[1:started[1]], pieces[started[1] + 1:]
+    assert "".join(e.text for e in first if isinstance(e, ev.ThinkingDelta)) \
+        == "Look it up first."
+    assert "".join(e.text for e in first if isinstance(e, ev.TextDelta)) == "Checking."
+    assert "".join(e.text for e in second if isinstance(e, ev.TextDelta)) \
+        == "Sunny in Paris, as asked."
+    replies = [r for r in store.active_path(session.conversation_id) if r.role == "assistant"]
+    assert [r.id for r in replies] == [p.message_id for p in pieces
+                                       if isinstance(p, ev.ReplyStarted)]
+    assert replies[0].message["content"] == "Checking."
+    assert replies[0].metadata["thinking"] == "Look it up first."
+    assert replies[1].message["content"] == "Sunny in Paris, as asked."
+    await session.close()
+
 async def test_an_edited_input_is_what_is_stored_shown_and_sent_next(
         make_session: Any, model_server: ScriptedServer, store: Store, asker: Any,
         weather: Any) -> None:

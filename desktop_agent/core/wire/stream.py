@@ -150,7 +150,10 @@ class StreamAggregator:
         content = delta.get("content")
         if content:
             self.content_chunks += 1
-            self._take_text(content, out)
+            if self._think_state == _THINK_DONE and self.mode == "incremental":
+                self._emit_text(content, out)  # the usual piece, without the checks below
+            else:
+                self._take_text(content, out)
         calls = delta.get("tool_calls")
         if calls:
             self.content_chunks += 1

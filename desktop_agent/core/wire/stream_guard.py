@@ -58,14 +58,17 @@ class StreamGuard:
         self.chunks += 1
         if not isinstance(chunk, dict):
             self._malformed("a chunk that is not a JSON object")
-        for key in ("usage", "timings"):
-            value = chunk.get(key)
-            if value is not None and not isinstance(value, dict):
-                self._malformed(f"'{key}' that is not an object")
-        model = chunk.get("model")
+        get = chunk.get  # every chunk passes here: the fields read once each, no loop
+        usage = get("usage")
+        if usage is not None and not isinstance(usage, dict):
+            self._malformed("'usage' that is not an object")
+        timings = get("timings")
+        if timings is not None and not isinstance(timings, dict):
+            self._malformed("'timings' that is not an object")
+        model = get("model")
         if model is not None and not isinstance(model, str):
             self._malformed("'model' that is not a string")
-        choices = chunk.get("choices")
+        choices = get("choices")
         if choices:
             if not isinstance(choices, list):
                 self._malformed("'choices' that is not a list")
@@ -82,13 +85,14 @@ class StreamGuard:
         delta = choice.get("delta") or choice.get("message") or {}
         if not isinstance(delta, dict):
             self._malformed("a 'delta' that is not an object")
+        get = delta.get
         for key in _TEXT_KEYS:
-            value = delta.get(key)
+            value = get(key)
             if value is not None:
                 if not isinstance(value, str):
                     self._malformed(f"'{key}' that is not a string")
                 self.chars += len(value)
-        calls = delta.get("tool_calls")
+        calls = get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
                 self._malformed("'tool_calls' that is not a list")

@@ -77,6 +77,9 @@ class TextToolCallParser:
 
     def feed(self, piece: str) -> str:
         """Take a text piece; return the part that can be shown now."""
+        if self._shown_any and self._kind is None and not self._buffer \
+                and _OPENER_FIRST.search(piece) is None:
+            return piece  # prose past the reply's start, nothing held: no markup can begin
         self._buffer += piece
         shown: list[str] = []
         while self._step(shown, final=False):
@@ -336,6 +339,7 @@ def name_hint(body: str) -> str | None:
 
 
 _OPENER_FIRSTS = "".join(sorted({opener[0] for opener in _OPENERS}))
+_OPENER_FIRST = re.compile(f"[{re.escape(_OPENER_FIRSTS)}]")
 _LONGEST_HELD = max(len(opener) for opener in _OPENERS) - 1
 
 

@@ -9,15 +9,15 @@ sent twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query
-from fastapi.responses import StreamingResponse
 
 from desktop_agent.server.api_errors import ApiError
 from desktop_agent.server.api_models import ErrorBody, EventOut, EventPage, EventType
 from desktop_agent.server.app_services import AppServices, services
+from desktop_agent.server.live_stream import EventStream, LiveFollower
+from desktop_agent.server.request_guard import Send
 
 router = APIRouter(tags=["events"])
 
@@ -74,13 +74,14 @@ async def stream_events(
     types: list[EventType] | None = Query(None, description="Only these event types."),  # noqa: B008
     last_event_id: str | None = Header(None, alias="Last-Event-ID", max_length=30),
     svc: AppServices = Depends(services),  # noqa: B008
-) -> StreamingResponse:
+) -> EventStream:
     """Follow the conversation live; without a resume point the stream starts at the beginning.
 
-    Frames are written by Starlette's plain ``StreamingResponse``, which also ends
-    the generator when the client disconnects: per event that is one ``send``,
-    without sse-starlette's per-event lock and send timeout; the keep-alive is a
-    comment line sent when no event came for :data:`KEEPALIVE_SECONDS`.
+    The stream's task catches up from the log; while it waits, the log's commit
+    writes new events to the stream itself (:mod:`desktop_agent.server.live_stream`):
+    one ``send`` per commit, without sse-starlette's per-event lock and send
+    timeout; the keep-alive is a comment line sent when no event came for
+    :data:`KEEPALIVE_SECONDS`.
     """
     await asyncio.to_thread(svc.conversation, conversation_id)
     start = after
@@ -94,22 +95,24 @@ async def stream_events(
             raise ApiError(400, "bad_last_event_id", "Last-Event-ID must not be negative.")
     wanted = _type_filter(types)
 
-    async def follow() -> AsyncIterator[bytes]:
-        cursor = start or 0
-        while True:
-            # No refresh from disk per page: wait_beyond polls for other processes' events.
-            events, next_after, _ = await svc.events.page(conversation_id, cursor, 500, wanted,
-                                                          refresh=False)
-            if events:
+    async def follow(send: Send) -> None:
+        follower = LiveFollower(conversation_id, start or 0, wanted, send)
+        svc.events.live.add(follower)
+        try:
+            while True:
+                # No refresh from disk per page: wait_live polls for other processes' events.
+                events, _, _ = await svc.events.page(conversation_id, follower.cursor, 500,
+                                                     refresh=False)
                 # Everything already waiting goes out in one write.
-                yield b"".join(event.sse_frame() for event in events)
-            cursor = max(cursor, next_after)
-            # Returns at once when more events are known, so a page cut short by its
-            # limit continues without a second, empty page per event sent.
-            if not await svc.events.wait_beyond(conversation_id, cursor, KEEPALIVE_SECONDS):
-                gone = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
-                if gone is None:
-                    return
-                yield KEEPALIVE_FRAME
+                await follower.send(follower.frames(events))
+                # Returns at once when more events are known; meanwhile commits write
+                # the new events to the stream themselves (see live_stream).
+                if not await svc.events.wait_live(follower, KEEPALIVE_SECONDS):
+                    gone = await asyncio.to_thread(svc.store.get_conversation, conversation_id)
+                    if gone is None:
+                        return
+                    await follower.send(KEEPALIVE_FRAME)
+        finally:
+            svc.events.live.remove(follower)
 
-    return StreamingResponse(follow(), media_type="text/event-stream", headers=SSE_HEADERS)
+    return EventStream(follow, headers=SSE_HEADERS)

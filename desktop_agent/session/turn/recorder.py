@@ -137,6 +137,23 @@ class TurnRecorder:
         self._segment = _Segment(writer)
         self._just_opened = writer.message_id
 
+    def add_to_open_reply(self, delta: str, *, thinking: bool = False) -> bool:
+        """Add answer (or reasoning) text to the reply already open and reported.
+
+        The step of nearly every streamed piece, without the coroutine that
+        opening a reply takes. False when no reply is open, or the one open was
+        not reported yet: :meth:`open_reply` and :meth:`text` (:meth:`thinking`)
+        take the piece then.
+        """
+        segment = self._segment
+        if segment is None or segment.closed or self._just_opened is not None:
+            return False
+        if thinking:
+            segment.writer.append_thinking(delta)
+        else:
+            segment.writer.append_text(delta)
+        return True
+
     def text(self, delta: str) -> str | None:
         """Add answer text; returns the new reply's id when this piece opened one."""
         segment, opened = self._open_segment()
@@ -367,10 +384,13 @@ class TurnRecorder:
 
     def _open_segment(self) -> tuple[_Segment, str | None]:
         """The open reply, and its id when it was opened since last asked (else None)."""
-        finish_now(self.open_reply(on_the_spot))
-        assert self._segment is not None
+        segment = self._segment
+        if segment is None or segment.closed:
+            finish_now(self.open_reply(on_the_spot))
+            segment = self._segment
+            assert segment is not None
         opened, self._just_opened = self._just_opened, None
-        return self._segment, opened
+        return segment, opened
 
     def _tool_message(self, tool_use_id: str, content: str, is_error: bool,
                       name: str | None, settled_by: str | None = None,

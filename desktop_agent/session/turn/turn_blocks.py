@@ -67,6 +67,26 @@ class TurnBlocks:
         self._plan_inputs: dict[str, dict[str, Any]] = {}
         self._subagents = SubagentRuns()
 
+    def streamed_piece(self, item: Any) -> bool:
+        """Record and report a text or reasoning piece of the open reply; False: not one.
+
+        Nearly every block of a turn is such a piece: taken here without a
+        coroutine or the type checks of :meth:`handle`, which takes every other
+        block (and a piece that opens a reply, which needs a store call).
+        """
+        kind = item.__class__
+        if kind is TextBlock:
+            if not self._recorder.add_to_open_reply(item.text):
+                return False
+            self._emit(TextDelta(item.text))
+            return True
+        if kind is ThinkingBlock:
+            if not self._recorder.add_to_open_reply(item.text, thinking=True):
+                return False
+            self._emit(ThinkingDelta(item.text))
+            return True
+        return False
+
     async def handle(self, item: Any, call: StoreCalls) -> None:
         """Write one block to the store, then report it.
 

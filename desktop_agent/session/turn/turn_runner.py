@@ -286,8 +286,10 @@ class TurnRunner:
                 blocks = TurnBlocks(recorder, client, self._emit)
                 started = True
                 call = reply_calls(self._calls)  # the reply's steps: not held like a start
+                streamed_piece, handle = blocks.streamed_piece, blocks.handle
                 async for item in client.receive_messages():
-                    await blocks.handle(item, call)
+                    if not streamed_piece(item):  # the usual piece: no coroutine
+                        await handle(item, call)
             interrupted = bool(client.turn_metadata.get("interrupted"))
             await recorder.finish_reply("interrupted" if interrupted else "complete", call)
             recorder.finish("interrupted" if interrupted else "complete", client.history,

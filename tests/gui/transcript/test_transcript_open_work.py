@@ -141,3 +141,49 @@ def test_code_is_coloured_in_steps_laid_out_once_a_step(qtbot):
     assert defs == 20
     tokens = len(list(lexer_for("python").get_tokens_unprocessed(block.code())))
     assert len(changes) <= -(-tokens // TOKENS_PER_STEP)  # a change a step, not a token
+
+
+def test_each_prose_chunk_on_open_is_laid_out_once_at_its_final_width(qtbot, monkeypatch):
+    """No prose document is laid out at a width it will not keep.
+
+    Qt lays a text view's document out when the view's width changes (its page
+    width follows the view), and not before the view has a width: a chunk filled
+    while its answer is being made and laid out as the column is first laid out
+    costs one layout, where a view sized a few times on the way (the answer's own
+    layout before the column's) would pay one per width.
+    """
+    widths: dict[int, list[float]] = {}
+    resize = FittedTextBrowser.resizeEvent
+    set_html = FittedTextBrowser.setHtml
+
+    def recording_resize(self: FittedTextBrowser, event) -> None:  # type: ignore[no-untyped-def]
+        before = self.document().pageSize().width()
+        resize(self, event)
+        after = self.document().pageSize().width()
+        if after != before and after > 0:
+            widths.setdefault(id(self), []).append(after)
+
+    def recording_set_html(self: FittedTextBrowser, text: str) -> None:
+        if self.document().pageSize().width() > 0:  # set at a width: laid out now
+            widths.setdefault(id(self), []).append(self.document().pageSize().width())
+        set_html(self, text)
+
+    monkeypatch.setattr(FittedTextBrowser, "resizeEvent", recording_resize)
+    monkeypatch.setattr(FittedTextBrowser, "setHtml", recording_set_html)
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(1000, 560)
+    view.show()
+    qtbot.waitExposed(view)
+
+    view.load_messages(history(3))
+    qtbot.waitUntil(lambda: all(answer.isVisible() for answer in shown_answers(view)))
+    view.grab()  # laid out and painted, as on screen
+
+    prose = [part for answer in shown_answers(view) for part in answer.body_widgets()
+             if isinstance(part, FittedTextBrowser)]
+    assert len(prose) == CHUNKS * len(shown_answers(view))
+    for chunk in prose:
+        final = chunk.document().pageSize().width()
+        assert final > 100 and chunk.toPlainText()
+        assert widths.get(id(chunk)) == [final]
