@@ -25,7 +25,9 @@ Prints, against the targets for the 2-core CI machine:
 ``--versus BINARY`` measures only first paint, the single file and another build of it
 launched in turn (each unpacked once into its own cache, the page cache dropped before
 each launch), with the CPU each launch took to its first paint, which a shared machine
-moves much less than the seconds.
+moves much less than the seconds, and the major page faults and bytes read from disk
+of each launch's process tree to its exit (the single file's read-ahead, a background
+process of its own, is not counted: what the app waited for is).
 
 The app reports its first paint itself: with ``DESKTOP_AGENT_EXIT_AFTER_PAINT=1`` (or
 ``DESKTOP_AGENT_REPORT_PAINT=1``) ``desktop_agent.cli`` prints ``first-paint <epoch>
@@ -368,6 +370,8 @@ def print_versus(binary: Path, other: Path, runs: int) -> None:
     cpus: dict[str, list[float]] = {label: [] for label in builds}
     readies: dict[str, list[float | None]] = {label: [] for label in builds}
     ready_cpus: dict[str, list[float | None]] = {label: [] for label in builds}
+    faults: dict[str, list[int]] = {label: [] for label in builds}
+    reads: dict[str, list[int]] = {label: [] for label in builds}
     with Display() as display, tempfile.TemporaryDirectory() as scratch:
         data_dir = Path(scratch) / "data"
         data_dir.mkdir()
@@ -391,6 +395,8 @@ def print_versus(binary: Path, other: Path, runs: int) -> None:
                                    + after.ru_stime - before.ru_stime)
                 readies[label].append(report.ready)
                 ready_cpus[label].append(report.ready_cpu)
+                faults[label].append(after.ru_majflt - before.ru_majflt)
+                reads[label].append((after.ru_inblock - before.ru_inblock) * 512)
     for label, path in builds.items():
         wall = statistics.median(walls[label])
         ready, ready_cpu = median_or_none(readies[label]), median_or_none(ready_cpus[label])
@@ -399,6 +405,8 @@ def print_versus(binary: Path, other: Path, runs: int) -> None:
         print(f"  {label} ({path}): first paint median {wall:.2f} s  "
               f"{verdict(wall, TARGET_PAINT_S)} (target <= {TARGET_PAINT_S:.1f} s); CPU to "
               f"first paint median {statistics.median(cpus[label]):.2f} s{then}")
+        print(f"    to its exit after ready: {statistics.median(faults[label]):.0f} major "
+              f"faults, {statistics.median(reads[label]) / MB:.1f} MB read from disk (median)")
     ratio = statistics.median(cpus["this build"]) / statistics.median(cpus["the other"])
     print(f"  CPU to first paint, this build / the other: {ratio:.2f}")
 

@@ -201,6 +201,23 @@ def skip_httpx_command_line() -> None:
         sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
+def list_startup_files_when_shown(window: Any, target: str) -> None:
+    """Write what the start read to ``target`` once the conversations are shown.
+
+    The single file's stub asks for it once per build (``gui/startup_files.py``) and
+    reads those files ahead on later launches, while the app starts. It is written
+    when the conversation is shown, not at the first paint, so the files the tabs
+    need are in it too; at once, in the signal's slot, because a probe exits there.
+    """
+    from desktop_agent.gui.startup_files import write_startup_files
+
+    def write() -> None:
+        window.conversations_shown.disconnect(write)
+        write_startup_files(target)
+
+    window.conversations_shown.connect(write)
+
+
 def prepare_imports() -> None:
     """Make what the window imports cost less resident memory (before it imports anything).
 
@@ -233,6 +250,9 @@ def run_app(argv: Sequence[str],
     prepare_imports()
     pause_collector_until_first_paint()
     skip_httpx_command_line()
+    from desktop_agent.gui.startup_files import take_target
+
+    startup_files = take_target()  # before anything starts a child process
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QMessageBox
 
@@ -276,6 +296,8 @@ def run_app(argv: Sequence[str],
     window.first_painted.connect(
         lambda: warm_up_on_first_input(app, lambda: start_warm_up(loop, collector)))
     window.first_painted.connect(freeze_startup_objects)
+    if startup_files is not None:  # the single file's stub reads it ahead next time
+        list_startup_files_when_shown(window, startup_files)
     QTimer.singleShot(STARTUP_GC_FALLBACK_MS, gc.enable)
     if on_window is not None:
         on_window(window)

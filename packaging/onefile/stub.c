@@ -18,6 +18,9 @@
  * this file; the launcher unpacks (all or nothing, see launcher.py) and exits, and
  * this program removes the copy and starts the app.
  *
+ * Before starting the app it reads ahead, in the background, what the app's start read
+ * last time (read_ahead() below): from a cold page cache that start waited on the disk.
+ *
  * `desktop-agent --version` is answered here from the folder's name ("<version>-<digest>")
  * without unpacking anything: on a new build it used to unpack the whole app first
  * (20 s on a loaded machine, with nothing shown).
@@ -32,6 +35,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -49,6 +53,8 @@
 #define APP_NAME "desktop-agent"
 #define CACHE_ENV "DESKTOP_AGENT_BUNDLE_CACHE"
 #define ONEFILE_ENV "DESKTOP_AGENT_ONEFILE"
+#define STARTUP_FILES "startup-files"
+#define STARTUP_FILES_ENV "DESKTOP_AGENT_STARTUP_FILES"
 
 static void fail(const char *what, const char *detail) {
     fprintf(stderr,
@@ -139,6 +145,58 @@ static void unpack(const char *self, FILE *file, uint64_t offset, uint64_t size,
         exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+/*
+ * Ask the kernel to read ahead, in a background process, the parts of files the app's
+ * start read last time (desktop_agent/gui/startup_files.py writes the list: lines of
+ * "<offset> <length> <path>", length 0 for the whole file), then return at once.
+ *
+ * From a cold page cache the window's first paint waited on the disk: each library
+ * page and .pyc file it touched was one synchronous read, while the machine's other
+ * core was idle. posix_fadvise(WILLNEED) queues the reads without waiting for them,
+ * but queueing ~90 MB still takes tens of milliseconds, so a grandchild does it (the
+ * child exits at once and is reaped here: the app never sees a child it did not
+ * start) while this process becomes the app. The grandchild has no stdin, stdout or
+ * stderr: a caller reading the app's output to its end does not wait for it.
+ */
+static void read_ahead(const char *list) {
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) return;  /* no read-ahead: only slower */
+    if (child > 0) {
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
+        return;
+    }
+    if (fork() != 0) _exit(0);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0); dup2(null, 1); dup2(null, 2);
+        if (null > 2) close(null);
+    }
+    FILE *lines = fopen(list, "r");
+    if (lines == NULL) _exit(0);
+    static char line[PATH_MAX + 64];
+    char current[PATH_MAX] = "";
+    int fd = -1;
+    while (fgets(line, sizeof line, lines) != NULL) {
+        char *end = NULL;
+        unsigned long long offset = strtoull(line, &end, 10);
+        if (end == line || *end != ' ') continue;
+        char *rest = end + 1;
+        unsigned long long length = strtoull(rest, &end, 10);
+        if (end == rest || *end != ' ') continue;
+        char *path = end + 1;
+        path[strcspn(path, "\n")] = '\0';
+        if (*path != '/' || strlen(path) >= sizeof current) continue;
+        if (strcmp(path, current) != 0) {  /* one open per file, not per range */
+            if (fd >= 0) close(fd);
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+            strcpy(current, path);
+        }
+        if (fd >= 0) posix_fadvise(fd, (off_t)offset, (off_t)length, POSIX_FADV_WILLNEED);
+    }
+    _exit(0);
+}
+
 int main(int argc, char **argv) {
 #ifdef STUB_PRINT_CACHE_ROOT
     fputs(cache_root(), stdout);
@@ -178,6 +236,11 @@ int main(int argc, char **argv) {
         if (access(target, X_OK) != 0) fail(target, "missing after unpacking");
     }
     fclose(file);
+    /* Only for the window (no arguments): a command (`serve`...) reads other files. */
+    char *list = join(join(root, "/", name), "/", STARTUP_FILES);
+    unsetenv(STARTUP_FILES_ENV);
+    if (argc == 1 && access(list, R_OK) == 0) read_ahead(list);
+    else if (argc == 1) setenv(STARTUP_FILES_ENV, list, 1);  /* written once per build */
     argv[0] = target;
     execv(target, argv);
     fail(target, strerror(errno));

@@ -144,7 +144,8 @@ def build_with_stub(tmp_path: Path, stub: Path, name: str, version_text: str) ->
     (app / "_internal").mkdir(parents=True)
     (app / "_internal" / "VERSION").write_text(version_text)
     (app / "desktop-agent").write_text(
-        APP_SCRIPT + 'echo "onefile: ${DESKTOP_AGENT_ONEFILE:-unset}"\n')
+        APP_SCRIPT + 'echo "onefile: ${DESKTOP_AGENT_ONEFILE:-unset}"\n'
+        'echo "startup files: ${DESKTOP_AGENT_STARTUP_FILES:-unset}"\n')
     (app / "desktop-agent").chmod(0o755)
     one_file = tmp_path / f"one-file-{name}"
     one_file.write_text(STAND_IN_LAUNCHER.format(python=sys.executable, folder=LAUNCHER_DIR))
@@ -247,6 +248,89 @@ def test_the_stub_answers_version_without_unpacking(tmp_path: Path, stub: Path) 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "desktop-agent 0.4.0\n"
     assert "launcher ran" not in result.stderr and not cache.exists()
+
+
+# -- the stub reads ahead what the app's start read last time (gui/startup_files.py) --
+
+
+def resident_pages(path: Path) -> list[bool]:
+    """Which pages of ``path`` are in the page cache (mincore on a mapping of it)."""
+    import ctypes
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = path.stat().st_size
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    with path.open("rb") as handle:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, handle.fileno(), 0)
+        assert address not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
+    try:
+        vector = ctypes.create_string_buffer(pages)
+        assert libc.mincore(address, size, vector) == 0, os.strerror(ctypes.get_errno())
+        return [bool(byte & 1) for byte in vector.raw]
+    finally:
+        libc.munmap(address, size)
+
+
+def evicted_file(path: Path, size: int) -> Path:
+    """A file of ``size`` bytes on disk, none of it in the page cache."""
+    path.write_bytes(os.urandom(size))
+    with path.open("rb") as handle:
+        os.fsync(handle.fileno())
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    return path
+
+
+def test_the_stub_asks_the_app_for_its_start_files_then_reads_them_ahead_on_later_launches(
+        tmp_path: Path, stub: Path) -> None:
+    one_file = build_with_stub(tmp_path, stub, "0.6.0-acac", "read ahead")
+    cache = tmp_path / "cache"
+    listed = cache / "0.6.0-acac" / "startup-files"
+    first = run_stub(one_file, cache)
+    assert first.returncode == 0, first.stderr
+    assert f"startup files: {listed}" in first.stdout  # none yet: the app is asked to write it
+
+    # On disk, not in a temporary folder that may live in memory (tmpfs): the page cache
+    # must be able to drop these files for the test to see them read again.
+    scratch = REPO / "build" / f"read-ahead-test-{os.getpid()}"
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+        library = evicted_file(scratch / "library.so", 64 * page)
+        unlisted = evicted_file(scratch / "unlisted.pyc", 16 * page)
+        module = evicted_file(scratch / "module.pyc", 8 * page)
+        if any(resident_pages(library) + resident_pages(unlisted) + resident_pages(module)):
+            part_missing(f"the page cache keeps the files of {scratch} (a memory filesystem?)")
+        listed.write_text(
+            f"{8 * page} {4 * page} {library}\n"
+            f"{40 * page} {page} {library}\n"
+            f"0 0 {module}\n"
+            f"0 0 {scratch / 'gone.so'}\n"  # removed since: skipped
+            "not a line of the list\n"
+            f"0 0 relative/path.pyc\n")
+
+        command = run_stub(one_file, cache, "serve")  # a command: neither asked nor read
+        assert "args: serve" in command.stdout and "startup files: unset" in command.stdout
+        again = run_stub(one_file, cache)
+        assert again.returncode == 0, again.stderr
+        assert "args: \n" in again.stdout
+        assert "startup files: unset" in again.stdout  # written once per build, not again
+
+        deadline = time.monotonic() + 120  # the read-ahead runs on after the app started
+        while not (all(resident_pages(module))
+                   and all(resident_pages(library)[n] for n in (8, 9, 10, 11, 40))):
+            assert time.monotonic() < deadline, "the listed files were never read ahead"
+            time.sleep(0.05)
+        library_pages = resident_pages(library)
+        assert not any(library_pages[:8]) and not any(library_pages[12:40])  # ranges, not files
+        assert not any(resident_pages(unlisted))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture

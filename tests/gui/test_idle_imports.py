@@ -289,6 +289,13 @@ CONVERSATION_AFTER_FIRST_PAINT = (
     "desktop_agent.session.conversation",
 )
 
+#: The sandbox's policies and command limits: the approval dock, built before the
+#: paint, shows only the sandbox's warning sentence (``sandbox_warning.py``).
+SANDBOX_AFTER_FIRST_PAINT = (
+    "desktop_agent.core.tooling.builtin.sandbox",
+    "desktop_agent.core.tooling.builtin.command_limits",
+)
+
 #: What a new conversation's window does not need before its first paint: the
 #: widgets of answers, messages and compaction markers (made with the first one).
 NOT_BEFORE_FIRST_PAINT = (
@@ -318,6 +325,7 @@ def test_the_first_paint_of_a_new_conversation_waits_for_nothing_it_does_not_sho
     run = json.loads(result.stdout.strip().splitlines()[-1])
     at_paint, at_ready = set(run["at_paint"]["modules"]), set(run["modules"])
     assert sorted(at_paint.intersection(CONVERSATION_AFTER_FIRST_PAINT)) == []
+    assert sorted(at_paint.intersection(SANDBOX_AFTER_FIRST_PAINT)) == []
     assert "desktop_agent.gui.transcript.view" in at_ready  # then the tab's transcript
     assert "desktop_agent.session.conversation" in at_ready
     assert sorted(at_ready.intersection(NOT_BEFORE_FIRST_PAINT)) == []

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.tooling.builtin.sandbox import UNSANDBOXED_WARNING
+from desktop_agent.core.tooling.builtin.sandbox_warning import UNSANDBOXED_WARNING
 from desktop_agent.gui.approvals.approval_queue import (
     ApprovalChoice,
     ApprovalDecision,

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_agent.core.tooling.builtin.sandbox import UNSANDBOXED_WARNING
+from desktop_agent.core.tooling.builtin.sandbox_warning import UNSANDBOXED_WARNING
 from desktop_agent.gui.transcript.painted_panel import set_text_color
 from desktop_agent.gui.transcript.theme import TranscriptTheme
 from desktop_agent.gui.transcript.widget_style import muted_label, scaled_font

@@ -24,11 +24,8 @@ if TYPE_CHECKING:
         preview_problem,
     )
     from desktop_agent.core.tooling.builtin.declare import BUILTIN_SOURCE
-    from desktop_agent.core.tooling.builtin.sandbox import (
-        SANDBOX_LEVELS,
-        UNSANDBOXED_WARNING,
-        SandboxPolicy,
-    )
+    from desktop_agent.core.tooling.builtin.sandbox import SANDBOX_LEVELS, SandboxPolicy
+    from desktop_agent.core.tooling.builtin.sandbox_warning import UNSANDBOXED_WARNING
     from desktop_agent.core.tooling.builtin.shell_tool import run_command
     from desktop_agent.core.tooling.builtin.workdir import (
         BuiltinToolError,
@@ -51,7 +48,7 @@ _LAZY = {
     "preview_command": "command_preview",
     "preview_problem": "command_preview",
     "SANDBOX_LEVELS": "sandbox",
-    "UNSANDBOXED_WARNING": "sandbox",
+    "UNSANDBOXED_WARNING": "sandbox_warning",
     "SandboxPolicy": "sandbox",
     "run_command": "shell_tool",
     "BuiltinToolError": "workdir",

@@ -24,7 +24,8 @@ from desktop_agent.core.tooling.builtin.command_preview import (
     preview_command,
 )
 from desktop_agent.core.tooling.builtin.declare import builtin_tool
-from desktop_agent.core.tooling.builtin.sandbox import UNSANDBOXED_WARNING, SandboxPolicy
+from desktop_agent.core.tooling.builtin.sandbox import SandboxPolicy
+from desktop_agent.core.tooling.builtin.sandbox_warning import UNSANDBOXED_WARNING
 from desktop_agent.core.tooling.builtin.shell_tool import (
     DEFAULT_TIMEOUT,
     DRAIN_TIMEOUT,

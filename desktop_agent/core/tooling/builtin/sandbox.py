@@ -54,8 +54,6 @@ SandboxLevel = Literal["workdir", "read_only", "off"]
 #: Every level, strictest last; ``workdir`` is the default.
 SANDBOX_LEVELS: tuple[str, ...] = get_args(SandboxLevel)
 
-#: What front ends show before the person approves a command that has no sandbox.
-UNSANDBOXED_WARNING = "unsandboxed: this command can do anything your account can"
 
 #: PATH inside (and outside) the sandbox: the system's folders only.
 COMMAND_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
