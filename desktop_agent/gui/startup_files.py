@@ -145,7 +145,7 @@ def qt_plugin_files() -> list[str]:
     root = QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)
     found: list[str] = []
     for folder, _dirs, names in os.walk(root):
-        found.extend(os.path.join(folder, name) for name in sorted(names))
+        found.extend(os.path.join(folder, name) for name in names)
     return sorted(found)
 
 

@@ -59,7 +59,7 @@ class SseEvents:
                 self._keep(block, 0)
                 return out
             self._parts.append(block[:end])
-            line = b"".join(self._parts)
+            line = b"".join(self._parts).rstrip(b"\r")
             self._parts.clear()
             self._size = 0
             if self._line(line, out):
@@ -90,8 +90,7 @@ class SseEvents:
         return out
 
     def _line(self, line: bytes, out: list[bytes]) -> bool:
-        """Take one whole line (without its ending); True when it was ``[DONE]``."""
-        line = line.rstrip(b"\r")
+        """Take one whole line (without its line ending or carriage return); True: ``[DONE]``."""
         data = self._data
         if line.startswith(b"data:"):
             data.append(line[5:].lstrip(b" "))

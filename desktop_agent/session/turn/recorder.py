@@ -117,6 +117,12 @@ class TurnRecorder:
 
     # -- blocks -----------------------------------------------------------------
 
+    @property
+    def _open(self) -> _Segment | None:
+        """The reply being written, when one is open (stored and not closed)."""
+        segment = self._segment
+        return segment if segment is not None and not segment.closed else None
+
     async def open_reply(self, call: StoreCalls) -> None:
         """Store the reply the next text, thinking or call block goes into, if none is open.
 
@@ -124,7 +130,7 @@ class TurnRecorder:
         database, and ``call`` runs it off the event loop in ``serve`` (see
         :mod:`~desktop_agent.session.store_calls`); the block itself is then added at once.
         """
-        if self._segment is not None and not self._segment.closed:
+        if self._open is not None:
             return
         metadata: dict[str, Any] = {"model": self._model, "started_at": time.time()}
         if self._compaction is not None:
@@ -145,8 +151,8 @@ class TurnRecorder:
         not reported yet: :meth:`open_reply` and :meth:`text` (:meth:`thinking`)
         take the piece then.
         """
-        segment = self._segment
-        if segment is None or segment.closed or self._just_opened is not None:
+        segment = self._open
+        if segment is None or self._just_opened is not None:
             return False
         if thinking:
             segment.writer.append_thinking(delta)
@@ -280,9 +286,8 @@ class TurnRecorder:
         stored nothing gets nothing; an earlier one is not it).
         """
         last = next((r for r in reversed(self._path) if r.role == "assistant"), None)
-        segment = self._segment
-        if last is not None and segment is not None and not segment.closed \
-                and segment.writer.message_id == last.id:
+        segment = self._open
+        if last is not None and segment is not None and segment.writer.message_id == last.id:
             segment.pending[key] = value
             return
         if last is not None and not streaming_only:
@@ -292,8 +297,8 @@ class TurnRecorder:
 
     async def finish_reply(self, status: str, call: StoreCalls) -> None:
         """Complete the reply being streamed with ``status``, its last write through ``call``."""
-        segment = self._segment
-        if segment is None or segment.closed:
+        segment = self._open
+        if segment is None:
             return
         segment.closed = True
         metadata: dict[str, Any] = {**segment.pending, "finished_at": time.time()}
@@ -311,8 +316,9 @@ class TurnRecorder:
 
     def flush(self) -> None:
         """Save the partial reply now (the controller's timer calls this)."""
-        if self._segment is not None and not self._segment.closed:
-            self._segment.writer.flush()
+        segment = self._open
+        if segment is not None:
+            segment.writer.flush()
 
     # -- ending -----------------------------------------------------------------
 
@@ -384,8 +390,8 @@ class TurnRecorder:
 
     def _open_segment(self) -> tuple[_Segment, str | None]:
         """The open reply, and its id when it was opened since last asked (else None)."""
-        segment = self._segment
-        if segment is None or segment.closed:
+        segment = self._open
+        if segment is None:
             finish_now(self.open_reply(on_the_spot))
             segment = self._segment
             assert segment is not None
