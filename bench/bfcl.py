@@ -21,7 +21,12 @@ The cases (``--categories``):
   tool fits the request; right means no call was made), ``live_simple``,
   ``live_multiple`` and ``live_parallel`` (requests people wrote), ``--irrelevance``
   / ``--live-simple`` / ``--live-multiple`` / ``--live-parallel`` cases of each
-  (30 / 30 / 30 / all 16) spread evenly over the file (case ``i * len // count``).
+  (30 / 30 / 30 / all 16) spread evenly over the file (case ``i * len // count``);
+* cases no session ever tuned on or read, kept as the untouched check (every picked
+  case is held out): ``live_irrelevance`` (people's requests no offered tool fits;
+  right means no call; 30 of 884 spread evenly) and ``live_relevance`` (people's
+  requests some offered tool fits; right means a usable call, BFCL's relevance check;
+  all 16).
 
 **Held-out slice**: of the cases picked in each category, every third (the 3rd, 6th,
 9th...: position ``% 3 == 2``) is held out. Rules are tuned with ``--slice tune`` (the
@@ -111,13 +116,22 @@ CATEGORIES = {"simple": "BFCL_v4_simple_python.json", "multiple": "BFCL_v4_multi
               "parallel": "BFCL_v4_parallel.json", "irrelevance": "BFCL_v4_irrelevance.json",
               "live_simple": "BFCL_v4_live_simple.json",
               "live_multiple": "BFCL_v4_live_multiple.json",
-              "live_parallel": "BFCL_v4_live_parallel.json"}
+              "live_parallel": "BFCL_v4_live_parallel.json",
+              "live_irrelevance": "BFCL_v4_live_irrelevance.json",
+              "live_relevance": "BFCL_v4_live_relevance.json"}
 BENCH_SET = ("simple", "multiple", "parallel")
 #: Categories without possible answers: right means no call was made.
-NO_CALL = ("irrelevance",)
+NO_CALL = ("irrelevance", "live_irrelevance")
+#: Categories right when any usable call is made (BFCL's relevance check: some tool fits).
+ANY_CALL = ("live_relevance",)
+#: Categories never looked at while tuning, in any session: every picked case is held
+#: out. People's own requests that no offered tool fits (``live_irrelevance``, 884 in
+#: the file) and that one does (``live_relevance``, 16): the untouched check on the rules
+#: tuned on ``irrelevance`` and ``live_*``.
+UNTOUCHED = ("live_irrelevance", "live_relevance")
 DEFAULT_COUNTS = {"simple": 80, "multiple": 79, "parallel": 39,  # the issue's run
                   "irrelevance": 30, "live_simple": 30, "live_multiple": 30,
-                  "live_parallel": 16}
+                  "live_parallel": 16, "live_irrelevance": 30, "live_relevance": 16}
 #: Every third case of a run (the 3rd, 6th, 9th... picked) is held out: never looked at
 #: while tuning (``--slice tune`` leaves it out); ``--slice held-out`` runs it alone.
 HELD_OUT_EVERY = 3
@@ -197,7 +211,7 @@ def load_cases(category: str, count: int,
     name = CATEGORIES[category]
     questions = [json.loads(line) for line in (data / name).read_text().splitlines() if line]
     answers: dict[str, Any] = {}
-    if category not in NO_CALL:
+    if category not in NO_CALL + ANY_CALL:
         answers = {a["id"]: a["ground_truth"] for a in (
             json.loads(line) for line in
             (data / "possible_answer" / name).read_text().splitlines() if line)}
@@ -208,7 +222,8 @@ def load_cases(category: str, count: int,
         picked = [questions[i * len(questions) // count] for i in range(count)]
     out = []
     for position, question in enumerate(picked):
-        held_out = position % HELD_OUT_EVERY == HELD_OUT_EVERY - 1
+        held_out = (category in UNTOUCHED
+                    or position % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
         if part == "all" or (part == "held-out") == held_out:
             out.append((question, answers.get(question["id"], []), held_out))
     return out
@@ -326,6 +341,9 @@ async def one_case(args: argparse.Namespace, base_url: str, model: str, mode: st
             return ({"valid": True} if not made else {
                 "valid": False, "error_type": "unusable call" if not output else "called"},
                 output)
+        if category in ANY_CALL:
+            return ({"valid": True} if output else {"valid": False, "error_type": "no call"},
+                    output)
         if not output:
             return {"valid": False, "error_type": "no call"}, output
         return checker(case["function"], output, answer, language, category,
@@ -340,6 +358,8 @@ async def run(args: argparse.Namespace, base_url: str, model: str) -> dict[tuple
     for category in args.categories:
         count = getattr(args, category)
         for case, answer, held_out in load_cases(category, count, args.slice):
+            if args.ids and case["id"] not in args.ids:
+                continue
             for mode in args.modes:
                 started = time.perf_counter()
                 verdict, output = await one_case(args, base_url, model, mode, category, case,
@@ -459,6 +479,8 @@ def main() -> None:
     parser.add_argument("--label", help="what the figures of --json are (a commit)")
     parser.add_argument("--baseline", type=Path,
                         help="figures of an earlier --json run, printed beside these")
+    parser.add_argument("--ids", nargs="+", help="run only these picked cases (by BFCL id), "
+                        "e.g. the ones whose requests a change alters")
     parser.add_argument("--verbose", action="store_true", help="print scores after each case")
     parser.add_argument("--show-misses", action="store_true",
                         help="print each missed case: the calls made and the ones accepted")
