@@ -26,7 +26,8 @@ The cases (``--categories``):
   case is held out): ``live_irrelevance`` (people's requests no offered tool fits;
   right means no call; 30 of 884 spread evenly) and ``live_relevance`` (people's
   requests some offered tool fits; right means a usable call, BFCL's relevance check;
-  all 16).
+  all 16). ``live_irrelevance_tune`` picks 30 other cases of the same file, half a
+  step after those, to tune on (none held out).
 
 **Held-out slice**: of the cases picked in each category, every third (the 3rd, 6th,
 9th...: position ``% 3 == 2``) is held out. Rules are tuned with ``--slice tune`` (the
@@ -118,10 +119,11 @@ CATEGORIES = {"simple": "BFCL_v4_simple_python.json", "multiple": "BFCL_v4_multi
               "live_multiple": "BFCL_v4_live_multiple.json",
               "live_parallel": "BFCL_v4_live_parallel.json",
               "live_irrelevance": "BFCL_v4_live_irrelevance.json",
-              "live_relevance": "BFCL_v4_live_relevance.json"}
+              "live_relevance": "BFCL_v4_live_relevance.json",
+              "live_irrelevance_tune": "BFCL_v4_live_irrelevance.json"}
 BENCH_SET = ("simple", "multiple", "parallel")
 #: Categories without possible answers: right means no call was made.
-NO_CALL = ("irrelevance", "live_irrelevance")
+NO_CALL = ("irrelevance", "live_irrelevance", "live_irrelevance_tune")
 #: Categories right when any usable call is made (BFCL's relevance check: some tool fits).
 ANY_CALL = ("live_relevance",)
 #: Categories never looked at while tuning, in any session: every picked case is held
@@ -129,9 +131,14 @@ ANY_CALL = ("live_relevance",)
 #: the file) and that one does (``live_relevance``, 16): the untouched check on the rules
 #: tuned on ``irrelevance`` and ``live_*``.
 UNTOUCHED = ("live_irrelevance", "live_relevance")
+#: Cases of ``live_irrelevance`` to tune on: picked half a step after the untouched
+#: ones (which they never meet), none held out. The rest of the file's 884 may be read
+#: offline too (``bench/no_tool_counts.py``); only the untouched picks may not.
+SHIFTED = ("live_irrelevance_tune",)
 DEFAULT_COUNTS = {"simple": 80, "multiple": 79, "parallel": 39,  # the issue's run
                   "irrelevance": 30, "live_simple": 30, "live_multiple": 30,
-                  "live_parallel": 16, "live_irrelevance": 30, "live_relevance": 16}
+                  "live_parallel": 16, "live_irrelevance": 30, "live_relevance": 16,
+                  "live_irrelevance_tune": 30}
 #: Every third case of a run (the 3rd, 6th, 9th... picked) is held out: never looked at
 #: while tuning (``--slice tune`` leaves it out); ``--slice held-out`` runs it alone.
 HELD_OUT_EVERY = 3
@@ -218,12 +225,17 @@ def load_cases(category: str, count: int,
     count = min(count, len(questions))
     if category in BENCH_SET:
         picked = questions[:count]
+    elif category in SHIFTED:  # between the untouched picks of the same file
+        untouched = {i * len(questions) // DEFAULT_COUNTS["live_irrelevance"]
+                     for i in range(DEFAULT_COUNTS["live_irrelevance"])}
+        at = [(2 * i + 1) * len(questions) // (2 * count) for i in range(count)]
+        picked = [questions[i + (i in untouched)] for i in at]
     else:
         picked = [questions[i * len(questions) // count] for i in range(count)]
     out = []
     for position, question in enumerate(picked):
-        held_out = (category in UNTOUCHED
-                    or position % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
+        held_out = category in UNTOUCHED or (
+            category not in SHIFTED and position % HELD_OUT_EVERY == HELD_OUT_EVERY - 1)
         if part == "all" or (part == "held-out") == held_out:
             out.append((question, answers.get(question["id"], []), held_out))
     return out
