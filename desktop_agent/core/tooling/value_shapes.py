@@ -28,11 +28,27 @@ allows more than the one shape, and the pattern would refuse what they allow.
 The same holds when the schema's own default does not fit the shape, and a schema
 with a ``pattern``, ``format``, ``enum`` or ``const`` of its own is left as it is.
 
+Measured (``bench/value_shape_counts.py``, BFCL's cases outside the held-out third):
+a shape is found for 3,463 of 14,015 string parameters (counted once per case that
+offers the tool), in 764 of 2,037 cases. BFCL's accepted calls give 649 of them a
+value, and in 10 cases accept only a value of another shape (8 a bare city such as
+``"Paris"`` where the tool asked for 'City, State', one a date in another form, one
+``"dontcare"``): those a pattern loses. A place shown only by examples ("such as
+'New York, NY'", no format named) gets no pattern: there BFCL accepted only the
+bare city for 7 of 49 parameters. On SmolLM2-135M (``bench/bfcl.py --slice tune``)
+the request changed in 3 of 20 ``live_simple`` and 13 of 20 ``live_multiple``
+cases; 2 were gained ("London" became "London, UK", "San Diego" "San Diego, CA")
+and none lost.
+
 The patterns keep to what llama.cpp's JSON-schema-to-grammar converter accepts
 (checked on the e2e tier's server): anchored with ``^`` and ``$`` (an unanchored
 pattern is ignored), ``[0-9]`` for a digit (``\d`` is ignored: any string goes
 through), and no ``"``, backslash or line break in a free run (a bare ``[^,]``
-let the model close the JSON string early, and the reply was not JSON).
+let the model close the JSON string early, and the reply was not JSON). A pattern
+the converter cannot parse fails the whole request with a 400 that names the
+schema, which :func:`.constrained_calls.refused` would take for a server without
+constraints, so a pattern is made of fixed pieces only (digit runs, the separators
+``-/:. T``, a ``Z``, the place's two runs), never of a description's own text.
 """
 
 from __future__ import annotations
