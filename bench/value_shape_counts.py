@@ -40,6 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bfcl
+from no_tool_counts import held_out_ids
 
 from desktop_agent.core.tooling import value_shapes
 
@@ -48,12 +49,6 @@ from desktop_agent.core.tooling import value_shapes
 ANSWERED = ("simple", "multiple", "parallel", "live_simple", "live_multiple",
             "live_parallel")
 _SHAPE_NAMES = {value_shapes.PLACE: "place", value_shapes.CLOCK: "HH:MM"}
-
-
-def held_out_ids(category: str) -> set[str]:
-    """The ids ``bench/bfcl.py`` holds out of its default picks of a category."""
-    return {case["id"] for case, _, _ in bfcl.load_cases(
-        category, bfcl.DEFAULT_COUNTS[category], "held-out")}
 
 
 def cases(category: str) -> list[tuple[dict[str, Any], list[Any]]]:
