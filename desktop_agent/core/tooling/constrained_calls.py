@@ -100,7 +100,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.core.tooling import tool_call_mode, value_shapes
 from desktop_agent.core.wire.constrained_reply import ANSWER_KEY, ARGUMENTS_KEY, NAME_KEY
 
 if TYPE_CHECKING:
@@ -212,7 +212,9 @@ def tightened(schema: Any, cap: int, digits: int | None = None) -> Any:
     """A copy of a tool's schema with what the run showed small models abuse ruled out.
 
     Required arrays get ``minItems: 1`` (an empty list satisfied a required
-    argument that needs content), free strings a ``maxLength`` of ``cap`` and,
+    argument that needs content), free strings the shape their description names
+    (a ``pattern`` from :func:`.value_shapes.shape`: "London" where the tool asked
+    for 'City, Country') or else a ``maxLength`` of ``cap`` and,
     with ``digits``, integers without a bound of their own at most that many
     digits either way (:func:`digit_cap`; llama.cpp turns integer bounds into
     its grammar, other servers may only check them). Numbers with a fraction
@@ -224,7 +226,11 @@ def tightened(schema: Any, cap: int, digits: int | None = None) -> Any:
     kind = out.get("type")
     if kind == "string" and not any(k in out for k in ("maxLength", "enum", "const",
                                                         "pattern", "format")):
-        out["maxLength"] = cap
+        pattern = value_shapes.shape(out)
+        if pattern is not None:
+            out["pattern"] = pattern  # bounds its own runs: llama.cpp drops maxLength
+        else:
+            out["maxLength"] = cap
     if kind == "integer" and digits is not None and "enum" not in out and "const" not in out:
         largest = 10 ** digits - 1
         low, high = out.get("minimum"), out.get("maximum")
