@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_agent.core.tooling import tool_match
+from desktop_agent.core.tooling import request_kinds, tool_match
 
 
 @dataclass
@@ -43,3 +43,40 @@ def test_a_request_without_a_letter_names_no_tool() -> None:
     assert names("9:45", [weather()]) == []
     assert names("", [weather()]) == []
     assert names("weather at 9:45", [weather()]) == ["get_current_weather"]
+
+
+def alert() -> Tool:
+    return Tool("create_website_alert_config", "Create a website alert configuration",
+                {"type": "object", "properties": {
+                    "name": {"type": "string", "description": "Name of the alert"},
+                    "days": {"type": "string", "description": "Day of the week, Tuesday..."}}})
+
+
+def test_a_remark_names_a_tool_only_plainly() -> None:
+    assert names("Today is Tuesday.", [alert()]) == []
+    assert names("Boston has high temperature of 54C.", [weather()]) == []
+    assert names("Boston has high temperature of 54C, what is the weather now?",
+                 [weather()]) == ["get_current_weather"]  # the tool's name
+
+
+def test_a_statement_of_a_want_still_instructs() -> None:
+    assert names("I'm looking for a day that is free on Tuesday.", [alert()]) == \
+        ["create_website_alert_config"]
+    assert names("Find the city that is hot, temperature above 30.", [weather()]) == \
+        ["get_current_weather"]
+
+
+def test_a_lone_word_names_a_tool_only_by_its_name() -> None:
+    rating = Tool("review_of_interviewer", "Get the average ratings of an interviewer",
+                  {"type": "object", "properties": {"name": {"type": "string"}}})
+    assert names("ratings", [rating]) == []
+    assert names("interviewer ratings", [rating]) == ["review_of_interviewer"]
+    assert names("weather", [weather()]) == ["get_current_weather"]
+
+
+def test_request_kinds_remarks() -> None:
+    assert request_kinds.remarks("The user did not provide a query")
+    assert request_kinds.remarks("It's cold. Today is Tuesday.")
+    assert not request_kinds.remarks("Get the NBA team's ranking with the best defence.")
+    assert not request_kinds.remarks("I have to make a payment")
+    assert not request_kinds.remarks("Delete the release RL50")
