@@ -80,3 +80,13 @@ def test_request_kinds_remarks() -> None:
     assert not request_kinds.remarks("Get the NBA team's ranking with the best defence.")
     assert not request_kinds.remarks("I have to make a payment")
     assert not request_kinds.remarks("Delete the release RL50")
+
+
+def test_if_adds_a_condition_and_names_no_tool() -> None:
+    dated = Tool("get_current_weather", "Get the current weather in a given location",
+                 {"type": "object", "properties": {
+                     "date": {"type": "string",
+                              "description": "The day, today if not given"}}})
+    assert names("Send Mom an email saying we go out if Friday is okay.", [dated]) == []
+    assert names("Tell me if the weather is fine on Friday.", [dated]) == \
+        ["get_current_weather"]

@@ -62,12 +62,17 @@ STEM = 5
 _WORD = re.compile(r"[^\W\d_]+")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 #: Words that say how, not what: any tool's name or description may hold them (the
-#: prepositions among them too; "if" stays: "tell me if it rains" asks for a check).
+#: prepositions among them too). "If" is one: people write it to add a condition
+#: ("...if she is okay", "if any", "if available") and tool authors to say when an
+#: argument may be left out ("if not given, today"), so the two meet by chance; a
+#: check ("tell me if it rains") is named by what it checks. On BFCL's cases
+#: outside the held-out third, 8 more of the 854 ``live_irrelevance`` requests get
+#: an answer, against one right tool lost, which only "if" had named.
 _VAGUE_WORDS = """
 a an the and or of to in on at by for from with into as is are be been was it its this that
 these those what which who whom how when where there here some any all each every my your our
 their me you we they he she do does did can could would should will may might please want
-need like get gets set find calculate calculates compute computes determine determines
+need like if get gets set find calculate calculates compute computes determine determines
 retrieve retrieves fetch fetches return returns give gives show shows make makes run runs
 check checks list lists search searches look use uses using used based given specific
 specified provided certain particular new current info information detail details data value
