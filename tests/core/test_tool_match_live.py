@@ -90,3 +90,15 @@ def test_if_adds_a_condition_and_names_no_tool() -> None:
     assert names("Send Mom an email saying we go out if Friday is okay.", [dated]) == []
     assert names("Tell me if the weather is fine on Friday.", [dated]) == \
         ["get_current_weather"]
+
+
+def test_a_sentence_about_the_person_is_a_remark_unless_it_wants() -> None:
+    assert request_kinds.remarks("I love my maroon clothing")
+    assert request_kinds.remarks("i hate you")
+    assert not request_kinds.remarks("I need a therapist.")
+    assert not request_kinds.remarks("We should deploy the weather service.")
+    shop = Tool("ProductSearch_execute", "Search products by color and category",
+                {"type": "object", "properties": {
+                    "category": {"type": "string", "description": "e.g. clothing"}}})
+    assert names("I love my maroon clothing", [shop]) == []
+    assert names("I need maroon clothing", [shop]) == ["ProductSearch_execute"]
