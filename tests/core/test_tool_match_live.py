@@ -102,3 +102,22 @@ def test_a_sentence_about_the_person_is_a_remark_unless_it_wants() -> None:
                     "category": {"type": "string", "description": "e.g. clothing"}}})
     assert names("I love my maroon clothing", [shop]) == []
     assert names("I need maroon clothing", [shop]) == ["ProductSearch_execute"]
+
+
+def web_search() -> Tool:
+    return Tool("search_web_tool", "Searches the web with a query and returns results",
+                {"type": "object", "properties": {"query": {"type": "string"}}})
+
+
+def test_a_search_tool_is_named_by_a_search_not_by_any_instruction() -> None:
+    assert names("Book me a ticket from NYC to New Delhi", [web_search()]) == []
+    assert names("Search flight prices from NYC to New Delhi", [web_search()]) == \
+        ["search_web_tool"]
+    assert names("I'm looking for flights from NYC to New Delhi", [web_search()]) == \
+        ["search_web_tool"]
+
+
+def test_a_tool_that_does_what_its_query_names_still_takes_any_instruction() -> None:
+    play = Tool("play_song", "Plays the song a query names",
+                {"type": "object", "properties": {"query": {"type": "string"}}})
+    assert names("Put on Baby Shark", [play]) == ["play_song"]
