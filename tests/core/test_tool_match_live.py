@@ -29,13 +29,21 @@ def names(request: str, tools: list[Tool]) -> list[str]:
     return [t.name for t in tool_match.offered([{"role": "user", "content": request}], tools)]
 
 
-def test_a_request_in_a_spaced_alphabet_is_judged_by_its_words() -> None:
-    assert names("Какая погода в Москве?", [weather()]) == []
-    assert names("Покажи current weather в Москве", [weather()]) == ["get_current_weather"]
-
-
-def test_a_request_in_an_unspaced_script_still_names_every_tool() -> None:
+def test_a_request_in_another_script_still_names_every_tool() -> None:
+    # Its words cannot be compared with English tools' ones: the model decides.
+    assert names("Какая погода в Москве?", [weather()]) == ["get_current_weather"]
     assert names("北京的天气怎么样？", [weather()]) == ["get_current_weather"]
+    shell = Tool("bash", "Run a shell command.", {"type": "object", "properties": {
+        "command": {"type": "string"}}, "required": ["command"]})
+    assert names("запусти тесты", [shell]) == ["bash"]  # "run the tests"
+
+
+def test_a_remark_is_the_task_of_a_tool_that_runs_what_it_is_given() -> None:
+    shell = Tool("bash", "Run a shell command.", {"type": "object", "properties": {
+        "command": {"type": "string"}}, "required": ["command"]})
+    assert names("The build is broken.", [shell]) == ["bash"]
+    assert names("The build is broken.", [weather()]) == []
+    assert names("hello", [shell]) == []
     assert names("최근 뉴스를 찾아줘", [weather()]) == ["get_current_weather"]
 
 

@@ -67,8 +67,8 @@ def sentences(request: str) -> list[str]:
     return [part for part in _SENTENCE_END.split(request) if part.strip()]
 
 
-def asks_or_greets(line: str) -> bool:
-    """A question, a greeting or a remark (:func:`remarks`), not an instruction.
+def asks_or_greets(line: str, *, remarking: bool = True) -> bool:
+    """A question, a greeting or (with ``remarking``) a remark (:func:`remarks`).
 
     A polite request instructs wherever it starts a clause ("can you...", "Hi,
     could you tell me the forecast?", "I'm in Riga, can you...").
@@ -79,7 +79,7 @@ def asks_or_greets(line: str) -> bool:
     clauses = (re.findall(r"[a-z']+", clause) for clause in re.split(r"[,.;:!?]", line.lower()))
     if any(clause and clause[0] in _POLITE for clause in clauses):
         return False
-    return words[0] in _ASKING or line.rstrip().endswith("?") or remarks(line)
+    return words[0] in _ASKING or line.rstrip().endswith("?") or (remarking and remarks(line))
 
 
 #: The verbs a statement of how things are turns on ("Today is Tuesday", "the
