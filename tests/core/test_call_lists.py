@@ -66,6 +66,18 @@ async def test_the_things_asked_for_each_get_a_call(server: Any, make_options: A
     assert ran == [{"city": "Paris", "unit": "celsius"}, {"city": "new york", "unit": "celsius"}]
 
 
+async def test_places_named_get_their_calls_with_the_region_the_tool_asks_for(
+        server: Any, make_options: Any) -> None:
+    # A tool asking for 'City, State' holds SmolLM2 to that shape: the states are its
+    # own, the cities the person's; a city nobody named is still a run-on.
+    ran, _ = await calls_made(
+        server, make_options, "What's the weather in Boston and in San Francisco?",
+        "get_weather", {"location": {"type": "string"}},
+        [{"location": "Boston, MA"}, {"location": "San Francisco, CA"},
+         {"location": "Chicago, IL"}, {"location": "San Francisco, ca lol"}])
+    assert ran == [{"location": "Boston, MA"}, {"location": "San Francisco, CA"}]
+
+
 async def test_numbers_are_found_however_the_person_wrote_them(server: Any,
                                                                make_options: Any) -> None:
     loan = {"amount": {"type": "number"}, "rate": {"type": "number"},

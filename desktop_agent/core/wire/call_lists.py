@@ -13,7 +13,9 @@ from the first call by values the person wrote ("Taylor Swift and Maroon 5",
 
 So a call after the first is kept only when it is not a repeat or a reordering
 of a kept one, and each of its values that differs from the first call's can
-be found in what was said (the person's messages and the tools' results).
+be found in what was said (the person's messages and the tools' results); a
+place counts by its name when the model added its region in the form the tool
+asks for ("San Diego, CA" for "San Diego": :meth:`Said.holds`).
 The first call is always kept: this only judges the model's continuation.
 
 Three more kinds of run-on passed those rules on BFCL's ``simple`` cases, where
@@ -68,6 +70,8 @@ _NUMBER_WORDS: dict[str, float] = {
     "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1e6, "dozen": 12,
     "half": 0.5, "twice": 2, "double": 2, "triple": 3}
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
+#: The region after a place's comma: "CA", "UK", "New South Wales".
+_REGION = re.compile(r"[A-Z]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+){0,2}")
 #: Letters two words must share at their start to count as one ("restaurants", "restaurant").
 _STEM = 5
 #: Words that join others: sharing them says nothing of what a value is about.
@@ -157,12 +161,25 @@ class Said:
             wanted = value.strip().lower()
             words = _WORD.findall(wanted)
             return not wanted or self._written_whole(wanted) or (
-                bool(words) and all(w in self.words for w in words))
+                bool(words) and all(w in self.words for w in words)) or self._placed(value)
         if isinstance(value, list):
             return all(self.holds(v) for v in value)
         if isinstance(value, dict):
             return all(self.holds(v) for v in value.values())
         return True
+
+    def _placed(self, value: str) -> bool:
+        """Whether ``value`` is a place the person named, with the region the model added.
+
+        A tool asking for 'City, State' gets "San Diego, CA" for "in San Diego" (the
+        grammar holds such arguments to that shape, ``core/tooling/value_shapes.py``): the city was said, the state code is the form the tool wants, not a
+        value nobody gave. Only a region's usual forms count after the comma, a code of
+        two or three capitals or one to three capitalised words, and the part before
+        it must have been said.
+        """
+        head, comma, region = value.strip().partition(", ")
+        return bool(comma) and bool(head) and _REGION.fullmatch(region) is not None \
+            and self.holds(head)
 
     def _written_whole(self, wanted: str) -> bool:
         """Whether ``wanted`` was written as it is, starting and ending where words do.
