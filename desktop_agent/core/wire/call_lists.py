@@ -172,8 +172,9 @@ class Said:
         """Whether ``value`` is a place the person named, with the region the model added.
 
         A tool asking for 'City, State' gets "San Diego, CA" for "in San Diego" (the
-        grammar holds such arguments to that shape, ``core/tooling/value_shapes.py``): the city was said, the state code is the form the tool wants, not a
-        value nobody gave. Only a region's usual forms count after the comma, a code of
+        grammar holds such arguments to that shape, ``core/tooling/value_shapes.py``):
+        the city was said, the state code is the form the tool wants, not a value
+        nobody gave. Only a region's usual forms count after the comma, a code of
         two or three capitals or one to three capitalised words, and the part before
         it must have been said.
         """
