@@ -64,3 +64,13 @@ def test_an_action_of_a_name_does_not_narrow() -> None:
     request = "Play the title track for me."
     assert sorted(names([{"role": "user", "content": request}], tools)) == [
         "Media_PlayMovie", "Music_LookupSongs"]
+
+
+def test_a_plural_in_a_name_meets_the_singular_of_the_request() -> None:
+    tools = [Tool("RentalCars_GetCarsAvailable", "Find cars for rent at a location",
+                  _schema(city="The city to pick the car up in")),
+             Tool("Events_BuyEventTickets", "Buy tickets for an event",
+                  _schema(city="The city of the event"))]
+    request = "I need to rent a car in Los Angeles, city of angels."
+    assert names([{"role": "user", "content": request}], tools) == [
+        "RentalCars_GetCarsAvailable"]
