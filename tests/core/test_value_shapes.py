@@ -72,6 +72,8 @@ def test_a_shape_the_description_names_becomes_a_pattern(description: str,
     "The address for the cab, formatted as 'Street, City, State'.",
     # two shapes named: no one of them is the shape
     "The date, in the format 'YYYY-MM-DD' or 'MM/DD/YYYY'.",
+    # 24 hours as a duration, not the clock
+    "The period to search, such as the last 24 hours or the last week.",
     # the value is a format itself, named as the default
     "The format in which the time is to be displayed, optional (defaults to 'HH:MM:SS').",
     "Optional format of the returned date. Default is 'MM-DD-YYYY'.",

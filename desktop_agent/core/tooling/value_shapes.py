@@ -90,7 +90,8 @@ _QUOTED = re.compile(r"(?<![A-Za-z])'([^']+)'(?![A-Za-z])|\"([^\"]+)\"")
 _BRACKETED = re.compile(r"\(([^()]+)\)")
 #: Separators as the converter reads them outside a class (it takes no ``\\.``).
 _LITERAL = {".": "[.]"}
-_CLOCK_WORDS = re.compile(r"\b24[- ]hours?\b", re.IGNORECASE)
+#: "24-hour format", "24 hour clock": the clock, not a duration ("the last 24 hours").
+_CLOCK_WORDS = re.compile(r"\b24[- ]hours? ?(?:format|clock|time|notation)\b", re.IGNORECASE)
 
 
 def shape(schema: Any) -> str | None:
