@@ -130,10 +130,10 @@ def remarks(line: str) -> bool:
             continue
         if set(words) & _WANTING:
             return False
-        verb = next((i for i, word in enumerate(words[:5]) if word in _STATING
-                     or _STATING_CONTRACTED.match(word)), None)
         if words and words[0] in _SUBJECTS:
             continue
+        verb = next((i for i, word in enumerate(words[:5]) if word in _STATING
+                     or _STATING_CONTRACTED.match(word)), None)
         if verb is None or (verb == 0 and words[0] in _STATING):
             return False
     return True

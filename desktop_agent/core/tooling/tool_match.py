@@ -103,7 +103,7 @@ _FILE_ARGUMENTS = frozenset({"path", "file", "filename", "filepath", "folder", "
 _RUN_ARGUMENTS = frozenset({"command", "cmd", "code", "script", "shell", "program", "sql",
                             "expression"})
 #: The argument of a tool that searches by what it is given, and the words of an
-#: instruction to search (:func:`_searched`).
+#: instruction to search (:func:`_searches`, :func:`named`).
 _QUERY_ARGUMENTS = frozenset({"query", "q", "keyword", "keywords"})
 _SEARCHING = frozenset({"search", "searches", "searching", "find", "finds", "look", "looks",
                         "looking", "lookup", "seek", "seeking", "google", "browse", "research",
@@ -172,11 +172,11 @@ def offered(history: list[dict[str, Any]], tools: Sequence[ToolT]) -> list[ToolT
     one nobody named (a place looked up before its weather).
     """
     request = last_request(history)
-    if not tools or not _judged_by_words(person_text(history)) or (
+    said = person_text(history)
+    if not tools or not _judged_by_words(said) or (
             history and history[-1].get("role") == "tool"):
         return by_request(tools, request)
-    return by_request(by_thing(person_text(history), named(person_text(history), tools)),
-                      request)
+    return by_request(by_thing(said, named(said, tools)), request)
 
 
 def by_thing(request: str, tools: Sequence[ToolT]) -> list[ToolT]:
