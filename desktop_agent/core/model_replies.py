@@ -25,7 +25,7 @@ from desktop_agent.core.tooling.manual_results import EarlyResults
 from desktop_agent.core.tooling.second_chances import SecondChances
 from desktop_agent.core.tooling.tool_decision import ToolDecision
 from desktop_agent.core.turn_control import TurnControl
-from desktop_agent.core.types import StreamItem, ToolUseBlock
+from desktop_agent.core.types import StreamItem, ToolUseBlock, ToolUseError
 from desktop_agent.core.wire.call_lists import Said
 from desktop_agent.core.wire.stream import StreamAggregator
 from desktop_agent.core.wire.usage import UsageTotals
@@ -101,16 +101,27 @@ class ModelReplies:
             aggregator.taken_ids = history_call_ids(history)
             self._early.reset()
             ask_again: list[bool] = []
+            # A call that could not be read comes at the reply's end; it is shown only
+            # when the reply is kept: a call cut by the token limit and asked again with
+            # more room was never the reply, and its error would tell the person of a
+            # call that was not made.
+            unreadable: list[ToolUseError] = []
             async for block in self._stream(history, metadata, aggregator, usage, ask_again):
-                yield block
+                if isinstance(block, ToolUseError) and block.tool_use_id:
+                    unreadable.append(block)
+                else:
+                    yield block
             if ask_again:
                 continue
             after_tools = bool(history) and history[-1].get("role") == "tool"
             again = None if self._control.interrupt_requested else chances.after_reply(
                 options, aggregator, after_tools=after_tools, history=history)
             if again is None:
+                for error in unreadable:
+                    yield error
                 kept.append(aggregator)
                 return
+            log.info("asking the model again (%s)", again)
             metadata.setdefault("asked_again", []).append(again)
 
     async def _decide(self, history: list[dict[str, Any]], options: AgentOptions) -> None:

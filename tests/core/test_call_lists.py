@@ -9,6 +9,7 @@ import pytest
 
 from desktop_agent import Client, ToolUseBlock, tool
 from desktop_agent.core.tooling import tool_call_mode
+from desktop_agent.core.wire.call_lists import Said, invents_needed
 from desktop_agent.testing import script
 
 pytestmark = pytest.mark.timeout(60)
@@ -301,3 +302,40 @@ async def test_a_date_given_in_words_stays(server: Any, make_options: Any) -> No
             _ = [b async for b in client.receive_messages()]
     # the 6th was never said in the conversation: that date is the model's own
     assert ran == [{"city": "London", "date": "2023-03-05"}, {"city": "Paris"}]
+
+
+def _said(request: str, schema: dict[str, Any], name: str = "tool") -> Said:
+    class Offered:
+        def __init__(self) -> None:
+            self.name = name
+            self.input_schema = schema
+
+    return Said([{"role": "user", "content": request}], [Offered()])
+
+
+@pytest.mark.parametrize(("request_text", "arguments", "invented"), [
+    ("I want to watch a movie.", {"title": "The Matrix"}, True),
+    ("I want to watch a movie.", {"title": "play_movie"}, True),
+    ("Play Ad Astra.", {"title": "Ad Astra"}, False),
+    ("How many yen for 500 US dollars?", {"title": "USD"}, False),  # a code for a name
+    ("Weather in LA?", {"title": "Los Angeles, CA"}, False),  # a name by its initials
+    ("Book it for the 15th.", {"title": "2023-04-15"}, False),  # a date in the tool's form
+    ("I want to watch a movie.", {"title": "dontcare"}, False),  # a word the tool offers
+    ("我想看电影", {"title": "Hero"}, False),  # another script: a translation may be right
+])
+def test_a_needed_value_is_invented_only_when_nothing_said_gave_it(
+        request_text: str, arguments: dict[str, Any], invented: bool) -> None:
+    schema = {"type": "object", "required": ["title"], "properties": {"title": {
+        "type": "string", "description": "The movie's title, or 'dontcare'."}}}
+    assert invents_needed("play_movie", arguments, _said(request_text, schema,
+                                                         "play_movie")) is invented
+
+
+def test_optional_values_and_tools_that_make_things_are_not_judged() -> None:
+    optional = {"type": "object", "properties": {"title": {"type": "string"}}}
+    needed = {"type": "object", "required": ["title"],
+              "properties": {"title": {"type": "string"}}}
+    assert not invents_needed("play_movie", {"title": "The Matrix"},
+                              _said("I want a movie.", optional, "play_movie"))
+    assert not invents_needed("create_issue", {"title": "Crash on start"},
+                              _said("File an issue about it.", needed, "create_issue"))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from constrained_replies import branches, text_of
 
-from desktop_agent import Client, ToolUseBlock, tool
+from desktop_agent import Client, ToolUseBlock, ToolUseError, tool
 from desktop_agent.core.tooling import tool_call_mode
 from desktop_agent.testing import script
 
@@ -283,7 +283,7 @@ async def test_a_call_cut_in_a_loop_of_nothing_said_gets_an_answer_not_more_room
     looped = '{\n  "name": "concert_availability",\n  "arguments": {\n    "artist": "' + \
         "cronite_" * 30 + "cro"
     in_sydney = '{"name": "concert_availability", "arguments": {"location": "Sydney", ' \
-        '"artist": "' + "The " * 40
+        '"artist": "' + "Midnight Oil " * 20
     server.enqueue(script.text(looped, finish_reason="length"),
                    script.text('{"answer": "I cannot tell."}'),
                    script.text(in_sydney, finish_reason="length"),
@@ -293,7 +293,7 @@ async def test_a_call_cut_in_a_loop_of_nothing_said_gets_an_answer_not_more_room
     async with Client(options) as client:
         await client.query("Is there any concert at the University in Sydney in May?")
         items = [item async for item in client.receive_messages()]
-        await client.query("Is there any concert in Sydney in May?")
+        await client.query("Is there any Midnight Oil concert in Sydney in May?")
         _ = [item async for item in client.receive_messages()]
     assert ran == []
     assert text_of(items) == "I cannot tell."
@@ -302,3 +302,89 @@ async def test_a_call_cut_in_a_loop_of_nothing_said_gets_an_answer_not_more_room
     # a loop after a value the person gave may be a long value: more room, as before
     assert "concert_availability" in branches(more_room)
     assert (second["max_tokens"], more_room["max_tokens"]) == (64, 128)
+
+
+def ticket_tool(ran: list[dict[str, Any]]) -> Any:
+    return recording_tool("buy_movie_tickets", "Buy tickets for a showing of a movie.", {
+        "movie_name": {"type": "string", "description": "The title of the movie."},
+        "location": {"type": "string", "description": "The city, as 'City, State'."}}, ran)
+
+
+async def test_a_call_that_makes_up_a_value_the_tool_needs_asks_the_person_instead(
+        server: Any, make_options: Any) -> None:
+    # "I want to see a movie in Berkeley" names no movie: the model wrote one of its own.
+    ran: list[dict[str, Any]] = []
+    options = make_options(tools=[ticket_tool(ran)], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    made_up = json.dumps({"name": "buy_movie_tickets", "arguments": {
+        "movie_name": "The Matrix", "location": "Berkeley, CA"}})
+    server.enqueue(script.text(made_up),
+                   script.text('{"answer": "Which movie would you like to see?"}'))
+    async with Client(options) as client:
+        await client.query("I want to see a movie in Berkeley tonight.")
+        items = [item async for item in client.receive_messages()]
+    assert ran == []
+    assert text_of(items) == "Which movie would you like to see?"
+    assert branches(server.requests[1]) == ["answer"]
+
+
+async def test_needed_values_the_person_gave_in_any_usual_form_make_the_call_run(
+        server: Any, make_options: Any) -> None:
+    # A film named, a city by its initials with the state the tool asks for.
+    ran: list[dict[str, Any]] = []
+    options = make_options(tools=[ticket_tool(ran)], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    call = json.dumps({"name": "buy_movie_tickets", "arguments": {
+        "movie_name": "Ad Astra", "location": "Los Angeles, CA"}})
+    server.enqueue(script.text(call), script.text('{"answer": "Booked."}'))
+    async with Client(options) as client:
+        await client.query("Two tickets for Ad Astra in LA, please.")
+        _ = [item async for item in client.receive_messages()]
+    assert ran == [{"buy_movie_tickets": {"movie_name": "Ad Astra",
+                                          "location": "Los Angeles, CA"}}]
+
+
+async def test_what_the_model_writes_for_a_file_is_its_own_and_runs(
+        server: Any, make_options: Any) -> None:
+    ran: list[dict[str, Any]] = []
+    write = recording_tool("write_file", "Write a file.", {
+        "path": {"type": "string"}, "content": {"type": "string"}}, ran)
+    options = make_options(tools=[write], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    call = json.dumps({"name": "write_file", "arguments": {
+        "path": "fib.py", "content": "def f(n):\n    return n if n < 2 else f(n-1) + f(n-2)\n"}})
+    server.enqueue(script.text(call), script.text('{"answer": "Written."}'))
+    async with Client(options) as client:
+        await client.query("Put a Fibonacci function in a new file.")
+        _ = [item async for item in client.receive_messages()]
+    assert [next(iter(r)) for r in ran] == ["write_file"]
+
+
+async def test_a_call_cut_after_a_made_up_start_gets_an_answer_not_more_room(
+        server: Any, make_options: Any) -> None:
+    # SmolLM2-135M wrote the tool's own name into `movie_name`, misspelt and numbered,
+    # to the token limit: more room would only finish a call that is not run. A call
+    # cut inside values the person gave still gets the room to finish.
+    ran: list[dict[str, Any]] = []
+    options = make_options(tools=[ticket_tool(ran)], auto_execute_tools=True,
+                           constrained_tool_calls=True, max_tokens=64)
+    made_up = '{"name": "buy_movie_tickets", "arguments": [{"movie_name": "' + "".join(
+        f"Movie_{n}_BuyTikets_" for n in range(1, 12))
+    given = '{"name": "buy_movie_tickets", "arguments": {"movie_name": "Ad Astra", ' \
+        '"location": "Berke'
+    server.enqueue(script.text(made_up, finish_reason="length"),
+                   script.text('{"answer": "Which movie?"}'),
+                   script.text(given, finish_reason="length"),
+                   script.text(json.dumps({"name": "buy_movie_tickets", "arguments": {
+                       "movie_name": "Ad Astra", "location": "Berkeley, CA"}})),
+                   script.text('{"answer": "Booked."}'))
+    async with Client(options) as client:
+        await client.query("I want to see some sort of movie tonight. Can you help?")
+        items = [item async for item in client.receive_messages()]
+        await client.query("Ad Astra in Berkeley, then.")
+        _ = [item async for item in client.receive_messages()]
+    assert text_of(items) == "Which movie?"
+    assert not any(isinstance(i, ToolUseError) for i in items)
+    assert branches(server.requests[1]) == ["answer"]
+    assert server.requests[3]["max_tokens"] == 128
+    assert ran == [{"buy_movie_tickets": {"movie_name": "Ad Astra", "location": "Berkeley, CA"}}]

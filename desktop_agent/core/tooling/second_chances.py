@@ -2,16 +2,21 @@
 
 All were seen on SmolLM2-135M under llama.cpp (BFCL's cases):
 
-* a constrained reply cut by ``max_tokens`` in the middle of a call: it is
-  reported (the aggregator's error says "cut off by the token limit") and the
-  same request goes again once with twice the room;
+* a constrained reply cut by ``max_tokens`` in the middle of a call: the same
+  request goes again once with twice the room, and the cut call's error ("cut
+  off by the token limit") is shown only when the retry is cut too; a call that
+  was never made is not the person's concern (the turn's metadata says
+  ``asked_again: ["room"]``);
 * a reply in prose that names an offered tool ("use get_weather with city
   Paris"), in either mode: the model meant to call it, so the same request
   goes again once with the reply held to calls of the offered tools;
 * a constrained call that held nothing the person gave (blanks, zeros, the
   tool's own names: :func:`~desktop_agent.core.wire.call_lists.placeholder`),
-  which is not kept: asked something no offered tool does, the model filled a
-  call in anyway, so the same request goes again once held to an answer.
+  or made up a value the tool needs
+  (:func:`~desktop_agent.core.wire.call_lists.invents_needed`), which is not
+  kept: asked something no offered tool does, or a tool's job without the values
+  it needs, the model filled a call in anyway, so the same request goes again
+  once held to an answer, where the model can ask for them.
 
 The reply that is asked again is not kept in the history; the next request is
 the same one with the change.

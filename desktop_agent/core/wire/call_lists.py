@@ -126,6 +126,14 @@ class Said:
                          if message.get("role") in ("user", "tool"))
 
     @functools.cached_property
+    def latin(self) -> bool:
+        """Whether every letter said is a Latin one: a value then is in the person's words.
+
+        Asked in Chinese or Korean, a model rightly writes "Shanghai, China" for 上海.
+        """
+        return all(not c.isalpha() or ord(c) < 0x250 for c in self.written)
+
+    @functools.cached_property
     def words(self) -> set[str]:
         """The words said."""
         return set(_WORD.findall(self.text))
@@ -224,6 +232,18 @@ class Said:
                     said.startswith(word) for said in self.words)):
                 return True
         return False
+
+    def schema(self, name: str) -> Any:
+        """The input schema of the offered tool ``name`` (None when not offered)."""
+        return self._schemas.get(name)
+
+    def initialled(self, value: str) -> bool:
+        """Whether the person wrote a name of several words by its initials ("LA", "SF").
+
+        Only the part before a comma counts: "Los Angeles, CA" is "LA" with its state.
+        """
+        words = _WORD.findall(value.partition(",")[0].lower())
+        return len(words) >= 2 and "".join(w[0] for w in words) in self.words
 
     def choices(self, name: str) -> set[str]:
         """The arguments of tool ``name`` (nested ones too) whose schema lists the values."""
@@ -361,11 +381,84 @@ def placeholder(name: str, arguments: Any, said: Said | None) -> bool:
         return False
     copied = {part.lower() for word in (name, *_keys(arguments))
               for part in _NAME_PART.findall(word)}
-    values = _keyed_scalars(arguments)
+    values = keyed_scalars(arguments)
     if not values:
         return not _has_flag(arguments) and bool(arguments)  # only empty lists and objects
     choices = said.choices(name) if said is not None else set()
     return all(_blank(key, value, copied, said, choices) for key, value in values)
+
+
+def invents_needed(name: str, arguments: Any, said: Said) -> bool:
+    """Whether a call fills an argument the tool needs with a value nobody gave.
+
+    "I want to see a movie at 8:30 pm" names no movie; held to a ticket tool's
+    schema, a small model still writes ``movie_name`` (the tool's own name, or a
+    film of its choosing) and a ``show_date`` of its own. That call is not what the
+    person asked for: a person who asks a tool's job without the values it needs
+    expects to be asked for them, as a shop assistant would. So a call is not kept
+    when a required argument's value is blank by :func:`placeholder`'s measure (no
+    word of it written, in any form, or only the tool's own names), though others
+    were given; the request then goes again held to an answer, where a model that
+    can ask back does. Not judged: flags, choices among listed values, values a
+    model rightly derives (commands, paths, URLs, queries), and tools whose schema
+    names no required argument.
+    """
+    schema = said.schema(name)
+    if not isinstance(arguments, dict) or not isinstance(schema, dict) or not said.latin:
+        return False
+    required = schema.get("required")
+    if not isinstance(required, list) or _name_words(name) & _MAKING:
+        return False
+    copied = {part.lower() for word in (name, *_keys(arguments))
+              for part in _NAME_PART.findall(word)}
+    choices = said.choices(name)
+    for key in required:
+        if key not in arguments or key in choices or _derived(str(key)) \
+                or _name_words(str(key)) & _COMPOSED:
+            continue
+        described = _property(schema, str(key))
+        if isinstance(described, dict) and described.get("default") == arguments[key]:
+            continue  # the tool's own default, which the model may always give
+        strings = [value for value in _scalars(arguments[key]) if isinstance(value, str)]
+        if strings and all(_judged(value, json.dumps(
+                described, ensure_ascii=False).lower()) and not said.initialled(value) and _blank(
+                str(key), value, copied, said, choices) for value in strings):
+            return True
+    return False
+
+
+#: Words of a tool's name that say it makes or sends something: what it is given is the
+#: model's own writing ("create_issue" with a title the model chose), not a value to ask for.
+_MAKING = frozenset({"create", "add", "new", "write", "post", "send", "compose", "draft",
+                     "generate", "make", "save", "commit", "log", "edit", "update", "reply",
+                     "set", "plan", "todo", "task", "agent", "spawn", "delegate"})
+#: Words of an argument's name that say it takes text the model composes.
+_COMPOSED = frozenset({"content", "contents", "string", "text", "body", "message", "prompt",
+                       "instructions", "summary", "answer", "reason", "explanation",
+                       "comment", "note", "notes", "description", "subject", "purpose",
+                       "label", "goal", "step", "steps", "thought", "input", "patch", "diff"})
+
+
+def _name_words(name: str) -> set[str]:
+    return {part.lower() for part in _NAME_PART.findall(name)}
+
+
+#: A code a model writes for a name the person gave ("USD", "GB", "JFK", "AAPL").
+_CODE = re.compile(r"[A-Z]{2,5}")
+
+
+def _judged(value: str, described: str) -> bool:
+    """Whether a value can be judged invented by the words said.
+
+    Not judged: a value without letters (a date or a time in the form the tool
+    wants, "23:00" for "11 PM"), a code of capitals, and a word the tool's own
+    description of the argument names ("dontcare", "any"): those are forms a model
+    derives or the tool offers, not values it made up.
+    """
+    stripped = value.strip()
+    return any(c.isalpha() for c in stripped) and _CODE.fullmatch(stripped) is None \
+        and not (" " not in stripped and (f"'{stripped.lower()}'" in described
+                                          or f'\\"{stripped.lower()}\\"' in described))
 
 
 def _blank(key: str, value: Any, copied: set[str], said: Said | None,
@@ -375,6 +468,9 @@ def _blank(key: str, value: Any, copied: set[str], said: Said | None,
         if "".join(parts) == re.sub(r"[\W_]+", "", value) and all(
                 part.lower() in copied for part in parts):
             return True
+        if _mostly_copied(value, parts, copied) and not (
+                said is not None and said.holds(value)):
+            return True
         return said is not None and key not in choices and not _derived(key) \
             and not said.wrote_any(value)
     if said is None:
@@ -383,17 +479,30 @@ def _blank(key: str, value: Any, copied: set[str], said: Said | None,
         _NUMBER_WORDS.get(word) == value for word in said.words)
 
 
+def _mostly_copied(value: str, parts: list[str], copied: set[str]) -> bool:
+    """Whether an identifier is the tool's own name with a slip ("Movies_1_GetTimesFoerMovie").
+
+    A value of one word joined by underscores or capitals, of three parts or more,
+    more than half of whose lettered parts are words of the tool's and arguments'
+    names: a small model copying the name it just wrote, misspelt on the way.
+    """
+    if " " in value.strip() or len(parts) < 3:
+        return False
+    lettered = [part.lower() for part in parts if not part.isdigit()]
+    return bool(lettered) and 2 * sum(part in copied for part in lettered) > len(lettered)
+
+
 def _derived(key: str) -> bool:
     """Whether an argument of this name takes a command, a path, a URL or a query."""
     return any(part.lower() in _DERIVED for part in _NAME_PART.findall(key))
 
 
-def _keyed_scalars(value: Any, key: str = "") -> list[tuple[str, Any]]:
+def keyed_scalars(value: Any, key: str = "") -> list[tuple[str, Any]]:
     """The strings and numbers inside a JSON value, each with the name it was given under."""
     if isinstance(value, dict):
-        return [pair for k, v in value.items() for pair in _keyed_scalars(v, str(k))]
+        return [pair for k, v in value.items() for pair in keyed_scalars(v, str(k))]
     if isinstance(value, list):
-        return [pair for v in value for pair in _keyed_scalars(v, key)]
+        return [pair for v in value for pair in keyed_scalars(v, key)]
     return [(key, scalar) for scalar in _scalars(value)]
 
 
@@ -408,6 +517,11 @@ def _choice_names(schema: Any) -> Iterator[str]:
                 yield str(key)
             yield from _choice_names(value)
     yield from _choice_names(schema.get("items"))
+
+
+def _property(schema: dict[str, Any], key: str) -> Any:
+    properties = schema.get("properties")
+    return properties.get(key) if isinstance(properties, dict) else None
 
 
 def _keys(value: Any) -> list[str]:

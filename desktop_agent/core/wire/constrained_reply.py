@@ -1,19 +1,20 @@
 """Reading the reply of a constrained request as it streams: the answer's text, or calls.
 
-Under constrained tool calls (:mod:`~desktop_agent.core.tooling.constrained_calls`
-builds the request and says why) every reply is one JSON object: ``{"answer":
-"..."}``, or ``{"name": ..., "arguments": {...}}``, or the same with a list of
-argument objects. :class:`ConstrainedReplyParser` shows the answer's text while
-it streams and turns calls into the same
+Under constrained tool calls
+(:mod:`~desktop_agent.core.tooling.constrained_calls` builds the request and
+says why) every reply is one JSON object: ``{"answer": "..."}``, or ``{"name":
+..., "arguments": {...}}``, or the same with a list of argument objects.
+:class:`ConstrainedReplyParser` shows the answer's text while it streams and
+turns calls into the same
 :class:`~desktop_agent.core.wire.text_tool_calls.TextCall` s as calls written as
 text, so the stream aggregator treats both alike; of a list of calls it keeps
-the ones the model meant (:mod:`.call_lists`), less a call of placeholders and
-optional values nobody gave. A list cut by the token limit keeps the calls it
-closed before the cut: a small model inside a list runs on until the limit, and
-asking again with more room cost a second request for calls already whole. A
-reply that is not JSON after all (a server that ignores ``response_format``) is
-read as ordinary text, calls written as text included (Mistral's
-``[TOOL_CALLS]...`` too, which also starts with ``[``).
+the ones the model meant (:mod:`.call_lists`), less a call of placeholders or of
+a needed value nobody gave, and less optional values nobody gave. A list cut by
+the token limit keeps the calls it closed before the cut: a small model inside a
+list runs on until the limit, and asking again with more room cost a second
+request for calls already whole. A reply that is not JSON after all (a server
+that ignores ``response_format``) is read as ordinary text, calls written as
+text included (Mistral's ``[TOOL_CALLS]...`` too, which also starts with ``[``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ import json
 import re
 from typing import Any
 
-from desktop_agent.core.wire.call_lists import Said, meant, placeholder
+from desktop_agent.core.wire.call_lists import (
+    Said,
+    invents_needed,
+    keyed_scalars,
+    meant,
+    placeholder,
+)
 from desktop_agent.core.wire.text_tool_calls import (
     TextCall,
     TextToolCallParser,
@@ -62,8 +69,10 @@ class ConstrainedReplyParser:
         self._fallback: TextToolCallParser | None = None
         #: Whether the reply was whole JSON as sent (False: repaired, cut, or not JSON).
         self.complete = False
-        #: The reply was a call of blanks and copied names only, which is not kept
-        #: (:func:`.call_lists.placeholder`): the person gave the tool nothing.
+        #: The reply was a call of blanks and copied names only, or one that made up a
+        #: value the tool needs (:func:`.call_lists.placeholder`,
+        #: :func:`.call_lists.invents_needed`), which is not kept: the person gave the
+        #: tool nothing, or not what it needs, and is asked instead.
         self.placeholder_call = False
 
     def feed(self, piece: str) -> str:
@@ -91,10 +100,11 @@ class ConstrainedReplyParser:
                 self.complete = True
                 self._add_calls(_call_items(whole, self._said) or [])
                 return ""
-            looped = _looped_call(self._buffer)
-            if looped is not None and self._said is not None and placeholder(
-                    looped[NAME_KEY], looped.get(ARGUMENTS_KEY), self._said):
-                self.placeholder_call = True  # a loop of nothing the person gave
+            cut = _looped_call(self._buffer) or _cut_call(self._buffer)
+            if cut is not None and self._said is not None and keyed_scalars(
+                    cut.get(ARGUMENTS_KEY)) and _unasked(
+                    cut[NAME_KEY], cut.get(ARGUMENTS_KEY), self._said):
+                self.placeholder_call = True  # a loop or a start of nothing the person gave
                 return ""
         value, error = parse_arguments(self._buffer)
         items = _call_items(value, self._said)
@@ -111,7 +121,7 @@ class ConstrainedReplyParser:
         if self._said is not None and items:
             meant_calls = [item for item in items if not (
                 isinstance(item, dict) and isinstance(item.get(NAME_KEY), str)
-                and placeholder(item[NAME_KEY], item.get(ARGUMENTS_KEY), self._said))]
+                and _unasked(item[NAME_KEY], item.get(ARGUMENTS_KEY), self._said))]
             self.placeholder_call = not meant_calls
             items = meant_calls
         seen: set[str] = set()
@@ -205,6 +215,11 @@ class ConstrainedReplyParser:
         return "".join(out), False
 
 
+def _unasked(name: str, arguments: Any, said: Said) -> bool:
+    """Whether a call is not what the person asked for: placeholders, or a needed value made up."""
+    return placeholder(name, arguments, said) or invents_needed(name, arguments, said)
+
+
 def _call_items(value: Any, said: Said | None = None) -> list[Any] | None:
     """The calls a reply holds, one item per call, or None when it holds none.
 
@@ -265,6 +280,26 @@ def _looped_call(buffer: str) -> dict[str, Any] | None:
     for closing in ('"', ""):  # cut inside a string, or elsewhere
         value, error = parse_arguments(buffer[:loop.start()] + piece + closing)
         if error is None and isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
+            return value
+    return None
+
+
+def _cut_call(buffer: str) -> dict[str, Any] | None:
+    """The call a cut reply holds so far, its last string and brackets closed, or None.
+
+    Judged like a whole call (:func:`_unasked`): when what the model wrote before the
+    cut already holds nothing the person gave, or makes up a value the tool needs
+    (SmolLM2-135M asked "I want to see some sort of Play movie" wrote
+    ``"movie_name": "Movie_1_GetTiem_2_GetTiem_3_...`` to the limit), more room would
+    only finish a call that is not run; the request goes again held to an answer.
+    """
+    for closing in ('"', ""):  # cut inside a string, or elsewhere
+        value, error = parse_arguments(buffer + closing)
+        if error is None and isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
+            arguments = value.get(ARGUMENTS_KEY)
+            if isinstance(arguments, list):  # a list so far: its calls are judged as one
+                value = {**value, ARGUMENTS_KEY: arguments[0] if len(arguments) == 1
+                         else arguments}
             return value
     return None
 
