@@ -310,19 +310,27 @@ def ticket_tool(ran: list[dict[str, Any]]) -> Any:
         "location": {"type": "string", "description": "The city, as 'City, State'."}}, ran)
 
 
+async def ask_with(server: Any, make_options: Any, tools_of: Any, prompt: str, *replies: str
+                   ) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Ask one prompt offered ``tools_of(ran)``; the calls that ran, and everything received."""
+    ran: list[dict[str, Any]] = []
+    options = make_options(tools=tools_of(ran), auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    server.enqueue(*(script.text(reply) for reply in replies))
+    async with Client(options) as client:
+        await client.query(prompt)
+        items = [item async for item in client.receive_messages()]
+    return ran, items
+
+
 async def test_a_call_that_makes_up_a_value_the_tool_needs_asks_the_person_instead(
         server: Any, make_options: Any) -> None:
     # "I want to see a movie in Berkeley" names no movie: the model wrote one of its own.
-    ran: list[dict[str, Any]] = []
-    options = make_options(tools=[ticket_tool(ran)], auto_execute_tools=True,
-                           constrained_tool_calls=True)
     made_up = json.dumps({"name": "buy_movie_tickets", "arguments": {
         "movie_name": "The Matrix", "location": "Berkeley, CA"}})
-    server.enqueue(script.text(made_up),
-                   script.text('{"answer": "Which movie would you like to see?"}'))
-    async with Client(options) as client:
-        await client.query("I want to see a movie in Berkeley tonight.")
-        items = [item async for item in client.receive_messages()]
+    ran, items = await ask_with(server, make_options, lambda ran: [ticket_tool(ran)],
+                                "I want to see a movie in Berkeley tonight.", made_up,
+                                '{"answer": "Which movie would you like to see?"}')
     assert ran == []
     assert text_of(items) == "Which movie would you like to see?"
     assert branches(server.requests[1]) == ["answer"]
@@ -331,32 +339,26 @@ async def test_a_call_that_makes_up_a_value_the_tool_needs_asks_the_person_inste
 async def test_needed_values_the_person_gave_in_any_usual_form_make_the_call_run(
         server: Any, make_options: Any) -> None:
     # A film named, a city by its initials with the state the tool asks for.
-    ran: list[dict[str, Any]] = []
-    options = make_options(tools=[ticket_tool(ran)], auto_execute_tools=True,
-                           constrained_tool_calls=True)
     call = json.dumps({"name": "buy_movie_tickets", "arguments": {
         "movie_name": "Ad Astra", "location": "Los Angeles, CA"}})
-    server.enqueue(script.text(call), script.text('{"answer": "Booked."}'))
-    async with Client(options) as client:
-        await client.query("Two tickets for Ad Astra in LA, please.")
-        _ = [item async for item in client.receive_messages()]
+    ran, _ = await ask_with(server, make_options, lambda ran: [ticket_tool(ran)],
+                            "Two tickets for Ad Astra in LA, please.", call,
+                            '{"answer": "Booked."}')
     assert ran == [{"buy_movie_tickets": {"movie_name": "Ad Astra",
                                           "location": "Los Angeles, CA"}}]
 
 
 async def test_what_the_model_writes_for_a_file_is_its_own_and_runs(
         server: Any, make_options: Any) -> None:
-    ran: list[dict[str, Any]] = []
-    write = recording_tool("write_file", "Write a file.", {
-        "path": {"type": "string"}, "content": {"type": "string"}}, ran)
-    options = make_options(tools=[write], auto_execute_tools=True,
-                           constrained_tool_calls=True)
+    def writer(ran: list[dict[str, Any]]) -> list[Any]:
+        return [recording_tool("write_file", "Write a file.", {
+            "path": {"type": "string"}, "content": {"type": "string"}}, ran)]
+
     call = json.dumps({"name": "write_file", "arguments": {
         "path": "fib.py", "content": "def f(n):\n    return n if n < 2 else f(n-1) + f(n-2)\n"}})
-    server.enqueue(script.text(call), script.text('{"answer": "Written."}'))
-    async with Client(options) as client:
-        await client.query("Put a Fibonacci function in a new file.")
-        _ = [item async for item in client.receive_messages()]
+    ran, _ = await ask_with(server, make_options, writer,
+                            "Put a Fibonacci function in a new file.", call,
+                            '{"answer": "Written."}')
     assert [next(iter(r)) for r in ran] == ["write_file"]
 
 
