@@ -390,3 +390,20 @@ async def test_a_call_cut_after_a_made_up_start_gets_an_answer_not_more_room(
     assert branches(server.requests[1]) == ["answer"]
     assert server.requests[3]["max_tokens"] == 128
     assert ran == [{"buy_movie_tickets": {"movie_name": "Ad Astra", "location": "Berkeley, CA"}}]
+
+
+async def test_a_value_the_model_offered_and_the_person_took_is_given(
+        server: Any, make_options: Any) -> None:
+    # "Shall I book Dune?" "Yes, do it." The film is the person's by agreeing to it.
+    ran: list[dict[str, Any]] = []
+    options = make_options(tools=[ticket_tool(ran)], auto_execute_tools=True,
+                           constrained_tool_calls=True)
+    call = json.dumps({"name": "buy_movie_tickets", "arguments": {
+        "movie_name": "Dune", "location": "Berkeley, CA"}})
+    server.enqueue(script.text('{"answer": "Dune plays at 8 pm in Berkeley. Shall I book it?"}'),
+                   script.text(call), script.text('{"answer": "Booked."}'))
+    async with Client(options) as client:
+        for prompt in ("What plays tonight in Berkeley?", "Yes, book it."):
+            await client.query(prompt)
+            _ = [item async for item in client.receive_messages()]
+    assert ran == [{"buy_movie_tickets": {"movie_name": "Dune", "location": "Berkeley, CA"}}]

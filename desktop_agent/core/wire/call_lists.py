@@ -237,6 +237,20 @@ class Said:
         """The input schema of the offered tool ``name`` (None when not offered)."""
         return self._schemas.get(name)
 
+    def proposed(self, value: str) -> bool:
+        """Whether an earlier reply of the model's offered the value ("shall I book Dune?").
+
+        A person who answers "yes, do it" gives the value by agreeing to it. Only the
+        needed-value rule asks this: a list's later calls and placeholders are judged by
+        what the person and the tools said.
+        """
+        return self._replies.wrote_any(value)
+
+    @functools.cached_property
+    def _replies(self) -> Said:
+        return Said([{"role": "user", "content": message.get("content")}
+                     for message in self._history if message.get("role") == "assistant"])
+
     def initialled(self, value: str) -> bool:
         """Whether the person wrote a name of several words by its initials ("LA", "SF").
 
@@ -420,11 +434,18 @@ def invents_needed(name: str, arguments: Any, said: Said) -> bool:
         if isinstance(described, dict) and described.get("default") == arguments[key]:
             continue  # the tool's own default, which the model may always give
         strings = [value for value in _scalars(arguments[key]) if isinstance(value, str)]
-        if strings and all(_judged(value, json.dumps(
-                described, ensure_ascii=False).lower()) and not said.initialled(value) and _blank(
-                str(key), value, copied, said, choices) for value in strings):
+        offered = json.dumps(described, ensure_ascii=False).lower()
+        if strings and all(_made_up(str(key), value, offered, copied, said, choices)
+                           for value in strings):
             return True
     return False
+
+
+def _made_up(key: str, value: str, offered: str, copied: set[str], said: Said,
+             choices: set[str]) -> bool:
+    """Whether a needed string value came from nowhere: not said, proposed or derivable."""
+    return _judged(value, offered) and not said.initialled(value) \
+        and not said.proposed(value) and _blank(key, value, copied, said, choices)
 
 
 #: Words of a tool's name that say it makes or sends something: what it is given is the
