@@ -487,6 +487,11 @@ def main() -> None:
     parser.add_argument("--chat-template", type=Path, default=TEMPLATE_PATH,
                         help="the chat template to serve it with (default: Hermes tools)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--context-size", type=int, default=2048,
+                        help="the started server's context (default 2048, the earlier runs'; "
+                             "the app's engine gives SmolLM2 up to its trained 8192, and a "
+                             "case whose tools take ~2,000 tokens has no room left to reply "
+                             "in 2048)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--label", help="what the figures of --json are (a commit)")
     parser.add_argument("--baseline", type=Path,
@@ -505,7 +510,7 @@ def main() -> None:
         scores = asyncio.run(run(args, args.base_url, args.model))
     else:
         try:
-            server = start_server(threads=args.threads,
+            server = start_server(threads=args.threads, context_size=args.context_size,
                                   model_file=model_file(args.model, args.model_file),
                                   chat_template=args.chat_template)
         except LlamaNotInstalled as exc:
