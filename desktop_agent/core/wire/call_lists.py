@@ -393,8 +393,7 @@ def placeholder(name: str, arguments: Any, said: Said | None) -> bool:
     """
     if not isinstance(arguments, dict):
         return False
-    copied = {part.lower() for word in (name, *_keys(arguments))
-              for part in _NAME_PART.findall(word)}
+    copied = _copied_words(name, arguments)
     values = keyed_scalars(arguments)
     if not values:
         return not _has_flag(arguments) and bool(arguments)  # only empty lists and objects
@@ -423,8 +422,7 @@ def invents_needed(name: str, arguments: Any, said: Said) -> bool:
     required = schema.get("required")
     if not isinstance(required, list) or _name_words(name) & _MAKING:
         return False
-    copied = {part.lower() for word in (name, *_keys(arguments))
-              for part in _NAME_PART.findall(word)}
+    copied = _copied_words(name, arguments)
     choices = said.choices(name)
     for key in required:
         if key not in arguments or key in choices or _derived(str(key)) \
@@ -462,6 +460,11 @@ _COMPOSED = frozenset({"content", "contents", "string", "text", "body", "message
 
 def _name_words(name: str) -> set[str]:
     return {part.lower() for part in _NAME_PART.findall(name)}
+
+
+def _copied_words(name: str, arguments: Any) -> set[str]:
+    """The words of the tool's name and its arguments' names, which a value may copy."""
+    return {word for part in (name, *_keys(arguments)) for word in _name_words(part)}
 
 
 #: A code a model writes for a name the person gave ("USD", "GB", "JFK", "AAPL").

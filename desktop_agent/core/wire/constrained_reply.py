@@ -277,11 +277,7 @@ def _looped_call(buffer: str) -> dict[str, Any] | None:
     piece = loop.group(1)
     if not piece.startswith(buffer[loop.end():]):
         return None  # the loop stopped before the cut: a long value, not a loop
-    for closing in ('"', ""):  # cut inside a string, or elsewhere
-        value, error = parse_arguments(buffer[:loop.start()] + piece + closing)
-        if error is None and isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
-            return value
-    return None
+    return _closed_call(buffer[:loop.start()] + piece)
 
 
 def _cut_call(buffer: str) -> dict[str, Any] | None:
@@ -293,13 +289,19 @@ def _cut_call(buffer: str) -> dict[str, Any] | None:
     ``"movie_name": "Movie_1_GetTiem_2_GetTiem_3_...`` to the limit), more room would
     only finish a call that is not run; the request goes again held to an answer.
     """
+    value = _closed_call(buffer)
+    if value is not None:
+        arguments = value.get(ARGUMENTS_KEY)
+        if isinstance(arguments, list) and len(arguments) == 1:  # one call of a list so far
+            value = {**value, ARGUMENTS_KEY: arguments[0]}
+    return value
+
+
+def _closed_call(text: str) -> dict[str, Any] | None:
+    """A cut call with its last string and its brackets closed, or None when it is no call."""
     for closing in ('"', ""):  # cut inside a string, or elsewhere
-        value, error = parse_arguments(buffer + closing)
+        value, error = parse_arguments(text + closing)
         if error is None and isinstance(value, dict) and isinstance(value.get(NAME_KEY), str):
-            arguments = value.get(ARGUMENTS_KEY)
-            if isinstance(arguments, list):  # a list so far: its calls are judged as one
-                value = {**value, ARGUMENTS_KEY: arguments[0] if len(arguments) == 1
-                         else arguments}
             return value
     return None
 
